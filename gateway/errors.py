@@ -1,0 +1,140 @@
+"""The gateway's error tree.
+
+GatewayError
+ ├── ConfigurationError        the operator's mistake: bad setting or policy file (stops start-up)
+ ├── RequestError              the client's mistake: rendered as a 4xx in OpenAI's error format
+ │    └── AuthenticationError / PermissionDeniedError / RateLimitedError / PayloadTooLargeError
+ └── StageError                something failed at run time inside a pipeline stage
+      ├── UpstreamError        the chat model could not give a usable draft
+      │    ├── UpstreamTimeout / UpstreamUnavailable / UpstreamHTTPError / UpstreamRateLimited
+      │    └── MalformedDraft  it answered, but not under the citation contract
+      ├── StoreError           the knowledge store could not be read
+      ├── VerifierError        a verifier could not decide
+      └── FetchError           a cited URL could not be fetched (or was refused by the SSRF rules)
+
+Run-time errors never become a 500 with model text: the pipeline turns each into a refusal with a
+reason, and the error is counted.
+"""
+
+from __future__ import annotations
+
+
+class GatewayError(Exception):
+    """Base of every error the gateway raises on purpose."""
+
+
+class ConfigurationError(GatewayError):
+    """A setting or a policy file is invalid. Names the source, the key and the reason."""
+
+    def __init__(self, source: str, key: str, reason: str) -> None:
+        super().__init__(f"{source}: {key}: {reason}")
+        self.source = source
+        self.key = key
+        self.reason = reason
+
+
+class RequestError(GatewayError):
+    """The client sent something the gateway will not process."""
+
+    status_code = 400
+    error_type = "invalid_request_error"
+
+    def __init__(self, message: str, *, param: str | None = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.param = param
+        self.code = code
+
+
+class AuthenticationError(RequestError):
+    status_code = 401
+    error_type = "authentication_error"
+
+
+class PermissionDeniedError(RequestError):
+    status_code = 403
+    error_type = "permission_error"
+
+
+class NotFoundError(RequestError):
+    status_code = 404
+    error_type = "not_found_error"
+
+
+class PayloadTooLargeError(RequestError):
+    status_code = 413
+
+
+class RateLimitedError(RequestError):
+    status_code = 429
+    error_type = "rate_limit_error"
+
+    def __init__(self, message: str, *, retry_after: int, code: str | None = "rate_limit_exceeded") -> None:
+        super().__init__(message, code=code)
+        self.retry_after = retry_after
+
+
+class ServiceUnavailableError(RequestError):
+    status_code = 503
+    error_type = "service_unavailable"
+
+
+class StageError(GatewayError):
+    """A pipeline stage failed at run time. `kind` is a bounded label used in metrics."""
+
+    kind = "error"
+
+    @classmethod
+    def from_exception(cls, stage: str, error: BaseException) -> StageError:
+        """Wrap an unexpected exception once, naming the stage it escaped from."""
+        wrapped = cls(f"{stage} stage failed: {type(error).__name__}: {error}")
+        wrapped.stage = stage
+        return wrapped
+
+    stage = ""
+
+
+class UpstreamError(StageError):
+    kind = "upstream_error"
+
+
+class UpstreamTimeout(UpstreamError):
+    kind = "timeout"
+
+
+class UpstreamUnavailable(UpstreamError):
+    kind = "connection"
+
+
+class UpstreamRateLimited(UpstreamError):
+    kind = "rate_limited"
+
+
+class UpstreamHTTPError(UpstreamError):
+    kind = "http_status"
+
+    def __init__(self, message: str, *, status_code: int) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+class MalformedDraft(UpstreamError):
+    kind = "malformed"
+
+
+class StoreError(StageError):
+    kind = "store"
+
+
+class VerifierError(StageError):
+    kind = "verifier"
+
+
+class FetchError(StageError):
+    """A URL could not be fetched. `reason` is a bounded label (blocked, timeout, status, too_large, ...)."""
+
+    kind = "fetch"
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason

@@ -1,0 +1,24 @@
+"""Stage 2: retrieve passages and judge whether any of them is relevant enough to answer from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gateway.domain import Passage
+from gateway.knowledge.store import KnowledgeStore
+from gateway.policy import RetrievalPolicy
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    passages: tuple[Passage, ...]
+    best_relevance: float
+    relevant: bool
+
+
+async def retrieve(question: str, store: KnowledgeStore, policy: RetrievalPolicy) -> Retrieval:
+    """Top-k passages above the per-passage floor; ``relevant`` is the context-relevance gate."""
+    found = await store.search(question, policy.top_k)
+    best = max((p.score for p in found), default=0.0)
+    kept = tuple(p for p in found if p.score >= policy.min_passage_relevance)
+    return Retrieval(passages=kept, best_relevance=best, relevant=bool(kept) and best >= policy.min_relevance)

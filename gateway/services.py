@@ -1,0 +1,37 @@
+"""The heavy, long-lived parts a request needs, built once and injected (no module globals)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from gateway.audit import AuditLog
+from gateway.knowledge.embedding import Embedder
+from gateway.knowledge.store import KnowledgeStore
+from gateway.messages import Messages
+from gateway.metrics import GatewayMetrics
+from gateway.policy import Policy
+from gateway.rewriting import Rewriter
+from gateway.settings import Settings
+from gateway.upstream.base import Upstream
+from gateway.verification.base import Verifier
+
+
+def _today() -> dt.date:
+    return dt.datetime.now(dt.UTC).date()
+
+
+@dataclass
+class Services:
+    settings: Settings
+    policy: Policy
+    embedder: Embedder
+    store: KnowledgeStore
+    upstream: Upstream
+    verifier: Verifier
+    rewriter: Rewriter
+    messages: Messages
+    metrics: GatewayMetrics
+    audit: AuditLog
+    today: Callable[[], dt.date] = field(default=_today)

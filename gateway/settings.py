@@ -1,0 +1,217 @@
+"""Settings: one typed dataclass, read from environment variables prefixed ``GATEWAY_``.
+
+Every field has a default that runs the embedded configuration (bundled knowledge base, built-in
+extractive responder, no key). A bad value raises ConfigurationError naming the variable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import types
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+
+from gateway.errors import ConfigurationError
+
+ENV_PREFIX = "GATEWAY_"
+
+
+class Secret:
+    """A value that never shows itself in a repr, a log line or an error message."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __repr__(self) -> str:
+        return "Secret('**********')" if self._value else "Secret('')"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+
+ResponseFormat = Literal["json_schema", "json_object", "text"]
+
+
+@dataclass(frozen=True)
+class Settings:
+    host: str = "127.0.0.1"
+    """Interface the HTTP server binds to."""
+    port: int = 8000
+    """TCP port the HTTP server listens on."""
+    data_dir: Path = Path("var")
+    """Directory for the embedded index, the audit database and caches."""
+    knowledge_dir: Path | None = None
+    """Corpus to ingest when the index is missing (default: the bundled knowledge base)."""
+    policy_dir: Path | None = None
+    """Directory of policy YAML files (default: the bundled policies)."""
+    context: str = "general"
+    """Operating context to load from ``<policy_dir>/contexts/<context>.yaml``."""
+    templates_dir: Path | None = None
+    """Directory of Jinja2 templates (default: the bundled templates)."""
+    chroma_path: Path | None = None
+    """Embedded Chroma directory (default: ``<data_dir>/chroma``)."""
+    chroma_url: str = ""
+    """URL of a Chroma server (``http://host:port``); empty means the embedded store."""
+    collection: str = "vetted_passages"
+    """Chroma collection holding the passages."""
+    build_index_if_missing: bool = True
+    """Ingest the knowledge directory at start-up when the collection is empty."""
+    upstream_base_url: str = ""
+    """OpenAI-compatible base URL of the chat model; empty selects the built-in extractive responder."""
+    upstream_api_key: Secret = field(default_factory=lambda: Secret(""))
+    """API key sent to the upstream."""
+    upstream_model: str = "gpt-4o-mini"
+    """Model name sent to the upstream."""
+    upstream_timeout: float = 30.0
+    """Seconds before an upstream call is abandoned."""
+    upstream_retries: int = 1
+    """Retries the openai SDK makes on connection errors, 429 and 5xx."""
+    upstream_response_format: ResponseFormat = "json_schema"
+    """How the citation contract is requested: json_schema, json_object or text (inline markers)."""
+    judge_base_url: str = ""
+    """OpenAI-compatible base URL of an LLM judge; empty disables the judge."""
+    judge_api_key: Secret = field(default_factory=lambda: Secret(""))
+    """API key sent to the judge."""
+    judge_model: str = "gpt-4o-mini"
+    """Model name sent to the judge."""
+    judge_timeout: float = 20.0
+    """Seconds before a judge call is abandoned (the claim then fails closed)."""
+    max_body_bytes: int = 1_000_000
+    """Largest request body accepted, in bytes."""
+    audit_path: Path | None = None
+    """SQLite audit database (default: ``<data_dir>/audit.sqlite3``)."""
+    store_patient_identifiers: bool = False
+    """Keep the request's ``user`` field and metadata in the audit record."""
+    log_patient_text: bool = False
+    """Include question and answer text in the structured log line."""
+    api_keys: tuple[Secret, ...] = ()
+    """Client API keys (comma separated). Empty: no key needed (allowed on loopback only)."""
+    clinician_keys: tuple[Secret, ...] = ()
+    """Credentials for the clinician view, audit pages and ingestion (comma separated)."""
+    allow_loopback_fetch: bool = False
+    """Let the URL fetcher reach loopback addresses. For tests only."""
+    model_name: str = "trust-gateway"
+    """Model id the gateway advertises at /v1/models."""
+
+    def __post_init__(self) -> None:
+        if not 0 < self.port < 65536:
+            raise ConfigurationError("GATEWAY_PORT", "port", f"must be in 1..65535, got {self.port}")
+        if self.upstream_timeout <= 0:
+            raise ConfigurationError("GATEWAY_UPSTREAM_TIMEOUT", "upstream_timeout", "must be positive")
+        if self.judge_timeout <= 0:
+            raise ConfigurationError("GATEWAY_JUDGE_TIMEOUT", "judge_timeout", "must be positive")
+        if self.upstream_retries < 0:
+            raise ConfigurationError("GATEWAY_UPSTREAM_RETRIES", "upstream_retries", "must be >= 0")
+        if self.max_body_bytes < 1024:
+            raise ConfigurationError("GATEWAY_MAX_BODY_BYTES", "max_body_bytes", "must be >= 1024")
+        if self.chroma_url and not self.chroma_url.startswith(("http://", "https://")):
+            raise ConfigurationError("GATEWAY_CHROMA_URL", "chroma_url", "must start with http:// or https://")
+        if self.upstream_base_url and not self.upstream_base_url.startswith(("http://", "https://")):
+            raise ConfigurationError(
+                "GATEWAY_UPSTREAM_BASE_URL", "upstream_base_url", "must start with http:// or https://"
+            )
+
+    @property
+    def resolved_chroma_path(self) -> Path:
+        return self.chroma_path or self.data_dir / "chroma"
+
+    @property
+    def resolved_audit_path(self) -> Path:
+        return self.audit_path or self.data_dir / "audit.sqlite3"
+
+    def with_changes(self, **changes: Any) -> Settings:
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Build settings from ``GATEWAY_*`` variables; keyword overrides win (the CLI's flags)."""
+        environ = os.environ if environ is None else environ
+        hints = get_type_hints(cls)
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            var = ENV_PREFIX + f.name.upper()
+            if var in environ:
+                values[f.name] = _parse(var, environ[var], hints[f.name])
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    @classmethod
+    def documented_variables(cls) -> list[tuple[str, str, str]]:
+        """(variable, default, description) for every setting, for the README and ``--help``."""
+        import ast
+        import inspect
+
+        source = inspect.getsource(cls)
+        docs: dict[str, str] = {}
+        body = ast.parse(source).body[0]
+        assert isinstance(body, ast.ClassDef)
+        for node, nxt in zip(body.body, body.body[1:], strict=False):
+            if (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and isinstance(nxt, ast.Expr)
+                and isinstance(nxt.value, ast.Constant)
+            ):
+                docs[node.target.id] = str(nxt.value.value)
+        defaults = cls()
+        rows = []
+        for f in dataclasses.fields(cls):
+            value = getattr(defaults, f.name)
+            shown = "" if value is None or value == () else str(value)
+            if isinstance(value, Secret):
+                shown = ""
+            rows.append((ENV_PREFIX + f.name.upper(), shown, docs.get(f.name, "")))
+        return rows
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _parse(var: str, raw: str, hint: Any) -> Any:
+    origin = get_origin(hint)
+    args = get_args(hint)
+    if origin in (Union, types.UnionType):
+        non_none = [a for a in args if a is not type(None)]
+        if raw == "":
+            return None
+        return _parse(var, raw, non_none[0])
+    if origin is tuple:
+        return tuple(_parse(var, part.strip(), args[0]) for part in raw.split(",") if part.strip())
+    if origin is Literal:
+        if raw not in args:
+            raise ConfigurationError(var, var, f"must be one of {', '.join(map(str, args))}, got {raw!r}")
+        return raw
+    if hint is bool:
+        low = raw.strip().lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+        raise ConfigurationError(var, var, f"must be true or false, got {raw!r}")
+    if hint is int or hint is float:
+        try:
+            return hint(raw)
+        except ValueError:
+            raise ConfigurationError(var, var, f"must be a number, got {raw!r}") from None
+    if hint is Path:
+        return Path(raw).expanduser()
+    if hint is Secret:
+        return Secret(raw)
+    return raw

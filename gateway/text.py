@@ -1,0 +1,71 @@
+"""Sentence boundaries and text normalisation shared by ingestion, splitting and verification."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from gateway.domain import Span
+
+_ABBREVIATIONS = {
+    "e.g", "i.e", "etc", "vs", "dr", "mr", "mrs", "ms", "prof", "approx", "fig", "no", "st", "jr", "sr",
+    "inc", "ltd", "co", "u.s", "u.k", "a.m", "p.m", "min", "max", "mg", "ml", "wk", "wks", "hr", "hrs",
+}
+_BOUNDARY = re.compile(r"([.!?]+)([\"')\]]*)(\s+(?:\[\d+(?:\s*,\s*\d+)*\]\s*)?)(?=[\"'(\[]?[A-Z0-9])|\n\s*\n|\n(?=\s*[-*•]\s)")
+_MARKER_TAIL = re.compile(r"\s*(\[\d+(?:\s*,\s*\d+)*\])+")
+
+
+def sentence_spans(text: str) -> list[Span]:
+    """Character spans of the sentences in ``text``, trimmed of surrounding whitespace.
+
+    Splits at terminal punctuation followed by a capital or digit, at blank lines and before bullet
+    items; does not split after common abbreviations or inside decimals ("0.5 mg"). Citation markers
+    that follow a full stop ("... daily. [2] Next") stay with the sentence they close.
+    """
+    spans: list[Span] = []
+    start = 0
+    for match in _BOUNDARY.finditer(text):
+        if match.group(1):
+            before = text[start : match.start()].rsplit(None, 1)
+            word = before[-1] if before else ""
+            if word.lower().rstrip(".") in _ABBREVIATIONS or re.fullmatch(r"[A-Z]", word):
+                continue
+            end = match.end(2)
+            marker = _MARKER_TAIL.match(text, end)
+            if marker:
+                end = marker.end()
+        else:
+            end = match.start()
+        _append(spans, text, start, end)
+        start = end
+    _append(spans, text, start, len(text))
+    return spans
+
+
+def _append(spans: list[Span], text: str, start: int, end: int) -> None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if end > start:
+        spans.append(Span(start, end))
+
+
+def split_sentences(text: str) -> list[str]:
+    return [text[s.start : s.end] for s in sentence_spans(text)]
+
+
+_MARKERS = re.compile(r"\s*\[\d+(?:\s*[,–-]\s*\d+)*\]")
+_SPACES = re.compile(r"\s+")
+_QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "\u00a0": " "})
+
+
+def strip_markers(text: str) -> str:
+    """Remove inline citation markers such as ``[1]`` or ``[2, 3]``."""
+    return _SPACES.sub(" ", _MARKERS.sub("", text)).strip()
+
+
+def normalise(text: str) -> str:
+    """Lower-case, unify quotes and dashes, collapse whitespace: for matching, never for display."""
+    text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    return _SPACES.sub(" ", text).strip().lower()

@@ -1,0 +1,21 @@
+"""The Upstream contract: something that drafts a cited answer from numbered passages."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from gateway.domain import ChatRequest, Draft, Passage
+
+
+class Upstream(Protocol):
+    """Drafts an answer under the citation contract (see ``contract.py``).
+
+    Raises an UpstreamError subclass when no usable draft can be had; never returns partial text.
+    """
+
+    name: str
+
+    async def draft(self, request: ChatRequest, passages: Sequence[Passage]) -> Draft: ...
+
+    async def aclose(self) -> None: ...

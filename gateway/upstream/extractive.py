@@ -1,0 +1,84 @@
+"""The built-in extractive responder: the embedded default, with no model and no key.
+
+It answers with the passage sentences closest in meaning to the question, each cited and quoted
+verbatim, so it honours the same citation contract as a real model and the whole pipeline (including
+verification) runs offline.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import anyio.to_thread
+import numpy as np
+
+from gateway.domain import ChatRequest, Draft, DraftClaim, DraftFormat, Passage
+from gateway.errors import MalformedDraft
+from gateway.knowledge.embedding import Embedder
+
+MAX_SENTENCES = 3
+"""Sentences in an extractive answer: enough to answer, few enough to read."""
+MIN_SIMILARITY = 0.3
+"""Sentences less similar than this to the question are never chosen."""
+PER_PASSAGE = 2
+"""At most this many sentences come from one passage, so the answer draws on several sources."""
+
+
+class ExtractiveResponder:
+    name = "extractive"
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+
+    async def draft(self, request: ChatRequest, passages: Sequence[Passage]) -> Draft:
+        started = time.perf_counter()
+        chosen = await anyio.to_thread.run_sync(self._choose, request.question, passages)
+        if not chosen:
+            raise MalformedDraft("no passage sentence is close enough to the question to quote")
+        parts = [cite(sentence, number) for number, sentence in chosen]
+        claims = tuple(DraftClaim(text=s, source_numbers=(n,), quote=s) for n, s in chosen)
+        answer = " ".join(parts)
+        return Draft(answer=answer, claims=claims, format=DraftFormat.JSON, raw=answer,
+                     upstream_seconds=time.perf_counter() - started)
+
+    def _choose(self, question: str, passages: Sequence[Passage]) -> list[tuple[int, str]]:
+        candidates: list[tuple[int, int, str]] = []
+        vectors = []
+        for number, passage in enumerate(passages, start=1):
+            sentences = passage.sentences()
+            matrix = passage.sentence_vectors
+            if matrix is None or len(matrix) != len(sentences):
+                matrix = self._embedder.encode([text for _, text in sentences])
+            for index, (_, text) in enumerate(sentences):
+                candidates.append((number, index, text))
+                vectors.append(matrix[index])
+        if not candidates:
+            return []
+        query = self._embedder.encode_one(question)
+        similarities = np.asarray(vectors, dtype=np.float32) @ query
+        order = np.argsort(-similarities)
+        picked: list[tuple[int, int, str]] = []
+        per_passage: dict[int, int] = {}
+        for i in order:
+            if similarities[i] < MIN_SIMILARITY or len(picked) == MAX_SENTENCES:
+                break
+            number, index, text = candidates[int(i)]
+            if per_passage.get(number, 0) >= PER_PASSAGE or any(text == p[2] for p in picked):
+                continue
+            per_passage[number] = per_passage.get(number, 0) + 1
+            picked.append(candidates[int(i)])
+        picked.sort(key=lambda c: (c[0], c[1]))
+        return [(number, text) for number, _, text in picked]
+
+    async def aclose(self) -> None:
+        return None
+
+
+def cite(sentence: str, number: int) -> str:
+    """Put the marker before the sentence's closing punctuation: "... a day [2]."."""
+    body = sentence.rstrip()
+    end = len(body)
+    while end and body[end - 1] in ".!?":
+        end -= 1
+    return f"{body[:end]} [{number}]{body[end:]}"

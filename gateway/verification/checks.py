@@ -1,0 +1,685 @@
+"""Explicit checks that embedding similarity misses and that matter most in medicine.
+
+A sentence embedding scores "take 500 mg" and "take 50 mg", or "do not take" and "take", as near
+duplicates. Each function here compares one aspect of a claim with a piece of evidence text and
+returns a typed ``CheckResult``: ``PASS``, ``MISSING`` (the evidence does not state what the claim
+says: not entailed) or ``CLASH`` (the evidence states something incompatible: a contradiction when the
+evidence is about the same thing). All functions are pure and cheap; they run on every claim.
+
+Evidence that says more than the claim never fails a check: a number, hedge or entity the claim drops
+is fine. Only what the claim adds or changes fails.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from rapidfuzz import fuzz
+
+from gateway.text import normalise, strip_markers
+
+# --------------------------------------------------------------------------------------------------
+# Results
+
+
+class CheckOutcome(StrEnum):
+    PASS = "pass"
+    MISSING = "missing"
+    CLASH = "clash"
+
+
+class CheckName(StrEnum):
+    NUMBER = "number_mismatch"
+    NEGATION = "negation"
+    ANTONYM = "antonym"
+    QUANTIFIER = "quantifier"
+    ENTITY = "entity_missing"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: CheckName
+    outcome: CheckOutcome
+    detail: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome is CheckOutcome.PASS
+
+    @property
+    def clash(self) -> bool:
+        return self.outcome is CheckOutcome.CLASH
+
+
+def _passed(name: CheckName) -> CheckResult:
+    return CheckResult(name, CheckOutcome.PASS)
+
+
+# --------------------------------------------------------------------------------------------------
+# Tokens and stems
+
+_WORD = re.compile(r"[a-z0-9]+(?:['’-][a-z0-9]+)*")
+STEM_PREFIX = 5
+"""Stems are truncated to this many characters: cheap, and merges reduce/reduced/reduction."""
+_SUFFIXES = ("ingly", "edly", "ations", "ation", "ments", "ment", "ness", "ities", "ity", "ions", "ion",
+             "ing", "ed", "es", "s", "ly")
+_MIN_ROOT = 3
+"""A suffix is stripped only when at least this many characters remain."""
+
+STOPWORDS = frozenset("""
+a an the and or but if then than that this these those there here of in on at to for from by with
+about as into over under after before during between through against among per via is are was were be
+been being am do does did doing have has had having it its it's they them their theirs he she him her
+his hers we us our you your i me my mine who whom whose which what when where why how also such so
+very just only more most less other others another any each both either own same too can could may
+might must shall should will would one some many much few lot lots get gets got make makes made
+people person patients patient study studies show shows shown found
+find including include includes known like well even still yet however while whether new according
+researchers scientists report reported reports say says said called because due thus therefore
+""".split())
+
+
+def tokens(text: str) -> list[str]:
+    return _WORD.findall(normalise(strip_markers(text)))
+
+
+def stem(word: str) -> str:
+    """A crude, deterministic stem: strip one common suffix and a final 'e', then truncate."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= _MIN_ROOT:
+            word = word[: -len(suffix)]
+            break
+    if word.endswith("e") and len(word) > _MIN_ROOT + 1:
+        word = word[:-1]
+    return word[:STEM_PREFIX]
+
+
+def content_stems(text: str) -> list[str]:
+    """Stems of the words that carry meaning (no stopwords, no bare numbers)."""
+    return [stem(t) for t in tokens(text) if t not in STOPWORDS and not t.isdigit() and len(t) > 1]
+
+
+def coverage(claim: str, evidence: str) -> float:
+    """Share of the claim's content stems that occur in the evidence (1.0 for a claim with none)."""
+    wanted = set(content_stems(claim))
+    if not wanted:
+        return 1.0
+    have = set(content_stems(evidence))
+    return len(wanted & have) / len(wanted)
+
+
+# --------------------------------------------------------------------------------------------------
+# Numbers, units, ranges and frequencies
+
+_SMALL = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
+    "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "dozen": 12,
+}
+_SCALES = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
+_FRACTIONS = {"half": 0.5, "quarter": 0.25}
+_NUMBER_WORDS = "|".join(sorted([*_SMALL, *_SCALES, *_FRACTIONS], key=len, reverse=True))
+_NUMERAL = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+"
+_NUM_TOKEN = rf"(?:{_NUMERAL}|(?:{_NUMBER_WORDS})(?:[\s-]+(?:and\s+)?(?:{_NUMBER_WORDS}))*)"
+
+# Unit -> (dimension, factor to the dimension's base unit).
+_UNITS: dict[str, tuple[str, float]] = {}
+for _names, _dim, _factor in (
+    (("mcg", "µg", "ug", "microgram", "micrograms"), "mass", 0.001),
+    (("mg", "milligram", "milligrams", "milligramme", "milligrammes"), "mass", 1.0),
+    (("g", "gram", "grams", "gramme", "grammes", "gm"), "mass", 1_000.0),
+    (("kg", "kilogram", "kilograms", "kilo", "kilos"), "mass", 1_000_000.0),
+    (("ml", "millilitre", "millilitres", "milliliter", "milliliters", "cc"), "volume", 1.0),
+    (("l", "litre", "litres", "liter", "liters"), "volume", 1_000.0),
+    (("second", "seconds", "sec", "secs"), "time", 1.0),
+    (("minute", "minutes", "min", "mins"), "time", 60.0),
+    (("hour", "hours", "hr", "hrs", "h"), "time", 3_600.0),
+    (("day", "days"), "time", 86_400.0),
+    (("week", "weeks", "wk", "wks"), "time", 604_800.0),
+    (("month", "months"), "time", 2_629_800.0),
+    (("year", "years", "yr", "yrs"), "time", 31_557_600.0),
+    (("%", "percent", "per cent", "pc"), "percent", 1.0),
+    (("iu", "units", "unit"), "units", 1.0),
+    (("mmhg",), "pressure", 1.0),
+    (("mmol/l", "mmol"), "mmol", 1.0),
+    (("mg/dl",), "mg/dl", 1.0),
+    (("kcal", "calories", "calorie"), "energy", 1.0),
+    (("tablet", "tablets", "pill", "pills", "capsule", "capsules", "puff", "puffs", "drop", "drops",
+      "dose", "doses", "sachet", "sachets", "teaspoon", "teaspoons", "spoonful", "spoonfuls"), "count", 1.0),
+    (("times", "fold", "x"), "times", 1.0),
+):
+    for _name in _names:
+        _UNITS[_name] = (_dim, _factor)
+_UNIT_RE = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True))
+
+_PERIODS = {"day": 1.0, "daily": 1.0, "week": 1 / 7, "weekly": 1 / 7, "month": 1 / 30, "monthly": 1 / 30,
+            "hour": 24.0, "hourly": 24.0, "night": 1.0, "nightly": 1.0, "year": 1 / 365, "yearly": 1 / 365}
+_HOURS_PER_DAY = 24.0
+_DAYS_PER_WEEK = 7.0
+_COUNT_WORDS = {"once": 1.0, "twice": 2.0, "thrice": 3.0}
+_PERIOD_RE = "day|week|month|hour|night|year"
+_FREQUENCY = re.compile(
+    rf"\b(?:(?P<count>once|twice|thrice|{_NUM_TOKEN})(?:\s+times?|\s*x)?\s+(?:a|an|per|each|every)\s+"
+    rf"(?P<per>{_PERIOD_RE})s?\b"
+    rf"|(?P<count2>once|twice|thrice|{_NUM_TOKEN})(?:\s+times)?\s+(?P<adverb>daily|weekly|monthly|nightly|hourly|yearly)\b"
+    rf"|every\s+(?P<every>other\s+|{_NUM_TOKEN}\s+)?(?P<unit>{_PERIOD_RE})s?\b"
+    rf"|(?P<bare>daily|nightly|weekly)\b(?=\s*(?:[.,;:)]|$|for\b|with\b|and\b|or\b)))"
+)
+_RANGE = re.compile(
+    rf"(?<![\w.-])(?:between\s+|from\s+)?(?P<lo>{_NUM_TOKEN})\s*(?P<lo_unit>{_UNIT_RE})?\s*"
+    rf"(?:-|–|to|and)\s*(?P<hi>{_NUM_TOKEN})\s*(?P<unit>{_UNIT_RE})?(?![\w])"
+)
+_QUANTITY = re.compile(
+    rf"(?<![\w.-])(?P<num>{_NUM_TOKEN})(?:\s*|-)(?:an?\s+(?=(?:hour|day|week|month|year|litre|liter)\b))?"
+    rf"(?P<unit>{_UNIT_RE})?(?![\w%])"
+)
+_ONE_WORDS = {"one", "a", "an"}
+"""Number words so common as determiners ("one type of test") that they count only with a unit."""
+_MIN_YEAR, _MAX_YEAR = 1800, 2100
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number the text states: a value or a range in a dimension's base unit (None: dimensionless)."""
+
+    low: float
+    high: float
+    dimension: str | None
+    text: str
+    raw_low: float
+    raw_high: float
+
+    @property
+    def is_range(self) -> bool:
+        return self.low != self.high
+
+
+def parse_number(text: str) -> float | None:
+    """``"thirty"`` -> 30, ``"1,500"`` -> 1500, ``"two hundred"`` -> 200, ``"half"`` -> 0.5."""
+    text = text.strip().lower().replace(",", "")
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    total = 0.0
+    current = 0.0
+    seen = False
+    for word in re.split(r"[\s-]+", text):
+        if word == "and":
+            continue
+        if word in _SMALL:
+            current += _SMALL[word]
+        elif word in _FRACTIONS:
+            current = (current or 1) * _FRACTIONS[word]
+        elif word in _SCALES:
+            current = (current or 1) * _SCALES[word]
+            if _SCALES[word] >= _SCALES["thousand"]:
+                total += current
+                current = 0.0
+        else:
+            return None
+        seen = True
+    return total + current if seen else None
+
+
+def _unit(name: str | None) -> tuple[str | None, float]:
+    if not name:
+        return None, 1.0
+    return _UNITS.get(name.lower(), (None, 1.0))
+
+
+def _frequency_per_day(match: re.Match[str]) -> float | None:
+    if match.group("bare"):
+        return _PERIODS[match.group("bare")]
+    if match.group("unit"):
+        every = (match.group("every") or "").strip()
+        step = 2.0 if every == "other" else parse_number(every) if every else 1.0
+        if not step:
+            return None
+        per_unit = _PERIODS[match.group("unit")]
+        return per_unit / step
+    raw = match.group("count") or match.group("count2") or ""
+    if raw.strip() in _FRACTIONS:
+        return None
+    count = _COUNT_WORDS.get(raw) or parse_number(raw)
+    period = match.group("per") or match.group("adverb") or ""
+    return None if count is None else count * _PERIODS[period]
+
+
+def extract_quantities(text: str) -> list[Quantity]:
+    """Every number the text states, with its unit converted, ranges and frequencies included.
+
+    Frequencies become a rate per day ("twice a day" = "two times daily" = "every 12 hours"); numbers
+    glued to letters (COVID-19, B12, H1N1) are names, not quantities, and are skipped.
+    """
+    work = normalise(strip_markers(text))
+    found: list[Quantity] = []
+    work = _take(work, _FREQUENCY, found, _frequency_quantity)
+    work = _take(work, _RANGE, found, _range_quantity)
+    _take(work, _QUANTITY, found, _single_quantity)
+    return found
+
+
+def _take(
+    text: str, pattern: re.Pattern[str], found: list[Quantity], build: Callable[[re.Match[str]], Quantity | None]
+) -> str:
+    """Collect quantities for each match and blank the matched text so later patterns skip it."""
+    pieces: list[str] = []
+    last = 0
+    for match in pattern.finditer(text):
+        quantity = build(match)
+        if quantity is None:
+            continue
+        found.append(quantity)
+        pieces.append(text[last : match.start()])
+        pieces.append(" " * (match.end() - match.start()))
+        last = match.end()
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _frequency_quantity(match: re.Match[str]) -> Quantity | None:
+    rate = _frequency_per_day(match)
+    if rate is None:
+        return None
+    return Quantity(rate, rate, "per_day", match.group(0), rate, rate)
+
+
+def _range_quantity(match: re.Match[str]) -> Quantity | None:
+    lo, hi = parse_number(match.group("lo")), parse_number(match.group("hi"))
+    if lo is None or hi is None or lo >= hi:
+        return None
+    dimension, factor = _unit(match.group("unit") or match.group("lo_unit"))
+    if match.group("lo").strip() in _ONE_WORDS and dimension is None:
+        return None
+    return Quantity(lo * factor, hi * factor, dimension, match.group(0), lo, hi)
+
+
+def _single_quantity(match: re.Match[str]) -> Quantity | None:
+    raw = match.group("num").strip()
+    value = parse_number(raw)
+    dimension, factor = _unit(match.group("unit"))
+    if value is None or (raw in _ONE_WORDS and dimension is None):
+        return None
+    return Quantity(value * factor, value * factor, dimension, match.group(0).strip(), value, value)
+
+
+_PERCENT = 100.0
+_REL_TOLERANCE = 1e-6
+"""Numbers are compared exactly (up to float error): a dose off by any amount is a different dose."""
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=_REL_TOLERANCE, abs_tol=_REL_TOLERANCE)
+
+
+def _value_matches(claim: Quantity, base: float, raw: float, other: Quantity) -> bool:
+    """Does one value of ``claim`` equal ``other`` (or one of its range ends)?
+
+    With units on both sides the converted values are compared (0.5 g == 500 mg); when either side has
+    no unit the stated numbers are (20 == 20 years), and a bare fraction equals a percentage (0.5 == 50 %).
+    """
+    if claim.dimension is not None and other.dimension is not None:
+        return claim.dimension == other.dimension and any(_close(base, e) for e in (other.low, other.high))
+    ends = (other.raw_low, other.raw_high)
+    if any(_close(raw, e) for e in ends):
+        return True
+    if claim.dimension is None and other.dimension == "percent":
+        return any(_close(raw * _PERCENT, e) for e in ends)
+    if claim.dimension == "percent" and other.dimension is None:
+        return any(_close(raw / _PERCENT, e) for e in ends)
+    return False
+
+
+def _compatible(a: str | None, b: str | None) -> bool:
+    return a is None or b is None or a == b
+
+
+def _quantity_supported(claim: Quantity, evidence: Sequence[Quantity]) -> bool:
+    if claim.is_range and any(
+        e.is_range and _value_matches(claim, claim.low, claim.raw_low, e)
+        and _close(e.raw_high if claim.dimension is None or e.dimension is None else e.high,
+                   claim.raw_high if claim.dimension is None or e.dimension is None else claim.high)
+        for e in evidence
+    ):
+        return True
+    return any(_value_matches(claim, claim.low, claim.raw_low, e) for e in evidence) and any(
+        _value_matches(claim, claim.high, claim.raw_high, e) for e in evidence
+    )
+
+
+def _is_year(q: Quantity) -> bool:
+    return q.dimension is None and not q.is_range and q.low.is_integer() and _MIN_YEAR <= q.low <= _MAX_YEAR
+
+
+def check_numbers(claim: str, evidence: str) -> CheckResult:
+    """Every number of the claim (with its unit) must be stated by the evidence.
+
+    CLASH when the evidence states a different number of the same dimension (500 mg vs 50 mg, twice vs
+    three times a day); MISSING when it states none of that dimension.
+    """
+    wanted = extract_quantities(claim)
+    if not wanted:
+        return _passed(CheckName.NUMBER)
+    have = extract_quantities(evidence)
+    for quantity in wanted:
+        if _quantity_supported(quantity, have):
+            continue
+        same_kind = [e for e in have if e.dimension == quantity.dimension and not _is_year(e)]
+        if same_kind and not _is_year(quantity):
+            shown = ", ".join(e.text for e in same_kind)
+            return CheckResult(CheckName.NUMBER, CheckOutcome.CLASH,
+                               f"claim says {quantity.text!r}, evidence says {shown!r}")
+        return CheckResult(CheckName.NUMBER, CheckOutcome.MISSING, f"{quantity.text!r} is not in the evidence")
+    return _passed(CheckName.NUMBER)
+
+
+# --------------------------------------------------------------------------------------------------
+# Negation and polarity
+
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without|cannot|can't|won't|n't|"
+    r"don't|doesn't|didn't|isn't|aren't|wasn't|weren't|shouldn't|mustn't|wouldn't|couldn't|"
+    r"fail(?:s|ed)?\s+to|lack(?:s|ed)?\s+(?:of\s+)?|absence\s+of|unable\s+to|free\s+of|rather\s+than|"
+    r"instead\s+of|ruled\s+out|neither)\b"
+)
+NEGATION_SCOPE = 4
+"""Content words after a negation cue that it governs ("do not take aspirin with food")."""
+_CLAUSE_BREAK = re.compile(r"[,;:.()]|\bbut\b|\bwhereas\b|\bhowever\b|\balthough\b")
+
+
+def _negated_scopes(text: str) -> list[set[str]]:
+    """For each negation cue, the stems of the next few content words of the same clause."""
+    clean = normalise(strip_markers(text)).replace("’", "'")
+    scopes: list[set[str]] = []
+    for match in _NEGATION.finditer(clean):
+        tail = clean[match.end() :]
+        brk = _CLAUSE_BREAK.search(tail)
+        clause = tail[: brk.start()] if brk else tail
+        words = [stem(w) for w in _WORD.findall(clause) if w not in STOPWORDS and len(w) > 1]
+        scopes.append(set(words[:NEGATION_SCOPE]))
+    return scopes
+
+
+def check_negation(claim: str, evidence: str) -> CheckResult:
+    """Polarity must agree on what both texts talk about.
+
+    A negation in one text governs words the other text states without any negation: "do not take
+    aspirin" vs "take aspirin", "no increased risk" vs "increased risk", "not recommended" vs
+    "recommended". Negations over words the other text does not mention are ignored.
+    """
+    claim_stems = set(content_stems(claim))
+    evidence_stems = set(content_stems(evidence))
+    claim_scopes = _negated_scopes(claim)
+    evidence_scopes = _negated_scopes(evidence)
+    for scope in claim_scopes:
+        shared = scope & evidence_stems
+        if shared and not any(shared & e for e in evidence_scopes):
+            return CheckResult(CheckName.NEGATION, CheckOutcome.CLASH,
+                               f"the claim negates {', '.join(sorted(shared))}; the evidence does not")
+    for scope in evidence_scopes:
+        shared = scope & claim_stems
+        if shared and not any(shared & c for c in claim_scopes):
+            return CheckResult(CheckName.NEGATION, CheckOutcome.CLASH,
+                               f"the evidence negates {', '.join(sorted(shared))}; the claim does not")
+    return _passed(CheckName.NEGATION)
+
+
+_ANTONYMS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
+    (frozenset(stem(w) for w in a.split()), frozenset(stem(w) for w in b.split()))
+    for a, b in (
+        ("increase increases increased increasing raise raises raised rise rises rising elevated elevate "
+         "boost boosts boosted higher more greater", "decrease decreases decreased decreasing reduce reduces "
+         "reduced reducing reduction lower lowers lowered lowering fall falls fell drop drops dropped "
+         "less fewer diminish diminished decline declined"),
+        ("effective efficacious works", "ineffective useless"),
+        ("safe harmless", "unsafe dangerous harmful toxic"),
+        ("improve improves improved improving improvement better", "worsen worsens worsened worsening worse"),
+        ("benefit benefits beneficial helpful", "harm harms detrimental"),
+        ("common frequent often frequently", "rare rarely uncommon infrequent seldom"),
+        ("positive", "negative"),
+        ("before prior", "after following"),
+        ("high", "low"),
+        ("fast faster quick quickly rapid rapidly", "slow slower slowly"),
+        ("long longer", "short shorter brief"),
+        ("large larger big bigger", "small smaller tiny"),
+        ("early earlier", "late later"),
+        ("same similar identical", "different distinct"),
+        ("protect protects protective protection", "damage damages"),
+        ("strong stronger", "weak weaker"),
+        ("present presence", "absent absence"),
+        ("maximum max", "minimum min"),
+        ("acute", "chronic"),
+        ("benign", "malignant"),
+        ("upper", "lower"),
+        ("male men man", "female women woman"),
+        ("inhibit inhibits inhibited block blocks", "activate activates activated promote promotes"),
+    )
+)
+
+
+def check_antonyms(claim: str, evidence: str) -> CheckResult:
+    """The claim uses a word whose opposite the evidence uses instead (increases vs reduces)."""
+    claim_stems = set(content_stems(claim)) | {stem(t) for t in tokens(claim)}
+    evidence_stems = set(content_stems(evidence)) | {stem(t) for t in tokens(evidence)}
+    for left, right in _ANTONYMS:
+        for mine, other in ((left, right), (right, left)):
+            said = claim_stems & mine
+            if said and not evidence_stems & mine and evidence_stems & other:
+                return CheckResult(CheckName.ANTONYM, CheckOutcome.CLASH,
+                                   f"the claim says {sorted(said)[0]!r}; the evidence says "
+                                   f"{sorted(evidence_stems & other)[0]!r}")
+    return _passed(CheckName.ANTONYM)
+
+
+# --------------------------------------------------------------------------------------------------
+# Qualifiers and quantifiers
+
+_STRENGTH: tuple[tuple[int, re.Pattern[str]], ...] = (
+    (4, re.compile(r"\b(?:always|all|every|everyone|everybody|entirely|completely|totally|guarantee[sd]?|"
+                   r"definitely|certainly|invariably|without exception|100 ?%|cures?|eliminates?|"
+                   r"proves?|proven)\b")),
+    (3, re.compile(r"\b(?:most|mostly|usually|generally|typically|majority|nearly all|almost all|"
+                   r"largely|predominantly|strongly)\b")),
+    (2, re.compile(r"\b(?:many|often|frequently|commonly|common|likely|probably|several)\b")),
+    (1, re.compile(r"\b(?:some|sometimes|may|might|can|could|possibly|occasionally|few|a few|"
+                   r"minority|rarely|in some cases|suggests?|suggested|potentially|associated)\b")),
+)
+UNIVERSAL = 4
+"""Strength of always/all/every: the level a claim must not reach unless the evidence does too."""
+
+
+def strength(text: str) -> int:
+    """How strongly the text generalises: 4 universal ... 1 hedged, 0 unqualified."""
+    clean = normalise(strip_markers(text))
+    for level, pattern in _STRENGTH:
+        if pattern.search(clean):
+            return level
+    return 0
+
+
+def check_quantifier(claim: str, evidence: str) -> CheckResult:
+    """A claim must not generalise more strongly than its evidence ("always" vs "sometimes").
+
+    CLASH when the evidence is explicitly weaker (hedged); MISSING when the claim is universal and the
+    evidence merely unqualified.
+    """
+    mine, theirs = strength(claim), strength(evidence)
+    if mine <= theirs or mine == 0:
+        return _passed(CheckName.QUANTIFIER)
+    if theirs > 0:
+        return CheckResult(CheckName.QUANTIFIER, CheckOutcome.CLASH,
+                           "the claim generalises more strongly than the evidence")
+    if mine >= UNIVERSAL:
+        return CheckResult(CheckName.QUANTIFIER, CheckOutcome.MISSING,
+                           "the claim is universal; the evidence does not say so")
+    return _passed(CheckName.QUANTIFIER)
+
+
+# --------------------------------------------------------------------------------------------------
+# Named entities: medicines, conditions, body parts, populations
+
+def _groups(*groups: str) -> dict[str, str]:
+    """Surface form -> canonical id; the first word of each group names it."""
+    table: dict[str, str] = {}
+    for group in groups:
+        forms = [f.strip() for f in group.split(",") if f.strip()]
+        for form in forms:
+            table[form] = forms[0]
+    return table
+
+
+POPULATIONS = _groups(
+    "children, child, kids, kid, paediatric, pediatric, under-18s, under 18s, minors, schoolchildren",
+    "infants, infant, babies, baby, newborns, newborn, neonates, neonatal, toddlers, toddler",
+    "adolescents, adolescent, teenagers, teenager, teens, teen, young people",
+    "adults, adult, grown-ups",
+    "older adults, older people, elderly, over-65s, over 65s, over-65, seniors, older patients, aged 65",
+    "pregnant women, pregnant, pregnancy, pregnant people, expectant mothers",
+    "breastfeeding, breastfeeding women, breastfeeding mothers, nursing mothers, lactating",
+    "women, woman, female, females",
+    "men, man, male, males",
+)
+MEDICINES = _groups(
+    "paracetamol, acetaminophen, tylenol, calpol, panadol", "ibuprofen, advil, nurofen, motrin",
+    "aspirin, acetylsalicylic acid", "naproxen, aleve, naprosyn", "diclofenac, voltaren",
+    "codeine", "morphine", "tramadol", "oxycodone", "fentanyl", "amoxicillin", "penicillin",
+    "azithromycin", "doxycycline", "clarithromycin", "erythromycin", "ciprofloxacin", "trimethoprim",
+    "nitrofurantoin", "cefalexin, cephalexin", "metronidazole", "flucloxacillin", "metformin",
+    "insulin", "gliclazide", "sitagliptin", "empagliflozin", "dapagliflozin", "semaglutide, ozempic, wegovy",
+    "atorvastatin, lipitor", "simvastatin", "rosuvastatin, crestor", "statin, statins",
+    "amlodipine", "lisinopril", "ramipril", "losartan", "bisoprolol", "atenolol", "propranolol",
+    "furosemide, frusemide", "bendroflumethiazide", "hydrochlorothiazide", "spironolactone",
+    "warfarin, coumadin", "apixaban, eliquis", "rivaroxaban, xarelto", "heparin", "clopidogrel",
+    "digoxin", "omeprazole, prilosec", "lansoprazole", "esomeprazole, nexium", "ranitidine",
+    "levothyroxine, thyroxine", "prednisolone", "prednisone", "hydrocortisone", "dexamethasone",
+    "salbutamol, albuterol, ventolin", "beclometasone", "budesonide", "montelukast",
+    "cetirizine", "loratadine", "chlorphenamine", "sertraline, zoloft", "fluoxetine, prozac",
+    "citalopram, celexa", "escitalopram, lexapro, cipralex", "paroxetine, paxil", "venlafaxine",
+    "mirtazapine", "amitriptyline", "diazepam, valium", "lorazepam", "alprazolam, xanax",
+    "zopiclone", "gabapentin", "pregabalin, lyrica", "lithium", "quetiapine", "olanzapine",
+    "risperidone", "levodopa", "methotrexate", "hydroxychloroquine", "chloroquine", "ivermectin",
+    "remdesivir", "tocilizumab", "dexamethasone", "allopurinol", "colchicine", "sildenafil, viagra",
+    "tamsulosin", "finasteride", "folic acid", "iron", "vitamin d", "vitamin c", "vitamin b12",
+    "antibiotics, antibiotic", "antidepressants, antidepressant", "antihistamines, antihistamine",
+    "steroids, steroid, corticosteroids, corticosteroid", "nsaids, nsaid", "opioids, opioid",
+    "vaccine, vaccines, vaccination, vaccinated, jab", "contraceptive pill, the pill",
+)
+CONDITIONS = _groups(
+    "diabetes, diabetic", "hypertension, high blood pressure", "hypotension, low blood pressure",
+    "asthma, asthmatic", "copd", "pneumonia", "bronchitis", "influenza, flu",
+    "covid-19, covid, coronavirus, sars-cov-2", "cancer, tumour, tumor, malignancy", "stroke",
+    "heart attack, myocardial infarction", "heart failure", "angina", "atrial fibrillation",
+    "epilepsy, seizures, seizure", "migraine", "headache, headaches", "depression", "anxiety",
+    "dementia", "alzheimer's disease, alzheimer", "parkinson's disease, parkinson", "arthritis",
+    "osteoporosis", "gout", "eczema", "psoriasis", "acne", "obesity, obese", "anaemia, anemia",
+    "hepatitis", "cirrhosis", "kidney disease, renal disease, renal failure", "urinary tract infection, uti",
+    "sepsis", "meningitis", "measles", "mumps", "rubella", "chickenpox", "shingles", "hiv", "aids",
+    "tuberculosis, tb", "malaria", "glaucoma", "cataract, cataracts", "macular degeneration",
+    "conjunctivitis", "allergy, allergies, allergic", "anaphylaxis", "insomnia", "ulcer, ulcers",
+    "thrombosis, blood clot, blood clots, dvt", "bleeding, haemorrhage, hemorrhage",
+)
+BODY_PARTS = _groups(
+    "heart, cardiac", "lung, lungs, pulmonary", "liver, hepatic", "kidney, kidneys, renal",
+    "brain, cerebral", "stomach, gastric", "bowel, intestine, intestines, colon", "skin",
+    "eye, eyes, ocular", "retina", "cornea", "lens", "ear, ears", "nose, nasal", "throat",
+    "mouth, oral", "teeth, tooth, dental", "bone, bones", "muscle, muscles", "joint, joints",
+    "blood", "bladder", "prostate", "breast, breasts", "uterus, womb", "ovary, ovaries",
+    "thyroid", "pancreas", "spleen", "spine, spinal", "knee, knees", "hip, hips", "back",
+    "chest", "abdomen, abdominal, belly, tummy", "head", "neck", "arm, arms", "leg, legs",
+    "foot, feet", "hand, hands", "nerve, nerves", "artery, arteries", "vein, veins",
+)
+VOCABULARY: dict[str, tuple[str, str]] = {
+    form: (kind, canonical)
+    for kind, table in (("population", POPULATIONS), ("medicine", MEDICINES), ("condition", CONDITIONS),
+                        ("body part", BODY_PARTS))
+    for form, canonical in table.items()
+}
+_VOCAB_RE = re.compile(
+    r"(?<![\w-])(?:" + "|".join(re.escape(f) for f in sorted(VOCABULARY, key=len, reverse=True)) + r")(?![\w-])"
+)
+_DRUG_SUFFIX = re.compile(
+    r"\b[a-z]{3,}(?:mab|nib|pril|sartan|olol|statin|azole|cillin|mycin|floxacin|prazole|tidine|"
+    r"triptan|vir|dipine|gliptin|gliflozin|parin|afil|setron|xaban|tropin|semide|thiazide|lukast|"
+    r"tadine|cycline|barbital|zepam|zolam|oxetine|aline|pramine|triptyline)\b"
+)
+_CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b(?:[A-Z][a-z]+[A-Z0-9]\w*|[A-Z]{2,}[\w-]*|[A-Z][a-z]{2,}\w*)")
+FUZZY_ENTITY = 85
+"""rapidfuzz ratio (0-100) at which a capitalised name counts as present (Neanderthals ~ Neandertals)."""
+
+
+@dataclass(frozen=True)
+class Entity:
+    text: str
+    kind: str
+    canonical: str
+
+
+def extract_entities(text: str) -> list[Entity]:
+    """Vocabulary terms, drug-like names and capitalised names (not sentence-initial) in ``text``."""
+    clean = normalise(strip_markers(text))
+    found = [Entity(m.group(0), *VOCABULARY[m.group(0)]) for m in _VOCAB_RE.finditer(clean)]
+    known = {e.text for e in found}
+    found += [Entity(m.group(0), "medicine", m.group(0)) for m in _DRUG_SUFFIX.finditer(clean)
+              if m.group(0) not in known]
+    known |= {e.text for e in found}
+    for match in _CAPITALISED.finditer(strip_markers(text)):
+        word = match.group(0).lower()
+        if word not in known and word not in STOPWORDS and not _covered(word, known):
+            found.append(Entity(word, "name", word))
+            known.add(word)
+    return found
+
+
+def _covered(word: str, known: Iterable[str]) -> bool:
+    return any(word in k.split() for k in known)
+
+
+def _entity_present(entity: Entity, evidence_clean: str, evidence_canon: set[str], words: list[str]) -> bool:
+    if entity.canonical in evidence_canon:
+        return True
+    if re.search(rf"(?<![\w-]){re.escape(entity.text)}(?![\w-])", evidence_clean):
+        return True
+    if entity.kind in {"name", "medicine"}:
+        return any(fuzz.ratio(entity.text, w) >= FUZZY_ENTITY for w in words if abs(len(w) - len(entity.text)) <= 2)
+    return False
+
+
+def check_entities(claim: str, evidence: str) -> CheckResult:
+    """Every medicine, condition, body part, population and name of the claim must be in the evidence.
+
+    A swapped drug (ibuprofen for paracetamol) or population (children for adults) is a CLASH when the
+    evidence names another entity of the same kind; otherwise the entity is MISSING.
+    """
+    wanted = extract_entities(claim)
+    if not wanted:
+        return _passed(CheckName.ENTITY)
+    clean = normalise(strip_markers(evidence))
+    theirs = extract_entities(evidence)
+    canon = {e.canonical for e in theirs}
+    words = _WORD.findall(clean)
+    for entity in wanted:
+        if _entity_present(entity, clean, canon, words):
+            continue
+        rivals = [e.text for e in theirs if e.kind == entity.kind and entity.kind != "name"]
+        if rivals:
+            return CheckResult(CheckName.ENTITY, CheckOutcome.CLASH,
+                               f"the claim names {entity.text!r}; the evidence names {rivals[0]!r}")
+        return CheckResult(CheckName.ENTITY, CheckOutcome.MISSING, f"{entity.text!r} is not in the evidence")
+    return _passed(CheckName.ENTITY)
+
+
+def run_all(claim: str, evidence: str) -> tuple[CheckResult, ...]:
+    """Every check, in the order their failures are reported."""
+    return (
+        check_numbers(claim, evidence),
+        check_negation(claim, evidence),
+        check_antonyms(claim, evidence),
+        check_quantifier(claim, evidence),
+        check_entities(claim, evidence),
+    )

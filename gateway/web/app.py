@@ -1,0 +1,72 @@
+"""Assemble the Litestar app: handlers, dependencies, lifespan and one map of error handlers."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio.to_thread
+import structlog
+from litestar import Litestar
+from litestar.di import Provide
+from litestar.exceptions import HTTPException
+from litestar.openapi import OpenAPIConfig
+
+from gateway.bootstrap import build_services
+from gateway.errors import RequestError, ServiceUnavailableError
+from gateway.services import Services
+from gateway.settings import Settings
+from gateway.web.chat import chat_completions, list_models
+from gateway.web.errors import http_exception_handler, internal_error_handler, request_error_handler
+from gateway.web.ops import healthz, metrics, readyz
+
+log = structlog.get_logger("gateway.http")
+
+
+class ServiceHolder:
+    """Holds the Services built in the lifespan, so handlers receive them through ``Provide``."""
+
+    def __init__(self, services: Services | None = None) -> None:
+        self.services = services
+
+    def get(self) -> Services:
+        if self.services is None:
+            raise ServiceUnavailableError("The gateway is still starting.", code="not_ready")
+        return self.services
+
+
+def create_app(
+    settings: Settings,
+    services: Services | None = None,
+    build: Callable[[Settings], Services] = build_services,
+) -> Litestar:
+    """The gateway app. Pass ``services`` to reuse already-built ones (tests, benchmarks)."""
+    holder = ServiceHolder(services)
+
+    @asynccontextmanager
+    async def lifespan(_: Litestar) -> AsyncIterator[None]:
+        owned = holder.services is None
+        if owned:
+            holder.services = await anyio.to_thread.run_sync(build, settings)
+        try:
+            yield
+        finally:
+            if owned and holder.services is not None:
+                await holder.services.upstream.aclose()
+                holder.services.audit.close()
+
+    handlers: list[Any] = [chat_completions, list_models, healthz, readyz, metrics]
+    return Litestar(
+        route_handlers=handlers,
+        dependencies={"services": Provide(holder.get, sync_to_thread=False)},
+        lifespan=[lifespan],
+        exception_handlers={
+            RequestError: request_error_handler,
+            HTTPException: http_exception_handler,
+            Exception: internal_error_handler,
+        },
+        request_max_body_size=settings.max_body_bytes,
+        openapi_config=OpenAPIConfig(title="Clinical trust gateway", version="0.1.0", path="/schema"),
+        debug=False,
+    )

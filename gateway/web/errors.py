@@ -1,0 +1,55 @@
+"""One error shape for every failure: OpenAI's ``{"error": {"message", "type", "param", "code"}}``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+from litestar import MediaType, Request, Response
+from litestar.exceptions import HTTPException
+
+from gateway.errors import RateLimitedError, RequestError
+
+log = structlog.get_logger("gateway.http")
+
+_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+          404: "not_found_error", 405: "invalid_request_error", 413: "invalid_request_error",
+          429: "rate_limit_error"}
+
+
+def error_body(message: str, error_type: str, param: str | None = None, code: str | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": error_type, "param": param, "code": code}}
+
+
+def request_error_handler(_: Request[Any, Any, Any], exc: RequestError) -> Response[Any]:
+    headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimitedError) else None
+    return Response(
+        error_body(exc.message, exc.error_type, exc.param, exc.code),
+        status_code=exc.status_code,
+        media_type=MediaType.JSON,
+        headers=headers,
+    )
+
+
+def http_exception_handler(_: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+    status = exc.status_code
+    message = exc.detail or "HTTP error"
+    if status == 413:
+        message = "The request body is larger than the gateway accepts."
+    code = {404: "not_found", 405: "method_not_allowed", 413: "request_too_large"}.get(status)
+    return Response(
+        error_body(message, _TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error"), None, code),
+        status_code=status,
+        media_type=MediaType.JSON,
+        headers=exc.headers,
+    )
+
+
+def internal_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    log.error("unhandled_error", path=request.url.path, error_type=type(exc).__name__, exc_info=exc)
+    return Response(
+        error_body("The gateway failed to process the request; nothing was sent to the patient.", "api_error",
+                   None, "internal_error"),
+        status_code=500,
+        media_type=MediaType.JSON,
+    )

@@ -1,0 +1,132 @@
+"""The JSON shapes the API returns: OpenAI's chat completion (and chunks) plus the ``trust`` object.
+
+Field names here are a public contract (documented in docs/api.md); change them only with a
+CHANGELOG entry.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gateway.domain import Badge, ClaimReport, Evidence, Passage, Span, TrustReport
+from gateway.pipeline.run import PipelineResult
+from gateway.policy import TierPolicy
+from gateway.tiers import resolve_tier, trust_score
+
+
+def span_json(span: Span | None) -> dict[str, int] | None:
+    return {"start": span.start, "end": span.end} if span else None
+
+
+def evidence_json(evidence: Evidence | None) -> dict[str, Any] | None:
+    if evidence is None:
+        return None
+    return {
+        "source_id": str(evidence.source_number),
+        "passage_id": evidence.passage_id,
+        "text": evidence.text,
+        "span": span_json(evidence.span),
+    }
+
+
+def badge_json(badge: Badge) -> dict[str, Any]:
+    return {
+        "source_id": str(badge.source_number),
+        "tier": badge.tier,
+        "tier_label": badge.tier_label,
+        "trust_score": badge.trust_score,
+        "title": badge.title,
+        "org": badge.org,
+        "url": badge.url,
+        "reviewed_on": badge.reviewed_on.isoformat() if badge.reviewed_on else None,
+        "evidence_quote": badge.evidence_quote,
+    }
+
+
+def claim_json(claim: ClaimReport) -> dict[str, Any]:
+    return {
+        "text": claim.text,
+        "span": span_json(claim.span),
+        "source_ids": [str(n) for n in claim.source_numbers],
+        "verdict": claim.verdict.value,
+        "score": claim.score,
+        "method": claim.method,
+        "check": claim.check,
+        "outcome": claim.outcome.value,
+        "reason": claim.reason,
+        "original_text": claim.original_text,
+        "evidence": evidence_json(claim.evidence),
+        "badge": badge_json(claim.badges[0]) if claim.badges else None,
+        "badges": [badge_json(b) for b in claim.badges],
+    }
+
+
+def source_json(number: int, passage: Passage, tiers: TierPolicy, today: Any) -> dict[str, Any]:
+    tier = resolve_tier(passage, tiers)
+    return {
+        "id": str(number),
+        "passage_id": passage.id,
+        "document_id": passage.document_id,
+        "title": passage.title,
+        "url": passage.url,
+        "org": passage.org,
+        "tier": tier.id,
+        "tier_label": tier.label,
+        "trust_score": trust_score(tier, passage.reviewed_on, today, tiers),
+        "reviewed_on": passage.reviewed_on.isoformat() if passage.reviewed_on else None,
+        "relevance": round(passage.score, 4),
+        "text": passage.text,
+    }
+
+
+def trust_json(result: PipelineResult, tiers: TierPolicy, today: Any) -> dict[str, Any]:
+    report: TrustReport = result.report
+    s = report.summary
+    return {
+        "request_id": result.request_id,
+        "scope": result.triage.scope.value,
+        "claims": [claim_json(c) for c in report.claims],
+        "summary": {
+            "claims": s.claims,
+            "supported": s.supported,
+            "rewritten": s.rewritten,
+            "removed": s.removed,
+            "conversational": s.conversational,
+            "refused": s.refused,
+            "reason": s.reason.value if s.reason else None,
+            "detail": s.detail,
+            "trust_score": s.trust_score,
+            "statement_support": s.statement_support,
+            "response_supported": s.response_supported,
+        },
+        "sources": [source_json(n, p, tiers, today) for n, p in enumerate(report.sources, start=1)],
+    }
+
+
+def completion_json(result: PipelineResult, model: str, trust: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{result.request_id}",
+        "object": "chat.completion",
+        "created": int(result.created_at.timestamp()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": result.answer, "refusal": None},
+                "finish_reason": "stop",
+                "logprobs": None,
+            }
+        ],
+        "system_fingerprint": None,
+        "trust": trust,
+    }
+
+
+def chunk_json(result: PipelineResult, model: str, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{result.request_id}",
+        "object": "chat.completion.chunk",
+        "created": int(result.created_at.timestamp()),
+        "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+    }

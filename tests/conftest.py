@@ -1,0 +1,65 @@
+"""Shared fixtures. Heavy resources (the MiniLM model) are loaded once per session."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_EVAL = REPO.parent / "shared" / "eval"
+
+
+@pytest.fixture(scope="session")
+def embedder():  # type: ignore[no-untyped-def]
+    from gateway.knowledge.embedding import Embedder
+
+    return Embedder()
+
+
+@pytest.fixture(scope="session")
+def shared_eval() -> Path:
+    if not SHARED_EVAL.is_dir():
+        pytest.skip("../shared/eval is not present")
+    return SHARED_EVAL
+
+
+FIXTURE_KB = REPO / "tests" / "fixtures" / "kb"
+
+
+@pytest.fixture(scope="session")
+def fixture_store(embedder, tmp_path_factory):  # type: ignore[no-untyped-def]
+    """The small test corpus, ingested once into an embedded Chroma store."""
+    from gateway.knowledge.corpus import load_manifest
+    from gateway.knowledge.store import ChromaStore
+    from gateway.settings import Settings
+
+    settings = Settings(data_dir=tmp_path_factory.mktemp("fixture-index"))
+    store = ChromaStore.open(settings, embedder)
+    store.upsert_documents(load_manifest(FIXTURE_KB))
+    return store
+
+
+@pytest.fixture
+def make_services(embedder, fixture_store, tmp_path):  # type: ignore[no-untyped-def]
+    """Build Services over the fixture store with fresh metrics and audit; settings overridable."""
+    from gateway.bootstrap import build_services
+    from gateway.settings import Settings
+
+    built = []
+
+    def factory(**overrides):  # type: ignore[no-untyped-def]
+        settings = Settings(data_dir=tmp_path, knowledge_dir=FIXTURE_KB, **overrides)
+        services = build_services(settings, embedder=embedder, store=fixture_store)
+        built.append(services)
+        return services
+
+    yield factory
+    for services in built:
+        services.audit.close()

@@ -1,0 +1,232 @@
+"""The gateway end to end: the official openai SDK -> gateway -> scripted upstream, over real HTTP."""
+
+from __future__ import annotations
+
+import httpx
+import openai
+import pytest
+
+from tests.support.scripted_upstream import Reply, contract_answer, running_upstream
+from tests.support.stack import openai_client, running_gateway
+
+PARACETAMOL_DOSE = "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours."
+PARACETAMOL_MAX = "Do not take more than 4 g of paracetamol in 24 hours."
+
+
+@pytest.fixture(scope="module")
+def upstream():  # type: ignore[no-untyped-def]
+    with running_upstream() as (scripted, base_url):
+        yield scripted, base_url
+
+
+@pytest.fixture
+def gateway(upstream, make_services):  # type: ignore[no-untyped-def]
+    scripted, base_url = upstream
+    scripted.reset()
+    services = make_services(upstream_base_url=base_url, upstream_retries=0, upstream_timeout=5.0)
+    with running_gateway(services) as url:
+        yield scripted, url, services
+
+
+def supported_answer() -> str:
+    return contract_answer(
+        f"{PARACETAMOL_DOSE[:-1]} [1]. {PARACETAMOL_MAX[:-1]} [1].",
+        [(PARACETAMOL_DOSE, [1], PARACETAMOL_DOSE), (PARACETAMOL_MAX, [1], PARACETAMOL_MAX)],
+    )
+
+
+def test_non_streaming_answer_parses_with_the_sdk_and_carries_trust(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, services = gateway
+    scripted.queue(supported_answer())
+    client = openai_client(url)
+    completion = client.chat.completions.create(
+        model="clinic-bot", messages=[{"role": "user", "content": "How much paracetamol can an adult take?"}]
+    )
+    assert completion.object == "chat.completion"
+    text = completion.choices[0].message.content
+    assert text == f"{PARACETAMOL_DOSE[:-1]} [1]. {PARACETAMOL_MAX[:-1]} [1]."
+    trust = completion.model_extra["trust"]
+    assert trust["summary"]["claims"] == 2
+    assert trust["summary"]["supported"] == 2
+    assert trust["summary"]["refused"] is False
+    for claim in trust["claims"]:
+        span = claim["span"]
+        assert text[span["start"] : span["end"]].startswith(claim["text"][:20])
+        assert claim["verdict"] == "supported"
+        assert claim["outcome"] == "verified"
+        cited = trust["sources"][int(claim["source_ids"][0]) - 1]
+        assert cited["document_id"] == "paracetamol"
+    # the model was given the numbered passages and the contract
+    sent = scripted.requests[-1]
+    assert "Passages:" in sent["messages"][1]["content"]
+    assert sent["response_format"]["type"] == "json_schema"
+
+
+def test_streaming_answer_is_consumed_by_the_sdk_iterator(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = gateway
+    scripted.queue(supported_answer())
+    client = openai_client(url)
+    stream = client.chat.completions.create(
+        model="clinic-bot",
+        messages=[{"role": "user", "content": "How much paracetamol can an adult take?"}],
+        stream=True,
+    )
+    pieces, finish, trust = [], None, None
+    for chunk in stream:
+        delta = chunk.choices[0].delta
+        if delta.content:
+            pieces.append(delta.content)
+        if chunk.choices[0].finish_reason:
+            finish = chunk.choices[0].finish_reason
+            trust = chunk.model_extra.get("trust")
+    assert "".join(pieces) == f"{PARACETAMOL_DOSE[:-1]} [1]. {PARACETAMOL_MAX[:-1]} [1]."
+    assert finish == "stop"
+    assert trust is not None and trust["summary"]["supported"] == 2
+
+
+def test_raw_stream_ends_with_done(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = gateway
+    scripted.queue(supported_answer())
+    with httpx.stream(
+        "POST", f"{url}/v1/chat/completions", timeout=30,
+        json={"model": "m", "stream": True, "messages": [{"role": "user", "content": "paracetamol dose for adults?"}]},
+    ) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        assert response.headers["x-request-id"].startswith("req_")
+        lines = [line for line in response.iter_lines() if line]
+    assert lines[-1] == "data: [DONE]"
+
+
+def test_fabricated_quote_is_removed_and_the_rest_kept(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = gateway
+    fabricated = "Paracetamol cures migraines within ten minutes."
+    scripted.queue(
+        contract_answer(
+            f"{PARACETAMOL_DOSE[:-1]} [1]. {PARACETAMOL_MAX[:-1]} [1]. {fabricated[:-1]} [1].",
+            [
+                (PARACETAMOL_DOSE, [1], PARACETAMOL_DOSE),
+                (PARACETAMOL_MAX, [1], PARACETAMOL_MAX),
+                (fabricated, [1], "paracetamol cures migraines within ten minutes"),
+            ],
+        )
+    )
+    completion = openai_client(url).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "How much paracetamol can an adult take?"}]
+    )
+    text = completion.choices[0].message.content
+    assert "migraines" not in text
+    assert text == f"{PARACETAMOL_DOSE[:-1]} [1]. {PARACETAMOL_MAX[:-1]} [1]."
+    trust = completion.model_extra["trust"]
+    assert trust["summary"]["removed"] == 1
+    removed = [c for c in trust["claims"] if c["outcome"] == "removed"]
+    assert removed[0]["original_text"] == fabricated
+    assert removed[0]["span"] is None
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        (Reply(status=500), "upstream_error"),
+        (Reply(status=503), "upstream_error"),
+        (Reply(status=429), "upstream_error"),
+        (Reply(raw_body="this is not json"), "malformed_output"),
+        (Reply(content="{\"answer\": 3}"), "malformed_output"),
+        (Reply(content=""), "malformed_output"),
+        (Reply(delay=3.0, content="late"), "upstream_error"),
+    ],
+)
+def test_upstream_failures_become_safe_refusals(gateway, reply, reason, make_services) -> None:  # type: ignore[no-untyped-def]
+    scripted, _, _ = gateway
+    scripted.reset()
+    services = make_services(
+        upstream_base_url=f"{scripted_base(gateway)}", upstream_retries=0, upstream_timeout=1.0
+    )
+    scripted.queue(reply)
+    with running_gateway(services) as url:
+        completion = openai_client(url).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "How much paracetamol can an adult take?"}]
+        )
+        metrics = httpx.get(f"{url}/metrics").text
+    trust = completion.model_extra["trust"]
+    assert trust["summary"]["refused"] is True
+    assert trust["summary"]["reason"] == reason
+    assert "could not produce a checked answer" in completion.choices[0].message.content
+    assert "late" not in completion.choices[0].message.content
+    assert 'gateway_requests_total{outcome="error"} 1.0' in metrics
+
+
+def scripted_base(gateway) -> str:  # type: ignore[no-untyped-def]
+    _, _, services = gateway
+    return services.settings.upstream_base_url
+
+
+def test_connection_refused_is_a_safe_refusal(make_services) -> None:  # type: ignore[no-untyped-def]
+    from tests.support.servers import free_port
+
+    services = make_services(upstream_base_url=f"http://127.0.0.1:{free_port()}/v1", upstream_retries=0)
+    with running_gateway(services) as url:
+        completion = openai_client(url).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "How much paracetamol can an adult take?"}]
+        )
+        metrics = httpx.get(f"{url}/metrics").text
+    assert completion.model_extra["trust"]["summary"]["reason"] == "upstream_error"
+    assert 'gateway_upstream_errors_total{type="connection"} 1.0' in metrics
+
+
+def test_models_health_ready_and_metrics(gateway) -> None:  # type: ignore[no-untyped-def]
+    _, url, services = gateway
+    models = openai_client(url).models.list()
+    assert [m.id for m in models.data] == [services.settings.model_name]
+    assert httpx.get(f"{url}/healthz").json() == {"status": "ok"}
+    ready = httpx.get(f"{url}/readyz")
+    assert ready.status_code == 200 and ready.json()["passages"] > 0
+    metrics = httpx.get(f"{url}/metrics")
+    assert metrics.headers["content-type"].startswith("text/plain")
+    assert "gateway_claims_total" in metrics.text
+
+
+BAD_BODIES = [
+    (b"{not json", "invalid_json", None),
+    (b"[]", "invalid_json", None),
+    (b'{"model": "m"}', "missing_required_parameter", "messages"),
+    (b'{"model": "m", "messages": []}', "empty_array", "messages"),
+    (b'{"model": "m", "messages": "hi"}', "invalid_type", "messages"),
+    (b'{"model": "m", "messages": [{"role": "wizard", "content": "hi"}]}', "invalid_value", "messages[0].role"),
+    (b'{"model": "m", "messages": [{"role": "user", "content": 5}]}', "invalid_type", "messages[0].content"),
+    (b'{"messages": [{"role": "user", "content": "hi"}]}', "missing_required_parameter", "model"),
+    (b'{"model": "m", "temperature": "hot", "messages": [{"role": "user", "content": "hi"}]}', "invalid_type", "temperature"),
+    (b'{"model": "m", "max_tokens": 0, "messages": [{"role": "user", "content": "hi"}]}', "invalid_value", "max_tokens"),
+    (b'{"model": "m", "stream": "yes", "messages": [{"role": "user", "content": "hi"}]}', "invalid_type", "stream"),
+    (b'{"model": "m", "metadata": {"a": 1}, "messages": [{"role": "user", "content": "hi"}]}', "invalid_type", "metadata.a"),
+    (b'{"model": "m", "messages": [{"role": "system", "content": "be nice"}]}', "invalid_value", "messages"),
+]
+
+
+@pytest.mark.parametrize(("body", "code", "param"), BAD_BODIES)
+def test_bad_requests_get_openai_errors_naming_the_field(gateway, body, code, param) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = gateway
+    response = httpx.post(f"{url}/v1/chat/completions", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == code
+    assert error["param"] == param
+    assert error["type"] == "invalid_request_error"
+    assert error["message"]
+
+
+def test_oversized_body_is_rejected_with_413(gateway) -> None:  # type: ignore[no-untyped-def]
+    _, url, services = gateway
+    big = "x" * (services.settings.max_body_bytes + 10)
+    response = httpx.post(
+        f"{url}/v1/chat/completions",
+        json={"model": "m", "messages": [{"role": "user", "content": big}]},
+    )
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "request_too_large"
+
+
+def test_sdk_raises_its_own_error_type_for_gateway_4xx(gateway) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = gateway
+    with pytest.raises(openai.BadRequestError) as info:
+        openai_client(url).chat.completions.create(model="m", messages=[])
+    assert info.value.body["param"] == "messages"  # type: ignore[index]

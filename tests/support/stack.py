@@ -1,0 +1,25 @@
+"""A running gateway on loopback, built over test services."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from gateway.services import Services
+from gateway.web.app import create_app
+from tests.support.servers import serve_in_thread
+
+
+@contextmanager
+def running_gateway(services: Services) -> Iterator[str]:
+    """Serve the gateway app over ``services``; yields its base URL."""
+    app = create_app(services.settings, services=services)
+    with serve_in_thread(app) as url:
+        yield url
+
+
+def openai_client(base_url: str, **kwargs: Any) -> Any:
+    import openai
+
+    return openai.OpenAI(base_url=f"{base_url}/v1", api_key=kwargs.pop("api_key", "test-key"), max_retries=0, **kwargs)
