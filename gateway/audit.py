@@ -115,13 +115,29 @@ class AuditLog:
             clauses.append("created_at <= ?")
             params.append(flt.until.isoformat())
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        sql = (
-            "SELECT id, created_at, outcome, scope, refused, reason, claims, rewritten, removed, question, answer "
-            f"FROM requests {where} ORDER BY created_at DESC LIMIT ? OFFSET ?"  # noqa: S608
+        columns = (
+            "id, created_at, outcome, scope, refused, reason, claims, rewritten, removed, question, answer"
         )
+        # only fixed clause strings are interpolated; every value is a bound parameter
+        sql = f"SELECT {columns} FROM requests {where} ORDER BY created_at DESC LIMIT ? OFFSET ?"  # noqa: S608
         with self._lock:
             rows = self._db.execute(sql, [*params, flt.limit, flt.offset]).fetchall()
-        return [AuditRow(*r[:4], bool(r[4]), *r[5:]) for r in rows]
+        return [
+            AuditRow(
+                id=r[0],
+                created_at=r[1],
+                outcome=r[2],
+                scope=r[3],
+                refused=bool(r[4]),
+                reason=r[5],
+                claims=r[6],
+                rewritten=r[7],
+                removed=r[8],
+                question=r[9],
+                answer=r[10],
+            )
+            for r in rows
+        ]
 
     def get(self, request_id: str) -> dict[str, Any] | None:
         with self._lock:

@@ -63,13 +63,22 @@ def cmd_ask(args: argparse.Namespace) -> int:
     request = ChatRequest(messages=(Message(Role.USER, args.question),), model=settings.model_name)
     result = asyncio.run(answer(request, services))
     if args.json:
-        print(json.dumps({"answer": result.answer, "trust": trust_json(result, services.policy.tiers,
-                                                                       services.today())}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "answer": result.answer,
+                    "trust": trust_json(result, services.policy.tiers, services.today()),
+                },
+                indent=2,
+            )
+        )
     else:
         print(result.answer)
         summary = result.report.summary
-        print(f"\n[{summary.claims} claims: {summary.supported} supported, {summary.rewritten} rewritten, "
-              f"{summary.removed} removed; refused={summary.refused} {summary.reason or ''}]")
+        print(
+            f"\n[{summary.claims} claims: {summary.supported} supported, {summary.rewritten} rewritten, "
+            f"{summary.removed} removed; refused={summary.refused} {summary.reason or ''}]"
+        )
         for number, passage in enumerate(result.passages, start=1):
             print(f"[{number}] {passage.title} - {passage.org} - {passage.url}")
     return 0
@@ -92,7 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(func=cmd_serve)
 
     ingest = sub.add_parser("ingest", help="ingest a corpus directory (manifest.yaml + documents)")
-    ingest.add_argument("directory", nargs="?", help="corpus directory (default: GATEWAY_KNOWLEDGE_DIR or bundled)")
+    ingest.add_argument(
+        "directory", nargs="?", help="corpus directory (default: GATEWAY_KNOWLEDGE_DIR or bundled)"
+    )
     ingest.set_defaults(func=cmd_ingest)
 
     ask = sub.add_parser("ask", help="answer one question through the whole pipeline")

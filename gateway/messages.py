@@ -16,7 +16,7 @@ class Messages:
     def __init__(self, templates_dir: Path, context: OperatingContext) -> None:
         self._env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(str(templates_dir)),
-            autoescape=False,  # plain text for the chat API; the HTML pages escape it themselves
+            autoescape=False,  # noqa: S701 - plain text for the chat API; HTML pages escape it themselves
             undefined=jinja2.StrictUndefined,
             trim_blocks=True,
             lstrip_blocks=True,

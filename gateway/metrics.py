@@ -34,9 +34,7 @@ class GatewayMetrics:
             ["outcome"],
             registry=r,
         )
-        self.refusals = Counter(
-            "gateway_refusals", "Refused answers by reason.", ["reason"], registry=r
-        )
+        self.refusals = Counter("gateway_refusals", "Refused answers by reason.", ["reason"], registry=r)
         self.claims = Counter(
             "gateway_claims",
             "Claims of the model's drafts by first verdict (before SourceCleanup).",
@@ -69,9 +67,7 @@ class GatewayMetrics:
             ["grounded"],
             registry=r,
         )
-        self.statements = Counter(
-            "gateway_statements", "Statements of drafts by kind.", ["kind"], registry=r
-        )
+        self.statements = Counter("gateway_statements", "Statements of drafts by kind.", ["kind"], registry=r)
         self.context_relevance = Histogram(
             "gateway_context_relevance",
             "Relevance of the best retrieved passage for each in-scope question.",

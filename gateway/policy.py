@@ -94,9 +94,15 @@ class VerificationPolicy:
         _check_range(self, "local_similarity_ceiling", -1.0, 1.0)
         if self.local_similarity_ceiling <= self.local_similarity_floor:
             raise _field_error(self, "local_similarity_ceiling", "must be above local_similarity_floor")
-        for name in ("local_similarity_weight", "missing_number_penalty", "missing_entity_penalty",
-                     "missing_quantifier_penalty", "clash_score", "contradiction_similarity",
-                     "unanchored_support_threshold"):
+        for name in (
+            "local_similarity_weight",
+            "missing_number_penalty",
+            "missing_entity_penalty",
+            "missing_quantifier_penalty",
+            "clash_score",
+            "contradiction_similarity",
+            "unanchored_support_threshold",
+        ):
             _check_range(self, name, 0.0, 1.0)
         _check_range(self, "local_candidates", 1, 50)
         _check_range(self, "local_window_sentences", 1, 10)
@@ -292,7 +298,9 @@ def _coerce(hint: Any, value: Any, source: str, path: str) -> Any:
             return tuple(_coerce(args[0], v, source, f"{path}[{i}]") for i, v in enumerate(value))
         if len(value) != len(args):
             raise ConfigurationError(source, path, f"expected a list of {len(args)} items")
-        return tuple(_coerce(a, v, source, f"{path}[{i}]") for i, (a, v) in enumerate(zip(args, value, strict=True)))
+        return tuple(
+            _coerce(a, v, source, f"{path}[{i}]") for i, (a, v) in enumerate(zip(args, value, strict=True))
+        )
     if origin is Literal:
         if value not in args:
             raise ConfigurationError(source, path, f"must be one of {', '.join(map(str, args))}")

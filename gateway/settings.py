@@ -121,7 +121,9 @@ class Settings:
         if self.max_body_bytes < 1024:
             raise ConfigurationError("GATEWAY_MAX_BODY_BYTES", "max_body_bytes", "must be >= 1024")
         if self.chroma_url and not self.chroma_url.startswith(("http://", "https://")):
-            raise ConfigurationError("GATEWAY_CHROMA_URL", "chroma_url", "must start with http:// or https://")
+            raise ConfigurationError(
+                "GATEWAY_CHROMA_URL", "chroma_url", "must start with http:// or https://"
+            )
         if self.upstream_base_url and not self.upstream_base_url.startswith(("http://", "https://")):
             raise ConfigurationError(
                 "GATEWAY_UPSTREAM_BASE_URL", "upstream_base_url", "must start with http:// or https://"

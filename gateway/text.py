@@ -8,10 +8,40 @@ import unicodedata
 from gateway.domain import Span
 
 _ABBREVIATIONS = {
-    "e.g", "i.e", "etc", "vs", "dr", "mr", "mrs", "ms", "prof", "approx", "fig", "no", "st", "jr", "sr",
-    "inc", "ltd", "co", "u.s", "u.k", "a.m", "p.m", "min", "max", "mg", "ml", "wk", "wks", "hr", "hrs",
+    "e.g",
+    "i.e",
+    "etc",
+    "vs",
+    "dr",
+    "mr",
+    "mrs",
+    "ms",
+    "prof",
+    "approx",
+    "fig",
+    "no",
+    "st",
+    "jr",
+    "sr",
+    "inc",
+    "ltd",
+    "co",
+    "u.s",
+    "u.k",
+    "a.m",
+    "p.m",
+    "min",
+    "max",
+    "mg",
+    "ml",
+    "wk",
+    "wks",
+    "hr",
+    "hrs",
 }
-_BOUNDARY = re.compile(r"([.!?]+)([\"')\]]*)(\s+(?:\[\d+(?:\s*,\s*\d+)*\]\s*)?)(?=[\"'(\[]?[A-Z0-9])|\n\s*\n|\n(?=\s*[-*•]\s)")
+_BOUNDARY = re.compile(
+    r"([.!?]+)([\"')\]]*)(\s+(?:\[\d+(?:\s*,\s*\d+)*\]\s*)?)(?=[\"'(\[]?[A-Z0-9])|\n\s*\n|\n(?=\s*[-*•]\s)"
+)
 _MARKER_TAIL = re.compile(r"\s*(\[\d+(?:\s*,\s*\d+)*\])+")
 
 

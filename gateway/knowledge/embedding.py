@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -58,7 +59,8 @@ class Embedder:
         return np.asarray(vectors, dtype=np.float32)
 
     def encode_one(self, text: str) -> Vector:
-        return self.encode([text])[0]
+        vector: Vector = self.encode([text])[0]
+        return vector
 
 
 @register_embedding_function
@@ -89,7 +91,7 @@ class MiniLMEmbeddingFunction(EmbeddingFunction[Documents]):
     @staticmethod
     def build_from_config(config: dict[str, Any]) -> MiniLMEmbeddingFunction:
         path = config.get("model_path")
-        return MiniLMEmbeddingFunction(model_path=path if path and os.path.isdir(path) else None)
+        return MiniLMEmbeddingFunction(model_path=path if path and Path(path).is_dir() else None)
 
     def get_config(self) -> dict[str, Any]:
         return {"model_path": self._model_path}

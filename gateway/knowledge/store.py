@@ -59,7 +59,9 @@ class ChromaStore:
                 collection, embedding_function=function, configuration={"hnsw": {"space": "cosine"}}
             )
             self._sentences = client.get_or_create_collection(
-                f"{collection}_sentences", embedding_function=function, configuration={"hnsw": {"space": "cosine"}}
+                f"{collection}_sentences",
+                embedding_function=function,
+                configuration={"hnsw": {"space": "cosine"}},
             )
         except Exception as err:
             raise StoreError(f"cannot open Chroma collection {collection!r}: {err}") from err
@@ -190,7 +192,10 @@ class ChromaStore:
 
     def _write_chunks(self, document: SourceDocument, chunks: list[Chunk]) -> None:
         passage_vectors = self._embedder.encode(
-            [f"{document.title} - {c.section}: {c.text}" if c.section else f"{document.title}: {c.text}" for c in chunks]
+            [
+                f"{document.title} - {c.section}: {c.text}" if c.section else f"{document.title}: {c.text}"
+                for c in chunks
+            ]
         )
         sentence_ids: list[str] = []
         sentence_texts: list[str] = []

@@ -19,7 +19,9 @@ from gateway.policy import TierPolicy
 from gateway.tiers import resolve_tier, trust_score
 
 
-def badges_for(result: ClaimResult, passages: Sequence[Passage], policy: TierPolicy, today: dt.date) -> tuple[Badge, ...]:
+def badges_for(
+    result: ClaimResult, passages: Sequence[Passage], policy: TierPolicy, today: dt.date
+) -> tuple[Badge, ...]:
     verdict = result.rewrite_verdict or result.verdict
     evidence = verdict.evidence
     numbers = list(result.statement.source_numbers)

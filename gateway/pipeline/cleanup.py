@@ -47,12 +47,20 @@ def judge_claims(
     for statement, verdict in zip(claims, verdicts, strict=True):
         rule = safety_rule(statement.text, policy)
         if verdict.supported:
-            results.append(ClaimResult(statement, verdict, ClaimOutcome.VERIFIED, statement.text, safety_critical=bool(rule)))
+            results.append(
+                ClaimResult(
+                    statement, verdict, ClaimOutcome.VERIFIED, statement.text, safety_critical=bool(rule)
+                )
+            )
         else:
             results.append(
                 ClaimResult(
-                    statement, verdict, ClaimOutcome.REMOVED, None,
-                    reason=verdict.reason or verdict.check, safety_critical=bool(rule),
+                    statement,
+                    verdict,
+                    ClaimOutcome.REMOVED,
+                    None,
+                    reason=verdict.reason or verdict.check,
+                    safety_critical=bool(rule),
                 )
             )
     return results
@@ -64,7 +72,10 @@ def refusal_reason(results: Sequence[ClaimResult], policy: CleanupPolicy) -> tup
     removed = [r for r in results if r.outcome is ClaimOutcome.REMOVED]
     critical = [r for r in removed if r.safety_critical]
     if critical:
-        return RefusalReason.SAFETY_CRITICAL_FAILED, f"a safety-critical claim failed verification: {critical[0].statement.text!r}"
+        return (
+            RefusalReason.SAFETY_CRITICAL_FAILED,
+            f"a safety-critical claim failed verification: {critical[0].statement.text!r}",
+        )
     if len(removed) == len(results):
         return RefusalReason.NO_CLAIM_SURVIVED, "no claim was supported by its cited source"
     share = len(removed) / len(results)
@@ -93,7 +104,11 @@ def assemble(
         if any(r.outcome is ClaimOutcome.REMOVED for r in claim_results):
             continue
         rewritten = [r for r in claim_results if r.outcome is ClaimOutcome.REWRITTEN]
-        text = rewritten[0].final_text if rewritten and rewritten[0].final_text else answer[statement.span.start : statement.span.end]
+        text = (
+            rewritten[0].final_text
+            if rewritten and rewritten[0].final_text
+            else answer[statement.span.start : statement.span.end]
+        )
         if pieces:
             cursor += 1
         placed[index] = Span(cursor, cursor + len(text))
@@ -101,7 +116,11 @@ def assemble(
         cursor += len(text)
     final = []
     for result in results:
-        span = placed.get(result.statement.sentence_index) if result.outcome is not ClaimOutcome.REMOVED else None
+        span = (
+            placed.get(result.statement.sentence_index)
+            if result.outcome is not ClaimOutcome.REMOVED
+            else None
+        )
         final.append(_with_span(result, span))
     return " ".join(pieces), final
 

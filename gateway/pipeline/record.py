@@ -53,7 +53,9 @@ def _count_metrics(result: PipelineResult, services: Services) -> None:
         m.claims.labels(verdict=verdict.label.value).inc()
         m.claim_methods.labels(method=verdict.method, verdict=verdict.label.value).inc()
     if result.verdicts:
-        m.responses_checked.labels(fully_supported=str(all(v.supported for v in result.verdicts)).lower()).inc()
+        m.responses_checked.labels(
+            fully_supported=str(all(v.supported for v in result.verdicts)).lower()
+        ).inc()
         grounded = _grounded_sentences(result)
         for ok in grounded.values():
             m.informative_sentences.labels(grounded=str(ok).lower()).inc()
@@ -83,7 +85,9 @@ def _grounded_sentences(result: PipelineResult) -> dict[int, bool]:
     grounded: dict[int, bool] = {}
     claims = [s for s in result.statements if s.is_claim]
     for statement, verdict in zip(claims, result.verdicts, strict=True):
-        grounded[statement.sentence_index] = grounded.get(statement.sentence_index, True) and verdict.supported
+        grounded[statement.sentence_index] = (
+            grounded.get(statement.sentence_index, True) and verdict.supported
+        )
     return grounded
 
 

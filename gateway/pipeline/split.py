@@ -28,7 +28,8 @@ _DISCLAIMER = re.compile(
     r"(not (a substitute|medical advice|able to diagnose)|general information|"
     r"(speak|talk|check) (to|with) (your|a) (doctor|gp|pharmacist|clinician|nurse|care team)|"
     r"(ask|contact|see) (your|a) (doctor|gp|pharmacist|clinician|nurse|care team)|"
-    r"(the|my|these) (vetted )?sources? (do|does) not|(is|are) not covered by|i could not find|i can'?t find)",
+    r"(the|my|these) (vetted )?sources? (do|does) not|(is|are) not covered by|"
+    r"i could not find|i can'?t find)",
     re.IGNORECASE,
 )
 

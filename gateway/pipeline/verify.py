@@ -18,7 +18,9 @@ def claims_to_check(claims: Sequence[Statement], passages: Sequence[Passage]) ->
     return checks
 
 
-async def verify(claims: Sequence[Statement], passages: Sequence[Passage], verifier: Verifier) -> list[Verdict]:
+async def verify(
+    claims: Sequence[Statement], passages: Sequence[Passage], verifier: Verifier
+) -> list[Verdict]:
     if not claims:
         return []
     verdicts = await verifier.verify(claims_to_check(claims, passages))

@@ -83,7 +83,10 @@ def build_messages(request: ChatRequest, passages: Sequence[Passage]) -> list[di
     client_instructions = [m.content for m in request.messages if m.role in (Role.SYSTEM, Role.DEVELOPER)]
     if client_instructions:
         messages.append(
-            {"role": "system", "content": CLIENT_INSTRUCTIONS_HEADER + "\n\n" + "\n\n".join(client_instructions)}
+            {
+                "role": "system",
+                "content": CLIENT_INSTRUCTIONS_HEADER + "\n\n" + "\n\n".join(client_instructions),
+            }
         )
     messages.extend(_dialogue(request.messages))
     return messages
@@ -157,8 +160,13 @@ def _parse_inline(text: str, passage_count: int, upstream_seconds: float) -> Dra
         numbers = markers_in(sentence)
         if numbers:
             claims.append(DraftClaim(text=strip_markers(sentence), source_numbers=numbers, quote=None))
-    return Draft(answer=answer, claims=tuple(claims), format=DraftFormat.INLINE, raw=text,
-                 upstream_seconds=upstream_seconds)
+    return Draft(
+        answer=answer,
+        claims=tuple(claims),
+        format=DraftFormat.INLINE,
+        raw=text,
+        upstream_seconds=upstream_seconds,
+    )
 
 
 def markers_in(text: str) -> tuple[int, ...]:

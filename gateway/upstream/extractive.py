@@ -39,8 +39,13 @@ class ExtractiveResponder:
         parts = [cite(sentence, number) for number, sentence in chosen]
         claims = tuple(DraftClaim(text=s, source_numbers=(n,), quote=s) for n, s in chosen)
         answer = " ".join(parts)
-        return Draft(answer=answer, claims=claims, format=DraftFormat.JSON, raw=answer,
-                     upstream_seconds=time.perf_counter() - started)
+        return Draft(
+            answer=answer,
+            claims=claims,
+            format=DraftFormat.JSON,
+            raw=answer,
+            upstream_seconds=time.perf_counter() - started,
+        )
 
     def _choose(self, question: str, passages: Sequence[Passage]) -> list[tuple[int, str]]:
         candidates: list[tuple[int, int, str]] = []

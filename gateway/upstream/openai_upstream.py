@@ -94,7 +94,9 @@ class OpenAIUpstream:
         except openai.RateLimitError as err:
             raise UpstreamRateLimited("the upstream is rate limiting the gateway") from err
         except openai.APIStatusError as err:
-            raise UpstreamHTTPError(f"the upstream answered HTTP {err.status_code}", status_code=err.status_code) from err
+            raise UpstreamHTTPError(
+                f"the upstream answered HTTP {err.status_code}", status_code=err.status_code
+            ) from err
         except openai.APIResponseValidationError as err:
             raise MalformedDraft(f"the upstream's response does not follow the protocol: {err}") from err
         except openai.OpenAIError as err:

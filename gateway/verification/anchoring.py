@@ -88,7 +88,9 @@ class QuoteAnchoringVerifier:
             return Verdict(VerdictLabel.UNSUPPORTED, 0.0, self.name, "no_source", "the claim cites no source")
         quote = (claim.quote or "").strip()
         if len(quote) < self._min_chars:
-            return Verdict(VerdictLabel.UNSUPPORTED, 0.0, self.name, "no_quote", "the claim carries no usable quote")
+            return Verdict(
+                VerdictLabel.UNSUPPORTED, 0.0, self.name, "no_quote", "the claim carries no usable quote"
+            )
         best: tuple[Anchor, int, Passage] | None = None
         for number, passage in claim.sources:
             anchor = find_quote(quote, passage.text, self._threshold)
@@ -96,10 +98,22 @@ class QuoteAnchoringVerifier:
                 best = (anchor, number, passage)
         if best is None:
             return Verdict(
-                VerdictLabel.UNSUPPORTED, 0.0, self.name, "quote_not_found",
+                VerdictLabel.UNSUPPORTED,
+                0.0,
+                self.name,
+                "quote_not_found",
                 "the quote does not occur in the cited source",
             )
         anchor, number, passage = best
-        evidence = Evidence(number, passage.id, passage.text[anchor.span.start : anchor.span.end], anchor.span)
+        evidence = Evidence(
+            number, passage.id, passage.text[anchor.span.start : anchor.span.end], anchor.span
+        )
         check = "quote_exact" if anchor.exact else "quote_fuzzy"
-        return Verdict(VerdictLabel.SUPPORTED, anchor.score, self.name, check, "quote found in the cited source", evidence)
+        return Verdict(
+            VerdictLabel.SUPPORTED,
+            anchor.score,
+            self.name,
+            check,
+            "quote found in the cited source",
+            evidence,
+        )

@@ -65,22 +65,30 @@ def _passed(name: CheckName) -> CheckResult:
 _WORD = re.compile(r"[a-z0-9]+(?:['’-][a-z0-9]+)*")
 STEM_PREFIX = 5
 """Stems are truncated to this many characters: cheap, and merges reduce/reduced/reduction."""
-_SUFFIXES = ("ingly", "edly", "ations", "ation", "ments", "ment", "ness", "ities", "ity", "ions", "ion",
-             "ing", "ed", "es", "s", "ly")
+_SUFFIXES = (
+    "ingly",
+    "edly",
+    "ations",
+    "ation",
+    "ments",
+    "ment",
+    "ness",
+    "ities",
+    "ity",
+    "ions",
+    "ion",
+    "ing",
+    "ed",
+    "es",
+    "s",
+    "ly",
+)
 _MIN_ROOT = 3
 """A suffix is stripped only when at least this many characters remain."""
 
-STOPWORDS = frozenset("""
-a an the and or but if then than that this these those there here of in on at to for from by with
-about as into over under after before during between through against among per via is are was were be
-been being am do does did doing have has had having it its it's they them their theirs he she him her
-his hers we us our you your i me my mine who whom whose which what when where why how also such so
-very just only more most less other others another any each both either own same too can could may
-might must shall should will would one some many much few lot lots get gets got make makes made
-people person patients patient study studies show shows shown found
-find including include includes known like well even still yet however while whether new according
-researchers scientists report reported reports say says said called because due thus therefore
-""".split())
+STOPWORDS = frozenset(
+    ["a", "an", "the", "and", "or", "but", "if", "then", "than", "that", "this", "these", "those", "there", "here", "of", "in", "on", "at", "to", "for", "from", "by", "with", "about", "as", "into", "over", "under", "after", "before", "during", "between", "through", "against", "among", "per", "via", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "doing", "have", "has", "had", "having", "it", "its", "it's", "they", "them", "their", "theirs", "he", "she", "him", "her", "his", "hers", "we", "us", "our", "you", "your", "i", "me", "my", "mine", "who", "whom", "whose", "which", "what", "when", "where", "why", "how", "also", "such", "so", "very", "just", "only", "more", "most", "less", "other", "others", "another", "any", "each", "both", "either", "own", "same", "too", "can", "could", "may", "might", "must", "shall", "should", "will", "would", "one", "some", "many", "much", "few", "lot", "lots", "get", "gets", "got", "make", "makes", "made", "people", "person", "patients", "patient", "study", "studies", "show", "shows", "shown", "found", "find", "including", "include", "includes", "known", "like", "well", "even", "still", "yet", "however", "while", "whether", "new", "according", "researchers", "scientists", "report", "reported", "reports", "say", "says", "said", "called", "because", "due", "thus", "therefore"]
+)
 
 
 def tokens(text: str) -> list[str]:
@@ -116,10 +124,35 @@ def coverage(claim: str, evidence: str) -> float:
 # Numbers, units, ranges and frequencies
 
 _SMALL = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30,
-    "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "dozen": 12,
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+    "dozen": 12,
 }
 _SCALES = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
 _FRACTIONS = {"half": 0.5, "quarter": 0.25}
@@ -149,16 +182,50 @@ for _names, _dim, _factor in (
     (("mmol/l", "mmol"), "mmol", 1.0),
     (("mg/dl",), "mg/dl", 1.0),
     (("kcal", "calories", "calorie"), "energy", 1.0),
-    (("tablet", "tablets", "pill", "pills", "capsule", "capsules", "puff", "puffs", "drop", "drops",
-      "dose", "doses", "sachet", "sachets", "teaspoon", "teaspoons", "spoonful", "spoonfuls"), "count", 1.0),
+    (
+        (
+            "tablet",
+            "tablets",
+            "pill",
+            "pills",
+            "capsule",
+            "capsules",
+            "puff",
+            "puffs",
+            "drop",
+            "drops",
+            "dose",
+            "doses",
+            "sachet",
+            "sachets",
+            "teaspoon",
+            "teaspoons",
+            "spoonful",
+            "spoonfuls",
+        ),
+        "count",
+        1.0,
+    ),
     (("times", "fold", "x"), "times", 1.0),
 ):
     for _name in _names:
         _UNITS[_name] = (_dim, _factor)
 _UNIT_RE = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True))
 
-_PERIODS = {"day": 1.0, "daily": 1.0, "week": 1 / 7, "weekly": 1 / 7, "month": 1 / 30, "monthly": 1 / 30,
-            "hour": 24.0, "hourly": 24.0, "night": 1.0, "nightly": 1.0, "year": 1 / 365, "yearly": 1 / 365}
+_PERIODS = {
+    "day": 1.0,
+    "daily": 1.0,
+    "week": 1 / 7,
+    "weekly": 1 / 7,
+    "month": 1 / 30,
+    "monthly": 1 / 30,
+    "hour": 24.0,
+    "hourly": 24.0,
+    "night": 1.0,
+    "nightly": 1.0,
+    "year": 1 / 365,
+    "yearly": 1 / 365,
+}
 _HOURS_PER_DAY = 24.0
 _DAYS_PER_WEEK = 7.0
 _COUNT_WORDS = {"once": 1.0, "twice": 2.0, "thrice": 3.0}
@@ -266,7 +333,10 @@ def extract_quantities(text: str) -> list[Quantity]:
 
 
 def _take(
-    text: str, pattern: re.Pattern[str], found: list[Quantity], build: Callable[[re.Match[str]], Quantity | None]
+    text: str,
+    pattern: re.Pattern[str],
+    found: list[Quantity],
+    build: Callable[[re.Match[str]], Quantity | None],
 ) -> str:
     """Collect quantities for each match and blank the matched text so later patterns skip it."""
     pieces: list[str] = []
@@ -342,9 +412,12 @@ def _compatible(a: str | None, b: str | None) -> bool:
 
 def _quantity_supported(claim: Quantity, evidence: Sequence[Quantity]) -> bool:
     if claim.is_range and any(
-        e.is_range and _value_matches(claim, claim.low, claim.raw_low, e)
-        and _close(e.raw_high if claim.dimension is None or e.dimension is None else e.high,
-                   claim.raw_high if claim.dimension is None or e.dimension is None else claim.high)
+        e.is_range
+        and _value_matches(claim, claim.low, claim.raw_low, e)
+        and _close(
+            e.raw_high if claim.dimension is None or e.dimension is None else e.high,
+            claim.raw_high if claim.dimension is None or e.dimension is None else claim.high,
+        )
         for e in evidence
     ):
         return True
@@ -373,9 +446,12 @@ def check_numbers(claim: str, evidence: str) -> CheckResult:
         same_kind = [e for e in have if e.dimension == quantity.dimension and not _is_year(e)]
         if same_kind and not _is_year(quantity):
             shown = ", ".join(e.text for e in same_kind)
-            return CheckResult(CheckName.NUMBER, CheckOutcome.CLASH,
-                               f"claim says {quantity.text!r}, evidence says {shown!r}")
-        return CheckResult(CheckName.NUMBER, CheckOutcome.MISSING, f"{quantity.text!r} is not in the evidence")
+            return CheckResult(
+                CheckName.NUMBER, CheckOutcome.CLASH, f"claim says {quantity.text!r}, evidence says {shown!r}"
+            )
+        return CheckResult(
+            CheckName.NUMBER, CheckOutcome.MISSING, f"{quantity.text!r} is not in the evidence"
+        )
     return _passed(CheckName.NUMBER)
 
 
@@ -420,23 +496,32 @@ def check_negation(claim: str, evidence: str) -> CheckResult:
     for scope in claim_scopes:
         shared = scope & evidence_stems
         if shared and not any(shared & e for e in evidence_scopes):
-            return CheckResult(CheckName.NEGATION, CheckOutcome.CLASH,
-                               f"the claim negates {', '.join(sorted(shared))}; the evidence does not")
+            return CheckResult(
+                CheckName.NEGATION,
+                CheckOutcome.CLASH,
+                f"the claim negates {', '.join(sorted(shared))}; the evidence does not",
+            )
     for scope in evidence_scopes:
         shared = scope & claim_stems
         if shared and not any(shared & c for c in claim_scopes):
-            return CheckResult(CheckName.NEGATION, CheckOutcome.CLASH,
-                               f"the evidence negates {', '.join(sorted(shared))}; the claim does not")
+            return CheckResult(
+                CheckName.NEGATION,
+                CheckOutcome.CLASH,
+                f"the evidence negates {', '.join(sorted(shared))}; the claim does not",
+            )
     return _passed(CheckName.NEGATION)
 
 
 _ANTONYMS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
     (frozenset(stem(w) for w in a.split()), frozenset(stem(w) for w in b.split()))
     for a, b in (
-        ("increase increases increased increasing raise raises raised rise rises rising elevated elevate "
-         "boost boosts boosted higher more greater", "decrease decreases decreased decreasing reduce reduces "
-         "reduced reducing reduction lower lowers lowered lowering fall falls fell drop drops dropped "
-         "less fewer diminish diminished decline declined"),
+        (
+            "increase increases increased increasing raise raises raised rise rises rising elevated elevate "
+            "boost boosts boosted higher more greater",
+            "decrease decreases decreased decreasing reduce reduces "
+            "reduced reducing reduction lower lowers lowered lowering fall falls fell drop drops dropped "
+            "less fewer diminish diminished decline declined",
+        ),
         ("effective efficacious works", "ineffective useless"),
         ("safe harmless", "unsafe dangerous harmful toxic"),
         ("improve improves improved improving improvement better", "worsen worsens worsened worsening worse"),
@@ -471,9 +556,12 @@ def check_antonyms(claim: str, evidence: str) -> CheckResult:
         for mine, other in ((left, right), (right, left)):
             said = claim_stems & mine
             if said and not evidence_stems & mine and evidence_stems & other:
-                return CheckResult(CheckName.ANTONYM, CheckOutcome.CLASH,
-                                   f"the claim says {sorted(said)[0]!r}; the evidence says "
-                                   f"{sorted(evidence_stems & other)[0]!r}")
+                return CheckResult(
+                    CheckName.ANTONYM,
+                    CheckOutcome.CLASH,
+                    f"the claim says {sorted(said)[0]!r}; the evidence says "
+                    f"{sorted(evidence_stems & other)[0]!r}",
+                )
     return _passed(CheckName.ANTONYM)
 
 
@@ -481,14 +569,29 @@ def check_antonyms(claim: str, evidence: str) -> CheckResult:
 # Qualifiers and quantifiers
 
 _STRENGTH: tuple[tuple[int, re.Pattern[str]], ...] = (
-    (4, re.compile(r"\b(?:always|all|every|everyone|everybody|entirely|completely|totally|guarantee[sd]?|"
-                   r"definitely|certainly|invariably|without exception|100 ?%|cures?|eliminates?|"
-                   r"proves?|proven)\b")),
-    (3, re.compile(r"\b(?:most|mostly|usually|generally|typically|majority|nearly all|almost all|"
-                   r"largely|predominantly|strongly)\b")),
+    (
+        4,
+        re.compile(
+            r"\b(?:always|all|every|everyone|everybody|entirely|completely|totally|guarantee[sd]?|"
+            r"definitely|certainly|invariably|without exception|100 ?%|cures?|eliminates?|"
+            r"proves?|proven)\b"
+        ),
+    ),
+    (
+        3,
+        re.compile(
+            r"\b(?:most|mostly|usually|generally|typically|majority|nearly all|almost all|"
+            r"largely|predominantly|strongly)\b"
+        ),
+    ),
     (2, re.compile(r"\b(?:many|often|frequently|commonly|common|likely|probably|several)\b")),
-    (1, re.compile(r"\b(?:some|sometimes|may|might|can|could|possibly|occasionally|few|a few|"
-                   r"minority|rarely|in some cases|suggests?|suggested|potentially|associated)\b")),
+    (
+        1,
+        re.compile(
+            r"\b(?:some|sometimes|may|might|can|could|possibly|occasionally|few|a few|"
+            r"minority|rarely|in some cases|suggests?|suggested|potentially|associated)\b"
+        ),
+    ),
 )
 UNIVERSAL = 4
 """Strength of always/all/every: the level a claim must not reach unless the evidence does too."""
@@ -513,16 +616,19 @@ def check_quantifier(claim: str, evidence: str) -> CheckResult:
     if mine <= theirs or mine == 0:
         return _passed(CheckName.QUANTIFIER)
     if theirs > 0:
-        return CheckResult(CheckName.QUANTIFIER, CheckOutcome.CLASH,
-                           "the claim generalises more strongly than the evidence")
+        return CheckResult(
+            CheckName.QUANTIFIER, CheckOutcome.CLASH, "the claim generalises more strongly than the evidence"
+        )
     if mine >= UNIVERSAL:
-        return CheckResult(CheckName.QUANTIFIER, CheckOutcome.MISSING,
-                           "the claim is universal; the evidence does not say so")
+        return CheckResult(
+            CheckName.QUANTIFIER, CheckOutcome.MISSING, "the claim is universal; the evidence does not say so"
+        )
     return _passed(CheckName.QUANTIFIER)
 
 
 # --------------------------------------------------------------------------------------------------
 # Named entities: medicines, conditions, body parts, populations
+
 
 def _groups(*groups: str) -> dict[str, str]:
     """Surface form -> canonical id; the first word of each group names it."""
@@ -546,62 +652,235 @@ POPULATIONS = _groups(
     "men, man, male, males",
 )
 MEDICINES = _groups(
-    "paracetamol, acetaminophen, tylenol, calpol, panadol", "ibuprofen, advil, nurofen, motrin",
-    "aspirin, acetylsalicylic acid", "naproxen, aleve, naprosyn", "diclofenac, voltaren",
-    "codeine", "morphine", "tramadol", "oxycodone", "fentanyl", "amoxicillin", "penicillin",
-    "azithromycin", "doxycycline", "clarithromycin", "erythromycin", "ciprofloxacin", "trimethoprim",
-    "nitrofurantoin", "cefalexin, cephalexin", "metronidazole", "flucloxacillin", "metformin",
-    "insulin", "gliclazide", "sitagliptin", "empagliflozin", "dapagliflozin", "semaglutide, ozempic, wegovy",
-    "atorvastatin, lipitor", "simvastatin", "rosuvastatin, crestor", "statin, statins",
-    "amlodipine", "lisinopril", "ramipril", "losartan", "bisoprolol", "atenolol", "propranolol",
-    "furosemide, frusemide", "bendroflumethiazide", "hydrochlorothiazide", "spironolactone",
-    "warfarin, coumadin", "apixaban, eliquis", "rivaroxaban, xarelto", "heparin", "clopidogrel",
-    "digoxin", "omeprazole, prilosec", "lansoprazole", "esomeprazole, nexium", "ranitidine",
-    "levothyroxine, thyroxine", "prednisolone", "prednisone", "hydrocortisone", "dexamethasone",
-    "salbutamol, albuterol, ventolin", "beclometasone", "budesonide", "montelukast",
-    "cetirizine", "loratadine", "chlorphenamine", "sertraline, zoloft", "fluoxetine, prozac",
-    "citalopram, celexa", "escitalopram, lexapro, cipralex", "paroxetine, paxil", "venlafaxine",
-    "mirtazapine", "amitriptyline", "diazepam, valium", "lorazepam", "alprazolam, xanax",
-    "zopiclone", "gabapentin", "pregabalin, lyrica", "lithium", "quetiapine", "olanzapine",
-    "risperidone", "levodopa", "methotrexate", "hydroxychloroquine", "chloroquine", "ivermectin",
-    "remdesivir", "tocilizumab", "dexamethasone", "allopurinol", "colchicine", "sildenafil, viagra",
-    "tamsulosin", "finasteride", "folic acid", "iron", "vitamin d", "vitamin c", "vitamin b12",
-    "antibiotics, antibiotic", "antidepressants, antidepressant", "antihistamines, antihistamine",
-    "steroids, steroid, corticosteroids, corticosteroid", "nsaids, nsaid", "opioids, opioid",
-    "vaccine, vaccines, vaccination, vaccinated, jab", "contraceptive pill, the pill",
+    "paracetamol, acetaminophen, tylenol, calpol, panadol",
+    "ibuprofen, advil, nurofen, motrin",
+    "aspirin, acetylsalicylic acid",
+    "naproxen, aleve, naprosyn",
+    "diclofenac, voltaren",
+    "codeine",
+    "morphine",
+    "tramadol",
+    "oxycodone",
+    "fentanyl",
+    "amoxicillin",
+    "penicillin",
+    "azithromycin",
+    "doxycycline",
+    "clarithromycin",
+    "erythromycin",
+    "ciprofloxacin",
+    "trimethoprim",
+    "nitrofurantoin",
+    "cefalexin, cephalexin",
+    "metronidazole",
+    "flucloxacillin",
+    "metformin",
+    "insulin",
+    "gliclazide",
+    "sitagliptin",
+    "empagliflozin",
+    "dapagliflozin",
+    "semaglutide, ozempic, wegovy",
+    "atorvastatin, lipitor",
+    "simvastatin",
+    "rosuvastatin, crestor",
+    "statin, statins",
+    "amlodipine",
+    "lisinopril",
+    "ramipril",
+    "losartan",
+    "bisoprolol",
+    "atenolol",
+    "propranolol",
+    "furosemide, frusemide",
+    "bendroflumethiazide",
+    "hydrochlorothiazide",
+    "spironolactone",
+    "warfarin, coumadin",
+    "apixaban, eliquis",
+    "rivaroxaban, xarelto",
+    "heparin",
+    "clopidogrel",
+    "digoxin",
+    "omeprazole, prilosec",
+    "lansoprazole",
+    "esomeprazole, nexium",
+    "ranitidine",
+    "levothyroxine, thyroxine",
+    "prednisolone",
+    "prednisone",
+    "hydrocortisone",
+    "dexamethasone",
+    "salbutamol, albuterol, ventolin",
+    "beclometasone",
+    "budesonide",
+    "montelukast",
+    "cetirizine",
+    "loratadine",
+    "chlorphenamine",
+    "sertraline, zoloft",
+    "fluoxetine, prozac",
+    "citalopram, celexa",
+    "escitalopram, lexapro, cipralex",
+    "paroxetine, paxil",
+    "venlafaxine",
+    "mirtazapine",
+    "amitriptyline",
+    "diazepam, valium",
+    "lorazepam",
+    "alprazolam, xanax",
+    "zopiclone",
+    "gabapentin",
+    "pregabalin, lyrica",
+    "lithium",
+    "quetiapine",
+    "olanzapine",
+    "risperidone",
+    "levodopa",
+    "methotrexate",
+    "hydroxychloroquine",
+    "chloroquine",
+    "ivermectin",
+    "remdesivir",
+    "tocilizumab",
+    "dexamethasone",
+    "allopurinol",
+    "colchicine",
+    "sildenafil, viagra",
+    "tamsulosin",
+    "finasteride",
+    "folic acid",
+    "iron",
+    "vitamin d",
+    "vitamin c",
+    "vitamin b12",
+    "antibiotics, antibiotic",
+    "antidepressants, antidepressant",
+    "antihistamines, antihistamine",
+    "steroids, steroid, corticosteroids, corticosteroid",
+    "nsaids, nsaid",
+    "opioids, opioid",
+    "vaccine, vaccines, vaccination, vaccinated, jab",
+    "contraceptive pill, the pill",
 )
 CONDITIONS = _groups(
-    "diabetes, diabetic", "hypertension, high blood pressure", "hypotension, low blood pressure",
-    "asthma, asthmatic", "copd", "pneumonia", "bronchitis", "influenza, flu",
-    "covid-19, covid, coronavirus, sars-cov-2", "cancer, tumour, tumor, malignancy", "stroke",
-    "heart attack, myocardial infarction", "heart failure", "angina", "atrial fibrillation",
-    "epilepsy, seizures, seizure", "migraine", "headache, headaches", "depression", "anxiety",
-    "dementia", "alzheimer's disease, alzheimer", "parkinson's disease, parkinson", "arthritis",
-    "osteoporosis", "gout", "eczema", "psoriasis", "acne", "obesity, obese", "anaemia, anemia",
-    "hepatitis", "cirrhosis", "kidney disease, renal disease, renal failure", "urinary tract infection, uti",
-    "sepsis", "meningitis", "measles", "mumps", "rubella", "chickenpox", "shingles", "hiv", "aids",
-    "tuberculosis, tb", "malaria", "glaucoma", "cataract, cataracts", "macular degeneration",
-    "conjunctivitis", "allergy, allergies, allergic", "anaphylaxis", "insomnia", "ulcer, ulcers",
-    "thrombosis, blood clot, blood clots, dvt", "bleeding, haemorrhage, hemorrhage",
+    "diabetes, diabetic",
+    "hypertension, high blood pressure",
+    "hypotension, low blood pressure",
+    "asthma, asthmatic",
+    "copd",
+    "pneumonia",
+    "bronchitis",
+    "influenza, flu",
+    "covid-19, covid, coronavirus, sars-cov-2",
+    "cancer, tumour, tumor, malignancy",
+    "stroke",
+    "heart attack, myocardial infarction",
+    "heart failure",
+    "angina",
+    "atrial fibrillation",
+    "epilepsy, seizures, seizure",
+    "migraine",
+    "headache, headaches",
+    "depression",
+    "anxiety",
+    "dementia",
+    "alzheimer's disease, alzheimer",
+    "parkinson's disease, parkinson",
+    "arthritis",
+    "osteoporosis",
+    "gout",
+    "eczema",
+    "psoriasis",
+    "acne",
+    "obesity, obese",
+    "anaemia, anemia",
+    "hepatitis",
+    "cirrhosis",
+    "kidney disease, renal disease, renal failure",
+    "urinary tract infection, uti",
+    "sepsis",
+    "meningitis",
+    "measles",
+    "mumps",
+    "rubella",
+    "chickenpox",
+    "shingles",
+    "hiv",
+    "aids",
+    "tuberculosis, tb",
+    "malaria",
+    "glaucoma",
+    "cataract, cataracts",
+    "macular degeneration",
+    "conjunctivitis",
+    "allergy, allergies, allergic",
+    "anaphylaxis",
+    "insomnia",
+    "ulcer, ulcers",
+    "thrombosis, blood clot, blood clots, dvt",
+    "bleeding, haemorrhage, hemorrhage",
 )
 BODY_PARTS = _groups(
-    "heart, cardiac", "lung, lungs, pulmonary", "liver, hepatic", "kidney, kidneys, renal",
-    "brain, cerebral", "stomach, gastric", "bowel, intestine, intestines, colon", "skin",
-    "eye, eyes, ocular", "retina", "cornea", "lens", "ear, ears", "nose, nasal", "throat",
-    "mouth, oral", "teeth, tooth, dental", "bone, bones", "muscle, muscles", "joint, joints",
-    "blood", "bladder", "prostate", "breast, breasts", "uterus, womb", "ovary, ovaries",
-    "thyroid", "pancreas", "spleen", "spine, spinal", "knee, knees", "hip, hips", "back",
-    "chest", "abdomen, abdominal, belly, tummy", "head", "neck", "arm, arms", "leg, legs",
-    "foot, feet", "hand, hands", "nerve, nerves", "artery, arteries", "vein, veins",
+    "heart, cardiac",
+    "lung, lungs, pulmonary",
+    "liver, hepatic",
+    "kidney, kidneys, renal",
+    "brain, cerebral",
+    "stomach, gastric",
+    "bowel, intestine, intestines, colon",
+    "skin",
+    "eye, eyes, ocular",
+    "retina",
+    "cornea",
+    "lens",
+    "ear, ears",
+    "nose, nasal",
+    "throat",
+    "mouth, oral",
+    "teeth, tooth, dental",
+    "bone, bones",
+    "muscle, muscles",
+    "joint, joints",
+    "blood",
+    "bladder",
+    "prostate",
+    "breast, breasts",
+    "uterus, womb",
+    "ovary, ovaries",
+    "thyroid",
+    "pancreas",
+    "spleen",
+    "spine, spinal",
+    "knee, knees",
+    "hip, hips",
+    "back",
+    "chest",
+    "abdomen, abdominal, belly, tummy",
+    "head",
+    "neck",
+    "arm, arms",
+    "leg, legs",
+    "foot, feet",
+    "hand, hands",
+    "nerve, nerves",
+    "artery, arteries",
+    "vein, veins",
 )
 VOCABULARY: dict[str, tuple[str, str]] = {
     form: (kind, canonical)
-    for kind, table in (("population", POPULATIONS), ("medicine", MEDICINES), ("condition", CONDITIONS),
-                        ("body part", BODY_PARTS))
+    for kind, table in (
+        ("population", POPULATIONS),
+        ("medicine", MEDICINES),
+        ("condition", CONDITIONS),
+        ("body part", BODY_PARTS),
+    )
     for form, canonical in table.items()
 }
 _VOCAB_RE = re.compile(
-    r"(?<![\w-])(?:" + "|".join(re.escape(f) for f in sorted(VOCABULARY, key=len, reverse=True)) + r")(?![\w-])"
+    r"(?<![\w-])(?:"
+    + "|".join(re.escape(f) for f in sorted(VOCABULARY, key=len, reverse=True))
+    + r")(?![\w-])"
 )
 _DRUG_SUFFIX = re.compile(
     r"\b[a-z]{3,}(?:mab|nib|pril|sartan|olol|statin|azole|cillin|mycin|floxacin|prazole|tidine|"
@@ -625,8 +904,11 @@ def extract_entities(text: str) -> list[Entity]:
     clean = normalise(strip_markers(text))
     found = [Entity(m.group(0), *VOCABULARY[m.group(0)]) for m in _VOCAB_RE.finditer(clean)]
     known = {e.text for e in found}
-    found += [Entity(m.group(0), "medicine", m.group(0)) for m in _DRUG_SUFFIX.finditer(clean)
-              if m.group(0) not in known]
+    found += [
+        Entity(m.group(0), "medicine", m.group(0))
+        for m in _DRUG_SUFFIX.finditer(clean)
+        if m.group(0) not in known
+    ]
     known |= {e.text for e in found}
     for match in _CAPITALISED.finditer(strip_markers(text)):
         word = match.group(0).lower()
@@ -646,7 +928,9 @@ def _entity_present(entity: Entity, evidence_clean: str, evidence_canon: set[str
     if re.search(rf"(?<![\w-]){re.escape(entity.text)}(?![\w-])", evidence_clean):
         return True
     if entity.kind in {"name", "medicine"}:
-        return any(fuzz.ratio(entity.text, w) >= FUZZY_ENTITY for w in words if abs(len(w) - len(entity.text)) <= 2)
+        return any(
+            fuzz.ratio(entity.text, w) >= FUZZY_ENTITY for w in words if abs(len(w) - len(entity.text)) <= 2
+        )
     return False
 
 
@@ -668,8 +952,11 @@ def check_entities(claim: str, evidence: str) -> CheckResult:
             continue
         rivals = [e.text for e in theirs if e.kind == entity.kind and entity.kind != "name"]
         if rivals:
-            return CheckResult(CheckName.ENTITY, CheckOutcome.CLASH,
-                               f"the claim names {entity.text!r}; the evidence names {rivals[0]!r}")
+            return CheckResult(
+                CheckName.ENTITY,
+                CheckOutcome.CLASH,
+                f"the claim names {entity.text!r}; the evidence names {rivals[0]!r}",
+            )
         return CheckResult(CheckName.ENTITY, CheckOutcome.MISSING, f"{entity.text!r} is not in the evidence")
     return _passed(CheckName.ENTITY)
 

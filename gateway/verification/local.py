@@ -79,7 +79,11 @@ def passage_sentences(passage: Passage) -> list[tuple[Span, str]]:
 
 def _has_vectors(passage: Passage) -> bool:
     vectors = passage.sentence_vectors
-    return vectors is not None and passage.sentence_spans != () and vectors.shape[0] == len(passage.sentence_spans)
+    return (
+        vectors is not None
+        and passage.sentence_spans != ()
+        and vectors.shape[0] == len(passage.sentence_spans)
+    )
 
 
 def windows(count: int, longest: int) -> list[tuple[int, int]]:
@@ -149,11 +153,14 @@ class LocalEntailmentVerifier:
         sentence_vectors: dict[str, Vector],
     ) -> Assessment:
         if not sources:
-            return Assessment(0.0, VerdictLabel.UNSUPPORTED, NO_SOURCE_CHECK, "the claim cites no source", None, 0.0)
+            return Assessment(
+                0.0, VerdictLabel.UNSUPPORTED, NO_SOURCE_CHECK, "the claim cites no source", None, 0.0
+            )
         candidates, vectors = self._candidates(sources, sentence_vectors)
         if not candidates:
-            return Assessment(0.0, VerdictLabel.UNSUPPORTED, NO_EVIDENCE_CHECK, "the cited source has no text",
-                              None, 0.0)
+            return Assessment(
+                0.0, VerdictLabel.UNSUPPORTED, NO_EVIDENCE_CHECK, "the cited source has no text", None, 0.0
+            )
         similarities = vectors @ claim_vector
         top = np.argsort(-similarities)[: self._policy.local_candidates]
         assessed = [self.judge_candidate(claim, candidates[i], float(similarities[i])) for i in top]
@@ -180,16 +187,21 @@ class LocalEntailmentVerifier:
     def judge_candidate(self, claim: str, candidate: Candidate, similarity: float) -> Assessment:
         """Score one piece of evidence: similarity and coverage, then the explicit checks."""
         p = self._policy
-        scaled = (similarity - p.local_similarity_floor) / (p.local_similarity_ceiling - p.local_similarity_floor)
+        scaled = (similarity - p.local_similarity_floor) / (
+            p.local_similarity_ceiling - p.local_similarity_floor
+        )
         covered = checks.coverage(claim, candidate.text)
-        score = p.local_similarity_weight * min(max(scaled, 0.0), 1.0) + (1 - p.local_similarity_weight) * covered
+        score = (
+            p.local_similarity_weight * min(max(scaled, 0.0), 1.0) + (1 - p.local_similarity_weight) * covered
+        )
         results = self._run_checks(claim, candidate)
         clash = next((r for r in results if r.clash), None)
         if clash is not None:
             contradicted = similarity >= p.contradiction_similarity
             label = VerdictLabel.CONTRADICTED if contradicted else VerdictLabel.UNSUPPORTED
-            return Assessment(min(score, p.clash_score), label, clash.name.value, clash.detail, candidate,
-                              similarity)
+            return Assessment(
+                min(score, p.clash_score), label, clash.name.value, clash.detail, candidate, similarity
+            )
         missing = [r for r in results if r.outcome is CheckOutcome.MISSING]
         for result in missing:
             score *= self._penalty(result.name)

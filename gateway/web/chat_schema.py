@@ -35,7 +35,9 @@ def parse_chat_request(body: bytes) -> ChatRequest:
 def _reject_unsupported(data: dict[str, Any]) -> None:
     for key in _UNSUPPORTED:
         if data.get(key):
-            raise RequestError(f"'{key}' is not supported by the trust gateway.", param=key, code="unsupported_parameter")
+            raise RequestError(
+                f"'{key}' is not supported by the trust gateway.", param=key, code="unsupported_parameter"
+            )
     n = data.get("n")
     if n is not None and n != 1:
         raise RequestError("Only n=1 is supported.", param="n", code="unsupported_parameter")
@@ -47,7 +49,9 @@ def _messages(value: Any) -> tuple[Message, ...]:
     if not isinstance(value, list):
         raise RequestError("'messages' must be an array of messages.", param="messages", code="invalid_type")
     if not value:
-        raise RequestError("'messages' must contain at least one message.", param="messages", code="empty_array")
+        raise RequestError(
+            "'messages' must contain at least one message.", param="messages", code="empty_array"
+        )
     messages = []
     roles = ", ".join(r.value for r in Role)
     for index, item in enumerate(value):
@@ -57,11 +61,15 @@ def _messages(value: Any) -> tuple[Message, ...]:
         role = item.get("role")
         if not isinstance(role, str) or role not in Role.__members__.values():
             raise RequestError(
-                f"'{param}.role' must be one of {roles}; got {role!r}.", param=f"{param}.role", code="invalid_value"
+                f"'{param}.role' must be one of {roles}; got {role!r}.",
+                param=f"{param}.role",
+                code="invalid_value",
             )
         messages.append(Message(Role(role), _content(item.get("content"), f"{param}.content", role)))
     if not any(m.role is Role.USER and m.content.strip() for m in messages):
-        raise RequestError("'messages' must contain a non-empty user message.", param="messages", code="invalid_value")
+        raise RequestError(
+            "'messages' must contain a non-empty user message.", param="messages", code="invalid_value"
+        )
     return tuple(messages)
 
 
@@ -73,16 +81,22 @@ def _content(value: Any, param: str, role: str) -> str:
     if isinstance(value, list):
         parts = []
         for index, part in enumerate(value):
-            if not isinstance(part, dict) or part.get("type") != "text" or not isinstance(part.get("text"), str):
+            if (
+                not isinstance(part, dict)
+                or part.get("type") != "text"
+                or not isinstance(part.get("text"), str)
+            ):
                 raise RequestError(
-                    f"'{param}[{index}]' must be a text part ({{\"type\": \"text\", \"text\": ...}}); "
+                    f'\'{param}[{index}]\' must be a text part ({{"type": "text", "text": ...}}); '
                     "images and audio are not supported.",
                     param=f"{param}[{index}]",
                     code="invalid_value",
                 )
             parts.append(part["text"])
         return "\n".join(parts)
-    raise RequestError(f"'{param}' must be a string or an array of text parts.", param=param, code="invalid_type")
+    raise RequestError(
+        f"'{param}' must be a string or an array of text parts.", param=param, code="invalid_type"
+    )
 
 
 def _string(data: dict[str, Any], key: str, *, required: bool) -> str:
@@ -135,5 +149,7 @@ def _metadata(value: Any) -> dict[str, str]:
         raise RequestError("'metadata' must be an object of strings.", param="metadata", code="invalid_type")
     for key, item in value.items():
         if not isinstance(item, str):
-            raise RequestError(f"'metadata.{key}' must be a string.", param=f"metadata.{key}", code="invalid_type")
+            raise RequestError(
+                f"'metadata.{key}' must be a string.", param=f"metadata.{key}", code="invalid_type"
+            )
     return dict(value)

@@ -12,12 +12,20 @@ from gateway.errors import RateLimitedError, RequestError
 
 log = structlog.get_logger("gateway.http")
 
-_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-          404: "not_found_error", 405: "invalid_request_error", 413: "invalid_request_error",
-          429: "rate_limit_error"}
+_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    405: "invalid_request_error",
+    413: "invalid_request_error",
+    429: "rate_limit_error",
+}
 
 
-def error_body(message: str, error_type: str, param: str | None = None, code: str | None = None) -> dict[str, Any]:
+def error_body(
+    message: str, error_type: str, param: str | None = None, code: str | None = None
+) -> dict[str, Any]:
     return {"error": {"message": message, "type": error_type, "param": param, "code": code}}
 
 
@@ -38,7 +46,9 @@ def http_exception_handler(_: Request[Any, Any, Any], exc: HTTPException) -> Res
         message = "The request body is larger than the gateway accepts."
     code = {404: "not_found", 405: "method_not_allowed", 413: "request_too_large"}.get(status)
     return Response(
-        error_body(message, _TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error"), None, code),
+        error_body(
+            message, _TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error"), None, code
+        ),
         status_code=status,
         media_type=MediaType.JSON,
         headers=exc.headers,
@@ -48,8 +58,12 @@ def http_exception_handler(_: Request[Any, Any, Any], exc: HTTPException) -> Res
 def internal_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     log.error("unhandled_error", path=request.url.path, error_type=type(exc).__name__, exc_info=exc)
     return Response(
-        error_body("The gateway failed to process the request; nothing was sent to the patient.", "api_error",
-                   None, "internal_error"),
+        error_body(
+            "The gateway failed to process the request; nothing was sent to the patient.",
+            "api_error",
+            None,
+            "internal_error",
+        ),
         status_code=500,
         media_type=MediaType.JSON,
     )

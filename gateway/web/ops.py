@@ -20,14 +20,24 @@ async def readyz(services: Services) -> Response[Any]:
     try:
         passages = await services.store.count()
     except StoreError as err:
-        return Response({"status": "unavailable", "reason": str(err)}, status_code=503, media_type=MediaType.JSON)
+        return Response(
+            {"status": "unavailable", "reason": str(err)}, status_code=503, media_type=MediaType.JSON
+        )
     if passages == 0:
-        return Response({"status": "unavailable", "reason": "the knowledge store is empty"}, status_code=503,
-                        media_type=MediaType.JSON)
+        return Response(
+            {"status": "unavailable", "reason": "the knowledge store is empty"},
+            status_code=503,
+            media_type=MediaType.JSON,
+        )
     services.metrics.knowledge_passages.set(passages)
     return Response(
-        {"status": "ready", "passages": passages, "upstream": services.upstream.name,
-         "verifier": services.verifier.name, "context": services.policy.context.name},
+        {
+            "status": "ready",
+            "passages": passages,
+            "upstream": services.upstream.name,
+            "verifier": services.verifier.name,
+            "context": services.policy.context.name,
+        },
         media_type=MediaType.JSON,
     )
 

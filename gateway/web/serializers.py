@@ -122,7 +122,9 @@ def completion_json(result: PipelineResult, model: str, trust: dict[str, Any]) -
     }
 
 
-def chunk_json(result: PipelineResult, model: str, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+def chunk_json(
+    result: PipelineResult, model: str, delta: dict[str, Any], finish: str | None
+) -> dict[str, Any]:
     return {
         "id": f"chatcmpl-{result.request_id}",
         "object": "chat.completion.chunk",

@@ -36,7 +36,7 @@ def supported_answer() -> str:
 
 
 def test_non_streaming_answer_parses_with_the_sdk_and_carries_trust(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, services = gateway
+    scripted, url, _services = gateway
     scripted.queue(supported_answer())
     client = openai_client(url)
     completion = client.chat.completions.create(
@@ -81,15 +81,22 @@ def test_streaming_answer_is_consumed_by_the_sdk_iterator(gateway) -> None:  # t
             trust = chunk.model_extra.get("trust")
     assert "".join(pieces) == f"{PARACETAMOL_DOSE[:-1]} [1]. {PARACETAMOL_MAX[:-1]} [1]."
     assert finish == "stop"
-    assert trust is not None and trust["summary"]["supported"] == 2
+    assert trust is not None
+    assert trust["summary"]["supported"] == 2
 
 
 def test_raw_stream_ends_with_done(gateway) -> None:  # type: ignore[no-untyped-def]
     scripted, url, _ = gateway
     scripted.queue(supported_answer())
     with httpx.stream(
-        "POST", f"{url}/v1/chat/completions", timeout=30,
-        json={"model": "m", "stream": True, "messages": [{"role": "user", "content": "paracetamol dose for adults?"}]},
+        "POST",
+        f"{url}/v1/chat/completions",
+        timeout=30,
+        json={
+            "model": "m",
+            "stream": True,
+            "messages": [{"role": "user", "content": "paracetamol dose for adults?"}],
+        },
     ) as response:
         assert response.headers["content-type"].startswith("text/event-stream")
         assert response.headers["x-request-id"].startswith("req_")
@@ -130,7 +137,7 @@ def test_fabricated_quote_is_removed_and_the_rest_kept(gateway) -> None:  # type
         (Reply(status=503), "upstream_error"),
         (Reply(status=429), "upstream_error"),
         (Reply(raw_body="this is not json"), "malformed_output"),
-        (Reply(content="{\"answer\": 3}"), "malformed_output"),
+        (Reply(content='{"answer": 3}'), "malformed_output"),
         (Reply(content=""), "malformed_output"),
         (Reply(delay=3.0, content="late"), "upstream_error"),
     ],
@@ -179,7 +186,8 @@ def test_models_health_ready_and_metrics(gateway) -> None:  # type: ignore[no-un
     assert [m.id for m in models.data] == [services.settings.model_name]
     assert httpx.get(f"{url}/healthz").json() == {"status": "ok"}
     ready = httpx.get(f"{url}/readyz")
-    assert ready.status_code == 200 and ready.json()["passages"] > 0
+    assert ready.status_code == 200
+    assert ready.json()["passages"] > 0
     metrics = httpx.get(f"{url}/metrics")
     assert metrics.headers["content-type"].startswith("text/plain")
     assert "gateway_claims_total" in metrics.text
@@ -191,13 +199,33 @@ BAD_BODIES = [
     (b'{"model": "m"}', "missing_required_parameter", "messages"),
     (b'{"model": "m", "messages": []}', "empty_array", "messages"),
     (b'{"model": "m", "messages": "hi"}', "invalid_type", "messages"),
-    (b'{"model": "m", "messages": [{"role": "wizard", "content": "hi"}]}', "invalid_value", "messages[0].role"),
+    (
+        b'{"model": "m", "messages": [{"role": "wizard", "content": "hi"}]}',
+        "invalid_value",
+        "messages[0].role",
+    ),
     (b'{"model": "m", "messages": [{"role": "user", "content": 5}]}', "invalid_type", "messages[0].content"),
     (b'{"messages": [{"role": "user", "content": "hi"}]}', "missing_required_parameter", "model"),
-    (b'{"model": "m", "temperature": "hot", "messages": [{"role": "user", "content": "hi"}]}', "invalid_type", "temperature"),
-    (b'{"model": "m", "max_tokens": 0, "messages": [{"role": "user", "content": "hi"}]}', "invalid_value", "max_tokens"),
-    (b'{"model": "m", "stream": "yes", "messages": [{"role": "user", "content": "hi"}]}', "invalid_type", "stream"),
-    (b'{"model": "m", "metadata": {"a": 1}, "messages": [{"role": "user", "content": "hi"}]}', "invalid_type", "metadata.a"),
+    (
+        b'{"model": "m", "temperature": "hot", "messages": [{"role": "user", "content": "hi"}]}',
+        "invalid_type",
+        "temperature",
+    ),
+    (
+        b'{"model": "m", "max_tokens": 0, "messages": [{"role": "user", "content": "hi"}]}',
+        "invalid_value",
+        "max_tokens",
+    ),
+    (
+        b'{"model": "m", "stream": "yes", "messages": [{"role": "user", "content": "hi"}]}',
+        "invalid_type",
+        "stream",
+    ),
+    (
+        b'{"model": "m", "metadata": {"a": 1}, "messages": [{"role": "user", "content": "hi"}]}',
+        "invalid_type",
+        "metadata.a",
+    ),
     (b'{"model": "m", "messages": [{"role": "system", "content": "be nice"}]}', "invalid_value", "messages"),
 ]
 
@@ -205,7 +233,9 @@ BAD_BODIES = [
 @pytest.mark.parametrize(("body", "code", "param"), BAD_BODIES)
 def test_bad_requests_get_openai_errors_naming_the_field(gateway, body, code, param) -> None:  # type: ignore[no-untyped-def]
     _, url, _ = gateway
-    response = httpx.post(f"{url}/v1/chat/completions", content=body, headers={"content-type": "application/json"})
+    response = httpx.post(
+        f"{url}/v1/chat/completions", content=body, headers={"content-type": "application/json"}
+    )
     assert response.status_code == 400
     error = response.json()["error"]
     assert error["code"] == code

@@ -38,7 +38,9 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-def contract_answer(answer: str, claims: list[tuple[str, list[int], str]], unanswered: list[str] | None = None) -> str:
+def contract_answer(
+    answer: str, claims: list[tuple[str, list[int], str]], unanswered: list[str] | None = None
+) -> str:
     """The JSON the citation contract asks for: answer text and (text, citations, quote) claims."""
     return json.dumps(
         {

@@ -22,8 +22,15 @@ def free_port() -> int:
 def serve_in_thread(app: Any, port: int | None = None, startup_timeout: float = 60.0) -> Iterator[str]:
     """Serve ``app`` on 127.0.0.1; yields its base URL and stops the server on exit."""
     port = port or free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False,
-                            lifespan="on", timeout_graceful_shutdown=2)
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=2,
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -22,4 +22,6 @@ def running_gateway(services: Services) -> Iterator[str]:
 def openai_client(base_url: str, **kwargs: Any) -> Any:
     import openai
 
-    return openai.OpenAI(base_url=f"{base_url}/v1", api_key=kwargs.pop("api_key", "test-key"), max_retries=0, **kwargs)
+    return openai.OpenAI(
+        base_url=f"{base_url}/v1", api_key=kwargs.pop("api_key", "test-key"), max_retries=0, **kwargs
+    )
