@@ -182,6 +182,8 @@ class ChromaStore:
     def _write_document(self, document: SourceDocument) -> int:
         chunks = chunk_document(document)
         old_ids = set(self._passages.get(where={"document_id": document.id}, include=[])["ids"])
+        if old_ids:
+            self._sentences.delete(where={"document_id": document.id})
         if chunks:
             self._write_chunks(document, chunks)
         stale = sorted(old_ids - {c.id for c in chunks})

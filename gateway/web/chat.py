@@ -24,7 +24,7 @@ async def chat_completions(request: Request[Any, Any, Any], services: Services) 
     chat = parse_chat_request(await request.body())
     result = await answer(chat, services)
     trust = trust_json(result, services.policy.tiers, services.today())
-    headers = {REQUEST_ID_HEADER: result.request_id}
+    headers = {REQUEST_ID_HEADER: result.request_id, "Server-Timing": server_timing(result)}
     if chat.stream:
         return Stream(
             _events(result, chat.model, trust),
@@ -32,6 +32,13 @@ async def chat_completions(request: Request[Any, Any, Any], services: Services) 
             headers={**headers, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
     return Response(completion_json(result, chat.model, trust), media_type=MediaType.JSON, headers=headers)
+
+
+def server_timing(result: PipelineResult) -> str:
+    """Stage durations in the standard Server-Timing header, so clients can see what the gateway adds."""
+    t = result.timings
+    stages = {"retrieve": t.retrieval, "upstream": t.upstream, "verify": t.verification, "total": t.total}
+    return ", ".join(f"{name};dur={seconds * 1000:.1f}" for name, seconds in stages.items())
 
 
 def _sse(payload: dict[str, Any] | str) -> str:

@@ -12,7 +12,7 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +55,8 @@ class ScriptedUpstream:
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
         self.default: Reply | None = None
+        self.responder: Callable[[dict[str, Any]], Reply] | None = None
+        """When set, computes the reply from the request (after queued replies run out)."""
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
@@ -68,12 +70,15 @@ class ScriptedUpstream:
             self.replies.clear()
             self.requests.clear()
             self.default = None
+            self.responder = None
 
     def _next(self, body: dict[str, Any]) -> Reply:
         with self._lock:
             self.requests.append(body)
             if self.replies:
                 return self.replies.popleft()
+            if self.responder is not None:
+                return self.responder(body)
             if self.default is not None:
                 return self.default
         return Reply(status=500, content="no scripted reply left")

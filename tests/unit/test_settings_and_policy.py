@@ -1,0 +1,118 @@
+"""Settings from the environment and policy files: defaults, parsing, and errors that name the key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gateway.errors import ConfigurationError
+from gateway.policy import Thresholds, TierPolicy, load_file, load_policy
+from gateway.resources import bundled
+from gateway.settings import Secret, Settings
+
+
+def test_settings_read_prefixed_environment_variables() -> None:
+    settings = Settings.from_env(
+        {
+            "GATEWAY_PORT": "9001",
+            "GATEWAY_UPSTREAM_BASE_URL": "http://127.0.0.1:9/v1",
+            "GATEWAY_UPSTREAM_API_KEY": "sk-secret",
+            "GATEWAY_API_KEYS": "a, b",
+            "GATEWAY_LOG_PATIENT_TEXT": "yes",
+            "GATEWAY_DATA_DIR": "/tmp/x",
+        }
+    )
+    assert settings.port == 9001
+    assert settings.upstream_api_key.reveal() == "sk-secret"
+    assert [k.reveal() for k in settings.api_keys] == ["a", "b"]
+    assert settings.log_patient_text is True
+    assert settings.data_dir == Path("/tmp/x")
+    assert settings.resolved_audit_path == Path("/tmp/x/audit.sqlite3")
+
+
+def test_cli_overrides_win_over_environment() -> None:
+    settings = Settings.from_env({"GATEWAY_PORT": "9001"}, port=9100, host=None)
+    assert settings.port == 9100
+    assert settings.host == "127.0.0.1"
+
+
+def test_secrets_never_show_in_repr() -> None:
+    settings = Settings(upstream_api_key=Secret("sk-live-123"))
+    assert "sk-live-123" not in repr(settings)
+    assert "sk-live-123" not in str(settings.upstream_api_key)
+
+
+@pytest.mark.parametrize(
+    ("env", "variable"),
+    [
+        ({"GATEWAY_PORT": "eighty"}, "GATEWAY_PORT"),
+        ({"GATEWAY_PORT": "70000"}, "GATEWAY_PORT"),
+        ({"GATEWAY_LOG_PATIENT_TEXT": "maybe"}, "GATEWAY_LOG_PATIENT_TEXT"),
+        ({"GATEWAY_UPSTREAM_RESPONSE_FORMAT": "xml"}, "GATEWAY_UPSTREAM_RESPONSE_FORMAT"),
+        ({"GATEWAY_CHROMA_URL": "localhost:8000"}, "GATEWAY_CHROMA_URL"),
+    ],
+)
+def test_bad_settings_name_the_variable(env: dict[str, str], variable: str) -> None:
+    with pytest.raises(ConfigurationError) as info:
+        Settings.from_env(env)
+    assert variable in str(info.value)
+
+
+def test_every_setting_is_documented() -> None:
+    rows = Settings.documented_variables()
+    assert all(description for _, _, description in rows)
+    assert rows[[r[0] for r in rows].index("GATEWAY_PORT")][:2] == ("GATEWAY_PORT", "8000")
+
+
+def test_bundled_policy_loads() -> None:
+    policy = load_policy(bundled("policies"), "general")
+    assert policy.context.name == "general"
+    assert {t.id for t in policy.tiers.tiers} >= {
+        "regulatory",
+        "clinical_reference",
+        "guideline",
+        "educational",
+        "unknown",
+    }
+    assert 0 < policy.thresholds.retrieval.min_relevance < 1
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "key", "reason"),
+    [
+        ("retrieval:\n  top_k: many\n", "retrieval.top_k", "expected an integer"),
+        ("retrieval:\n  top_k: 0\n", "retrieval.top_k", "between"),
+        ("retrieval:\n  topk: 3\n", "retrieval.topk", "unknown key"),
+        ("verification:\n  uncertain_band: [0.9, 0.1]\n", "verification.uncertain_band", "low <= high"),
+        (
+            "cleanup:\n  safety_critical:\n    - id: x\n      patterns: ['(unclosed']\n",
+            "cleanup",
+            "regular expression",
+        ),
+        ("retrieval: [1, 2]\n", "retrieval", "expected a mapping"),
+    ],
+)
+def test_bad_policy_names_file_key_and_reason(tmp_path: Path, yaml_text: str, key: str, reason: str) -> None:
+    path = tmp_path / "thresholds.yaml"
+    path.write_text(yaml_text)
+    with pytest.raises(ConfigurationError) as info:
+        load_file(path, Thresholds)
+    message = str(info.value)
+    assert str(path) in message
+    assert key in message
+    assert reason in message
+
+
+def test_tier_rules_must_name_declared_tiers(tmp_path: Path) -> None:
+    path = tmp_path / "tiers.yaml"
+    path.write_text(
+        "tiers:\n  - {id: a, label: A, base_score: 0.9}\ndefault_tier: a\nrules:\n  - {tier: b, domains: [x.org]}\n"
+    )
+    with pytest.raises(ConfigurationError, match="tier 'b' is not declared"):
+        load_file(path, TierPolicy)
+
+
+def test_unknown_context_lists_the_available_ones() -> None:
+    with pytest.raises(ConfigurationError, match="available: .*general"):
+        load_policy(bundled("policies"), "no-such-context")

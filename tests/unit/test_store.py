@@ -1,0 +1,64 @@
+"""The Chroma store: chunk ids, idempotent upserts, replacement and sentence vectors."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from pathlib import Path
+
+from gateway.knowledge.chunking import chunk_document, sections
+from gateway.knowledge.corpus import SourceDocument
+from gateway.knowledge.store import ChromaStore
+from gateway.settings import Settings
+
+DOC = SourceDocument(
+    id="gout",
+    title="Gout",
+    text="# Gout\n\n## Symptoms\nGout causes sudden severe pain in a joint,\noften the big toe.\n"
+    "- Swelling\n- Redness\n\n## Treatment\nAnti-inflammatory painkillers can ease a gout attack.",
+    org="NHS",
+    url="https://www.nhs.uk/conditions/gout/",
+    tier="clinical_reference",
+    reviewed_on=dt.date(2024, 2, 1),
+)
+
+
+def test_sections_join_wrapped_lines_and_split_bullets() -> None:
+    assert sections(DOC.text) == [
+        (
+            "Symptoms",
+            "Gout causes sudden severe pain in a joint, often the big toe.\n\nSwelling.\n\nRedness.",
+        ),
+        ("Treatment", "Anti-inflammatory painkillers can ease a gout attack."),
+    ]
+
+
+def test_chunk_ids_are_stable_and_spans_index_the_text() -> None:
+    first, second = chunk_document(DOC), chunk_document(DOC)
+    assert [c.id for c in first] == [c.id for c in second] == ["gout:0.0", "gout:1.0"]
+    for chunk in first:
+        assert all(chunk.text[s.start : s.end].strip() for s in chunk.sentence_spans)
+
+
+def test_upsert_is_idempotent_and_replaces_changed_documents(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
+    assert store.upsert_documents([DOC]).added == 1
+    assert store.upsert_documents([DOC]).unchanged == 1
+    shorter = dataclasses.replace(DOC, text="# Gout\n\n## Treatment\nColchicine can treat a gout attack.")
+    summary = store.upsert_documents([shorter])
+    assert summary.updated == 1
+    assert store.count_sync() == 1
+    found = store.search_sync("medicine for a gout attack", 3)
+    assert found[0].text == "Colchicine can treat a gout attack."
+    assert found[0].sentence_vectors is not None
+    assert found[0].sentence_vectors.shape == (1, 384)
+    assert 0.0 <= found[0].score <= 1.0
+    assert store.delete_documents(["gout"]) == 1
+    assert store.count_sync() == 0
+
+
+def test_reopened_store_keeps_passages(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ChromaStore.open(Settings(data_dir=tmp_path), embedder).upsert_documents([DOC])
+    reopened = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
+    assert reopened.count_sync() == 2
+    assert reopened.search_sync("big toe pain", 1)[0].document_id == "gout"

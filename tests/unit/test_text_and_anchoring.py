@@ -1,0 +1,89 @@
+"""Sentence boundaries and quote anchoring."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+
+import pytest
+
+from gateway.domain import ClaimToCheck, Passage, VerdictLabel
+from gateway.text import split_sentences, strip_markers
+from gateway.verification.anchoring import QuoteAnchoringVerifier, find_quote
+
+PASSAGE = "Adults can take 500 mg to 1 g every 4 to 6 hours.  Do not take more than 4 g in 24 hours."
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Take 500 mg, e.g. with food. Then rest.", ["Take 500 mg, e.g. with food.", "Then rest."]),
+        ("Do not exceed 4 g. [1] Dr. Smith agrees.", ["Do not exceed 4 g. [1]", "Dr. Smith agrees."]),
+        ("Use 0.5 mg daily [2]. Stop if sick!", ["Use 0.5 mg daily [2].", "Stop if sick!"]),
+        ("Intro:\n- first item\n- second item", ["Intro:", "- first item", "- second item"]),
+        ("Para one.\n\nPara two", ["Para one.", "Para two"]),
+    ],
+)
+def test_sentence_splitting(text: str, expected: list[str]) -> None:
+    assert split_sentences(text) == expected
+
+
+def test_strip_markers() -> None:
+    assert strip_markers("Rest helps [1, 2] a lot [3].") == "Rest helps a lot."
+
+
+def test_exact_quote_reports_offsets_in_the_original_text() -> None:
+    anchor = find_quote("do NOT take more than 4 g in 24 hours", PASSAGE, 0.85)
+    assert anchor is not None
+    assert anchor.exact
+    assert PASSAGE[anchor.span.start : anchor.span.end] == "Do not take more than 4 g in 24 hours"
+
+
+def test_fuzzy_quote_within_threshold() -> None:
+    anchor = find_quote("Adults can take 500mg to 1 g every 4-6 hours", PASSAGE, 0.85)
+    assert anchor is not None
+    assert not anchor.exact
+    assert anchor.score >= 0.85
+    assert PASSAGE[anchor.span.start : anchor.span.end].startswith("Adults can take 500 mg")
+
+
+@pytest.mark.parametrize("quote", ["never take more than 8 g daily", "Children can take 2 g every hour"])
+def test_fabricated_quote_is_not_found(quote: str) -> None:
+    assert find_quote(quote, PASSAGE, 0.85) is None
+
+
+def _passage() -> Passage:
+    return Passage(
+        "p:0",
+        "p",
+        PASSAGE,
+        "Paracetamol",
+        "https://x.org",
+        "NHS",
+        "clinical_reference",
+        dt.date(2024, 1, 1),
+        0.9,
+    )
+
+
+def test_anchoring_verifier_verdicts() -> None:
+    verifier = QuoteAnchoringVerifier(threshold=0.85, min_chars=12)
+    claims = [
+        ClaimToCheck(
+            "Do not take more than 4 g a day", "Do not take more than 4 g in 24 hours", ((1, _passage()),)
+        ),
+        ClaimToCheck("Take 8 g", "never take more than 8 g daily", ((1, _passage()),)),
+        ClaimToCheck("Take 1 g", None, ((1, _passage()),)),
+        ClaimToCheck("Take 1 g", "Adults can take 500 mg", ()),
+    ]
+    verdicts = asyncio.run(verifier.verify(claims))
+    assert [v.label for v in verdicts] == [
+        VerdictLabel.SUPPORTED,
+        VerdictLabel.UNSUPPORTED,
+        VerdictLabel.UNSUPPORTED,
+        VerdictLabel.UNSUPPORTED,
+    ]
+    assert [v.check for v in verdicts] == ["quote_exact", "quote_not_found", "no_quote", "no_source"]
+    evidence = verdicts[0].evidence
+    assert evidence is not None
+    assert PASSAGE[evidence.span.start : evidence.span.end] == evidence.text
