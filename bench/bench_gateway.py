@@ -60,7 +60,7 @@ def five_claim_answer(body: dict[str, Any]) -> Reply:
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def upstream_ms(header: str) -> float:

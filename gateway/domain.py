@@ -278,6 +278,8 @@ class ClaimReport:
     original_text: str
     badges: tuple[Badge, ...]
     evidence: Evidence | None
+    original_verdict: VerdictLabel | None = None
+    """The first verdict on the model's own text; differs from ``verdict`` only for rewritten claims."""
 
 
 @dataclass(frozen=True)

@@ -1,91 +1,181 @@
 """Every Prometheus metric the gateway exports, in one place.
 
 Labels are bounded enums (outcomes, verdicts, methods, reasons, tier ids from policy, error types):
-never user text, never request or passage ids. Each ``GatewayMetrics`` owns its registry, so an app
-(or a test) builds its own and nothing is global.
+never user text, never request or passage ids. Values that come from code or configuration (verifier
+names, policy tier ids, error kinds) are normalised here by the ``*_label`` functions: anything outside
+the known set is reported as ``other``. Each ``GatewayMetrics`` owns its registry, so an app (or a test)
+builds its own and nothing is global.
 
-The grounding rate that operations alert on is
+The grounding rate that operations alert on (recording rule ``gateway:grounding_rate:ratio_rate5m``) is
 
     sum(rate(gateway_claims_total{verdict="supported"}[5m])) / sum(rate(gateway_claims_total[5m]))
 
 i.e. the share of the model's claims that the verifier found supported by their cited source
-(SourceCheckup's statement-level support), measured before SourceCleanup.
+(SourceCheckup's statement-level support), measured on the first verdict, before SourceCleanup.
+``docs/operations.md`` has the full reference table.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from gateway.domain import ClaimOutcome, RefusalReason, StatementKind, VerdictLabel
+
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+RELEVANCE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+OTHER = "other"
+"""The label value every unknown method, tier, error type or stage is folded into."""
 
 REQUEST_OUTCOMES = ("answered", "rewritten", "refused", "emergency", "error")
+"""Final outcome of a chat request (``gateway_requests_total{outcome}``)."""
+VERDICTS = tuple(v.value for v in VerdictLabel)
+REFUSAL_REASONS = tuple(r.value for r in RefusalReason)
+CLAIM_OUTCOMES = tuple(o.value for o in ClaimOutcome)
+STATEMENT_KINDS = tuple(k.value for k in StatementKind)
+VERIFIER_METHODS = ("anchoring", "local", "judge", "web", "cascade", "rewrite")
+"""Names of the verifiers that may decide a claim; a verifier added later must be listed here."""
+UPSTREAM_ERROR_TYPES = ("timeout", "connection", "rate_limited", "http_status", "malformed", "upstream_error")
+"""``UpstreamError.kind`` of every upstream failure class in ``gateway.errors``."""
+PIPELINE_STAGES = ("triage", "retrieve", "draft", "verify", "cleanup", "badge", "record")
+URL_FAILURE_REASONS = ("blocked", "timeout", "status", "too_large", "not_text", "connection", "invalid")
+"""Why a cited web URL was not valid (``FetchError.reason``); ``ok`` when it was."""
+BOOLEAN = ("true", "false")
+
+_TOKEN = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def bounded(value: str, allowed: Iterable[str]) -> str:
+    """``value`` when it is one of ``allowed`` (after trimming and lower-casing), else ``other``.
+
+    A compound name such as ``cascade:judge`` or ``local+checks`` is matched on its first token.
+    """
+    allowed = tuple(allowed)
+    low = value.strip().lower()
+    if low in allowed:
+        return low
+    first = _TOKEN.match(low)
+    if first and first.group(0) in allowed:
+        return first.group(0)
+    return OTHER
+
+
+def method_label(method: str) -> str:
+    """The ``method`` label of a verdict: the verifier's name, bounded by ``VERIFIER_METHODS``."""
+    return bounded(method, VERIFIER_METHODS)
+
+
+def tier_label(tier: str, policy_tiers: Iterable[str]) -> str:
+    """The ``tier`` label: a tier id declared in ``policies/tiers.yaml``, else ``other``."""
+    return bounded(tier, policy_tiers)
+
+
+def upstream_error_label(kind: str) -> str:
+    return bounded(kind, UPSTREAM_ERROR_TYPES)
+
+
+def stage_label(stage: str) -> str:
+    return bounded(stage, PIPELINE_STAGES)
+
+
+def flag(value: bool) -> str:
+    return "true" if value else "false"
 
 
 class GatewayMetrics:
+    """The gateway's collectors. Python attribute names are the API other modules record through."""
+
     content_type = CONTENT_TYPE_LATEST
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
         r = self.registry
+        # --- requests -------------------------------------------------------------------------------
         self.requests = Counter(
             "gateway_requests",
-            "Chat requests by final outcome (answered, rewritten, refused, emergency, error).",
+            "Chat requests by final outcome: answered, rewritten (a claim was rewritten or removed), "
+            "refused, emergency (safety message), error (a stage failed; the patient got a refusal).",
             ["outcome"],
             registry=r,
         )
-        self.refusals = Counter("gateway_refusals", "Refused answers by reason.", ["reason"], registry=r)
+        self.refusals = Counter(
+            "gateway_refusals",
+            "Answers replaced by a refusal or safety message, by reason (RefusalReason).",
+            ["reason"],
+            registry=r,
+        )
+        self.context_relevance_checks = Counter(
+            "gateway_context_relevance_checks",
+            "In-scope questions whose retrieved context was judged, by whether it was relevant "
+            "(relevant=false is a context-relevance refusal; ASTRID context relevance).",
+            ["relevant"],
+            registry=r,
+        )
+        self.context_relevance = Histogram(
+            "gateway_context_relevance_score",
+            "Relevance score of the best retrieved passage for each in-scope question.",
+            buckets=RELEVANCE_BUCKETS,
+            registry=r,
+        )
+        # --- claims and statements -------------------------------------------------------------------
+        self.statements = Counter(
+            "gateway_statements",
+            "Statements of the model's drafts by kind (claim, acknowledgement, question, disclaimer).",
+            ["kind"],
+            registry=r,
+        )
         self.claims = Counter(
             "gateway_claims",
-            "Claims of the model's drafts by first verdict (before SourceCleanup).",
+            "Claims of the model's drafts by first verdict, before SourceCleanup "
+            "(SourceCheckup statement-level support = supported / all).",
             ["verdict"],
             registry=r,
         )
         self.claim_methods = Counter(
-            "gateway_claim_decisions",
-            "Claim verdicts by the verifier that decided them and the verdict.",
+            "gateway_claim_verdicts",
+            "Claim verdicts by the verifier that decided them (method) and the verdict.",
             ["method", "verdict"],
             registry=r,
         )
         self.claim_outcomes = Counter(
             "gateway_claim_outcomes",
-            "What SourceCleanup did to each claim (verified, rewritten, removed).",
+            "What SourceCleanup did to each claim: verified, rewritten or removed.",
             ["outcome"],
             registry=r,
         )
         self.responses_checked = Counter(
-            "gateway_responses_checked",
+            "gateway_checked_responses",
             "Drafts with at least one claim, by whether every claim was supported "
-            "(SourceCheckup response-level support).",
+            "(SourceCheckup response-level support = fully_supported=true / all).",
             ["fully_supported"],
             registry=r,
         )
         self.informative_sentences = Counter(
             "gateway_informative_sentences",
-            "Informative sentences of drafts by whether they were grounded (ASTRID conversational "
-            "faithfulness); acknowledgements and questions are not counted.",
+            "Informative sentences of drafts by whether every claim in them was supported (ASTRID "
+            "conversational faithfulness); acknowledgements and questions are not counted.",
             ["grounded"],
             registry=r,
         )
-        self.statements = Counter("gateway_statements", "Statements of drafts by kind.", ["kind"], registry=r)
-        self.context_relevance = Histogram(
-            "gateway_context_relevance",
-            "Relevance of the best retrieved passage for each in-scope question.",
-            buckets=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
+        self.supported_by_tier = Counter(
+            "gateway_claim_evidence",
+            "Supported claims that reached the patient, by the policy tier of the source that "
+            "supplied the evidence.",
+            ["tier"],
             registry=r,
         )
         self.cited_urls = Counter(
             "gateway_cited_urls",
-            "Web URLs cited outside the knowledge base, by validity (HTTP 200 with text).",
-            ["valid"],
+            "Web URLs cited outside the knowledge base, by validity (SourceCheckup URL validity) and "
+            "the reason a URL was not valid (ok when valid).",
+            ["valid", "reason"],
             registry=r,
         )
-        self.supported_by_tier = Counter(
-            "gateway_supported_claims_by_tier",
-            "Claims that reached the patient, by the tier of the source that supported them.",
-            ["tier"],
-            registry=r,
-        )
+        # --- errors -------------------------------------------------------------------------------
         self.upstream_errors = Counter(
             "gateway_upstream_errors",
             "Upstream failures by type (timeout, connection, rate_limited, http_status, malformed).",
@@ -93,22 +183,38 @@ class GatewayMetrics:
             registry=r,
         )
         self.stage_errors = Counter(
-            "gateway_stage_errors", "Run-time failures by pipeline stage.", ["stage"], registry=r
+            "gateway_stage_errors",
+            "Run-time failures by the pipeline stage that failed.",
+            ["stage"],
+            registry=r,
+        )
+        # --- latency ------------------------------------------------------------------------------
+        self.request_latency = Histogram(
+            "gateway_request_duration_seconds",
+            "Total time the gateway took to produce a chat answer (or refusal).",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
         )
         self.upstream_latency = Histogram(
-            "gateway_upstream_latency_seconds",
-            "Time spent waiting for the upstream model.",
+            "gateway_upstream_duration_seconds",
+            "Time spent waiting for the upstream model, per upstream call (failed calls included).",
             buckets=LATENCY_BUCKETS,
             registry=r,
         )
         self.added_latency = Histogram(
-            "gateway_added_latency_seconds",
+            "gateway_added_duration_seconds",
             "Time the gateway adds to a request: total minus upstream time.",
             buckets=LATENCY_BUCKETS,
             registry=r,
         )
+        self.retrieval_latency = Histogram(
+            "gateway_retrieval_duration_seconds",
+            "Time spent retrieving passages from the knowledge store.",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
         self.verification_latency = Histogram(
-            "gateway_verification_latency_seconds",
+            "gateway_verification_duration_seconds",
             "Time spent verifying (and re-verifying rewrites of) one answer's claims.",
             buckets=LATENCY_BUCKETS,
             registry=r,
@@ -119,22 +225,48 @@ class GatewayMetrics:
             buckets=LATENCY_BUCKETS,
             registry=r,
         )
-        self.request_latency = Histogram(
-            "gateway_request_latency_seconds",
-            "Total time to answer a chat request.",
-            buckets=LATENCY_BUCKETS,
-            registry=r,
-        )
+        # --- state --------------------------------------------------------------------------------
         self.knowledge_passages = Gauge(
             "gateway_knowledge_passages", "Passages in the knowledge store.", registry=r
         )
         self.ready = Gauge(
             "gateway_ready", "1 when the embedding model and the store are loaded.", registry=r
         )
+        self._declare_series()
+
+    def _declare_series(self) -> None:
+        """Create every bounded series at zero, so rates and ratios exist before the first event."""
         for outcome in REQUEST_OUTCOMES:
             self.requests.labels(outcome=outcome)
-        for verdict in ("supported", "unsupported", "contradicted"):
+        for reason in REFUSAL_REASONS:
+            self.refusals.labels(reason=reason)
+        for kind in STATEMENT_KINDS:
+            self.statements.labels(kind=kind)
+        for verdict in VERDICTS:
             self.claims.labels(verdict=verdict)
+        for outcome in CLAIM_OUTCOMES:
+            self.claim_outcomes.labels(outcome=outcome)
+        for value in BOOLEAN:
+            self.responses_checked.labels(fully_supported=value)
+            self.informative_sentences.labels(grounded=value)
+            self.context_relevance_checks.labels(relevant=value)
+        self.cited_urls.labels(valid="true", reason="ok")
+        for error_type in UPSTREAM_ERROR_TYPES:
+            self.upstream_errors.labels(type=error_type)
+
+    def declare_tiers(self, tier_ids: Iterable[str]) -> None:
+        """Create the per-tier series of the loaded policy at zero."""
+        for tier in tier_ids:
+            self.supported_by_tier.labels(tier=tier)
+
+    def record_cited_url(self, valid: bool, reason: str = "ok") -> None:
+        """Count one web URL cited outside the knowledge base (called by the URL fetcher)."""
+        label = "ok" if valid else bounded(reason, URL_FAILURE_REASONS)
+        self.cited_urls.labels(valid=flag(valid), reason=label).inc()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+    def names(self) -> set[str]:
+        """Every sample name this registry exposes (``_total``, ``_bucket``, ``_count``, ...)."""
+        return {sample.name for family in self.registry.collect() for sample in family.samples}

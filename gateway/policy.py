@@ -159,6 +159,10 @@ class AgeStep:
     penalty: float
     """Subtracted from the base score (the largest matching step applies)."""
 
+    def __post_init__(self) -> None:
+        _check_range(self, "older_than_years", 0.0, 200.0)
+        _check_range(self, "penalty", 0.0, 1.0)
+
 
 @dataclass(frozen=True)
 class TierRule:
@@ -179,6 +183,9 @@ class TierPolicy:
 
     def __post_init__(self) -> None:
         ids = {t.id for t in self.tiers}
+        if len(ids) != len(self.tiers):
+            raise _field_error(self, "tiers", "tier ids must be unique")
+        _check_range(self, "undated_penalty", 0.0, 1.0)
         if self.default_tier not in ids:
             raise _field_error(self, "default_tier", f"{self.default_tier!r} is not a declared tier")
         for rule in self.rules:

@@ -108,8 +108,16 @@ class Settings:
     """Let the URL fetcher reach loopback addresses. For tests only."""
     model_name: str = "trust-gateway"
     """Model id the gateway advertises at /v1/models."""
+    page_api_key: Secret = field(default_factory=lambda: Secret(""))
+    """API key the patient page at / sends with its chat calls (page users can see it; keep it low-limit)."""
+    clinician_session_hours: float = 8.0
+    """Lifetime of a clinician's signed login cookie, in hours."""
 
     def __post_init__(self) -> None:
+        if not 0 < self.clinician_session_hours <= 24 * 30:
+            raise ConfigurationError(
+                "GATEWAY_CLINICIAN_SESSION_HOURS", "clinician_session_hours", "must be in (0, 720]"
+            )
         if not 0 < self.port < 65536:
             raise ConfigurationError("GATEWAY_PORT", "port", f"must be in 1..65535, got {self.port}")
         if self.upstream_timeout <= 0:

@@ -1,4 +1,11 @@
-"""Stage 7: trust badges per claim and a response-level summary for clinicians."""
+"""Stage 7: trust badges per claim and a response-level summary for clinicians.
+
+A claim's badges are its sources: every passage it cites, plus the passage where the verifier found
+the evidence when that one was not cited. The badge of the supporting passage (the one carrying the
+evidence quote) comes first, then the others by trust score. The response's trust score is the mean
+of each delivered claim's first badge's score, weighted by that score itself, so that the answer's
+best supporting sources count the most.
+"""
 
 from __future__ import annotations
 
@@ -22,9 +29,10 @@ from gateway.tiers import resolve_tier, trust_score
 def badges_for(
     result: ClaimResult, passages: Sequence[Passage], policy: TierPolicy, today: dt.date
 ) -> tuple[Badge, ...]:
+    """One badge per distinct source of the claim; the supporting (evidence) source first."""
     verdict = result.rewrite_verdict or result.verdict
     evidence = verdict.evidence
-    numbers = list(result.statement.source_numbers)
+    numbers = list(dict.fromkeys(result.statement.source_numbers))
     if evidence and evidence.source_number not in numbers:
         numbers.insert(0, evidence.source_number)
     badges = []
@@ -48,16 +56,37 @@ def badges_for(
                 evidence_quote=quote,
             )
         )
-    badges.sort(key=lambda b: (b.evidence_quote is None, -b.trust_score))
+    badges.sort(key=lambda b: (b.evidence_quote is None, -b.trust_score, b.source_number))
     return tuple(badges)
 
 
 def response_trust(scores: Sequence[float]) -> float | None:
-    """Weighted toward the best sources: each claim's best source score, weighted by itself."""
+    """Weighted toward the best sources: the mean of the scores, each weighted by itself."""
     if not scores:
         return None
     total = sum(scores)
     return round(sum(s * s for s in scores) / total, 3) if total else 0.0
+
+
+def claim_report(result: ClaimResult, badges: tuple[Badge, ...], refused: bool) -> ClaimReport:
+    """The claim as clinicians see it. ``verdict``, ``score``, ``method``, ``check`` and ``evidence``
+    all describe the same check: the rewrite's when the claim was rewritten, else the first one."""
+    verdict = result.rewrite_verdict or result.verdict
+    return ClaimReport(
+        text=result.final_text or result.statement.text,
+        span=None if refused else result.final_span,
+        source_numbers=result.statement.source_numbers,
+        verdict=verdict.label,
+        score=round(verdict.score, 3),
+        method=verdict.method,
+        check=verdict.check,
+        outcome=result.outcome,
+        reason=result.reason,
+        original_text=result.statement.text,
+        badges=badges,
+        evidence=verdict.evidence,
+        original_verdict=result.verdict.label,
+    )
 
 
 def badge(outcome: Outcome, passages: Sequence[Passage], policy: TierPolicy, today: dt.date) -> TrustReport:
@@ -65,25 +94,9 @@ def badge(outcome: Outcome, passages: Sequence[Passage], policy: TierPolicy, tod
     best_scores = []
     for result in outcome.claims:
         badges = badges_for(result, passages, policy, today)
-        verdict = result.rewrite_verdict or result.verdict
         if result.outcome is not ClaimOutcome.REMOVED and badges and not outcome.refused:
             best_scores.append(badges[0].trust_score)
-        reports.append(
-            ClaimReport(
-                text=result.final_text or result.statement.text,
-                span=result.final_span if not outcome.refused else None,
-                source_numbers=result.statement.source_numbers,
-                verdict=result.verdict.label,
-                score=round(verdict.score, 3),
-                method=verdict.method,
-                check=verdict.check,
-                outcome=result.outcome,
-                reason=result.reason,
-                original_text=result.statement.text,
-                badges=badges,
-                evidence=verdict.evidence,
-            )
-        )
+        reports.append(claim_report(result, badges, outcome.refused))
     claims = outcome.claims
     supported = sum(1 for c in claims if c.verdict.supported)
     summary = TrustSummary(

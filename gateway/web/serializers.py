@@ -1,11 +1,12 @@
 """The JSON shapes the API returns: OpenAI's chat completion (and chunks) plus the ``trust`` object.
 
-Field names here are a public contract (documented in docs/api.md); change them only with a
-CHANGELOG entry.
+Field names here are a public contract (the ``trust`` object is documented field by field in
+docs/api-trust.md); change them only with a CHANGELOG entry.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from gateway.domain import Badge, ClaimReport, Evidence, Passage, Span, TrustReport
@@ -49,6 +50,7 @@ def claim_json(claim: ClaimReport) -> dict[str, Any]:
         "span": span_json(claim.span),
         "source_ids": [str(n) for n in claim.source_numbers],
         "verdict": claim.verdict.value,
+        "original_verdict": (claim.original_verdict or claim.verdict).value,
         "score": claim.score,
         "method": claim.method,
         "check": claim.check,
@@ -61,7 +63,7 @@ def claim_json(claim: ClaimReport) -> dict[str, Any]:
     }
 
 
-def source_json(number: int, passage: Passage, tiers: TierPolicy, today: Any) -> dict[str, Any]:
+def source_json(number: int, passage: Passage, tiers: TierPolicy, today: dt.date) -> dict[str, Any]:
     tier = resolve_tier(passage, tiers)
     return {
         "id": str(number),
@@ -74,12 +76,13 @@ def source_json(number: int, passage: Passage, tiers: TierPolicy, today: Any) ->
         "tier_label": tier.label,
         "trust_score": trust_score(tier, passage.reviewed_on, today, tiers),
         "reviewed_on": passage.reviewed_on.isoformat() if passage.reviewed_on else None,
+        "doc_type": passage.doc_type,
         "relevance": round(passage.score, 4),
         "text": passage.text,
     }
 
 
-def trust_json(result: PipelineResult, tiers: TierPolicy, today: Any) -> dict[str, Any]:
+def trust_json(result: PipelineResult, tiers: TierPolicy, today: dt.date) -> dict[str, Any]:
     report: TrustReport = result.report
     s = report.summary
     return {

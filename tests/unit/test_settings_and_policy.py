@@ -114,5 +114,5 @@ def test_tier_rules_must_name_declared_tiers(tmp_path: Path) -> None:
 
 
 def test_unknown_context_lists_the_available_ones() -> None:
-    with pytest.raises(ConfigurationError, match="available: .*general"):
+    with pytest.raises(ConfigurationError, match=r"available: .*general"):
         load_policy(bundled("policies"), "no-such-context")
