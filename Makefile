@@ -13,7 +13,6 @@ export ANONYMIZED_TELEMETRY := False
 install: $(STAMP)
 $(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade "pip>=24"
 	$(BIN)/pip install --quiet -c requirements.lock "torch==2.13.0"
 	$(BIN)/pip install --quiet -c requirements.lock -e ".[dev]"
 	touch $(STAMP)

@@ -58,6 +58,7 @@ class AuditFilter:
     outcome: str | None = None
     refused: bool | None = None
     rewritten: bool | None = None
+    removed: bool | None = None
     emergency: bool | None = None
     since: dt.datetime | None = None
     until: dt.datetime | None = None
@@ -106,6 +107,8 @@ class AuditLog:
             params.append(int(flt.refused))
         if flt.rewritten is not None:
             clauses.append("rewritten > 0" if flt.rewritten else "rewritten = 0")
+        if flt.removed is not None:
+            clauses.append("removed > 0" if flt.removed else "removed = 0")
         if flt.emergency is not None:
             clauses.append("scope = 'emergency'" if flt.emergency else "scope != 'emergency'")
         if flt.since:

@@ -5,9 +5,12 @@ from __future__ import annotations
 import structlog
 
 from gateway.audit import AuditLog
+from gateway.cleanup import ExtractiveRewriter, UpstreamRewriter
+from gateway.errors import ConfigurationError
+from gateway.fetch import SafeFetcher
 from gateway.knowledge.corpus import load_manifest
 from gateway.knowledge.embedding import Embedder
-from gateway.knowledge.store import ChromaStore
+from gateway.knowledge.store import ChromaStore, SearchOptions
 from gateway.messages import Messages
 from gateway.metrics import GatewayMetrics
 from gateway.policy import Policy, load_policy
@@ -17,6 +20,7 @@ from gateway.services import Services
 from gateway.settings import Settings
 from gateway.upstream.base import Upstream
 from gateway.upstream.extractive import ExtractiveResponder
+from gateway.upstream.limited import LimitedUpstream
 from gateway.upstream.openai_upstream import OpenAIUpstream
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.base import Verifier
@@ -28,10 +32,14 @@ def load_configured_policy(settings: Settings) -> Policy:
     return load_policy(settings.policy_dir or bundled("policies"), settings.context)
 
 
-def build_upstream(settings: Settings, embedder: Embedder) -> Upstream:
+def build_upstream(settings: Settings, embedder: Embedder, metrics: GatewayMetrics | None = None) -> Upstream:
+    """The configured upstream, wrapped in the concurrency/queue/deadline limits (LimitedUpstream)."""
+    inner: Upstream
     if settings.upstream_base_url:
-        return OpenAIUpstream.from_settings(settings)
-    return ExtractiveResponder(embedder)
+        inner = OpenAIUpstream.from_settings(settings)
+    else:
+        inner = ExtractiveResponder(embedder)
+    return LimitedUpstream.from_settings(inner, settings, metrics)
 
 
 def build_verifier(settings: Settings, policy: Policy, embedder: Embedder) -> Verifier:
@@ -40,7 +48,33 @@ def build_verifier(settings: Settings, policy: Policy, embedder: Embedder) -> Ve
 
 
 def build_rewriter(settings: Settings, policy: Policy, embedder: Embedder, verifier: Verifier) -> Rewriter:
-    return NoRewriter()
+    """SourceCleanup's rewriter: the upstream model when configured (``cleanup.rewriter: auto``), else
+    the extractive rewriter; none when ``cleanup.rewrite`` is off. Rewrites are re-verified by
+    ``verifier``."""
+    cleanup = policy.thresholds.cleanup
+    if not cleanup.rewrite:
+        return NoRewriter()
+    configured = bool(settings.upstream_base_url)
+    if cleanup.rewriter == "upstream" or (cleanup.rewriter == "auto" and configured):
+        if not settings.upstream_base_url:
+            reason = "'upstream' needs an upstream_base_url"
+            raise ConfigurationError("thresholds.yaml", "cleanup.rewriter", reason)
+        return UpstreamRewriter(OpenAIUpstream.from_settings(settings), verifier, cleanup)
+    return ExtractiveRewriter(embedder, verifier, cleanup)
+
+
+def build_fetcher(settings: Settings, policy: Policy) -> SafeFetcher:
+    """The one web fetcher of the process (its page cache is shared by every request)."""
+    return SafeFetcher.from_policy(policy.thresholds.verification, settings)
+
+
+def search_options(settings: Settings, policy: Policy) -> SearchOptions:
+    """How the store ranks: the retriever from settings, the candidate count from the policy."""
+    return SearchOptions(
+        mode=settings.retrieval_mode,
+        candidates=policy.thresholds.retrieval.candidates,
+        rerank=settings.retrieval_rerank,
+    )
 
 
 def ensure_index(store: ChromaStore, settings: Settings) -> None:
@@ -60,9 +94,10 @@ def build_services(
     policy = load_configured_policy(settings)
     embedder = embedder or Embedder()
     if store is None:
-        store = ChromaStore.open(settings, embedder)
+        store = ChromaStore.open(settings, embedder, search_options(settings, policy))
         ensure_index(store, settings)
     metrics = GatewayMetrics()
+    metrics.declare_tiers(t.id for t in policy.tiers.tiers)
     metrics.knowledge_passages.set(store.count_sync())
     verifier = build_verifier(settings, policy, embedder)
     services = Services(
@@ -70,12 +105,13 @@ def build_services(
         policy=policy,
         embedder=embedder,
         store=store,
-        upstream=build_upstream(settings, embedder),
+        upstream=build_upstream(settings, embedder, metrics),
         verifier=verifier,
         rewriter=build_rewriter(settings, policy, embedder, verifier),
         messages=Messages(settings.templates_dir or bundled("templates"), policy.context),
         metrics=metrics,
         audit=AuditLog(settings.resolved_audit_path),
+        fetcher=build_fetcher(settings, policy),
     )
     metrics.ready.set(1)
     log.info(

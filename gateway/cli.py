@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 from collections.abc import Sequence
@@ -84,9 +85,61 @@ def cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    from gateway.evaluation.command import run_command
+
+    return run_command(args, _settings(args))
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from gateway import verify_batch
+
+    settings = _settings(args)
+    source = Path(args.file)
+    if not source.is_file():
+        print(f"trust-gateway: no such file: {source}", file=sys.stderr)
+        return 2
+    verifier, fetcher = verify_batch.build_components(settings)
+    with contextlib.ExitStack() as stack:
+        out = stack.enter_context(Path(args.out).open("w", encoding="utf-8")) if args.out else sys.stdout
+        summary = verify_batch.run_file(
+            source,
+            out,
+            sys.stderr,
+            verifier,
+            fetcher,
+            max_sources=settings.verify_max_sources,
+            progress=not args.no_progress,
+        )
+    print(
+        f"verified {summary.checked} of {summary.rows} rows; {len(summary.skipped)} skipped",
+        file=sys.stderr,
+    )
+    return 1 if summary.skipped else 0
+
+
 def cmd_settings(_: argparse.Namespace) -> int:
     for variable, default, description in Settings.documented_variables():
         print(f"{variable}={default}\n    {description}")
+    return 0
+
+
+def cmd_keys(args: argparse.Namespace) -> int:
+    """``keys hash``: read a key on stdin, print its keys-file line; ``keys generate``: make a new key."""
+    import secrets
+
+    from gateway.web.auth import hash_key
+
+    if args.keys_command == "generate":
+        key = f"tg-{secrets.token_urlsafe(32)}"
+        print(f"key (give it to the client application; it is not stored anywhere): {key}")
+        print(f"line for GATEWAY_API_KEYS_FILE: {args.name}:{hash_key(key)}")
+        return 0
+    key = sys.stdin.readline().rstrip("\r\n")
+    if not key:
+        print("trust-gateway: keys hash: give the key on standard input", file=sys.stderr)
+        return 2
+    print(f"{args.name}:{hash_key(key)}")
     return 0
 
 
@@ -111,6 +164,31 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--json", action="store_true", help="print the answer and trust report as JSON")
     ask.add_argument("--context", help="operating context (GATEWAY_CONTEXT)")
     ask.set_defaults(func=cmd_ask)
+
+    evaluate = sub.add_parser(
+        "eval", help="SourceCheckup/ASTRID metrics for the raw model and the gateway (or replayed answers)"
+    )
+    from gateway.evaluation.arguments import add_arguments as add_eval_arguments
+
+    add_eval_arguments(evaluate)
+    evaluate.set_defaults(func=cmd_eval)
+
+    keys = sub.add_parser("keys", help="client API keys: hash one for the keys file, or generate one")
+    keys_sub = keys.add_subparsers(dest="keys_command", required=True)
+    keys_hash = keys_sub.add_parser("hash", help="read a key on stdin; print 'name:sha256hex'")
+    keys_hash.add_argument("--name", default="client", help="the key's name in logs and limits")
+    keys_generate = keys_sub.add_parser("generate", help="make a random key and its keys-file line")
+    keys_generate.add_argument("--name", default="client", help="the key's name in logs and limits")
+    keys.set_defaults(func=cmd_keys)
+
+    verify = sub.add_parser(
+        "verify", help="check answers against their sources (JSONL rows shaped like /v1/verify bodies)"
+    )
+    verify.add_argument("file", help="input JSONL: one {answer, sources, id?} object per line")
+    verify.add_argument("--out", help="write results as JSONL here (default: stdout)")
+    verify.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    verify.add_argument("--context", help="operating context (GATEWAY_CONTEXT)")
+    verify.set_defaults(func=cmd_verify)
 
     settings = sub.add_parser("settings", help="list every GATEWAY_* variable with its default")
     settings.set_defaults(func=cmd_settings)

@@ -7,6 +7,7 @@ GatewayError
  └── StageError                something failed at run time inside a pipeline stage
       ├── UpstreamError        the chat model could not give a usable draft
       │    ├── UpstreamTimeout / UpstreamUnavailable / UpstreamHTTPError / UpstreamRateLimited
+      │    ├── UpstreamBusy / UpstreamQueueTimeout   no upstream slot free (concurrency limit)
       │    └── MalformedDraft  it answered, but not under the citation contract
       ├── StoreError           the knowledge store could not be read
       ├── VerifierError        a verifier could not decide
@@ -108,6 +109,18 @@ class UpstreamUnavailable(UpstreamError):
 
 class UpstreamRateLimited(UpstreamError):
     kind = "rate_limited"
+
+
+class UpstreamBusy(UpstreamError):
+    """Every upstream slot is taken and the wait queue is full (``LimitedUpstream``)."""
+
+    kind = "queue_full"
+
+
+class UpstreamQueueTimeout(UpstreamBusy):
+    """A call waited too long for an upstream slot (``LimitedUpstream``)."""
+
+    kind = "queue_timeout"
 
 
 class UpstreamHTTPError(UpstreamError):

@@ -1,26 +1,72 @@
-"""Structured logging: one JSON object per line, through structlog."""
+"""Structured logging: one JSON object per line, through structlog.
+
+Two guards run on every event, whoever logs it:
+
+* secrets: a ``Secret`` renders as ``**********`` anyway; in addition any field whose name looks like a
+  credential (``api_key``, ``authorization``, ``token``, ``password``, ``secret``) is masked, and a
+  ``Bearer ...`` token inside any string is masked;
+* patient text: the fields that carry it (``question``, ``answer``, ``messages``, ``content``,
+  ``prompt``) are dropped from every event that does not opt in with ``PATIENT_TEXT_OPT_IN=True``; the
+  request log line opts in only when the operator turned ``GATEWAY_LOG_PATIENT_TEXT`` on.
+"""
 
 from __future__ import annotations
 
 import logging
+import re
 import sys
+from collections.abc import MutableMapping
+from typing import Any, TextIO
 
 import structlog
 
+MASK = "**********"
+PATIENT_TEXT_KEYS = frozenset({"question", "answer", "messages", "content", "prompt", "completion"})
+"""Event fields that may hold patient text."""
+PATIENT_TEXT_OPT_IN = "_patient_text"
+"""Event key (removed before rendering) that lets one event keep its patient-text fields."""
+_SECRET_KEY = re.compile(r"(?i)(api[_-]?key|authorization|password|passwd|secret|token|credential)")
+_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}")
+_NOISY_LOGGERS = ("sentence_transformers", "httpx", "httpcore", "chromadb", "transformers", "openai")
 
-def configure_logging(level: str = "INFO") -> None:
-    logging.basicConfig(format="%(message)s", stream=sys.stderr, level=level)
-    for noisy in ("sentence_transformers", "httpx", "chromadb", "transformers"):
+EventDict = MutableMapping[str, Any]
+
+
+def mask_secrets(_: Any, __: str, event: EventDict) -> EventDict:
+    """structlog processor: mask credential-named fields and bearer tokens in string values."""
+    for key, value in list(event.items()):
+        if key != "event" and _SECRET_KEY.search(key) and value not in (None, "", False):
+            event[key] = MASK
+        elif isinstance(value, str) and _BEARER.search(value):
+            event[key] = _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", value)
+    return event
+
+
+def drop_patient_text(_: Any, __: str, event: EventDict) -> EventDict:
+    """structlog processor: drop patient-text fields unless the event opted in."""
+    if not event.pop(PATIENT_TEXT_OPT_IN, False):
+        for key in PATIENT_TEXT_KEYS.intersection(event):
+            del event[key]
+    return event
+
+
+def configure_logging(level: str = "INFO", *, stream: TextIO | None = None) -> None:
+    """JSON lines on ``stream`` (default stderr), secrets masked, patient text only where opted in."""
+    out = stream or sys.stderr
+    logging.basicConfig(format="%(message)s", stream=out, level=level)
+    for noisy in _NOISY_LOGGERS:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
+            drop_patient_text,
+            mask_secrets,
             structlog.processors.format_exc_info,
-            structlog.processors.JSONRenderer(),
+            structlog.processors.JSONRenderer(default=repr),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level)),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=out),
         cache_logger_on_first_use=False,
     )

@@ -39,11 +39,25 @@ CLAIM_OUTCOMES = tuple(o.value for o in ClaimOutcome)
 STATEMENT_KINDS = tuple(k.value for k in StatementKind)
 VERIFIER_METHODS = ("anchoring", "local", "judge", "web", "cascade", "rewrite")
 """Names of the verifiers that may decide a claim; a verifier added later must be listed here."""
-UPSTREAM_ERROR_TYPES = ("timeout", "connection", "rate_limited", "http_status", "malformed", "upstream_error")
+UPSTREAM_ERROR_TYPES = (
+    "timeout",
+    "connection",
+    "rate_limited",
+    "http_status",
+    "malformed",
+    "upstream_error",
+    "queue_full",
+    "queue_timeout",
+)
 """``UpstreamError.kind`` of every upstream failure class in ``gateway.errors``."""
-PIPELINE_STAGES = ("triage", "retrieve", "draft", "verify", "cleanup", "badge", "record")
+AUTH_FAILURE_REASONS = ("missing", "invalid", "forbidden")
+"""Why a request was turned away by authentication (401 missing/invalid, 403 forbidden)."""
+ACCESS_AREAS = ("client", "staff", "metrics")
+"""Which credential a path needs (``gateway.web.auth``)."""
+PIPELINE_STAGES = ("triage", "retrieve", "draft", "verify", "cleanup", "rewrite", "badge", "record")
+"""Stages named by ``gateway_stage_errors_total{stage}``."""
 URL_FAILURE_REASONS = ("blocked", "timeout", "status", "too_large", "not_text", "connection", "invalid")
-"""Why a cited web URL was not valid (``FetchError.reason``); ``ok`` when it was."""
+"""Why a cited web URL was not valid (``FetchError.reason``)."""
 BOOLEAN = ("true", "false")
 
 _TOKEN = re.compile(r"[a-z][a-z0-9_]*")
@@ -170,9 +184,15 @@ class GatewayMetrics:
         )
         self.cited_urls = Counter(
             "gateway_cited_urls",
-            "Web URLs cited outside the knowledge base, by validity (SourceCheckup URL validity) and "
-            "the reason a URL was not valid (ok when valid).",
-            ["valid", "reason"],
+            "Web URLs cited outside the knowledge base, by validity: the page was fetched from an "
+            "allow-listed domain and had text (SourceCheckup URL validity = valid=true / all).",
+            ["valid"],
+            registry=r,
+        )
+        self.cited_url_failures = Counter(
+            "gateway_cited_url_failures",
+            "Cited web URLs that were not valid, by reason (blocked, timeout, status, too_large, ...).",
+            ["reason"],
             registry=r,
         )
         # --- errors -------------------------------------------------------------------------------
@@ -187,6 +207,25 @@ class GatewayMetrics:
             "Run-time failures by the pipeline stage that failed.",
             ["stage"],
             registry=r,
+        )
+        # --- access (issue 8: authentication and limits) ------------------------------------------
+        self.auth_failures = Counter(
+            "gateway_auth_failures",
+            "Requests refused by authentication, by area (client, staff, metrics) and reason "
+            "(missing, invalid, forbidden).",
+            ["area", "reason"],
+            registry=r,
+        )
+        self.rate_limited = Counter(
+            "gateway_rate_limited",
+            "Client requests refused with 429 by the per-key token bucket.",
+            registry=r,
+        )
+        self.upstream_in_flight = Gauge(
+            "gateway_upstream_in_flight", "Upstream calls running now (concurrency limit).", registry=r
+        )
+        self.upstream_waiting = Gauge(
+            "gateway_upstream_waiting", "Upstream calls waiting for a free slot now.", registry=r
         )
         # --- latency ------------------------------------------------------------------------------
         self.request_latency = Histogram(
@@ -250,23 +289,44 @@ class GatewayMetrics:
             self.responses_checked.labels(fully_supported=value)
             self.informative_sentences.labels(grounded=value)
             self.context_relevance_checks.labels(relevant=value)
-        self.cited_urls.labels(valid="true", reason="ok")
+            self.cited_urls.labels(valid=value)
+        for method in VERIFIER_METHODS:
+            for verdict in VERDICTS:
+                self.claim_methods.labels(method=method, verdict=verdict)
+        for stage in PIPELINE_STAGES:
+            self.stage_errors.labels(stage=stage)
         for error_type in UPSTREAM_ERROR_TYPES:
             self.upstream_errors.labels(type=error_type)
+        for area in ACCESS_AREAS:
+            for reason in AUTH_FAILURE_REASONS:
+                self.auth_failures.labels(area=area, reason=reason)
 
     def declare_tiers(self, tier_ids: Iterable[str]) -> None:
         """Create the per-tier series of the loaded policy at zero."""
         for tier in tier_ids:
             self.supported_by_tier.labels(tier=tier)
 
-    def record_cited_url(self, valid: bool, reason: str = "ok") -> None:
-        """Count one web URL cited outside the knowledge base (called by the URL fetcher)."""
-        label = "ok" if valid else bounded(reason, URL_FAILURE_REASONS)
-        self.cited_urls.labels(valid=flag(valid), reason=label).inc()
+    def record_cited_url(self, valid: bool, reason: str = "") -> None:
+        """Count one web URL cited outside the knowledge base (for the URL fetcher to call).
+
+        ``reason`` is ``FetchError.reason`` when the URL was not valid.
+        """
+        self.cited_urls.labels(valid=flag(valid)).inc()
+        if not valid:
+            self.cited_url_failures.labels(reason=bounded(reason, URL_FAILURE_REASONS)).inc()
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
 
     def names(self) -> set[str]:
-        """Every sample name this registry exposes (``_total``, ``_bucket``, ``_count``, ...)."""
-        return {sample.name for family in self.registry.collect() for sample in family.samples}
+        """Every series name this registry can expose (``_total``, ``_bucket``, ``_count``, ...)."""
+        suffixes = {
+            "counter": ("_total", "_created"),
+            "histogram": ("_bucket", "_count", "_sum", "_created"),
+            "gauge": ("",),
+        }
+        return {
+            family.name + suffix
+            for family in self.registry.collect()
+            for suffix in suffixes.get(family.type, ("",))
+        }

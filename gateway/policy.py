@@ -54,9 +54,9 @@ class VerificationPolicy:
     """Scores in this band are escalated to the LLM judge, when one is configured."""
     judge_budget_per_request: int = 6
     """Most judge calls one request may make; claims past the budget keep the local verdict."""
-    local_similarity_floor: float = 0.3
+    local_similarity_floor: float = 0.25
     """Local verifier: MiniLM cosine mapped to 0 in the score (unrelated sentences score about this)."""
-    local_similarity_ceiling: float = 0.85
+    local_similarity_ceiling: float = 0.75
     """Local verifier: MiniLM cosine mapped to 1 in the score (near paraphrases)."""
     local_similarity_weight: float = 0.5
     """Local verifier: weight of similarity in the base score; the rest is content-word coverage."""
@@ -66,7 +66,7 @@ class VerificationPolicy:
     """Local verifier: longest window of consecutive sentences tried as evidence."""
     missing_number_penalty: float = 0.5
     """Local verifier: score multiplier when a claim number is absent from the evidence."""
-    missing_entity_penalty: float = 0.7
+    missing_entity_penalty: float = 0.8
     """Local verifier: score multiplier when a named entity of the claim is absent from the evidence."""
     missing_quantifier_penalty: float = 0.7
     """Local verifier: score multiplier when a universal claim ("always") meets unqualified evidence."""
@@ -128,11 +128,21 @@ class CleanupPolicy:
     """Refuse the whole answer when more than this share of claims is removed."""
     safety_critical: tuple[SafetyRule, ...] = ()
     """Claims matching these rules refuse the whole answer when they fail verification."""
+    rewriter: Literal["auto", "upstream", "extractive"] = "auto"
+    """Who rewrites: the upstream model (``auto`` when one is configured) or the extractive rewriter."""
+    rewrite_min_similarity: float = 0.8
+    """Extractive rewriter: least MiniLM cosine between the claim and the source sentence it becomes."""
+    allow_rewritten_safety_critical: bool = True
+    """A failing safety-critical claim whose rewrite passes verification is shown instead of refusing."""
+    planted_instruction: tuple[str, ...] = ()
+    """Patterns of instructions planted in sources: never evidence; a claim resting on one refuses."""
 
     def __post_init__(self) -> None:
         _check_range(self, "max_removed_share", 0.0, 1.0)
+        _check_range(self, "rewrite_min_similarity", -1.0, 1.0)
         for rule in self.safety_critical:
             _compile_all(rule.patterns, f"cleanup.safety_critical[{rule.id}]")
+        _compile_all(self.planted_instruction, "cleanup.planted_instruction")
 
 
 @dataclass(frozen=True)
@@ -207,6 +217,9 @@ class TriageRule:
     """Case-insensitive regular expressions matched against the question."""
     message: str = ""
     """Template name of the message sent when this rule decides (default by category)."""
+    information_exempt: bool = False
+    """Emergency rules only: a general question about this red flag that reports nothing personal is
+    answered (with the emergency safety note) instead of getting the emergency message."""
 
 
 @dataclass(frozen=True)
@@ -223,10 +236,16 @@ class OperatingContext:
     referral: str = "your clinician"
     """Who the patient is told to ask about out-of-scope questions."""
     emergency_number: str = "your local emergency number"
+    information_questions: tuple[str, ...] = ()
+    """Patterns of general information questions ("what are the signs of ...")."""
+    personal_report: tuple[str, ...] = ()
+    """Patterns that make a question a report about someone's situation now ("I have", "my dad is")."""
 
     def __post_init__(self) -> None:
         _compile_all(self.clinical_terms, "clinical_terms")
         _compile_all(self.in_scope, "in_scope")
+        _compile_all(self.information_questions, "information_questions")
+        _compile_all(self.personal_report, "personal_report")
         for group in ("emergency", "non_clinical", "out_of_scope"):
             for rule in getattr(self, group):
                 _compile_all(rule.patterns, f"{group}[{rule.id}]")

@@ -1,4 +1,10 @@
-"""SourceCleanup's rewriter contract: turn a failing claim into one its cited source supports."""
+"""SourceCleanup's rewriter contract: turn a failing claim into one its cited source supports.
+
+Implementations live in ``gateway.cleanup``: the upstream model's rewrite (``UpstreamRewriter``) and
+the extractive rewrite from the best-supporting source sentence (``ExtractiveRewriter``). Each rewrite
+is verified again before it counts; a rewriter never raises for one claim: whatever goes wrong, the
+claim stays ``removed`` with the reason.
+"""
 
 from __future__ import annotations
 
@@ -9,18 +15,22 @@ from gateway.domain import ChatRequest, ClaimResult, Passage
 
 
 class Rewriter(Protocol):
-    """Given the claim results of one answer, returns them with failing claims rewritten (and
-    re-verified) where possible; claims it cannot fix stay ``removed``."""
+    """Given one failed (``removed``) claim, returns it ``rewritten`` with a verified rewrite, or still
+    ``removed`` with the reason the rewrite failed."""
 
-    async def rewrite_failed(
-        self, results: list[ClaimResult], passages: Sequence[Passage], request: ChatRequest
-    ) -> list[ClaimResult]: ...
+    name: str
+
+    async def rewrite(
+        self, failed: ClaimResult, passages: Sequence[Passage], request: ChatRequest
+    ) -> ClaimResult: ...
 
 
 class NoRewriter:
     """Removes every failing claim: used when rewriting is turned off in policy."""
 
-    async def rewrite_failed(
-        self, results: list[ClaimResult], passages: Sequence[Passage], request: ChatRequest
-    ) -> list[ClaimResult]:
-        return results
+    name = "none"
+
+    async def rewrite(
+        self, failed: ClaimResult, passages: Sequence[Passage], request: ChatRequest
+    ) -> ClaimResult:
+        return failed

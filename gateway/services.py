@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gateway.audit import AuditLog
+from gateway.fetch import SafeFetcher
 from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.store import KnowledgeStore
 from gateway.messages import Messages
@@ -35,3 +36,5 @@ class Services:
     metrics: GatewayMetrics
     audit: AuditLog
     today: Callable[[], dt.date] = field(default=_today)
+    fetcher: SafeFetcher | None = None
+    """The process's SSRF-safe web fetcher (``bootstrap.build_fetcher``); shared so its cache is."""

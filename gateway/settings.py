@@ -46,6 +46,7 @@ class Secret:
 
 
 ResponseFormat = Literal["json_schema", "json_object", "text"]
+RetrievalMode = Literal["hybrid", "dense", "lexical"]
 
 
 @dataclass(frozen=True)
@@ -112,8 +113,41 @@ class Settings:
     """API key the patient page at / sends with its chat calls (page users can see it; keep it low-limit)."""
     clinician_session_hours: float = 8.0
     """Lifetime of a clinician's signed login cookie, in hours."""
+    api_keys_file: Path | None = None
+    """File of hashed client API keys, one ``name:sha256hex`` per line (``trust-gateway keys hash``)."""
+    metrics_token: Secret = field(default_factory=lambda: Secret(""))
+    """Bearer token /metrics requires when set; empty leaves /metrics open (network-restrict it)."""
+    max_messages: int = 64
+    """Most messages one chat request may carry."""
+    max_message_chars: int = 16_000
+    """Longest message content accepted, in characters."""
+    max_tokens_cap: int = 4096
+    """Largest max_tokens / max_completion_tokens accepted; larger values get a 400."""
+    rate_limit_per_minute: float = 120.0
+    """Requests per minute each client key may make to /v1/* (token bucket); 0 disables the limit."""
+    rate_limit_burst: int = 30
+    """Requests a client key may make at once before the per-minute rate applies."""
+    upstream_max_concurrency: int = 16
+    """Upstream calls in flight at once; further calls wait in a bounded queue."""
+    upstream_queue_size: int = 64
+    """Calls that may wait for an upstream slot; beyond that a request is refused at once."""
+    upstream_queue_timeout: float = 10.0
+    """Seconds a call may wait for an upstream slot before the request is refused."""
+    upstream_deadline: float = 60.0
+    """Total seconds one upstream draft may take, retries and slow bodies included."""
+    verify_max_sources: int = 20
+    """Most sources one /v1/verify request (or ``verify`` CLI row) may carry; bounds its URL fetches."""
+    retrieval_mode: RetrievalMode = "hybrid"
+    """Retriever: hybrid (dense + BM25 fused), dense or lexical."""
+    retrieval_rerank: bool = True
+    """Re-order fused candidates by MiniLM cosine on sentence windows."""
+    retrieve_max_k: int = 50
+    """Largest ``k`` one /v1/retrieve request may ask for."""
 
     def __post_init__(self) -> None:
+        if not 1 <= self.retrieve_max_k <= 500:
+            raise ConfigurationError("GATEWAY_RETRIEVE_MAX_K", "retrieve_max_k", "must be in 1..500")
+        _check_hardening(self)
         if not 0 < self.clinician_session_hours <= 24 * 30:
             raise ConfigurationError(
                 "GATEWAY_CLINICIAN_SESSION_HOURS", "clinician_session_hours", "must be in (0, 720]"
@@ -126,6 +160,8 @@ class Settings:
             raise ConfigurationError("GATEWAY_JUDGE_TIMEOUT", "judge_timeout", "must be positive")
         if self.upstream_retries < 0:
             raise ConfigurationError("GATEWAY_UPSTREAM_RETRIES", "upstream_retries", "must be >= 0")
+        if not 1 <= self.verify_max_sources <= 1000:
+            raise ConfigurationError("GATEWAY_VERIFY_MAX_SOURCES", "verify_max_sources", "must be in 1..1000")
         if self.max_body_bytes < 1024:
             raise ConfigurationError("GATEWAY_MAX_BODY_BYTES", "max_body_bytes", "must be >= 1024")
         if self.chroma_url and not self.chroma_url.startswith(("http://", "https://")):
@@ -225,3 +261,24 @@ def _parse(var: str, raw: str, hint: Any) -> Any:
     if hint is Secret:
         return Secret(raw)
     return raw
+
+
+def _check_hardening(settings: Settings) -> None:
+    """Validate the limits settings (issue 8); each error names the variable."""
+    positive_ints = (
+        "max_messages",
+        "max_message_chars",
+        "max_tokens_cap",
+        "rate_limit_burst",
+        "upstream_max_concurrency",
+    )
+    for name in positive_ints:
+        if getattr(settings, name) < 1:
+            raise ConfigurationError(ENV_PREFIX + name.upper(), name, "must be >= 1")
+    if settings.upstream_queue_size < 0:
+        raise ConfigurationError("GATEWAY_UPSTREAM_QUEUE_SIZE", "upstream_queue_size", "must be >= 0")
+    if settings.rate_limit_per_minute < 0:
+        raise ConfigurationError("GATEWAY_RATE_LIMIT_PER_MINUTE", "rate_limit_per_minute", "must be >= 0")
+    for name in ("upstream_queue_timeout", "upstream_deadline"):
+        if getattr(settings, name) <= 0:
+            raise ConfigurationError(ENV_PREFIX + name.upper(), name, "must be positive")

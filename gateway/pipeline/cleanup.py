@@ -1,28 +1,61 @@
 """Stage 6: SourceCleanup and the refusal policy.
 
-Supported claims are kept. An unsupported claim is handed to the rewriter (when one is configured),
-whose rewrite must pass verification again; otherwise the claim is removed. A sentence reaches the
-patient only if every claim in it survived. The whole answer is refused when no claim survives, when
-too large a share is removed, or when a safety-critical claim (dose, contraindication, interaction,
-emergency advice; rules in policy) fails.
+Supported claims are kept. An unsupported claim is handed to the rewriter, whose rewrite must pass
+verification again; otherwise the claim is removed. A claim resting on an instruction planted in a
+source is never evidence and never rewritten: it refuses the answer. The whole answer is refused when
+no claim survives, when more than ``max_removed_share`` of the claims is removed, or when a
+safety-critical claim (dose, contraindication, interaction, emergency advice; rules in policy) fails
+and is not rewritten-and-verified (``allow_rewritten_safety_critical``).
+
+``Cleanup`` assembles the patient's text sentence by sentence, in order, and only releases a sentence
+once it is final (its claims verified, rewritten or removed) and no outcome still pending could make
+the answer refused. Before rewriting, every failing claim counts as removed: that is the worst case,
+and rewrites only improve it. So what ``ready()`` returns is never retracted, which is what lets the
+pipeline stream it.
+
+Text rules: a sentence whose only claim is removed is dropped; a sentence with several claims keeps
+the surviving ones as one sentence each; a rewrite carries the marker of the passage it was verified
+against; a supported claim without a marker gets the marker of the passage its evidence is in; a
+leading connective ("However, ...") after a dropped sentence is removed. Marker numbers are never
+renumbered: ``[n]`` always means ``trust.sources[n-1]``.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
+from rapidfuzz import fuzz
+
+from gateway.cleanup.common import is_planted
 from gateway.domain import (
     ClaimOutcome,
     ClaimResult,
+    Evidence,
     Outcome,
+    Passage,
     RefusalReason,
     Span,
     Statement,
     Verdict,
+    VerdictLabel,
 )
 from gateway.policy import CleanupPolicy
+from gateway.text import normalise, sentence_spans, strip_markers
+from gateway.upstream.contract import markers_in
+
+PLANTED_CHECK = "planted_instruction"
+"""Verdict check recorded for a claim that rests on an instruction planted in a source."""
+DUPLICATE_SIMILARITY = 90.0
+"""rapidfuzz ratio (0..100) at or above which a rewrite repeats a sentence already in the answer."""
+_CONNECTIVE = re.compile(
+    r"^(however|also|but|and|so|therefore|in addition|additionally|moreover|furthermore|"
+    r"as a result|because of this|for this reason|this means that|that means)\s*,?\s+",
+    re.IGNORECASE,
+)
+_CLOSING = re.compile(r"([.!?]+[\"')\]]*)\s*$")
 
 
 @lru_cache(maxsize=256)
@@ -38,105 +71,266 @@ def safety_rule(text: str, policy: CleanupPolicy) -> str | None:
     return None
 
 
+# --- judging -----------------------------------------------------------------------------------------
+
+
 def judge_claims(
-    statements: Sequence[Statement], verdicts: Sequence[Verdict], policy: CleanupPolicy
+    statements: Sequence[Statement],
+    verdicts: Sequence[Verdict],
+    passages: Sequence[Passage],
+    policy: CleanupPolicy,
 ) -> list[ClaimResult]:
-    """Keep supported claims, remove the rest (a rewrite, when available, is applied by the caller)."""
+    """Keep supported claims; every other claim starts ``removed`` (the worst case rewriting improves)."""
     claims = [s for s in statements if s.is_claim]
-    results = []
-    for statement, verdict in zip(claims, verdicts, strict=True):
-        rule = safety_rule(statement.text, policy)
-        if verdict.supported:
-            results.append(
-                ClaimResult(
-                    statement, verdict, ClaimOutcome.VERIFIED, statement.text, safety_critical=bool(rule)
-                )
-            )
-        else:
-            results.append(
-                ClaimResult(
-                    statement,
-                    verdict,
-                    ClaimOutcome.REMOVED,
-                    None,
-                    reason=verdict.reason or verdict.check,
-                    safety_critical=bool(rule),
-                )
-            )
-    return results
+    return [_judge(s, v, passages, policy) for s, v in zip(claims, verdicts, strict=True)]
+
+
+def _judge(
+    statement: Statement, verdict: Verdict, passages: Sequence[Passage], policy: CleanupPolicy
+) -> ClaimResult:
+    critical = safety_rule(statement.text, policy) is not None
+    if _rests_on_planted(statement, verdict, passages, policy):
+        reason = "the claim repeats or rests on an instruction planted in a source"
+        planted = Verdict(
+            VerdictLabel.UNSUPPORTED, 0.0, verdict.method, PLANTED_CHECK, reason, verdict.evidence
+        )
+        return ClaimResult(
+            statement, planted, ClaimOutcome.REMOVED, None, reason=reason, safety_critical=True
+        )
+    if verdict.supported:
+        return ClaimResult(
+            statement, verdict, ClaimOutcome.VERIFIED, statement.text, safety_critical=critical
+        )
+    reason = verdict.reason or verdict.check
+    return ClaimResult(
+        statement, verdict, ClaimOutcome.REMOVED, None, reason=reason, safety_critical=critical
+    )
+
+
+def _rests_on_planted(
+    statement: Statement, verdict: Verdict, passages: Sequence[Passage], policy: CleanupPolicy
+) -> bool:
+    texts = [statement.text, statement.quote or ""]
+    if verdict.evidence is not None:
+        texts.append(evidence_context(verdict.evidence, passages))
+    return any(is_planted(text, policy.planted_instruction) for text in texts if text)
+
+
+def evidence_context(evidence: Evidence, passages: Sequence[Passage]) -> str:
+    """The whole sentences of the cited passage that the evidence span touches."""
+    if not 1 <= evidence.source_number <= len(passages):
+        return evidence.text
+    text = passages[evidence.source_number - 1].text
+    span = evidence.span
+    touched = [
+        text[s.start : s.end] for s in sentence_spans(text) if s.start < span.end and span.start < s.end
+    ]
+    return " ".join(touched) or evidence.text
+
+
+def rewritable(result: ClaimResult) -> bool:
+    return result.outcome is ClaimOutcome.REMOVED and result.verdict.check != PLANTED_CHECK
+
+
+# --- refusing ----------------------------------------------------------------------------------------
 
 
 def refusal_reason(results: Sequence[ClaimResult], policy: CleanupPolicy) -> tuple[RefusalReason, str] | None:
+    """Why the whole answer must be refused, or None. Monotone: a rewrite never makes it refuse."""
     if not results:
         return RefusalReason.NO_CLAIM_SURVIVED, "the answer contained no checkable claim"
-    removed = [r for r in results if r.outcome is ClaimOutcome.REMOVED]
-    critical = [r for r in removed if r.safety_critical]
+    planted = [r for r in results if r.verdict.check == PLANTED_CHECK]
+    if planted:
+        return (
+            RefusalReason.SAFETY_CRITICAL_FAILED,
+            f"the draft repeats an instruction planted in a source: {planted[0].statement.text!r}",
+        )
+    critical = [r for r in results if r.safety_critical and _critical_failed(r, policy)]
     if critical:
         return (
             RefusalReason.SAFETY_CRITICAL_FAILED,
             f"a safety-critical claim failed verification: {critical[0].statement.text!r}",
         )
+    removed = [r for r in results if r.outcome is ClaimOutcome.REMOVED]
     if len(removed) == len(results):
         return RefusalReason.NO_CLAIM_SURVIVED, "no claim was supported by its cited source"
-    share = len(removed) / len(results)
-    if share > policy.max_removed_share:
+    if len(removed) / len(results) > policy.max_removed_share:
         return RefusalReason.TOO_MANY_REMOVED, f"{len(removed)} of {len(results)} claims failed verification"
     return None
 
 
-def assemble(
-    answer: str, statements: Sequence[Statement], results: Sequence[ClaimResult]
-) -> tuple[str, list[ClaimResult]]:
-    """The patient's text: the sentences whose claims all survived, with each claim's final span."""
-    by_sentence: dict[int, list[ClaimResult]] = {}
-    for result in results:
-        by_sentence.setdefault(result.statement.sentence_index, []).append(result)
-    pieces: list[str] = []
-    placed: dict[int, Span] = {}
-    cursor = 0
-    seen: set[int] = set()
+def _critical_failed(result: ClaimResult, policy: CleanupPolicy) -> bool:
+    if result.outcome is ClaimOutcome.REMOVED:
+        return True
+    return result.outcome is ClaimOutcome.REWRITTEN and not policy.allow_rewritten_safety_critical
+
+
+# --- assembling --------------------------------------------------------------------------------------
+
+
+def cite(sentence: str, numbers: Sequence[int]) -> str:
+    """Put ``[n, m]`` before the sentence's closing punctuation (adding a full stop when it has none)."""
+    body = sentence.strip()
+    if not numbers:
+        return body
+    marker = "[" + ", ".join(str(n) for n in numbers) + "]"
+    closing = _CLOSING.search(body)
+    if closing is None:
+        return f"{body} {marker}."
+    return f"{body[: closing.start()].rstrip()} {marker}{closing.group(1)}"
+
+
+def _capitalised(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _evidence_numbers(results: Sequence[ClaimResult]) -> tuple[int, ...]:
+    numbers = [r.verdict.evidence.source_number for r in results if r.verdict.evidence is not None]
+    return tuple(dict.fromkeys(numbers))
+
+
+def _rewrite_numbers(result: ClaimResult) -> tuple[int, ...]:
+    evidence = result.rewrite_verdict.evidence if result.rewrite_verdict else None
+    return (evidence.source_number,) if evidence else result.statement.source_numbers
+
+
+def _claim_sentence(result: ClaimResult) -> str:
+    """One surviving claim of a multi-claim sentence, as its own sentence with its markers."""
+    if result.outcome is ClaimOutcome.REWRITTEN and result.final_text:
+        return cite(_capitalised(result.final_text), _rewrite_numbers(result))
+    numbers = result.statement.source_numbers or _evidence_numbers([result])
+    return cite(_capitalised(strip_markers(result.statement.text)), numbers)
+
+
+@dataclass
+class _Sentence:
+    span: Span
+    claim_ids: list[int] = field(default_factory=list)
+
+
+def _sentences(statements: Sequence[Statement]) -> list[_Sentence]:
+    by_index: dict[int, _Sentence] = {}
+    claim_id = 0
     for statement in statements:
-        index = statement.sentence_index
-        if index in seen:
-            continue
-        seen.add(index)
-        claim_results = by_sentence.get(index, [])
-        if any(r.outcome is ClaimOutcome.REMOVED for r in claim_results):
-            continue
-        rewritten = [r for r in claim_results if r.outcome is ClaimOutcome.REWRITTEN]
-        text = (
-            rewritten[0].final_text
-            if rewritten and rewritten[0].final_text
-            else answer[statement.span.start : statement.span.end]
+        sentence = by_index.setdefault(statement.sentence_index, _Sentence(statement.span))
+        if statement.is_claim:
+            sentence.claim_ids.append(claim_id)
+            claim_id += 1
+    return [by_index[i] for i in sorted(by_index)]
+
+
+class Cleanup:
+    """Applies the claims' outcomes to the draft and releases the patient's text in order."""
+
+    def __init__(
+        self,
+        answer: str,
+        statements: Sequence[Statement],
+        results: Sequence[ClaimResult],
+        policy: CleanupPolicy,
+    ) -> None:
+        self._answer = answer
+        self._statements = tuple(statements)
+        self._policy = policy
+        self.results = list(results)
+        self._sentences = _sentences(statements)
+        self._pending = {i for i, r in enumerate(self.results) if rewritable(r)}
+        """Claims whose rewrite is still to come: until resolved, their sentences are not released."""
+        self._next = 0
+        self._pieces: list[str] = []
+        self._length = 0
+        self._spans: dict[int, Span] = {}
+        self._dropped_previous = False
+
+    def start_rewrites(self) -> list[int]:
+        """The claims to rewrite now. None when even every rewrite succeeding would still refuse: then
+        they stay removed and the refusal is final."""
+        best = [
+            replace(r, outcome=ClaimOutcome.REWRITTEN) if i in self._pending else r
+            for i, r in enumerate(self.results)
+        ]
+        if refusal_reason(best, self._policy) is not None:
+            self._pending.clear()
+        return sorted(self._pending)
+
+    def resolve(self, index: int, result: ClaimResult) -> None:
+        """Record a rewrite's outcome (a rewrite repeating another sentence of the answer is removed)."""
+        self._pending.discard(index)
+        if result.outcome is ClaimOutcome.REWRITTEN and self._repeats(index, result.final_text or ""):
+            result = replace(
+                result,
+                outcome=ClaimOutcome.REMOVED,
+                final_text=None,
+                reason=f"the rewrite repeats another sentence of the answer; {result.reason}",
+            )
+        self.results[index] = result
+
+    def _repeats(self, index: int, text: str) -> bool:
+        plain = normalise(strip_markers(text))
+        others = [
+            r.final_text if r.outcome is ClaimOutcome.REWRITTEN else r.statement.text
+            for i, r in enumerate(self.results)
+            if i != index and r.outcome is not ClaimOutcome.REMOVED and i not in self._pending
+        ]
+        return any(
+            fuzz.ratio(plain, normalise(strip_markers(o or ""))) >= DUPLICATE_SIMILARITY for o in others
         )
-        if pieces:
-            cursor += 1
-        placed[index] = Span(cursor, cursor + len(text))
-        pieces.append(text)
-        cursor += len(text)
-    final = []
-    for result in results:
-        span = (
-            placed.get(result.statement.sentence_index)
-            if result.outcome is not ClaimOutcome.REMOVED
-            else None
+
+    def refusal(self) -> tuple[RefusalReason, str] | None:
+        return refusal_reason(self.results, self._policy)
+
+    def ready(self) -> str:
+        """The text of the next sentences that are final, once nothing pending could still refuse."""
+        if self.refusal() is not None:
+            return ""
+        start = len(self.text)
+        while self._next < len(self._sentences) and not self._pending & set(
+            self._sentences[self._next].claim_ids
+        ):
+            self._place(self._sentences[self._next])
+            self._next += 1
+        return self.text[start:]
+
+    @property
+    def text(self) -> str:
+        return " ".join(self._pieces)
+
+    def outcome(self) -> Outcome:
+        refusal = self.refusal()
+        if refusal is not None:
+            reason, detail = refusal
+            return Outcome("", self._statements, tuple(self.results), True, reason, detail)
+        self.ready()
+        placed = tuple(
+            replace(r, final_span=self._spans.get(i) if r.outcome is not ClaimOutcome.REMOVED else None)
+            for i, r in enumerate(self.results)
         )
-        final.append(_with_span(result, span))
-    return " ".join(pieces), final
+        return Outcome(self.text, self._statements, placed)
 
+    def _place(self, sentence: _Sentence) -> None:
+        pieces = self._compose(sentence)
+        if not pieces:
+            self._dropped_previous = True
+            return
+        if self._dropped_previous or not self._pieces:
+            pieces[0] = (pieces[0][0], _capitalised(_CONNECTIVE.sub("", pieces[0][1])))
+        self._dropped_previous = False
+        for claim_ids, text in pieces:
+            start = self._length + (1 if self._pieces else 0)
+            self._pieces.append(text)
+            self._length = start + len(text)
+            for claim_id in claim_ids:
+                self._spans[claim_id] = Span(start, self._length)
 
-def _with_span(result: ClaimResult, span: Span | None) -> ClaimResult:
-    from dataclasses import replace
-
-    return replace(result, final_span=span)
-
-
-def cleanup(
-    answer: str, statements: Sequence[Statement], results: Sequence[ClaimResult], policy: CleanupPolicy
-) -> Outcome:
-    text, placed = assemble(answer, statements, results)
-    refusal = refusal_reason(placed, policy)
-    if refusal is not None:
-        reason, detail = refusal
-        return Outcome("", tuple(statements), tuple(placed), True, reason, detail)
-    return Outcome(text, tuple(statements), tuple(placed))
+    def _compose(self, sentence: _Sentence) -> list[tuple[list[int], str]]:
+        """The sentence's final text, as (claim ids, text) pieces; empty when it is dropped."""
+        original = self._answer[sentence.span.start : sentence.span.end]
+        results = [self.results[i] for i in sentence.claim_ids]
+        if all(r.outcome is ClaimOutcome.VERIFIED for r in results):
+            numbers = () if markers_in(original) else _evidence_numbers(results)
+            return [(sentence.claim_ids, cite(original, numbers) if numbers else original)]
+        return [
+            ([i], _claim_sentence(r))
+            for i, r in zip(sentence.claim_ids, results, strict=True)
+            if r.outcome is not ClaimOutcome.REMOVED
+        ]

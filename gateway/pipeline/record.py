@@ -11,6 +11,9 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from gateway.domain import ClaimOutcome, RefusalReason
+from gateway.errors import StageError, StoreError, UpstreamError, VerifierError
+from gateway.logs import PATIENT_TEXT_OPT_IN
+from gateway.metrics import flag, method_label, stage_label, tier_label, upstream_error_label
 from gateway.serialize import to_jsonable
 
 if TYPE_CHECKING:
@@ -35,49 +38,68 @@ def request_outcome(result: PipelineResult) -> str:
 
 
 def _count_metrics(result: PipelineResult, services: Services) -> None:
+    """Count one request. Every label value is bounded (see ``gateway.metrics``)."""
     m = services.metrics
-    label = request_outcome(result)
-    m.requests.labels(outcome=label).inc()
-    if result.outcome.refused and result.outcome.refusal_reason:
-        m.refusals.labels(reason=result.outcome.refusal_reason.value).inc()
-    if result.error is not None:
-        stage = "upstream" if _is_upstream(result) else (result.error.stage or result.error.kind)
-        m.stage_errors.labels(stage=stage).inc()
-        if _is_upstream(result):
-            m.upstream_errors.labels(type=result.error.kind).inc()
+    outcome = result.outcome
+    m.requests.labels(outcome=request_outcome(result)).inc()
+    if outcome.refused and outcome.refusal_reason is not None:
+        m.refusals.labels(reason=outcome.refusal_reason.value).inc()
+    error = result.error
+    if error is not None:
+        m.stage_errors.labels(stage=stage_label(_failed_stage(error))).inc()
+        if isinstance(error, UpstreamError):
+            m.upstream_errors.labels(type=upstream_error_label(error.kind)).inc()
     if result.best_relevance is not None:
         m.context_relevance.observe(result.best_relevance)
+        relevant = outcome.refusal_reason is not RefusalReason.NO_RELEVANT_CONTEXT
+        m.context_relevance_checks.labels(relevant=flag(relevant)).inc()
     for statement in result.statements:
         m.statements.labels(kind=statement.kind.value).inc()
     for verdict in result.verdicts:
         m.claims.labels(verdict=verdict.label.value).inc()
-        m.claim_methods.labels(method=verdict.method, verdict=verdict.label.value).inc()
+        m.claim_methods.labels(method=method_label(verdict.method), verdict=verdict.label.value).inc()
     if result.verdicts:
-        m.responses_checked.labels(
-            fully_supported=str(all(v.supported for v in result.verdicts)).lower()
-        ).inc()
-        grounded = _grounded_sentences(result)
-        for ok in grounded.values():
-            m.informative_sentences.labels(grounded=str(ok).lower()).inc()
-    for claim in result.outcome.claims:
+        m.responses_checked.labels(fully_supported=flag(all(v.supported for v in result.verdicts))).inc()
+        for grounded in _grounded_sentences(result).values():
+            m.informative_sentences.labels(grounded=flag(grounded)).inc()
+    for claim in outcome.claims:
         m.claim_outcomes.labels(outcome=claim.outcome.value).inc()
-    if not result.outcome.refused:
+    if not outcome.refused:
+        tier_ids = [t.id for t in services.policy.tiers.tiers]
         for report in result.report.claims:
             if report.outcome is not ClaimOutcome.REMOVED and report.badges:
-                m.supported_by_tier.labels(tier=report.badges[0].tier).inc()
+                # badges are ordered evidence first, then by trust: the first is the supporting source
+                m.supported_by_tier.labels(tier=tier_label(report.badges[0].tier, tier_ids)).inc()
+    _observe_timings(result, services)
+
+
+def _observe_timings(result: PipelineResult, services: Services) -> None:
+    m = services.metrics
     timings = result.timings
     m.request_latency.observe(timings.total)
-    if result.draft is not None or result.error is not None:
-        m.upstream_latency.observe(timings.upstream)
     m.added_latency.observe(timings.added)
+    if result.best_relevance is not None:
+        m.retrieval_latency.observe(timings.retrieval)
+    if result.draft is not None or isinstance(result.error, UpstreamError):
+        m.upstream_latency.observe(timings.upstream)
     if result.verdicts:
         m.verification_latency.observe(timings.verification)
 
 
-def _is_upstream(result: PipelineResult) -> bool:
-    from gateway.errors import UpstreamError
+_STAGE_BY_ERROR: tuple[tuple[type[StageError], str], ...] = (
+    (UpstreamError, "draft"),
+    (StoreError, "retrieve"),
+    (VerifierError, "verify"),
+)
 
-    return isinstance(result.error, UpstreamError)
+
+def _failed_stage(error: StageError) -> str:
+    if error.stage:
+        return error.stage
+    for kind, stage in _STAGE_BY_ERROR:
+        if isinstance(error, kind):
+            return stage
+    return error.kind
 
 
 def _grounded_sentences(result: PipelineResult) -> dict[int, bool]:
@@ -139,33 +161,71 @@ def audit_record(result: PipelineResult, services: Services) -> tuple[dict[str, 
     return row, record
 
 
-def _log(result: PipelineResult, services: Services) -> None:
+LOG_EVENT = "chat_request"
+"""The event name of the one log line written per chat request."""
+
+
+def log_fields(result: PipelineResult, services: Services) -> dict[str, Any]:
+    """The fields of the request's log line: ids, outcome, counts and timings; text only if enabled."""
     summary = result.report.summary
+    timings = result.timings
     fields: dict[str, Any] = {
         "request_id": result.request_id,
         "outcome": request_outcome(result),
         "scope": result.triage.scope.value,
         "reason": summary.reason.value if summary.reason else None,
+        "stream": result.request.stream,
+        "passages": len(result.passages),
+        "best_relevance": None if result.best_relevance is None else round(result.best_relevance, 4),
+        "statements": len(result.statements),
+        "conversational": summary.conversational,
         "claims": summary.claims,
         "supported": summary.supported,
         "rewritten": summary.rewritten,
         "removed": summary.removed,
-        "passages": len(result.passages),
-        "total_ms": round(result.timings.total * 1000, 1),
-        "upstream_ms": round(result.timings.upstream * 1000, 1),
-        "verification_ms": round(result.timings.verification * 1000, 1),
-        "added_ms": round(result.timings.added * 1000, 1),
+        "response_supported": summary.response_supported,
+        "trust_score": summary.trust_score,
+        "total_ms": _ms(timings.total),
+        "retrieval_ms": _ms(timings.retrieval),
+        "upstream_ms": _ms(timings.upstream),
+        "verification_ms": _ms(timings.verification),
+        "added_ms": _ms(timings.added),
+        "upstream": services.upstream.name,
+        "verifier": services.verifier.name,
     }
     if result.error is not None:
         fields["error_type"] = type(result.error).__name__
+        fields["error_stage"] = stage_label(_failed_stage(result.error))
     if services.settings.log_patient_text:
         fields["question"] = result.request.question
         fields["answer"] = result.outcome.answer
-    log.info("chat_request", **fields)
+        fields[PATIENT_TEXT_OPT_IN] = True
+    return fields
+
+
+def _ms(seconds: float) -> float:
+    return round(seconds * 1000, 1)
+
+
+def _log(result: PipelineResult, services: Services) -> None:
+    log.info(LOG_EVENT, **log_fields(result, services))
 
 
 async def record(result: PipelineResult, services: Services) -> None:
-    _count_metrics(result, services)
+    """Audit first (the response must not leave without a trace), then metrics and the log line.
+
+    When the audit record cannot be written the request is counted and logged as an error at the
+    ``record`` stage and the exception propagates, so the client gets an error, not the answer.
+    """
     row, record_json = audit_record(result, services)
-    await services.audit.write(row, record_json)
+    try:
+        await services.audit.write(row, record_json)
+    except Exception as err:
+        services.metrics.requests.labels(outcome="error").inc()
+        services.metrics.stage_errors.labels(stage="record").inc()
+        fields = log_fields(result, services)
+        fields.update(outcome="error", error_type=type(err).__name__, error_stage="record")
+        log.error(LOG_EVENT, **fields)
+        raise
+    _count_metrics(result, services)
     _log(result, services)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import openai
+from openai.types.chat import ChatCompletion
 
 from gateway.domain import ChatRequest, Draft, Passage
 from gateway.errors import (
@@ -103,6 +104,11 @@ class OpenAIUpstream:
             raise UpstreamError(f"upstream call failed: {type(err).__name__}") from err
         except ValueError as err:
             raise MalformedDraft(f"the upstream's response body is not valid JSON: {err}") from err
+        if not isinstance(completion, ChatCompletion):  # the SDK hands back str for a non-JSON body
+            raise MalformedDraft(
+                f"the upstream's response is not a chat completion ({type(completion).__name__}; "
+                "wrong content type, e.g. an event stream)"
+            )
         if not completion.choices:
             raise MalformedDraft("the upstream returned no choices")
         choice = completion.choices[0]

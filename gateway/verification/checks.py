@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 
 from rapidfuzz import fuzz
 
@@ -27,7 +28,7 @@ from gateway.text import normalise, strip_markers
 
 
 class CheckOutcome(StrEnum):
-    PASS = "pass"
+    PASS = "pass"  # noqa: S105 (an outcome, not a password)
     MISSING = "missing"
     CLASH = "clash"
 
@@ -86,15 +87,35 @@ _SUFFIXES = (
 _MIN_ROOT = 3
 """A suffix is stripped only when at least this many characters remain."""
 
-STOPWORDS = frozenset(
-    ["a", "an", "the", "and", "or", "but", "if", "then", "than", "that", "this", "these", "those", "there", "here", "of", "in", "on", "at", "to", "for", "from", "by", "with", "about", "as", "into", "over", "under", "after", "before", "during", "between", "through", "against", "among", "per", "via", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "doing", "have", "has", "had", "having", "it", "its", "it's", "they", "them", "their", "theirs", "he", "she", "him", "her", "his", "hers", "we", "us", "our", "you", "your", "i", "me", "my", "mine", "who", "whom", "whose", "which", "what", "when", "where", "why", "how", "also", "such", "so", "very", "just", "only", "more", "most", "less", "other", "others", "another", "any", "each", "both", "either", "own", "same", "too", "can", "could", "may", "might", "must", "shall", "should", "will", "would", "one", "some", "many", "much", "few", "lot", "lots", "get", "gets", "got", "make", "makes", "made", "people", "person", "patients", "patient", "study", "studies", "show", "shows", "shown", "found", "find", "including", "include", "includes", "known", "like", "well", "even", "still", "yet", "however", "while", "whether", "new", "according", "researchers", "scientists", "report", "reported", "reports", "say", "says", "said", "called", "because", "due", "thus", "therefore"]
-)
+STOPWORDS = frozenset((
+    "a", "an", "the", "and", "or", "but", "if", "then", "than", "that", "this", "these", "those",
+    "there", "here", "of", "in", "on", "at", "to", "for", "from", "by", "with", "about", "as", "into",
+    "over", "under", "after", "before", "during", "between", "through", "against", "among", "per",
+    "via", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "doing",
+    "have", "has", "had", "having", "it", "its", "it's", "they", "them", "their", "theirs", "he", "she",
+    "him", "her", "his", "hers", "we", "us", "our", "you", "your", "i", "me", "my", "mine", "who",
+    "whom", "whose", "which", "what", "when", "where", "why", "how", "also", "such", "so", "very",
+    "just", "only", "more", "most", "less", "other", "others", "another", "any", "each", "both",
+    "either", "own", "same", "too", "can", "could", "may", "might", "must", "shall", "should", "will",
+    "would", "one", "some", "many", "much", "few", "lot", "lots", "get", "gets", "got", "make", "makes",
+    "made", "people", "person", "patients", "patient", "study", "studies", "show", "shows", "shown",
+    "found", "find", "including", "include", "includes", "known", "like", "well", "even", "still",
+    "yet", "however", "while", "whether", "new", "according", "researchers", "scientists", "report",
+    "reported", "reports", "say", "says", "said", "called", "because", "due", "thus", "therefore",
+))
 
 
-def tokens(text: str) -> list[str]:
-    return _WORD.findall(normalise(strip_markers(text)))
+CACHE_SIZE = 4096
+"""Texts whose analysis is memoised: a passage is checked against every claim and candidate."""
+_cached = lru_cache(maxsize=CACHE_SIZE)
 
 
+@_cached
+def tokens(text: str) -> tuple[str, ...]:
+    return tuple(_WORD.findall(normalise(strip_markers(text))))
+
+
+@lru_cache(maxsize=CACHE_SIZE * 4)
 def stem(word: str) -> str:
     """A crude, deterministic stem: strip one common suffix and a final 'e', then truncate."""
     for suffix in _SUFFIXES:
@@ -106,17 +127,24 @@ def stem(word: str) -> str:
     return word[:STEM_PREFIX]
 
 
-def content_stems(text: str) -> list[str]:
+@_cached
+def content_stems(text: str) -> frozenset[str]:
     """Stems of the words that carry meaning (no stopwords, no bare numbers)."""
-    return [stem(t) for t in tokens(text) if t not in STOPWORDS and not t.isdigit() and len(t) > 1]
+    return frozenset(stem(t) for t in tokens(text) if t not in STOPWORDS and not t.isdigit() and len(t) > 1)
+
+
+@_cached
+def all_stems(text: str) -> frozenset[str]:
+    """Stems of every word, stopwords included (polarity words like "more" and "less" are stopwords)."""
+    return frozenset(stem(t) for t in tokens(text))
 
 
 def coverage(claim: str, evidence: str) -> float:
     """Share of the claim's content stems that occur in the evidence (1.0 for a claim with none)."""
-    wanted = set(content_stems(claim))
+    wanted = content_stems(claim)
     if not wanted:
         return 1.0
-    have = set(content_stems(evidence))
+    have = content_stems(evidence)
     return len(wanted & have) / len(wanted)
 
 
@@ -239,7 +267,7 @@ _FREQUENCY = re.compile(
 )
 _RANGE = re.compile(
     rf"(?<![\w.-])(?:between\s+|from\s+)?(?P<lo>{_NUM_TOKEN})\s*(?P<lo_unit>{_UNIT_RE})?\s*"
-    rf"(?:-|–|to|and)\s*(?P<hi>{_NUM_TOKEN})\s*(?P<unit>{_UNIT_RE})?(?![\w])"
+    rf"(?:-|–|to|and|or)\s*(?P<hi>{_NUM_TOKEN})\s*(?P<unit>{_UNIT_RE})?(?![\w])"
 )
 _QUANTITY = re.compile(
     rf"(?<![\w.-])(?P<num>{_NUM_TOKEN})(?:\s*|-)(?:an?\s+(?=(?:hour|day|week|month|year|litre|liter)\b))?"
@@ -318,7 +346,8 @@ def _frequency_per_day(match: re.Match[str]) -> float | None:
     return None if count is None else count * _PERIODS[period]
 
 
-def extract_quantities(text: str) -> list[Quantity]:
+@_cached
+def extract_quantities(text: str) -> tuple[Quantity, ...]:
     """Every number the text states, with its unit converted, ranges and frequencies included.
 
     Frequencies become a rate per day ("twice a day" = "two times daily" = "every 12 hours"); numbers
@@ -329,7 +358,7 @@ def extract_quantities(text: str) -> list[Quantity]:
     work = _take(work, _FREQUENCY, found, _frequency_quantity)
     work = _take(work, _RANGE, found, _range_quantity)
     _take(work, _QUANTITY, found, _single_quantity)
-    return found
+    return tuple(found)
 
 
 def _take(
@@ -469,46 +498,38 @@ NEGATION_SCOPE = 4
 _CLAUSE_BREAK = re.compile(r"[,;:.()]|\bbut\b|\bwhereas\b|\bhowever\b|\balthough\b")
 
 
-def _negated_scopes(text: str) -> list[set[str]]:
+@_cached
+def _negated_scopes(text: str) -> tuple[frozenset[str], ...]:
     """For each negation cue, the stems of the next few content words of the same clause."""
     clean = normalise(strip_markers(text)).replace("’", "'")
-    scopes: list[set[str]] = []
+    scopes: list[frozenset[str]] = []
     for match in _NEGATION.finditer(clean):
         tail = clean[match.end() :]
         brk = _CLAUSE_BREAK.search(tail)
         clause = tail[: brk.start()] if brk else tail
         words = [stem(w) for w in _WORD.findall(clause) if w not in STOPWORDS and len(w) > 1]
-        scopes.append(set(words[:NEGATION_SCOPE]))
-    return scopes
+        scopes.append(frozenset(words[:NEGATION_SCOPE]))
+    return tuple(scopes)
 
 
 def check_negation(claim: str, evidence: str) -> CheckResult:
     """Polarity must agree on what both texts talk about.
 
-    A negation in one text governs words the other text states without any negation: "do not take
-    aspirin" vs "take aspirin", "no increased risk" vs "increased risk", "not recommended" vs
-    "recommended". Negations over words the other text does not mention are ignored.
+    A negation is relevant when it governs words the other text mentions. The check fails when only one
+    side has a relevant negation: "do not take aspirin" vs "take aspirin", "no increased risk" vs
+    "increased risk", "not recommended" vs "recommended". Negations over words the other text does not
+    mention are ignored, and both sides negating (in any word order) agree.
     """
-    claim_stems = set(content_stems(claim))
-    evidence_stems = set(content_stems(evidence))
-    claim_scopes = _negated_scopes(claim)
-    evidence_scopes = _negated_scopes(evidence)
-    for scope in claim_scopes:
-        shared = scope & evidence_stems
-        if shared and not any(shared & e for e in evidence_scopes):
-            return CheckResult(
-                CheckName.NEGATION,
-                CheckOutcome.CLASH,
-                f"the claim negates {', '.join(sorted(shared))}; the evidence does not",
-            )
-    for scope in evidence_scopes:
-        shared = scope & claim_stems
-        if shared and not any(shared & c for c in claim_scopes):
-            return CheckResult(
-                CheckName.NEGATION,
-                CheckOutcome.CLASH,
-                f"the evidence negates {', '.join(sorted(shared))}; the claim does not",
-            )
+    claim_stems = content_stems(claim)
+    evidence_stems = content_stems(evidence)
+    mine = [scope & evidence_stems for scope in _negated_scopes(claim) if scope & evidence_stems]
+    theirs = [scope & claim_stems for scope in _negated_scopes(evidence) if scope & claim_stems]
+    if mine and not theirs:
+        return CheckResult(CheckName.NEGATION, CheckOutcome.CLASH,
+                           f"the claim negates {', '.join(sorted(mine[0]))}; the evidence does not")
+    if theirs and not mine:
+        return CheckResult(CheckName.NEGATION, CheckOutcome.CLASH,
+                           f"the evidence negates {', '.join(sorted(theirs[0]))}; the claim does not")
     return _passed(CheckName.NEGATION)
 
 
@@ -550,8 +571,8 @@ _ANTONYMS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
 
 def check_antonyms(claim: str, evidence: str) -> CheckResult:
     """The claim uses a word whose opposite the evidence uses instead (increases vs reduces)."""
-    claim_stems = set(content_stems(claim)) | {stem(t) for t in tokens(claim)}
-    evidence_stems = set(content_stems(evidence)) | {stem(t) for t in tokens(evidence)}
+    claim_stems = all_stems(claim)
+    evidence_stems = all_stems(evidence)
     for left, right in _ANTONYMS:
         for mine, other in ((left, right), (right, left)):
             said = claim_stems & mine
@@ -597,6 +618,7 @@ UNIVERSAL = 4
 """Strength of always/all/every: the level a claim must not reach unless the evidence does too."""
 
 
+@_cached
 def strength(text: str) -> int:
     """How strongly the text generalises: 4 universal ... 1 hedged, 0 unqualified."""
     clean = normalise(strip_markers(text))
@@ -899,7 +921,8 @@ class Entity:
     canonical: str
 
 
-def extract_entities(text: str) -> list[Entity]:
+@_cached
+def extract_entities(text: str) -> tuple[Entity, ...]:
     """Vocabulary terms, drug-like names and capitalised names (not sentence-initial) in ``text``."""
     clean = normalise(strip_markers(text))
     found = [Entity(m.group(0), *VOCABULARY[m.group(0)]) for m in _VOCAB_RE.finditer(clean)]
@@ -915,7 +938,7 @@ def extract_entities(text: str) -> list[Entity]:
         if word not in known and word not in STOPWORDS and not _covered(word, known):
             found.append(Entity(word, "name", word))
             known.add(word)
-    return found
+    return tuple(found)
 
 
 def _covered(word: str, known: Iterable[str]) -> bool:

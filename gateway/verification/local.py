@@ -27,6 +27,7 @@ import anyio.to_thread
 import numpy as np
 
 from gateway.domain import ClaimToCheck, Evidence, Passage, Span, Vector, Verdict, VerdictLabel
+from gateway.errors import VerifierError
 from gateway.policy import VerificationPolicy
 from gateway.text import sentence_spans, strip_markers
 from gateway.verification import checks
@@ -108,7 +109,11 @@ class LocalEntailmentVerifier:
         self._policy = policy
 
     async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
-        assessments = await anyio.to_thread.run_sync(self.assess_all, list(claims))
+        """Raises VerifierError when the encoder fails: no claim can then be judged at all."""
+        try:
+            assessments = await anyio.to_thread.run_sync(self.assess_all, list(claims))
+        except (RuntimeError, ValueError, OSError) as err:
+            raise VerifierError.from_exception(self.name, err) from err
         return [a.verdict(self.name) for a in assessments]
 
     def assess_all(self, claims: Sequence[ClaimToCheck]) -> list[Assessment]:

@@ -17,9 +17,12 @@ from gateway.bootstrap import build_services
 from gateway.errors import RequestError, ServiceUnavailableError
 from gateway.services import Services
 from gateway.settings import Settings
+from gateway.web.auth import access_control
 from gateway.web.chat import chat_completions, list_models
 from gateway.web.errors import http_exception_handler, internal_error_handler, request_error_handler
 from gateway.web.ops import healthz, metrics, readyz
+from gateway.web.pages import page_handlers
+from gateway.web.verify_api import verify_answer
 
 log = structlog.get_logger("gateway.http")
 
@@ -56,7 +59,8 @@ def create_app(
                 await holder.services.upstream.aclose()
                 holder.services.audit.close()
 
-    handlers: list[Any] = [chat_completions, list_models, healthz, readyz, metrics]
+    handlers: list[Any] = [chat_completions, list_models, healthz, readyz, metrics, verify_answer]
+    handlers += page_handlers(settings)
     return Litestar(
         route_handlers=handlers,
         dependencies={"services": Provide(holder.get, sync_to_thread=False)},
@@ -67,6 +71,7 @@ def create_app(
             Exception: internal_error_handler,
         },
         request_max_body_size=settings.max_body_bytes,
+        middleware=[access_control(settings, lambda: holder.services.metrics if holder.services else None)],
         openapi_config=OpenAPIConfig(title="Clinical trust gateway", version="0.1.0", path="/schema"),
         debug=False,
     )

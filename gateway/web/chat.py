@@ -10,27 +10,27 @@ from typing import Any
 from litestar import MediaType, Request, Response, get, post
 from litestar.response import Stream
 
-from gateway.pipeline.run import PipelineResult, answer
+from gateway.pipeline.run import PipelineResult, answer, new_request_id, stream_answer
 from gateway.services import Services
-from gateway.text import sentence_spans
-from gateway.web.chat_schema import parse_chat_request
-from gateway.web.serializers import chunk_json, completion_json, trust_json
+from gateway.web.chat_schema import RequestLimits, parse_chat_request
+from gateway.web.serializers import chunk_payload, completion_json, trust_json
 
 REQUEST_ID_HEADER = "x-request-id"
 
 
 @post("/v1/chat/completions", status_code=200, summary="Create a verified chat completion")
 async def chat_completions(request: Request[Any, Any, Any], services: Services) -> Response[Any]:
-    chat = parse_chat_request(await request.body())
+    chat = parse_chat_request(await request.body(), RequestLimits.from_settings(services.settings))
+    if chat.stream:  # verified streaming: headers go out before the result exists (no Server-Timing)
+        request_id = new_request_id()
+        return Stream(
+            _events(stream_answer(chat, services, request_id), chat.model, request_id, services),
+            media_type="text/event-stream",
+            headers={REQUEST_ID_HEADER: request_id, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
     result = await answer(chat, services)
     trust = trust_json(result, services.policy.tiers, services.today())
     headers = {REQUEST_ID_HEADER: result.request_id, "Server-Timing": server_timing(result)}
-    if chat.stream:
-        return Stream(
-            _events(result, chat.model, trust),
-            media_type="text/event-stream",
-            headers={**headers, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        )
     return Response(completion_json(result, chat.model, trust), media_type=MediaType.JSON, headers=headers)
 
 
@@ -46,19 +46,20 @@ def _sse(payload: dict[str, Any] | str) -> str:
     return f"data: {data}\n\n"
 
 
-async def _events(result: PipelineResult, model: str, trust: dict[str, Any]) -> AsyncIterator[str]:
-    """The verified answer as chat.completion.chunk events, one per sentence; ``trust`` rides on the last."""
-    yield _sse(chunk_json(result, model, {"role": "assistant", "content": ""}, None))
-    text = result.answer
-    previous = 0
-    for span in sentence_spans(text):
-        yield _sse(chunk_json(result, model, {"content": text[previous : span.end]}, None))
-        previous = span.end
-    if previous < len(text):
-        yield _sse(chunk_json(result, model, {"content": text[previous:]}, None))
-    final = chunk_json(result, model, {}, "stop")
-    final["trust"] = trust
-    yield _sse(final)
+async def _events(
+    pipeline: AsyncIterator[str | PipelineResult], model: str, request_id: str, services: Services
+) -> AsyncIterator[str]:
+    """Verified text as chat.completion.chunk events as the pipeline releases it; ``trust`` rides on
+    the last chunk, then ``[DONE]``. Only translation happens here: what is sent is decided upstream."""
+    created = int(time.time())
+    yield _sse(chunk_payload(request_id, created, model, {"role": "assistant", "content": ""}, None))
+    async for item in pipeline:
+        if isinstance(item, str):
+            yield _sse(chunk_payload(request_id, created, model, {"content": item}, None))
+            continue
+        final = chunk_payload(request_id, created, model, {}, "stop")
+        final["trust"] = trust_json(item, services.policy.tiers, services.today())
+        yield _sse(final)
     yield _sse("[DONE]")
 
 

@@ -3,15 +3,34 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from gateway.domain import ChatRequest, Message, Role
 from gateway.errors import RequestError
 
+if TYPE_CHECKING:
+    from gateway.settings import Settings
+
 _UNSUPPORTED = ("tools", "functions", "tool_choice", "function_call", "audio", "prediction")
 
 
-def parse_chat_request(body: bytes) -> ChatRequest:
+@dataclass(frozen=True)
+class RequestLimits:
+    """Size limits of one chat request (settings ``max_messages``, ``max_message_chars``,
+    ``max_tokens_cap``). A request over a limit gets a 400 naming the field; nothing is clamped."""
+
+    max_messages: int = 64
+    max_message_chars: int = 16_000
+    max_tokens: int = 4096
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> RequestLimits:
+        return cls(settings.max_messages, settings.max_message_chars, settings.max_tokens_cap)
+
+
+def parse_chat_request(body: bytes, limits: RequestLimits | None = None) -> ChatRequest:
+    limits = limits or RequestLimits()
     try:
         data = json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
@@ -22,10 +41,10 @@ def parse_chat_request(body: bytes) -> ChatRequest:
         raise RequestError("The request body must be a JSON object.", code="invalid_json")
     _reject_unsupported(data)
     return ChatRequest(
-        messages=_messages(data.get("messages")),
+        messages=_messages(data.get("messages"), limits),
         model=_string(data, "model", required=True),
         temperature=_number(data, "temperature", 0.0, 2.0),
-        max_tokens=_max_tokens(data),
+        max_tokens=_max_tokens(data, limits.max_tokens),
         stream=_bool(data, "stream"),
         user=_string(data, "user", required=False) or None,
         metadata=_metadata(data.get("metadata")),
@@ -43,7 +62,7 @@ def _reject_unsupported(data: dict[str, Any]) -> None:
         raise RequestError("Only n=1 is supported.", param="n", code="unsupported_parameter")
 
 
-def _messages(value: Any) -> tuple[Message, ...]:
+def _messages(value: Any, limits: RequestLimits) -> tuple[Message, ...]:
     if value is None:
         raise RequestError("'messages' is required.", param="messages", code="missing_required_parameter")
     if not isinstance(value, list):
@@ -51,6 +70,12 @@ def _messages(value: Any) -> tuple[Message, ...]:
     if not value:
         raise RequestError(
             "'messages' must contain at least one message.", param="messages", code="empty_array"
+        )
+    if len(value) > limits.max_messages:
+        raise RequestError(
+            f"'messages' has {len(value)} messages; at most {limits.max_messages} are accepted.",
+            param="messages",
+            code="array_above_max_length",
         )
     messages = []
     roles = ", ".join(r.value for r in Role)
@@ -65,7 +90,15 @@ def _messages(value: Any) -> tuple[Message, ...]:
                 param=f"{param}.role",
                 code="invalid_value",
             )
-        messages.append(Message(Role(role), _content(item.get("content"), f"{param}.content", role)))
+        content = _content(item.get("content"), f"{param}.content", role)
+        if len(content) > limits.max_message_chars:
+            raise RequestError(
+                f"'{param}.content' is {len(content)} characters long; at most "
+                f"{limits.max_message_chars} are accepted.",
+                param=f"{param}.content",
+                code="string_above_max_length",
+            )
+        messages.append(Message(Role(role), content))
     if not any(m.role is Role.USER and m.content.strip() for m in messages):
         raise RequestError(
             "'messages' must contain a non-empty user message.", param="messages", code="invalid_value"
@@ -121,7 +154,7 @@ def _number(data: dict[str, Any], key: str, low: float, high: float) -> float | 
     return float(value)
 
 
-def _max_tokens(data: dict[str, Any]) -> int | None:
+def _max_tokens(data: dict[str, Any], cap: int) -> int | None:
     key = "max_completion_tokens" if data.get("max_completion_tokens") is not None else "max_tokens"
     value = data.get(key)
     if value is None:
@@ -130,6 +163,8 @@ def _max_tokens(data: dict[str, Any]) -> int | None:
         raise RequestError(f"'{key}' must be an integer.", param=key, code="invalid_type")
     if value < 1:
         raise RequestError(f"'{key}' must be at least 1.", param=key, code="invalid_value")
+    if value > cap:
+        raise RequestError(f"'{key}' must be at most {cap}.", param=key, code="invalid_value")
     return value
 
 

@@ -128,10 +128,17 @@ def completion_json(result: PipelineResult, model: str, trust: dict[str, Any]) -
 def chunk_json(
     result: PipelineResult, model: str, delta: dict[str, Any], finish: str | None
 ) -> dict[str, Any]:
+    return chunk_payload(result.request_id, int(result.created_at.timestamp()), model, delta, finish)
+
+
+def chunk_payload(
+    request_id: str, created: int, model: str, delta: dict[str, Any], finish: str | None
+) -> dict[str, Any]:
+    """One chat.completion.chunk; usable before the pipeline has a result (verified streaming)."""
     return {
-        "id": f"chatcmpl-{result.request_id}",
+        "id": f"chatcmpl-{request_id}",
         "object": "chat.completion.chunk",
-        "created": int(result.created_at.timestamp()),
+        "created": created,
         "model": model,
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
     }

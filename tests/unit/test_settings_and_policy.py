@@ -107,7 +107,8 @@ def test_bad_policy_names_file_key_and_reason(tmp_path: Path, yaml_text: str, ke
 def test_tier_rules_must_name_declared_tiers(tmp_path: Path) -> None:
     path = tmp_path / "tiers.yaml"
     path.write_text(
-        "tiers:\n  - {id: a, label: A, base_score: 0.9}\ndefault_tier: a\nrules:\n  - {tier: b, domains: [x.org]}\n"
+        "tiers:\n  - {id: a, label: A, base_score: 0.9}\n"
+        "default_tier: a\nrules:\n  - {tier: b, domains: [x.org]}\n"
     )
     with pytest.raises(ConfigurationError, match="tier 'b' is not declared"):
         load_file(path, TierPolicy)

@@ -1,0 +1,166 @@
+"""Claim-verification benchmark on the shared dev sets (Check-COVID, K-QA): accuracy and speed.
+
+Run: ``.venv/bin/python bench/bench_verifier.py [--batch 16] [--limit N]``
+
+Binary task: ``supported`` vs everything else (``refuted`` + ``nei``). Each row's evidence paragraph is
+split with ``gateway.text`` and treated as one cited Passage. Configurations:
+
+- baseline: best-sentence MiniLM cosine at its best threshold on that very set (an optimistic ceiling
+  for plain similarity, shown for comparison);
+- local: ``LocalEntailmentVerifier`` with evidence sentences encoded per request (worst case);
+- local (ingested): the same with sentence vectors precomputed, as the knowledge base stores them;
+- cascade: ``CascadeVerifier`` without a judge (no quotes in these sets, so anchoring never helps).
+
+Latency is per ``verify()`` call of ``--batch`` claims. Prints a table; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from gateway.domain import ClaimToCheck, Passage, Verdict
+from gateway.knowledge.embedding import Embedder
+from gateway.policy import VerificationPolicy
+from gateway.text import sentence_spans
+from gateway.verification.anchoring import QuoteAnchoringVerifier
+from gateway.verification.base import Verifier
+from gateway.verification.cascade import CascadeVerifier
+from gateway.verification.local import LocalEntailmentVerifier
+
+EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "claims"
+SETS = ("checkcovid_dev", "kqa_dev")
+P95 = 0.95
+
+
+@dataclass(frozen=True)
+class Row:
+    claim: str
+    evidence: str
+    supported: bool
+
+
+@dataclass(frozen=True)
+class Result:
+    balanced: float
+    recall_supported: float
+    recall_not: float
+    claims_per_second: float | None = None
+    median_ms: float | None = None
+    p95_ms: float | None = None
+
+
+def load(name: str, limit: int | None) -> list[Row]:
+    lines = (EVAL / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines if line.strip()]
+    return [Row(r["claim"], r["evidence"], r["label"] == "supported") for r in rows[:limit]]
+
+
+def passage(index: int, text: str) -> Passage:
+    return Passage(
+        id=f"row-{index}", document_id=f"row-{index}", text=text, title="", url="", org="", tier="unknown",
+        reviewed_on=None, score=1.0, sentence_spans=tuple(sentence_spans(text)),
+    )
+
+
+def scores(predicted: list[bool], truth: list[bool]) -> tuple[float, float, float]:
+    p, y = np.array(predicted), np.array(truth)
+    pos = float(p[y].mean()) if y.any() else 0.0
+    neg = float((~p[~y]).mean()) if (~y).any() else 0.0
+    return (pos + neg) / 2, pos, neg
+
+
+def baseline(rows: list[Row], passages: list[Passage], embedder: Embedder) -> Result:
+    """Best-sentence cosine, thresholded at the value that maximises balanced accuracy here."""
+    claims = embedder.encode([r.claim for r in rows])
+    best = []
+    for i, p in enumerate(passages):
+        vectors = p.sentence_vectors
+        best.append(float((vectors @ claims[i]).max()) if vectors is not None and len(vectors) else 0.0)
+    truth = [r.supported for r in rows]
+    top = max((scores([b >= t for b in best], truth), t) for t in sorted(set(best)))
+    return Result(*top[0])
+
+
+async def timed(
+    verifier: Verifier, claims: list[ClaimToCheck], batch: int
+) -> tuple[list[Verdict], list[float]]:
+    verdicts: list[Verdict] = []
+    latencies: list[float] = []
+    for start in range(0, len(claims), batch):
+        began = time.perf_counter()
+        verdicts += await verifier.verify(claims[start : start + batch])
+        latencies.append(time.perf_counter() - began)
+    return verdicts, latencies
+
+
+async def measure(verifier: Verifier, rows: list[Row], passages: list[Passage], batch: int) -> Result:
+    claims = [ClaimToCheck(r.claim, None, ((1, p),)) for r, p in zip(rows, passages, strict=True)]
+    verdicts, latencies = await timed(verifier, claims, batch)
+    balanced, pos, neg = scores([v.supported for v in verdicts], [r.supported for r in rows])
+    ordered = sorted(latencies)
+    return Result(
+        balanced, pos, neg, len(claims) / sum(latencies), statistics.median(latencies) * 1000,
+        ordered[min(len(ordered) - 1, int(P95 * len(ordered)))] * 1000,
+    )
+
+
+def fmt(value: float | None, pattern: str) -> str:
+    return "n/a" if value is None else pattern.format(value)
+
+
+def report(name: str, results: dict[str, Result]) -> None:
+    base = results["baseline"].balanced
+    print(f"\n{name}")
+    print(f"{'configuration':<20}{'bal.acc':>8}{'x base':>8}{'rec sup':>9}{'rec not':>9}"
+          f"{'claims/s':>10}{'med ms':>9}{'p95 ms':>9}")
+    print(f"{'anchoring':<20}{'n/a (these sets carry no quotes)':>40}")
+    for config, r in results.items():
+        print(f"{config:<20}{r.balanced:>8.3f}{r.balanced / base:>8.2f}{r.recall_supported:>9.3f}"
+              f"{r.recall_not:>9.3f}{fmt(r.claims_per_second, '{:.0f}'):>10}{fmt(r.median_ms, '{:.0f}'):>9}"
+              f"{fmt(r.p95_ms, '{:.0f}'):>9}")
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=int, default=16, help="claims per verify() call (one request)")
+    parser.add_argument("--limit", type=int, default=None, help="first N rows of each set only")
+    args = parser.parse_args()
+    if not EVAL.is_dir():
+        print(f"skipped: {EVAL} is not present")
+        return 0
+    embedder = Embedder()
+    policy = VerificationPolicy()
+    local = LocalEntailmentVerifier(embedder, policy)
+    anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
+    cascade = CascadeVerifier(anchoring, local, None, policy)
+    embedder.encode(["warm-up"])
+    for name in SETS:
+        rows = load(name, args.limit)
+        raw = [passage(i, r.evidence) for i, r in enumerate(rows)]
+        ingested = [replace(p, sentence_vectors=embedder.encode([t for _, t in p.sentences()])) for p in raw]
+        results = {
+            "baseline": baseline(rows, ingested, embedder),
+            "local": await measure(local, rows, raw, args.batch),
+            "local (ingested)": await measure(local, rows, ingested, args.batch),
+            "cascade (no judge)": await measure(cascade, rows, ingested, args.batch),
+        }
+        report(f"{name} ({len(rows)} claims, batch {args.batch})", results)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(asyncio.run(main()))

@@ -1,0 +1,69 @@
+"""Calibrate the context-relevance gate (``retrieval.min_relevance``) on the bundled corpus.
+
+Indexes the bundled knowledge base into a temporary Chroma store, retrieves for the questions of
+``bench/relevance_questions.yaml`` (covered by the corpus vs not covered), and prints the best-passage
+relevance of each group and, per candidate threshold, how many covered questions would be refused and
+how many uncovered ones let through.
+
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/calibrate_relevance.py
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+QUESTIONS = REPO / "bench" / "relevance_questions.yaml"
+CANDIDATES = (0.30, 0.35, 0.40, 0.45, 0.50, 0.55)
+TOP_K = 5
+
+
+def main() -> None:
+    from gateway.knowledge.corpus import load_manifest
+    from gateway.knowledge.embedding import Embedder
+    from gateway.knowledge.store import ChromaStore
+    from gateway.policy import load_policy
+    from gateway.resources import bundled
+    from gateway.settings import Settings
+
+    questions = yaml.safe_load(QUESTIONS.read_text(encoding="utf-8"))
+    embedder = Embedder()
+    with tempfile.TemporaryDirectory() as tmp:
+        store = ChromaStore.open(Settings(data_dir=Path(tmp)), embedder)
+        store.upsert_documents(load_manifest(bundled("knowledge")))
+        best = {
+            group: [(max((p.score for p in store.search_sync(q, TOP_K)), default=0.0), q) for q in qs]
+            for group, qs in questions.items()
+        }
+    current = load_policy(bundled("policies"), "general").thresholds.retrieval.min_relevance
+    for group, scored in best.items():
+        values = [s for s, _ in scored]
+        print(
+            f"{group:12s} n={len(values):3d} min={min(values):.3f} "
+            f"median={statistics.median(values):.3f} max={max(values):.3f}"
+        )
+    print(f"\nthreshold  covered_refused  uncovered_answered   (policy now: {current})")
+    for threshold in CANDIDATES:
+        refused = sum(1 for s, _ in best["covered"] if s < threshold)
+        leaked = sum(1 for s, _ in best["not_covered"] if s >= threshold)
+        print(f"{threshold:9.2f}  {refused:3d}/{len(best['covered'])}          {leaked:3d}/{len(best['not_covered'])}")
+    print("\nclosest calls:")
+    for s, q in sorted(best["covered"])[:5]:
+        print(f"  covered     {s:.3f}  {q}")
+    for s, q in sorted(best["not_covered"], reverse=True)[:5]:
+        print(f"  not covered {s:.3f}  {q}")
+
+
+if __name__ == "__main__":
+    main()

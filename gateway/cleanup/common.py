@@ -1,0 +1,59 @@
+"""What both rewriters share: the sources a claim may be rewritten from, and the re-verification."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from functools import lru_cache
+
+from gateway.domain import ClaimOutcome, ClaimResult, ClaimToCheck, Passage, Statement
+from gateway.errors import VerifierError
+from gateway.verification.base import Verifier
+
+Sources = tuple[tuple[int, Passage], ...]
+
+
+def cited_sources(statement: Statement, passages: Sequence[Passage]) -> Sources:
+    """The passages the claim cites (numbered from 1), or every passage when it cites none."""
+    numbered = tuple(enumerate(passages, start=1))
+    cited = tuple((n, p) for n, p in numbered if n in statement.source_numbers)
+    return cited or numbered
+
+
+@lru_cache(maxsize=256)
+def _pattern(expression: str) -> re.Pattern[str]:
+    return re.compile(expression, re.IGNORECASE)
+
+
+def is_planted(text: str, patterns: tuple[str, ...]) -> bool:
+    """True when the text looks like an instruction planted in a source (never evidence)."""
+    return any(_pattern(p).search(text) for p in patterns)
+
+
+def removed(failed: ClaimResult, reason: str) -> ClaimResult:
+    return replace(failed, outcome=ClaimOutcome.REMOVED, final_text=None, reason=reason)
+
+
+async def verified_rewrite(
+    failed: ClaimResult, text: str, quote: str | None, sources: Sources, verifier: Verifier, method: str
+) -> ClaimResult:
+    """The rewrite as ``rewritten`` when ``verifier`` finds it supported by ``sources``, else removed."""
+    check = ClaimToCheck(text=text, quote=quote, sources=sources)
+    try:
+        verdicts = await verifier.verify([check])
+    except VerifierError as err:
+        return removed(failed, f"{method} rewrite could not be verified: {err}")
+    if len(verdicts) != 1:
+        return removed(failed, f"{method} rewrite could not be verified: {len(verdicts)} verdicts for 1")
+    verdict = verdicts[0]
+    if not verdict.supported:
+        detail = verdict.reason or verdict.check
+        return removed(failed, f"{method} rewrite failed verification ({detail}); original: {failed.reason}")
+    return replace(
+        failed,
+        outcome=ClaimOutcome.REWRITTEN,
+        final_text=text,
+        rewrite_verdict=verdict,
+        reason=f"rewritten by the {method} rewriter; original: {failed.reason}",
+    )

@@ -1,0 +1,295 @@
+"""``trust-gateway eval``: wiring from command-line options to the harness.
+
+trust-gateway eval [--questions Q.jsonl] [--systems raw,gateway] [--gateway-url URL] [--out DIR]
+trust-gateway eval --replay ANSWERS.jsonl [--out DIR]
+trust-gateway eval generate --out Q.jsonl [--knowledge-dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gateway.bootstrap import build_services, load_configured_policy
+from gateway.errors import ConfigurationError
+from gateway.evaluation.arguments import GATEWAY_KEY_VARIABLE
+from gateway.evaluation.metrics import BootstrapSpec, MetricContext
+from gateway.evaluation.questions import (
+    BUNDLED_QUESTIONS,
+    generate_questions,
+    load_questions,
+    write_questions,
+)
+from gateway.evaluation.records import Question
+from gateway.evaluation.report import render_report
+from gateway.evaluation.runner import RunPaths, collect, open_run, records_by_system, summarise, write_results
+from gateway.evaluation.scoring import AnswerChecker, KnowledgeBaseFirst, StatementChecker
+from gateway.evaluation.systems import HttpGateway, InProcessGateway, RawModelSystem, System, load_replay
+from gateway.fetch import SafeFetcher
+from gateway.knowledge.corpus import SourceDocument, load_manifest
+from gateway.knowledge.embedding import Embedder
+from gateway.policy import Policy
+from gateway.resources import bundled
+from gateway.services import Services
+from gateway.settings import Settings
+from gateway.upstream.openai_upstream import OpenAIUpstream
+from gateway.verification.base import Verifier
+from gateway.verification.local import LocalEntailmentVerifier
+
+
+def run_command(args: argparse.Namespace, settings: Settings) -> int:
+    if args.action == "generate":
+        return asyncio.run(_generate(args, settings))
+    return asyncio.run(_run(args, settings))
+
+
+# ---- generate -------------------------------------------------------------------------------------
+
+
+async def _generate(args: argparse.Namespace, settings: Settings) -> int:
+    if args.out is None:
+        raise ConfigurationError("trust-gateway eval generate", "--out", "name the JSONL file to write")
+    upstream = _raw_upstream(args, settings)
+    if upstream is None:
+        raise ConfigurationError(
+            "trust-gateway eval generate",
+            "GATEWAY_UPSTREAM_BASE_URL",
+            "question generation needs an upstream model (set it or pass --raw-base-url)",
+        )
+    directory = args.knowledge_dir or settings.knowledge_dir or bundled("knowledge")
+    documents = load_manifest(directory)
+    try:
+        questions, failures = await generate_questions(documents, upstream)
+    finally:
+        await upstream.aclose()
+    written = write_questions(questions, args.out)
+    print(f"wrote {written} questions for {len(documents)} documents to {args.out}")
+    for failure in failures:
+        print(f"  skipped {failure.document_id}: {failure.reason}")
+    return 0 if written else 1
+
+
+# ---- run ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Wiring:
+    systems: list[System] = field(default_factory=list)
+    descriptions: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    closers: list[Any] = field(default_factory=list)
+
+
+async def _run(args: argparse.Namespace, settings: Settings) -> int:
+    policy = load_configured_policy(settings)
+    wiring = _Wiring()
+    if args.replay:
+        questions, replay = load_replay(args.replay)
+        wiring.systems.append(replay)
+        wiring.descriptions[replay.name] = f"recorded answers from {args.replay}"
+        source_name = str(args.replay)
+    else:
+        path = args.questions or BUNDLED_QUESTIONS
+        questions = load_questions(path)
+        source_name = str(path)
+    if args.limit is not None:
+        questions = questions[: max(args.limit, 0)]
+    embedder = Embedder()
+    services: Services | None = None
+    if not args.replay:
+        services = _wire_systems(args, settings, embedder, wiring)
+    documents = _documents(args, settings, wiring.notes)
+    fetcher = SafeFetcher.from_policy(policy.thresholds.verification, settings)
+    verifier = _checker_verifier(args.checker, policy, embedder, services, settings)
+    urls = KnowledgeBaseFirst(documents, fetcher, enabled=not args.no_kb_urls)
+    checker: AnswerChecker = StatementChecker(verifier, urls)
+    if not wiring.systems:
+        raise ConfigurationError("trust-gateway eval", "--systems", "no system left to evaluate")
+    out_dir = args.out or settings.data_dir / "eval" / Path(source_name).stem
+    paths = RunPaths(out_dir)
+    log = open_run(paths, questions, checker)
+    try:
+        computed = await collect(questions, wiring.systems, checker, log, progress=not args.no_progress)
+    finally:
+        for close in wiring.closers:
+            await close()
+        if services is not None:
+            services.audit.close()
+    grouped = records_by_system(log, questions, [s.name for s in wiring.systems])
+    results = evaluation_results(
+        grouped, questions, source_name, checker.name, wiring.descriptions, wiring.notes, policy, args
+    )
+    write_results(paths, results)
+    paths.report.write_text(
+        render_report(settings.templates_dir or bundled("templates"), results, grouped), encoding="utf-8"
+    )
+    print(
+        f"{computed} answers computed, {len(questions) * len(wiring.systems) - computed} resumed from the log"
+    )
+    print(format_summary(results))
+    for note in results["notes"]:
+        print(f"note: {note}")
+    print(f"results: {paths.results}\nreport:  {paths.report}")
+    return 0
+
+
+def evaluation_results(
+    grouped: dict[str, Any],
+    questions: list[Question],
+    source_name: str,
+    checker_name: str,
+    descriptions: dict[str, str],
+    notes: list[str],
+    policy: Policy,
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    notes = list(notes)
+    kb_resolved = sum(
+        1
+        for records in grouped.values()
+        for r in records
+        for u in r.check.urls
+        if u.status.value == "knowledge_base"
+    )
+    if kb_resolved:
+        notes.append(
+            f"{kb_resolved} cited URLs were resolved from the vetted knowledge base's copy of the page, not "
+            "fetched; they count as valid (run with --no-kb-urls to fetch every URL)."
+        )
+    fetched = [
+        u
+        for records in grouped.values()
+        for r in records
+        for u in r.check.urls
+        if u.status.value != "knowledge_base"
+    ]
+    if fetched and not any(u.valid for u in fetched):
+        notes.append(
+            f"None of the {len(fetched)} cited URLs outside the knowledge base could be fetched (SSRF-safe "
+            "fetcher, allow-listed domains only). Without network access every such URL counts invalid; "
+            "run on a machine with internet access for a real URL-validity figure."
+        )
+    if checker_name.endswith("+local"):
+        notes.append(
+            "Statements were checked by the local entailment verifier (MiniLM evidence search plus number, "
+            "negation, quantifier and entity checks), standing in for SourceCheckup's LLM judge."
+        )
+    run = {
+        "questions_file": source_name,
+        "questions": len(questions),
+        "systems": descriptions,
+        "checker": checker_name,
+    }
+    return summarise(
+        grouped,
+        MetricContext(relevance_gate=policy.thresholds.retrieval.min_relevance),
+        BootstrapSpec(resamples=args.resamples, seed=args.seed),
+        run,
+        notes,
+    )
+
+
+def _wire_systems(
+    args: argparse.Namespace, settings: Settings, embedder: Embedder, wiring: _Wiring
+) -> Services | None:
+    wanted = [s.strip() for s in args.systems.split(",") if s.strip()]
+    unknown = sorted(set(wanted) - {"raw", "gateway"})
+    if unknown:
+        raise ConfigurationError(
+            "trust-gateway eval", "--systems", f"unknown system(s): {', '.join(unknown)}"
+        )
+    services: Services | None = None
+    if "raw" in wanted:
+        upstream = _raw_upstream(args, settings)
+        if upstream is None:
+            wiring.notes.append(
+                "The raw system was skipped: it needs an upstream model (GATEWAY_UPSTREAM_BASE_URL or "
+                "--raw-base-url) and none is configured."
+            )
+        else:
+            wiring.systems.append(RawModelSystem(upstream))
+            wiring.closers.append(upstream.aclose)
+            model = args.raw_model or settings.upstream_model
+            wiring.descriptions["raw"] = (
+                f"{model} at {args.raw_base_url or settings.upstream_base_url}, no gateway"
+            )
+    if "gateway" in wanted:
+        if args.gateway_url:
+            http = HttpGateway(args.gateway_url, os.environ.get(GATEWAY_KEY_VARIABLE, ""))
+            wiring.systems.append(http)
+            wiring.closers.append(http.aclose)
+            wiring.descriptions["gateway"] = f"running gateway at {args.gateway_url} (HTTP)"
+        else:
+            services = build_services(settings, embedder=embedder)
+            wiring.systems.append(InProcessGateway(services))
+            wiring.closers.append(services.upstream.aclose)
+            wiring.descriptions["gateway"] = (
+                f"in-process pipeline, upstream {services.upstream.name}, verifier {services.verifier.name}"
+            )
+    return services
+
+
+def _raw_upstream(args: argparse.Namespace, settings: Settings) -> OpenAIUpstream | None:
+    base_url = args.raw_base_url or settings.upstream_base_url
+    if not base_url:
+        return None
+    return OpenAIUpstream(
+        base_url=base_url,
+        api_key=settings.upstream_api_key.reveal(),
+        model=args.raw_model or settings.upstream_model,
+        timeout=settings.upstream_timeout,
+        retries=settings.upstream_retries,
+        response_format=settings.upstream_response_format,
+    )
+
+
+def _documents(args: argparse.Namespace, settings: Settings, notes: list[str]) -> list[SourceDocument]:
+    directory = args.knowledge_dir or settings.knowledge_dir or bundled("knowledge")
+    try:
+        return load_manifest(directory)
+    except ConfigurationError as err:
+        notes.append(f"Knowledge-base URLs could not be loaded ({err}); every cited URL had to be fetched.")
+        return []
+
+
+def _checker_verifier(
+    choice: str, policy: Policy, embedder: Embedder, services: Services | None, settings: Settings
+) -> Verifier:
+    if choice == "gateway":
+        from gateway.bootstrap import build_verifier
+
+        return services.verifier if services is not None else build_verifier(settings, policy, embedder)
+    return LocalEntailmentVerifier(embedder, policy.thresholds.verification)
+
+
+_SUMMARY_METRICS = (
+    "url_validity",
+    "statement_support",
+    "response_support",
+    "conversational_faithfulness",
+    "refusal_accuracy",
+    "context_relevance",
+    "supported_answer_rate",
+    "in_scope_refusal_rate",
+    "latency_median",
+    "latency_p95",
+)
+
+
+def format_summary(results: dict[str, Any]) -> str:
+    from gateway.evaluation.report import fmt_estimate
+
+    systems = list(results["systems"])
+    lines = [f"{'metric':32}" + "".join(f"{s:>34}" for s in systems)]
+    for metric_id in _SUMMARY_METRICS:
+        label = results["definitions"][metric_id]["label"]
+        cells = [
+            fmt_estimate(results["systems"][s]["metrics"][metric_id], not metric_id.startswith("latency"))
+            for s in systems
+        ]
+        lines.append(f"{label:32}" + "".join(f"{c:>34}" for c in cells))
+    return "\n".join(lines)

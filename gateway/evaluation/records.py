@@ -1,0 +1,264 @@
+"""The values the harness passes around, and the append-only log that makes a run resumable.
+
+One record per (system, question id): what the system answered (``SystemAnswer``) and how the answer
+checked out (``AnswerCheck``). Records are appended to a JSONL file and fsync'd one by one, so a run
+that crashes loses at most the question it was working on; on resume the keys already in the file
+are skipped and a half-written last line is cut off.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from gateway.errors import ConfigurationError
+
+
+class ExpectedScope(StrEnum):
+    """The label a question set gives a question (ASTRID's operating contexts)."""
+
+    IN_SCOPE = "in_scope"
+    OUT_OF_SCOPE = "out_of_scope"
+    NON_CLINICAL = "non_clinical"
+    EMERGENCY = "emergency"
+
+    @property
+    def should_decline(self) -> bool:
+        return self is not ExpectedScope.IN_SCOPE
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    question: str
+    scope: ExpectedScope | None = None
+    """Expected scope; None when the question set does not say (no refusal accuracy then)."""
+    document_id: str | None = None
+    """The knowledge-base document that answers it, when known (enables the retrieval hit rate)."""
+    topic: str | None = None
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    """One numbered source of an answer: a URL to resolve, a text to check against, or both."""
+
+    number: int
+    url: str | None = None
+    title: str | None = None
+    text: str | None = None
+    document_id: str | None = None
+
+
+@dataclass(frozen=True)
+class SystemAnswer:
+    """What one system answered to one question, before any checking."""
+
+    system: str
+    question_id: str
+    answer: str
+    sources: tuple[SourceRef, ...] = ()
+    refused: bool = False
+    refusal_reason: str | None = None
+    """The gateway's refusal reason, or ``detected`` when a refusal was recognised in free text."""
+    latency_seconds: float | None = None
+    best_relevance: float | None = None
+    """Gateway only: relevance of the best retrieved passage (None when nothing was retrieved)."""
+    retrieved_documents: tuple[str, ...] = ()
+    error: str | None = None
+    """The system failed to answer at all (for example the raw upstream was unreachable)."""
+
+
+class UrlStatus(StrEnum):
+    FETCHED = "fetched"
+    KNOWLEDGE_BASE = "knowledge_base"
+    INVALID = "invalid"
+
+
+@dataclass(frozen=True)
+class UrlCheck:
+    url: str
+    status: UrlStatus
+    reason: str = ""
+
+    @property
+    def valid(self) -> bool:
+        return self.status is not UrlStatus.INVALID
+
+
+@dataclass(frozen=True)
+class StatementCheck:
+    text: str
+    kind: str
+    sentence_index: int
+    source_numbers: tuple[int, ...] = ()
+    verdict: str | None = None
+    """supported / unsupported / contradicted for claims; None for conversational statements."""
+    score: float | None = None
+    check: str = ""
+    reason: str = ""
+
+    @property
+    def supported(self) -> bool:
+        return self.verdict == "supported"
+
+
+@dataclass(frozen=True)
+class AnswerCheck:
+    """How one answer checked out. Refused answers and failures are not scored (``scored`` False)."""
+
+    scored: bool
+    statements: tuple[StatementCheck, ...] = ()
+    urls: tuple[UrlCheck, ...] = ()
+    emergency_directed: bool = False
+    """The answer tells the patient to get emergency help (999/911/112, A&E, an ambulance)."""
+    checker: str = ""
+    error: str | None = None
+    """The checker could not decide (the answer is then not scored)."""
+
+    @property
+    def claims(self) -> tuple[StatementCheck, ...]:
+        return tuple(s for s in self.statements if s.verdict is not None)
+
+    @property
+    def supported_claims(self) -> int:
+        return sum(1 for s in self.claims if s.supported)
+
+    @property
+    def response_supported(self) -> bool | None:
+        """Every claim supported; None when the answer makes no claim."""
+        claims = self.claims
+        return None if not claims else all(c.supported for c in claims)
+
+    def informative_sentences(self) -> dict[int, bool]:
+        """Per informative sentence (one holding a claim): grounded when all its claims are supported."""
+        grounded: dict[int, bool] = {}
+        for claim in self.claims:
+            grounded[claim.sentence_index] = grounded.get(claim.sentence_index, True) and claim.supported
+        return grounded
+
+
+@dataclass(frozen=True)
+class EvalRecord:
+    question: Question
+    answer: SystemAnswer
+    check: AnswerCheck
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.answer.system, self.question.id)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"system": self.answer.system, "question_id": self.question.id, **asdict(self)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> EvalRecord:
+        return cls(
+            question_from_json(data["question"]),
+            answer_from_json(data["answer"]),
+            check_from_json(data["check"]),
+        )
+
+
+def question_from_json(data: Mapping[str, Any]) -> Question:
+    scope = data.get("scope")
+    return Question(
+        id=str(data["id"]),
+        question=str(data["question"]),
+        scope=ExpectedScope(scope) if scope else None,
+        document_id=data.get("document_id"),
+        topic=data.get("topic"),
+    )
+
+
+def answer_from_json(data: Mapping[str, Any]) -> SystemAnswer:
+    return SystemAnswer(
+        system=data["system"],
+        question_id=data["question_id"],
+        answer=data["answer"],
+        sources=tuple(SourceRef(**s) for s in data.get("sources", ())),
+        refused=bool(data.get("refused", False)),
+        refusal_reason=data.get("refusal_reason"),
+        latency_seconds=data.get("latency_seconds"),
+        best_relevance=data.get("best_relevance"),
+        retrieved_documents=tuple(data.get("retrieved_documents", ())),
+        error=data.get("error"),
+    )
+
+
+def check_from_json(data: Mapping[str, Any]) -> AnswerCheck:
+    return AnswerCheck(
+        scored=bool(data["scored"]),
+        statements=tuple(
+            StatementCheck(**{**s, "source_numbers": tuple(s.get("source_numbers", ()))})
+            for s in data.get("statements", ())
+        ),
+        urls=tuple(
+            UrlCheck(u["url"], UrlStatus(u["status"]), u.get("reason", "")) for u in data.get("urls", ())
+        ),
+        emergency_directed=bool(data.get("emergency_directed", False)),
+        checker=data.get("checker", ""),
+        error=data.get("error"),
+    )
+
+
+@dataclass
+class RecordLog:
+    """Append-only JSONL of EvalRecords keyed by (system, question id); every append is fsync'd."""
+
+    path: Path
+    _keys: set[tuple[str, str]] = field(default_factory=set)
+
+    @classmethod
+    def open(cls, path: Path) -> RecordLog:
+        """Open (creating) the log; cuts off a half-written last line left by a crash."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        log = cls(path)
+        if path.exists():
+            _truncate_partial_tail(path)
+            for record in log.read():
+                log._keys.add(record.key)
+        else:
+            path.touch()
+        return log
+
+    def __contains__(self, key: tuple[str, str]) -> bool:
+        return key in self._keys
+
+    def append(self, record: EvalRecord) -> None:
+        if record.key in self._keys:
+            raise ValueError(f"record {record.key} is already in {self.path}")
+        line = json.dumps(record.to_json(), ensure_ascii=False, sort_keys=True) + "\n"
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+        self._keys.add(record.key)
+
+    def read(self) -> Iterator[EvalRecord]:
+        with self.path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    yield EvalRecord.from_json(json.loads(line))
+                except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
+                    raise ConfigurationError(
+                        str(self.path), f"line {number}", f"not a record: {err}"
+                    ) from None
+
+
+def _truncate_partial_tail(path: Path) -> None:
+    """A crash mid-write can leave a last line without its newline: drop it (it is recomputed)."""
+    data = path.read_bytes()
+    if not data or data.endswith(b"\n"):
+        return
+    cut = data.rfind(b"\n") + 1
+    with path.open("r+b") as handle:
+        handle.truncate(cut)
+        handle.flush()
+        os.fsync(handle.fileno())

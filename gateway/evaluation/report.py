@@ -1,0 +1,225 @@
+"""The HTML report: side-by-side bars with bootstrap whiskers (inline SVG, no plotting library).
+
+Rendered from ``templates/eval/report.html.j2`` (the bundled templates, or the operator's copy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from gateway.evaluation.records import EvalRecord
+
+PALETTE = ("#6e7781", "#0969da", "#1a7f37", "#9a6700", "#8250df", "#cf222e")
+"""Bar colours by system position (the raw model first, in grey)."""
+
+_ROW = 22
+_GAP = 14
+_LABEL_W = 250
+_PLOT_W = 380
+_VALUE_W = 150
+
+
+def _scale(value: float, maximum: float) -> float:
+    return _LABEL_W + (_PLOT_W * value / maximum if maximum > 0 else 0.0)
+
+
+def bar_chart(
+    rows: Sequence[tuple[str, Mapping[str, Mapping[str, Any]]]],
+    systems: Sequence[str],
+    maximum: float | None = None,
+    percent: bool = True,
+) -> Markup:
+    """Grouped horizontal bars: one group per metric, one bar per system, CI whiskers, value labels.
+
+    ``rows`` is (label, {system: estimate-json}); a missing or null value is drawn as "n/a".
+    """
+    if maximum is None:
+        highs = [
+            float(e.get("high") or e.get("value") or 0.0)
+            for _, estimates in rows
+            for e in estimates.values()
+            if e.get("value") is not None
+        ]
+        maximum = max(highs, default=1.0) * 1.1 or 1.0
+    assert maximum is not None
+    group_h = _ROW * len(systems) + _GAP
+    height = group_h * len(rows) + 30
+    width = _LABEL_W + _PLOT_W + _VALUE_W
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" font-family="system-ui, sans-serif" font-size="12">'
+    ]
+    for tick in range(5):
+        at = maximum * tick / 4
+        x = _scale(at, maximum)
+        label = f"{at:.0%}" if percent else f"{at:.2f}"
+        parts.append(
+            f'<line x1="{x:.1f}" y1="0" x2="{x:.1f}" y2="{height - 20}" stroke="#d0d7de" stroke-width="1"/>'
+            f'<text x="{x:.1f}" y="{height - 6}" text-anchor="middle" fill="#57606a">{label}</text>'
+        )
+    for g, (label, estimates) in enumerate(rows):
+        top = g * group_h
+        parts.append(
+            f'<text x="{_LABEL_W - 8}" y="{top + _ROW * len(systems) / 2 + 4:.1f}" text-anchor="end" '
+            f'font-weight="600">{escape(label)}</text>'
+        )
+        for s, system in enumerate(systems):
+            y = top + s * _ROW
+            colour = PALETTE[s % len(PALETTE)]
+            estimate = estimates.get(system) or {}
+            value = estimate.get("value")
+            if value is None:
+                parts.append(
+                    f'<text x="{_LABEL_W + 4}" y="{y + 15}" fill="#57606a">{escape(system)}: n/a</text>'
+                )
+                continue
+            bar_w = max(_scale(float(value), maximum) - _LABEL_W, 1.0)
+            parts.append(
+                f'<rect x="{_LABEL_W}" y="{y + 3}" width="{bar_w:.1f}" height="{_ROW - 6}" fill="{colour}">'
+                f"<title>{escape(system)}: {_fmt(estimate, percent)}</title></rect>"
+            )
+            low, high = estimate.get("low"), estimate.get("high")
+            if low is not None and high is not None:
+                x_low, x_high, mid = _scale(float(low), maximum), _scale(float(high), maximum), y + _ROW / 2
+                parts.append(
+                    _line(x_low, mid, x_high, mid)
+                    + _line(x_low, mid - 5, x_low, mid + 5)
+                    + _line(x_high, mid - 5, x_high, mid + 5)
+                )
+            parts.append(
+                f'<text x="{_LABEL_W + _PLOT_W + 6}" y="{y + 15}" fill="{colour}">{escape(system)} '
+                f"{_fmt(estimate, percent)}</text>"
+            )
+    parts.append("</svg>")
+    return Markup("".join(parts))  # noqa: S704 - built here from escaped labels and numbers only
+
+
+def _line(x1: float, y1: float, x2: float, y2: float) -> str:
+    return (
+        f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#1f2328" stroke-width="1.5"/>'
+    )
+
+
+def _fmt(estimate: Mapping[str, Any], percent: bool) -> str:
+    value = estimate.get("value")
+    if value is None:
+        return "n/a"
+    if percent:
+        text = f"{float(value):.1%}"
+        if estimate.get("denominator"):
+            text += f" ({estimate.get('numerator'):.0f}/{estimate.get('denominator'):.0f})"
+        return text
+    return f"{float(value):.3f}"
+
+
+def fmt_estimate(estimate: Mapping[str, Any] | None, percent: bool = True) -> str:
+    """ "61.0% [48.2–72.4] (25/41)" or "n/a"."""
+    if not estimate or estimate.get("value") is None:
+        return "n/a"
+    value, low, high = float(estimate["value"]), estimate.get("low"), estimate.get("high")
+    if percent:
+        text = f"{value:.1%}"
+        if low is not None and high is not None:
+            text += f" [{float(low):.1%}–{float(high):.1%}]"
+        if estimate.get("denominator"):
+            text += f" ({estimate['numerator']:.0f}/{estimate['denominator']:.0f})"
+        return text
+    text = f"{value:+.3f}" if estimate.get("signed") else f"{value:.3f}"
+    if low is not None and high is not None:
+        text += f" [{float(low):.3f}–{float(high):.3f}]"
+    return text
+
+
+def fmt_difference(estimate: Mapping[str, Any] | None) -> str:
+    if not estimate or estimate.get("value") is None:
+        return "n/a"
+    text = f"{float(estimate['value']) * 100:+.1f} pts"
+    if estimate.get("low") is not None and estimate.get("high") is not None:
+        text += f" [{float(estimate['low']) * 100:+.1f}, {float(estimate['high']) * 100:+.1f}]"
+    return text
+
+
+def question_rows(grouped: Mapping[str, Sequence[EvalRecord]]) -> list[dict[str, Any]]:
+    """One row per question: its scope and, per system, a short outcome."""
+    rows: dict[str, dict[str, Any]] = {}
+    for system, records in grouped.items():
+        for r in records:
+            row = rows.setdefault(
+                r.question.id,
+                {
+                    "id": r.question.id,
+                    "question": r.question.question,
+                    "scope": r.question.scope.value if r.question.scope else "",
+                    "systems": {},
+                },
+            )
+            row["systems"][system] = _outcome(r)
+    return list(rows.values())
+
+
+def _outcome(r: EvalRecord) -> dict[str, str]:
+    if r.answer.error is not None:
+        return {"status": "error", "detail": r.answer.error, "css": "bad"}
+    if r.answer.refused:
+        return {
+            "status": f"refused ({r.answer.refusal_reason or '?'})",
+            "detail": r.answer.answer,
+            "css": "refused",
+        }
+    claims = r.check.claims
+    valid = sum(1 for u in r.check.urls if u.valid)
+    status = f"{r.check.supported_claims}/{len(claims)} claims supported"
+    if r.check.urls:
+        status += f"; {valid}/{len(r.check.urls)} URLs valid"
+    css = "good" if claims and r.check.supported_claims == len(claims) else "bad"
+    return {"status": status, "detail": r.answer.answer, "css": css}
+
+
+def render_report(
+    templates_dir: Path, results: Mapping[str, Any], grouped: Mapping[str, Sequence[EvalRecord]]
+) -> str:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir)),
+        autoescape=jinja2.select_autoescape(["html", "j2"]),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["estimate"] = fmt_estimate
+    env.filters["difference"] = fmt_difference
+    systems = list(results["systems"])
+    definitions = results["definitions"]
+
+    def rows(ids: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
+        return [
+            (definitions[m]["label"], {s: results["systems"][s]["metrics"][m] for s in systems}) for m in ids
+        ]
+
+    quality = [m for m, d in definitions.items() if d["family"] in ("SourceCheckup", "ASTRID")]
+    harness = [
+        "supported_answer_rate",
+        "retrieval_hit",
+        "refusal_rate",
+        "in_scope_refusal_rate",
+        "error_rate",
+    ]
+    charts = {
+        "quality": bar_chart(rows(quality), systems, maximum=1.0),
+        "harness": bar_chart(rows(harness), systems, maximum=1.0),
+        "latency": bar_chart(rows(["latency_median", "latency_p95"]), systems, percent=False),
+    }
+    template = env.get_template("eval/report.html.j2")
+    return template.render(
+        results=results,
+        systems=systems,
+        colours={s: PALETTE[i % len(PALETTE)] for i, s in enumerate(systems)},
+        definitions=definitions,
+        charts=charts,
+        questions=question_rows(grouped),
+    )

@@ -1,0 +1,180 @@
+"""Ingestion: loaded documents in, committed passages out, in batches, idempotently.
+
+For each batch of new or changed documents: chunk them, encode every distinct sentence once and
+every passage once (MiniLM, batched across documents), write the passages under content-hash
+versioned ids, commit them (the registry flip), drop what they replaced. Unchanged documents (same
+content hash as committed) cost nothing. A document that cannot be chunked is reported and skipped;
+a failure of the store or the model stops the run, and whatever was committed before stays usable.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from gateway.knowledge.chunking import Chunk, chunk_document
+from gateway.knowledge.corpus import SourceDocument
+from gateway.knowledge.embedding import Embedder
+from gateway.knowledge.loaders import Loaded, LoadFailure
+from gateway.knowledge.store import ChromaStore, IngestSummary, PreparedDocument
+
+BATCH_DOCUMENTS = 256
+"""Documents encoded and committed together: large enough to batch the model, small enough to stream."""
+
+
+def passage_embedding_text(document: SourceDocument, chunk: Chunk) -> str:
+    """What a passage is embedded as: its document title and section give the passage its topic."""
+    if chunk.section:
+        return f"{document.title} - {chunk.section}: {chunk.text}"
+    return f"{document.title}: {chunk.text}"
+
+
+@dataclass
+class IngestReport:
+    summary: IngestSummary
+    seconds: float = 0.0
+    sentences: int = 0
+    """Sentences in the written passages."""
+    sentences_encoded: int = 0
+    """Distinct sentences actually encoded (duplicates are encoded once)."""
+    failures: list[LoadFailure] = field(default_factory=list)
+
+
+class Ingestor:
+    def __init__(
+        self,
+        store: ChromaStore,
+        embedder: Embedder,
+        batch_documents: int = BATCH_DOCUMENTS,
+        progress: bool = False,
+        source: str = "",
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._batch = max(1, batch_documents)
+        self._progress = progress
+        self._source = source
+
+    def run(
+        self,
+        items: Iterable[Loaded],
+        *,
+        prune: bool = False,
+        delete: Iterable[str] = (),
+        total: int | None = None,
+    ) -> IngestReport:
+        """Ingest ``items``; with ``prune``, delete committed documents not among them."""
+        from tqdm import tqdm
+
+        started = time.perf_counter()
+        committed = self._store.committed_hashes()
+        report = IngestReport(IngestSummary())
+        counts = {"added": 0, "updated": 0, "unchanged": 0, "written": 0}
+        seen: set[str] = set()
+        pending: list[SourceDocument] = []
+        bar = tqdm(total=total, disable=not self._progress, unit="doc", desc="ingest", dynamic_ncols=True)
+        try:
+            for item in items:
+                bar.update(1)
+                if isinstance(item, LoadFailure):
+                    report.failures.append(item)
+                    if item.document_id:
+                        seen.add(item.document_id)
+                    continue
+                if item.id in seen:
+                    report.failures.append(LoadFailure(item.id, "duplicate document id in this run", item.id))
+                    continue
+                seen.add(item.id)
+                if committed.get(item.id) == item.content_hash:
+                    counts["unchanged"] += 1
+                    continue
+                pending.append(item)
+                if len(pending) >= self._batch:
+                    self._flush(pending, committed, counts, report)
+                    pending = []
+                    bar.set_postfix(written=counts["written"], failed=len(report.failures))
+            self._flush(pending, committed, counts, report)
+        finally:
+            bar.close()
+        deleted = 0
+        doomed = [d for d in delete if d]
+        if prune:
+            doomed += [d for d in committed if d not in seen]
+        if doomed:
+            deleted = self._store.delete_documents(sorted(set(doomed)))
+        if counts["written"] or deleted:
+            self._store.collect_garbage()
+        self._store.save_lexical_cache()
+        report.summary = IngestSummary(
+            added=counts["added"],
+            updated=counts["updated"],
+            unchanged=counts["unchanged"],
+            deleted=deleted,
+            chunks_written=counts["written"],
+            failed=tuple((f.name, f.reason) for f in report.failures),
+        )
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _flush(
+        self,
+        documents: list[SourceDocument],
+        committed: dict[str, str],
+        counts: dict[str, int],
+        report: IngestReport,
+    ) -> None:
+        chunked: list[tuple[SourceDocument, list[Chunk]]] = []
+        for document in documents:
+            try:
+                chunks = chunk_document(document)
+            except (ValueError, IndexError) as err:
+                report.failures.append(LoadFailure(document.id, f"cannot be chunked: {err}", document.id))
+                continue
+            if not chunks:
+                report.failures.append(LoadFailure(document.id, "no text left after cleaning", document.id))
+                continue
+            chunked.append((document, chunks))
+        if not chunked:
+            return
+        prepared = self.prepare(chunked, report)
+        counts["written"] += self._store.write(prepared)
+        self._store.commit(prepared, source=self._source)
+        for item in prepared:
+            counts["updated" if item.document.id in committed else "added"] += 1
+
+    def prepare(
+        self, chunked: list[tuple[SourceDocument, list[Chunk]]], report: IngestReport | None = None
+    ) -> list[PreparedDocument]:
+        """Encode the passages and (distinct) sentences of a batch of chunked documents."""
+        sentence_index: dict[str, int] = {}
+        passage_texts: list[str] = []
+        sentence_rows: list[list[int]] = []
+        for document, chunks in chunked:
+            for chunk in chunks:
+                passage_texts.append(passage_embedding_text(document, chunk))
+                sentence_rows.append(
+                    [
+                        sentence_index.setdefault(chunk.text[s.start : s.end], len(sentence_index))
+                        for s in chunk.sentence_spans
+                    ]
+                )
+        sentence_vectors = self._embedder.encode(list(sentence_index))
+        passage_vectors = self._embedder.encode(passage_texts)
+        if report is not None:
+            report.sentences += sum(len(r) for r in sentence_rows)
+            report.sentences_encoded += len(sentence_index)
+        prepared: list[PreparedDocument] = []
+        row = 0
+        for document, chunks in chunked:
+            end = row + len(chunks)
+            prepared.append(
+                PreparedDocument(
+                    document=document,
+                    chunks=tuple(chunks),
+                    passage_vectors=passage_vectors[row:end],
+                    sentence_vectors=tuple(sentence_vectors[sentence_rows[i]] for i in range(row, end)),
+                )
+            )
+            row = end
+        return prepared

@@ -1,0 +1,241 @@
+"""BM25 over the passages, in numpy: the lexical half of hybrid retrieval.
+
+Each passage is stored as (term ids, term frequencies). From those the index builds a term-major
+posting list (CSR: ``offsets``, ``postings``, ``weights``) with the BM25 term weight of every
+(term, passage) pair precomputed, so a query is a handful of vectorised slice-adds into one score
+array: well under a millisecond at 40k passages.
+
+The index can be saved to and loaded from an ``.npz`` file keyed by the store's version, so a
+gateway process restarts without re-reading every passage from Chroma.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+K1 = 1.2
+"""BM25 term-frequency saturation."""
+B = 0.75
+"""BM25 length normalisation."""
+
+_TOKEN = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
+_STOPWORD_LIST = """a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further had
+    has have having he her here hers herself him himself his how i if in into is it its itself just
+    me more most my myself no nor not of off on once only or other our ours ourselves out over own
+    same she should so some such than that the their theirs them themselves then there these they
+    this those through to too under until up very was we were what when where which while who whom
+    why will with would you your yours yourself yourselves s t are is"""
+STOPWORDS = frozenset(_STOPWORD_LIST.split())
+# "no" and "not" are stopwords for ranking only; negation matters to the verifier, not to BM25.
+
+IntArray = npt.NDArray[np.int32]
+FloatArray = npt.NDArray[np.float32]
+
+
+def _stem(token: str) -> str:
+    """A deliberately light stemmer: plural and common verb endings, nothing that merges meanings."""
+    if len(token) > 4 and token.endswith("ies"):
+        return token[:-3] + "y"
+    if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
+        return token[:-1]
+    if len(token) > 5 and token.endswith("ing"):
+        return token[:-3]
+    if len(token) > 4 and token.endswith("ed"):
+        return token[:-2]
+    return token
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased, accent-folded, stop-word-free, lightly stemmed word tokens."""
+    folded = unicodedata.normalize("NFKD", text.lower()).encode("ascii", "ignore").decode("ascii")
+    return [_stem(t) for t in _TOKEN.findall(folded) if t not in STOPWORDS]
+
+
+@dataclass(frozen=True)
+class LexicalHit:
+    record_id: str
+    score: float
+
+
+class LexicalIndex:
+    """BM25 over records keyed by id, with per-record ``tier`` and ``org`` labels for filtering."""
+
+    def __init__(self) -> None:
+        self._vocab: dict[str, int] = {}
+        self._ids: list[str] = []
+        self._position: dict[str, int] = {}
+        self._terms: list[IntArray] = []
+        self._freqs: list[IntArray] = []
+        self._tiers: list[str] = []
+        self._orgs: list[str] = []
+        self._live: list[bool] = []
+        self._dirty = True
+        self._offsets: IntArray = np.zeros(1, dtype=np.int32)
+        self._postings: IntArray = np.zeros(0, dtype=np.int32)
+        self._weights: FloatArray = np.zeros(0, dtype=np.float32)
+        self._idf: FloatArray = np.zeros(0, dtype=np.float32)
+        self._tier_codes: IntArray = np.zeros(0, dtype=np.int32)
+        self._org_codes: IntArray = np.zeros(0, dtype=np.int32)
+        self._labels: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return sum(self._live)
+
+    def __contains__(self, record_id: object) -> bool:
+        position = self._position.get(str(record_id))
+        return position is not None and self._live[position]
+
+    def add(self, record_id: str, text: str, tier: str = "", org: str = "") -> None:
+        """Add (or replace) one record."""
+        counts = Counter(tokenize(text))
+        terms = np.fromiter(
+            (self._vocab.setdefault(t, len(self._vocab)) for t in counts), dtype=np.int32, count=len(counts)
+        )
+        freqs = np.fromiter(counts.values(), dtype=np.int32, count=len(counts))
+        self._put(record_id, terms, freqs, tier, org)
+
+    def _put(self, record_id: str, terms: IntArray, freqs: IntArray, tier: str, org: str) -> None:
+        position = self._position.get(record_id)
+        if position is None:
+            self._position[record_id] = len(self._ids)
+            self._ids.append(record_id)
+            self._terms.append(terms)
+            self._freqs.append(freqs)
+            self._tiers.append(tier)
+            self._orgs.append(org)
+            self._live.append(True)
+        else:
+            self._terms[position], self._freqs[position] = terms, freqs
+            self._tiers[position], self._orgs[position] = tier, org
+            self._live[position] = True
+        self._dirty = True
+
+    def remove(self, record_ids: Iterable[str]) -> None:
+        for record_id in record_ids:
+            position = self._position.get(record_id)
+            if position is not None and self._live[position]:
+                self._live[position] = False
+                self._terms[position] = np.zeros(0, dtype=np.int32)
+                self._freqs[position] = np.zeros(0, dtype=np.int32)
+                self._dirty = True
+
+    def _label(self, value: str) -> int:
+        return self._labels.setdefault(value, len(self._labels))
+
+    def _build(self) -> None:
+        """Recompute the term-major posting lists and BM25 weights from the per-record rows."""
+        n_records = len(self._ids)
+        lengths = np.fromiter((int(f.sum()) for f in self._freqs), dtype=np.float32, count=n_records)
+        live = np.asarray(self._live, dtype=bool)
+        n_live = int(live.sum())
+        average = float(lengths[live].mean()) if n_live else 1.0
+        sizes = np.fromiter((len(t) for t in self._terms), dtype=np.int64, count=n_records)
+        docs = np.repeat(np.arange(n_records, dtype=np.int32), sizes)
+        terms = np.concatenate(self._terms) if n_records else np.zeros(0, dtype=np.int32)
+        freqs = (np.concatenate(self._freqs) if n_records else np.zeros(0, dtype=np.int32)).astype(np.float32)
+        norm = K1 * (1.0 - B + B * lengths[docs] / max(average, 1e-9))
+        weights = freqs * (K1 + 1.0) / (freqs + norm)
+        order = np.argsort(terms, kind="stable")
+        n_terms = len(self._vocab)
+        document_frequency = np.bincount(terms, minlength=n_terms).astype(np.float32)
+        self._offsets = np.concatenate([[0], np.cumsum(document_frequency)]).astype(np.int32)
+        self._postings = docs[order]
+        self._weights = weights[order].astype(np.float32)
+        self._idf = np.log(1.0 + (n_live - document_frequency + 0.5) / (document_frequency + 0.5)).astype(
+            np.float32
+        )
+        self._tier_codes = np.fromiter((self._label(t) for t in self._tiers), dtype=np.int32, count=n_records)
+        self._org_codes = np.fromiter((self._label(o) for o in self._orgs), dtype=np.int32, count=n_records)
+        self._live_mask = live
+        self._dirty = False
+
+    def search(
+        self,
+        query: str,
+        k: int,
+        tiers: Sequence[str] | None = None,
+        orgs: Sequence[str] | None = None,
+    ) -> list[LexicalHit]:
+        """The ``k`` best records by BM25 (score > 0), optionally only those with a listed tier/org."""
+        if self._dirty:
+            self._build()
+        if not self._ids:
+            return []
+        term_ids = sorted({self._vocab[t] for t in tokenize(query) if t in self._vocab})
+        if not term_ids:
+            return []
+        scores = np.zeros(len(self._ids), dtype=np.float32)
+        for term in term_ids:
+            start, end = int(self._offsets[term]), int(self._offsets[term + 1])
+            scores[self._postings[start:end]] += self._idf[term] * self._weights[start:end]
+        mask = self._live_mask.copy()
+        if tiers:
+            mask &= np.isin(self._tier_codes, [self._labels.get(t, -1) for t in tiers])
+        if orgs:
+            mask &= np.isin(self._org_codes, [self._labels.get(o, -1) for o in orgs])
+        scores[~mask] = 0.0
+        candidates = np.flatnonzero(scores > 0)
+        if len(candidates) > k:
+            candidates = candidates[np.argpartition(-scores[candidates], k - 1)[:k]]
+        ranked = candidates[np.argsort(-scores[candidates], kind="stable")]
+        return [LexicalHit(self._ids[i], float(scores[i])) for i in ranked]
+
+    # Persistence -------------------------------------------------------------------------------
+
+    def save(self, path: Path, version: str) -> None:
+        """Write the index (live records only) to ``path`` atomically, tagged with ``version``."""
+        rows = [i for i, alive in enumerate(self._live) if alive]
+        sizes = np.asarray([len(self._terms[i]) for i in rows], dtype=np.int64)
+        header = {
+            "version": version,
+            "vocab": list(self._vocab),
+            "ids": [self._ids[i] for i in rows],
+            "tiers": [self._tiers[i] for i in rows],
+            "orgs": [self._orgs[i] for i in rows],
+        }
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(path.name + ".partial.npz")
+        np.savez(
+            partial,
+            header=np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8),
+            offsets=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+            terms=np.concatenate([self._terms[i] for i in rows]) if rows else np.zeros(0, np.int32),
+            freqs=np.concatenate([self._freqs[i] for i in rows]) if rows else np.zeros(0, np.int32),
+        )
+        partial.replace(path)
+
+    @classmethod
+    def load(cls, path: Path, version: str) -> LexicalIndex | None:
+        """The index saved at ``path`` if it exists and was saved for ``version``; else None."""
+        if not path.is_file():
+            return None
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                header = json.loads(bytes(data["header"]).decode("utf-8"))
+                if header.get("version") != version:
+                    return None
+                offsets, terms, freqs = data["offsets"], data["terms"], data["freqs"]
+        except (OSError, ValueError, KeyError):
+            return None
+        index = cls()
+        index._vocab = {t: i for i, t in enumerate(header["vocab"])}
+        for row, record_id in enumerate(header["ids"]):
+            start, end = int(offsets[row]), int(offsets[row + 1])
+            index._put(
+                record_id,
+                terms[start:end].astype(np.int32),
+                freqs[start:end].astype(np.int32),
+                header["tiers"][row],
+                header["orgs"][row],
+            )
+        return index

@@ -1,0 +1,269 @@
+"""Turn ingestion sources into ``SourceDocument`` values: Markdown, HTML, PDF, plain text, JSONL rows, URLs.
+
+Sources are described by a manifest (``manifest.yaml``, see docs/knowledge.md) or given as a JSONL
+file. Loading never stops at a bad document: each source yields either a ``SourceDocument`` or a
+``LoadFailure`` naming the document and the reason, and the ingestion reports the failures.
+
+URLs are fetched through an injected ``Fetch`` callable, in production the SSRF-safe
+``gateway.fetch.SafeFetcher`` (allow-listed domains, public addresses only, time and size limits);
+this module never opens a connection itself.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gateway.errors import ConfigurationError, GatewayError
+from gateway.knowledge.corpus import SourceDocument, parse_date
+
+TEXT_FORMATS = ("markdown", "html", "pdf", "text")
+_SUFFIXES = {
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".html": "html",
+    ".htm": "html",
+    ".pdf": "pdf",
+    ".txt": "text",
+    ".jsonl": "jsonl",
+}
+
+
+@dataclass(frozen=True)
+class FetchedPage:
+    """What a fetch gave: the final URL after redirects, its media type and its extracted text."""
+
+    final_url: str
+    content_type: str
+    text: str
+    title: str = ""
+
+
+Fetch = Callable[[str], FetchedPage]
+"""Fetch one URL under the SSRF rules or raise (``FetchError``); injected by the caller."""
+
+
+@dataclass(frozen=True)
+class LoadFailure:
+    """A source that could not become a document: its name (id, file or row) and why."""
+
+    name: str
+    reason: str
+    document_id: str | None = None
+
+
+Loaded = SourceDocument | LoadFailure
+
+
+class _Bad(Exception):
+    """A reason to skip one source; becomes a LoadFailure."""
+
+
+def extract_html(html: str) -> tuple[str, str]:
+    """(text as Markdown with headings, page title) of an HTML page, via trafilatura."""
+    import trafilatura
+
+    text = trafilatura.extract(
+        html, output_format="markdown", include_comments=False, include_tables=True, with_metadata=False
+    )
+    if not text or not text.strip():
+        raise _Bad("no text could be extracted from the HTML")
+    metadata = trafilatura.extract_metadata(html)
+    title = str(getattr(metadata, "title", "") or "") if metadata is not None else ""
+    return text, title
+
+
+def extract_pdf(data: bytes) -> str:
+    """The text of a PDF's pages (pypdf), pages separated by blank lines."""
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            raise _Bad("the PDF is encrypted")
+        pages = [(page.extract_text() or "").strip() for page in reader.pages]
+    except PdfReadError as err:
+        raise _Bad(f"not a readable PDF: {err}") from err
+    except (ValueError, KeyError, TypeError) as err:
+        raise _Bad(f"not a readable PDF: {type(err).__name__}: {err}") from err
+    text = "\n\n".join(p for p in pages if p)
+    if not text:
+        raise _Bad("the PDF has no extractable text (scanned images need OCR first)")
+    return text
+
+
+def read_text(path: Path, fmt: str) -> tuple[str, str]:
+    """(text, extracted title) of a local file in one of TEXT_FORMATS."""
+    if not path.is_file():
+        raise _Bad(f"file not found: {path}")
+    if fmt == "pdf":
+        return extract_pdf(path.read_bytes()), ""
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise _Bad(f"not UTF-8 text: {err}") from err
+    if fmt == "html":
+        return extract_html(raw)
+    return raw, ""
+
+
+def _format(entry: Mapping[str, Any], path: Path | None) -> str:
+    declared = str(entry.get("format") or "").lower()
+    if declared:
+        if declared not in (*TEXT_FORMATS, "jsonl"):
+            raise _Bad(f"unknown format {declared!r} (expected one of {', '.join((*TEXT_FORMATS, 'jsonl'))})")
+        return declared
+    if path is None:
+        return "url"
+    fmt = _SUFFIXES.get(path.suffix.lower())
+    if fmt is None:
+        raise _Bad(f"cannot tell the format of {path.name}; set format: to one of {', '.join(TEXT_FORMATS)}")
+    return fmt
+
+
+def _document(
+    fields: Mapping[str, Any], text: str, extracted_title: str, where: str, tiers_by_org: Mapping[str, str]
+) -> SourceDocument:
+    doc_id = str(fields.get("id") or "").strip()
+    if not doc_id:
+        raise _Bad("missing id")
+    if "@" in doc_id:
+        raise _Bad("the id may not contain '@'")
+    title = str(fields.get("title") or extracted_title or "").strip()
+    org = str(fields.get("org") or fields.get("source_org") or "").strip()
+    url = str(fields.get("url") or "").strip()
+    for name, value in (("title", title), ("org", org), ("url", url)):
+        if not value:
+            raise _Bad(f"missing {name}")
+    if not text.strip():
+        raise _Bad("empty text")
+    try:
+        reviewed = parse_date(fields.get("reviewed_on"), where, "reviewed_on")
+    except ConfigurationError as err:
+        raise _Bad(err.reason) from err
+    tier = str(fields.get("tier") or tiers_by_org.get(org) or "")
+    return SourceDocument(
+        id=doc_id,
+        title=title,
+        text=text,
+        org=org,
+        url=url,
+        tier=tier,
+        reviewed_on=reviewed,
+        doc_type=str(fields.get("doc_type") or "article"),
+    )
+
+
+def iter_jsonl(
+    path: Path, defaults: Mapping[str, Any] | None = None, tiers_by_org: Mapping[str, str] | None = None
+) -> Iterator[Loaded]:
+    """One document per row ``{id, title, url, text, org|source_org, tier?, reviewed_on?, doc_type?}``."""
+    defaults = defaults or {}
+    tiers_by_org = tiers_by_org or {}
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as err:
+        yield LoadFailure(str(path), f"cannot open: {err}")
+        return
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            name = f"{path.name}:{number}"
+            try:
+                row = json.loads(line)
+                if not isinstance(row, dict):
+                    raise _Bad("the row is not a JSON object")
+                fields = {**defaults, **row}
+                name = f"{path.name}:{number} ({row.get('id', '?')})"
+                yield _document(fields, str(row.get("text") or ""), "", name, tiers_by_org)
+            except json.JSONDecodeError as err:
+                yield LoadFailure(name, f"invalid JSON: {err.msg}")
+            except _Bad as err:
+                yield LoadFailure(name, str(err), str(row.get("id")) if isinstance(row, dict) else None)
+
+
+def iter_manifest(path: Path, fetch: Fetch | None = None) -> Iterator[Loaded]:
+    """Every document a manifest describes (``path`` is the manifest or its directory).
+
+    A broken manifest (unreadable, no ``documents`` list) raises ConfigurationError; a broken entry
+    is yielded as a LoadFailure and the others still load.
+    """
+    manifest = path / "manifest.yaml" if path.is_dir() else path
+    if not manifest.is_file():
+        raise ConfigurationError(str(manifest), "-", "manifest not found")
+    try:
+        data = yaml.safe_load(manifest.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as err:
+        raise ConfigurationError(str(manifest), "-", f"invalid YAML: {err}") from err
+    entries = data.get("documents") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise ConfigurationError(str(manifest), "documents", "expected a list of documents")
+    defaults = data.get("defaults") or {}
+    if not isinstance(defaults, dict):
+        raise ConfigurationError(str(manifest), "defaults", "expected a mapping")
+    tiers_by_org = data.get("tiers_by_org") or {}
+    if not isinstance(tiers_by_org, dict):
+        raise ConfigurationError(str(manifest), "tiers_by_org", "expected a mapping of org to tier")
+    base = manifest.parent
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            yield LoadFailure(f"documents[{index}]", "expected a mapping")
+            continue
+        name = str(entry.get("id") or entry.get("file") or entry.get("url") or f"documents[{index}]")
+        fields = {**defaults, **entry}
+        try:
+            file = entry.get("file")
+            file_path = base / str(file) if file else None
+            fmt = _format(entry, file_path)
+            if fmt == "jsonl":
+                assert file_path is not None
+                yield from iter_jsonl(
+                    file_path,
+                    {k: v for k, v in fields.items() if k not in ("file", "format")},
+                    {**tiers_by_org, **(entry.get("tiers_by_org") or {})},
+                )
+                continue
+            if fmt == "url":
+                yield _fetched(fields, fetch, name, tiers_by_org)
+                continue
+            assert file_path is not None
+            text, title = read_text(file_path, fmt)
+            yield _document(fields, text, title, f"{manifest}: {name}", tiers_by_org)
+        except _Bad as err:
+            yield LoadFailure(name, str(err), str(entry.get("id")) if entry.get("id") else None)
+
+
+def _fetched(
+    fields: Mapping[str, Any], fetch: Fetch | None, name: str, tiers_by_org: Mapping[str, str]
+) -> SourceDocument:
+    url = str(fields.get("url") or "")
+    if not url:
+        raise _Bad("no file and no url")
+    if fetch is None:
+        raise _Bad("URL sources need a fetcher (run through `trust-gateway ingest`)")
+    try:
+        page = fetch(url)
+    except GatewayError as err:
+        raise _Bad(f"fetch failed: {err}") from err
+    return _document({**fields, "url": page.final_url or url}, page.text, page.title, name, tiers_by_org)
+
+
+def iter_sources(
+    paths: list[Path], fetch: Fetch | None = None, tiers_by_org: Mapping[str, str] | None = None
+) -> Iterator[Loaded]:
+    """Documents from each path: a directory or YAML manifest, or a JSONL file of rows."""
+    for path in paths:
+        if path.suffix.lower() == ".jsonl":
+            yield from iter_jsonl(path, tiers_by_org=tiers_by_org)
+        elif path.is_dir() or path.suffix.lower() in (".yaml", ".yml"):
+            yield from iter_manifest(path, fetch)
+        else:
+            yield LoadFailure(str(path), "expected a corpus directory, a manifest .yaml or a .jsonl file")

@@ -1,0 +1,116 @@
+"""A wrapper that bounds what any Upstream may cost: concurrency, queueing and total time.
+
+``LimitedUpstream(inner, ...)`` implements the Upstream protocol around another upstream:
+
+* at most ``max_concurrency`` drafts run at once;
+* up to ``queue_size`` further calls wait for a slot, each at most ``queue_timeout`` seconds;
+* a call that finds the queue full fails at once with ``UpstreamBusy`` (kind ``queue_full``), one that
+  waits too long with ``UpstreamQueueTimeout`` (kind ``queue_timeout``);
+* a running draft that takes longer than ``deadline`` seconds in total (retries, a slow drip of bytes
+  or a stalled body included: the SDK's own timeout is per read) is cancelled with ``UpstreamTimeout``.
+
+All three are UpstreamErrors, so the pipeline fails closed as for any upstream failure: the patient
+gets the upstream-error refusal, the request is audited, and ``gateway_upstream_errors_total{type}``
+counts it. The gauges ``gateway_upstream_in_flight`` and ``gateway_upstream_waiting`` show the state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+import anyio
+
+from gateway.domain import ChatRequest, Draft, Passage
+from gateway.errors import UpstreamBusy, UpstreamQueueTimeout, UpstreamTimeout
+from gateway.upstream.base import Upstream
+
+if TYPE_CHECKING:
+    from gateway.metrics import GatewayMetrics
+    from gateway.settings import Settings
+
+
+class LimitedUpstream:
+    def __init__(
+        self,
+        inner: Upstream,
+        *,
+        max_concurrency: int,
+        queue_size: int,
+        queue_timeout: float,
+        deadline: float,
+        metrics: GatewayMetrics | None = None,
+    ) -> None:
+        if max_concurrency < 1 or queue_size < 0 or queue_timeout <= 0 or deadline <= 0:
+            raise ValueError("max_concurrency >= 1, queue_size >= 0, queue_timeout and deadline > 0")
+        self.inner = inner
+        self.name = inner.name
+        self.max_concurrency = max_concurrency
+        self.queue_size = queue_size
+        self.queue_timeout = queue_timeout
+        self.deadline = deadline
+        self._metrics = metrics
+        self._slots = asyncio.Semaphore(max_concurrency)
+        self.in_flight = 0
+        self.waiting = 0
+
+    @classmethod
+    def from_settings(
+        cls, inner: Upstream, settings: Settings, metrics: GatewayMetrics | None = None
+    ) -> LimitedUpstream:
+        return cls(
+            inner,
+            max_concurrency=settings.upstream_max_concurrency,
+            queue_size=settings.upstream_queue_size,
+            queue_timeout=settings.upstream_queue_timeout,
+            deadline=settings.upstream_deadline,
+            metrics=metrics,
+        )
+
+    async def draft(self, request: ChatRequest, passages: Sequence[Passage]) -> Draft:
+        async with self._slot():
+            with anyio.move_on_after(self.deadline) as scope:
+                return await self.inner.draft(request, passages)
+        if scope.cancelled_caught:
+            raise UpstreamTimeout(f"the upstream did not finish within the {self.deadline:g}s deadline")
+        raise UpstreamTimeout("the upstream call was cancelled")  # pragma: no cover - unreachable
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    @asynccontextmanager
+    async def _slot(self) -> AsyncIterator[None]:
+        if self._slots.locked():
+            if self.waiting >= self.queue_size:
+                raise UpstreamBusy(
+                    f"all {self.max_concurrency} upstream slots are busy and {self.waiting} calls are "
+                    "already waiting"
+                )
+            self._set_waiting(+1)
+            try:
+                with anyio.move_on_after(self.queue_timeout) as scope:
+                    await self._slots.acquire()
+            finally:
+                self._set_waiting(-1)
+            if scope.cancelled_caught:
+                raise UpstreamQueueTimeout(f"no upstream slot became free within {self.queue_timeout:g}s")
+        else:
+            await self._slots.acquire()
+        self._set_in_flight(+1)
+        try:
+            yield
+        finally:
+            self._set_in_flight(-1)
+            self._slots.release()
+
+    def _set_waiting(self, delta: int) -> None:
+        self.waiting += delta
+        if self._metrics is not None:
+            self._metrics.upstream_waiting.set(self.waiting)
+
+    def _set_in_flight(self, delta: int) -> None:
+        self.in_flight += delta
+        if self._metrics is not None:
+            self._metrics.upstream_in_flight.set(self.in_flight)

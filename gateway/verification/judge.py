@@ -1,0 +1,178 @@
+"""LLM judge: asks any OpenAI-compatible model whether the cited passages entail a claim.
+
+The judge is the expensive, optional last step of the cascade. It is asked for strict JSON
+(``verdict``, ``quote``, ``reason``) at temperature 0. Every failure for one claim (timeout, HTTP error,
+refusal, malformed JSON, unknown verdict) fails closed: the claim is ``unsupported`` with check
+``judge_error``; ``verify`` never raises for a single claim. A "supported" verdict must carry a quote
+that really occurs in a cited passage (``anchoring.find_quote``), otherwise it is downgraded: a judge
+that cannot point at its evidence is not trusted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import anyio
+import openai
+from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletionMessageParam
+from openai.types.shared_params import ResponseFormatJSONSchema
+
+from gateway.domain import ClaimToCheck, Evidence, Passage, Verdict, VerdictLabel
+from gateway.verification.anchoring import find_quote
+
+JUDGE_ERROR = "judge_error"
+JUDGE_CHECK = "judge"
+QUOTE_NOT_FOUND = "judge_quote_not_found"
+SUPPORTED_SCORE = 1.0
+"""Score of a judge-supported claim whose quote anchored; the judge gives no finer confidence."""
+UNSUPPORTED_SCORE = 0.0
+
+SYSTEM_PROMPT = """\
+You check medical statements against numbered source passages for a patient-safety system.
+
+Decide whether the passages, and only the passages, establish the statement:
+- "supported": every part of the statement follows from the passages. Numbers, doses, units,
+  frequencies, durations, negations, the people concerned (children, adults, pregnant women...) and
+  qualifiers (always, may, some...) must all agree. A statement that is stronger or more specific
+  than the passages is not supported.
+- "contradicted": the passages state something incompatible with the statement.
+- "unsupported": anything else, including partial support and missing information.
+
+Return JSON only. "quote" is a short verbatim excerpt copied character for character from one
+passage that decides the verdict (empty when unsupported). "reason" is one short sentence."""
+
+VERDICT_FORMAT: ResponseFormatJSONSchema = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "claim_verdict",
+        "strict": True,
+        "schema": {
+            "type": "object",
+            "properties": {
+                "verdict": {"type": "string", "enum": [label.value for label in VerdictLabel]},
+                "quote": {"type": "string"},
+                "reason": {"type": "string"},
+            },
+            "required": ["verdict", "quote", "reason"],
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    base_url: str
+    api_key: str
+    model: str
+    timeout: float
+    max_retries: int = 0
+    quote_threshold: float = 0.85
+    """Fuzzy threshold (0..1) at which the judge's quote counts as found in a passage."""
+    max_concurrency: int = 4
+    """Judge calls of one verify() in flight at once."""
+
+
+class JudgeOutputError(ValueError):
+    """The judge answered, but not with the JSON verdict it was asked for."""
+
+
+def build_messages(claim: ClaimToCheck) -> list[ChatCompletionMessageParam]:
+    passages = "\n\n".join(f"[{number}] {passage.text}" for number, passage in claim.sources)
+    user = f"Passages:\n{passages}\n\nStatement: {claim.text}"
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+def parse_output(content: str | None) -> tuple[VerdictLabel, str, str]:
+    """(verdict, quote, reason) from the judge's JSON; JudgeOutputError when it is not that."""
+    try:
+        data = json.loads(content or "")
+    except json.JSONDecodeError as err:
+        raise JudgeOutputError(f"not JSON: {err.msg}") from None
+    if not isinstance(data, dict):
+        raise JudgeOutputError("not a JSON object")
+    verdict, quote, reason = data.get("verdict"), data.get("quote", ""), data.get("reason", "")
+    if verdict not in {label.value for label in VerdictLabel}:
+        raise JudgeOutputError(f"unknown verdict {verdict!r}")
+    if not isinstance(quote, str) or not isinstance(reason, str):
+        raise JudgeOutputError("quote and reason must be strings")
+    return VerdictLabel(verdict), quote, reason
+
+
+class LLMJudgeVerifier:
+    """Verifier protocol over an OpenAI-compatible chat endpoint; fails closed per claim."""
+
+    name = "judge"
+
+    def __init__(self, config: JudgeConfig, client: AsyncOpenAI | None = None) -> None:
+        self._config = config
+        self._client = client or AsyncOpenAI(
+            base_url=config.base_url, api_key=config.api_key or "none",
+            timeout=config.timeout, max_retries=config.max_retries,
+        )
+
+    async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
+        results: list[Verdict | None] = [None] * len(claims)
+        limiter = anyio.CapacityLimiter(self._config.max_concurrency)
+
+        async def one(index: int, claim: ClaimToCheck) -> None:
+            async with limiter:
+                results[index] = await self.judge(claim)
+
+        async with anyio.create_task_group() as group:
+            for index, claim in enumerate(claims):
+                group.start_soon(one, index, claim)
+        return [r for r in results if r is not None]
+
+    async def judge(self, claim: ClaimToCheck) -> Verdict:
+        if not claim.sources:
+            return _failed("the claim cites no source")
+        try:
+            with anyio.fail_after(self._config.timeout):
+                content = await self._ask(claim)
+            label, quote, reason = parse_output(content)
+        except TimeoutError:
+            return _failed(f"the judge did not answer within {self._config.timeout:g}s")
+        except openai.APIError as err:
+            return _failed(f"judge API error: {type(err).__name__}")
+        except JudgeOutputError as err:
+            return _failed(f"malformed judge output: {err}")
+        return self._anchored(claim, label, quote, reason)
+
+    async def _ask(self, claim: ClaimToCheck) -> str | None:
+        response = await self._client.chat.completions.create(
+            model=self._config.model,
+            messages=build_messages(claim),
+            temperature=0,
+            response_format=VERDICT_FORMAT,
+        )
+        if not response.choices:
+            raise JudgeOutputError("no choices in the response")
+        return response.choices[0].message.content
+
+    def _anchored(self, claim: ClaimToCheck, label: VerdictLabel, quote: str, reason: str) -> Verdict:
+        """Attach the quote's location; a verdict whose quote is not in any cited passage is downgraded."""
+        evidence = _locate(quote, claim.sources, self._config.quote_threshold) if quote.strip() else None
+        if label is VerdictLabel.UNSUPPORTED:
+            return Verdict(label, UNSUPPORTED_SCORE, self.name, JUDGE_CHECK, reason, evidence)
+        if evidence is None:
+            return Verdict(VerdictLabel.UNSUPPORTED, UNSUPPORTED_SCORE, self.name, QUOTE_NOT_FOUND,
+                           f"the judge said {label.value} but its quote is not in the cited source: {reason}")
+        score = SUPPORTED_SCORE if label is VerdictLabel.SUPPORTED else UNSUPPORTED_SCORE
+        return Verdict(label, score, self.name, JUDGE_CHECK, reason, evidence)
+
+
+def _locate(quote: str, sources: Sequence[tuple[int, Passage]], threshold: float) -> Evidence | None:
+    for number, passage in sources:
+        anchor = find_quote(quote, passage.text, threshold)
+        if anchor is not None:
+            span = anchor.span
+            return Evidence(number, passage.id, passage.text[span.start : span.end], span)
+    return None
+
+
+def _failed(reason: str) -> Verdict:
+    return Verdict(VerdictLabel.UNSUPPORTED, UNSUPPORTED_SCORE, LLMJudgeVerifier.name, JUDGE_ERROR, reason)

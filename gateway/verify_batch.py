@@ -1,0 +1,106 @@
+"""``trust-gateway verify FILE.jsonl``: the check-only service over a file, one answer per line.
+
+Each input line is a JSON object shaped like a ``/v1/verify`` body, optionally with an ``id``::
+
+    {"id": "q17", "answer": "Flu lasts a week [1].", "sources": [{"id": "1", "url": "https://..."}]}
+
+Each checked row becomes one output line: ``{"line": n, "id": ..., **the /v1/verify response}``. A bad
+row (not JSON, a field missing or of the wrong type) or a row the verifier could not decide is
+reported on stderr by line number and skipped; blank lines are ignored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from tqdm import tqdm
+
+from gateway.checking import UrlChecker, check_answer, parse_check_input, report_json
+from gateway.errors import RequestError, StageError
+from gateway.fetch import SafeFetcher
+from gateway.settings import Settings
+from gateway.verification.base import Verifier
+
+
+def build_components(settings: Settings) -> tuple[Verifier, SafeFetcher]:
+    """The configured verifier and web fetcher, without opening the knowledge store."""
+    from gateway.bootstrap import build_fetcher, build_verifier, load_configured_policy
+    from gateway.knowledge.embedding import Embedder
+
+    policy = load_configured_policy(settings)
+    return build_verifier(settings, policy, Embedder()), build_fetcher(settings, policy)
+
+
+@dataclass
+class BatchSummary:
+    rows: int = 0
+    """Non-blank input lines."""
+    checked: int = 0
+    skipped: list[tuple[int, str]] = field(default_factory=list)
+    """(line number, why) for every row that was not checked."""
+
+
+async def verify_lines(
+    lines: Sequence[str],
+    write: Callable[[dict[str, Any]], None],
+    verifier: Verifier,
+    fetcher: UrlChecker,
+    *,
+    max_sources: int,
+    progress: bool = True,
+) -> BatchSummary:
+    """Check every row of ``lines`` (1-based line numbers), handing each result to ``write``."""
+    summary = BatchSummary()
+    with tqdm(total=len(lines), unit="row", desc="verify", disable=not progress) as bar:
+        for number, line in enumerate(lines, start=1):
+            bar.update(1)
+            if not line.strip():
+                continue
+            summary.rows += 1
+            try:
+                data = json.loads(line)
+            except (json.JSONDecodeError, RecursionError) as err:
+                summary.skipped.append((number, f"not valid JSON: {err}"))
+                continue
+            try:
+                row = parse_check_input(data, max_sources=max_sources)
+                report = await check_answer(row.answer, row.sources, verifier, fetcher)
+            except RequestError as err:
+                summary.skipped.append((number, err.message))
+                continue
+            except StageError as err:
+                summary.skipped.append((number, f"the verifier could not decide: {type(err).__name__}"))
+                continue
+            write({"line": number, "id": row.id, **report_json(report)})
+            summary.checked += 1
+    return summary
+
+
+def run_file(
+    source: Path,
+    out: TextIO,
+    errors: TextIO,
+    verifier: Verifier,
+    fetcher: UrlChecker,
+    *,
+    max_sources: int,
+    progress: bool = True,
+) -> BatchSummary:
+    """Read ``source`` (JSONL), write results as JSONL to ``out``, report skipped rows to ``errors``."""
+    lines = source.read_text(encoding="utf-8").splitlines()
+
+    def write(result: dict[str, Any]) -> None:
+        out.write(json.dumps(result, ensure_ascii=False) + "\n")
+        out.flush()
+
+    summary = asyncio.run(
+        verify_lines(lines, write, verifier, fetcher, max_sources=max_sources, progress=progress)
+    )
+    for number, why in summary.skipped:
+        errors.write(f"{source}:{number}: skipped: {why}\n")
+    return summary

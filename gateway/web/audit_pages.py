@@ -1,0 +1,142 @@
+"""The audit trail pages: ``/audit`` (filtered list), ``/audit/{id}`` (one record), and
+``/audit/{id}/record.json`` (the stored record as JSON, for scripts). All need a staff credential.
+
+Filters (query parameters): ``refused``, ``rewritten``, ``removed``, ``emergency`` (``yes`` / ``no``;
+empty means either), ``outcome`` (answered, rewritten, refused, emergency, error), ``from`` and
+``to`` (ISO dates, inclusive, UTC), ``offset`` (paging).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+import anyio.to_thread
+from litestar import MediaType, Request, Response, get
+
+from gateway.audit import AuditFilter
+from gateway.errors import NotFoundError
+from gateway.services import Services
+from gateway.web.clinician_auth import Principal
+from gateway.web.rendering import SECURITY_HEADERS, PageRenderer
+from gateway.web.views import request_view
+
+PAGE_SIZE = 50
+OUTCOMES = ("answered", "rewritten", "refused", "emergency", "error")
+_YES_NO = {"yes": True, "no": False, "": None}
+
+
+@dataclass(frozen=True)
+class ParsedFilter:
+    flt: AuditFilter
+    values: dict[str, str]
+    errors: tuple[str, ...]
+
+
+def parse_filter(query: dict[str, str]) -> ParsedFilter:
+    """Turn the list page's query string into an AuditFilter; bad values are reported, not applied."""
+    errors: list[str] = []
+    values = {
+        k: query.get(k, "").strip()
+        for k in ("refused", "rewritten", "removed", "emergency", "outcome", "from", "to")
+    }
+    flags: dict[str, bool | None] = {}
+    for name in ("refused", "rewritten", "removed", "emergency"):
+        if values[name].lower() not in _YES_NO:
+            errors.append(f"'{name}' must be yes or no.")
+            values[name] = ""
+        flags[name] = _YES_NO[values[name].lower()]
+    outcome = values["outcome"]
+    if outcome and outcome not in OUTCOMES:
+        errors.append(f"'outcome' must be one of {', '.join(OUTCOMES)}.")
+        values["outcome"] = outcome = ""
+    since = _date(values, "from", errors)
+    until = _date(values, "to", errors)
+    try:
+        offset = max(0, int(query.get("offset") or 0))
+    except ValueError:
+        errors.append("'offset' must be a whole number.")
+        offset = 0
+    flt = AuditFilter(
+        outcome=outcome or None,
+        refused=flags["refused"],
+        rewritten=flags["rewritten"],
+        removed=flags["removed"],
+        emergency=flags["emergency"],
+        since=dt.datetime.combine(since, dt.time.min, dt.UTC) if since else None,
+        until=dt.datetime.combine(until, dt.time.max, dt.UTC) if until else None,
+        limit=PAGE_SIZE + 1,
+        offset=offset,
+    )
+    return ParsedFilter(flt, values, tuple(errors))
+
+
+def _date(values: dict[str, str], key: str, errors: list[str]) -> dt.date | None:
+    if not values[key]:
+        return None
+    try:
+        return dt.date.fromisoformat(values[key])
+    except ValueError:
+        errors.append(f"'{key}' must be a date (YYYY-MM-DD).")
+        values[key] = ""
+        return None
+
+
+@get("/audit", summary="Audit trail: list of requests", include_in_schema=False)
+async def audit_list(
+    request: Request[Any, Any, Any], services: Services, pages: PageRenderer, staff: Principal
+) -> Response[str]:
+    parsed = parse_filter(dict(request.query_params))
+    rows = await anyio.to_thread.run_sync(services.audit.list, parsed.flt)
+    more = len(rows) > PAGE_SIZE
+    rows = rows[:PAGE_SIZE]
+    active = {k: v for k, v in parsed.values.items() if v}
+    offset = parsed.flt.offset
+    return pages.page(
+        "audit_list",
+        {
+            "rows": rows,
+            "values": parsed.values,
+            "errors": parsed.errors,
+            "outcomes": OUTCOMES,
+            "staff": staff,
+            "section": "audit",
+            "offset": offset,
+            "newer": urlencode({**active, "offset": max(0, offset - PAGE_SIZE)}) if offset else None,
+            "older": urlencode({**active, "offset": offset + PAGE_SIZE}) if more else None,
+        },
+        status_code=400 if parsed.errors else 200,
+    )
+
+
+async def _record(services: Services, request_id: str) -> dict[str, Any]:
+    record = await anyio.to_thread.run_sync(services.audit.get, request_id)
+    if record is None:
+        raise NotFoundError(f"No request {request_id!r} in the audit trail.", code="request_not_found")
+    return record
+
+
+@get("/audit/{request_id:str}", summary="Audit trail: one request", include_in_schema=False)
+async def audit_detail(
+    request_id: str, services: Services, pages: PageRenderer, staff: Principal
+) -> Response[str]:
+    record = await _record(services, request_id)
+    view = request_view(record, services.policy.tiers, services.today())
+    pretty = {
+        key: json.dumps(record.get(key), indent=2, ensure_ascii=False, default=str)
+        for key in ("triage", "draft", "statements", "verdicts", "cleanup", "timings", "error")
+    }
+    return pages.page(
+        "audit_detail", {"view": view, "record": record, "pretty": pretty, "staff": staff, "section": "audit"}
+    )
+
+
+@get("/audit/{request_id:str}/record.json", summary="Audit trail: one stored record", include_in_schema=False)
+async def audit_record_json(request_id: str, services: Services, staff: Principal) -> Response[Any]:
+    record = await _record(services, request_id)
+    return Response(
+        record, media_type=MediaType.JSON, headers={"Cache-Control": SECURITY_HEADERS["Cache-Control"]}
+    )

@@ -1,0 +1,399 @@
+"""Who may call what: client API keys, staff credentials, an optional metrics token, per-key rate limits.
+
+One ASGI middleware (``access_control(settings, ...)``, wired in ``app.py``) decides for every routed
+request, by path, which credential it needs:
+
+============================  =====================================================================
+``/v1/*``                     a client API key (``Authorization: Bearer <key>``), then the per-key
+                              token bucket (429 with ``Retry-After`` when empty)
+``/clinician*``, ``/audit*``  a staff credential (``gateway.web.clinician_auth``: Bearer clinician key
+``/admin*``, ``/v1/ingest*``  or the signed session cookie; browsers are sent to the login page)
+``/v1/admin*``
+``/metrics``                  ``GATEWAY_METRICS_TOKEN`` as a Bearer token when set, else open
+``/``, ``/healthz``,          open
+``/readyz``, ``/static/*``,
+``/schema*``, login/logout
+anything else                 a staff credential (fail closed: a new route is private until listed)
+============================  =====================================================================
+
+Client keys are stored hashed: ``GATEWAY_API_KEYS_FILE`` holds ``name:sha256hex`` lines (``#`` comments
+and blank lines allowed; ``trust-gateway keys hash`` prints a line), and plain ``GATEWAY_API_KEYS`` /
+``GATEWAY_PAGE_API_KEY`` are hashed when loaded. A presented key is hashed and compared with every
+stored digest by ``hmac.compare_digest``; the key's *name* (never the key) identifies it in logs, rate
+limits and request state.
+
+With no client key configured the gateway runs open (no identity, no per-key limit), which is allowed
+only when it is bound to a loopback address and is announced by a warning at start-up; on any other
+host ``check_exposure`` refuses to start with a ConfigurationError naming ``GATEWAY_API_KEYS``.
+
+Failures are OpenAI-shaped errors: 401 ``authentication_error`` (missing or unknown credential), 403
+``permission_error`` (a valid credential of the wrong role, e.g. a client key on the audit pages or a
+clinician key on ``/v1``), 429 ``rate_limit_error``. Each is counted in
+``gateway_auth_failures_total{area,reason}`` / ``gateway_rate_limited_total``; no credential is logged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import math
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import quote
+
+import structlog
+from litestar import Request
+from litestar.enums import ScopeType
+from litestar.types import ASGIApp, Receive, Scope, Send
+
+from gateway.errors import (
+    AuthenticationError,
+    ConfigurationError,
+    PermissionDeniedError,
+    RateLimitedError,
+    RequestError,
+)
+from gateway.settings import Secret, Settings
+from gateway.web.clinician_auth import LOGIN_PATH, LoginRequired, StaffAuth, bearer_token
+
+if TYPE_CHECKING:
+    from gateway.metrics import GatewayMetrics
+
+log = structlog.get_logger("gateway.auth")
+
+Area = Literal["public", "client", "staff", "metrics"]
+
+PUBLIC_PATHS = frozenset({"/", "/healthz", "/readyz", "/favicon.ico", LOGIN_PATH, "/clinician/logout"})
+"""Exact paths anyone may call."""
+PUBLIC_PREFIXES = ("/static/", "/schema")
+"""Path prefixes anyone may call: static assets and the OpenAPI schema."""
+STAFF_PREFIXES = ("/clinician", "/audit", "/admin", "/v1/ingest", "/v1/admin")
+"""Path prefixes that need a staff (clinician or admin) credential."""
+CLIENT_PREFIX = "/v1/"
+METRICS_PATH = "/metrics"
+
+_KEY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_HEX_DIGEST = re.compile(r"^[0-9a-f]{64}$")
+KEYS_FILE_VAR = "GATEWAY_API_KEYS_FILE"
+
+
+def area_of(path: str) -> Area:
+    """Which credential ``path`` needs (see the module docstring's table)."""
+    if path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES):
+        return "public"
+    if path == METRICS_PATH:
+        return "metrics"
+    if any(path == p or path.startswith(p + "/") or path.startswith(p + "?") for p in STAFF_PREFIXES):
+        return "staff"
+    if path.startswith(CLIENT_PREFIX):
+        return "client"
+    return "staff"
+
+
+# --- client keys --------------------------------------------------------------------------------
+
+
+def hash_key(key: str) -> str:
+    """The SHA-256 hex digest a keys file stores for ``key``."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class ClientKey:
+    """A client application's key, as stored: a non-secret name and the key's SHA-256 digest."""
+
+    name: str
+    digest: bytes
+
+
+def parse_keys_file(text: str, source: str = KEYS_FILE_VAR) -> list[ClientKey]:
+    """Read ``name:sha256hex`` lines; ``#`` comments and blank lines are skipped.
+
+    Raises ConfigurationError naming the line for a malformed line or a repeated name (the line's
+    content is never echoed: it may be a pasted plain key).
+    """
+    keys: list[ClientKey] = []
+    names: set[str] = set()
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, sep, digest = line.partition(":")
+        name, digest = name.strip(), digest.strip().lower()
+        if not sep or not _KEY_NAME.match(name) or not _HEX_DIGEST.match(digest):
+            raise ConfigurationError(
+                source,
+                f"line {number}",
+                "expected 'name:sha256hex' (name: letters, digits, '.', '_', '-'; "
+                "digest: 64 hex characters from `trust-gateway keys hash`)",
+            )
+        if name in names:
+            raise ConfigurationError(source, f"line {number}", f"key name {name!r} is repeated")
+        names.add(name)
+        keys.append(ClientKey(name, bytes.fromhex(digest)))
+    return keys
+
+
+class ClientKeyring:
+    """The client keys a gateway accepts, compared by digest in constant time."""
+
+    def __init__(self, keys: Sequence[ClientKey]) -> None:
+        self._keys = tuple(keys)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ClientKeyring:
+        keys: list[ClientKey] = []
+        if settings.api_keys_file is not None:
+            try:
+                text = settings.api_keys_file.read_text(encoding="utf-8")
+            except OSError as err:
+                raise ConfigurationError(
+                    KEYS_FILE_VAR, "api_keys_file", f"cannot read {settings.api_keys_file}: {err.strerror}"
+                ) from None
+            keys += parse_keys_file(text, f"{KEYS_FILE_VAR} ({settings.api_keys_file})")
+        keys += _plain_keys(settings.api_keys, "key")
+        if settings.page_api_key:
+            keys += _plain_keys((settings.page_api_key,), "page")
+        return cls(keys)
+
+    @property
+    def configured(self) -> bool:
+        return bool(self._keys)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(k.name for k in self._keys)
+
+    def identify(self, candidate: str) -> str | None:
+        """The name of the key ``candidate`` is, or None; compares against every key."""
+        given = hashlib.sha256(candidate.encode("utf-8")).digest()
+        found: str | None = None
+        for key in self._keys:
+            if hmac.compare_digest(key.digest, given) and found is None:
+                found = key.name
+        return found
+
+
+def _plain_keys(secrets: Iterable[Secret], prefix: str) -> list[ClientKey]:
+    present = [s for s in secrets if s]
+    if len(present) == 1 and prefix == "page":
+        return [ClientKey("page", hashlib.sha256(present[0].reveal().encode("utf-8")).digest())]
+    return [
+        ClientKey(f"{prefix}{index}", hashlib.sha256(secret.reveal().encode("utf-8")).digest())
+        for index, secret in enumerate(present, start=1)
+    ]
+
+
+def is_loopback_host(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (``127.0.0.0/8``, ``::1``)."""
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def check_exposure(settings: Settings, keyring: ClientKeyring) -> None:
+    """Refuse to serve without client keys on a non-loopback host; warn when running open on loopback."""
+    if keyring.configured:
+        return
+    if not is_loopback_host(settings.host):
+        raise ConfigurationError(
+            "GATEWAY_API_KEYS",
+            "api_keys",
+            f"no client API key is configured but the gateway is bound to {settings.host!r}; set "
+            "GATEWAY_API_KEYS_FILE or GATEWAY_API_KEYS, or bind to 127.0.0.1",
+        )
+    log.warning(
+        "running_without_api_keys",
+        host=settings.host,
+        detail="no client API key configured: /v1/* is open to anyone who can reach this loopback "
+        "address; configure GATEWAY_API_KEYS_FILE before exposing the gateway",
+    )
+
+
+# --- rate limiting ------------------------------------------------------------------------------
+
+
+class TokenBucketLimiter:
+    """One token bucket per key name: ``burst`` tokens, refilled at ``per_minute / 60`` per second.
+
+    The number of buckets is bounded by the number of configured keys. Thread-safe.
+    """
+
+    def __init__(self, per_minute: float, burst: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.rate = per_minute / 60.0
+        self.burst = float(burst)
+        self._clock = clock
+        self._buckets: dict[str, tuple[float, float]] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def enabled(self) -> bool:
+        return self.rate > 0
+
+    def acquire(self, key: str) -> float:
+        """Take a token for ``key``: 0.0 when granted, else the seconds until one is available."""
+        if not self.enabled:
+            return 0.0
+        now = self._clock()
+        with self._lock:
+            tokens, last = self._buckets.get(key, (self.burst, now))
+            tokens = min(self.burst, tokens + (now - last) * self.rate)
+            if tokens >= 1.0:
+                self._buckets[key] = (tokens - 1.0, now)
+                return 0.0
+            self._buckets[key] = (tokens, now)
+            return (1.0 - tokens) / self.rate
+
+
+# --- the guard and its middleware ---------------------------------------------------------------
+
+MetricsSource = Callable[[], "GatewayMetrics | None"]
+
+
+class AccessGuard:
+    """Checks one request against the access table; raises RequestErrors or LoginRequired."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        keyring: ClientKeyring | None = None,
+        limiter: TokenBucketLimiter | None = None,
+        metrics: MetricsSource = lambda: None,
+    ) -> None:
+        self.keyring = keyring or ClientKeyring.from_settings(settings)
+        self.staff = StaffAuth.from_settings(settings)
+        self.limiter = limiter or TokenBucketLimiter(
+            settings.rate_limit_per_minute, settings.rate_limit_burst
+        )
+        self._metrics_token = settings.metrics_token.reveal().encode("utf-8")
+        self._metrics = metrics
+
+    def check(self, request: Request[Any, Any, Any]) -> str | None:
+        """The client key name for ``/v1`` requests (None when open), after every check passed."""
+        area = area_of(request.url.path)
+        if area == "public":
+            return None
+        try:
+            if area == "metrics":
+                self._check_metrics(request)
+                return None
+            if area == "staff":
+                self.staff.require(request)
+                return None
+            return self._check_client(request)
+        except AuthenticationError as err:
+            self._count(area, "missing" if (err.code or "").startswith("missing") else "invalid")
+            raise
+        except PermissionDeniedError:
+            self._count(area, "forbidden")
+            raise
+        except LoginRequired:
+            self._count(area, "missing")
+            raise
+
+    def _check_client(self, request: Request[Any, Any, Any]) -> str | None:
+        if not self.keyring.configured:
+            return None
+        bearer = bearer_token(request)
+        if bearer is None:
+            raise AuthenticationError(
+                "An API key is required: send it as 'Authorization: Bearer <key>'.",
+                code="missing_api_key",
+            )
+        name = self.keyring.identify(bearer) if bearer else None
+        if name is None:
+            if bearer and self.staff.verify_key(bearer) is not None:
+                raise PermissionDeniedError(
+                    "A clinician credential cannot call the client API; use a client API key.",
+                    code="insufficient_role",
+                )
+            raise AuthenticationError("The API key is not valid.", code="invalid_api_key")
+        wait = self.limiter.acquire(name)
+        if wait > 0:
+            metrics = self._metrics()
+            if metrics is not None:
+                metrics.rate_limited.inc()
+            log.info("rate_limited", key_name=name, retry_after=math.ceil(wait))
+            raise RateLimitedError(
+                "Too many requests for this API key; retry after the time in the Retry-After header.",
+                retry_after=max(1, math.ceil(wait)),
+            )
+        return name
+
+    def _check_metrics(self, request: Request[Any, Any, Any]) -> None:
+        if not self._metrics_token:
+            return
+        bearer = bearer_token(request)
+        if bearer is None:
+            raise AuthenticationError(
+                "/metrics needs the metrics token (Authorization: Bearer <token>).",
+                code="missing_metrics_token",
+            )
+        if not hmac.compare_digest(bearer.encode("utf-8"), self._metrics_token):
+            raise AuthenticationError("The metrics token is not valid.", code="invalid_metrics_token")
+
+    def _count(self, area: str, reason: str) -> None:
+        metrics = self._metrics()
+        if metrics is not None:
+            metrics.auth_failures.labels(area=area, reason=reason).inc()
+        log.info("access_denied", area=area, reason=reason)
+
+
+class AccessMiddleware:
+    """ASGI middleware running ``AccessGuard.check`` before every routed HTTP request."""
+
+    def __init__(self, app: ASGIApp, guard: AccessGuard) -> None:
+        self.app = app
+        self.guard = guard
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != ScopeType.HTTP:
+            await self.app(scope, receive, send)
+            return
+        request: Request[Any, Any, Any] = Request(scope)
+        try:
+            key_name = self.guard.check(request)
+        except LoginRequired as login:
+            await _redirect(send, f"{LOGIN_PATH}?next={quote(login.next_path, safe='/')}")
+            return
+        except RequestError:
+            raise  # rendered by the app's RequestError handler in OpenAI's error format
+        if key_name is not None:
+            scope.setdefault("state", {})["client_key"] = key_name
+        await self.app(scope, receive, send)
+
+
+async def _redirect(send: Send, location: str) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 303,
+            "headers": [(b"location", location.encode("latin-1")), (b"content-length", b"0")],
+        }
+    )
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def access_control(settings: Settings, metrics: MetricsSource = lambda: None) -> Callable[[ASGIApp], ASGIApp]:
+    """The middleware factory to list in ``Litestar(middleware=[...])``.
+
+    Loads the keys (ConfigurationError for a bad keys file) and applies ``check_exposure`` now, so a
+    misconfigured gateway stops at start-up rather than at the first request.
+    """
+    guard = AccessGuard(settings, metrics=metrics)
+    check_exposure(settings, guard.keyring)
+
+    def wrap(app: ASGIApp) -> ASGIApp:
+        return AccessMiddleware(app, guard)
+
+    return wrap

@@ -1,0 +1,94 @@
+"""The pages people use: the patient chat at ``/`` and the clinician view at ``/clinician``.
+
+The patient page is static HTML plus a small script that calls ``POST /v1/chat/completions`` with
+``stream: true`` and renders the SSE stream as it arrives. The clinician pages are rendered on the
+server from the audit record and need a staff credential (see ``gateway.web.clinician_auth``).
+``page_handlers(settings)`` returns everything to register in the app.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio.to_thread
+from litestar import Response, Router, get
+from litestar.di import Provide
+from litestar.static_files import create_static_files_router
+
+from gateway.audit import AuditFilter
+from gateway.errors import NotFoundError
+from gateway.resources import bundled
+from gateway.services import Services
+from gateway.settings import Settings
+from gateway.web.audit_pages import audit_detail, audit_list, audit_record_json
+from gateway.web.clinician_auth import (
+    LoginRequired,
+    Principal,
+    login_page,
+    login_redirect_handler,
+    login_submit,
+    logout,
+    provide_staff,
+)
+from gateway.web.rendering import PageRenderer
+from gateway.web.views import TIER_SHORT, request_view
+
+RECENT_ANSWERS = 50
+
+
+@get("/", summary="Patient chat page", include_in_schema=False)
+async def patient_page(services: Services, pages: PageRenderer) -> Response[str]:
+    settings = services.settings
+    context = services.policy.context
+    return pages.page(
+        "patient",
+        {
+            "model": settings.model_name,
+            "page_api_key": settings.page_api_key.reveal(),
+            "emergency_number": context.emergency_number,
+            "referral": context.referral,
+            "tier_short": TIER_SHORT,
+        },
+    )
+
+
+@get("/clinician", summary="Clinician view: recent answers", include_in_schema=False)
+async def clinician_index(services: Services, pages: PageRenderer, staff: Principal) -> Response[str]:
+    rows = await anyio.to_thread.run_sync(services.audit.list, AuditFilter(limit=RECENT_ANSWERS))
+    return pages.page("clinician_index", {"rows": rows, "staff": staff, "section": "clinician"})
+
+
+@get("/clinician/requests/{request_id:str}", summary="Clinician view of one answer", include_in_schema=False)
+async def clinician_request(
+    request_id: str, services: Services, pages: PageRenderer, staff: Principal
+) -> Response[str]:
+    record = await anyio.to_thread.run_sync(services.audit.get, request_id)
+    if record is None:
+        raise NotFoundError(f"No request {request_id!r} in the audit trail.", code="request_not_found")
+    view = request_view(record, services.policy.tiers, services.today())
+    return pages.page("clinician_request", {"view": view, "staff": staff, "section": "clinician"})
+
+
+def page_handlers(settings: Settings) -> list[Any]:
+    """The routers to add to the app: public pages, staff pages (guarded) and ``/static``."""
+    renderer = PageRenderer(settings.templates_dir or bundled("templates"))
+
+    def provide_pages() -> PageRenderer:
+        return renderer
+
+    pages_dependency = {"pages": Provide(provide_pages, sync_to_thread=False)}
+    public = Router(
+        path="/",
+        route_handlers=[patient_page, login_page, login_submit, logout],
+        dependencies=pages_dependency,
+    )
+    staff = Router(
+        path="/",
+        route_handlers=[clinician_index, clinician_request, audit_list, audit_detail, audit_record_json],
+        dependencies={**pages_dependency, "staff": Provide(provide_staff)},
+        exception_handlers={LoginRequired: login_redirect_handler},
+    )
+    static = create_static_files_router(
+        path="/static", directories=[renderer.static_dir], include_in_schema=False, name="static"
+    )
+    return [public, staff, static]

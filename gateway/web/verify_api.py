@@ -1,0 +1,40 @@
+"""``POST /v1/verify``: check an answer against the sources it cites, without generating anything.
+
+The handler only translates HTTP to ``gateway.checking`` and back (contract: docs/verify-api.md).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from litestar import MediaType, Request, Response, post
+
+from gateway.checking import check_answer, count_urls, parse_check_input, report_json
+from gateway.errors import RequestError, ServiceUnavailableError, StageError
+from gateway.fetch import SafeFetcher
+from gateway.services import Services
+
+
+@post("/v1/verify", status_code=200, summary="Verify an answer's claims against its cited sources")
+async def verify_answer(request: Request[Any, Any, Any], services: Services) -> Response[Any]:
+    try:
+        data = json.loads(await request.body())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise RequestError(f"The request body is not valid JSON: {err}", code="invalid_json") from None
+    except RecursionError:
+        raise RequestError("The request body is nested too deeply.", code="invalid_json") from None
+    checked = parse_check_input(data, max_sources=services.settings.verify_max_sources)
+    fetcher = services.fetcher or SafeFetcher.from_policy(
+        services.policy.thresholds.verification, services.settings
+    )
+    try:
+        report = await check_answer(checked.answer, checked.sources, services.verifier, fetcher)
+    except StageError as err:
+        services.metrics.stage_errors.labels(stage="verify").inc()
+        raise ServiceUnavailableError(
+            f"The verifier could not decide ({type(err).__name__}); nothing was checked.",
+            code="verifier_error",
+        ) from None
+    count_urls(report, services.metrics)
+    return Response(report_json(report), media_type=MediaType.JSON)

@@ -1,0 +1,247 @@
+"""The LLM judge against a real OpenAI-compatible server on loopback, and the cascade's escalation."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
+
+import pytest
+
+from gateway.domain import ClaimToCheck, Evidence, Passage, Span, Verdict, VerdictLabel
+from gateway.policy import VerificationPolicy
+from gateway.settings import Secret, Settings
+from gateway.verification.anchoring import QuoteAnchoringVerifier
+from gateway.verification.cascade import CascadeVerifier, build_verifier
+from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
+
+TEXT = "Adults can take 500 mg every 4 to 6 hours. Do not take more than 4 g in 24 hours."
+SLOW_SECONDS = 3.0
+
+
+class FakeModel(BaseHTTPRequestHandler):
+    """Answers /v1/chat/completions according to the requested model name."""
+
+    requests: ClassVar[list[dict[str, Any]]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        FakeModel.requests.append(body)
+        behaviour = body["model"]
+        if behaviour == "error":
+            self._send(500, {"error": {"message": "boom", "type": "server_error"}})
+            return
+        if behaviour == "slow":
+            time.sleep(SLOW_SECONDS)
+        content = {
+            "good": json.dumps(
+                {"verdict": "supported", "quote": "take 500 mg every 4 to 6 hours", "reason": "stated"}
+            ),
+            "contradict": json.dumps(
+                {"verdict": "contradicted", "quote": "Do not take more than 4 g", "reason": "x"}
+            ),
+            "invented": json.dumps(
+                {"verdict": "supported", "quote": "take 5 g at once", "reason": "made up"}
+            ),
+            "garbage": "I think it is probably fine!",
+            "badverdict": json.dumps({"verdict": "maybe", "quote": "", "reason": ""}),
+            "slow": json.dumps({"verdict": "supported", "quote": "take 500 mg", "reason": "late"}),
+        }[behaviour]
+        self._send(
+            200,
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": behaviour,
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": content},
+                    }
+                ],
+            },
+        )
+
+    def _send(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+@pytest.fixture(scope="module")
+def server_url() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeModel)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def passage() -> Passage:
+    return Passage(
+        id="p1",
+        document_id="d1",
+        text=TEXT,
+        title="",
+        url="",
+        org="",
+        tier="unknown",
+        reviewed_on=None,
+        score=1.0,
+    )
+
+
+def claim(text: str = "Adults may take 500 mg every 4 to 6 hours.", quote: str | None = None) -> ClaimToCheck:
+    return ClaimToCheck(text, quote, ((1, passage()),))
+
+
+def judge(url: str, model: str, timeout: float = 5.0) -> LLMJudgeVerifier:
+    return LLMJudgeVerifier(JudgeConfig(base_url=url, api_key="test", model=model, timeout=timeout))
+
+
+async def test_good_answer_is_anchored(server_url: str) -> None:
+    [verdict] = await judge(server_url, "good").verify([claim()])
+    assert verdict.label is VerdictLabel.SUPPORTED
+    assert verdict.method == "judge"
+    assert verdict.evidence is not None
+    assert (
+        TEXT[verdict.evidence.span.start : verdict.evidence.span.end].lower()
+        == "take 500 mg every 4 to 6 hours"
+    )
+    sent = FakeModel.requests[-1]
+    assert sent["temperature"] == 0
+    assert sent["response_format"]["type"] == "json_schema"
+    assert TEXT in sent["messages"][-1]["content"]
+
+
+async def test_contradiction_keeps_its_quote(server_url: str) -> None:
+    [verdict] = await judge(server_url, "contradict").verify([claim("Take up to 8 g in 24 hours.")])
+    assert verdict.label is VerdictLabel.CONTRADICTED
+    assert verdict.evidence is not None
+
+
+async def test_invented_quote_is_downgraded(server_url: str) -> None:
+    [verdict] = await judge(server_url, "invented").verify([claim()])
+    assert verdict.label is VerdictLabel.UNSUPPORTED
+    assert verdict.check == "judge_quote_not_found"
+
+
+@pytest.mark.parametrize("model", ["garbage", "badverdict", "error"])
+async def test_bad_output_or_api_error_fails_closed(server_url: str, model: str) -> None:
+    [verdict] = await judge(server_url, model).verify([claim()])
+    assert verdict.label is VerdictLabel.UNSUPPORTED
+    assert verdict.check == "judge_error"
+    assert verdict.reason
+
+
+async def test_timeout_fails_closed(server_url: str) -> None:
+    began = time.perf_counter()
+    [verdict] = await judge(server_url, "slow", timeout=0.5).verify([claim()])
+    assert time.perf_counter() - began < SLOW_SECONDS
+    assert verdict.label is VerdictLabel.UNSUPPORTED
+    assert verdict.check == "judge_error"
+
+
+async def test_unreachable_endpoint_fails_closed() -> None:
+    [verdict] = await judge("http://127.0.0.1:9/v1", "good", timeout=1.0).verify([claim()])
+    assert verdict.check == "judge_error"
+
+
+class Scripted:
+    """A verifier returning preset verdicts, recording what it was asked."""
+
+    def __init__(self, name: str, verdicts: Sequence[Verdict]) -> None:
+        self.name = name
+        self._verdicts = list(verdicts)
+        self.calls: list[list[str]] = []
+
+    async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
+        self.calls.append([c.text for c in claims])
+        if self.name == "judge":
+            return [self._verdicts[0] for _ in claims]
+        return self._verdicts[: len(claims)]
+
+
+def local_verdict(score: float, label: VerdictLabel = VerdictLabel.UNSUPPORTED) -> Verdict:
+    return Verdict(label, score, "local", "similarity", "", Evidence(1, "p1", TEXT[:10], Span(0, 10)))
+
+
+JUDGED = Verdict(VerdictLabel.SUPPORTED, 1.0, "judge", "judge", "ok")
+POLICY = VerificationPolicy(
+    uncertain_band=(0.35, 0.65),
+    judge_budget_per_request=2,
+    support_threshold=0.5,
+    unanchored_support_threshold=0.6,
+)
+
+
+def cascade(local: Scripted, judge_: Scripted | None, policy: VerificationPolicy = POLICY) -> CascadeVerifier:
+    return CascadeVerifier(QuoteAnchoringVerifier(0.85, 12), local, judge_, policy)
+
+
+async def test_only_uncertain_claims_escalate_within_budget() -> None:
+    scores = [0.9, 0.5, 0.4, 0.62, 0.05]
+    local = Scripted("local", [local_verdict(s) for s in scores])
+    judge_ = Scripted("judge", [JUDGED])
+    claims = [claim(f"claim {i}") for i in range(len(scores))]
+    verdicts = await cascade(local, judge_).verify(claims)
+    assert judge_.calls == [["claim 1", "claim 2"]]
+    assert [v.method for v in verdicts] == ["local", "judge", "judge", "local", "local"]
+    assert verdicts[0].label is VerdictLabel.SUPPORTED
+    assert verdicts[3].label is VerdictLabel.SUPPORTED
+    assert verdicts[4].label is VerdictLabel.UNSUPPORTED
+
+
+async def test_anchored_quote_lowers_the_bar_and_fabricated_one_is_recorded() -> None:
+    local = Scripted("local", [local_verdict(0.55), local_verdict(0.55)])
+    claims = [
+        claim(quote="Do not take more than 4 g in 24 hours"),
+        claim(quote="never exceed ten grams daily"),
+    ]
+    anchored, fabricated = await cascade(local, None).verify(claims)
+    assert anchored.label is VerdictLabel.SUPPORTED
+    assert anchored.evidence is not None
+    assert "4 g" in anchored.evidence.text
+    assert fabricated.label is VerdictLabel.UNSUPPORTED
+    assert "quote_not_found" in fabricated.reason
+
+
+async def test_local_contradiction_beats_a_real_quote() -> None:
+    local = Scripted("local", [local_verdict(0.1, VerdictLabel.CONTRADICTED)])
+    judge_ = Scripted("judge", [JUDGED])
+    [verdict] = await cascade(local, judge_).verify([claim(quote="Do not take more than 4 g in 24 hours")])
+    assert verdict.label is VerdictLabel.CONTRADICTED
+    assert judge_.calls == []
+
+
+async def test_cascade_with_real_judge_server(server_url: str) -> None:
+    local = Scripted("local", [local_verdict(0.5)])
+    verifier = cascade(local, judge(server_url, "error"))  # type: ignore[arg-type]
+    [verdict] = await verifier.verify([claim()])
+    assert verdict.label is VerdictLabel.UNSUPPORTED
+    assert verdict.check == "judge_error"
+
+
+def test_build_verifier_adds_the_judge_only_when_configured(embedder: Any) -> None:
+    policy = VerificationPolicy()
+    without = build_verifier(Settings(), policy, embedder)
+    with_judge = build_verifier(
+        Settings(judge_base_url="http://127.0.0.1:9/v1", judge_api_key=Secret("k")), policy, embedder
+    )
+    assert isinstance(without, CascadeVerifier)
+    assert without.name == "cascade"
+    assert without._judge is None
+    assert isinstance(with_judge._judge, LLMJudgeVerifier)  # type: ignore[attr-defined]

@@ -1,0 +1,159 @@
+"""The explicit checks: numbers, polarity, quantifiers and entities that similarity misses."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.verification.checks import (
+    CheckOutcome,
+    check_antonyms,
+    check_entities,
+    check_negation,
+    check_numbers,
+    check_quantifier,
+    coverage,
+    extract_quantities,
+    parse_number,
+    run_all,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("thirty", 30), ("1,500", 1500), ("two hundred", 200), ("half", 0.5), ("twenty five", 25), ("0.5", 0.5)],
+)
+def test_parse_number_reads_digits_and_words(text: str, value: float) -> None:
+    assert parse_number(text) == value
+
+
+def test_names_with_digits_are_not_quantities() -> None:
+    assert extract_quantities("COVID-19 is caused by SARS-CoV-2; take vitamin B12") == ()
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("Take 500 mg of paracetamol.", "Adults take 500 milligrams of paracetamol."),
+        ("Take it twice a day.", "Take it every 12 hours."),
+        ("Take it two times daily.", "Take it twice a day."),
+        ("Wait 4 to 6 hours between doses.", "Leave 4-6 hours between doses."),
+        ("The test takes thirty minutes.", "The assay gives a result in 30 min."),
+        ("Half of patients improved.", "50% of patients improved."),
+        ("A dose of 0.5 g is enough.", "A 500 mg dose is enough."),
+        ("The test takes half an hour.", "The result comes in 30 minutes."),
+    ],
+)
+def test_equivalent_numbers_pass(claim: str, evidence: str) -> None:
+    assert check_numbers(claim, evidence).passed
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("Take 500 mg of paracetamol.", "Take 50 mg of paracetamol."),
+        ("Take it three times a day.", "Take it twice a day."),
+        ("Wait 5 hours between doses.", "Wait 4 to 6 hours between doses."),
+        ("The rash lasts 10 days.", "The rash lasts 7 days."),
+    ],
+)
+def test_different_numbers_clash(claim: str, evidence: str) -> None:
+    result = check_numbers(claim, evidence)
+    assert result.outcome is CheckOutcome.CLASH
+    assert result.name.value == "number_mismatch"
+
+
+def test_number_absent_from_evidence_is_missing() -> None:
+    assert check_numbers("Take 2 tablets.", "Take the tablets with water.").outcome is CheckOutcome.MISSING
+
+
+def test_number_dropped_by_claim_is_fine() -> None:
+    assert check_numbers("Take paracetamol with water.", "Take 2 tablets of paracetamol with water.").passed
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("Do not take aspirin with warfarin.", "Take aspirin with warfarin."),
+        ("There is an increased risk of bleeding.", "There is no increased risk of bleeding."),
+        ("It is not recommended for children.", "It is recommended for children."),
+        ("Take it with food.", "Do not take it with food."),
+    ],
+)
+def test_flipped_polarity_clashes(claim: str, evidence: str) -> None:
+    assert check_negation(claim, evidence).outcome is CheckOutcome.CLASH
+
+
+def test_matching_negations_pass() -> None:
+    assert check_negation(
+        "Do not take ibuprofen if you are pregnant.", "You should not take ibuprofen when pregnant."
+    ).passed
+
+
+def test_unrelated_negation_is_ignored() -> None:
+    assert check_negation(
+        "Paracetamol relieves pain.", "Paracetamol relieves pain but does not reduce swelling."
+    ).passed
+
+
+def test_opposite_direction_clashes() -> None:
+    assert (
+        check_antonyms(
+            "Statins increase the risk of diabetes.", "Statins reduce the risk of diabetes."
+        ).outcome
+        is CheckOutcome.CLASH
+    )
+    assert check_antonyms("Statins increase the risk.", "Statins raise the risk.").passed
+
+
+def test_stronger_quantifier_than_evidence_fails() -> None:
+    assert (
+        check_quantifier("Statins always cause muscle pain.", "Statins sometimes cause muscle pain.").outcome
+        is CheckOutcome.CLASH
+    )
+    assert (
+        check_quantifier("All children need the vaccine.", "Children need the vaccine.").outcome
+        is CheckOutcome.MISSING
+    )
+
+
+def test_weaker_or_equal_quantifier_passes() -> None:
+    assert check_quantifier("Statins can cause muscle pain.", "Statins often cause muscle pain.").passed
+    assert check_quantifier("It always helps.", "It always helps.").passed
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("Ibuprofen relieves period pain.", "Paracetamol relieves period pain."),
+        ("The vaccine is approved for children.", "The vaccine is approved for adults."),
+        ("It is safe for pregnant women.", "It is safe for over-65s."),
+    ],
+)
+def test_swapped_entity_clashes(claim: str, evidence: str) -> None:
+    assert check_entities(claim, evidence).outcome is CheckOutcome.CLASH
+
+
+def test_entity_synonyms_and_brands_pass() -> None:
+    assert check_entities("Escitalopram is an SSRI.", "Lexapro is an SSRI antidepressant.").passed
+    assert check_entities("Acetaminophen lowers fever.", "Paracetamol lowers a fever.").passed
+    assert check_entities("Safe for kids.", "Safe for children.").passed
+
+
+def test_capitalised_name_absent_is_missing() -> None:
+    assert (
+        check_entities("The trial ran in Boston.", "The trial ran in a large city.").outcome
+        is CheckOutcome.MISSING
+    )
+
+
+def test_coverage_counts_claim_content_words() -> None:
+    assert coverage("Aspirin thins the blood", "Aspirin thins blood and reduces clotting") == 1.0
+    assert coverage("Aspirin cures cancer", "Aspirin thins blood") < 0.5
+
+
+def test_paraphrase_passes_every_check() -> None:
+    results = run_all(
+        "Adults can take 1 to 2 tablets every 4 to 6 hours.",
+        "Adults may take one or two tablets every 4-6 hours, up to 4 times in 24 hours.",
+    )
+    assert [r for r in results if not r.passed] == []

@@ -1,0 +1,139 @@
+"""``trust-gateway verify FILE.jsonl``: rows checked in batch, bad rows reported by line and skipped."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gateway import verify_batch
+from gateway.cli import main
+from gateway.fetch import SafeFetcher
+from tests.support.pages import running_site
+from tests.support.substring_verifier import SubstringVerifier
+
+FLU = "Flu symptoms come on quickly. Most people feel better within a week."
+
+
+@pytest.fixture(scope="module")
+def site():  # type: ignore[no-untyped-def]
+    with running_site() as (pages, url):
+        yield pages, url
+
+
+@pytest.fixture
+def components(monkeypatch):  # type: ignore[no-untyped-def]
+    verifier = SubstringVerifier()
+    fetcher = SafeFetcher(allowed_domains=["127.0.0.1"], allow_loopback=True)
+    monkeypatch.setattr(verify_batch, "build_components", lambda settings: (verifier, fetcher))
+    return verifier, fetcher
+
+
+def write_rows(path: Path, rows: list[object | str]) -> Path:
+    lines = [row if isinstance(row, str) else json.dumps(row) for row in rows]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def read_jsonl(path: Path) -> list[dict]:  # type: ignore[type-arg]
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_rows_are_checked_and_written_as_jsonl_with_ids(tmp_path, components, site, capsys) -> None:  # type: ignore[no-untyped-def]
+    _, site_url = site
+    source = write_rows(
+        tmp_path / "in.jsonl",
+        [
+            {
+                "id": "q1",
+                "answer": "Most people feel better within a week [1].",
+                "sources": [{"id": "1", "text": FLU}],
+            },
+            "",
+            {
+                "id": 7,
+                "answer": "Hi! Most people feel better within a week [w]. Flu needs antibiotics [w].",
+                "sources": [{"id": "w", "url": f"{site_url}/page/flu"}],
+            },
+            {"answer": "Flu is rare [1].", "sources": [{"id": "1", "text": FLU}]},
+        ],
+    )
+    out = tmp_path / "out.jsonl"
+    code = main(["verify", str(source), "--out", str(out), "--no-progress"])
+    assert code == 0
+    results = read_jsonl(out)
+    assert [(r["line"], r["id"]) for r in results] == [(1, "q1"), (3, "7"), (4, None)]
+    assert results[0]["response_supported"] is True
+    second = results[1]
+    assert [c["kind"] for c in second["claims"]] == ["acknowledgement", "claim", "claim"]
+    assert second["statement_support"] == 0.5
+    assert second["url_validity"]["share"] == 1.0
+    assert results[2]["statement_support"] == 0.0
+    assert "verified 3 of 3 rows; 0 skipped" in capsys.readouterr().err
+
+
+def test_bad_rows_are_reported_by_line_number_and_skipped(tmp_path, components, capsys) -> None:  # type: ignore[no-untyped-def]
+    source = write_rows(
+        tmp_path / "in.jsonl",
+        [
+            "{not json",
+            {"answer": "Flu [1].", "sources": [{"id": "1"}]},
+            {"answer": "Most people feel better within a week [1].", "sources": [{"id": "1", "text": FLU}]},
+            ["a", "list"],
+            {"sources": [{"id": "1", "text": FLU}]},
+        ],
+    )
+    out = tmp_path / "out.jsonl"
+    code = main(["verify", str(source), "--out", str(out), "--no-progress"])
+    assert code == 1
+    assert [r["line"] for r in read_jsonl(out)] == [3]
+    err = capsys.readouterr().err
+    assert f"{source}:1: skipped: not valid JSON" in err
+    assert f"{source}:2: skipped: 'sources[0]' needs 'text' or 'url'." in err
+    assert f"{source}:4: skipped:" in err
+    assert f"{source}:5: skipped: 'answer' is required." in err
+    assert "verified 1 of 5 rows; 4 skipped" in err
+
+
+def test_results_go_to_stdout_without_out(tmp_path, components, capsys) -> None:  # type: ignore[no-untyped-def]
+    source = write_rows(
+        tmp_path / "in.jsonl",
+        [{"answer": "Flu symptoms come on quickly [1].", "sources": [{"id": "1", "text": FLU}]}],
+    )
+    assert main(["verify", str(source), "--no-progress"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1
+    assert json.loads(lines[0])["claims"][0]["verdict"] == "supported"
+
+
+def test_verifier_failure_skips_the_row(tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    fetcher = SafeFetcher(allowed_domains=[])
+    monkeypatch.setattr(
+        verify_batch, "build_components", lambda settings: (SubstringVerifier(fail=True), fetcher)
+    )
+    source = write_rows(
+        tmp_path / "in.jsonl", [{"answer": "Flu [1].", "sources": [{"id": "1", "text": FLU}]}]
+    )
+    assert main(["verify", str(source), "--no-progress"]) == 1
+    assert "1: skipped: the verifier could not decide: VerifierError" in capsys.readouterr().err
+
+
+def test_missing_input_file_is_a_usage_error(tmp_path, components, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["verify", str(tmp_path / "absent.jsonl")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+async def test_progress_bar_counts_rows(capsys) -> None:  # type: ignore[no-untyped-def]
+    written: list[dict] = []  # type: ignore[type-arg]
+    row = json.dumps({"answer": "Flu symptoms come on quickly [1].", "sources": [{"id": "1", "text": FLU}]})
+    summary = await verify_batch.verify_lines(
+        [row, row],
+        written.append,
+        SubstringVerifier(),
+        SafeFetcher(allowed_domains=[]),
+        max_sources=5,
+        progress=True,
+    )
+    assert (summary.rows, summary.checked, len(written)) == (2, 2, 2)
+    assert "2/2" in capsys.readouterr().err
