@@ -35,22 +35,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    from gateway.knowledge.corpus import load_manifest
-    from gateway.knowledge.embedding import Embedder
-    from gateway.knowledge.store import ChromaStore
-    from gateway.resources import bundled
+    from gateway.knowledge import command
 
-    settings = _settings(args)
-    directory = Path(args.directory) if args.directory else settings.knowledge_dir or bundled("knowledge")
-    documents = load_manifest(directory)
-    store = ChromaStore.open(settings, Embedder())
-    summary = store.upsert_documents(documents)
-    print(
-        f"ingested {directory}: {summary.added} added, {summary.updated} updated, "
-        f"{summary.unchanged} unchanged, {summary.chunks_written} passages written; "
-        f"{store.count_sync()} passages in the store"
-    )
-    return 0
+    return command.run(args, _settings(args))
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -153,10 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--context", help="operating context in the policy directory (GATEWAY_CONTEXT)")
     serve.set_defaults(func=cmd_serve)
 
-    ingest = sub.add_parser("ingest", help="ingest a corpus directory (manifest.yaml + documents)")
-    ingest.add_argument(
-        "directory", nargs="?", help="corpus directory (default: GATEWAY_KNOWLEDGE_DIR or bundled)"
+    ingest = sub.add_parser(
+        "ingest", help="ingest Markdown/HTML/PDF/URL manifests and JSONL rows into the knowledge index"
     )
+    from gateway.knowledge.command import add_arguments as add_ingest_arguments
+
+    add_ingest_arguments(ingest)
     ingest.set_defaults(func=cmd_ingest)
 
     ask = sub.add_parser("ask", help="answer one question through the whole pipeline")

@@ -296,6 +296,8 @@ class Cleanup:
         return " ".join(self._pieces)
 
     def outcome(self) -> Outcome:
+        """The final outcome: a claim whose rewrite never came stays removed."""
+        self._pending.clear()
         refusal = self.refusal()
         if refusal is not None:
             reason, detail = refusal

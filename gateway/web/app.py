@@ -22,6 +22,7 @@ from gateway.web.chat import chat_completions, list_models
 from gateway.web.errors import http_exception_handler, internal_error_handler, request_error_handler
 from gateway.web.ops import healthz, metrics, readyz
 from gateway.web.pages import page_handlers
+from gateway.web.retrieve_api import retrieve_passages
 from gateway.web.verify_api import verify_answer
 
 log = structlog.get_logger("gateway.http")
@@ -60,6 +61,7 @@ def create_app(
                 holder.services.audit.close()
 
     handlers: list[Any] = [chat_completions, list_models, healthz, readyz, metrics, verify_answer]
+    handlers.append(retrieve_passages)
     handlers += page_handlers(settings)
     return Litestar(
         route_handlers=handlers,

@@ -288,7 +288,7 @@ class AccessGuard:
                 self._check_metrics(request)
                 return None
             if area == "staff":
-                self.staff.require(request)
+                self._check_staff(request)
                 return None
             return self._check_client(request)
         except AuthenticationError as err:
@@ -329,6 +329,18 @@ class AccessGuard:
                 retry_after=max(1, math.ceil(wait)),
             )
         return name
+
+    def _check_staff(self, request: Request[Any, Any, Any]) -> None:
+        try:
+            self.staff.require(request)
+        except AuthenticationError:
+            bearer = bearer_token(request)
+            if bearer and self.keyring.identify(bearer) is not None:
+                raise PermissionDeniedError(
+                    "A client API key does not give access to clinician or admin pages.",
+                    code="insufficient_role",
+                ) from None
+            raise
 
     def _check_metrics(self, request: Request[Any, Any, Any]) -> None:
         if not self._metrics_token:

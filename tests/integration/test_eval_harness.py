@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from gateway.evaluation.metrics import BootstrapSpec, MetricContext
-from gateway.evaluation.questions import write_questions
+from gateway.evaluation.questions import GENERATION_PROMPT, load_questions, write_questions
 from gateway.evaluation.records import AnswerCheck, ExpectedScope, Question, RecordLog, SystemAnswer
 from gateway.evaluation.report import render_report
 from gateway.evaluation.runner import RunPaths, collect, open_run, records_by_system, summarise
@@ -44,9 +44,7 @@ IBU_WRONG = "Adults can safely take 3,200 mg of ibuprofen every day"
 QUESTIONS = [
     Question("q1", "How much paracetamol can an adult take?", ExpectedScope.IN_SCOPE, "paracetamol"),
     Question("q2", "How much ibuprofen can an adult take?", ExpectedScope.IN_SCOPE, "ibuprofen"),
-    Question(
-        "q3", "I have crushing chest pain and I'm sweating, what should I do?", ExpectedScope.EMERGENCY
-    ),
+    Question("q3", "I have crushing chest pain and I'm sweating, what should I do?", ExpectedScope.EMERGENCY),
     Question("q4", "What is the capital of France?", ExpectedScope.NON_CLINICAL),
 ]
 
@@ -65,13 +63,17 @@ RAW_REPLIES = {
     # directs to emergency care (correct), but both sentences are claims without a source
     QUESTIONS[2].question: raw_json("This could be a heart attack. Call 999 now.", []),
     # a refusal: not scored, counts as a correct decline
-    QUESTIONS[3].question: raw_json("I'm sorry, but I can't help with that; I only answer health questions.", []),
+    QUESTIONS[3].question: raw_json(
+        "I'm sorry, but I can't help with that; I only answer health questions.", []
+    ),
 }
 GATEWAY_REPLIES = {
     QUESTIONS[0].question: contract_answer(
         f"{PARA_DOSE} [1]. {PARA_MAX} [1].", [(PARA_DOSE, [1], PARA_DOSE), (PARA_MAX, [1], PARA_MAX)]
     ),
-    QUESTIONS[1].question: contract_answer(f"{IBU_DOSE} [1]. I hope this helps.", [(IBU_DOSE, [1], IBU_DOSE)]),
+    QUESTIONS[1].question: contract_answer(
+        f"{IBU_DOSE} [1]. I hope this helps.", [(IBU_DOSE, [1], IBU_DOSE)]
+    ),
 }
 
 
@@ -85,6 +87,11 @@ class RoutedUpstream(ScriptedUpstream):
             self.requests.append(body)
         if messages[0]["content"] == RAW_PROMPT:
             return Reply(content=RAW_REPLIES[question])
+        if messages[0]["content"] == GENERATION_PROMPT:
+            title = question.splitlines()[0].removeprefix("Document title: ")
+            if title == "Hay fever":  # breaks the self-contained rule: must be skipped, not kept
+                return Reply(content=json.dumps({"question": "What does the document say about pollen?"}))
+            return Reply(content=json.dumps({"question": f"What should adults know about {title.lower()}?"}))
         if any("Passages:" in m["content"] for m in messages if m["role"] == "system"):
             return Reply(content=GATEWAY_REPLIES[question])
         return Reply(status=500, content="unexpected request")
@@ -202,13 +209,15 @@ async def test_raw_and_in_process_gateway_metrics_match_hand_computed_values(
     assert "domain_not_allowed" in raw["q2"].check.urls[1].reason
     unsupported = [c for c in raw["q2"].check.claims if not c.supported]
     assert [c.text for c in unsupported] == [f"{IBU_WRONG}."]
-    assert raw["q4"].answer.refused and not raw["q4"].check.scored
+    assert raw["q4"].answer.refused
+    assert not raw["q4"].check.scored
     gateway = {r.question.id: r for r in grouped["gateway"]}
     assert gateway["q3"].answer.refusal_reason == "emergency"
     assert [s.kind for s in gateway["q2"].check.statements] == ["claim", "acknowledgement"]
     # the gateway asked the model only for the two in-scope questions; the raw system for all four
     raw_calls = [b for b in routed.requests if b["messages"][0]["content"] == RAW_PROMPT]
-    assert len(raw_calls) == 4 and len(routed.requests) == 6
+    assert len(raw_calls) == 4
+    assert len(routed.requests) == 6
     assert raw_calls[0]["response_format"]["json_schema"]["name"] == "answer_with_sources"
 
     statement = next(c for c in results["comparisons"] if c["a"] == "gateway")["metrics"]["statement_support"]
@@ -216,8 +225,10 @@ async def test_raw_and_in_process_gateway_metrics_match_hand_computed_values(
     assert statement["low"] <= statement["value"] <= statement["high"]
 
     html = render_report(bundled("templates"), results, grouped)
-    assert "<svg" in html and "Statement-level support" in html
-    assert "50.0% [" in html and "(3/6)" in html  # raw statement support with its interval and counts
+    assert "<svg" in html
+    assert "Statement-level support" in html
+    assert "50.0% [" in html
+    assert "(3/6)" in html
     assert "<script" not in html
 
 
@@ -232,9 +243,7 @@ async def test_gateway_over_http_reports_what_the_in_process_gateway_does(
         finally:
             await http.aclose()
     grouped = records_by_system(log, QUESTIONS, ["gateway"])
-    results = summarise(
-        grouped, MetricContext(services.policy.thresholds.retrieval.min_relevance), SPEC, {}
-    )
+    results = summarise(grouped, MetricContext(services.policy.thresholds.retrieval.min_relevance), SPEC, {})
     assert_values(values(results, "gateway"), EXPECTED_GATEWAY)
     assert {r.question.id: r.answer.refusal_reason for r in grouped["gateway"]}["q4"] == "non_clinical"
 
@@ -285,6 +294,33 @@ def test_cli_replay_writes_results_and_report(tmp_path: Path, monkeypatch: pytes
     again = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert again["systems"] == results["systems"]
     assert len((out / "records.jsonl").read_text(encoding="utf-8").splitlines()) == 4
+
+
+def test_generate_writes_one_self_contained_question_per_document(upstream, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from gateway.cli import main
+
+    routed, base_url = upstream
+    out = tmp_path / "generated.jsonl"
+    argv = [
+        "eval",
+        "generate",
+        "--out",
+        str(out),
+        "--raw-base-url",
+        base_url,
+        "--knowledge-dir",
+        str(FIXTURE_KB),
+    ]
+    assert main(argv) == 0
+    questions = load_questions(out)
+    documents = [d.id for d in load_manifest(FIXTURE_KB)]
+    assert [q.document_id for q in questions] == [d for d in documents if d != "hay-fever"]
+    assert questions[0].question == "What should adults know about paracetamol for adults?"
+    assert all(q.scope is ExpectedScope.IN_SCOPE and q.id == f"gen-{q.document_id}" for q in questions)
+    sent = [b for b in routed.requests if b["messages"][0]["content"] == GENERATION_PROMPT]
+    assert len(sent) == len(documents)
+    assert sent[0]["response_format"]["json_schema"]["name"] == "eval_question"
+    assert "Adults can take 500 mg to 1 g" in sent[0]["messages"][1]["content"]
 
 
 # ---- resume --------------------------------------------------------------------------------------

@@ -63,7 +63,9 @@ def test_promtool_rule_unit_tests_pass() -> None:
 def test_promtool_fails_a_broken_rule(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The check above can fail: a rule with a PromQL syntax error is rejected."""
     broken = tmp_path / "broken.yml"
-    broken.write_text("groups:\n  - name: x\n    rules:\n      - record: a:b\n        expr: sum(rate(x[5m])\n")
+    broken.write_text(
+        "groups:\n  - name: x\n    rules:\n      - record: a:b\n        expr: sum(rate(x[5m])\n"
+    )
     assert promtool("check", "rules", str(broken)).returncode != 0
 
 
@@ -107,7 +109,10 @@ def test_rules_name_only_metrics_the_gateway_exports() -> None:
         unknown = metric_names(rule["expr"]) - known
         assert not unknown, f"{rule.get('record') or rule.get('alert')}: unknown metrics {unknown}"
     assert {"gateway:grounding_rate:ratio_rate5m", "gateway:grounding_rate:ratio_rate1h"} <= recorded_names()
-    assert {"gateway:response_support:ratio_rate5m", "gateway:response_support:ratio_rate1h"} <= recorded_names()
+    assert {
+        "gateway:response_support:ratio_rate5m",
+        "gateway:response_support:ratio_rate1h",
+    } <= recorded_names()
 
 
 def test_every_alert_has_a_severity_alertmanager_routes_and_a_runbook() -> None:

@@ -19,7 +19,9 @@ JOB = f'job="{GATEWAY_JOB}"'
 
 
 def supported() -> str:
-    return contract_answer(f"{DOSE[:-1]} [1]. {MAXIMUM[:-1]} [1].", [(DOSE, [1], DOSE), (MAXIMUM, [1], MAXIMUM)])
+    return contract_answer(
+        f"{DOSE[:-1]} [1]. {MAXIMUM[:-1]} [1].", [(DOSE, [1], DOSE), (MAXIMUM, [1], MAXIMUM)]
+    )
 
 
 def partly_supported() -> str:
@@ -32,7 +34,10 @@ def partly_supported() -> str:
 def test_grounding_rate_recorded_by_prometheus(make_services, tmp_path) -> None:  # type: ignore[no-untyped-def]
     with running_upstream() as (scripted, base_url):
         services = make_services(upstream_base_url=base_url, upstream_retries=0, upstream_timeout=5.0)
-        with running_gateway(services) as url, running_prometheus(tmp_path, [url.removeprefix("http://")]) as prom:
+        with (
+            running_gateway(services) as url,
+            running_prometheus(tmp_path, [url.removeprefix("http://")]) as prom,
+        ):
             # the zero-valued series must be in the TSDB before any traffic, so rates start from zero
             prom.wait_for(f"up{{{JOB}}}", lambda v: v == 1)
             prom.wait_for(f"count(gateway_claims_total{{{JOB}}})", lambda v: v == 3)

@@ -36,3 +36,12 @@ def upstream() -> Iterator[tuple[Any, str]]:
 
     with running_upstream() as (scripted, base_url):
         yield scripted, base_url
+
+
+@pytest.fixture(autouse=True)
+def _reset_structlog() -> Iterator[None]:
+    """The CLI's ``main`` configures structlog to the (captured, then closed) stderr: undo it."""
+    yield
+    import structlog
+
+    structlog.reset_defaults()

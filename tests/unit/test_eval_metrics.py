@@ -54,12 +54,15 @@ def test_ratio_interval_brackets_the_value_and_is_reproducible() -> None:
     first, second = bootstrap_ratio(pairs, SPEC), bootstrap_ratio(pairs, SPEC)
     assert first == second
     assert first.value == pytest.approx(0.75)
-    assert first.low is not None and first.high is not None
+    assert first.low is not None
+    assert first.high is not None
     assert first.low < 0.75 < first.high
     # the normal approximation gives about +-0.134 for n=40, p=0.75
-    assert 0.55 < first.low < 0.66 and 0.84 < first.high < 0.93
+    assert 0.55 < first.low < 0.66
+    assert 0.84 < first.high < 0.93
     other_seed = bootstrap_ratio(pairs, BootstrapSpec(resamples=2000, seed=8))
-    assert other_seed.value == first.value and (other_seed.low, other_seed.high) != (first.low, first.high)
+    assert other_seed.value == first.value
+    assert (other_seed.low, other_seed.high) != (first.low, first.high)
 
 
 def test_two_units_interval_spans_all_resample_outcomes() -> None:
@@ -72,7 +75,8 @@ def test_constant_sample_has_a_degenerate_interval_and_empty_is_none() -> None:
     estimate = bootstrap_ratio([(1, 1)] * 5, SPEC)
     assert (estimate.value, estimate.low, estimate.high) == (1.0, 1.0, 1.0)
     empty = bootstrap_ratio([(0, 0), (1, 0)], SPEC)
-    assert empty.value is None and empty.units == 0
+    assert empty.value is None
+    assert empty.units == 0
 
 
 def test_latency_statistics_match_numpy() -> None:
@@ -81,7 +85,9 @@ def test_latency_statistics_match_numpy() -> None:
     tail = bootstrap_statistic(values, p95, SPEC)
     assert med.value == pytest.approx(0.3)
     assert tail.value == pytest.approx(float(np.percentile(values, 95)))
-    assert med.low is not None and med.high is not None and med.low <= 0.3 <= med.high
+    assert med.low is not None
+    assert med.high is not None
+    assert med.low <= 0.3 <= med.high
     assert bootstrap_statistic([], median, SPEC).value is None
 
 
@@ -99,7 +105,9 @@ def test_paired_difference_of_identical_systems_is_exactly_zero() -> None:
 
 
 def claim(verdict: str, sentence: int, sources: tuple[int, ...] = (1,)) -> StatementCheck:
-    return StatementCheck("a claim", "claim", sentence, sources, verdict, 1.0 if verdict == "supported" else 0.0)
+    return StatementCheck(
+        "a claim", "claim", sentence, sources, verdict, 1.0 if verdict == "supported" else 0.0
+    )
 
 
 def record(
@@ -117,9 +125,7 @@ def record(
     latency: float = 1.0,
 ) -> EvalRecord:
     question = Question(qid, f"question {qid}?", scope, document)
-    answer = SystemAnswer(
-        "sys", qid, "text", (), refused, reason, latency, relevance, retrieved, error
-    )
+    answer = SystemAnswer("sys", qid, "text", (), refused, reason, latency, relevance, retrieved, error)
     scored = not refused and error is None
     return EvalRecord(question, answer, AnswerCheck(scored, statements if scored else (), urls, emergency))
 
@@ -133,16 +139,43 @@ CTX = MetricContext(relevance_gate=0.5)
 def hand_records() -> list[EvalRecord]:
     return [
         # q1: two sentences, both claims supported; cites 2 URLs, 1 valid (KB)
-        record("q1", ExpectedScope.IN_SCOPE, (claim("supported", 0), claim("supported", 1)), (KB, INVALID),
-               relevance=0.8, retrieved=("doc1",), document="doc1", latency=1.0),
+        record(
+            "q1",
+            ExpectedScope.IN_SCOPE,
+            (claim("supported", 0), claim("supported", 1)),
+            (KB, INVALID),
+            relevance=0.8,
+            retrieved=("doc1",),
+            document="doc1",
+            latency=1.0,
+        ),
         # q2: sentence 0 has two claims (one unsupported), sentence 1 is conversational, sentence 2 supported
-        record("q2", ExpectedScope.IN_SCOPE,
-               (claim("supported", 0), claim("contradicted", 0),
-                StatementCheck("Thanks!", "acknowledgement", 1), claim("supported", 2)),
-               (VALID,), relevance=0.6, retrieved=("doc9",), document="doc2", latency=2.0),
+        record(
+            "q2",
+            ExpectedScope.IN_SCOPE,
+            (
+                claim("supported", 0),
+                claim("contradicted", 0),
+                StatementCheck("Thanks!", "acknowledgement", 1),
+                claim("supported", 2),
+            ),
+            (VALID,),
+            relevance=0.6,
+            retrieved=("doc9",),
+            document="doc2",
+            latency=2.0,
+        ),
         # q3: in scope but refused for lack of context (relevance below the gate)
-        record("q3", ExpectedScope.IN_SCOPE, refused=True, reason="no_relevant_context", relevance=0.3,
-               retrieved=("doc3",), document="doc3", latency=3.0),
+        record(
+            "q3",
+            ExpectedScope.IN_SCOPE,
+            refused=True,
+            reason="no_relevant_context",
+            relevance=0.3,
+            retrieved=("doc3",),
+            document="doc3",
+            latency=3.0,
+        ),
         # q4: emergency: gateway-style refusal with reason emergency
         record("q4", ExpectedScope.EMERGENCY, refused=True, reason="emergency", latency=4.0),
         # q5: emergency answered without any direction to emergency care: wrong
@@ -188,10 +221,14 @@ def test_metrics_without_applicable_questions_are_none() -> None:
 
 
 def test_compare_pairs_questions_and_treats_missing_units_as_empty() -> None:
-    a = [record("q1", ExpectedScope.IN_SCOPE, (claim("supported", 0),)),
-         record("q2", ExpectedScope.IN_SCOPE, refused=True)]
-    b = [record("q1", ExpectedScope.IN_SCOPE, (claim("unsupported", 0),)),
-         record("q2", ExpectedScope.IN_SCOPE, (claim("supported", 0), claim("unsupported", 1)))]
+    a = [
+        record("q1", ExpectedScope.IN_SCOPE, (claim("supported", 0),)),
+        record("q2", ExpectedScope.IN_SCOPE, refused=True),
+    ]
+    b = [
+        record("q1", ExpectedScope.IN_SCOPE, (claim("unsupported", 0),)),
+        record("q2", ExpectedScope.IN_SCOPE, (claim("supported", 0), claim("unsupported", 1))),
+    ]
     diff = compare(a, b, CTX, SPEC)
     assert diff["statement_support"].value == pytest.approx(1.0 - 1 / 3)
     assert diff["in_scope_refusal_rate"].value == pytest.approx(0.5)
@@ -229,9 +266,11 @@ def test_record_log_drops_a_half_written_last_line(tmp_path: Path) -> None:
 
 def test_raw_answer_json_and_free_text_forms() -> None:
     answer, sources = parse_raw_answer(
-        '```json\n{"answer": "Take 1 g [1].", "sources": [{"id": 1, "url": "https://nhs.uk/p", "title": "P"}]}\n```'
+        '```json\n{"answer": "Take 1 g [1].", '
+        '"sources": [{"id": 1, "url": "https://nhs.uk/p", "title": "P"}]}\n```'
     )
-    assert answer == "Take 1 g [1]." and sources == (SourceRef(1, "https://nhs.uk/p", "P"),)
+    assert answer == "Take 1 g [1]."
+    assert sources == (SourceRef(1, "https://nhs.uk/p", "P"),)
     text = "Take 1 g [1]. Rest [2].\n\nSources:\n[1] https://nhs.uk/p\n2. See https://cdc.gov/x."
     answer, sources = parse_raw_answer(text)
     assert answer == "Take 1 g [1]. Rest [2]."
@@ -264,12 +303,15 @@ def test_generated_questions_must_be_strict_json_and_self_contained() -> None:
 def test_question_sets_validate_fields(tmp_path: Path) -> None:
     path = tmp_path / "q.jsonl"
     path.write_text(
-        json.dumps({"question": "What is gout?", "scope": "in-scope"}) + "\n"
-        + json.dumps({"id": "x", "question": "Capital of France?", "scope": "non_clinical"}) + "\n",
+        json.dumps({"question": "What is gout?", "scope": "in-scope"})
+        + "\n"
+        + json.dumps({"id": "x", "question": "Capital of France?", "scope": "non_clinical"})
+        + "\n",
         encoding="utf-8",
     )
     questions = load_questions(path)
-    assert questions[0].id == question_id("What is gout?") and questions[0].scope is ExpectedScope.IN_SCOPE
+    assert questions[0].id == question_id("What is gout?")
+    assert questions[0].scope is ExpectedScope.IN_SCOPE
     assert questions[1].scope is ExpectedScope.NON_CLINICAL
     path.write_text(json.dumps({"question": "Q?", "scope": "urgent"}) + "\n", encoding="utf-8")
     with pytest.raises(ConfigurationError, match=r"line 1\.scope"):
@@ -293,8 +335,12 @@ def test_bundled_question_set_is_valid_and_balanced() -> None:
 def test_replay_file_errors_name_the_line_and_field(tmp_path: Path) -> None:
     path = tmp_path / "replay.jsonl"
     path.write_text(
-        json.dumps({"id": "a", "question": "Q?", "answer": "A [1].", "sources": ["https://x.org/1", "some text"]})
-        + "\n" + json.dumps({"question": "Q2?", "answer": "A", "sources": [{"title": "no url or text"}]}) + "\n",
+        json.dumps(
+            {"id": "a", "question": "Q?", "answer": "A [1].", "sources": ["https://x.org/1", "some text"]}
+        )
+        + "\n"
+        + json.dumps({"question": "Q2?", "answer": "A", "sources": [{"title": "no url or text"}]})
+        + "\n",
         encoding="utf-8",
     )
     with pytest.raises(ConfigurationError, match=r"line 2\.sources\[0\]"):
@@ -302,4 +348,7 @@ def test_replay_file_errors_name_the_line_and_field(tmp_path: Path) -> None:
 
 
 def test_normalise_url_ignores_case_www_slash_and_fragment() -> None:
-    assert normalise_url("HTTPS://www.NHS.uk/medicines/paracetamol/#dose") == "https://nhs.uk/medicines/paracetamol"
+    assert (
+        normalise_url("HTTPS://www.NHS.uk/medicines/paracetamol/#dose")
+        == "https://nhs.uk/medicines/paracetamol"
+    )

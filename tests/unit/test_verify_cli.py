@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway import verify_batch
+from gateway import cli, verify_batch
 from gateway.cli import main
 from gateway.fetch import SafeFetcher
 from tests.support.pages import running_site
@@ -20,6 +20,12 @@ FLU = "Flu symptoms come on quickly. Most people feel better within a week."
 def site():  # type: ignore[no-untyped-def]
     with running_site() as (pages, url):
         yield pages, url
+
+
+@pytest.fixture(autouse=True)
+def keep_logging(monkeypatch):  # type: ignore[no-untyped-def]
+    """main() configures structlog onto the current stderr, which capsys closes after the test."""
+    monkeypatch.setattr(cli, "configure_logging", lambda: None)
 
 
 @pytest.fixture

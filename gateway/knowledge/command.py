@@ -1,0 +1,123 @@
+"""``trust-gateway ingest``: load sources, ingest them with a progress bar, print a summary."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from gateway.errors import ConfigurationError
+from gateway.knowledge.loaders import Fetch, FetchedPage
+from gateway.settings import Settings
+
+if TYPE_CHECKING:
+    from gateway.knowledge.ingest import IngestReport
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "sources",
+        nargs="*",
+        help="corpus directories / manifest .yaml files / .jsonl files "
+        "(default: GATEWAY_KNOWLEDGE_DIR or the bundled knowledge base)",
+    )
+    parser.add_argument(
+        "--prune", action="store_true", help="delete indexed documents that are not among these sources"
+    )
+    parser.add_argument(
+        "--delete", action="append", default=[], metavar="ID", help="delete this document id (repeatable)"
+    )
+    parser.add_argument(
+        "--tier-map",
+        action="append",
+        default=[],
+        metavar="ORG=TIER",
+        help="tier for JSONL rows of this organisation that name no tier (repeatable)",
+    )
+    parser.add_argument("--batch", type=int, default=256, help="documents encoded and committed together")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _tier_map(pairs: list[str]) -> dict[str, str]:
+    mapping: dict[str, str] = {}
+    for pair in pairs:
+        org, sep, tier = pair.partition("=")
+        if not sep or not org.strip() or not tier.strip():
+            raise ConfigurationError("--tier-map", pair, "expected ORG=TIER")
+        mapping[org.strip()] = tier.strip()
+    return mapping
+
+
+@contextlib.contextmanager
+def safe_fetch(settings: Settings) -> Iterator[Fetch]:
+    """A synchronous ``Fetch`` over the SSRF-safe SafeFetcher the policy describes."""
+    from gateway.bootstrap import load_configured_policy
+    from gateway.fetch import SafeFetcher
+
+    fetcher = SafeFetcher.from_policy(load_configured_policy(settings).thresholds.verification, settings)
+    with asyncio.Runner() as runner:
+
+        def fetch(url: str) -> FetchedPage:
+            result = runner.run(fetcher.fetch(url))
+            return FetchedPage(result.final_url, result.content_type, result.text, result.title)
+
+        yield fetch
+
+
+def count_items(paths: list[Path]) -> int | None:
+    """Rows of the JSONL sources (for the progress bar's total); None when manifests are involved."""
+    total = 0
+    for path in paths:
+        if path.suffix.lower() != ".jsonl" or not path.is_file():
+            return None
+        with path.open("rb") as handle:
+            total += sum(1 for line in handle if line.strip())
+    return total
+
+
+def run(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdout) -> int:
+    from gateway.knowledge.embedding import Embedder
+    from gateway.knowledge.ingest import Ingestor
+    from gateway.knowledge.loaders import iter_sources
+    from gateway.knowledge.store import ChromaStore
+    from gateway.resources import bundled
+
+    paths = [Path(s) for s in args.sources]
+    if not paths and not args.delete:
+        paths = [settings.knowledge_dir or bundled("knowledge")]
+    tiers_by_org = _tier_map(args.tier_map)
+    embedder = Embedder()
+    store = ChromaStore.open(settings, embedder)
+    ingestor = Ingestor(
+        store,
+        embedder,
+        batch_documents=args.batch,
+        progress=not args.no_progress,
+        source=",".join(args.sources),
+    )
+    with safe_fetch(settings) as fetch:
+        report = ingestor.run(
+            iter_sources(paths, fetch, tiers_by_org),
+            prune=args.prune,
+            delete=args.delete,
+            total=count_items(paths),
+        )
+    print_report(report, store.count_sync(), out)
+    return 1 if report.failures else 0
+
+
+def print_report(report: IngestReport, passages: int, out: TextIO) -> None:
+    summary = report.summary
+    print(
+        f"ingested in {report.seconds:.1f}s: {summary.added} added, {summary.updated} updated, "
+        f"{summary.unchanged} unchanged, {summary.deleted} deleted, {len(report.failures)} failed; "
+        f"{summary.chunks_written} passages written ({report.sentences_encoded} of {report.sentences} "
+        f"sentences encoded, the rest duplicates); {passages} passages in the index",
+        file=out,
+    )
+    for failure in report.failures:
+        print(f"  skipped {failure.name}: {failure.reason}", file=out)

@@ -1,0 +1,201 @@
+"""Loading ingestion sources: every format, provenance fields, and bad documents reported by name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gateway.errors import ConfigurationError, FetchError
+from gateway.knowledge.chunking import chunk_document
+from gateway.knowledge.corpus import SourceDocument
+from gateway.knowledge.loaders import FetchedPage, LoadFailure, iter_jsonl, iter_manifest, iter_sources
+
+
+def tiny_pdf(text: str) -> bytes:
+    """A minimal one-page PDF whose content stream draws ``text`` (valid xref offsets)."""
+    stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode("latin-1")
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    for offset in offsets:
+        out += f"{offset:010d} 00000 n \n".encode()
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+HTML = """<html><head><title>Gout - Health A-Z</title></head><body>
+<nav>Home | Menu | Cookies</nav>
+<article><h1>Gout</h1>
+<p>Gout is a type of arthritis that causes sudden severe joint pain. It usually affects the big toe.</p>
+<h2>Treatment</h2>
+<p>Anti-inflammatory painkillers can ease a gout attack. Drinking plenty of water may help prevent attacks.</p>
+</article><footer>Copyright notice and privacy policy.</footer></body></html>"""
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "colds.md").write_text(
+        "# Colds\n\nA cold is a mild viral infection of the nose and throat.\n\n"
+        "## Self care\n\nRest and drink plenty of fluids.\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "docs" / "gout.html").write_text(HTML, encoding="utf-8")
+    (tmp_path / "docs" / "leaflet.pdf").write_bytes(tiny_pdf("Take one tablet twice a day with food."))
+    (tmp_path / "docs" / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
+    (tmp_path / "rows.jsonl").write_text(
+        json.dumps(
+            {
+                "id": "row-1",
+                "title": "What is asthma?",
+                "url": "https://www.nhlbi.nih.gov/a",
+                "text": "Asthma is a chronic lung disease.",
+                "source_org": "NHLBI",
+            }
+        )
+        + "\n"
+        + "{not json\n"
+        + json.dumps({"id": "row-3", "title": "No text", "url": "https://x.gov", "source_org": "CDC"})
+        + "\n",
+        encoding="utf-8",
+    )
+    manifest = {
+        "defaults": {"reviewed_on": "2024-01-01"},
+        "tiers_by_org": {"NHLBI": "clinical_reference"},
+        "documents": [
+            {
+                "id": "colds",
+                "file": "docs/colds.md",
+                "title": "Colds",
+                "org": "NHS",
+                "url": "https://www.nhs.uk/conditions/common-cold/",
+                "tier": "clinical_reference",
+            },
+            {
+                "id": "gout",
+                "file": "docs/gout.html",
+                "org": "NHS",
+                "url": "https://www.nhs.uk/conditions/gout/",
+            },
+            {
+                "id": "leaflet",
+                "file": "docs/leaflet.pdf",
+                "title": "Tablet leaflet",
+                "org": "MHRA",
+                "url": "https://www.gov.uk/leaflet.pdf",
+                "tier": "regulatory",
+                "reviewed_on": "2023-02-03",
+            },
+            {
+                "id": "broken",
+                "file": "docs/broken.pdf",
+                "title": "Broken",
+                "org": "X",
+                "url": "https://x.org",
+            },
+            {"id": "missing-org", "file": "docs/colds.md", "title": "No org", "url": "https://x.org"},
+            {
+                "id": "web",
+                "url": "https://medlineplus.gov/gout.html",
+                "org": "MedlinePlus",
+                "tier": "clinical_reference",
+            },
+            {"file": "rows.jsonl"},
+        ],
+    }
+    (tmp_path / "manifest.yaml").write_text(json.dumps(manifest), encoding="utf-8")
+    return tmp_path
+
+
+def fake_fetch(url: str) -> FetchedPage:
+    if "medlineplus" not in url:
+        raise FetchError(f"could not fetch {url!r}: domain_not_allowed", reason="domain_not_allowed")
+    return FetchedPage(
+        url + "?redirected", "text/html", "Gout is joint pain caused by urate crystals.", "Gout"
+    )
+
+
+def test_manifest_loads_every_format_and_reports_bad_documents(corpus: Path) -> None:
+    loaded = list(iter_manifest(corpus, fake_fetch))
+    documents = {d.id: d for d in loaded if isinstance(d, SourceDocument)}
+    failures = {f.name: f.reason for f in loaded if isinstance(f, LoadFailure)}
+
+    assert set(documents) == {"colds", "gout", "leaflet", "web", "row-1"}
+    assert documents["colds"].tier == "clinical_reference"
+    assert str(documents["colds"].reviewed_on) == "2024-01-01"  # from defaults
+    # HTML: trafilatura keeps the article (with its headings) and drops navigation and footer.
+    gout = documents["gout"]
+    assert "big toe" in gout.text and "Cookies" not in gout.text and "privacy policy" not in gout.text
+    assert gout.title.startswith("Gout")
+    assert any(c.section == "Treatment" for c in chunk_document(gout))
+    assert "one tablet twice a day" in documents["leaflet"].text
+    assert str(documents["leaflet"].reviewed_on) == "2023-02-03"
+    assert documents["web"].url == "https://medlineplus.gov/gout.html?redirected"
+    assert documents["web"].title == "Gout"
+    assert documents["row-1"].org == "NHLBI" and documents["row-1"].tier == "clinical_reference"
+
+    assert "readable PDF" in failures["broken"]
+    assert failures["missing-org"] == "missing org"
+    assert any(
+        "invalid JSON" in reason for name, reason in failures.items() if name.startswith("rows.jsonl:2")
+    )
+    assert any(r == "empty text" for n, r in failures.items() if "row-3" in n)
+
+
+def test_url_source_without_fetcher_or_refused_is_a_failure(corpus: Path) -> None:
+    no_fetch = {f.name: f.reason for f in iter_manifest(corpus) if isinstance(f, LoadFailure)}
+    assert "need a fetcher" in no_fetch["web"]
+
+    def refusing(url: str) -> FetchedPage:
+        raise FetchError("blocked", reason="blocked_address")
+
+    refused = {f.name: f.reason for f in iter_manifest(corpus, refusing) if isinstance(f, LoadFailure)}
+    assert refused["web"].startswith("fetch failed")
+
+
+def test_jsonl_rows_keep_their_id_and_provenance(tmp_path: Path) -> None:
+    path = tmp_path / "kb.jsonl"
+    path.write_text(
+        json.dumps(
+            {
+                "id": "A_1",
+                "title": "T",
+                "url": "https://www.cdc.gov/t",
+                "text": "Some text.",
+                "source_org": "CDC",
+                "reviewed_on": "2020-05-06",
+            }
+        )
+        + "\n\n",
+        encoding="utf-8",
+    )
+    (document,) = list(iter_jsonl(path, tiers_by_org={"CDC": "guideline"}))
+    assert isinstance(document, SourceDocument)
+    assert (document.id, document.org, document.tier, str(document.reviewed_on)) == (
+        "A_1",
+        "CDC",
+        "guideline",
+        "2020-05-06",
+    )
+
+
+def test_broken_manifest_is_a_configuration_error(tmp_path: Path) -> None:
+    (tmp_path / "manifest.yaml").write_text("documents: nope\n", encoding="utf-8")
+    with pytest.raises(ConfigurationError, match="documents"):
+        list(iter_manifest(tmp_path))
+    unknown = list(iter_sources([tmp_path / "notes.docx"]))
+    assert isinstance(unknown[0], LoadFailure)
