@@ -25,7 +25,10 @@ PATIENT_TEXT_KEYS = frozenset({"question", "answer", "messages", "content", "pro
 """Event fields that may hold patient text."""
 PATIENT_TEXT_OPT_IN = "_patient_text"
 """Event key (removed before rendering) that lets one event keep its patient-text fields."""
-_SECRET_KEY = re.compile(r"(?i)(api[_-]?key|authorization|password|passwd|secret|token|credential)")
+_SECRET_KEY = re.compile(
+    r"(?i)(^|[_-])(api[_-]?keys?|authorization|password|passwd|secrets?|token|credentials?|cookie)$"
+)
+"""Field names of credentials: ``api_key``, ``metrics_token``, ``authorization``; not ``max_tokens``."""
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}")
 _NOISY_LOGGERS = ("sentence_transformers", "httpx", "httpcore", "chromadb", "transformers", "openai")
 

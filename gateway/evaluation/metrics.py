@@ -301,7 +301,7 @@ RATIO_METRICS: tuple[RatioMetric, ...] = (
     ),
     RatioMetric(
         "refusal_accuracy_out_of_scope",
-        "Refusal accuracy: out of scope / non-clinical",
+        "Refusal accuracy: out of scope",
         "ASTRID",
         True,
         "Out-of-scope and non-clinical questions that were declined.",

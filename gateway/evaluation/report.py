@@ -15,14 +15,22 @@ from markupsafe import Markup
 
 from gateway.evaluation.records import EvalRecord
 
-PALETTE = ("#6e7781", "#0969da", "#1a7f37", "#9a6700", "#8250df", "#cf222e")
-"""Bar colours by system position (the raw model first, in grey)."""
+PALETTE = ("#0969da", "#1a7f37", "#9a6700", "#8250df", "#cf222e")
+"""Bar colours by system position; the raw model is always grey."""
+RAW_COLOUR = "#6e7781"
+
+
+def colours(systems: Sequence[str]) -> dict[str, str]:
+    others = [s for s in systems if s != "raw"]
+    chosen = {s: PALETTE[i % len(PALETTE)] for i, s in enumerate(others)}
+    return {s: RAW_COLOUR if s == "raw" else chosen[s] for s in systems}
+
 
 _ROW = 22
 _GAP = 14
-_LABEL_W = 250
+_LABEL_W = 300
 _PLOT_W = 380
-_VALUE_W = 150
+_VALUE_W = 230
 
 
 def _scale(value: float, maximum: float) -> float:
@@ -48,6 +56,7 @@ def bar_chart(
         ]
         maximum = max(highs, default=1.0) * 1.1 or 1.0
     assert maximum is not None
+    palette = colours(systems)
     group_h = _ROW * len(systems) + _GAP
     height = group_h * len(rows) + 30
     width = _LABEL_W + _PLOT_W + _VALUE_W
@@ -71,7 +80,7 @@ def bar_chart(
         )
         for s, system in enumerate(systems):
             y = top + s * _ROW
-            colour = PALETTE[s % len(PALETTE)]
+            colour = palette[system]
             estimate = estimates.get(system) or {}
             value = estimate.get("value")
             if value is None:
@@ -218,7 +227,7 @@ def render_report(
     return template.render(
         results=results,
         systems=systems,
-        colours={s: PALETTE[i % len(PALETTE)] for i, s in enumerate(systems)},
+        colours=colours(systems),
         definitions=definitions,
         charts=charts,
         questions=question_rows(grouped),

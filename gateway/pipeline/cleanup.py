@@ -279,17 +279,21 @@ class Cleanup:
     def refusal(self) -> tuple[RefusalReason, str] | None:
         return refusal_reason(self.results, self._policy)
 
-    def ready(self) -> str:
-        """The text of the next sentences that are final, once nothing pending could still refuse."""
+    def ready(self) -> list[str]:
+        """The next sentences that are final, one piece each (with its leading space), once nothing
+        pending could still make the answer refused. Pieces concatenate to the final text."""
         if self.refusal() is not None:
-            return ""
-        start = len(self.text)
+            return []
+        pieces: list[str] = []
         while self._next < len(self._sentences) and not self._pending & set(
             self._sentences[self._next].claim_ids
         ):
+            before = len(self.text)
             self._place(self._sentences[self._next])
             self._next += 1
-        return self.text[start:]
+            if len(self.text) > before:
+                pieces.append(self.text[before:])
+        return pieces
 
     @property
     def text(self) -> str:

@@ -216,14 +216,14 @@ class _Run:
 
     async def clean_up(self, cleaning: Cleanup) -> None:
         """Rewrite the failing claims concurrently; release each sentence as soon as it is final."""
-        await self.release(cleaning.ready())
+        await self.release(*cleaning.ready())
         tasks = {
             i: asyncio.create_task(self._rewrite(cleaning.results[i])) for i in cleaning.start_rewrites()
         }
         try:
             for index, task in tasks.items():
                 cleaning.resolve(index, await task)
-                await self.release(cleaning.ready())
+                await self.release(*cleaning.ready())
         finally:
             for task in tasks.values():
                 task.cancel()
@@ -245,15 +245,16 @@ class _Run:
                 safety_critical=failed.safety_critical,
             )
 
-    async def release(self, text: str) -> None:
-        """Hand verified text to the sink; the first piece stamps the time to the first verified token."""
-        if self.sink is None or not text:
+    async def release(self, *pieces: str) -> None:
+        """Hand verified sentences to the sink; the first stamps the time to the first verified token."""
+        if self.sink is None:
             return
-        if self.timings.first_token is None:
-            self.timings.first_token = time.perf_counter() - self.timings.started
-            self.services.metrics.first_token_latency.observe(self.timings.first_token)
-        self.sent += text
-        await self.sink(text)
+        for piece in pieces:
+            if self.timings.first_token is None:
+                self.timings.first_token = time.perf_counter() - self.timings.started
+                self.services.metrics.first_token_latency.observe(self.timings.first_token)
+            self.sent += piece
+            await self.sink(piece)
 
     async def _flush(self, answer_text: str) -> None:
         """Send what the sink has not had yet; released text is always a prefix of the final answer."""

@@ -22,6 +22,9 @@ from litestar.response import Stream
 
 from tests.support.servers import serve_in_thread
 
+HOLD_LIMIT_SECONDS = 30.0
+"""A held reply is released after this long even if the test never sets its event."""
+
 
 @dataclass
 class Reply:
@@ -36,6 +39,8 @@ class Reply:
     stream_stall: float = 0.0
     """For streamed replies: sleep this long before the last chunk."""
     headers: dict[str, str] = field(default_factory=dict)
+    hold_until: threading.Event | None = None
+    """Do not answer until the test sets this event (to observe what the gateway sent meanwhile)."""
 
 
 def contract_answer(
@@ -92,6 +97,8 @@ class ScriptedUpstream:
             reply = scripted._next(body)
             if reply.delay:
                 await asyncio.sleep(reply.delay)
+            if reply.hold_until is not None:
+                await asyncio.to_thread(reply.hold_until.wait, HOLD_LIMIT_SECONDS)
             if reply.status != 200:
                 return Response(
                     {"error": {"message": reply.content or "scripted error", "type": "server_error"}},

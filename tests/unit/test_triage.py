@@ -1,4 +1,4 @@
-"""Triage against the bundled operating contexts: emergencies, non-clinical, out of scope, several questions."""
+"""Triage against the bundled operating contexts: emergencies, non-clinical, out of scope, multi-question."""
 
 from __future__ import annotations
 

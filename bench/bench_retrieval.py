@@ -1,0 +1,185 @@
+"""Knowledge base at scale: ingestion speed, query latency and retrieval quality on MedQuAD.
+
+Data: ../shared/eval/kb/medquad_kb.jsonl, 16,407 NIH question-answer sections,
+MedQuAD (Ben Abacha & Demner-Fushman 2019, CC BY 4.0).
+
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_retrieval.py [--limit N] [--queries N]
+
+Prints: ingestion time and sections/s (with the share spent encoding), resident memory, query latency
+(median, p95, ratio to dense-only) for dense, lexical, hybrid and hybrid + re-rank, and recall@5 / MRR@10
+on questions derived from the section titles (the title with its MedQuAD template wording removed,
+so the question is not the indexed title string verbatim; relevant = the section it came from).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+DATA = REPO.parent / "shared" / "eval" / "kb" / "medquad_kb.jsonl"
+
+TIERS_BY_ORG = {
+    "NLM Genetics Home Reference": "clinical_reference",
+    "NIH Genetic and Rare Diseases Information Center (GARD)": "clinical_reference",
+    "NLM MedlinePlus Health Topics": "clinical_reference",
+    "National Cancer Institute (cancer.gov)": "clinical_reference",
+    "National Institute of Diabetes and Digestive and Kidney Diseases": "clinical_reference",
+    "National Institute of Neurological Disorders and Stroke": "clinical_reference",
+    "National Heart, Lung, and Blood Institute": "clinical_reference",
+    "Centers for Disease Control and Prevention": "guideline",
+    "NIH SeniorHealth (NIA/NLM)": "educational",
+}
+"""Tier of each MedQuAD source (policies/tiers.yaml ids): NIH/NLM references are curated clinical
+references, CDC pages are public-health guidance, NIHSeniorHealth is educational material."""
+
+_TEMPLATE = re.compile(r"\((?:are|is)\)|\?", re.IGNORECASE)
+
+
+def question_from_title(title: str) -> str:
+    """'What is (are) Gout ?' -> 'what is gout': the template's '(are)' and spacing removed, lower-cased."""
+    return " ".join(_TEMPLATE.sub(" ", title).split()).lower()
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--limit", type=int, default=0, help="ingest only the first N sections")
+    parser.add_argument("--queries", type=int, default=300, help="questions for quality and latency")
+    parser.add_argument("--batch", type=int, default=256)
+    args = parser.parse_args()
+    if not DATA.is_file():
+        sys.exit(f"{DATA} not found")
+
+    import torch
+
+    from gateway.knowledge.embedding import Embedder
+    from gateway.knowledge.ingest import Ingestor
+    from gateway.knowledge.loaders import SourceDocument, iter_jsonl
+    from gateway.knowledge.store import ChromaStore, SearchOptions
+    from gateway.settings import Settings
+
+    rows = list(iter_jsonl(DATA, tiers_by_org=TIERS_BY_ORG))
+    if args.limit:
+        rows = rows[: args.limit]
+    documents = [r for r in rows if isinstance(r, SourceDocument)]
+    print(f"MedQuAD (Ben Abacha & Demner-Fushman 2019, CC BY 4.0): {len(documents)} sections", flush=True)
+    print(
+        f"torch threads: {torch.get_num_threads()}, cpus: {os.cpu_count()}, "
+        f"load average: {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
+    embedder = Embedder()
+    base_rss = rss_mb()
+
+    encode_seconds = 0.0
+    original_encode = embedder.encode
+
+    def timed_encode(texts):  # type: ignore[no-untyped-def]
+        nonlocal encode_seconds
+        started = time.perf_counter()
+        try:
+            return original_encode(texts)
+        finally:
+            encode_seconds += time.perf_counter() - started
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = ChromaStore.open(Settings(data_dir=Path(tmp)), embedder)
+        embedder.encode = timed_encode  # type: ignore[method-assign]
+        report = Ingestor(store, embedder, batch_documents=args.batch, progress=True).run(
+            documents, total=len(documents)
+        )
+        embedder.encode = original_encode  # type: ignore[method-assign]
+        summary = report.summary
+        print(
+            f"\ningestion: {report.seconds:.1f} s for {summary.added} sections = "
+            f"{summary.added / report.seconds:.1f} sections/s; {summary.chunks_written} passages; "
+            f"{report.sentences_encoded} of {report.sentences} sentences encoded (distinct); "
+            f"encoding {encode_seconds:.1f} s ({100 * encode_seconds / report.seconds:.0f}%), "
+            f"Chroma writes + commits {report.seconds - encode_seconds:.1f} s",
+            flush=True,
+        )
+        started = time.perf_counter()
+        again = Ingestor(store, embedder).run(documents)
+        print(
+            f"re-ingest unchanged: {time.perf_counter() - started:.1f} s, "
+            f"{again.summary.unchanged} unchanged, {again.summary.chunks_written} written"
+        )
+        started = time.perf_counter()
+        reopened = ChromaStore.open(Settings(data_dir=Path(tmp)), embedder)
+        print(f"reopen with BM25 cache: {time.perf_counter() - started:.2f} s")
+        print(
+            f"resident memory: {rss_mb():.0f} MB (model loaded: {base_rss:.0f} MB; "
+            f"peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB)",
+            flush=True,
+        )
+
+        rng = random.Random(7)
+        sample = rng.sample(documents, min(args.queries, len(documents)))
+        modes = {
+            "dense": SearchOptions(mode="dense", rerank=False),
+            "lexical": SearchOptions(mode="lexical", rerank=False),
+            "hybrid": SearchOptions(mode="hybrid", rerank=False),
+            "hybrid+rerank": SearchOptions(mode="hybrid", rerank=True),
+        }
+        for document in sample[:10]:  # warm-up
+            reopened.search_sync(question_from_title(document.title), 10)
+        results: dict[str, tuple[list[float], float, float]] = {}
+        for name, options in modes.items():
+            latencies: list[float] = []
+            hits5 = 0
+            reciprocal = 0.0
+            for document in sample:
+                started = time.perf_counter()
+                found = reopened.search_sync(question_from_title(document.title), 10, options=options)
+                latencies.append((time.perf_counter() - started) * 1000)
+                ids = [p.document_id for p in found]
+                if document.id in ids[:5]:
+                    hits5 += 1
+                if document.id in ids:
+                    reciprocal += 1 / (ids.index(document.id) + 1)
+            results[name] = (latencies, hits5 / len(sample), reciprocal / len(sample))
+        dense_median = statistics.median(results["dense"][0])
+        dense_p95 = percentile(results["dense"][0], 0.95)
+        print(
+            f"\nqueries: {len(sample)} questions from section titles, k=10, {summary.chunks_written} passages"
+        )
+        print(
+            f"{'mode':<15}{'median ms':>10}{'p95 ms':>9}{'x dense p50':>12}{'x dense p95':>12}"
+            f"{'recall@5':>10}{'MRR@10':>8}"
+        )
+        for name, (latencies, recall, mrr) in results.items():
+            median, p95 = statistics.median(latencies), percentile(latencies, 0.95)
+            print(
+                f"{name:<15}{median:>10.1f}{p95:>9.1f}{median / dense_median:>12.2f}{p95 / dense_p95:>12.2f}"
+                f"{recall:>10.3f}{mrr:>8.3f}"
+            )
+        print(json.dumps({"sections": len(documents), "ingest_seconds": round(report.seconds, 1)}))
+
+
+if __name__ == "__main__":
+    main()

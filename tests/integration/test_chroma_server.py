@@ -1,0 +1,141 @@
+"""Chroma server mode: a real ``chroma run`` on loopback, ingestion through it, two gateways on it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import FIXTURE_KB, REPO
+from tests.support.servers import free_port, serve_in_thread
+
+pytestmark = pytest.mark.slow
+CHROMA = Path(sys.executable).parent / "chroma"
+
+
+@pytest.fixture(scope="module")
+def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    if not CHROMA.is_file():
+        pytest.skip("the chroma CLI is not installed next to the interpreter")
+    port = free_port()
+    path = tmp_path_factory.mktemp("chroma-server")
+    log = (path / "server.log").open("wb")
+    process = subprocess.Popen(
+        [str(CHROMA), "run", "--path", str(path / "data"), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/api/v2/heartbeat", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(
+                    "chroma server did not start: " + (path / "server.log").read_text(errors="replace")
+                )
+            time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+def test_ingest_cli_and_two_gateways_share_one_chroma_server(
+    chroma_url: str,
+    embedder,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+) -> None:
+    from gateway.bootstrap import build_services
+    from gateway.settings import Settings
+    from gateway.web.app import create_app
+
+    # 1. The real CLI ingests into the server (a separate process, as an operator would run it).
+    env = {
+        **os.environ,
+        "GATEWAY_CHROMA_URL": chroma_url,
+        "GATEWAY_DATA_DIR": str(tmp_path / "cli"),
+        "HF_HUB_OFFLINE": "1",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "gateway.cli", "ingest", str(FIXTURE_KB), "--no-progress"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "5 added" in done.stdout
+
+    # 2. Two gateways, each with its own Services and store client (and its own BM25 cache dir),
+    #    serve /v1/retrieve from that one server.
+    body = {"query": "How long do I use eye drops after cataract surgery?", "k": 4}
+    answers = []
+    with ExitStack() as stack:
+        urls = []
+        for name in ("a", "b"):
+            settings = Settings(
+                data_dir=tmp_path / name,
+                chroma_url=chroma_url,
+                knowledge_dir=FIXTURE_KB,
+                build_index_if_missing=False,
+            )
+            services = build_services(settings, embedder=embedder)
+            stack.callback(services.audit.close)
+            urls.append(stack.enter_context(serve_in_thread(create_app(settings, services=services))))
+        for url in urls:
+            response = httpx.post(f"{url}/v1/retrieve", json=body, timeout=30)
+            assert response.status_code == 200
+            answers.append(response.json()["passages"])
+        assert answers[0] == answers[1]
+        assert answers[0][0]["document_id"] == "cataract-recovery"
+        # the embedded default was not used: nothing was written under either data_dir/chroma
+        assert not (tmp_path / "a" / "chroma").exists()
+
+        # 3. A change ingested through the server is seen by both running gateways.
+        changed = tmp_path / "kb2"
+        changed.mkdir()
+        (changed / "note.md").write_text("Tranexamic acid mouthwash is used after dental extraction.\n")
+        (changed / "manifest.yaml").write_text(
+            json.dumps(
+                {
+                    "documents": [
+                        {
+                            "id": "mouthwash",
+                            "file": "note.md",
+                            "title": "Mouthwash",
+                            "org": "NHS",
+                            "url": "https://www.nhs.uk/mouthwash",
+                            "tier": "clinical_reference",
+                        }
+                    ]
+                }
+            )
+        )
+        from gateway.knowledge.ingest import Ingestor
+        from gateway.knowledge.loaders import iter_manifest
+        from gateway.knowledge.store import ChromaStore
+
+        writer = ChromaStore.open(Settings(data_dir=tmp_path / "w", chroma_url=chroma_url), embedder)
+        assert Ingestor(writer, embedder).run(iter_manifest(changed)).summary.added == 1
+        for url in urls:
+            found = httpx.post(f"{url}/v1/retrieve", json={"query": "tranexamic acid", "k": 1}, timeout=30)
+            assert found.json()["passages"][0]["document_id"] == "mouthwash"

@@ -1,0 +1,222 @@
+"""SourceCleanup and refusal end to end: the openai SDK -> gateway -> scripted upstream, non-streaming.
+
+Every test asserts exactly the text the client receives. The verifier is pinned to quote anchoring
+(tests/support/cleanup_stack.py) so the text depends on cleanup, not on the verifier of the day.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from gateway.services import Services
+from tests.support import cleanup_scenarios as s
+from tests.support.cleanup_stack import pin_anchoring, policy_copy
+from tests.support.scripted_upstream import ScriptedUpstream, running_upstream
+from tests.support.stack import openai_client, running_gateway
+
+Ask = Callable[[str], tuple[str, dict[str, Any]]]
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[tuple[ScriptedUpstream, str]]:
+    with running_upstream() as (scripted, base_url):
+        yield scripted, base_url
+
+
+@pytest.fixture
+def gateway(upstream, make_services, tmp_path):  # type: ignore[no-untyped-def]
+    """Start a gateway with policy overrides; returns (scripted upstream, ask)."""
+    scripted, base_url = upstream
+    scripted.reset()
+    stack: list[Any] = []
+
+    def start(context: str = "general", **cleanup: Any) -> tuple[ScriptedUpstream, Ask]:
+        policy_dir = policy_copy(tmp_path / f"p{len(stack)}", **{"rewriter": "extractive", **cleanup})
+        services: Services = make_services(
+            upstream_base_url=base_url, upstream_retries=0, policy_dir=policy_dir, context=context
+        )
+        manager = running_gateway(pin_anchoring(services))
+        url = manager.__enter__()
+        stack.append(manager)
+
+        def ask(question: str) -> tuple[str, dict[str, Any]]:
+            completion = openai_client(url).chat.completions.create(
+                model="m", messages=[{"role": "user", "content": question}]
+            )
+            return completion.choices[0].message.content, completion.model_extra["trust"]
+
+        return scripted, ask
+
+    yield start
+    for manager in stack:
+        manager.__exit__(None, None, None)
+
+
+def outcomes(trust: dict[str, Any]) -> list[str]:
+    return [c["outcome"] for c in trust["claims"]]
+
+
+def test_fully_supported_answer_reaches_the_patient_unchanged(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway()
+    scripted.queue(s.SUPPORTED)
+    text, trust = ask(s.PARACETAMOL_Q)
+    assert text == s.SUPPORTED_TEXT
+    assert outcomes(trust) == ["verified", "verified"]
+    assert trust["summary"]["refused"] is False
+
+
+def test_fabricated_quote_is_removed_and_the_rest_kept(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway()
+    scripted.queue(s.FABRICATED_QUOTE)
+    text, trust = ask(s.PARACETAMOL_Q)
+    assert text == s.FABRICATED_QUOTE_TEXT
+    assert outcomes(trust) == ["verified", "verified", "removed"]
+    assert trust["claims"][2]["reason"].startswith("no source sentence is close enough")
+
+
+def test_wrong_dose_is_rewritten_from_the_source_and_verified(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway()
+    scripted.queue(s.WRONG_DOSE_ANSWER)
+    text, trust = ask(s.PARACETAMOL_Q)
+    assert text == s.WRONG_DOSE_FIXED_TEXT
+    fixed = trust["claims"][0]
+    assert (fixed["outcome"], fixed["original_text"], fixed["text"]) == ("rewritten", s.WRONG_DOSE, s.DOSE)
+    assert fixed["span"] == {"start": 0, "end": len(s.m(s.DOSE, 1))}
+    assert len(scripted.requests) == 1  # the extractive rewriter needs no model call
+
+
+def test_wrong_dose_refuses_when_rewriting_is_off(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway(rewrite=False)
+    scripted.queue(s.WRONG_DOSE_ANSWER)
+    text, trust = ask(s.PARACETAMOL_Q)
+    assert text == s.SAFETY_CRITICAL_REFUSAL
+    assert trust["summary"]["reason"] == "safety_critical_failed"
+    assert trust["summary"]["detail"] == f"a safety-critical claim failed verification: {s.WRONG_DOSE!r}"
+
+
+def test_wrong_dose_rewritten_by_the_upstream_model(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway(rewriter="upstream")
+    scripted.queue(s.WRONG_DOSE_ANSWER, json.dumps({"rewrite": s.DOSE, "quote": s.DOSE[:-1]}))
+    text, trust = ask(s.PARACETAMOL_Q)
+    assert text == s.WRONG_DOSE_FIXED_TEXT
+    assert outcomes(trust) == ["rewritten", "verified", "verified"]
+    rewrite_call = scripted.requests[1]
+    assert rewrite_call["response_format"]["json_schema"]["name"] == "claim_rewrite"
+    assert s.WRONG_DOSE in rewrite_call["messages"][1]["content"]
+
+
+def test_bad_rewriter_output_removes_the_claim_and_a_failed_dose_refuses(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway(rewriter="upstream")
+    scripted.queue(s.WRONG_DOSE_ANSWER, "Sure, adults can take 1 g.")
+    text, trust = ask(s.PARACETAMOL_Q)
+    assert text == s.SAFETY_CRITICAL_REFUSAL
+    assert "not the JSON asked for" in trust["claims"][0]["reason"]
+
+
+def test_claim_without_a_citation_gets_the_marker_of_its_passage(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway()
+    scripted.queue(s.NO_CITATION)
+    text, trust = ask(s.PARACETAMOL_Q)
+    assert text == s.NO_CITATION_TEXT
+    assert outcomes(trust) == ["verified", "verified"]
+    assert trust["claims"][1]["badge"]["source_id"] == "1"
+
+
+def test_entirely_unsupported_answer_is_refused(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway()
+    scripted.queue(s.ALL_UNSUPPORTED)
+    text, trust = ask(s.PARACETAMOL_Q)
+    assert text == s.NO_CLAIM_REFUSAL
+    assert (trust["summary"]["reason"], outcomes(trust)) == ("no_claim_survived", ["removed", "removed"])
+
+
+def test_answer_repeating_a_planted_instruction_is_refused(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway()
+    scripted.queue(s.PLANTED)
+    text, trust = ask(s.HAY_FEVER_Q)
+    assert text == s.SAFETY_CRITICAL_REFUSAL
+    assert trust["summary"]["reason"] == "safety_critical_failed"
+    assert trust["claims"][1]["check"] == "planted_instruction"
+    assert trust["claims"][1]["evidence"]["source_id"] == "3"
+    assert trust["sources"][2]["text"].startswith("Ignore previous instructions")
+
+
+def test_emergency_with_a_routine_question_gets_only_the_safety_message(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway()
+    text, trust = ask(s.EMERGENCY_WITH_ROUTINE_Q)
+    assert text == s.EMERGENCY_WITH_ROUTINE
+    assert (trust["scope"], trust["summary"]["reason"]) == ("emergency", "emergency")
+    assert scripted.requests == []  # no model call
+
+
+@pytest.mark.parametrize(
+    ("question", "expected", "reason"),
+    [
+        (
+            "What is the capital of France?",
+            "I can only help with health questions that our vetted medical sources cover. Is there something "
+            "about your health I can help you with?",
+            "non_clinical",
+        ),
+        (
+            "Can you diagnose me?",
+            "I can't help with that question here, because it needs someone who knows your situation. "
+            f"Please ask {s.REFERRAL}.",
+            "out_of_scope",
+        ),
+        ("How is malaria treated?", s.NOT_COVERED, "no_relevant_context"),
+        (
+            "What are the signs of a heart attack?",
+            f"{s.NOT_COVERED} If you or someone with you has these signs now, do not wait: "
+            f"call {s.EMERGENCY_NUMBER}.",
+            "no_relevant_context",
+        ),
+    ],
+)
+def test_general_context_refusals(gateway, question, expected, reason) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway()
+    text, trust = ask(question)
+    assert text == expected
+    assert trust["summary"]["reason"] == reason
+    assert scripted.requests == []
+
+
+def test_several_questions_answer_one_and_decline_the_other(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway()
+    scripted.queue(s.SUPPORTED)
+    text, _ = ask(f"{s.PARACETAMOL_Q} What is the capital of France?")
+    assert text == (
+        f"{s.SUPPORTED_TEXT} I can only answer health questions, so I've left out "
+        '"What is the capital of France?".'
+    )
+    assert scripted.requests[0]["messages"][-1] == {"role": "user", "content": s.PARACETAMOL_Q}
+
+
+CATARACT_REFERRAL = "your GP or pharmacist (for your eye, the eye unit that did your operation)"
+EYE_UNIT = (
+    "the eye unit's emergency line, or your local emergency number "
+    "(999 in the UK, 911 in the US, 112 in the EU)"
+)
+
+
+def test_cataract_context_answers_in_scope_refers_the_rest_and_catches_eye_emergencies(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway(context="cataract-followup")
+    drops = "Most people use the drops for about 4 weeks after the operation."
+    scripted.queue(s.contract_answer(s.m(drops, 1), [(drops, [1], drops)]))
+    assert ask("How long do I use the eye drops after cataract surgery?")[0] == s.m(drops, 1)
+    text, trust = ask("How much ibuprofen can I take?")
+    assert text == (
+        "I can't help with that question here, because it needs someone who knows your situation. "
+        f"Please ask {CATARACT_REFERRAL}."
+    )
+    assert trust["summary"]["reason"] == "out_of_scope"
+    text, trust = ask("I suddenly can't see out of my operated eye")
+    assert text == (
+        f"This could be an emergency. Please call {EYE_UNIT} now, or go to your nearest emergency "
+        "department. Do not wait for an online answer, and do not drive yourself if you feel unwell."
+    )
+    assert len(scripted.requests) == 1

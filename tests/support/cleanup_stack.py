@@ -1,0 +1,42 @@
+"""Helpers for the cleanup and streaming tests: policy copies with overrides, and a pinned verifier.
+
+The exact-text tests pin the verifier to quote anchoring, so that what reaches the client depends on
+SourceCleanup only, not on which verifier ``build_verifier`` returns while that one evolves.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gateway.bootstrap import build_rewriter
+from gateway.services import Services
+from gateway.verification.anchoring import QuoteAnchoringVerifier
+
+POLICIES = Path(__file__).resolve().parents[2] / "policies"
+
+
+def policy_copy(directory: Path, **cleanup: Any) -> Path:
+    """A copy of the bundled policies with ``cleanup`` keys of thresholds.yaml overridden."""
+    target = directory / "policies"
+    shutil.copytree(POLICIES, target, dirs_exist_ok=True)
+    path = target / "thresholds.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["cleanup"].update(cleanup)
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return target
+
+
+def pin_anchoring(services: Services) -> Services:
+    """Use the quote-anchoring verifier (and a rewriter verifying with it) in ``services``."""
+    verification = services.policy.thresholds.verification
+    services.verifier = QuoteAnchoringVerifier(
+        verification.quote_fuzzy_threshold, verification.quote_min_chars
+    )
+    services.rewriter = build_rewriter(
+        services.settings, services.policy, services.embedder, services.verifier
+    )
+    return services
