@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 QUESTIONS = REPO / "bench" / "relevance_questions.yaml"
-CANDIDATES = (0.30, 0.35, 0.40, 0.45, 0.50, 0.55)
+CANDIDATES = (0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60)
 TOP_K = 5
 
 
@@ -57,7 +57,10 @@ def main() -> None:
     for threshold in CANDIDATES:
         refused = sum(1 for s, _ in best["covered"] if s < threshold)
         leaked = sum(1 for s, _ in best["not_covered"] if s >= threshold)
-        print(f"{threshold:9.2f}  {refused:3d}/{len(best['covered'])}          {leaked:3d}/{len(best['not_covered'])}")
+        print(
+            f"{threshold:9.2f}  {refused:3d}/{len(best['covered'])}"
+            f"          {leaked:3d}/{len(best['not_covered'])}"
+        )
     print("\nclosest calls:")
     for s, q in sorted(best["covered"])[:5]:
         print(f"  covered     {s:.3f}  {q}")

@@ -220,3 +220,25 @@ def test_cataract_context_answers_in_scope_refers_the_rest_and_catches_eye_emerg
         "department. Do not wait for an online answer, and do not drive yourself if you feel unwell."
     )
     assert len(scripted.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("question", "relevant"),
+    [
+        (s.PARACETAMOL_Q, True),
+        (s.HAY_FEVER_Q, True),
+        ("How long do I use the eye drops after cataract surgery?", True),
+        ("Can I take amoxicillin if I am allergic to penicillin?", True),
+        ("How is malaria treated?", False),
+        ("What is scabies?", False),
+        ("How do I treat athlete's foot?", False),
+        ("What are the signs of a heart attack?", False),
+    ],
+)
+async def test_relevance_gate_on_the_fixture_corpus(fixture_store, question, relevant) -> None:  # type: ignore[no-untyped-def]
+    from gateway.pipeline.retrieve import retrieve
+    from gateway.policy import load_policy
+    from tests.support.cleanup_stack import POLICIES
+
+    policy = load_policy(POLICIES, "general").thresholds.retrieval
+    assert (await retrieve(question, fixture_store, policy)).relevant is relevant

@@ -6,6 +6,7 @@ that they concatenate to the non-streamed answer, and that the stream ends with 
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -19,6 +20,8 @@ from tests.support.scripted_upstream import Reply, ScriptedUpstream, running_ups
 from tests.support.stack import openai_client, running_gateway
 
 FIRST_TOKEN_COUNT = "gateway_time_to_first_verified_token_seconds_count"
+RELEASE_AFTER_SECONDS = 1.0
+"""A held rewrite is answered after this long (the test asserts order, never durations)."""
 
 
 @pytest.fixture(scope="module")
@@ -97,12 +100,22 @@ def test_removed_claim_is_never_sent(gateway) -> None:  # type: ignore[no-untype
 
 
 def test_wrong_dose_is_held_back_until_its_rewrite_is_verified(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, url = gateway()
-    scripted.queue(s.WRONG_DOSE_ANSWER)
-    pieces, _ = stream(url, s.PARACETAMOL_Q)
-    # the failing dose claim could refuse the whole answer: nothing is released before its rewrite
-    # is verified, then the whole answer goes out at once
-    assert pieces == [s.WRONG_DOSE_FIXED_TEXT]
+    scripted, url = gateway(rewriter="upstream")
+    release = threading.Event()
+    rewrite = json.dumps({"rewrite": s.DOSE, "quote": s.DOSE[:-1]})
+    scripted.queue(s.WRONG_DOSE_ANSWER, Reply(content=rewrite, hold_until=release))
+    answered_before_first_piece: list[bool] = []
+    timer = threading.Timer(RELEASE_AFTER_SECONDS, release.set)
+    timer.start()
+    pieces, trust = stream(
+        url, s.PARACETAMOL_Q, lambda _: answered_before_first_piece.append(release.is_set())
+    )
+    timer.cancel()
+    # the failing dose claim could refuse the whole answer: not even the verified sentences after it
+    # are sent before its rewrite is answered and verified
+    assert answered_before_first_piece[0] is True
+    assert pieces == [s.m(s.DOSE, 1), " " + s.m(s.MAXIMUM, 1), " " + s.m(s.GAP, 1)]
+    assert [c["outcome"] for c in trust["claims"]] == ["rewritten", "verified", "verified"]
 
 
 def test_claim_without_citation_streams_with_its_marker(gateway) -> None:  # type: ignore[no-untyped-def]
