@@ -76,6 +76,8 @@ class VerificationPolicy:
     """Local verifier: a clash is a contradiction when the evidence is at least this similar (cosine)."""
     unanchored_support_threshold: float = 0.6
     """Cascade: local score needed for support when the claim's quote is not found in the source."""
+    local_combiner: Literal["rules", "learned"] = "rules"
+    """Local verifier: "rules" (similarity/coverage mix with penalties) or "learned" (logistic regression)."""
     url_fetch_timeout: float = 5.0
     """Seconds allowed to fetch a cited URL."""
     url_max_bytes: int = 2_000_000

@@ -139,6 +139,33 @@ def all_stems(text: str) -> frozenset[str]:
     return frozenset(stem(t) for t in tokens(text))
 
 
+@_cached
+def content_words(text: str) -> tuple[str, ...]:
+    """The words that carry meaning, in order (no stopwords, no bare numbers)."""
+    return tuple(t for t in tokens(text) if t not in STOPWORDS and not t.isdigit() and len(t) > 1)
+
+
+@_cached
+def content_bigrams(text: str) -> frozenset[tuple[str, str]]:
+    """Stem pairs of consecutive content words: who does what to whom, roughly."""
+    stems = [stem(w) for w in content_words(text)]
+    return frozenset(zip(stems, stems[1:], strict=False))
+
+
+def bigram_coverage(claim: str, evidence: str) -> float:
+    """Share of the claim's content-word bigrams that also occur in the evidence (1.0 with none)."""
+    wanted = content_bigrams(claim)
+    if not wanted:
+        return 1.0
+    return len(wanted & content_bigrams(evidence)) / len(wanted)
+
+
+@_cached
+def words(text: str) -> frozenset[str]:
+    """Every word form of the text, unstemmed (for word lists that stems would blur)."""
+    return frozenset(tokens(text))
+
+
 def coverage(claim: str, evidence: str) -> float:
     """Share of the claim's content stems that occur in the evidence (1.0 for a claim with none)."""
     wanted = content_stems(claim)
@@ -534,7 +561,7 @@ def check_negation(claim: str, evidence: str) -> CheckResult:
 
 
 _ANTONYMS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
-    (frozenset(stem(w) for w in a.split()), frozenset(stem(w) for w in b.split()))
+    (frozenset(a.split()), frozenset(b.split()))
     for a, b in (
         (
             "increase increases increased increasing raise raises raised rise rises rising elevated elevate "
@@ -543,20 +570,20 @@ _ANTONYMS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
             "reduced reducing reduction lower lowers lowered lowering fall falls fell drop drops dropped "
             "less fewer diminish diminished decline declined",
         ),
-        ("effective efficacious works", "ineffective useless"),
-        ("safe harmless", "unsafe dangerous harmful toxic"),
+        ("effective efficacious", "ineffective useless"),
+        ("safe safer harmless", "unsafe dangerous harmful toxic"),
         ("improve improves improved improving improvement better", "worsen worsens worsened worsening worse"),
         ("benefit benefits beneficial helpful", "harm harms detrimental"),
-        ("common frequent often frequently", "rare rarely uncommon infrequent seldom"),
+        ("common commonly frequent often frequently", "rare rarely uncommon infrequent seldom"),
         ("positive", "negative"),
-        ("before prior", "after following"),
-        ("high", "low"),
+        ("before", "after"),
+        ("high highest", "low lowest"),
         ("fast faster quick quickly rapid rapidly", "slow slower slowly"),
         ("long longer", "short shorter brief"),
         ("large larger big bigger", "small smaller tiny"),
         ("early earlier", "late later"),
         ("same similar identical", "different distinct"),
-        ("protect protects protective protection", "damage damages"),
+        ("protect protects protected protective protection", "damage damages damaged"),
         ("strong stronger", "weak weaker"),
         ("present presence", "absent absence"),
         ("maximum max", "minimum min"),
@@ -570,9 +597,13 @@ _ANTONYMS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
 
 
 def check_antonyms(claim: str, evidence: str) -> CheckResult:
-    """The claim uses a word whose opposite the evidence uses instead (increases vs reduces)."""
-    claim_stems = all_stems(claim)
-    evidence_stems = all_stems(evidence)
+    """The claim uses a word whose opposite the evidence uses instead (increases vs reduces).
+
+    Whole word forms are compared, never truncated stems: stems merge unrelated words ("early" and
+    "ear", "protect" and "protein", "common" and "commodity") and made verbatim claims clash.
+    """
+    claim_stems = words(claim)
+    evidence_stems = words(evidence)
     for left, right in _ANTONYMS:
         for mine, other in ((left, right), (right, left)):
             said = claim_stems & mine
@@ -957,6 +988,19 @@ def _entity_present(entity: Entity, evidence_clean: str, evidence_canon: set[str
     return False
 
 
+CLASS_TERMS = frozenset((
+    "antibiotics", "antidepressants", "antihistamines", "steroids", "nsaids", "opioids", "vaccine",
+    "statin", "contraceptive pill", "insulin", "iron",
+))
+"""Medicine groups that name a class (or a very broad one): naming a member instead is no clash."""
+_CLASHING_KINDS = frozenset(("medicine", "condition", "population"))
+"""Body parts and capitalised names are only ever missing: a passage names many of them in passing."""
+
+
+def _can_clash(entity: Entity) -> bool:
+    return entity.kind in _CLASHING_KINDS and entity.canonical not in CLASS_TERMS
+
+
 def check_entities(claim: str, evidence: str) -> CheckResult:
     """Every medicine, condition, body part, population and name of the claim must be in the evidence.
 
@@ -973,7 +1017,9 @@ def check_entities(claim: str, evidence: str) -> CheckResult:
     for entity in wanted:
         if _entity_present(entity, clean, canon, words):
             continue
-        rivals = [e.text for e in theirs if e.kind == entity.kind and entity.kind != "name"]
+        rivals = [
+            e.text for e in theirs if e.kind == entity.kind and _can_clash(entity) and _can_clash(e)
+        ]
         if rivals:
             return CheckResult(
                 CheckName.ENTITY,

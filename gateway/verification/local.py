@@ -19,6 +19,8 @@ the cascade sends scores inside ``uncertain_band`` to the judge.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -29,13 +31,18 @@ import numpy as np
 from gateway.domain import ClaimToCheck, Evidence, Passage, Span, Vector, Verdict, VerdictLabel
 from gateway.errors import VerifierError
 from gateway.policy import VerificationPolicy
-from gateway.text import sentence_spans, strip_markers
+from gateway.text import normalise, sentence_spans, strip_markers
 from gateway.verification import checks
 from gateway.verification.checks import CheckName, CheckOutcome, CheckResult
+from gateway.verification.combiner import LogisticCombiner, features
 
 SIMILARITY_CHECK = "similarity"
 NO_SOURCE_CHECK = "no_source"
 NO_EVIDENCE_CHECK = "no_evidence"
+HARD_CLASHES = frozenset({CheckName.NUMBER, CheckName.NEGATION})
+"""Clashes that stay contradictions whatever the learned combiner says (fail closed)."""
+PASSAGE_CACHE_SIZE = 2048
+"""Passages whose candidate windows and vectors are kept between requests (keyed by id and text)."""
 
 
 class TextEncoder(Protocol):
@@ -93,10 +100,42 @@ def windows(count: int, longest: int) -> list[tuple[int, int]]:
 
 
 def window_vectors(sentence_vectors: Vector, spans: Sequence[tuple[int, int]]) -> Vector:
-    """Normalised sum of each window's sentence vectors."""
-    summed = np.stack([sentence_vectors[a:b].sum(axis=0) for a, b in spans]).astype(np.float32)
+    """Normalised sum of each window's sentence vectors (cumulative sums: no per-window Python loop)."""
+    vectors = np.asarray(sentence_vectors, dtype=np.float32)
+    cumulative = np.vstack([np.zeros((1, vectors.shape[1]), dtype=np.float32), np.cumsum(vectors, axis=0)])
+    first = np.fromiter((a for a, _ in spans), dtype=np.intp, count=len(spans))
+    last = np.fromiter((b for _, b in spans), dtype=np.intp, count=len(spans))
+    summed = cumulative[last] - cumulative[first]
     norms = np.linalg.norm(summed, axis=1, keepdims=True)
     return np.asarray(summed / np.maximum(norms, np.float32(1e-12)), dtype=np.float32)
+
+
+def _verbatim_key(text: str) -> str:
+    """Normal form for the verbatim test: case, quotes, spacing and final punctuation ignored."""
+    return normalise(strip_markers(text)).rstrip(" .!?;:")
+
+
+@dataclass(frozen=True)
+class PassageIndex:
+    """One passage's evidence candidates: windows of sentences, their vectors, their verbatim keys."""
+
+    spans: tuple[Span, ...]
+    texts: tuple[str, ...]
+    singles: np.ndarray
+    vectors: Vector
+    verbatim: dict[str, int]
+
+
+def index_passage(passage: Passage, sentence_vectors: Vector, longest: int) -> PassageIndex:
+    sentences = passage_sentences(passage)
+    bounds = windows(len(sentences), longest)
+    spans = tuple(Span(sentences[a][0].start, sentences[b - 1][0].end) for a, b in bounds)
+    texts = tuple(passage.text[s.start : s.end] for s in spans)
+    verbatim: dict[str, int] = {}
+    for i, text in enumerate(texts):
+        verbatim.setdefault(_verbatim_key(text), i)
+    singles = np.array([b - a == 1 for a, b in bounds], dtype=bool)
+    return PassageIndex(spans, texts, singles, window_vectors(sentence_vectors, bounds), verbatim)
 
 
 class LocalEntailmentVerifier:
@@ -107,6 +146,9 @@ class LocalEntailmentVerifier:
     def __init__(self, embedder: TextEncoder, policy: VerificationPolicy) -> None:
         self._embedder = embedder
         self._policy = policy
+        self._combiner = LogisticCombiner.load() if policy.local_combiner == "learned" else None
+        self._indexes: OrderedDict[tuple[str, int, int], PassageIndex] = OrderedDict()
+        self._lock = threading.Lock()
 
     async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
         """Raises VerifierError when the encoder fails: no claim can then be judged at all."""
@@ -117,16 +159,43 @@ class LocalEntailmentVerifier:
         return [a.verdict(self.name) for a in assessments]
 
     def assess_all(self, claims: Sequence[ClaimToCheck]) -> list[Assessment]:
-        """Assess every claim; one encoder call for all claim texts and all passages lacking vectors."""
+        """Assess every claim; one encoder call for all claim texts and all passages lacking vectors.
+
+        A claim stated verbatim by a cited passage (a sentence or consecutive sentences) is supported
+        without being encoded at all.
+        """
         if not claims:
             return []
         texts = [strip_markers(c.text) for c in claims]
-        sentence_vectors = self._encode(texts, claims)
-        claim_vectors = sentence_vectors.pop("")
+        verbatim = [self._verbatim(text, claim.sources) for text, claim in zip(texts, claims, strict=True)]
+        pending = [c for c, v in zip(claims, verbatim, strict=True) if v is None]
+        sentence_vectors = self._encode(
+            [t for t, v in zip(texts, verbatim, strict=True) if v is None], pending
+        )
+        claim_vectors = iter(sentence_vectors.pop(""))
         return [
-            self.assess(text, claim_vectors[i], claim.sources, sentence_vectors)
-            for i, (text, claim) in enumerate(zip(texts, claims, strict=True))
+            v if v is not None else self.assess(text, next(claim_vectors), claim.sources, sentence_vectors)
+            for text, claim, v in zip(texts, claims, verbatim, strict=True)
         ]
+
+    def _verbatim(self, claim: str, sources: Sequence[tuple[int, Passage]]) -> Assessment | None:
+        key = _verbatim_key(claim)
+        if not key:
+            return None
+        for number, passage in sources:
+            if key not in _verbatim_key(passage.text):
+                continue
+            sentences = passage_sentences(passage)
+            for a, b in windows(len(sentences), self._policy.local_window_sentences):
+                span = Span(sentences[a][0].start, sentences[b - 1][0].end)
+                text = passage.text[span.start : span.end]
+                if _verbatim_key(text) == key:
+                    candidate = Candidate(number, passage, span, text)
+                    return Assessment(
+                        1.0, VerdictLabel.SUPPORTED, SIMILARITY_CHECK,
+                        "the source states the claim verbatim", candidate, 1.0,
+                    )
+        return None
 
     def _encode(self, texts: list[str], claims: Sequence[ClaimToCheck]) -> dict[str, Vector]:
         """Claim vectors under key ``""``, and sentence vectors of each passage (by id) lacking them."""
@@ -139,16 +208,40 @@ class LocalEntailmentVerifier:
                 if _has_vectors(passage):
                     assert passage.sentence_vectors is not None
                     vectors[passage.id] = passage.sentence_vectors
+                elif self._cached_index(passage) is not None:
+                    vectors[passage.id] = np.zeros((0, 0), dtype=np.float32)
                 else:
                     pending[passage.id] = [t for _, t in passage_sentences(passage)]
         batch = list(texts) + [s for sentences in pending.values() for s in sentences]
-        encoded = self._embedder.encode(batch)
+        encoded = self._embedder.encode(batch) if batch else np.zeros((0, 0), dtype=np.float32)
         vectors[""] = encoded[: len(texts)]
         offset = len(texts)
         for pid, sentences in pending.items():
             vectors[pid] = encoded[offset : offset + len(sentences)]
             offset += len(sentences)
         return vectors
+
+    def _key(self, passage: Passage) -> tuple[str, int, int]:
+        return (passage.id, hash(passage.text), self._policy.local_window_sentences)
+
+    def _cached_index(self, passage: Passage) -> PassageIndex | None:
+        with self._lock:
+            index = self._indexes.get(self._key(passage))
+            if index is not None:
+                self._indexes.move_to_end(self._key(passage))
+            return index
+
+    def _index(self, passage: Passage, sentence_vectors: dict[str, Vector]) -> PassageIndex:
+        """The passage's candidates, built once per passage text and reused across claims and requests."""
+        index = self._cached_index(passage)
+        if index is not None:
+            return index
+        index = index_passage(passage, sentence_vectors[passage.id], self._policy.local_window_sentences)
+        with self._lock:
+            self._indexes[self._key(passage)] = index
+            while len(self._indexes) > PASSAGE_CACHE_SIZE:
+                self._indexes.popitem(last=False)
+        return index
 
     def assess(
         self,
@@ -161,36 +254,63 @@ class LocalEntailmentVerifier:
             return Assessment(
                 0.0, VerdictLabel.UNSUPPORTED, NO_SOURCE_CHECK, "the claim cites no source", None, 0.0
             )
-        candidates, vectors = self._candidates(sources, sentence_vectors)
-        if not candidates:
+        verbatim = self._verbatim(claim, sources)
+        if verbatim is not None:
+            return verbatim
+        scored = self._similarities(claim_vector, sources, sentence_vectors)
+        if scored is None:
             return Assessment(
                 0.0, VerdictLabel.UNSUPPORTED, NO_EVIDENCE_CHECK, "the cited source has no text", None, 0.0
             )
-        similarities = vectors @ claim_vector
+        located, similarities, best_sentence = scored
         top = np.argsort(-similarities)[: self._policy.local_candidates]
-        assessed = [self.judge_candidate(claim, candidates[i], float(similarities[i])) for i in top]
+        assessed = []
+        for i in top:
+            number, passage, index, j = located[i]
+            candidate = Candidate(number, passage, index.spans[j], index.texts[j])
+            assessed.append(self.judge_candidate(claim, candidate, float(similarities[i]), best_sentence))
         return max(assessed, key=lambda a: (a.score, a.similarity))
 
-    def _candidates(
-        self, sources: Sequence[tuple[int, Passage]], sentence_vectors: dict[str, Vector]
-    ) -> tuple[list[Candidate], Vector]:
-        candidates: list[Candidate] = []
+    def _similarities(
+        self, claim_vector: Vector, sources: Sequence[tuple[int, Passage]], sentence_vectors: dict[str, Vector]
+    ) -> tuple[list[tuple[int, Passage, PassageIndex, int]], Vector, float] | None:
+        """Every candidate of every cited passage, its cosine to the claim, and the best sentence's."""
+        located: list[tuple[int, Passage, PassageIndex, int]] = []
         blocks: list[Vector] = []
+        singles: list[np.ndarray] = []
         for number, passage in sources:
-            sentences = passage_sentences(passage)
-            if not sentences:
+            if not passage_sentences(passage):
                 continue
-            spans = windows(len(sentences), self._policy.local_window_sentences)
-            for a, b in spans:
-                span = Span(sentences[a][0].start, sentences[b - 1][0].end)
-                candidates.append(Candidate(number, passage, span, passage.text[span.start : span.end]))
-            blocks.append(window_vectors(sentence_vectors[passage.id], spans))
+            index = self._index(passage, sentence_vectors)
+            located += [(number, passage, index, i) for i in range(len(index.texts))]
+            blocks.append(index.vectors)
+            singles.append(index.singles)
         if not blocks:
-            return [], np.zeros((0, 0), dtype=np.float32)
-        return candidates, np.concatenate(blocks)
+            return None
+        similarities = np.concatenate(blocks) @ claim_vector
+        single = np.concatenate(singles)
+        best_sentence = float(similarities[single].max()) if single.any() else float(similarities.max())
+        return located, similarities, best_sentence
 
-    def judge_candidate(self, claim: str, candidate: Candidate, similarity: float) -> Assessment:
+    def candidate_features(self, claim: ClaimToCheck, claim_vector: Vector) -> list[float]:
+        """Combiner features of the claim against its most similar candidate (for training)."""
+        text = strip_markers(claim.text)
+        vectors = {p.id: p.sentence_vectors for _, p in claim.sources if p.sentence_vectors is not None}
+        scored = self._similarities(claim_vector, claim.sources, vectors)
+        if scored is None:
+            raise ValueError("the claim's sources have no sentences")
+        located, similarities, best_sentence = scored
+        number, passage, index, j = located[int(np.argmax(similarities))]
+        candidate = Candidate(number, passage, index.spans[j], index.texts[j])
+        results = self._run_checks(text, candidate)
+        return features(text, candidate.text, float(similarities.max()), best_sentence, results)
+
+    def judge_candidate(
+        self, claim: str, candidate: Candidate, similarity: float, best_sentence: float | None = None
+    ) -> Assessment:
         """Score one piece of evidence: similarity and coverage, then the explicit checks."""
+        if self._combiner is not None:
+            return self._judge_learned(claim, candidate, similarity, best_sentence or similarity)
         p = self._policy
         scaled = (similarity - p.local_similarity_floor) / (
             p.local_similarity_ceiling - p.local_similarity_floor
@@ -214,6 +334,30 @@ class LocalEntailmentVerifier:
         check = missing[0].name.value if missing and label is VerdictLabel.UNSUPPORTED else SIMILARITY_CHECK
         reason = missing[0].detail if missing else f"similarity {similarity:.2f}, coverage {covered:.2f}"
         return Assessment(score, label, check, reason, candidate, similarity)
+
+    def _judge_learned(
+        self, claim: str, candidate: Candidate, similarity: float, best_sentence: float
+    ) -> Assessment:
+        """The learned combiner's probability is the score; hard clashes with close evidence stay final."""
+        assert self._combiner is not None
+        p = self._policy
+        results = self._run_checks(claim, candidate)
+        score = self._combiner.probability(features(claim, candidate.text, similarity, best_sentence, results))
+        hard = next((r for r in results if r.clash and r.name in HARD_CLASHES), None)
+        if hard is not None and similarity >= p.contradiction_similarity:
+            return Assessment(
+                min(score, p.clash_score), VerdictLabel.CONTRADICTED, hard.name.value, hard.detail,
+                candidate, similarity,
+            )
+        label = VerdictLabel.SUPPORTED if score >= p.support_threshold else VerdictLabel.UNSUPPORTED
+        failed = next((r for r in results if r.clash), None) or next(
+            (r for r in results if r.outcome is CheckOutcome.MISSING), None
+        )
+        if label is VerdictLabel.UNSUPPORTED and failed is not None:
+            return Assessment(score, label, failed.name.value, failed.detail, candidate, similarity)
+        covered = checks.coverage(claim, candidate.text)
+        reason = f"similarity {similarity:.2f}, coverage {covered:.2f}, combiner {score:.2f}"
+        return Assessment(score, label, SIMILARITY_CHECK, reason, candidate, similarity)
 
     def _run_checks(self, claim: str, candidate: Candidate) -> list[CheckResult]:
         """Numbers, polarity and quantifiers against the candidate; entities against the whole passage."""

@@ -1,0 +1,109 @@
+"""The learned combiner: a logistic regression over frozen features of one (claim, evidence) pair.
+
+The features are the signals the rule combiner of ``local.py`` mixes by hand (MiniLM cosines,
+content-word coverage, the outcomes of the checks of ``checks.py``, lengths), and the weights come
+from ``combiner_weights.json``, written by ``python -m gateway.verification.training`` from pairs it
+generates out of the bundled corpus (never from the evaluation sets). Inference is one dot product.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gateway.verification import checks
+from gateway.verification.checks import CheckName, CheckOutcome, CheckResult
+
+WEIGHTS_FILE = Path(__file__).with_name("combiner_weights.json")
+
+FEATURES: tuple[str, ...] = (
+    "cosine",
+    "best_sentence_cosine",
+    "coverage",
+    "bigram_coverage",
+    "long_word_coverage",
+    "number_missing",
+    "number_clash",
+    "negation_clash",
+    "antonym_clash",
+    "quantifier_missing",
+    "quantifier_clash",
+    "entity_missing",
+    "entity_clash",
+    "log_length_ratio",
+    "log_claim_words",
+)
+_LONG_WORD = 7
+"""Claim words at least this long are the specific ones (drug, condition, mechanism names)."""
+
+
+def _flags(results: Sequence[CheckResult]) -> dict[str, float]:
+    flags = dict.fromkeys(FEATURES[5:13], 0.0)
+    names = {
+        CheckName.NUMBER: "number",
+        CheckName.NEGATION: "negation",
+        CheckName.ANTONYM: "antonym",
+        CheckName.QUANTIFIER: "quantifier",
+        CheckName.ENTITY: "entity",
+    }
+    for result in results:
+        if result.outcome is CheckOutcome.PASS:
+            continue
+        key = f"{names[result.name]}_{result.outcome.value}"
+        if key in flags:
+            flags[key] = 1.0
+    return flags
+
+
+def features(
+    claim: str, evidence: str, cosine: float, best_sentence_cosine: float, results: Sequence[CheckResult]
+) -> list[float]:
+    """The feature vector, in ``FEATURES`` order."""
+    claim_words = checks.content_words(claim)
+    evidence_words = checks.content_words(evidence)
+    long_words = [w for w in claim_words if len(w) >= _LONG_WORD]
+    evidence_stems = checks.content_stems(evidence)
+    values = {
+        "cosine": cosine,
+        "best_sentence_cosine": best_sentence_cosine,
+        "coverage": checks.coverage(claim, evidence),
+        "bigram_coverage": checks.bigram_coverage(claim, evidence),
+        "long_word_coverage": (
+            sum(checks.stem(w) in evidence_stems for w in long_words) / len(long_words) if long_words else 1.0
+        ),
+        "log_length_ratio": math.log((len(claim_words) + 1) / (len(evidence_words) + 1)),
+        "log_claim_words": math.log(len(claim_words) + 1),
+        **_flags(results),
+    }
+    return [float(values[name]) for name in FEATURES]
+
+
+@dataclass(frozen=True)
+class LogisticCombiner:
+    """P(supported | features) = sigmoid(w . standardised(x) + b)."""
+
+    weights: tuple[float, ...]
+    bias: float
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+
+    def probability(self, values: Sequence[float]) -> float:
+        z = self.bias + sum(
+            w * (x - m) / s for w, x, m, s in zip(self.weights, values, self.mean, self.scale, strict=True)
+        )
+        return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
+
+    @classmethod
+    def load(cls, path: Path = WEIGHTS_FILE) -> LogisticCombiner:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if tuple(data["features"]) != FEATURES:
+            raise ValueError(f"{path}: features {data['features']} differ from {list(FEATURES)}; retrain")
+        return cls(
+            tuple(float(w) for w in data["weights"]),
+            float(data["bias"]),
+            tuple(float(m) for m in data["mean"]),
+            tuple(float(s) for s in data["scale"]),
+        )
