@@ -139,8 +139,8 @@ class Settings:
     """Most sources one /v1/verify request (or ``verify`` CLI row) may carry; bounds its URL fetches."""
     retrieval_mode: RetrievalMode = "hybrid"
     """Retriever: hybrid (dense + BM25 fused), dense or lexical."""
-    retrieval_rerank: bool = True
-    """Re-order fused candidates by MiniLM cosine on sentence windows."""
+    retrieval_rerank: bool = False
+    """Re-order fused candidates by MiniLM cosine on sentence windows (off: it lost on MedQuAD)."""
     retrieve_max_k: int = 50
     """Largest ``k`` one /v1/retrieve request may ask for."""
 

@@ -90,7 +90,7 @@ class SearchOptions:
     """hybrid (dense + BM25, fused), dense only, or lexical only."""
     candidates: int = 30
     """Candidates taken from each retriever before fusion."""
-    rerank: bool = True
+    rerank: bool = False
     """Re-order the fused top ``rerank_depth`` by MiniLM cosine on sentence windows."""
     rerank_depth: int = 20
     """Fused candidates the re-ranker looks at."""

@@ -315,6 +315,8 @@ class Quantity:
     text: str
     raw_low: float
     raw_high: float
+    approximate: bool = False
+    """Hedged ("about 40 %", "nearly 20,000"): may match a close statistic, never a dose."""
 
     @property
     def is_range(self) -> bool:
@@ -381,6 +383,7 @@ def extract_quantities(text: str) -> tuple[Quantity, ...]:
     glued to letters (COVID-19, B12, H1N1) are names, not quantities, and are skipped.
     """
     work = normalise(strip_markers(text))
+    work = _DATE.sub(lambda m: " " * len(m.group(0)), work)
     found: list[Quantity] = []
     work = _take(work, _FREQUENCY, found, _frequency_quantity)
     work = _take(work, _RANGE, found, _range_quantity)
@@ -432,9 +435,24 @@ def _single_quantity(match: re.Match[str]) -> Quantity | None:
     dimension, factor = _unit(match.group("unit"))
     if value is None or (raw in _ONE_WORDS and dimension is None):
         return None
-    return Quantity(value * factor, value * factor, dimension, match.group(0).strip(), value, value)
+    approximate = bool(_HEDGE.search(match.string[: match.start()]))
+    return Quantity(value * factor, value * factor, dimension, match.group(0).strip(), value, value, approximate)
 
 
+_ROUNDABLE = frozenset((None, "percent"))
+_ROUNDING_TOLERANCE = 0.025
+"""A round claim number matches a non-integer evidence number within 2.5 % of it (statistics only)."""
+_HEDGED_TOLERANCE = 0.1
+"""A hedged claim number ("about", "nearly") matches within 10 % (statistics only)."""
+_HEDGE = re.compile(
+    r"\b(?:about|around|approximately|approx|roughly|nearly|almost|estimated|some|close to|more than|"
+    r"over|at least|up to|less than|under|fewer than)\s*$"
+)
+_DATE = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?\b"
+    r"|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:january|february|march|april|june|july|august|"
+    r"september|october|november|december)\b"
+)
 _PERCENT = 100.0
 _REL_TOLERANCE = 1e-6
 """Numbers are compared exactly (up to float error): a dose off by any amount is a different dose."""
@@ -444,6 +462,19 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=_REL_TOLERANCE, abs_tol=_REL_TOLERANCE)
 
 
+def _rounded(claim: Quantity, raw: float, other: Quantity) -> bool:
+    """A statistic (no unit, or a percentage) stated round or hedged in the claim matches a close value:
+    "40 percent" ~ "40.7 %", "nearly 20,000" ~ "19,860". Doses and other units always match exactly."""
+    if claim.dimension not in _ROUNDABLE or other.dimension not in _ROUNDABLE or not raw:
+        return False
+    ends = (other.raw_low, other.raw_high)
+    if claim.approximate:
+        return any(abs(raw - e) <= _HEDGED_TOLERANCE * abs(raw) for e in ends)
+    return raw.is_integer() and any(
+        not e.is_integer() and abs(raw - e) <= _ROUNDING_TOLERANCE * abs(raw) for e in ends
+    )
+
+
 def _value_matches(claim: Quantity, base: float, raw: float, other: Quantity) -> bool:
     """Does one value of ``claim`` equal ``other`` (or one of its range ends)?
 
@@ -451,9 +482,11 @@ def _value_matches(claim: Quantity, base: float, raw: float, other: Quantity) ->
     no unit the stated numbers are (20 == 20 years), and a bare fraction equals a percentage (0.5 == 50 %).
     """
     if claim.dimension is not None and other.dimension is not None:
+        if claim.dimension == other.dimension and _rounded(claim, raw, other):
+            return True
         return claim.dimension == other.dimension and any(_close(base, e) for e in (other.low, other.high))
     ends = (other.raw_low, other.raw_high)
-    if any(_close(raw, e) for e in ends):
+    if any(_close(raw, e) for e in ends) or _rounded(claim, raw, other):
         return True
     if claim.dimension is None and other.dimension == "percent":
         return any(_close(raw * _PERCENT, e) for e in ends)

@@ -236,7 +236,10 @@ class LocalEntailmentVerifier:
         index = self._cached_index(passage)
         if index is not None:
             return index
-        index = index_passage(passage, sentence_vectors[passage.id], self._policy.local_window_sentences)
+        vectors = sentence_vectors.get(passage.id)
+        if vectors is None or len(vectors) != len(passage_sentences(passage)):
+            vectors = self._embedder.encode([t for _, t in passage_sentences(passage)])  # evicted meanwhile
+        index = index_passage(passage, vectors, self._policy.local_window_sentences)
         with self._lock:
             self._indexes[self._key(passage)] = index
             while len(self._indexes) > PASSAGE_CACHE_SIZE:

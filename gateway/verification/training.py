@@ -364,6 +364,8 @@ def main() -> int:
     ]
     x = np.array(rows, dtype=np.float64)
     y = np.array([p.supported for p in pairs], dtype=np.float64)
+    if args.cache is not None:
+        np.savez(args.cache / "features.npz", x=x, y=y, kinds=np.array([p.kind for p in pairs]))
     w, b, mean, scale = fit(x, y)
     p = 1 / (1 + np.exp(-(((x - mean) / scale) @ w + b)))
     predicted = p >= 0.5

@@ -139,12 +139,19 @@ async def test_empty_request(verifier: LocalEntailmentVerifier) -> None:
     assert await verifier.verify([]) == []
 
 
-def _balanced_accuracy(verifier: LocalEntailmentVerifier, path: Path) -> float:
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    claims = [
-        ClaimToCheck(r["claim"], None, ((1, make_passage(r["evidence"], f"r{i}")),))
-        for i, r in enumerate(rows)
-    ]
+STRIDE = {"checkcovid_dev": 2, "kqa_dev": 1}
+"""Rows used: every other Check-COVID row (its train/dev halves interleave) and all of K-QA."""
+
+
+def _balanced_accuracy(verifier: LocalEntailmentVerifier, embedder: object, path: Path, stride: int) -> float:
+    """The production path: sentence vectors precomputed (one batch for the set), then one verify batch."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines if line.strip()][::stride]
+    passages = [make_passage(r["evidence"], f"r{i}") for i, r in enumerate(rows)]
+    unique = sorted({t for p in passages for _, t in p.sentences()})
+    encoded = dict(zip(unique, embedder.encode(unique), strict=True))  # type: ignore[attr-defined]
+    passages = [replace(p, sentence_vectors=np.stack([encoded[t] for _, t in p.sentences()])) for p in passages]
+    claims = [ClaimToCheck(r["claim"], None, ((1, p),)) for r, p in zip(rows, passages, strict=True)]
     predicted = np.array([a.label is VerdictLabel.SUPPORTED for a in verifier.assess_all(claims)])
     truth = np.array([r["label"] == "supported" for r in rows])
     return float((predicted[truth].mean() + (~predicted[~truth]).mean()) / 2)
@@ -153,9 +160,10 @@ def _balanced_accuracy(verifier: LocalEntailmentVerifier, path: Path) -> float:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(FLOORS))
 def test_dev_set_balanced_accuracy_floor(
-    verifier: LocalEntailmentVerifier, shared_eval: Path, name: str
+    verifier: LocalEntailmentVerifier, embedder: object, shared_eval: Path, name: str
 ) -> None:
-    assert _balanced_accuracy(verifier, shared_eval / "claims" / f"{name}.jsonl") >= FLOORS[name]
+    path = shared_eval / "claims" / f"{name}.jsonl"
+    assert _balanced_accuracy(verifier, embedder, path, STRIDE[name]) >= FLOORS[name]
 
 
 class BrokenEncoder:
