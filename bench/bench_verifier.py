@@ -74,8 +74,16 @@ def load(name: str, limit: int | None) -> list[Row]:
 
 def passage(index: int, text: str) -> Passage:
     return Passage(
-        id=f"row-{index}", document_id=f"row-{index}", text=text, title="", url="", org="", tier="unknown",
-        reviewed_on=None, score=1.0, sentence_spans=tuple(sentence_spans(text)),
+        id=f"row-{index}",
+        document_id=f"row-{index}",
+        text=text,
+        title="",
+        url="",
+        org="",
+        tier="unknown",
+        reviewed_on=None,
+        score=1.0,
+        sentence_spans=tuple(sentence_spans(text)),
     )
 
 
@@ -116,7 +124,11 @@ async def measure(verifier: Verifier, rows: list[Row], passages: list[Passage], 
     balanced, pos, neg = scores([v.supported for v in verdicts], [r.supported for r in rows])
     ordered = sorted(latencies)
     return Result(
-        balanced, pos, neg, len(claims) / sum(latencies), statistics.median(latencies) * 1000,
+        balanced,
+        pos,
+        neg,
+        len(claims) / sum(latencies),
+        statistics.median(latencies) * 1000,
         ordered[min(len(ordered) - 1, int(P95 * len(ordered)))] * 1000,
     )
 
@@ -128,13 +140,17 @@ def fmt(value: float | None, pattern: str) -> str:
 def report(name: str, results: dict[str, Result]) -> None:
     base = results["baseline"].balanced
     print(f"\n{name}")
-    print(f"{'configuration':<20}{'bal.acc':>8}{'x base':>8}{'rec sup':>9}{'rec not':>9}"
-          f"{'claims/s':>10}{'med ms':>9}{'p95 ms':>9}")
+    print(
+        f"{'configuration':<20}{'bal.acc':>8}{'x base':>8}{'rec sup':>9}{'rec not':>9}"
+        f"{'claims/s':>10}{'med ms':>9}{'p95 ms':>9}"
+    )
     print(f"{'anchoring':<20}{'n/a (these sets carry no quotes)':>40}")
     for config, r in results.items():
-        print(f"{config:<20}{r.balanced:>8.3f}{r.balanced / base:>8.2f}{r.recall_supported:>9.3f}"
-              f"{r.recall_not:>9.3f}{fmt(r.claims_per_second, '{:.0f}'):>10}{fmt(r.median_ms, '{:.0f}'):>9}"
-              f"{fmt(r.p95_ms, '{:.0f}'):>9}")
+        print(
+            f"{config:<20}{r.balanced:>8.3f}{r.balanced / base:>8.2f}{r.recall_supported:>9.3f}"
+            f"{r.recall_not:>9.3f}{fmt(r.claims_per_second, '{:.0f}'):>10}{fmt(r.median_ms, '{:.0f}'):>9}"
+            f"{fmt(r.p95_ms, '{:.0f}'):>9}"
+        )
 
 
 def ingest(raw: list[Passage], embedder: Embedder) -> list[Passage]:
@@ -153,7 +169,9 @@ async def speed(embedder: Embedder, policy: VerificationPolicy, limit: int | Non
     rows = load(SETS[0], limit or 256) + load(SETS[1], (limit or 256) // 2)
     passages = ingest([passage(i, r.evidence) for i, r in enumerate(rows)], embedder)
     claims = [ClaimToCheck(r.claim, None, ((1, p),)) for r, p in zip(rows, passages, strict=True)]
-    print(f"\nspeed: {len(claims)} claims (Check-COVID + K-QA), precomputed passage vectors, best of {repeat}")
+    print(
+        f"\nspeed: {len(claims)} claims (Check-COVID + K-QA), precomputed passage vectors, best of {repeat}"
+    )
     print(f"{'batch':>6}{'claims/s':>10}{'med ms':>9}{'p95 ms':>9}   load average (1/5/15 min)")
     for batch in (1, 8, 32):
         best: tuple[float, float, float, tuple[float, float, float]] | None = None
@@ -162,12 +180,18 @@ async def speed(embedder: Embedder, policy: VerificationPolicy, limit: int | Non
             load_avg = os.getloadavg()
             _, latencies = await timed(local, claims, batch)
             ordered = sorted(latencies)
-            run = (len(claims) / sum(latencies), statistics.median(latencies) * 1000,
-                   ordered[min(len(ordered) - 1, int(P95 * len(ordered)))] * 1000, load_avg)
+            run = (
+                len(claims) / sum(latencies),
+                statistics.median(latencies) * 1000,
+                ordered[min(len(ordered) - 1, int(P95 * len(ordered)))] * 1000,
+                load_avg,
+            )
             best = run if best is None or run[0] > best[0] else best
         assert best is not None
-        print(f"{batch:>6}{best[0]:>10.0f}{best[1]:>9.1f}{best[2]:>9.1f}   "
-              f"{best[3][0]:.2f} / {best[3][1]:.2f} / {best[3][2]:.2f}")
+        print(
+            f"{batch:>6}{best[0]:>10.0f}{best[1]:>9.1f}{best[2]:>9.1f}   "
+            f"{best[3][0]:.2f} / {best[3][1]:.2f} / {best[3][2]:.2f}"
+        )
 
 
 async def main() -> int:

@@ -22,7 +22,7 @@ from gateway.upstream.base import Upstream
 from gateway.upstream.extractive import ExtractiveResponder
 from gateway.upstream.limited import LimitedUpstream
 from gateway.upstream.openai_upstream import OpenAIUpstream
-from gateway.verification.anchoring import QuoteAnchoringVerifier
+from gateway.verification.cascade import build_verifier as build_verification_cascade
 from gateway.verification.base import Verifier
 
 log = structlog.get_logger("gateway.startup")
@@ -43,8 +43,8 @@ def build_upstream(settings: Settings, embedder: Embedder, metrics: GatewayMetri
 
 
 def build_verifier(settings: Settings, policy: Policy, embedder: Embedder) -> Verifier:
-    verification = policy.thresholds.verification
-    return QuoteAnchoringVerifier(verification.quote_fuzzy_threshold, verification.quote_min_chars)
+    """The verification cascade: quote anchoring, local entailment, and the LLM judge when configured."""
+    return build_verification_cascade(settings, policy.thresholds.verification, embedder)
 
 
 def build_rewriter(settings: Settings, policy: Policy, embedder: Embedder, verifier: Verifier) -> Rewriter:

@@ -12,6 +12,7 @@ is fine. Only what the claim adds or changes fails.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -87,22 +88,174 @@ _SUFFIXES = (
 _MIN_ROOT = 3
 """A suffix is stripped only when at least this many characters remain."""
 
-STOPWORDS = frozenset((
-    "a", "an", "the", "and", "or", "but", "if", "then", "than", "that", "this", "these", "those",
-    "there", "here", "of", "in", "on", "at", "to", "for", "from", "by", "with", "about", "as", "into",
-    "over", "under", "after", "before", "during", "between", "through", "against", "among", "per",
-    "via", "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "doing",
-    "have", "has", "had", "having", "it", "its", "it's", "they", "them", "their", "theirs", "he", "she",
-    "him", "her", "his", "hers", "we", "us", "our", "you", "your", "i", "me", "my", "mine", "who",
-    "whom", "whose", "which", "what", "when", "where", "why", "how", "also", "such", "so", "very",
-    "just", "only", "more", "most", "less", "other", "others", "another", "any", "each", "both",
-    "either", "own", "same", "too", "can", "could", "may", "might", "must", "shall", "should", "will",
-    "would", "one", "some", "many", "much", "few", "lot", "lots", "get", "gets", "got", "make", "makes",
-    "made", "people", "person", "patients", "patient", "study", "studies", "show", "shows", "shown",
-    "found", "find", "including", "include", "includes", "known", "like", "well", "even", "still",
-    "yet", "however", "while", "whether", "new", "according", "researchers", "scientists", "report",
-    "reported", "reports", "say", "says", "said", "called", "because", "due", "thus", "therefore",
-))
+STOPWORDS = frozenset(
+    (
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "if",
+        "then",
+        "than",
+        "that",
+        "this",
+        "these",
+        "those",
+        "there",
+        "here",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "from",
+        "by",
+        "with",
+        "about",
+        "as",
+        "into",
+        "over",
+        "under",
+        "after",
+        "before",
+        "during",
+        "between",
+        "through",
+        "against",
+        "among",
+        "per",
+        "via",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "do",
+        "does",
+        "did",
+        "doing",
+        "have",
+        "has",
+        "had",
+        "having",
+        "it",
+        "its",
+        "it's",
+        "they",
+        "them",
+        "their",
+        "theirs",
+        "he",
+        "she",
+        "him",
+        "her",
+        "his",
+        "hers",
+        "we",
+        "us",
+        "our",
+        "you",
+        "your",
+        "i",
+        "me",
+        "my",
+        "mine",
+        "who",
+        "whom",
+        "whose",
+        "which",
+        "what",
+        "when",
+        "where",
+        "why",
+        "how",
+        "also",
+        "such",
+        "so",
+        "very",
+        "just",
+        "only",
+        "more",
+        "most",
+        "less",
+        "other",
+        "others",
+        "another",
+        "any",
+        "each",
+        "both",
+        "either",
+        "own",
+        "same",
+        "too",
+        "can",
+        "could",
+        "may",
+        "might",
+        "must",
+        "shall",
+        "should",
+        "will",
+        "would",
+        "one",
+        "some",
+        "many",
+        "much",
+        "few",
+        "lot",
+        "lots",
+        "get",
+        "gets",
+        "got",
+        "make",
+        "makes",
+        "made",
+        "people",
+        "person",
+        "patients",
+        "patient",
+        "study",
+        "studies",
+        "show",
+        "shows",
+        "shown",
+        "found",
+        "find",
+        "including",
+        "include",
+        "includes",
+        "known",
+        "like",
+        "well",
+        "even",
+        "still",
+        "yet",
+        "however",
+        "while",
+        "whether",
+        "new",
+        "according",
+        "researchers",
+        "scientists",
+        "report",
+        "reported",
+        "reports",
+        "say",
+        "says",
+        "said",
+        "called",
+        "because",
+        "due",
+        "thus",
+        "therefore",
+    )
+)
 
 
 CACHE_SIZE = 4096
@@ -149,7 +302,7 @@ def content_words(text: str) -> tuple[str, ...]:
 def content_bigrams(text: str) -> frozenset[tuple[str, str]]:
     """Stem pairs of consecutive content words: who does what to whom, roughly."""
     stems = [stem(w) for w in content_words(text)]
-    return frozenset(zip(stems, stems[1:], strict=False))
+    return frozenset(itertools.pairwise(stems))
 
 
 def bigram_coverage(claim: str, evidence: str) -> float:
@@ -436,7 +589,9 @@ def _single_quantity(match: re.Match[str]) -> Quantity | None:
     if value is None or (raw in _ONE_WORDS and dimension is None):
         return None
     approximate = bool(_HEDGE.search(match.string[: match.start()]))
-    return Quantity(value * factor, value * factor, dimension, match.group(0).strip(), value, value, approximate)
+    return Quantity(
+        value * factor, value * factor, dimension, match.group(0).strip(), value, value, approximate
+    )
 
 
 _ROUNDABLE = frozenset((None, "percent"))
@@ -585,11 +740,17 @@ def check_negation(claim: str, evidence: str) -> CheckResult:
     mine = [scope & evidence_stems for scope in _negated_scopes(claim) if scope & evidence_stems]
     theirs = [scope & claim_stems for scope in _negated_scopes(evidence) if scope & claim_stems]
     if mine and not theirs:
-        return CheckResult(CheckName.NEGATION, CheckOutcome.CLASH,
-                           f"the claim negates {', '.join(sorted(mine[0]))}; the evidence does not")
+        return CheckResult(
+            CheckName.NEGATION,
+            CheckOutcome.CLASH,
+            f"the claim negates {', '.join(sorted(mine[0]))}; the evidence does not",
+        )
     if theirs and not mine:
-        return CheckResult(CheckName.NEGATION, CheckOutcome.CLASH,
-                           f"the evidence negates {', '.join(sorted(theirs[0]))}; the claim does not")
+        return CheckResult(
+            CheckName.NEGATION,
+            CheckOutcome.CLASH,
+            f"the evidence negates {', '.join(sorted(theirs[0]))}; the claim does not",
+        )
     return _passed(CheckName.NEGATION)
 
 
@@ -1021,10 +1182,21 @@ def _entity_present(entity: Entity, evidence_clean: str, evidence_canon: set[str
     return False
 
 
-CLASS_TERMS = frozenset((
-    "antibiotics", "antidepressants", "antihistamines", "steroids", "nsaids", "opioids", "vaccine",
-    "statin", "contraceptive pill", "insulin", "iron",
-))
+CLASS_TERMS = frozenset(
+    (
+        "antibiotics",
+        "antidepressants",
+        "antihistamines",
+        "steroids",
+        "nsaids",
+        "opioids",
+        "vaccine",
+        "statin",
+        "contraceptive pill",
+        "insulin",
+        "iron",
+    )
+)
 """Medicine groups that name a class (or a very broad one): naming a member instead is no clash."""
 _CLASHING_KINDS = frozenset(("medicine", "condition", "population"))
 """Body parts and capitalised names are only ever missing: a passage names many of them in passing."""
@@ -1050,9 +1222,7 @@ def check_entities(claim: str, evidence: str) -> CheckResult:
     for entity in wanted:
         if _entity_present(entity, clean, canon, words):
             continue
-        rivals = [
-            e.text for e in theirs if e.kind == entity.kind and _can_clash(entity) and _can_clash(e)
-        ]
+        rivals = [e.text for e in theirs if e.kind == entity.kind and _can_clash(entity) and _can_clash(e)]
         if rivals:
             return CheckResult(
                 CheckName.ENTITY,

@@ -192,8 +192,12 @@ class LocalEntailmentVerifier:
                 if _verbatim_key(text) == key:
                     candidate = Candidate(number, passage, span, text)
                     return Assessment(
-                        1.0, VerdictLabel.SUPPORTED, SIMILARITY_CHECK,
-                        "the source states the claim verbatim", candidate, 1.0,
+                        1.0,
+                        VerdictLabel.SUPPORTED,
+                        SIMILARITY_CHECK,
+                        "the source states the claim verbatim",
+                        candidate,
+                        1.0,
                     )
         return None
 
@@ -275,7 +279,10 @@ class LocalEntailmentVerifier:
         return max(assessed, key=lambda a: (a.score, a.similarity))
 
     def _similarities(
-        self, claim_vector: Vector, sources: Sequence[tuple[int, Passage]], sentence_vectors: dict[str, Vector]
+        self,
+        claim_vector: Vector,
+        sources: Sequence[tuple[int, Passage]],
+        sentence_vectors: dict[str, Vector],
     ) -> tuple[list[tuple[int, Passage, PassageIndex, int]], Vector, float] | None:
         """Every candidate of every cited passage, its cosine to the claim, and the best sentence's."""
         located: list[tuple[int, Passage, PassageIndex, int]] = []
@@ -345,12 +352,18 @@ class LocalEntailmentVerifier:
         assert self._combiner is not None
         p = self._policy
         results = self._run_checks(claim, candidate)
-        score = self._combiner.probability(features(claim, candidate.text, similarity, best_sentence, results))
+        score = self._combiner.probability(
+            features(claim, candidate.text, similarity, best_sentence, results)
+        )
         hard = next((r for r in results if r.clash and r.name in HARD_CLASHES), None)
         if hard is not None and similarity >= p.contradiction_similarity:
             return Assessment(
-                min(score, p.clash_score), VerdictLabel.CONTRADICTED, hard.name.value, hard.detail,
-                candidate, similarity,
+                min(score, p.clash_score),
+                VerdictLabel.CONTRADICTED,
+                hard.name.value,
+                hard.detail,
+                candidate,
+                similarity,
             )
         label = VerdictLabel.SUPPORTED if score >= p.support_threshold else VerdictLabel.UNSUPPORTED
         failed = next((r for r in results if r.clash), None) or next(

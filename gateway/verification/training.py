@@ -91,8 +91,16 @@ def medquad_passages(path: Path, sections: int, rng: random.Random) -> list[Pass
 
 def _passage(pid: str, document_id: str, text: str) -> Passage:
     return Passage(
-        id=pid, document_id=document_id, text=text, title="", url="", org="", tier="unknown",
-        reviewed_on=None, score=1.0, sentence_spans=tuple(sentence_spans(text)),
+        id=pid,
+        document_id=document_id,
+        text=text,
+        title="",
+        url="",
+        org="",
+        tier="unknown",
+        reviewed_on=None,
+        score=1.0,
+        sentence_spans=tuple(sentence_spans(text)),
     )
 
 
@@ -100,21 +108,71 @@ def _passage(pid: str, document_id: str, text: str) -> Passage:
 # Rewrites that keep the meaning (or say less)
 
 SYNONYMS = {
-    "doctor": "physician", "medicine": "medication", "medicines": "medications", "reduce": "lower",
-    "reduces": "lowers", "increase": "raise", "increases": "raises", "symptoms": "signs",
-    "treat": "manage", "illness": "disease", "often": "frequently", "about": "approximately",
-    "children": "kids", "risk": "chance", "serious": "severe", "start": "begin", "stop": "discontinue",
-    "need": "require", "needs": "requires", "quickly": "rapidly", "usually": "typically",
-    "important": "essential", "people": "individuals", "problems": "issues", "large": "big",
-    "small": "little", "occur": "happen", "occurs": "happens", "affect": "impact",
-    "affects": "impacts", "prevent": "avoid", "keep": "maintain", "help": "assist", "helps": "assists",
-    "cause": "lead to", "causes": "leads to", "use": "take", "used": "taken", "many": "numerous",
-    "common": "frequent", "check": "test", "buy": "purchase", "get": "obtain", "tell": "inform",
-    "enough": "sufficient", "main": "primary", "also": "additionally", "shows": "indicates",
+    "doctor": "physician",
+    "medicine": "medication",
+    "medicines": "medications",
+    "reduce": "lower",
+    "reduces": "lowers",
+    "increase": "raise",
+    "increases": "raises",
+    "symptoms": "signs",
+    "treat": "manage",
+    "illness": "disease",
+    "often": "frequently",
+    "about": "approximately",
+    "children": "kids",
+    "risk": "chance",
+    "serious": "severe",
+    "start": "begin",
+    "stop": "discontinue",
+    "need": "require",
+    "needs": "requires",
+    "quickly": "rapidly",
+    "usually": "typically",
+    "important": "essential",
+    "people": "individuals",
+    "problems": "issues",
+    "large": "big",
+    "small": "little",
+    "occur": "happen",
+    "occurs": "happens",
+    "affect": "impact",
+    "affects": "impacts",
+    "prevent": "avoid",
+    "keep": "maintain",
+    "help": "assist",
+    "helps": "assists",
+    "cause": "lead to",
+    "causes": "leads to",
+    "use": "take",
+    "used": "taken",
+    "many": "numerous",
+    "common": "frequent",
+    "check": "test",
+    "buy": "purchase",
+    "get": "obtain",
+    "tell": "inform",
+    "enough": "sufficient",
+    "main": "primary",
+    "also": "additionally",
+    "shows": "indicates",
 }
-_NUMBER_WORDS = {str(n): w for n, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve".split()
-)}
+_DIGIT_NAMES = (
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+)
+_NUMBER_WORDS = {str(n): w for n, w in enumerate(_DIGIT_NAMES)}
 
 
 def _words(text: str) -> int:
@@ -150,7 +208,9 @@ def synonyms(s: str, rng: random.Random) -> str | None:
 
 
 def numbers_as_words(s: str, rng: random.Random) -> str | None:
-    out = re.sub(r"(?<![\d.,-])\b(\d{1,2})\b(?![\d.,%-])", lambda m: _NUMBER_WORDS.get(m.group(1), m.group(1)), s)
+    out = re.sub(
+        r"(?<![\d.,-])\b(\d{1,2})\b(?![\d.,%-])", lambda m: _NUMBER_WORDS.get(m.group(1), m.group(1)), s
+    )
     return out if out != s else None
 
 
@@ -171,7 +231,12 @@ def move_leading_phrase(s: str, rng: random.Random) -> str | None:
 
 
 PARAPHRASES: tuple[Callable[[str, random.Random], str | None], ...] = (
-    drop_clause, drop_parenthesis, synonyms, numbers_as_words, reorder_list, move_leading_phrase,
+    drop_clause,
+    drop_parenthesis,
+    synonyms,
+    numbers_as_words,
+    reorder_list,
+    move_leading_phrase,
 )
 
 # --------------------------------------------------------------------------------------------------
@@ -180,18 +245,49 @@ PARAPHRASES: tuple[Callable[[str, random.Random], str | None], ...] = (
 _AUXILIARY = re.compile(r"\b(is|are|was|were|can|may|should|will|could|might|must|does|do)\b(?! not)")
 _NEGATED = re.compile(r"\b(is|are|was|were|can|may|should|will|could|might|must|does|do) not\b|\bnever\b")
 ANTONYMS = {
-    "increase": "decrease", "increases": "decreases", "increased": "decreased", "higher": "lower",
-    "lower": "higher", "reduce": "increase", "reduces": "increases", "reduced": "increased",
-    "more": "less", "less": "more", "common": "rare", "rare": "common", "early": "late",
-    "before": "after", "after": "before", "high": "low", "low": "high", "safe": "unsafe",
-    "effective": "ineffective", "improve": "worsen", "improves": "worsens", "acute": "chronic",
-    "chronic": "acute", "benign": "malignant", "malignant": "benign", "slowly": "quickly",
-    "better": "worse", "worse": "better", "most": "few", "upper": "lower", "inherited": "acquired",
+    "increase": "decrease",
+    "increases": "decreases",
+    "increased": "decreased",
+    "higher": "lower",
+    "lower": "higher",
+    "reduce": "increase",
+    "reduces": "increases",
+    "reduced": "increased",
+    "more": "less",
+    "less": "more",
+    "common": "rare",
+    "rare": "common",
+    "early": "late",
+    "before": "after",
+    "after": "before",
+    "high": "low",
+    "low": "high",
+    "safe": "unsafe",
+    "effective": "ineffective",
+    "improve": "worsen",
+    "improves": "worsens",
+    "acute": "chronic",
+    "chronic": "acute",
+    "benign": "malignant",
+    "malignant": "benign",
+    "slowly": "quickly",
+    "better": "worse",
+    "worse": "better",
+    "most": "few",
+    "upper": "lower",
+    "inherited": "acquired",
 }
 _STRONGER = (
-    (r"\bmay\b", "will always"), (r"\bcan\b", "always"), (r"\bsome\b", "all"), (r"\bsometimes\b", "always"),
-    (r"\boften\b", "always"), (r"\bmost\b", "all"), (r"\bmany\b", "all"), (r"\busually\b", "always"),
-    (r"\bcould\b", "will certainly"), (r"\bmight\b", "will definitely"),
+    (r"\bmay\b", "will always"),
+    (r"\bcan\b", "always"),
+    (r"\bsome\b", "all"),
+    (r"\bsometimes\b", "always"),
+    (r"\boften\b", "always"),
+    (r"\bmost\b", "all"),
+    (r"\bmany\b", "all"),
+    (r"\busually\b", "always"),
+    (r"\bcould\b", "will certainly"),
+    (r"\bmight\b", "will definitely"),
 )
 
 
@@ -260,7 +356,11 @@ def swap_entity(s: str, rng: random.Random) -> str | None:
 
 
 PERTURBATIONS: tuple[Callable[[str, random.Random], str | None], ...] = (
-    change_number, flip_negation, strengthen, swap_antonym, swap_entity,
+    change_number,
+    flip_negation,
+    strengthen,
+    swap_antonym,
+    swap_entity,
 )
 
 # --------------------------------------------------------------------------------------------------
@@ -295,8 +395,11 @@ def generate(passages: Sequence[Passage], sentence_vectors: Sequence[Vector], se
             similar[documents == passage.document_id] = -1.0
             pairs.append(Pair(texts[int(np.argmax(similar))], i, False, "nei_other_document"))
             same_doc = [
-                k for k, o in enumerate(owners)
-                if documents[k] == passage.document_id and o != i and texts[k] not in passage.text
+                k
+                for k, o in enumerate(owners)
+                if documents[k] == passage.document_id
+                and o != i
+                and texts[k] not in passage.text
                 and MIN_WORDS <= _words(texts[k]) <= MAX_WORDS
             ]
             if same_doc:
@@ -374,17 +477,27 @@ def main() -> int:
     kinds: dict[str, int] = {}
     for pair in pairs:
         kinds[pair.kind] = kinds.get(pair.kind, 0) + 1
-    args.out.write_text(json.dumps({
-        "features": list(FEATURES),
-        "weights": [round(float(v), 6) for v in w],
-        "bias": round(b, 6),
-        "mean": [round(float(v), 6) for v in mean],
-        "scale": [round(float(v), 6) for v in scale],
-        "trained_on": {
-            "seed": SEED, "passages": len(passages), "pairs": len(pairs), "kinds": kinds,
-            "training_balanced_accuracy": round(float(balanced), 4),
-        },
-    }, indent=1) + "\n", encoding="utf-8")
+    args.out.write_text(
+        json.dumps(
+            {
+                "features": list(FEATURES),
+                "weights": [round(float(v), 6) for v in w],
+                "bias": round(b, 6),
+                "mean": [round(float(v), 6) for v in mean],
+                "scale": [round(float(v), 6) for v in scale],
+                "trained_on": {
+                    "seed": SEED,
+                    "passages": len(passages),
+                    "pairs": len(pairs),
+                    "kinds": kinds,
+                    "training_balanced_accuracy": round(float(balanced), 4),
+                },
+            },
+            indent=1,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     print(f"{len(pairs)} pairs from {len(passages)} passages; training balanced accuracy {balanced:.3f}")
     print(json.dumps(dict(zip(FEATURES, [round(float(v), 3) for v in w], strict=True)), indent=1))
     return 0

@@ -19,8 +19,9 @@ LEAFLET = (
     "Do not take more than 4 g in 24 hours. Children under 16 should not take aspirin. "
     "Ibuprofen may sometimes cause stomach pain. Paracetamol is safe to take during pregnancy."
 )
-FLOORS = {"checkcovid_dev": 0.60, "kqa_dev": 0.62}
-"""Measured 0.640 and 0.660 (support_threshold 0.5, default policy) minus a margin."""
+FLOORS = {"checkcovid_dev": 0.58, "kqa_dev": 0.64}
+"""Measured 0.610 (every other Check-COVID row; 0.645 on all rows) and 0.666 (all K-QA rows) with the
+default policy and precomputed sentence vectors, minus a margin."""
 
 
 def make_passage(text: str, pid: str = "p1") -> Passage:
@@ -88,9 +89,7 @@ async def test_clash_with_close_evidence_is_a_contradiction(verifier: LocalEntai
 
 
 async def test_unrelated_claim_is_unsupported(verifier: LocalEntailmentVerifier) -> None:
-    label, _ = await check(
-        verifier, "Cataract surgery takes about twenty minutes under local anaesthetic."
-    )
+    label, _ = await check(verifier, "Cataract surgery takes about twenty minutes under local anaesthetic.")
     assert label == "unsupported"
 
 
@@ -150,7 +149,9 @@ def _balanced_accuracy(verifier: LocalEntailmentVerifier, embedder: object, path
     passages = [make_passage(r["evidence"], f"r{i}") for i, r in enumerate(rows)]
     unique = sorted({t for p in passages for _, t in p.sentences()})
     encoded = dict(zip(unique, embedder.encode(unique), strict=True))  # type: ignore[attr-defined]
-    passages = [replace(p, sentence_vectors=np.stack([encoded[t] for _, t in p.sentences()])) for p in passages]
+    passages = [
+        replace(p, sentence_vectors=np.stack([encoded[t] for _, t in p.sentences()])) for p in passages
+    ]
     claims = [ClaimToCheck(r["claim"], None, ((1, p),)) for r, p in zip(rows, passages, strict=True)]
     predicted = np.array([a.label is VerdictLabel.SUPPORTED for a in verifier.assess_all(claims)])
     truth = np.array([r["label"] == "supported" for r in rows])

@@ -36,8 +36,16 @@ class NoEncoder:
 def corpus_passages() -> list[Passage]:
     return [
         Passage(
-            id=chunk.id, document_id=chunk.document_id, text=chunk.text, title="", url="", org="",
-            tier="unknown", reviewed_on=None, score=1.0, sentence_spans=chunk.sentence_spans,
+            id=chunk.id,
+            document_id=chunk.document_id,
+            text=chunk.text,
+            title="",
+            url="",
+            org="",
+            tier="unknown",
+            reviewed_on=None,
+            score=1.0,
+            sentence_spans=chunk.sentence_spans,
         )
         for document in load_manifest(KNOWLEDGE)
         for chunk in chunk_document(document)
@@ -52,14 +60,19 @@ def passages() -> list[Passage]:
 
 
 @pytest.mark.parametrize("combiner", ["rules", "learned"])
-async def test_every_corpus_sentence_is_supported_by_its_chunk(passages: list[Passage], combiner: str) -> None:
+async def test_every_corpus_sentence_is_supported_by_its_chunk(
+    passages: list[Passage], combiner: str
+) -> None:
     verifier = LocalEntailmentVerifier(NoEncoder(), VerificationPolicy(local_combiner=combiner))  # type: ignore[arg-type]
     failures = []
     for passage in passages:
         sentences = [text for _, text in passage.sentences()]
         verdicts = await verifier.verify([ClaimToCheck(s, None, ((1, passage),)) for s in sentences])
-        failures += [(s, v.check, v.reason) for s, v in zip(sentences, verdicts, strict=True)
-                     if v.label is not VerdictLabel.SUPPORTED]
+        failures += [
+            (s, v.check, v.reason)
+            for s, v in zip(sentences, verdicts, strict=True)
+            if v.label is not VerdictLabel.SUPPORTED
+        ]
     assert failures == []
     assert NoEncoder.calls == 0
 
@@ -92,7 +105,10 @@ def test_the_reported_atorvastatin_sentence(passages: list[Passage]) -> None:
         ("Ear infections are common in children.", "Treat early; symptoms may come later."),
         ("Protein in the urine can be measured.", "Kidney damage can be serious."),
         ("Fasting blood sugar is measured in the morning.", "Symptoms develop slowly."),
-        ("Common side effects include nausea.", "Serious muscle damage is rare. Common side effects include nausea."),
+        (
+            "Common side effects include nausea.",
+            "Serious muscle damage is rare. Common side effects include nausea.",
+        ),
     ],
 )
 def test_antonyms_compare_whole_words_not_truncated_stems(claim: str, evidence: str) -> None:
