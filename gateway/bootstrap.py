@@ -22,8 +22,8 @@ from gateway.upstream.base import Upstream
 from gateway.upstream.extractive import ExtractiveResponder
 from gateway.upstream.limited import LimitedUpstream
 from gateway.upstream.openai_upstream import OpenAIUpstream
-from gateway.verification.cascade import build_verifier as build_verification_cascade
 from gateway.verification.base import Verifier
+from gateway.verification.cascade import build_verifier as build_verification_cascade
 
 log = structlog.get_logger("gateway.startup")
 

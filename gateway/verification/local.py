@@ -1,7 +1,9 @@
 """Local entailment: MiniLM finds the evidence, explicit checks decide whether it says the same thing.
 
-No NLI model ships offline, so entailment is approximated in two steps:
+No NLI model ships offline, so entailment is approximated in steps:
 
+0. Verbatim rule. A claim that is exactly (up to case, quotes, spacing and final punctuation) one
+   sentence or a run of consecutive sentences of a cited passage is supported, without being encoded.
 1. Retrieval inside the cited passages. Candidates are every sentence and every window of up to
    ``policy.local_window_sentences`` consecutive sentences (a window's vector is the normalised sum of
    its sentences' vectors, so precomputed sentence vectors cover windows too). The claim is embedded
@@ -13,7 +15,12 @@ No NLI model ships offline, so entailment is approximated in two steps:
    at ``clash_score`` and is a contradiction when the evidence is otherwise close to the claim;
    something merely missing multiplies the score by a penalty. The best candidate wins.
 
-The score is a calibrated rule, not a probability; ``support_threshold`` turns it into a verdict and
+Each passage's candidates (windows, their vectors) are built once and kept in a small LRU cache.
+With ``local_combiner: learned`` the hand-weighted mix is replaced by the logistic regression of
+``combiner.py`` (a number or negation clash with close evidence still contradicts); it is opt-in
+because it generalised worse than the rules on the dev sets (docs/verification.md).
+
+The rule score is a calibrated rule, not a probability; ``support_threshold`` turns it into a verdict and
 the cascade sends scores inside ``uncertain_band`` to the judge.
 """
 

@@ -27,7 +27,9 @@ def bundled_gateway(embedder, tmp_path_factory):  # type: ignore[no-untyped-def]
         ("How should I take levothyroxine?", "levothyroxine"),
     ],
 )
-def test_embedded_default_answers_with_citations_to_the_right_document(bundled_gateway, question, document_id) -> None:  # type: ignore[no-untyped-def]
+def test_embedded_default_answers_with_citations_to_the_right_document(
+    bundled_gateway, question, document_id
+) -> None:  # type: ignore[no-untyped-def]
     url, services = bundled_gateway
     assert services.upstream.name == "extractive"
     completion = openai_client(url).chat.completions.create(
@@ -47,7 +49,13 @@ def test_embedded_default_answers_with_citations_to_the_right_document(bundled_g
         source = sources[evidence["source_id"]]
         assert source["text"][evidence["span"]["start"] : evidence["span"]["end"]] == evidence["text"]
         assert source["url"].startswith("https://")
-        assert claim["badge"]["tier"] in {"regulatory", "clinical_reference", "guideline", "educational", "unknown"}
+        assert claim["badge"]["tier"] in {
+            "regulatory",
+            "clinical_reference",
+            "guideline",
+            "educational",
+            "unknown",
+        }
 
 
 def test_bundled_index_is_ready(bundled_gateway) -> None:  # type: ignore[no-untyped-def]

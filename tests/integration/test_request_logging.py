@@ -19,7 +19,7 @@ from tests.support.scripted_upstream import Reply, contract_answer, running_upst
 from tests.support.stack import running_gateway
 
 DOSE = "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours."
-QUESTION = "How much paracetamol can an adult with a sore knee called Zebedee take?"
+QUESTION = "Zebedee asks: how much paracetamol can an adult take?"
 CLIENT_KEY = "client-key-SECRET-0001"
 UPSTREAM_KEY = "sk-upstream-SECRET-0002"
 CLINICIAN_KEY = "clinician-SECRET-0003"
