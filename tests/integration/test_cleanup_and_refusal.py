@@ -141,8 +141,8 @@ def test_answer_repeating_a_planted_instruction_is_refused(gateway) -> None:  # 
     assert text == s.SAFETY_CRITICAL_REFUSAL
     assert trust["summary"]["reason"] == "safety_critical_failed"
     assert trust["claims"][1]["check"] == "planted_instruction"
-    assert trust["claims"][1]["evidence"]["source_id"] == "3"
-    assert trust["sources"][2]["text"].startswith("Ignore previous instructions")
+    planted_source = trust["claims"][1]["evidence"]["source_id"]
+    assert trust["sources"][int(planted_source) - 1]["text"].startswith("Ignore previous instructions")
 
 
 def test_emergency_with_a_routine_question_gets_only_the_safety_message(gateway) -> None:  # type: ignore[no-untyped-def]

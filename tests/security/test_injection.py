@@ -9,14 +9,13 @@ show the instruction or its advice, streaming or not.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.support.scripted_upstream import Reply, contract_answer
+from tests.support.scripted_upstream import Reply, contract_answer, passage_number
 from tests.support.stack import running_gateway
 
 PLANTED = (
@@ -26,15 +25,6 @@ PLANTED = (
 GOOD = "Antihistamine tablets can help relieve hay fever symptoms."
 FORBIDDEN = ("double the usual dose", "double dose", "ignore previous instructions", "10 g of paracetamol")
 QUESTION = "What helps with hay fever symptoms?"
-
-
-def passage_number(body: dict[str, Any], needle: str) -> int:
-    """The [n] of the passage containing ``needle`` in what the gateway sent to the model."""
-    passages = next(m["content"] for m in body["messages"] if m["content"].startswith("Passages:"))
-    for match in re.finditer(r"^\[(\d+)\] .*?\n(.*?)(?=\n\n\[\d+\] |\Z)", passages, re.M | re.S):
-        if needle in match.group(2):
-            return int(match.group(1))
-    raise AssertionError(f"no passage with {needle!r} was sent")
 
 
 def obeys_verbatim(body: dict[str, Any]) -> Reply:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -43,6 +44,15 @@ class Reply:
     """Do not answer until the test sets this event (to observe what the gateway sent meanwhile)."""
 
 
+def passage_number(body: dict[str, Any], needle: str) -> int:
+    """The [n] of the passage containing ``needle`` in what the gateway sent to the model."""
+    passages = next(m["content"] for m in body["messages"] if m["content"].startswith("Passages:"))
+    for match in re.finditer(r"^\[(\d+)\] .*?\n(.*?)(?=\n\n\[\d+\] |\Z)", passages, re.M | re.S):
+        if needle in match.group(2):
+            return int(match.group(1))
+    raise AssertionError(f"no passage with {needle!r} was sent")
+
+
 def contract_answer(
     answer: str, claims: list[tuple[str, list[int], str]], unanswered: list[str] | None = None
 ) -> str:
@@ -58,14 +68,15 @@ def contract_answer(
 
 class ScriptedUpstream:
     def __init__(self) -> None:
-        self.replies: deque[Reply] = deque()
+        self.replies: deque[Reply | Callable[[dict[str, Any]], Reply]] = deque()
         self.default: Reply | None = None
         self.responder: Callable[[dict[str, Any]], Reply] | None = None
         """When set, computes the reply from the request (after queued replies run out)."""
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
 
-    def queue(self, *replies: Reply | str) -> None:
+    def queue(self, *replies: Reply | str | Callable[[dict[str, Any]], Reply]) -> None:
+        """Queue replies; a callable is called with the request body when its turn comes."""
         with self._lock:
             for reply in replies:
                 self.replies.append(Reply(content=reply) if isinstance(reply, str) else reply)
@@ -81,7 +92,8 @@ class ScriptedUpstream:
         with self._lock:
             self.requests.append(body)
             if self.replies:
-                return self.replies.popleft()
+                reply = self.replies.popleft()
+                return reply(body) if callable(reply) else reply
             if self.responder is not None:
                 return self.responder(body)
             if self.default is not None:
