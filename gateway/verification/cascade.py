@@ -97,11 +97,13 @@ def build_verifier(settings: Settings, policy: VerificationPolicy, embedder: Emb
     local = LocalEntailmentVerifier(embedder, policy)
     judge: LLMJudgeVerifier | None = None
     if settings.judge_base_url:
-        judge = LLMJudgeVerifier(JudgeConfig(
-            base_url=settings.judge_base_url,
-            api_key=settings.judge_api_key.reveal(),
-            model=settings.judge_model,
-            timeout=settings.judge_timeout,
-            quote_threshold=policy.quote_fuzzy_threshold,
-        ))
+        judge = LLMJudgeVerifier(
+            JudgeConfig(
+                base_url=settings.judge_base_url,
+                api_key=settings.judge_api_key.reveal(),
+                model=settings.judge_model,
+                timeout=settings.judge_timeout,
+                quote_threshold=policy.quote_fuzzy_threshold,
+            )
+        )
     return CascadeVerifier(anchoring, local, judge, policy)

@@ -110,8 +110,10 @@ class LLMJudgeVerifier:
     def __init__(self, config: JudgeConfig, client: AsyncOpenAI | None = None) -> None:
         self._config = config
         self._client = client or AsyncOpenAI(
-            base_url=config.base_url, api_key=config.api_key or "none",
-            timeout=config.timeout, max_retries=config.max_retries,
+            base_url=config.base_url,
+            api_key=config.api_key or "none",
+            timeout=config.timeout,
+            max_retries=config.max_retries,
         )
 
     async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
@@ -159,8 +161,13 @@ class LLMJudgeVerifier:
         if label is VerdictLabel.UNSUPPORTED:
             return Verdict(label, UNSUPPORTED_SCORE, self.name, JUDGE_CHECK, reason, evidence)
         if evidence is None:
-            return Verdict(VerdictLabel.UNSUPPORTED, UNSUPPORTED_SCORE, self.name, QUOTE_NOT_FOUND,
-                           f"the judge said {label.value} but its quote is not in the cited source: {reason}")
+            return Verdict(
+                VerdictLabel.UNSUPPORTED,
+                UNSUPPORTED_SCORE,
+                self.name,
+                QUOTE_NOT_FOUND,
+                f"the judge said {label.value} but its quote is not in the cited source: {reason}",
+            )
         score = SUPPORTED_SCORE if label is VerdictLabel.SUPPORTED else UNSUPPORTED_SCORE
         return Verdict(label, score, self.name, JUDGE_CHECK, reason, evidence)
 
