@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from gateway.cleanup.common import Sources, cited_sources, is_planted, removed, verified_rewrite
 from gateway.domain import ChatRequest, ClaimResult, Passage
 from gateway.errors import UpstreamError
 from gateway.policy import CleanupPolicy
 from gateway.text import strip_markers
+from gateway.upstream.base import CompletionClient
 from gateway.verification.base import Verifier
 
 REWRITE_TEMPERATURE = 0.0
@@ -47,21 +48,6 @@ REWRITE_SCHEMA: dict[str, Any] = {
     "required": ["rewrite", "quote"],
     "properties": {"rewrite": {"type": "string"}, "quote": {"type": "string"}},
 }
-
-
-class CompletionClient(Protocol):
-    """What the rewriter needs of ``OpenAIUpstream``: one chat completion under a JSON schema."""
-
-    async def complete(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        user: str | None = None,
-        schema: dict[str, Any] | None = None,
-        schema_name: str = "cited_answer",
-    ) -> str: ...
 
 
 def rewrite_messages(sentence: str, sources: Sources) -> list[dict[str, str]]:

@@ -19,11 +19,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from gateway.errors import ConfigurationError, UpstreamError
 from gateway.evaluation.records import ExpectedScope, Question
 from gateway.knowledge.corpus import SourceDocument
+from gateway.upstream.base import CompletionClient
 
 BUNDLED_QUESTIONS = Path(__file__).resolve().parent / "questions" / "bundled.jsonl"
 """The question set written for the bundled knowledge base (shipped inside the package)."""
@@ -99,21 +100,6 @@ def questions_digest(questions: Sequence[Question]) -> str:
 
 
 # ---- generation -----------------------------------------------------------------------------------
-
-
-class CompletionClient(Protocol):
-    """What generation needs of ``OpenAIUpstream``: one chat completion with a JSON schema."""
-
-    async def complete(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        user: str | None = None,
-        schema: dict[str, Any] | None = None,
-        schema_name: str = "cited_answer",
-    ) -> str: ...
 
 
 GENERATION_PROMPT = """\

@@ -23,11 +23,12 @@ import openai
 
 from gateway.domain import ChatRequest, Message, Role
 from gateway.errors import ConfigurationError, UpstreamError
-from gateway.evaluation.questions import CompletionClient, parse_question
+from gateway.evaluation.questions import parse_question
 from gateway.evaluation.records import Question, SourceRef, SystemAnswer
 from gateway.evaluation.scoring import looks_like_refusal
 from gateway.pipeline.run import answer as gateway_answer
 from gateway.services import Services
+from gateway.upstream.base import CompletionClient
 
 Clock = Callable[[], float]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from gateway.domain import ChatRequest, Draft, Passage
 
@@ -19,3 +19,19 @@ class Upstream(Protocol):
     async def draft(self, request: ChatRequest, passages: Sequence[Passage]) -> Draft: ...
 
     async def aclose(self) -> None: ...
+
+
+class CompletionClient(Protocol):
+    """One chat completion under a JSON schema: what the rewriter and question generation need of
+    ``OpenAIUpstream``."""
+
+    async def complete(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        user: str | None = None,
+        schema: dict[str, Any] | None = None,
+        schema_name: str = "cited_answer",
+    ) -> str: ...

@@ -29,8 +29,8 @@ class RequestLimits:
         return cls(settings.max_messages, settings.max_message_chars, settings.max_tokens_cap)
 
 
-def parse_chat_request(body: bytes, limits: RequestLimits | None = None) -> ChatRequest:
-    limits = limits or RequestLimits()
+def parse_json_object(body: bytes) -> dict[str, Any]:
+    """The request body as a JSON object, or a RequestError saying what is wrong with it."""
     try:
         data = json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
@@ -39,6 +39,12 @@ def parse_chat_request(body: bytes, limits: RequestLimits | None = None) -> Chat
         raise RequestError("The request body is nested too deeply.", code="invalid_json") from None
     if not isinstance(data, dict):
         raise RequestError("The request body must be a JSON object.", code="invalid_json")
+    return data
+
+
+def parse_chat_request(body: bytes, limits: RequestLimits | None = None) -> ChatRequest:
+    limits = limits or RequestLimits()
+    data = parse_json_object(body)
     _reject_unsupported(data)
     return ChatRequest(
         messages=_messages(data.get("messages"), limits),

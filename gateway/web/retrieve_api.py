@@ -7,7 +7,6 @@ best first; ``score`` is the relevance in [0, 1] the relevance gate uses (docs/k
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +16,7 @@ from gateway.domain import Passage
 from gateway.errors import RequestError, ServiceUnavailableError, StoreError
 from gateway.knowledge.store import SearchFilters
 from gateway.services import Services
+from gateway.web.chat_schema import parse_json_object
 
 DEFAULT_K = 10
 _FIELDS = frozenset({"query", "k", "tiers", "orgs"})
@@ -40,14 +40,7 @@ def _strings(data: dict[str, Any], name: str) -> tuple[str, ...]:
 
 def parse_retrieve_request(body: bytes, max_k: int, max_chars: int) -> RetrieveRequest:
     """Validate the body; every error is a RequestError naming the field."""
-    try:
-        data = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise RequestError(f"The request body is not valid JSON: {err}", code="invalid_json") from None
-    except RecursionError:
-        raise RequestError("The request body is nested too deeply.", code="invalid_json") from None
-    if not isinstance(data, dict):
-        raise RequestError("The request body must be a JSON object.", code="invalid_type")
+    data = parse_json_object(body)
     unknown = sorted(set(data) - _FIELDS)
     if unknown:
         raise RequestError(f"Unknown field '{unknown[0]}'.", param=unknown[0], code="unknown_field")

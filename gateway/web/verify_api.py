@@ -5,25 +5,20 @@ The handler only translates HTTP to ``gateway.checking`` and back (contract: doc
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from litestar import MediaType, Request, Response, post
 
 from gateway.checking import check_answer, count_urls, parse_check_input, report_json
-from gateway.errors import RequestError, ServiceUnavailableError, StageError
+from gateway.errors import ServiceUnavailableError, StageError
 from gateway.fetch import SafeFetcher
 from gateway.services import Services
+from gateway.web.chat_schema import parse_json_object
 
 
 @post("/v1/verify", status_code=200, summary="Verify an answer's claims against its cited sources")
 async def verify_answer(request: Request[Any, Any, Any], services: Services) -> Response[Any]:
-    try:
-        data = json.loads(await request.body())
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise RequestError(f"The request body is not valid JSON: {err}", code="invalid_json") from None
-    except RecursionError:
-        raise RequestError("The request body is nested too deeply.", code="invalid_json") from None
+    data = parse_json_object(await request.body())
     checked = parse_check_input(data, max_sources=services.settings.verify_max_sources)
     fetcher = services.fetcher or SafeFetcher.from_policy(
         services.policy.thresholds.verification, services.settings
