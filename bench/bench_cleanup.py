@@ -72,27 +72,15 @@ async def run_row(row: dict[str, Any], verifier: Any, rewriter: Any) -> str:
         ClaimResult,
         ClaimToCheck,
         Message,
-        Passage,
         Role,
         Span,
         Statement,
         StatementKind,
     )
-    from gateway.text import sentence_spans
+    from gateway.text import passage_from_text
 
     evidence = row["evidence"]
-    passage = Passage(
-        id=row["id"],
-        document_id=row["id"],
-        text=evidence,
-        title="evidence",
-        url="",
-        org="",
-        tier="unknown",
-        reviewed_on=None,
-        score=1.0,
-        sentence_spans=tuple(sentence_spans(evidence)),
-    )
+    passage = passage_from_text(evidence, row["id"], title="evidence")
     claim = row["claim"]
     verdict = (await verifier.verify([ClaimToCheck(claim, None, ((1, passage),))]))[0]
     if verdict.supported:

@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gateway.domain import ClaimToCheck, Passage, Verdict
 from gateway.knowledge.embedding import Embedder
 from gateway.policy import VerificationPolicy
-from gateway.text import sentence_spans
+from gateway.text import passage_from_text
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.base import Verifier
 from gateway.verification.cascade import CascadeVerifier
@@ -73,18 +73,7 @@ def load(name: str, limit: int | None) -> list[Row]:
 
 
 def passage(index: int, text: str) -> Passage:
-    return Passage(
-        id=f"row-{index}",
-        document_id=f"row-{index}",
-        text=text,
-        title="",
-        url="",
-        org="",
-        tier="unknown",
-        reviewed_on=None,
-        score=1.0,
-        sentence_spans=tuple(sentence_spans(text)),
-    )
+    return passage_from_text(text, f"row-{index}")
 
 
 def scores(predicted: list[bool], truth: list[bool]) -> tuple[float, float, float]:

@@ -42,6 +42,7 @@ from gateway.errors import RequestError, VerifierError
 from gateway.fetch import FetchResult
 from gateway.metrics import GatewayMetrics
 from gateway.pipeline.split import IdMarkers, split
+from gateway.text import passage_from_text
 from gateway.verification.base import Verifier
 
 SOURCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$")
@@ -298,16 +299,8 @@ async def _resolve(
 
 
 def _passage(source: SourceInput, text: str) -> Passage:
-    return Passage(
-        id=f"source:{source.id}",
-        document_id=source.id,
-        text=text,
-        title=source.title,
-        url=source.url,
-        org="",
-        tier="unknown",
-        reviewed_on=None,
-        score=1.0,
+    return passage_from_text(
+        text, f"source:{source.id}", document_id=source.id, title=source.title, url=source.url
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from gateway.domain import Span
+from gateway.domain import Passage, Span
 
 _ABBREVIATIONS = {
     "e.g",
@@ -99,3 +99,29 @@ def normalise(text: str) -> str:
     """Lower-case, unify quotes and dashes, collapse whitespace: for matching, never for display."""
     text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
     return _SPACES.sub(" ", text).strip().lower()
+
+
+def passage_from_text(
+    text: str,
+    passage_id: str = "p1",
+    *,
+    document_id: str | None = None,
+    title: str = "",
+    url: str = "",
+    org: str = "",
+    tier: str = "unknown",
+    score: float = 1.0,
+) -> Passage:
+    """A passage for text that did not come from the store (given sources, dev rows, tests)."""
+    return Passage(
+        id=passage_id,
+        document_id=document_id if document_id is not None else passage_id,
+        text=text,
+        title=title,
+        url=url,
+        org=org,
+        tier=tier,
+        reviewed_on=None,
+        score=score,
+        sentence_spans=tuple(sentence_spans(text)),
+    )

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from gateway.domain import Passage, Vector
-from gateway.text import sentence_spans
+from gateway.text import passage_from_text, sentence_spans
 from gateway.verification import checks
 from gateway.verification.combiner import FEATURES, WEIGHTS_FILE
 
@@ -90,18 +90,7 @@ def medquad_passages(path: Path, sections: int, rng: random.Random) -> list[Pass
 
 
 def _passage(pid: str, document_id: str, text: str) -> Passage:
-    return Passage(
-        id=pid,
-        document_id=document_id,
-        text=text,
-        title="",
-        url="",
-        org="",
-        tier="unknown",
-        reviewed_on=None,
-        score=1.0,
-        sentence_spans=tuple(sentence_spans(text)),
-    )
+    return passage_from_text(text, pid, document_id=document_id)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from gateway.domain import (
 from gateway.errors import UpstreamTimeout
 from gateway.pipeline.cleanup import PLANTED_CHECK, Cleanup, cite, judge_claims, refusal_reason
 from gateway.policy import CleanupPolicy, load_policy
-from gateway.text import sentence_spans
+from gateway.text import passage_from_text, sentence_spans
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 
 POLICY = load_policy(Path(__file__).resolve().parents[2] / "policies", "general").thresholds.cleanup
@@ -44,18 +44,7 @@ PLANTED = (
 
 
 def passage(text: str, pid: str = "p1") -> Passage:
-    return Passage(
-        id=pid,
-        document_id=pid,
-        text=text,
-        title="t",
-        url="u",
-        org="o",
-        tier="guideline",
-        reviewed_on=None,
-        score=0.9,
-        sentence_spans=tuple(sentence_spans(text)),
-    )
+    return passage_from_text(text, pid, title="t", url="u", org="o", tier="guideline", score=0.9)
 
 
 PASSAGES = (passage(f"{DOSE} {MAXIMUM} {GAP}"), passage(PLANTED, "p2"))

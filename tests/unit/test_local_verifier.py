@@ -11,7 +11,7 @@ import pytest
 
 from gateway.domain import ClaimToCheck, Passage, VerdictLabel
 from gateway.policy import VerificationPolicy
-from gateway.text import sentence_spans
+from gateway.text import passage_from_text
 from gateway.verification.local import LocalEntailmentVerifier
 
 LEAFLET = (
@@ -25,18 +25,7 @@ default policy and precomputed sentence vectors, minus a margin."""
 
 
 def make_passage(text: str, pid: str = "p1") -> Passage:
-    return Passage(
-        id=pid,
-        document_id=pid,
-        text=text,
-        title="leaflet",
-        url="",
-        org="",
-        tier="unknown",
-        reviewed_on=None,
-        score=1.0,
-        sentence_spans=tuple(sentence_spans(text)),
-    )
+    return passage_from_text(text, pid, title="leaflet")
 
 
 @pytest.fixture(scope="module")
