@@ -453,6 +453,10 @@ _QUANTITY = re.compile(
     rf"(?<![\w.-])(?P<num>{_NUM_TOKEN})(?:\s*|-)(?:an?\s+(?=(?:hour|day|week|month|year|litre|liter)\b))?"
     rf"(?P<unit>{_UNIT_RE})?(?![\w%])"
 )
+_RATIO = re.compile(
+    rf"(?<![\w.-])(?P<part>{_NUM_TOKEN})\s+(?:out\s+of|in)\s+(?:every\s+)?(?P<whole>{_NUM_TOKEN})(?![\w.-])"
+)
+_MAX_RATIO_BASE = 1000
 _ONE_WORDS = {"one", "a", "an"}
 """Number words so common as determiners ("one type of test") that they count only with a unit."""
 _MIN_YEAR, _MAX_YEAR = 1800, 2100
@@ -470,6 +474,8 @@ class Quantity:
     raw_high: float
     approximate: bool = False
     """Hedged ("about 40 %", "nearly 20,000"): may match a close statistic, never a dose."""
+    bound: str = ""
+    """``min`` for "more than 20", ``max`` for "up to 20": a statistic on that side matches too."""
 
     @property
     def is_range(self) -> bool:
@@ -535,13 +541,29 @@ def extract_quantities(text: str) -> tuple[Quantity, ...]:
     Frequencies become a rate per day ("twice a day" = "two times daily" = "every 12 hours"); numbers
     glued to letters (COVID-19, B12, H1N1) are names, not quantities, and are skipped.
     """
-    work = normalise(strip_markers(text))
+    work = normalise(strip_markers(_numeric_text(text)))
     work = _DATE.sub(lambda m: " " * len(m.group(0)), work)
+    work = _ORDINAL_HALF.sub(lambda m: " " * len(m.group(0)), work)
     found: list[Quantity] = []
     work = _take(work, _FREQUENCY, found, _frequency_quantity)
+    work = _take(work, _RATIO, found, _ratio_quantity)
     work = _take(work, _RANGE, found, _range_quantity)
     _take(work, _QUANTITY, found, _single_quantity)
     return tuple(found)
+
+
+_GROUP_SPACE = re.compile(r"(?<=\d)[\u2009\u202f\u00a0](?=\d{3}(?!\d))")
+_MIDDLE_DOT = re.compile(r"(?<=\d)[\u00b7\u2027](?=\d)")
+_HYPHENS = re.compile(r"[\u2010\u2011\u2012\u2212]")
+_ORDINAL_HALF = re.compile(r"\b(?:first|second|latter|former)\s+half\b")
+""""The second half of January" names a period, not a proportion."""
+
+
+def _numeric_text(text: str) -> str:
+    """Typeset numbers in plain form: "781 000" (thin space) -> "781,000", "1·7" -> "1.7", "COVID‑19"."""
+    text = _GROUP_SPACE.sub(",", text)
+    text = _MIDDLE_DOT.sub(".", text)
+    return _HYPHENS.sub("-", text)
 
 
 def _take(
@@ -572,6 +594,15 @@ def _frequency_quantity(match: re.Match[str]) -> Quantity | None:
     return Quantity(rate, rate, "per_day", match.group(0), rate, rate)
 
 
+def _ratio_quantity(match: re.Match[str]) -> Quantity | None:
+    """ "Nine out of 10", "1 in 4": a proportion, compared as an approximate percentage."""
+    part, whole = parse_number(match.group("part")), parse_number(match.group("whole"))
+    if part is None or not whole or part > whole or whole > _MAX_RATIO_BASE:
+        return None
+    value = part / whole * _PERCENT
+    return Quantity(value, value, "percent", match.group(0), value, value, approximate=True)
+
+
 def _range_quantity(match: re.Match[str]) -> Quantity | None:
     lo, hi = parse_number(match.group("lo")), parse_number(match.group("hi"))
     if lo is None or hi is None or lo >= hi:
@@ -588,21 +619,31 @@ def _single_quantity(match: re.Match[str]) -> Quantity | None:
     dimension, factor = _unit(match.group("unit"))
     if value is None or (raw in _ONE_WORDS and dimension is None):
         return None
-    approximate = bool(_HEDGE.search(match.string[: match.start()]))
+    before = match.string[: match.start()]
+    approximate = bool(_HEDGE.search(before))
+    if dimension is None and raw.split("-")[-1].split()[-1] in _FRACTIONS:
+        value, dimension, factor, approximate = value * _PERCENT, "percent", 1.0, True
+    bound = "min" if _AT_LEAST.search(before) else "max" if _AT_MOST.search(before) else ""
     return Quantity(
-        value * factor, value * factor, dimension, match.group(0).strip(), value, value, approximate
+        value * factor, value * factor, dimension, match.group(0).strip(), value, value, approximate, bound
     )
 
 
-_ROUNDABLE = frozenset((None, "percent"))
+_ROUNDABLE = frozenset((None, "percent", "times"))
 _ROUNDING_TOLERANCE = 0.025
 """A round claim number matches a non-integer evidence number within 2.5 % of it (statistics only)."""
+_ROUND_ZEROS = 3
+"""A claim number ending in this many zeros (122,000) matches evidence that rounds to it (122,300)."""
 _HEDGED_TOLERANCE = 0.1
 """A hedged claim number ("about", "nearly") matches within 10 % (statistics only)."""
 _HEDGE = re.compile(
     r"\b(?:about|around|approximately|approx|roughly|nearly|almost|estimated|some|close to|more than|"
     r"over|at least|up to|less than|under|fewer than)\s*$"
 )
+_AT_LEAST = re.compile(r"\b(?:more than|over|at least|greater than|exceeding|above)\s*$")
+_AT_MOST = re.compile(r"\b(?:up to|less than|under|fewer than|below|at most)\s*$")
+_BOUND_SPAN = 2.0
+"""A bounded statistic ("more than half") matches values up to this factor beyond its bound."""
 _DATE = re.compile(
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?\b"
     r"|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:january|february|march|april|june|july|august|"
@@ -623,11 +664,25 @@ def _rounded(claim: Quantity, raw: float, other: Quantity) -> bool:
     if claim.dimension not in _ROUNDABLE or other.dimension not in _ROUNDABLE or not raw:
         return False
     ends = (other.raw_low, other.raw_high)
+    if claim.bound and any(_within_bound(claim.bound, raw, e) for e in ends):
+        return True
     if claim.approximate:
         return any(abs(raw - e) <= _HEDGED_TOLERANCE * abs(raw) for e in ends)
-    return raw.is_integer() and any(
-        not e.is_integer() and abs(raw - e) <= _ROUNDING_TOLERANCE * abs(raw) for e in ends
-    )
+    return raw.is_integer() and any(_rounds_to(raw, e) for e in ends)
+
+
+def _within_bound(bound: str, raw: float, value: float) -> bool:
+    if bound == "min":
+        return raw <= value <= raw * _BOUND_SPAN
+    return raw / _BOUND_SPAN <= value <= raw
+
+
+def _rounds_to(raw: float, value: float) -> bool:
+    """Is the round ``raw`` a rounding of ``value``? 40 ~ 40.7 (within 2.5 %), 122,000 ~ 122,300."""
+    if not value.is_integer() and abs(raw - value) <= _ROUNDING_TOLERANCE * abs(raw):
+        return True
+    zeros = len(str(int(raw))) - len(str(int(raw)).rstrip("0"))
+    return zeros >= _ROUND_ZEROS and round(value, -zeros) == raw
 
 
 def _value_matches(claim: Quantity, base: float, raw: float, other: Quantity) -> bool:
@@ -687,6 +742,8 @@ def check_numbers(claim: str, evidence: str) -> CheckResult:
     for quantity in wanted:
         if _quantity_supported(quantity, have):
             continue
+        if _is_year(quantity) and not any(_is_year(e) for e in have):
+            continue
         same_kind = [e for e in have if e.dimension == quantity.dimension and not _is_year(e)]
         if same_kind and not _is_year(quantity):
             shown = ", ".join(e.text for e in same_kind)
@@ -713,18 +770,84 @@ NEGATION_SCOPE = 4
 _CLAUSE_BREAK = re.compile(r"[,;:.()]|\bbut\b|\bwhereas\b|\bhowever\b|\balthough\b")
 
 
+_WEAKENED = re.compile(
+    r"\s+(?:all|always|every|everyone|usually|necessarily|only|just|entirely|completely|generally|"
+    r"typically|commonly|often|fully)\b"
+)
+""""Not all", "not always", "not only": a weaker or wider statement, not the opposite one."""
+_CONDITIONAL = re.compile(r"\b(?:if|unless|whether|when)\b")
+""""If it fails to heal, ...": a negation inside a condition asserts nothing."""
+
+
+@dataclass(frozen=True)
+class _Negation:
+    scope: frozenset[str]
+    """Stems the cue governs: the next few content words of its clause."""
+    clause: frozenset[str]
+    """Every content stem of the cue's clause, before and after it (for agreement in any word order)."""
+
+
 @_cached
-def _negated_scopes(text: str) -> tuple[frozenset[str], ...]:
-    """For each negation cue, the stems of the next few content words of the same clause."""
+def _negations(text: str) -> tuple[_Negation, ...]:
+    """Each asserted negation of the text: cues, and words with a negative prefix ("unrelated")."""
     clean = normalise(strip_markers(text)).replace("’", "'")
-    scopes: list[frozenset[str]] = []
+    found: list[_Negation] = []
     for match in _NEGATION.finditer(clean):
-        tail = clean[match.end() :]
+        opening, tail = _clause_opening(clean[: match.start()]), clean[match.end() :]
+        if _WEAKENED.match(tail) or _CONDITIONAL.search(opening):
+            continue
         brk = _CLAUSE_BREAK.search(tail)
-        clause = tail[: brk.start()] if brk else tail
-        words = [stem(w) for w in _WORD.findall(clause) if w not in STOPWORDS and len(w) > 1]
-        scopes.append(frozenset(words[:NEGATION_SCOPE]))
-    return tuple(scopes)
+        after = _stems_in(tail[: brk.start()] if brk else tail)
+        found.append(_Negation(frozenset(after[:NEGATION_SCOPE]), frozenset(after + _stems_in(opening))))
+    present = set(_WORD.findall(clean))
+    roots = {_negated_root(w) for w in present} - {"", *present}
+    found += [_Negation(frozenset((stem(r),)), frozenset((stem(r),))) for r in roots]
+    return tuple(found)
+
+
+def _stems_in(clause: str) -> list[str]:
+    return [stem(w) for w in _WORD.findall(clause) if w not in STOPWORDS and len(w) > 1]
+
+
+def _clause_opening(before: str) -> str:
+    """The part of the clause that precedes a negation cue."""
+    starts = [m.end() for m in _CLAUSE_BREAK.finditer(before)]
+    return before[starts[-1] if starts else 0 :]
+
+
+def _unmatched(
+    mine: Sequence[_Negation], other: frozenset[str], theirs: Sequence[_Negation]
+) -> list[frozenset[str]]:
+    """Negated words the other text mentions but never in a negated clause (it says the opposite)."""
+    negated = frozenset().union(*(n.clause for n in theirs))
+    return [n.scope & other for n in mine if n.scope & other and not n.scope & other & negated]
+
+
+_NEGATIVE_PREFIX = re.compile(
+    r"(?:un|in|im|ir|il|dis|non-?|a(?=[^aeiou]{2}))"
+    r"(?P<root>[a-z]{5,}(?:ed|ive|al|ant|ent|able|ible|ful|ic|ar|ate|ary|ous|ly|y))"
+)
+"""A negative prefix on an adjective-like root: unrelated, ineffective, dissimilar, asymptomatic."""
+_NOT_NEGATIVE = frozenset(
+    "disinfected discovered discharged displayed increased indicated immediately impressed immunity "
+    "informed impaired inherited intended invasive involved".split()
+)
+"""Words that only look prefixed ("increased" is not "not creased")."""
+
+
+@_cached
+def _polar_stems(text: str) -> frozenset[str]:
+    """Content stems plus the roots of negative-prefix words ("asymptomatic" also mentions symptoms)."""
+    roots = {_negated_root(w) for w in _WORD.findall(normalise(strip_markers(text)))} - {""}
+    return content_stems(text) | {stem(r) for r in roots}
+
+
+def _negated_root(word: str) -> str:
+    """The root a negative prefix reverses ("unrelated" -> "related", "asymptomatic"), else ""."""
+    match = _NEGATIVE_PREFIX.fullmatch(word)
+    if not match or word in _NOT_NEGATIVE:
+        return ""
+    return match.group("root")
 
 
 def check_negation(claim: str, evidence: str) -> CheckResult:
@@ -735,17 +858,17 @@ def check_negation(claim: str, evidence: str) -> CheckResult:
     "increased risk", "not recommended" vs "recommended". Negations over words the other text does not
     mention are ignored, and both sides negating (in any word order) agree.
     """
-    claim_stems = content_stems(claim)
-    evidence_stems = content_stems(evidence)
-    mine = [scope & evidence_stems for scope in _negated_scopes(claim) if scope & evidence_stems]
-    theirs = [scope & claim_stems for scope in _negated_scopes(evidence) if scope & claim_stems]
-    if mine and not theirs:
+    claim_stems = _polar_stems(claim)
+    evidence_stems = _polar_stems(evidence)
+    mine = _unmatched(_negations(claim), evidence_stems, _negations(evidence))
+    theirs = _unmatched(_negations(evidence), claim_stems, _negations(claim))
+    if mine:
         return CheckResult(
             CheckName.NEGATION,
             CheckOutcome.CLASH,
             f"the claim negates {', '.join(sorted(mine[0]))}; the evidence does not",
         )
-    if theirs and not mine:
+    if theirs:
         return CheckResult(
             CheckName.NEGATION,
             CheckOutcome.CLASH,
@@ -790,6 +913,41 @@ _ANTONYMS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
 )
 
 
+_NO_EFFECT = re.compile(
+    r"\b(?:same|similar(?:ly)?|equal(?:ly)?|identical|unchanged|stagnant|comparable|level|"
+    r"in line with|just as|as likely as|regardless of|irrespective of|independent(?:ly)? of|unrelated|"
+    r"unaffected|no (?:significant |statistically significant |clear )?(?:difference|change|effect|"
+    r"association|increase|decrease|reduction|impact|benefit)s?|not (?:significantly |statistically )?"
+    r"(?:different|differ|associated|related|linked|affected|changed))\b"
+)
+""""No difference" findings: a claim of one contradicts evidence of an effect, and vice versa."""
+_EFFECT = re.compile(
+    r"\b(?:increase[sd]?|increasing|decrease[sd]?|decreasing|reduce[sd]?|reducing|reduction|"
+    r"raise[sd]?|rose|fell|dropped|declined|lower(?:ed|s)?|higher|greater|fewer|elevated|doubled|"
+    r"tripled|halved|improved|worsened|"
+    r"outperform(?:s|ed)?|superior|inferior|(?:more|less) (?:likely|susceptible|common|severe|often)|"
+    r"(?:odds|risk|hazard) ratio|\d+(?:\.\d+)? times)\b"
+)
+
+
+def _states_effect(text: str) -> bool | None:
+    """True: the text reports an effect or difference; False: no difference; None: neither or both."""
+    clean = normalise(strip_markers(text))
+    effect, none = bool(_EFFECT.search(clean)), bool(_NO_EFFECT.search(clean))
+    return None if effect == none else effect
+
+
+def _effect_clash(claim: str, evidence: str) -> CheckResult | None:
+    """The claim reports no difference where the evidence reports one, or the reverse."""
+    mine, theirs = _states_effect(claim), _states_effect(evidence)
+    if mine is None or theirs is None or mine == theirs:
+        return None
+    said = "a difference" if mine else "no difference"
+    return CheckResult(
+        CheckName.ANTONYM, CheckOutcome.CLASH, f"the claim reports {said}; the evidence does not agree"
+    )
+
+
 def check_antonyms(claim: str, evidence: str) -> CheckResult:
     """The claim uses a word whose opposite the evidence uses instead (increases vs reduces).
 
@@ -808,7 +966,7 @@ def check_antonyms(claim: str, evidence: str) -> CheckResult:
                     f"the claim says {sorted(said)[0]!r}; the evidence says "
                     f"{sorted(evidence_stems & other)[0]!r}",
                 )
-    return _passed(CheckName.ANTONYM)
+    return _effect_clash(claim, evidence) or _passed(CheckName.ANTONYM)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -820,7 +978,7 @@ _STRENGTH: tuple[tuple[int, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:always|all|every|everyone|everybody|entirely|completely|totally|guarantee[sd]?|"
             r"definitely|certainly|invariably|without exception|100 ?%|cures?|eliminates?|"
-            r"proves?|proven)\b"
+            r"proves?|proven|the only|only (?:by|in|through|when|if)|only way)\b"
         ),
     ),
     (
@@ -860,7 +1018,7 @@ def check_quantifier(claim: str, evidence: str) -> CheckResult:
     evidence merely unqualified.
     """
     mine, theirs = strength(claim), strength(evidence)
-    if mine <= theirs or mine == 0:
+    if mine <= theirs or mine < UNIVERSAL:
         return _passed(CheckName.QUANTIFIER)
     if theirs > 0:
         return CheckResult(
@@ -1167,13 +1325,23 @@ def extract_entities(text: str) -> tuple[Entity, ...]:
 
 
 def _covered(word: str, known: Iterable[str]) -> bool:
-    return any(word in k.split() for k in known)
+    """Is the word part of a term already found ("covid" of "covid-19", "heart" of "heart failure")?"""
+    return any(word in re.split(r"[\s-]+", k) for k in known)
+
+
+def _number_forms(term: str) -> str:
+    """A pattern for the term in the singular or the plural ("migraine" ~ "migraines", "babies" ~ "baby")."""
+    for plural, singular in (("ies", "y"), ("es", ""), ("s", "")):
+        if term.endswith(plural) and len(term) > len(plural) + 2:
+            root = re.escape(term[: -len(plural)])
+            return rf"{root}(?:{plural}|{singular}|s|es)?"
+    return rf"{re.escape(term)}(?:s|es)?"
 
 
 def _entity_present(entity: Entity, evidence_clean: str, evidence_canon: set[str], words: list[str]) -> bool:
     if entity.canonical in evidence_canon:
         return True
-    if re.search(rf"(?<![\w-]){re.escape(entity.text)}(?![\w-])", evidence_clean):
+    if re.search(rf"(?<![\w-]){_number_forms(entity.text)}(?![\w-])", evidence_clean):
         return True
     if entity.kind in {"name", "medicine"}:
         return any(

@@ -157,3 +157,122 @@ def test_paraphrase_passes_every_check() -> None:
         "Adults may take one or two tablets every 4-6 hours, up to 4 times in 24 hours.",
     )
     assert [r for r in results if not r.passed] == []
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("More than half of adults have a long-term condition.", "56% of adults have a long-term condition."),
+        ("Nine out of 10 infections go undetected.", "About 90% of infections go undetected."),
+        ("1 in 4 patients developed a clot.", "A clot developed in 25% (20/81) of patients."),
+        (
+            "There were 122,000 more deaths than expected.",
+            "There were 122\u202f300 more deaths than expected.",
+        ),
+        ("1.7 billion people are at increased risk.", "1\u00b77 billion people are at increased risk."),
+        ("The odds were about 20 times higher indoors.", "The odds were 18.7 times higher indoors."),
+        ("It began spreading in the second half of January.", "It began spreading in late January."),
+        ("In 2020 the virus spread through care homes.", "The virus spread through care homes."),
+    ],
+)
+def test_statistics_stated_differently_pass(claim: str, evidence: str) -> None:
+    assert check_numbers(claim, evidence).passed
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("Nine out of 10 infections go undetected.", "50% of infections go undetected."),
+        ("More than half of adults have a long-term condition.", "30% of adults have a long-term condition."),
+        ("1 in 4 patients developed a clot.", "A clot developed in 10% of patients."),
+        ("There were 122,000 more deaths than expected.", "There were 118,000 more deaths than expected."),
+        ("Take 1,000 mg twice a day.", "Take 1,400 mg twice a day."),
+    ],
+)
+def test_different_statistics_and_doses_still_clash(claim: str, evidence: str) -> None:
+    assert check_numbers(claim, evidence).outcome is CheckOutcome.CLASH
+
+
+def test_a_year_the_evidence_contradicts_is_not_ignored() -> None:
+    assert not check_numbers("Cases rose in 2020.", "Cases rose in 2019.").passed
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("The severity is unrelated to age.", "The severity is related to age."),
+        ("The new virus is dissimilar to the bat virus.", "The new virus is similar to the bat virus."),
+        ("Most infected children were asymptomatic.", "Most infected children had symptomatic disease."),
+        ("Masks did not reduce transmission.", "Masks reduced transmission in households."),
+    ],
+)
+def test_negative_prefixes_and_cues_clash_with_the_positive(claim: str, evidence: str) -> None:
+    assert check_negation(claim, evidence).outcome is CheckOutcome.CLASH
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("Most infected children were asymptomatic.", "Most infected children had no symptoms."),
+        (
+            "It is uncommon for bronchitis to turn into pneumonia.",
+            "Bronchitis does not usually turn into pneumonia.",
+        ),
+        ("Migraines often involve a headache.", "Not all migraines involve a headache."),
+        (
+            "If a fissure does not heal, surgery may be offered.",
+            "Surgery is offered when a fissure persists.",
+        ),
+        ("Pregnant women had a higher risk than nonpregnant women.", "Risk was higher in pregnant women."),
+        ("Aspirin must not be given to children.", "Children should not take aspirin."),
+    ],
+)
+def test_hedges_conditions_and_comparisons_are_not_negations(claim: str, evidence: str) -> None:
+    assert check_negation(claim, evidence).passed
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        (
+            "Obese patients were just as likely to be admitted.",
+            "Obese patients were more likely to be admitted.",
+        ),
+        ("Birth rates stayed level after the peak.", "Birth rates dropped by 20% after the peak."),
+        ("Statins raise the risk of falls.", "Statins showed no difference in the risk of falls."),
+    ],
+)
+def test_no_effect_against_an_effect_clashes(claim: str, evidence: str) -> None:
+    assert check_antonyms(claim, evidence).outcome is CheckOutcome.CLASH
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("Outcomes were similar in both groups.", "There was no difference in outcomes between groups."),
+        ("Masks reduced transmission.", "Masks reduced transmission by 40%."),
+        ("Risk was higher in men.", "Risk was higher in men; other outcomes were similar."),
+    ],
+)
+def test_agreeing_effect_statements_pass(claim: str, evidence: str) -> None:
+    assert check_antonyms(claim, evidence).passed
+
+
+def test_exclusive_only_is_a_universal_claim() -> None:
+    evidence = "The virus spreads through symptomatic and presymptomatic people."
+    assert check_quantifier("The virus spreads only by symptomatic people.", evidence).outcome is (
+        CheckOutcome.MISSING
+    )
+    hedged = "The virus may spread through symptomatic people."
+    assert check_quantifier("The virus spreads only by symptomatic people.", hedged).clash
+
+
+def test_middle_quantifiers_are_not_failures() -> None:
+    assert check_quantifier("Symptoms usually resolve within two weeks.", "Symptoms may resolve.").passed
+
+
+def test_entities_match_in_singular_or_plural_and_inside_compounds() -> None:
+    assert check_entities("Medicines can prevent migraines.", "Medicines can prevent a migraine.").passed
+    assert check_entities(
+        "Interferons may help against Covid-19.", "Interferon inhibits SARS-CoV-2 replication."
+    ).passed
