@@ -763,7 +763,7 @@ _NEGATION = re.compile(
     r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without|cannot|can't|won't|n't|"
     r"don't|doesn't|didn't|isn't|aren't|wasn't|weren't|shouldn't|mustn't|wouldn't|couldn't|"
     r"fail(?:s|ed)?\s+to|lack(?:s|ed)?\s+(?:of\s+)?|absence\s+of|unable\s+to|free\s+of|rather\s+than|"
-    r"instead\s+of|ruled\s+out|neither)\b"
+    r"instead\s+of|ruled\s+out|refute[sd]?|refuting|disprove[sd]?|neither)\b"
 )
 NEGATION_SCOPE = 4
 """Content words after a negation cue that it governs ("do not take aspirin with food")."""
@@ -829,8 +829,23 @@ _NEGATIVE_PREFIX = re.compile(
 )
 """A negative prefix on an adjective-like root: unrelated, ineffective, dissimilar, asymptomatic."""
 _NOT_NEGATIVE = frozenset(
-    "disinfected discovered discharged displayed increased indicated immediately impressed immunity "
-    "informed impaired inherited intended invasive involved".split()
+    [
+        "disinfected",
+        "discovered",
+        "discharged",
+        "displayed",
+        "increased",
+        "indicated",
+        "immediately",
+        "impressed",
+        "immunity",
+        "informed",
+        "impaired",
+        "inherited",
+        "intended",
+        "invasive",
+        "involved",
+    ]
 )
 """Words that only look prefixed ("increased" is not "not creased")."""
 
@@ -895,7 +910,10 @@ _ANTONYMS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
         ("positive", "negative"),
         ("before", "after"),
         ("high highest", "low lowest"),
-        ("fast faster quick quickly rapid rapidly", "slow slower slowly"),
+        (
+            "fast faster quick quickly rapid rapidly accelerate accelerates accelerated accelerating",
+            "slow slower slowly slows slowed slowing",
+        ),
         ("long longer", "short shorter brief"),
         ("large larger big bigger", "small smaller tiny"),
         ("early earlier", "late later"),
@@ -908,7 +926,12 @@ _ANTONYMS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
         ("benign", "malignant"),
         ("upper", "lower"),
         ("male men man", "female women woman"),
-        ("inhibit inhibits inhibited block blocks", "activate activates activated promote promotes"),
+        (
+            "inhibit inhibits inhibited block blocks suppress suppresses suppressed",
+            "activate activates activated promote promotes stimulate stimulates stimulated",
+        ),
+        ("susceptible susceptibility vulnerable", "resistant resistance"),
+        ("major", "minor"),
     )
 )
 
@@ -1292,6 +1315,10 @@ _DRUG_SUFFIX = re.compile(
     r"triptan|vir|dipine|gliptin|gliflozin|parin|afil|setron|xaban|tropin|semide|thiazide|lukast|"
     r"tadine|cycline|barbital|zepam|zolam|oxetine|aline|pramine|triptyline)\b"
 )
+_CONDITION_SUFFIX = re.compile(
+    r"\b(?!(?:dia|pro)gnos)[a-z]{3,}(?:itis|osis|iasis|a?emia|omas?|pathy|algia|plegia|rrh?o?ea|penia)\b"
+)
+"""Condition names by their Greek/Latin suffix (pericarditis, fibrosis, leukaemia, neuropathy)."""
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b(?:[A-Z][a-z]+[A-Z0-9]\w*|[A-Z]{2,}[\w-]*|[A-Z][a-z]{2,}\w*)")
 FUZZY_ENTITY = 85
 """rapidfuzz ratio (0-100) at which a capitalised name counts as present (Neanderthals ~ Neandertals)."""
@@ -1304,15 +1331,41 @@ class Entity:
     canonical: str
 
 
+_SPELLINGS = (
+    ("rrhoea", "rrhea"),
+    ("aemia", "emia"),
+    ("oedema", "edema"),
+    ("haem", "hem"),
+    ("oesoph", "esoph"),
+    ("paed", "ped"),
+    ("tumour", "tumor"),
+    ("oestr", "estr"),
+    ("foet", "fet"),
+)
+
+
+def us_spelling(text: str) -> str:
+    """British medical spellings in American form, so "diarrhoea" finds "diarrhea"."""
+    for british, american in _SPELLINGS:
+        text = text.replace(british, american)
+    return text
+
+
 @_cached
 def extract_entities(text: str) -> tuple[Entity, ...]:
     """Vocabulary terms, drug-like names and capitalised names (not sentence-initial) in ``text``."""
-    clean = normalise(strip_markers(text))
+    clean = us_spelling(normalise(strip_markers(text)))
     found = [Entity(m.group(0), *VOCABULARY[m.group(0)]) for m in _VOCAB_RE.finditer(clean)]
     known = {e.text for e in found}
     found += [
         Entity(m.group(0), "medicine", m.group(0))
         for m in _DRUG_SUFFIX.finditer(clean)
+        if m.group(0) not in known
+    ]
+    known |= {e.text for e in found}
+    found += [
+        Entity(m.group(0), "condition", m.group(0))
+        for m in _CONDITION_SUFFIX.finditer(clean)
         if m.group(0) not in known
     ]
     known |= {e.text for e in found}
@@ -1329,8 +1382,19 @@ def _covered(word: str, known: Iterable[str]) -> bool:
     return any(word in re.split(r"[\s-]+", k) for k in known)
 
 
-def _number_forms(term: str) -> str:
-    """A pattern for the term in the singular or the plural ("migraine" ~ "migraines", "babies" ~ "baby")."""
+_ADJECTIVES = (
+    ("osis", "otic", "oses"),
+    ("itis", "itic", "itides"),
+    ("emia", "emic", "emias"),
+    ("pathy", "pathic", "pathies"),
+)
+
+
+def _term_forms(term: str) -> str:
+    """A pattern for the term as singular, plural or adjective ("migraines", "babies", "psychotic")."""
+    for noun, adjective, plural in _ADJECTIVES:
+        if term.endswith(noun):
+            return rf"{re.escape(term[: -len(noun)])}(?:{noun}|{adjective}|{plural})"
     for plural, singular in (("ies", "y"), ("es", ""), ("s", "")):
         if term.endswith(plural) and len(term) > len(plural) + 2:
             root = re.escape(term[: -len(plural)])
@@ -1341,7 +1405,7 @@ def _number_forms(term: str) -> str:
 def _entity_present(entity: Entity, evidence_clean: str, evidence_canon: set[str], words: list[str]) -> bool:
     if entity.canonical in evidence_canon:
         return True
-    if re.search(rf"(?<![\w-]){_number_forms(entity.text)}(?![\w-])", evidence_clean):
+    if re.search(rf"(?<![\w-]){_term_forms(entity.text)}(?![\w-])", evidence_clean):
         return True
     if entity.kind in {"name", "medicine"}:
         return any(
@@ -1383,7 +1447,7 @@ def check_entities(claim: str, evidence: str) -> CheckResult:
     wanted = extract_entities(claim)
     if not wanted:
         return _passed(CheckName.ENTITY)
-    clean = normalise(strip_markers(evidence))
+    clean = us_spelling(normalise(strip_markers(evidence)))
     theirs = extract_entities(evidence)
     canon = {e.canonical for e in theirs}
     words = _WORD.findall(clean)

@@ -276,3 +276,36 @@ def test_entities_match_in_singular_or_plural_and_inside_compounds() -> None:
     assert check_entities(
         "Interferons may help against Covid-19.", "Interferon inhibits SARS-CoV-2 replication."
     ).passed
+
+
+def test_condition_names_are_recognised_by_their_suffix() -> None:
+    evidence = "Colchicine is a medication used to treat gout and familial Mediterranean fever."
+    assert check_entities("Colchicine is used to treat pericarditis.", evidence).clash
+    assert check_entities(
+        "Some patients developed psychosis.", "Some patients had psychotic symptoms."
+    ).passed
+    assert check_entities("It can cause diarrhea.", "It can cause diarrhoea and nausea.").passed
+    assert check_entities("Anaemia is common.", "Anemia is common in pregnancy.").passed
+
+
+def test_a_diagnosis_is_not_a_condition() -> None:
+    assert check_entities("See a doctor for a diagnosis.", "See a doctor to find the cause.").passed
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("Transmission slowed in March.", "Transmission accelerated in March."),
+        ("The bacteria are susceptible to amoxicillin.", "The bacteria are resistant to amoxicillin."),
+        ("The drug suppresses the immune response.", "The drug stimulates the immune response."),
+    ],
+)
+def test_more_direction_antonyms_clash(claim: str, evidence: str) -> None:
+    assert check_antonyms(claim, evidence).clash
+
+
+def test_refuting_a_finding_negates_it() -> None:
+    claim = "Early cases in January caused the later outbreaks."
+    evidence = "Our results refute findings linking early cases in January with later outbreaks."
+    assert check_negation(claim, evidence).clash
+    assert check_negation(claim, "Our results link early cases in January with later outbreaks.").passed
