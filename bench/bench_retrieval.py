@@ -128,7 +128,7 @@ def main() -> None:
         print(
             f"\ningestion: {report.seconds:.1f} s for {summary.added} sections = "
             f"{summary.added / report.seconds:.1f} sections/s; {summary.chunks_written} passages; "
-            f"{report.sentences_encoded} of {report.sentences} sentences encoded (distinct); "
+            f"{report.sentences} sentences, {report.texts_encoded} distinct sentences and headings encoded; "
             f"encoding {encode_seconds:.1f} s ({100 * encode_seconds / report.seconds:.0f}%), "
             f"Chroma writes + commits {report.seconds - encode_seconds:.1f} s",
             flush=True,

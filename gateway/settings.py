@@ -47,6 +47,7 @@ class Secret:
 
 ResponseFormat = Literal["json_schema", "json_object", "text"]
 RetrievalMode = Literal["hybrid", "dense", "lexical"]
+EmbeddingPrecision = Literal["auto", "bf16", "fp32"]
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,8 @@ class Settings:
     """Re-order fused candidates by MiniLM cosine on sentence windows (off: it lost on MedQuAD)."""
     retrieve_max_k: int = 50
     """Largest ``k`` one /v1/retrieve request may ask for."""
+    embedding_precision: EmbeddingPrecision = "auto"
+    """MiniLM arithmetic: auto (bf16 where the CPU has native bfloat16, else fp32), bf16 or fp32."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.retrieve_max_k <= 500:

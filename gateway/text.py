@@ -40,7 +40,8 @@ _ABBREVIATIONS = {
     "hrs",
 }
 _BOUNDARY = re.compile(
-    r"([.!?]+)([\"')\]]*)(\s+(?:\[\d+(?:\s*,\s*\d+)*\]\s*)?)(?=[\"'(\[]?[A-Z0-9])|\n\s*\n|\n(?=\s*[-*•]\s)"
+    r"([.!?]+)([\"')\]]*)(\s+(?:\[\d+(?:\s*,\s*\d+)*\]\s*)?)(?=(?:[-*•]\s+)?[\"'(\[]?[A-Z0-9])"
+    r"|\n\s*\n|\n(?=\s*[-*•]\s)"
 )
 _MARKER_TAIL = re.compile(r"\s*(\[\d+(?:\s*,\s*\d+)*\])+")
 
@@ -48,9 +49,11 @@ _MARKER_TAIL = re.compile(r"\s*(\[\d+(?:\s*,\s*\d+)*\])+")
 def sentence_spans(text: str) -> list[Span]:
     """Character spans of the sentences in ``text``, trimmed of surrounding whitespace.
 
-    Splits at terminal punctuation followed by a capital or digit, at blank lines and before bullet
-    items; does not split after common abbreviations or inside decimals ("0.5 mg"). Citation markers
-    that follow a full stop ("... daily. [2] Next") stay with the sentence they close.
+    Splits at terminal punctuation followed by a capital or digit (or by an inline bullet, as in
+    "... phases. - The treatment"), at blank lines and before bullet items (the marker is left out of
+    the span), and cuts runs longer than ``MAX_SENTENCE_WORDS``; does not split after common
+    abbreviations or inside decimals ("0.5 mg"). Citation markers that follow a full stop
+    ("... daily. [2] Next") stay with the sentence they close.
     """
     spans: list[Span] = []
     start = 0
@@ -72,13 +75,40 @@ def sentence_spans(text: str) -> list[Span]:
     return spans
 
 
+_BULLET = re.compile(r"\s*[-*•]\s+|\s+")
+_WORD = re.compile(r"\S+")
+MAX_SENTENCE_WORDS = 60
+"""Longer runs (unpunctuated lists, tables flattened to text) are cut into pieces of at most this
+many words: a verifier's evidence span stays precise, and MiniLM (which reads 256 tokens at most)
+sees all of it."""
+_MIN_PIECE_WORDS = 15
+_PIECE_BREAKS = ("\n", "; ", ": ", ", ", " - ")
+
+
 def _append(spans: list[Span], text: str, start: int, end: int) -> None:
-    while start < end and text[start].isspace():
-        start += 1
+    lead = _BULLET.match(text, start, end)
+    if lead:
+        start = lead.end()
     while end > start and text[end - 1].isspace():
         end -= 1
-    if end > start:
+    if end <= start:
+        return
+    words = [m.start() for m in _WORD.finditer(text, start, end)]
+    if len(words) <= MAX_SENTENCE_WORDS:
         spans.append(Span(start, end))
+        return
+    cut = words[MAX_SENTENCE_WORDS]
+    floor = words[_MIN_PIECE_WORDS]
+    for mark in _PIECE_BREAKS:
+        found = text.rfind(mark, floor, cut)
+        if found > 0:
+            cut = found + len(mark)
+            break
+    piece_end = cut
+    while text[piece_end - 1].isspace():
+        piece_end -= 1
+    spans.append(Span(start, piece_end))
+    _append(spans, text, cut, end)
 
 
 def split_sentences(text: str) -> list[str]:

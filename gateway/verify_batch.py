@@ -33,7 +33,8 @@ def build_components(settings: Settings) -> tuple[Verifier, SafeFetcher]:
     from gateway.knowledge.embedding import Embedder
 
     policy = load_configured_policy(settings)
-    return build_verifier(settings, policy, Embedder()), build_fetcher(settings, policy)
+    embedder = Embedder(precision=settings.embedding_precision)
+    return build_verifier(settings, policy, embedder), build_fetcher(settings, policy)
 
 
 @dataclass

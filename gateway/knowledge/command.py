@@ -90,7 +90,7 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdout) 
     if not paths and not args.delete:
         paths = [settings.knowledge_dir or bundled("knowledge")]
     tiers_by_org = _tier_map(args.tier_map)
-    embedder = Embedder()
+    embedder = Embedder(precision=settings.embedding_precision)
     store = ChromaStore.open(settings, embedder)
     ingestor = Ingestor(
         store,
@@ -115,8 +115,8 @@ def print_report(report: IngestReport, passages: int, out: TextIO) -> None:
     print(
         f"ingested in {report.seconds:.1f}s: {summary.added} added, {summary.updated} updated, "
         f"{summary.unchanged} unchanged, {summary.deleted} deleted, {len(report.failures)} failed; "
-        f"{summary.chunks_written} passages written ({report.sentences_encoded} of {report.sentences} "
-        f"sentences encoded, the rest duplicates); {passages} passages in the index",
+        f"{summary.chunks_written} passages written ({report.sentences} sentences, "
+        f"{report.texts_encoded} distinct sentences and headings encoded); {passages} passages in the index",
         file=out,
     )
     for failure in report.failures:

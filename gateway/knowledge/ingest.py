@@ -1,8 +1,9 @@
 """Ingestion: loaded documents in, committed passages out, in batches, idempotently.
 
-For each batch of new or changed documents: chunk them, encode every distinct sentence once and
-every passage once (MiniLM, batched across documents), write the passages under content-hash
-versioned ids, commit them (the registry flip), drop what they replaced. Unchanged documents (same
+For each batch of new or changed documents: chunk them, encode every distinct sentence and heading
+once (MiniLM, batched across documents), write the passages under content-hash versioned ids, commit
+them (the registry flip), drop what they replaced. A passage's dense vector is built from vectors the
+verifier needs anyway (see ``passage_vector``), so no passage is encoded as a whole. Unchanged documents (same
 content hash as committed) cost nothing. A document that cannot be chunked is reported and skipped;
 a failure of the store or the model stops the run, and whatever was committed before stays usable.
 """
@@ -13,6 +14,9 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from gateway.domain import Vector
 from gateway.knowledge.chunking import Chunk, chunk_document
 from gateway.knowledge.corpus import SourceDocument
 from gateway.knowledge.embedding import Embedder
@@ -23,11 +27,23 @@ BATCH_DOCUMENTS = 256
 """Documents encoded and committed together: large enough to batch the model, small enough to stream."""
 
 
-def passage_embedding_text(document: SourceDocument, chunk: Chunk) -> str:
-    """What a passage is embedded as: its document title and section give the passage its topic."""
-    if chunk.section:
-        return f"{document.title} - {chunk.section}: {chunk.text}"
-    return f"{document.title}: {chunk.text}"
+def heading_text(document: SourceDocument, chunk: Chunk) -> str:
+    """The passage's topic: its document title, and its section heading when it has one."""
+    return f"{document.title} - {chunk.section}" if chunk.section else document.title
+
+
+def passage_vector(sentence_vectors: Vector, heading_vector: Vector) -> Vector:
+    """Unit sum of the passage's mean sentence vector and its heading vector, weighted equally.
+
+    Encoding each passage whole would more than double the tokens MiniLM reads at ingest (passages
+    overlap and run to 256 tokens); content and topic from already-computed vectors rank as well on
+    MedQuAD (recall@5 0.997 vs 1.000, MRR@10 0.979 vs 0.962 on 1,500 sections; docs/benchmarks.md).
+    """
+    content = sentence_vectors.mean(axis=0)
+    content = content / max(float(np.linalg.norm(content)), 1e-12)
+    combined = content + heading_vector
+    unit: Vector = combined / max(float(np.linalg.norm(combined)), 1e-12)
+    return unit
 
 
 @dataclass
@@ -36,8 +52,8 @@ class IngestReport:
     seconds: float = 0.0
     sentences: int = 0
     """Sentences in the written passages."""
-    sentences_encoded: int = 0
-    """Distinct sentences actually encoded (duplicates are encoded once)."""
+    texts_encoded: int = 0
+    """Distinct sentences and headings actually encoded (duplicates are encoded once)."""
     failures: list[LoadFailure] = field(default_factory=list)
 
 
@@ -146,24 +162,30 @@ class Ingestor:
     def prepare(
         self, chunked: list[tuple[SourceDocument, list[Chunk]]], report: IngestReport | None = None
     ) -> list[PreparedDocument]:
-        """Encode the passages and (distinct) sentences of a batch of chunked documents."""
-        sentence_index: dict[str, int] = {}
-        passage_texts: list[str] = []
+        """Encode the distinct sentences and headings of a batch of chunked documents, in one pass."""
+        text_index: dict[str, int] = {}
+        heading_rows: list[int] = []
         sentence_rows: list[list[int]] = []
         for document, chunks in chunked:
             for chunk in chunks:
-                passage_texts.append(passage_embedding_text(document, chunk))
+                heading_rows.append(text_index.setdefault(heading_text(document, chunk), len(text_index)))
                 sentence_rows.append(
                     [
-                        sentence_index.setdefault(chunk.text[s.start : s.end], len(sentence_index))
+                        text_index.setdefault(chunk.text[s.start : s.end], len(text_index))
                         for s in chunk.sentence_spans
                     ]
                 )
-        sentence_vectors = self._embedder.encode(list(sentence_index))
-        passage_vectors = self._embedder.encode(passage_texts)
+        vectors = self._embedder.encode(list(text_index))
+        sentence_vectors = [vectors[rows] for rows in sentence_rows]
+        passage_vectors = np.stack(
+            [
+                passage_vector(sentences, vectors[heading])
+                for sentences, heading in zip(sentence_vectors, heading_rows, strict=True)
+            ]
+        )
         if report is not None:
             report.sentences += sum(len(r) for r in sentence_rows)
-            report.sentences_encoded += len(sentence_index)
+            report.texts_encoded += len(text_index)
         prepared: list[PreparedDocument] = []
         row = 0
         for document, chunks in chunked:
@@ -173,7 +195,7 @@ class Ingestor:
                     document=document,
                     chunks=tuple(chunks),
                     passage_vectors=passage_vectors[row:end],
-                    sentence_vectors=tuple(sentence_vectors[sentence_rows[i]] for i in range(row, end)),
+                    sentence_vectors=tuple(sentence_vectors[row:end]),
                 )
             )
             row = end

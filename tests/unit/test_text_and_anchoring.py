@@ -8,7 +8,7 @@ import datetime as dt
 import pytest
 
 from gateway.domain import ClaimToCheck, Passage, VerdictLabel
-from gateway.text import split_sentences, strip_markers
+from gateway.text import MAX_SENTENCE_WORDS, split_sentences, strip_markers
 from gateway.verification.anchoring import QuoteAnchoringVerifier, find_quote
 
 PASSAGE = "Adults can take 500 mg to 1 g every 4 to 6 hours.  Do not take more than 4 g in 24 hours."
@@ -20,12 +20,25 @@ PASSAGE = "Adults can take 500 mg to 1 g every 4 to 6 hours.  Do not take more t
         ("Take 500 mg, e.g. with food. Then rest.", ["Take 500 mg, e.g. with food.", "Then rest."]),
         ("Do not exceed 4 g. [1] Dr. Smith agrees.", ["Do not exceed 4 g. [1]", "Dr. Smith agrees."]),
         ("Use 0.5 mg daily [2]. Stop if sick!", ["Use 0.5 mg daily [2].", "Stop if sick!"]),
-        ("Intro:\n- first item\n- second item", ["Intro:", "- first item", "- second item"]),
+        ("Intro:\n- first item\n- second item", ["Intro:", "first item", "second item"]),
+        (
+            "Treatment has phases. - Chemotherapy is first. - A -5 mg change is rare.",
+            ["Treatment has phases.", "Chemotherapy is first.", "A -5 mg change is rare."],
+        ),
         ("Para one.\n\nPara two", ["Para one.", "Para two"]),
     ],
 )
 def test_sentence_splitting(text: str, expected: list[str]) -> None:
     assert split_sentences(text) == expected
+
+
+def test_overlong_runs_are_cut_at_clause_breaks_then_at_the_word_limit() -> None:
+    items = "; ".join(f"item {i} is listed" for i in range(40))
+    table = " ".join(f"Finding{i} 90%" for i in range(70))
+    pieces = split_sentences(f"These include: {items}. {table}")
+    assert all(len(p.split()) <= MAX_SENTENCE_WORDS for p in pieces)
+    assert pieces[0].endswith("is listed;")
+    assert " ".join(pieces).split() == f"These include: {items}. {table}".split()
 
 
 def test_strip_markers() -> None:
