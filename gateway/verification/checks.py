@@ -268,9 +268,36 @@ def tokens(text: str) -> tuple[str, ...]:
     return tuple(_WORD.findall(normalise(strip_markers(text))))
 
 
+def _synonyms(*groups: str) -> dict[str, str]:
+    return {word: group.split()[0] for group in groups for word in group.split()}
+
+
+SYNONYMS = _synonyms(
+    "death deaths die dies died dying fatal fatality fatalities mortality lethal deadly",
+    "child children kid kids paediatric pediatric",
+    "infant infants baby babies newborn newborns neonate neonates neonatal",
+    "doctor doctors physician physicians clinician clinicians gp gps",
+    "medicine medicines medication medications drug drugs",
+    "hospital hospitals hospitalised hospitalized hospitalisation hospitalization",
+    "heart cardiac",
+    "lung lungs pulmonary",
+    "kidney kidneys renal",
+    "liver hepatic",
+    "older elderly",
+    "vaccine vaccines vaccination vaccinated jab jabs immunisation immunization",
+    "risk risks odds likelihood",
+    "disease diseases illness illnesses sickness",
+    "treatment treatments treat treats treated treating therapy therapies",
+    "increase increases increased increasing raise raises raised rise rises rising elevate elevated",
+    "decrease decreases decreased decreasing reduce reduces reduced reducing reduction lower lowered",
+)
+"""Lay and clinical words for the same thing, counted as one word by coverage ("kids" = "paediatric")."""
+
+
 @lru_cache(maxsize=CACHE_SIZE * 4)
 def stem(word: str) -> str:
     """A crude, deterministic stem: strip one common suffix and a final 'e', then truncate."""
+    word = SYNONYMS.get(word, word)
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= _MIN_ROOT:
             word = word[: -len(suffix)]

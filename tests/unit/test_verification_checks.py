@@ -309,3 +309,9 @@ def test_refuting_a_finding_negates_it() -> None:
     evidence = "Our results refute findings linking early cases in January with later outbreaks."
     assert check_negation(claim, evidence).clash
     assert check_negation(claim, "Our results link early cases in January with later outbreaks.").passed
+
+
+def test_lay_and_clinical_words_count_as_the_same_word() -> None:
+    assert coverage("Kids die of sepsis.", "Paediatric mortality from sepsis.") == 1.0
+    assert coverage("Doctors prescribe the medicine.", "Physicians prescribe the drug.") == 1.0
+    assert coverage("Kids die of sepsis.", "Adults recover from sepsis.") < 0.5
