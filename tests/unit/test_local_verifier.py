@@ -73,6 +73,41 @@ async def test_close_but_wrong_claims_fail(
     assert check_used == check_name
 
 
+TRIAL = (
+    "In the trial, the new drug reduced deaths from sepsis by a third. Most infected children had no "
+    "symptoms. Obese patients were more likely to be admitted to hospital. About 90% of infections went "
+    "undetected."
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "check_name"),
+    [
+        ("The new drug had no effect on deaths from sepsis in the trial.", "negation"),
+        ("Obese patients were just as likely to be admitted to hospital.", "antonym"),
+        ("Obese patients were less likely to be admitted to hospital.", "antonym"),
+        ("About half of infections went undetected.", "number_mismatch"),
+    ],
+)
+async def test_reversed_findings_are_contradicted(
+    verifier: LocalEntailmentVerifier, claim: str, check_name: str
+) -> None:
+    assert await check(verifier, claim, make_passage(TRIAL)) == ("contradicted", check_name)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Nine out of 10 infections went undetected.",
+        "Most infected children were asymptomatic.",
+        "The new drug lowered sepsis mortality in the trial.",
+        "In the trial, the new drug cut sepsis deaths by a third.",
+    ],
+)
+async def test_reworded_findings_are_supported(verifier: LocalEntailmentVerifier, claim: str) -> None:
+    assert (await check(verifier, claim, make_passage(TRIAL)))[0] == "supported"
+
+
 async def test_clash_with_close_evidence_is_a_contradiction(verifier: LocalEntailmentVerifier) -> None:
     assert (await check(verifier, "Children under 16 should take aspirin."))[0] == "contradicted"
 

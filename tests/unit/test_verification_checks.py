@@ -315,3 +315,9 @@ def test_lay_and_clinical_words_count_as_the_same_word() -> None:
     assert coverage("Kids die of sepsis.", "Paediatric mortality from sepsis.") == 1.0
     assert coverage("Doctors prescribe the medicine.", "Physicians prescribe the drug.") == 1.0
     assert coverage("Kids die of sepsis.", "Adults recover from sepsis.") < 0.5
+
+
+def test_reporting_words_are_not_content() -> None:
+    assert (
+        coverage("Research indicates the virus originated in bats.", "The virus originated in bats.") == 1.0
+    )
