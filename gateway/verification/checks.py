@@ -1386,9 +1386,12 @@ _DRUG_SUFFIX = re.compile(
     r"tadine|cycline|barbital|zepam|zolam|oxetine|aline|pramine|triptyline)\b"
 )
 _CONDITION_SUFFIX = re.compile(
-    r"\b(?!(?:dia|pro)gnos)[a-z]{3,}(?:itis|osis|iasis|a?emia|omas?|pathy|algia|plegia|rrh?o?ea|penia)\b"
+    r"\b[a-z]{3,}(?:itis|osis|iasis|a?emia|omas?|pathy|algia|plegia|rrh?o?ea|penia)\b"
 )
 """Condition names by their Greek/Latin suffix (pericarditis, fibrosis, leukaemia, neuropathy)."""
+_NOT_CONDITIONS = frozenset(
+    ("diagnosis", "prognosis", "hypnosis", "osmosis", "symbiosis", "sympathy", "academia", "diploma", "aroma")
+)
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b(?:[A-Z][a-z]+[A-Z0-9]\w*|[A-Z]{2,}[\w-]*|[A-Z][a-z]{2,}\w*)")
 FUZZY_ENTITY = 85
 """rapidfuzz ratio (0-100) at which a capitalised name counts as present (Neanderthals ~ Neandertals)."""
@@ -1436,7 +1439,7 @@ def extract_entities(text: str) -> tuple[Entity, ...]:
     found += [
         Entity(m.group(0), "condition", m.group(0))
         for m in _CONDITION_SUFFIX.finditer(clean)
-        if m.group(0) not in known
+        if m.group(0) not in known and m.group(0) not in _NOT_CONDITIONS
     ]
     known |= {e.text for e in found}
     for match in _CAPITALISED.finditer(strip_markers(text)):
