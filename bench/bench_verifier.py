@@ -41,6 +41,7 @@ from gateway.knowledge.embedding import Embedder
 from gateway.policy import VerificationPolicy
 from gateway.text import passage_from_text
 from gateway.verification import checks
+from gateway.verification import local as local_module
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.base import Verifier
 from gateway.verification.cascade import CascadeVerifier
@@ -157,11 +158,12 @@ class CountingEncoder:
 
 
 def cold_checks() -> None:
-    """Forget the checks' memoised text analyses, so every run pays for claim and evidence analysis."""
-    for value in vars(checks).values():
-        clear = getattr(value, "cache_clear", None)
-        if callable(clear):
-            clear()
+    """Forget memoised text analyses, so every run pays for claim and evidence analysis."""
+    for module in (checks, local_module):
+        for value in vars(module).values():
+            clear = getattr(value, "cache_clear", None)
+            if callable(clear):
+                clear()
 
 
 def ingest(raw: list[Passage], embedder: Embedder) -> list[Passage]:

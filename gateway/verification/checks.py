@@ -1023,6 +1023,7 @@ _EFFECT = re.compile(
 )
 
 
+@_cached
 def _states_effect(text: str) -> bool | None:
     """True: the text reports an effect or difference; False: no difference; None: neither or both."""
     clean = normalise(strip_markers(text))
@@ -1425,9 +1426,14 @@ def us_spelling(text: str) -> str:
 
 
 @_cached
+def _entity_text(text: str) -> str:
+    return us_spelling(normalise(strip_markers(text)))
+
+
+@_cached
 def extract_entities(text: str) -> tuple[Entity, ...]:
     """Vocabulary terms, drug-like names and capitalised names (not sentence-initial) in ``text``."""
-    clean = us_spelling(normalise(strip_markers(text)))
+    clean = _entity_text(text)
     found = [Entity(m.group(0), *VOCABULARY[m.group(0)]) for m in _VOCAB_RE.finditer(clean)]
     known = {e.text for e in found}
     found += [
@@ -1520,7 +1526,7 @@ def check_entities(claim: str, evidence: str) -> CheckResult:
     wanted = extract_entities(claim)
     if not wanted:
         return _passed(CheckName.ENTITY)
-    clean = us_spelling(normalise(strip_markers(evidence)))
+    clean = _entity_text(evidence)
     theirs = extract_entities(evidence)
     canon = {e.canonical for e in theirs}
     words = _WORD.findall(clean)

@@ -30,6 +30,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol
 
 import anyio.to_thread
@@ -117,6 +118,7 @@ def window_vectors(sentence_vectors: Vector, spans: Sequence[tuple[int, int]]) -
     return np.asarray(summed / np.maximum(norms, np.float32(1e-12)), dtype=np.float32)
 
 
+@lru_cache(maxsize=PASSAGE_CACHE_SIZE)
 def _verbatim_key(text: str) -> str:
     """Normal form for the verbatim test: case, quotes, spacing and final punctuation ignored."""
     return normalise(strip_markers(text)).rstrip(" .!?;:")
