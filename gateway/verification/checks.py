@@ -1007,7 +1007,9 @@ _ANTONYMS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
 
 
 _NO_EFFECT = re.compile(
-    r"\b(?:same|similar(?:ly)?|equal(?:ly)?|identical|unchanged|stagnant|comparable|level|"
+    r"\b(?:(?:the )?same (?:\w+ )?as|same (?:risk|rates?|levels?|odds|chance|likelihood|amount|number)|"
+    r"similar(?:ly)? (?:to|risk|rates?|levels?|odds|outcomes?)|equal(?:ly)?|unchanged|stagnant|comparable|"
+    r"(?:stayed|stays|remained|remains) (?:level|stable|flat)|"
     r"in line with|just as|as likely as|regardless of|irrespective of|independent(?:ly)? of|unrelated|"
     r"unaffected|no (?:significant |statistically significant |clear )?(?:difference|change|effect|"
     r"association|increase|decrease|reduction|impact|benefit)s?|not (?:significantly |statistically )?"
@@ -1072,7 +1074,7 @@ _STRENGTH: tuple[tuple[int, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:always|all|every|everyone|everybody|entirely|completely|totally|guarantee[sd]?|"
             r"definitely|certainly|invariably|without exception|100 ?%|cures?|eliminates?|"
-            r"proves?|proven|the only|only (?:by|in|through|when|if)|only way)\b"
+            r"proves?|proven|the only|only (?:by|through)|only way)\b"
         ),
     ),
     (

@@ -321,3 +321,14 @@ def test_reporting_words_are_not_content() -> None:
     assert (
         coverage("Research indicates the virus originated in bats.", "The virus originated in bats.") == 1.0
     )
+
+
+def test_words_that_only_sometimes_compare_are_not_no_effect_findings() -> None:
+    evidence = "Deaths rose by 20% after the peak."
+    assert check_antonyms("On the same day, deaths rose after the peak.", evidence).passed
+    assert check_antonyms("A high blood sugar level raised deaths after the peak.", evidence).passed
+    assert check_antonyms("Deaths stayed the same as before the peak.", evidence).clash
+
+
+def test_a_limiting_only_is_not_universal() -> None:
+    assert check_quantifier("Side effects occur only in rare cases.", "Side effects are rare.").passed
