@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from itertools import islice
 
 from gateway.domain import Passage, Span
 
@@ -86,29 +87,34 @@ _PIECE_BREAKS = ("\n", "; ", ": ", ", ", " - ")
 
 
 def _append(spans: list[Span], text: str, start: int, end: int) -> None:
-    lead = _BULLET.match(text, start, end)
-    if lead:
-        start = lead.end()
+    """Append the trimmed span, cut into pieces of at most ``MAX_SENTENCE_WORDS`` words."""
     while end > start and text[end - 1].isspace():
         end -= 1
-    if end <= start:
-        return
-    words = [m.start() for m in _WORD.finditer(text, start, end)]
-    if len(words) <= MAX_SENTENCE_WORDS:
-        spans.append(Span(start, end))
-        return
-    cut = words[MAX_SENTENCE_WORDS]
-    floor = words[_MIN_PIECE_WORDS]
+    while True:
+        lead = _BULLET.match(text, start, end)
+        if lead:
+            start = lead.end()
+        if end <= start:
+            return
+        words = [m.start() for m in islice(_WORD.finditer(text, start, end), MAX_SENTENCE_WORDS + 1)]
+        if len(words) <= MAX_SENTENCE_WORDS:
+            spans.append(Span(start, end))
+            return
+        cut = _piece_end(text, words[_MIN_PIECE_WORDS], words[MAX_SENTENCE_WORDS])
+        piece_end = cut
+        while text[piece_end - 1].isspace():
+            piece_end -= 1
+        spans.append(Span(start, piece_end))
+        start = cut
+
+
+def _piece_end(text: str, floor: int, limit: int) -> int:
+    """Cut an overlong run after its strongest clause break in ``[floor, limit)``, else at ``limit``."""
     for mark in _PIECE_BREAKS:
-        found = text.rfind(mark, floor, cut)
+        found = text.rfind(mark, floor, limit)
         if found > 0:
-            cut = found + len(mark)
-            break
-    piece_end = cut
-    while text[piece_end - 1].isspace():
-        piece_end -= 1
-    spans.append(Span(start, piece_end))
-    _append(spans, text, cut, end)
+            return found + len(mark)
+    return limit
 
 
 def split_sentences(text: str) -> list[str]:

@@ -41,6 +41,13 @@ def test_overlong_runs_are_cut_at_clause_breaks_then_at_the_word_limit() -> None
     assert " ".join(pieces).split() == f"These include: {items}. {table}".split()
 
 
+def test_a_huge_unpunctuated_run_is_cut_without_recursion() -> None:
+    run = " ".join(f"w{i}" for i in range(100_000))
+    pieces = split_sentences(run)
+    assert len(pieces) == -(-100_000 // MAX_SENTENCE_WORDS)
+    assert " ".join(pieces) == run
+
+
 def test_strip_markers() -> None:
     assert strip_markers("Rest helps [1, 2] a lot [3].") == "Rest helps a lot."
 
