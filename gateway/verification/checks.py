@@ -869,8 +869,7 @@ def _negations(text: str) -> tuple[_Negation, ...]:
         brk = _CLAUSE_BREAK.search(tail)
         after = _stems_in(tail[: brk.start()] if brk else tail)
         found.append(_Negation(frozenset(after[:NEGATION_SCOPE]), frozenset(after + _stems_in(opening))))
-    present = set(_WORD.findall(clean))
-    roots = {_negated_root(w) for w in present} - {"", *present}
+    roots = _prefix_roots(text) - set(_WORD.findall(clean))
     found += [_Negation(frozenset((stem(r),)), frozenset((stem(r),))) for r in roots]
     return tuple(found)
 
@@ -923,8 +922,13 @@ _NOT_NEGATIVE = frozenset(
 @_cached
 def _polar_stems(text: str) -> frozenset[str]:
     """Content stems plus the roots of negative-prefix words ("asymptomatic" also mentions symptoms)."""
-    roots = {_negated_root(w) for w in _WORD.findall(normalise(strip_markers(text)))} - {""}
-    return content_stems(text) | {stem(r) for r in roots}
+    return content_stems(text) | {stem(r) for r in _prefix_roots(text)}
+
+
+@_cached
+def _prefix_roots(text: str) -> frozenset[str]:
+    """Roots that the text's negative-prefix words reverse ("unrelated" -> "related")."""
+    return frozenset(_negated_root(w) for w in _WORD.findall(normalise(strip_markers(text)))) - {""}
 
 
 def _negated_root(word: str) -> str:
