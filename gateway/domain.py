@@ -18,6 +18,12 @@ import numpy.typing as npt
 Vector = npt.NDArray[np.float32]
 
 
+def unit_rows(vectors: Vector) -> Vector:
+    """``vectors`` scaled to unit length along the last axis (a zero vector stays zero), as float32."""
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return np.asarray(vectors / np.maximum(norms, 1e-12), dtype=np.float32)
+
+
 class Role(StrEnum):
     SYSTEM = "system"
     DEVELOPER = "developer"

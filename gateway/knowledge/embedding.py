@@ -21,7 +21,7 @@ import numpy as np
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
-from gateway.domain import Vector
+from gateway.domain import Vector, unit_rows
 
 EMBEDDING_FUNCTION_NAME = "trust-gateway-minilm"
 
@@ -82,9 +82,7 @@ class Embedder:
                 convert_to_tensor=True,
                 show_progress_bar=False,
             )
-        matrix = vectors.float().numpy()
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        return np.ascontiguousarray(matrix / np.maximum(norms, 1e-12), dtype=np.float32)
+        return unit_rows(vectors.float().numpy())
 
     def encode_one(self, text: str) -> Vector:
         vector: Vector = self.encode([text])[0]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gateway.domain import Vector
+from gateway.domain import Vector, unit_rows
 
 RRF_K = 60
 """Reciprocal rank fusion constant (Cormack et al. 2009): flattens the advantage of the very top ranks."""
@@ -62,8 +62,6 @@ def best_window_cosine(query: Vector, sentence_vectors: Vector | None, width: in
     windows = [sentence_vectors]
     for size in range(2, min(width, len(sentence_vectors)) + 1):
         stacked = np.stack([sentence_vectors[i : len(sentence_vectors) - size + 1 + i] for i in range(size)])
-        means = stacked.mean(axis=0)
-        norms = np.linalg.norm(means, axis=1, keepdims=True)
-        windows.append(means / np.maximum(norms, 1e-9))
+        windows.append(unit_rows(stacked.mean(axis=0)))
     matrix = np.concatenate(windows).astype(np.float32)
     return float((matrix @ query).max())

@@ -3,9 +3,10 @@
 For each batch of new or changed documents: chunk them, encode every distinct sentence and heading
 once (MiniLM, batched across documents), write the passages under content-hash versioned ids, commit
 them (the registry flip), drop what they replaced. A passage's dense vector is built from vectors the
-verifier needs anyway (see ``passage_vector``), so no passage is encoded as a whole. Unchanged documents (same
-content hash as committed) cost nothing. A document that cannot be chunked is reported and skipped;
-a failure of the store or the model stops the run, and whatever was committed before stays usable.
+verifier needs anyway (see ``passage_vector``), so no passage is encoded as a whole. Unchanged
+documents (same content hash as committed) cost nothing. A document that cannot be chunked is reported
+and skipped; a failure of the store or the model stops the run, and whatever was committed before
+stays usable.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gateway.domain import Vector
+from gateway.domain import Vector, unit_rows
 from gateway.knowledge.chunking import Chunk, chunk_document
 from gateway.knowledge.corpus import SourceDocument
 from gateway.knowledge.embedding import Embedder
@@ -33,17 +34,13 @@ def heading_text(document: SourceDocument, chunk: Chunk) -> str:
 
 
 def passage_vector(sentence_vectors: Vector, heading_vector: Vector) -> Vector:
-    """Unit sum of the passage's mean sentence vector and its heading vector, weighted equally.
+    """Unit sum of the passage's unit mean sentence vector and its heading vector (equal weights).
 
     Encoding each passage whole would more than double the tokens MiniLM reads at ingest (passages
-    overlap and run to 256 tokens); content and topic from already-computed vectors rank as well on
-    MedQuAD (recall@5 0.997 vs 1.000, MRR@10 0.979 vs 0.962 on 1,500 sections; docs/benchmarks.md).
+    overlap and run to ~150 tokens); content and topic from already-computed vectors rank as well on
+    MedQuAD (docs/knowledge.md, "Passage vectors").
     """
-    content = sentence_vectors.mean(axis=0)
-    content = content / max(float(np.linalg.norm(content)), 1e-12)
-    combined = content + heading_vector
-    unit: Vector = combined / max(float(np.linalg.norm(combined)), 1e-12)
-    return unit
+    return unit_rows(unit_rows(sentence_vectors.mean(axis=0)) + heading_vector)
 
 
 @dataclass

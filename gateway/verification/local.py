@@ -36,7 +36,7 @@ from typing import Protocol
 import anyio.to_thread
 import numpy as np
 
-from gateway.domain import ClaimToCheck, Evidence, Passage, Span, Vector, Verdict, VerdictLabel
+from gateway.domain import ClaimToCheck, Evidence, Passage, Span, Vector, Verdict, VerdictLabel, unit_rows
 from gateway.errors import VerifierError
 from gateway.policy import VerificationPolicy
 from gateway.text import normalise, sentence_spans, strip_markers
@@ -113,9 +113,7 @@ def window_vectors(sentence_vectors: Vector, spans: Sequence[tuple[int, int]]) -
     cumulative = np.vstack([np.zeros((1, vectors.shape[1]), dtype=np.float32), np.cumsum(vectors, axis=0)])
     first = np.fromiter((a for a, _ in spans), dtype=np.intp, count=len(spans))
     last = np.fromiter((b for _, b in spans), dtype=np.intp, count=len(spans))
-    summed = cumulative[last] - cumulative[first]
-    norms = np.linalg.norm(summed, axis=1, keepdims=True)
-    return np.asarray(summed / np.maximum(norms, np.float32(1e-12)), dtype=np.float32)
+    return unit_rows(cumulative[last] - cumulative[first])
 
 
 @lru_cache(maxsize=PASSAGE_CACHE_SIZE)
