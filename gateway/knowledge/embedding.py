@@ -22,10 +22,9 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from gateway.domain import Vector, unit_rows
+from gateway.settings import EmbeddingPrecision
 
 EMBEDDING_FUNCTION_NAME = "trust-gateway-minilm"
-
-Precision = Literal["auto", "bf16", "fp32"]
 
 
 def native_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
@@ -37,7 +36,7 @@ def native_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
-def resolve_precision(precision: Precision) -> Literal["bf16", "fp32"]:
+def resolve_precision(precision: EmbeddingPrecision) -> Literal["bf16", "fp32"]:
     if precision == "auto":
         return "bf16" if native_bf16() else "fp32"
     return precision
@@ -55,7 +54,7 @@ class Embedder:
     dimensions = 384
 
     def __init__(
-        self, model_path: str | None = None, batch_size: int = 32, precision: Precision = "auto"
+        self, model_path: str | None = None, batch_size: int = 32, precision: EmbeddingPrecision = "auto"
     ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
