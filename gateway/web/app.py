@@ -18,7 +18,7 @@ from gateway.errors import AuditError, RequestError, ServiceUnavailableError
 from gateway.metrics import GatewayMetrics
 from gateway.services import Services
 from gateway.settings import Settings
-from gateway.web.auth import RateLimiter, access_control, build_rate_limiter
+from gateway.web.auth import LimiterHandle, access_control, build_rate_limiter
 from gateway.web.chat import chat_completions, list_models
 from gateway.web.errors import (
     audit_error_handler,
@@ -58,9 +58,10 @@ def create_app(
         return holder.services.metrics if holder.services else None
 
     limiter = build_rate_limiter(settings, current_metrics)
+    handle = LimiterHandle(limiter)
 
-    def provide_limiter() -> RateLimiter:
-        return limiter
+    def provide_limiter() -> LimiterHandle:
+        return handle
 
     @asynccontextmanager
     async def lifespan(_: Litestar) -> AsyncIterator[None]:

@@ -285,6 +285,14 @@ class TokenBucketLimiter:
         """Nothing to release."""
 
 
+class LimiterHandle:
+    """The app's limiter as a handler dependency (Litestar checks a dependency's type, and cannot
+    check one against a Protocol)."""
+
+    def __init__(self, limiter: RateLimiter) -> None:
+        self.limiter = limiter
+
+
 def build_rate_limiter(
     settings: Settings, metrics: MetricsSource = lambda: None, *, prefix: str = "gateway:ratelimit:client:"
 ) -> RateLimiter:

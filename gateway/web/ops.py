@@ -9,7 +9,7 @@ from litestar import MediaType, Response, get
 
 from gateway.errors import AuditError, RateLimiterUnavailable, StoreError
 from gateway.services import Services
-from gateway.web.auth import RateLimiter
+from gateway.web.auth import LimiterHandle
 
 
 @get("/healthz", summary="Liveness: the process is up", include_in_schema=True)
@@ -21,7 +21,7 @@ async def healthz() -> dict[str, str]:
     "/readyz",
     summary="Readiness: the knowledge store, the audit store and the rate limiter answer",
 )
-async def readyz(services: Services, limiter: RateLimiter) -> Response[Any]:
+async def readyz(services: Services, limiter: LimiterHandle) -> Response[Any]:
     """Ready only when every shared service a request needs answers now: the knowledge store (and
     holds passages), the audit store (a read on its table), and the rate limiter (Redis PING when
     shared). Each result is exported as ``gateway_dependency_up{dependency}``; a 503 names every
@@ -39,7 +39,7 @@ async def readyz(services: Services, limiter: RateLimiter) -> Response[Any]:
     except AuditError as err:
         failures["audit_store"] = str(err)
     try:
-        await anyio.to_thread.run_sync(limiter.check)
+        await anyio.to_thread.run_sync(limiter.limiter.check)
     except RateLimiterUnavailable as err:
         failures["rate_limiter"] = err.message
     for dependency in ("knowledge_store", "audit_store", "rate_limiter"):
