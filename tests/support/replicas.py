@@ -46,7 +46,9 @@ def running_chroma(directory: Path | None = None) -> Iterator[str]:
             except httpx.TransportError:
                 pass
             if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("chroma did not start: " + (path / "chroma.log").read_text(errors="replace"))
+                raise RuntimeError(
+                    "chroma did not start: " + (path / "chroma.log").read_text(errors="replace")
+                )
             time.sleep(0.2)
         yield url
     finally:
@@ -81,14 +83,18 @@ def wait_ready(process: subprocess.Popen[bytes], url: str, log: Path, timeout: f
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"the gateway exited ({process.returncode}): {log.read_text(errors='replace')}")
+            raise RuntimeError(
+                f"the gateway exited ({process.returncode}): {log.read_text(errors='replace')}"
+            )
         try:
             if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
         time.sleep(0.5)
-    raise RuntimeError(f"the gateway at {url} did not become ready: {log.read_text(errors='replace')[-3000:]}")
+    raise RuntimeError(
+        f"the gateway at {url} did not become ready: {log.read_text(errors='replace')[-3000:]}"
+    )
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
