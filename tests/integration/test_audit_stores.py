@@ -168,7 +168,7 @@ def test_migrations_are_recorded_and_idempotent(audit_url: str, postgres_server)
             ).fetchall()
         }
     assert set(ROW_COLUMNS) | {"record", "written_at"} == columns
-    assert LATEST == MIGRATIONS[-1].version
+    assert MIGRATIONS[-1].version == LATEST
 
 
 def test_replicas_starting_at_once_migrate_exactly_once(audit_url: str) -> None:

@@ -3,10 +3,9 @@ and audit pages, and failing closed (503, counted, no answer text) when the data
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
-
-import time
 
 import httpx
 import pytest
@@ -61,7 +60,7 @@ def ask(url: str) -> httpx.Response:
 def test_record_is_committed_in_postgres_before_the_reply_and_pages_read_it(gateway) -> None:  # type: ignore[no-untyped-def]
     import psycopg
 
-    services, url, audit_url = gateway
+    _services, url, audit_url = gateway
     response = ask(url)
     assert response.status_code == 200
     body = response.json()

@@ -138,7 +138,7 @@ def two_gateways(make_services, redis_server, prefix: str) -> Iterator[tuple[lis
 
 
 def test_two_gateways_share_one_limit(two_gateways) -> None:  # type: ignore[no-untyped-def]
-    urls, services = two_gateways
+    urls, _services = two_gateways
     headers = {"Authorization": f"Bearer {KEY}"}
     statuses = [httpx.get(f"{urls[i % 2]}/v1/models", headers=headers).status_code for i in range(5)]
     assert statuses == [200, 200, 200, 429, 429]  # burst 3 across both replicas, not 3 each

@@ -127,7 +127,8 @@ def test_two_replicas_share_store_audit_and_limits_and_survive_a_sigkill(
 
     keys = tmp_path / "keys.txt"
     keys.write_text(f"replica-test:{hash_key(KEY)}\n")
-    with running_chroma(tmp_path) as chroma_url, running_upstream() as (scripted, upstream_url):
+    with running_chroma(tmp_path) as chroma, running_upstream() as (scripted, upstream_url):
+        chroma_url = chroma.url
         scripted.responder = five_claim_answer
         common = {
             "GATEWAY_CHROMA_URL": chroma_url,
@@ -151,7 +152,8 @@ def test_two_replicas_share_store_audit_and_limits_and_survive_a_sigkill(
         try:
             wait_ready(a, a_url, a_log)
             wait_ready(b, b_url, b_log)
-            assert "building_index" in a_log.read_text() and "building_index" not in b_log.read_text()
+            assert "building_index" in a_log.read_text()
+            assert "building_index" not in b_log.read_text()
             headers = {"Authorization": f"Bearer {KEY}"}
             query = {"query": "How long do I use eye drops after cataract surgery?", "k": 3}
             through_b = httpx.post(f"{b_url}/v1/retrieve", json=query, headers=headers, timeout=60)

@@ -23,41 +23,56 @@ BIN = Path(sys.executable).parent
 CHROMA = BIN / "chroma"
 
 
-@contextmanager
-def running_chroma(directory: Path | None = None) -> Iterator[str]:
-    """``chroma run`` on a free loopback port; yields its URL."""
-    if not CHROMA.is_file():
-        pytest.skip("the chroma CLI is not installed next to the interpreter")
-    path = directory or Path(tempfile.mkdtemp(prefix="gateway-chroma-"))
-    port = free_port()
-    log = (path / "chroma.log").open("wb")
-    process = subprocess.Popen(
-        [str(CHROMA), "run", "--path", str(path / "data"), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
+class ChromaServer:
+    """``chroma run`` on a loopback port, with its data in ``directory`` (kept across restarts)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        log = (self.directory / "chroma.log").open("ab")
+        command = [str(CHROMA), "run", "--path", str(self.directory / "data"), "--host", "127.0.0.1"]
+        self.process = subprocess.Popen(
+            [*command, "--port", str(self.port)], stdout=log, stderr=subprocess.STDOUT
+        )
+        log.close()
         deadline = time.monotonic() + 90
         while True:
             try:
-                if httpx.get(f"{url}/api/v2/heartbeat", timeout=1).status_code == 200:
-                    break
+                if httpx.get(f"{self.url}/api/v2/heartbeat", timeout=1).status_code == 200:
+                    return
             except httpx.TransportError:
                 pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(
-                    "chroma did not start: " + (path / "chroma.log").read_text(errors="replace")
-                )
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                text = (self.directory / "chroma.log").read_text(errors="replace")
+                raise RuntimeError("chroma did not start: " + text[-3000:])
             time.sleep(0.2)
-        yield url
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        self.process = None
+
+
+@contextmanager
+def running_chroma(directory: Path | None = None) -> Iterator[ChromaServer]:
+    """A Chroma server on a free loopback port (skipped when the chroma CLI is missing)."""
+    if not CHROMA.is_file():
+        pytest.skip("the chroma CLI is not installed next to the interpreter")
+    server = ChromaServer(directory or Path(tempfile.mkdtemp(prefix="gateway-chroma-")))
+    try:
+        server.start()
+        yield server
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+        server.stop()
 
 
 def start_replica(env: Mapping[str, str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
