@@ -5,11 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import anyio.to_thread
+import structlog
 from litestar import MediaType, Response, get
 
 from gateway.errors import AuditError, RateLimiterUnavailable, StoreError
 from gateway.services import Services
 from gateway.web.auth import LimiterHandle
+
+log = structlog.get_logger("gateway.http")
 
 
 @get("/healthz", summary="Liveness: the process is up", include_in_schema=True)
@@ -33,15 +36,15 @@ async def readyz(services: Services, limiter: LimiterHandle) -> Response[Any]:
         if passages == 0:
             failures["knowledge_store"] = "the knowledge store is empty"
     except StoreError as err:
-        failures["knowledge_store"] = str(err)
+        failures["knowledge_store"] = _failed("knowledge_store", err)
     try:
         await anyio.to_thread.run_sync(services.audit.check)
     except AuditError as err:
-        failures["audit_store"] = str(err)
+        failures["audit_store"] = _failed("audit_store", err)
     try:
         await anyio.to_thread.run_sync(limiter.limiter.check)
     except RateLimiterUnavailable as err:
-        failures["rate_limiter"] = err.message
+        failures["rate_limiter"] = _failed("rate_limiter", err)
     for dependency in ("knowledge_store", "audit_store", "rate_limiter"):
         services.metrics.dependency_up.labels(dependency=dependency).set(0 if dependency in failures else 1)
     if failures:
@@ -64,6 +67,12 @@ async def readyz(services: Services, limiter: LimiterHandle) -> Response[Any]:
         },
         media_type=MediaType.JSON,
     )
+
+
+def _failed(dependency: str, error: Exception) -> str:
+    """Log the detail (it names hosts); the open endpoint only says which dependency failed."""
+    log.warning("readiness_failed", dependency=dependency, error_type=type(error).__name__, detail=str(error))
+    return f"the {dependency.replace('_', ' ')} does not answer"
 
 
 @get("/metrics", summary="Prometheus metrics", media_type=MediaType.TEXT)

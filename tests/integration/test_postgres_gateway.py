@@ -110,6 +110,7 @@ def test_database_down_refuses_with_a_reason_counted_and_releases_no_text(gatewa
         not_ready = httpx.get(f"{url}/readyz")
         assert not_ready.status_code == 503
         assert not_ready.json()["failed"] == ["audit_store"]
+        assert str(postgres_server.port) not in not_ready.text  # the open endpoint names no host
         metrics = httpx.get(f"{url}/metrics").text
         assert 'gateway_stage_errors_total{stage="record"} 1.0' in metrics
         assert 'gateway_requests_total{outcome="error"} 1.0' in metrics
