@@ -20,6 +20,8 @@ LOCK_KEY = 0x7472_7573_7467_7731
 """``pg_advisory_xact_lock`` key of the migration run (the bytes of "trustgw1"): one per database."""
 
 TABLE = "audit_requests"
+MIGRATION_TIMEOUT_MS = 600_000
+"""A start-up migration (and the wait for another replica's) may take up to ten minutes."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,8 @@ def migrate(conn: psycopg.Connection[tuple[object, ...]]) -> list[int]:
     """Apply the missing migrations; returns the versions this call applied (often none)."""
     applied_now: list[int] = []
     with conn.transaction():
+        # a migration may outlast the per-request statement timeout; bound it generously instead
+        conn.execute(f"SET LOCAL statement_timeout = {MIGRATION_TIMEOUT_MS}".encode())
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
         conn.execute(_CREATE_LEDGER)
         rows = conn.execute("SELECT version FROM audit_schema_migrations").fetchall()
