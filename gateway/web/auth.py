@@ -294,14 +294,21 @@ class LimiterHandle:
 
 
 def build_rate_limiter(
-    settings: Settings, metrics: MetricsSource = lambda: None, *, prefix: str = "gateway:ratelimit:client:"
+    settings: Settings,
+    metrics: MetricsSource = lambda: None,
+    *,
+    per_minute: float | None = None,
+    burst: int | None = None,
+    prefix: str = "gateway:ratelimit:client:",
 ) -> RateLimiter:
-    """The per-client-key limiter: in Redis when ``GATEWAY_REDIS_URL`` is set, else in process.
-
-    Build further limiters (another ``prefix`` and rate) the same way so that they are shared too.
+    """A token-bucket limiter: in Redis when ``GATEWAY_REDIS_URL`` is set (shared by every replica),
+    else in process. Defaults to the per-client-key limits of the settings; build another limiter
+    (e.g. failed logins per address) with its own ``per_minute``, ``burst`` and ``prefix``.
     """
+    rate = settings.rate_limit_per_minute if per_minute is None else per_minute
+    size = settings.rate_limit_burst if burst is None else burst
     if not settings.redis_url:
-        return TokenBucketLimiter(settings.rate_limit_per_minute, settings.rate_limit_burst)
+        return TokenBucketLimiter(rate, size)
     from gateway.web.redis_limiter import RedisTokenBucketLimiter, redis_client
 
     def count_error() -> None:
@@ -311,8 +318,8 @@ def build_rate_limiter(
 
     return RedisTokenBucketLimiter(
         redis_client(settings.redis_url.reveal(), settings.redis_timeout),
-        settings.rate_limit_per_minute,
-        settings.rate_limit_burst,
+        rate,
+        size,
         prefix=prefix,
         on_error=count_error,
     )

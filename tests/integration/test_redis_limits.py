@@ -106,7 +106,16 @@ def test_settings_choose_the_limiter(redis_server) -> None:  # type: ignore[no-u
     shared = build_rate_limiter(Settings(redis_url=Secret(redis_server.url)))
     assert isinstance(shared, RedisTokenBucketLimiter)
     shared.check()
-    shared.close()
+    # a second limiter (e.g. failed logins per address) has its own rate, burst and key space
+    redis_client(redis_server.url, 1).flushdb()
+    settings = Settings(redis_url=Secret(redis_server.url), rate_limit_burst=5)
+    client_limits = build_rate_limiter(settings)
+    login_limits = build_rate_limiter(settings, per_minute=0.01, burst=1, prefix="gateway:ratelimit:login:")
+    assert login_limits.acquire("10.0.0.7") == 0.0
+    assert login_limits.acquire("10.0.0.7") > 0
+    assert [client_limits.acquire("10.0.0.7") for _ in range(5)] == [0.0] * 5
+    for limiter_ in (shared, client_limits, login_limits):
+        limiter_.close()
     with pytest.raises(Exception, match="GATEWAY_REDIS_URL"):
         Settings(redis_url=Secret("http://localhost:6379"))
 
