@@ -230,6 +230,7 @@ MODELS = {
     ("v1", "Service"): "V1Service",
     ("v1", "ConfigMap"): "V1ConfigMap",
     ("v1", "Secret"): "V1Secret",
+    ("batch/v1", "Job"): "V1Job",
     ("policy/v1", "PodDisruptionBudget"): "V1PodDisruptionBudget",
     ("autoscaling/v2", "HorizontalPodAutoscaler"): "V2HorizontalPodAutoscaler",
 }
@@ -347,6 +348,14 @@ def test_shared_services_come_from_secrets_and_the_chroma_statefulset() -> None:
     assert chroma_set["spec"]["volumeClaimTemplates"][0]["metadata"]["name"] in {
         m["name"] for m in chroma_set["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
     }
+    # the ingestion Job fills that same store with the gateway's image; replicas never ingest
+    assert env["GATEWAY_BUILD_INDEX_IF_MISSING"]["value"] == "false"
+    job = found["Job/trust-gateway-ingest"]["spec"]["template"]["spec"]
+    job_env = {e["name"]: e["value"] for e in job["containers"][0]["env"]}
+    assert job_env["GATEWAY_CHROMA_URL"] == env["GATEWAY_CHROMA_URL"]["value"]
+    assert job["containers"][0]["image"] == container["image"]
+    assert job["containers"][0]["args"][0] == "ingest"
+    assert job["securityContext"]["runAsNonRoot"] is True
     chroma_container = chroma_set["spec"]["template"]["spec"]["containers"][0]
     port_names = {p["name"] for p in chroma_container["ports"]}
     assert chroma_service["spec"]["ports"][0]["targetPort"] in port_names
