@@ -84,7 +84,9 @@ def migrate(conn: psycopg.Connection[tuple[object, ...]]) -> list[int]:
         # a migration may outlast the per-request statement timeout; bound it generously instead
         conn.execute(f"SET LOCAL statement_timeout = {MIGRATION_TIMEOUT_MS}".encode())
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (LOCK_KEY,))
-        conn.execute(_CREATE_LEDGER)
+        ledger = conn.execute("SELECT to_regclass('audit_schema_migrations') IS NOT NULL").fetchone()
+        if not (ledger and ledger[0]):  # no DDL when up to date: a role without CREATE can start
+            conn.execute(_CREATE_LEDGER)
         rows = conn.execute("SELECT version FROM audit_schema_migrations").fetchall()
         applied = {int(str(r[0])) for r in rows}
         for migration in MIGRATIONS:

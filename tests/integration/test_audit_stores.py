@@ -171,6 +171,33 @@ def test_migrations_are_recorded_and_idempotent(audit_url: str, postgres_server)
     assert MIGRATIONS[-1].version == LATEST
 
 
+def test_an_up_to_date_schema_needs_no_ddl_rights(audit_url: str, postgres_server) -> None:  # type: ignore[no-untyped-def]
+    """Replicas may run with a role that can only read and write the rows."""
+    from gateway.audit.postgres import PostgresAuditStore
+
+    PostgresAuditStore.open(audit_url, pool_size=1).close()  # the owner migrates
+    database = audit_url.rsplit("/", 1)[1]
+    postgres_server.sql(
+        "CREATE ROLE writer LOGIN PASSWORD 'writer-password';"
+        "REVOKE CREATE ON SCHEMA public FROM PUBLIC;"
+        "GRANT SELECT, INSERT, UPDATE ON audit_requests TO writer;"
+        "GRANT SELECT ON audit_schema_migrations TO writer;",
+        database,
+    )
+    try:
+        url = audit_url.replace("gateway:test-password", "writer:writer-password")
+        store = PostgresAuditStore.open(url, pool_size=1)
+        try:
+            row = make_row(1)
+            store.write_sync(row, make_record(row))
+            store.write_sync(row, make_record(row))  # the upsert needs UPDATE only
+            assert store.count() == 1
+        finally:
+            store.close()
+    finally:
+        postgres_server.sql("DROP OWNED BY writer; DROP ROLE writer;", database)
+
+
 def test_replicas_starting_at_once_migrate_exactly_once(audit_url: str) -> None:
     import psycopg
 
