@@ -344,8 +344,9 @@ class AccessGuard:
         self.limiter: RateLimiter = limiter or TokenBucketLimiter(
             settings.rate_limit_per_minute, settings.rate_limit_burst
         )
-        self.limiter_blocks = not isinstance(self.limiter, TokenBucketLimiter)
-        """A remote limiter does network I/O: the middleware runs client checks off the event loop."""
+        self.limiter_blocks = bool(settings.redis_url) or not isinstance(self.limiter, TokenBucketLimiter)
+        """Limiters in Redis do network I/O: the middleware then runs every non-public check off the
+        event loop (any limiter built by ``build_rate_limiter`` for these settings is in Redis too)."""
         self._metrics_token = settings.metrics_token.reveal().encode("utf-8")
         self._metrics = metrics
 
@@ -445,7 +446,7 @@ class AccessMiddleware:
             return
         request: Request[Any, Any, Any] = Request(scope)
         try:
-            if self.guard.limiter_blocks and area_of(request.url.path) == "client":
+            if self.guard.limiter_blocks and area_of(request.url.path) != "public":
                 key_name = await anyio.to_thread.run_sync(self.guard.check, request)
             else:
                 key_name = self.guard.check(request)
