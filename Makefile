@@ -21,11 +21,13 @@ $(STAMP): pyproject.toml requirements.lock
 serve: install
 	$(BIN)/trust-gateway serve --host $${GATEWAY_HOST:-127.0.0.1} --port $${GATEWAY_PORT:-8000}
 
-## Debian packages the test suite drives for real: headless Chromium and Prometheus (promtool).
+## Debian packages the test suite drives for real: headless Chromium, Prometheus (promtool), and the
+## PostgreSQL and Redis servers of a replicated deployment (started by the tests on loopback).
 system-deps:
-	@command -v chromium >/dev/null && command -v prometheus >/dev/null && command -v promtool >/dev/null || { \
+	@command -v chromium >/dev/null && command -v prometheus >/dev/null && command -v promtool >/dev/null \
+	  && test -x /usr/lib/postgresql/15/bin/initdb && command -v redis-server >/dev/null || { \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-	    chromium prometheus >/dev/null; }
+	    chromium prometheus postgresql redis-server >/dev/null; }
 
 lint: install
 	$(BIN)/ruff check gateway tests bench

@@ -12,10 +12,17 @@ soak (``--soak``): the same load for longer, sampling the gateway's RSS (``/proc
     every ``--sample-every`` seconds; prints the samples and the slope (MB per minute) fitted over the
     samples after the first quarter (warm-up: model, caches, allocator arenas).
 
+replicas (``--replicas N``, N >= 2): the replicated deployment on loopback: a Chroma server, a
+    PostgreSQL audit trail and Redis rate limits (real servers, started as the tests start them),
+    and N ``trust-gateway serve`` processes sharing them. The load runs first against one replica
+    (the baseline, over the same shared services), then spread round-robin over all N; prints both
+    side by side with the throughput ratio, and checks the shared audit trail lost nothing.
+
 Usage:
     .venv/bin/python bench/load_test.py                       # 64 clients x 60 s
     .venv/bin/python bench/load_test.py --clients 16 --duration 10
     .venv/bin/python bench/load_test.py --soak --duration 600 --sample-every 10
+    .venv/bin/python bench/load_test.py --replicas 2 --clients 16 --duration 20
 Exit status 1 when a 5xx was seen or an audit record is missing.
 """
 
@@ -105,9 +112,11 @@ async def _one(client: httpx.AsyncClient, url: str, index: int, stream: bool, re
 
 
 async def run_load(
-    url: str, clients: int, duration: float, key: str | None = None, stream_share: float = 0.25
+    url: str | list[str], clients: int, duration: float, key: str | None = None, stream_share: float = 0.25
 ) -> LoadResult:
-    """``clients`` workers posting chat requests back to back for ``duration`` seconds."""
+    """``clients`` workers posting chat requests back to back for ``duration`` seconds (spread
+    round-robin when ``url`` lists several replicas)."""
+    urls = [url] if isinstance(url, str) else url
     result = LoadResult()
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
@@ -119,7 +128,8 @@ async def run_load(
         async def worker() -> None:
             while time.perf_counter() < deadline:
                 index = next(counter)
-                await _one(client, url, index, bool(stream_every) and index % stream_every == 0, result)
+                target = urls[index % len(urls)]
+                await _one(client, target, index, bool(stream_every) and index % stream_every == 0, result)
 
         started = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(clients)))
@@ -208,6 +218,95 @@ def print_result(label: str, result: LoadResult, clients: int) -> None:
     print(f"  5xx                {result.server_errors}")
 
 
+def replicated(args: argparse.Namespace) -> int:
+    """One replica, then ``args.replicas``, over one Chroma server, PostgreSQL and Redis."""
+    import psycopg
+
+    from bench.bench_gateway import five_claim_answer
+    from gateway.web.auth import hash_key
+    from tests.support.replicas import running_chroma, start_replica, stop, wait_ready
+    from tests.support.scripted_upstream import running_upstream
+    from tests.support.services import running_postgres, running_redis
+
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        running_postgres() as postgres,
+        running_redis() as redis_server,
+        running_chroma(Path(tmp)) as chroma,
+        running_upstream() as (scripted, upstream_url),
+    ):
+        scripted.responder = five_claim_answer
+        data = Path(tmp)
+        keys = data / "api-keys.txt"
+        keys.write_text(f"load-test:{hash_key(CLIENT_KEY)}\n", encoding="utf-8")
+        common = {
+            "GATEWAY_CHROMA_URL": chroma.url,
+            "GATEWAY_AUDIT_URL": postgres.url(),
+            "GATEWAY_REDIS_URL": redis_server.url,
+            "GATEWAY_UPSTREAM_BASE_URL": upstream_url,
+            "GATEWAY_UPSTREAM_RETRIES": "0",
+            "GATEWAY_API_KEYS_FILE": str(keys),
+            "GATEWAY_RATE_LIMIT_PER_MINUTE": "1000000",
+            "GATEWAY_RATE_LIMIT_BURST": "100000",
+            "GATEWAY_KNOWLEDGE_DIR": str(args.knowledge),
+        }
+        processes = []
+        try:
+            for n in range(args.replicas):
+                env = {**common, "GATEWAY_DATA_DIR": str(data / f"replica{n}")}
+                if n:
+                    env["GATEWAY_BUILD_INDEX_IF_MISSING"] = "false"
+                print(f"starting replica {n} ...", flush=True)
+                processes.append((*start_replica(env, data / f"replica{n}.log"), data / f"replica{n}.log"))
+                if n == 0:  # the first replica ingests; the others start once the store is filled
+                    wait_ready(*processes[0])
+            for process, url, log in processes[1:]:
+                wait_ready(process, url, log)
+            urls = [url for _, url, _ in processes]
+
+            def audit_count() -> int:
+                with psycopg.connect(postgres.url()) as conn:
+                    row = conn.execute("SELECT COUNT(*) FROM audit_requests").fetchone()
+                return int(row[0]) if row else 0
+
+            asyncio.run(run_load(urls, 4, 3.0, CLIENT_KEY, args.stream_share))  # warm-up, every replica
+            before = audit_count()
+            one = asyncio.run(run_load(urls[:1], args.clients, args.duration, CLIENT_KEY, args.stream_share))
+            many = asyncio.run(run_load(urls, args.clients, args.duration, CLIENT_KEY, args.stream_share))
+            rows = audit_count() - before
+        finally:
+            for process, _, _ in processes:
+                stop(process)
+    print_result("baseline: 1 replica (shared Chroma, PostgreSQL, Redis)", one, args.clients)
+    print_result(f"{args.replicas} replicas (same services, round-robin)", many, args.clients)
+    rps_one = one.statuses.get(200, 0) / one.seconds
+    rps_many = many.statuses.get(200, 0) / many.seconds
+    print(f"\n  throughput ratio   {rps_many / rps_one:.2f}x ({args.replicas} replicas / 1 replica)")
+    print(
+        f"  p50 ms             {one.percentile(0.5) * 1000:.1f} -> {many.percentile(0.5) * 1000:.1f}   "
+        f"p95 ms {one.percentile(0.95) * 1000:.1f} -> {many.percentile(0.95) * 1000:.1f}"
+    )
+    sent = one.sent + many.sent
+    verdict = "ok" if rows == sent else "LOST"
+    print(f"  audit rows         {rows} in PostgreSQL for {sent} requests sent ({verdict})")
+    print(f"  load average       {os.getloadavg()}")
+    summary = {
+        "replicas": args.replicas,
+        "clients": args.clients,
+        "rps_1": round(rps_one, 1),
+        f"rps_{args.replicas}": round(rps_many, 1),
+        "ratio": round(rps_many / rps_one, 2),
+        "p95_ms_1": round(one.percentile(0.95) * 1000, 1),
+        f"p95_ms_{args.replicas}": round(many.percentile(0.95) * 1000, 1),
+        "server_errors": one.server_errors + many.server_errors,
+        "audit_rows": rows,
+        "sent": sent,
+    }
+    print(json.dumps(summary))
+    failed = one.server_errors + many.server_errors or one.errors or many.errors
+    return 0 if not failed and rows == sent else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=64)
@@ -221,7 +320,12 @@ def main() -> int:
         default=REPO / "tests" / "fixtures" / "kb",
         help="corpus to index (default: the 5-document test corpus; the bundled one is knowledge/)",
     )
+    parser.add_argument(
+        "--replicas", type=int, default=1, help="N >= 2: N gateways over shared Chroma/PostgreSQL/Redis"
+    )
     args = parser.parse_args()
+    if args.replicas > 1:
+        return replicated(args)
 
     from bench.bench_gateway import five_claim_answer
     from gateway.logs import configure_logging

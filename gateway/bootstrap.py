@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import structlog
 
-from gateway.audit import AuditLog
+from gateway.audit import open_audit_store
 from gateway.cleanup import ExtractiveRewriter, UpstreamRewriter
 from gateway.errors import ConfigurationError
 from gateway.fetch import SafeFetcher
@@ -110,7 +110,7 @@ def build_services(
         rewriter=build_rewriter(settings, policy, embedder, verifier),
         messages=Messages(settings.templates_dir or bundled("templates"), policy.context),
         metrics=metrics,
-        audit=AuditLog(settings.resolved_audit_path),
+        audit=open_audit_store(settings),
         fetcher=build_fetcher(settings, policy),
     )
     metrics.ready.set(1)
@@ -120,5 +120,7 @@ def build_services(
         verifier=verifier.name,
         context=policy.context.name,
         passages=store.count_sync(),
+        audit=services.audit.backend,
+        rate_limits="redis" if settings.redis_url else "process",
     )
     return services

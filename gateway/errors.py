@@ -3,13 +3,15 @@
 GatewayError
  ├── ConfigurationError        the operator's mistake: bad setting or policy file (stops start-up)
  ├── RequestError              the client's mistake: rendered as a 4xx in OpenAI's error format
- │    └── AuthenticationError / PermissionDeniedError / RateLimitedError / PayloadTooLargeError
+ │    ├── AuthenticationError / PermissionDeniedError / RateLimitedError / PayloadTooLargeError
+ │    └── ServiceUnavailableError (503) ── RateLimiterUnavailable   the shared limiter cannot be asked
  └── StageError                something failed at run time inside a pipeline stage
       ├── UpstreamError        the chat model could not give a usable draft
       │    ├── UpstreamTimeout / UpstreamUnavailable / UpstreamHTTPError / UpstreamRateLimited
       │    ├── UpstreamBusy / UpstreamQueueTimeout   no upstream slot free (concurrency limit)
       │    └── MalformedDraft  it answered, but not under the citation contract
       ├── StoreError           the knowledge store could not be read
+      ├── AuditError           the audit trail could not be written or read (SQLite or PostgreSQL)
       ├── VerifierError        a verifier could not decide
       └── FetchError           a cited URL could not be fetched (or was refused by the SSRF rules)
 
@@ -80,6 +82,14 @@ class ServiceUnavailableError(RequestError):
     error_type = "service_unavailable"
 
 
+class RateLimiterUnavailable(ServiceUnavailableError):
+    """The shared rate limiter (Redis) could not be asked: the request is refused (fail closed)."""
+
+    def __init__(self, message: str, *, retry_after: int = 1) -> None:
+        super().__init__(message, code="rate_limiter_unavailable")
+        self.retry_after = retry_after
+
+
 class StageError(GatewayError):
     """A pipeline stage failed at run time. `kind` is a bounded label used in metrics."""
 
@@ -137,6 +147,17 @@ class MalformedDraft(UpstreamError):
 
 class StoreError(StageError):
     kind = "store"
+
+
+class AuditError(StageError):
+    """The audit store failed: a write was not committed, or the store cannot be reached.
+
+    Raised by every ``AuditStore`` backend in place of the driver's own error. A request whose record
+    was not committed gets no answer (HTTP 503, ``audit_unavailable``).
+    """
+
+    kind = "audit"
+    stage = "record"
 
 
 class VerifierError(StageError):

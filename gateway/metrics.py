@@ -59,6 +59,8 @@ PIPELINE_STAGES = ("triage", "retrieve", "draft", "verify", "cleanup", "rewrite"
 URL_FAILURE_REASONS = ("blocked", "timeout", "status", "too_large", "not_text", "connection", "invalid")
 """Why a cited web URL was not valid (``FetchError.reason``)."""
 BOOLEAN = ("true", "false")
+DEPENDENCIES = ("knowledge_store", "audit_store", "rate_limiter")
+"""Shared services ``/readyz`` checks (``gateway_dependency_up{dependency}``)."""
 
 _TOKEN = re.compile(r"[a-z][a-z0-9_]*")
 
@@ -219,6 +221,17 @@ class GatewayMetrics:
         self.rate_limited = Counter(
             "gateway_rate_limited",
             "Client requests refused with 429 by the per-key token bucket.",
+            registry=r,
+        )
+        self.rate_limiter_errors = Counter(
+            "gateway_rate_limiter_errors",
+            "Client requests refused with 503 because the shared rate limiter (Redis) did not answer.",
+            registry=r,
+        )
+        self.dependency_up = Gauge(
+            "gateway_dependency_up",
+            "1 when the last /readyz check of a shared service passed, 0 when it failed.",
+            ["dependency"],
             registry=r,
         )
         self.upstream_in_flight = Gauge(

@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gateway.audit import AuditLog
+from gateway.audit import AuditStore
 from gateway.fetch import SafeFetcher
 from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.store import KnowledgeStore
@@ -34,7 +34,7 @@ class Services:
     rewriter: Rewriter
     messages: Messages
     metrics: GatewayMetrics
-    audit: AuditLog
+    audit: AuditStore
     today: Callable[[], dt.date] = field(default=_today)
     fetcher: SafeFetcher | None = None
     """The process's SSRF-safe web fetcher (``bootstrap.build_fetcher``); shared so its cache is."""

@@ -98,6 +98,12 @@ class Settings:
     """Largest request body accepted, in bytes."""
     audit_path: Path | None = None
     """SQLite audit database (default: ``<data_dir>/audit.sqlite3``)."""
+    audit_url: Secret = field(default_factory=lambda: Secret(""))
+    """PostgreSQL audit trail shared by replicas (``postgresql://user:pass@host/db``); empty: SQLite."""
+    audit_pool_size: int = 10
+    """Most PostgreSQL connections one process keeps for the audit trail."""
+    audit_timeout: float = 5.0
+    """Seconds an audit write or read may wait (connection and statement); then the request is refused."""
     store_patient_identifiers: bool = False
     """Keep the request's ``user`` field and metadata in the audit record."""
     log_patient_text: bool = False
@@ -128,6 +134,10 @@ class Settings:
     """Requests per minute each client key may make to /v1/* (token bucket); 0 disables the limit."""
     rate_limit_burst: int = 30
     """Requests a client key may make at once before the per-minute rate applies."""
+    redis_url: Secret = field(default_factory=lambda: Secret(""))
+    """Redis for rate limits shared by replicas (``redis://host:6379/0``); empty: per process."""
+    redis_timeout: float = 0.5
+    """Seconds a rate-limit call to Redis may take; then the request is refused with a 503."""
     upstream_max_concurrency: int = 16
     """Upstream calls in flight at once; further calls wait in a bounded queue."""
     upstream_queue_size: int = 64
@@ -171,6 +181,7 @@ class Settings:
             raise ConfigurationError(
                 "GATEWAY_CHROMA_URL", "chroma_url", "must start with http:// or https://"
             )
+        _check_shared_services(self)
         if self.upstream_base_url and not self.upstream_base_url.startswith(("http://", "https://")):
             raise ConfigurationError(
                 "GATEWAY_UPSTREAM_BASE_URL", "upstream_base_url", "must start with http:// or https://"
@@ -285,3 +296,22 @@ def _check_hardening(settings: Settings) -> None:
     for name in ("upstream_queue_timeout", "upstream_deadline"):
         if getattr(settings, name) <= 0:
             raise ConfigurationError(ENV_PREFIX + name.upper(), name, "must be positive")
+
+
+def _check_shared_services(settings: Settings) -> None:
+    """Validate the PostgreSQL and Redis settings of a replicated deployment (issue 16)."""
+    audit_url = settings.audit_url.reveal()
+    if audit_url and not audit_url.startswith(("postgresql://", "postgres://")):
+        raise ConfigurationError(
+            "GATEWAY_AUDIT_URL", "audit_url", "must start with postgresql:// (or be empty for SQLite)"
+        )
+    redis_url = settings.redis_url.reveal()
+    if redis_url and not redis_url.startswith(("redis://", "rediss://", "unix://")):
+        raise ConfigurationError(
+            "GATEWAY_REDIS_URL", "redis_url", "must start with redis://, rediss:// or unix://"
+        )
+    if not 1 <= settings.audit_pool_size <= 200:
+        raise ConfigurationError("GATEWAY_AUDIT_POOL_SIZE", "audit_pool_size", "must be in 1..200")
+    for name in ("audit_timeout", "redis_timeout"):
+        if not 0 < getattr(settings, name) <= 60:
+            raise ConfigurationError(ENV_PREFIX + name.upper(), name, "must be in (0, 60]")

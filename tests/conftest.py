@@ -63,3 +63,35 @@ def make_services(embedder, fixture_store, tmp_path):  # type: ignore[no-untyped
     yield factory
     for services in built:
         services.audit.close()
+
+
+# --- shared services of a replicated deployment (issue 16): real servers on loopback -------------
+
+
+@pytest.fixture(scope="session")
+def postgres_server():  # type: ignore[no-untyped-def]
+    """One throw-away PostgreSQL cluster for the session (skipped only if the binaries are missing)."""
+    from tests.support.services import running_postgres
+
+    with running_postgres() as server:
+        yield server
+
+
+@pytest.fixture
+def audit_url(postgres_server, request) -> str:  # type: ignore[no-untyped-def]
+    """A fresh, empty database on the session's server, owned by the gateway role."""
+    import re
+    import uuid
+
+    name = "t_" + re.sub(r"[^a-z0-9]", "_", request.node.name.lower())[:40] + "_" + uuid.uuid4().hex[:8]
+    postgres_server.sql(f"CREATE DATABASE {name} OWNER gateway", "postgres")
+    return str(postgres_server.url(name))
+
+
+@pytest.fixture(scope="session")
+def redis_server():  # type: ignore[no-untyped-def]
+    """One redis-server for the session (skipped only if it is not installed)."""
+    from tests.support.services import running_redis
+
+    with running_redis() as server:
+        yield server

@@ -14,12 +14,18 @@ from litestar.exceptions import HTTPException
 from litestar.openapi import OpenAPIConfig
 
 from gateway.bootstrap import build_services
-from gateway.errors import RequestError, ServiceUnavailableError
+from gateway.errors import AuditError, RequestError, ServiceUnavailableError
+from gateway.metrics import GatewayMetrics
 from gateway.services import Services
 from gateway.settings import Settings
-from gateway.web.auth import access_control
+from gateway.web.auth import LimiterHandle, access_control, build_rate_limiter
 from gateway.web.chat import chat_completions, list_models
-from gateway.web.errors import http_exception_handler, internal_error_handler, request_error_handler
+from gateway.web.errors import (
+    audit_error_handler,
+    http_exception_handler,
+    internal_error_handler,
+    request_error_handler,
+)
 from gateway.web.ops import healthz, metrics, readyz
 from gateway.web.pages import page_handlers
 from gateway.web.retrieve_api import retrieve_passages
@@ -48,6 +54,15 @@ def create_app(
     """The gateway app. Pass ``services`` to reuse already-built ones (tests, benchmarks)."""
     holder = ServiceHolder(services)
 
+    def current_metrics() -> GatewayMetrics | None:
+        return holder.services.metrics if holder.services else None
+
+    limiter = build_rate_limiter(settings, current_metrics)
+    handle = LimiterHandle(limiter)
+
+    def provide_limiter() -> LimiterHandle:
+        return handle
+
     @asynccontextmanager
     async def lifespan(_: Litestar) -> AsyncIterator[None]:
         owned = holder.services is None
@@ -59,21 +74,26 @@ def create_app(
             if owned and holder.services is not None:
                 await holder.services.upstream.aclose()
                 holder.services.audit.close()
+            limiter.close()
 
     handlers: list[Any] = [chat_completions, list_models, healthz, readyz, metrics, verify_answer]
     handlers.append(retrieve_passages)
     handlers += page_handlers(settings)
     return Litestar(
         route_handlers=handlers,
-        dependencies={"services": Provide(holder.get, sync_to_thread=False)},
+        dependencies={
+            "services": Provide(holder.get, sync_to_thread=False),
+            "limiter": Provide(provide_limiter, sync_to_thread=False),
+        },
         lifespan=[lifespan],
         exception_handlers={
             RequestError: request_error_handler,
+            AuditError: audit_error_handler,
             HTTPException: http_exception_handler,
             Exception: internal_error_handler,
         },
         request_max_body_size=settings.max_body_bytes,
-        middleware=[access_control(settings, lambda: holder.services.metrics if holder.services else None)],
+        middleware=[access_control(settings, current_metrics, limiter=limiter)],
         openapi_config=OpenAPIConfig(title="Clinical trust gateway", version="0.1.0", path="/schema"),
         debug=False,
     )

@@ -30,6 +30,11 @@ Failures are OpenAI-shaped errors: 401 ``authentication_error`` (missing or unkn
 ``permission_error`` (a valid credential of the wrong role, e.g. a client key on the audit pages or a
 clinician key on ``/v1``), 429 ``rate_limit_error``. Each is counted in
 ``gateway_auth_failures_total{area,reason}`` / ``gateway_rate_limited_total``; no credential is logged.
+
+The token buckets live in this process, or in Redis when ``GATEWAY_REDIS_URL`` is set so that every
+replica draws from the same bucket (``gateway.web.redis_limiter``); when Redis does not answer the
+request gets a 503 ``rate_limiter_unavailable`` (fail closed), counted in
+``gateway_rate_limiter_errors_total``.
 """
 
 from __future__ import annotations
@@ -43,9 +48,10 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import quote
 
+import anyio.to_thread
 import structlog
 from litestar import Request
 from litestar.enums import ScopeType
@@ -67,6 +73,7 @@ if TYPE_CHECKING:
 log = structlog.get_logger("gateway.auth")
 
 Area = Literal["public", "client", "staff", "metrics"]
+MetricsSource = Callable[[], "GatewayMetrics | None"]
 
 PUBLIC_PATHS = frozenset({"/", "/healthz", "/readyz", "/favicon.ico", LOGIN_PATH, "/clinician/logout"})
 """Exact paths anyone may call."""
@@ -222,6 +229,24 @@ def check_exposure(settings: Settings, keyring: ClientKeyring) -> None:
 # --- rate limiting ------------------------------------------------------------------------------
 
 
+class RateLimiter(Protocol):
+    """What the guard needs of a limiter: per process (``TokenBucketLimiter``) or shared in Redis
+    (``gateway.web.redis_limiter.RedisTokenBucketLimiter``)."""
+
+    @property
+    def enabled(self) -> bool: ...
+
+    def acquire(self, key: str) -> float:
+        """0.0 when granted, else the seconds until a token is available."""
+        ...
+
+    def check(self) -> None:
+        """Raise when the limiter cannot answer now (``/readyz``); a no-op in process."""
+        ...
+
+    def close(self) -> None: ...
+
+
 class TokenBucketLimiter:
     """One token bucket per key name: ``burst`` tokens, refilled at ``per_minute / 60`` per second.
 
@@ -253,10 +278,54 @@ class TokenBucketLimiter:
             self._buckets[key] = (tokens, now)
             return (1.0 - tokens) / self.rate
 
+    def check(self) -> None:
+        """Always ready: the buckets are in this process."""
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+class LimiterHandle:
+    """The app's limiter as a handler dependency (Litestar checks a dependency's type, and cannot
+    check one against a Protocol)."""
+
+    def __init__(self, limiter: RateLimiter) -> None:
+        self.limiter = limiter
+
+
+def build_rate_limiter(
+    settings: Settings,
+    metrics: MetricsSource = lambda: None,
+    *,
+    per_minute: float | None = None,
+    burst: int | None = None,
+    prefix: str = "gateway:ratelimit:client:",
+) -> RateLimiter:
+    """A token-bucket limiter: in Redis when ``GATEWAY_REDIS_URL`` is set (shared by every replica),
+    else in process. Defaults to the per-client-key limits of the settings; build another limiter
+    (e.g. failed logins per address) with its own ``per_minute``, ``burst`` and ``prefix``.
+    """
+    rate = settings.rate_limit_per_minute if per_minute is None else per_minute
+    size = settings.rate_limit_burst if burst is None else burst
+    if not settings.redis_url:
+        return TokenBucketLimiter(rate, size)
+    from gateway.web.redis_limiter import RedisTokenBucketLimiter, redis_client
+
+    def count_error() -> None:
+        registry = metrics()
+        if registry is not None:
+            registry.rate_limiter_errors.inc()
+
+    return RedisTokenBucketLimiter(
+        redis_client(settings.redis_url.reveal(), settings.redis_timeout),
+        rate,
+        size,
+        prefix=prefix,
+        on_error=count_error,
+    )
+
 
 # --- the guard and its middleware ---------------------------------------------------------------
-
-MetricsSource = Callable[[], "GatewayMetrics | None"]
 
 
 class AccessGuard:
@@ -267,14 +336,17 @@ class AccessGuard:
         settings: Settings,
         *,
         keyring: ClientKeyring | None = None,
-        limiter: TokenBucketLimiter | None = None,
+        limiter: RateLimiter | None = None,
         metrics: MetricsSource = lambda: None,
     ) -> None:
         self.keyring = keyring or ClientKeyring.from_settings(settings)
         self.staff = StaffAuth.from_settings(settings)
-        self.limiter = limiter or TokenBucketLimiter(
+        self.limiter: RateLimiter = limiter or TokenBucketLimiter(
             settings.rate_limit_per_minute, settings.rate_limit_burst
         )
+        self.limiter_blocks = bool(settings.redis_url) or not isinstance(self.limiter, TokenBucketLimiter)
+        """Limiters in Redis do network I/O: the middleware then runs every non-public check off the
+        event loop (any limiter built by ``build_rate_limiter`` for these settings is in Redis too)."""
         self._metrics_token = settings.metrics_token.reveal().encode("utf-8")
         self._metrics = metrics
 
@@ -374,7 +446,10 @@ class AccessMiddleware:
             return
         request: Request[Any, Any, Any] = Request(scope)
         try:
-            key_name = self.guard.check(request)
+            if self.guard.limiter_blocks and area_of(request.url.path) != "public":
+                key_name = await anyio.to_thread.run_sync(self.guard.check, request)
+            else:
+                key_name = self.guard.check(request)
         except LoginRequired as login:
             await _redirect(send, f"{LOGIN_PATH}?next={quote(login.next_path, safe='/')}")
             return
@@ -396,13 +471,16 @@ async def _redirect(send: Send, location: str) -> None:
     await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
-def access_control(settings: Settings, metrics: MetricsSource = lambda: None) -> Callable[[ASGIApp], ASGIApp]:
+def access_control(
+    settings: Settings, metrics: MetricsSource = lambda: None, limiter: RateLimiter | None = None
+) -> Callable[[ASGIApp], ASGIApp]:
     """The middleware factory to list in ``Litestar(middleware=[...])``.
 
     Loads the keys (ConfigurationError for a bad keys file) and applies ``check_exposure`` now, so a
-    misconfigured gateway stops at start-up rather than at the first request.
+    misconfigured gateway stops at start-up rather than at the first request. ``limiter`` defaults
+    to the per-process token bucket (``build_rate_limiter`` gives the Redis one when configured).
     """
-    guard = AccessGuard(settings, metrics=metrics)
+    guard = AccessGuard(settings, metrics=metrics, limiter=limiter)
     check_exposure(settings, guard.keyring)
 
     def wrap(app: ASGIApp) -> ASGIApp:

@@ -8,7 +8,7 @@ import structlog
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException
 
-from gateway.errors import RateLimitedError, RequestError
+from gateway.errors import AuditError, RateLimitedError, RateLimiterUnavailable, RequestError
 
 log = structlog.get_logger("gateway.http")
 
@@ -30,7 +30,9 @@ def error_body(
 
 
 def request_error_handler(_: Request[Any, Any, Any], exc: RequestError) -> Response[Any]:
-    headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimitedError) else None
+    headers = None
+    if isinstance(exc, RateLimitedError | RateLimiterUnavailable):
+        headers = {"Retry-After": str(exc.retry_after)}
     return Response(
         error_body(exc.message, exc.error_type, exc.param, exc.code),
         status_code=exc.status_code,
@@ -52,6 +54,22 @@ def http_exception_handler(_: Request[Any, Any, Any], exc: HTTPException) -> Res
         status_code=status,
         media_type=MediaType.JSON,
         headers=exc.headers,
+    )
+
+
+def audit_error_handler(_: Request[Any, Any, Any], exc: AuditError) -> Response[Any]:
+    """The audit record was not committed: no answer leaves without its trace (already counted and
+    logged by ``gateway.pipeline.record``)."""
+    return Response(
+        error_body(
+            "The request could not be recorded in the audit trail, so no answer was released; retry shortly.",
+            "service_unavailable",
+            None,
+            "audit_unavailable",
+        ),
+        status_code=503,
+        media_type=MediaType.JSON,
+        headers={"Retry-After": "5"},
     )
 
 

@@ -62,6 +62,7 @@ ALL_UNSUPPORTED = contract_answer(
     ],
 )
 
+
 def PLANTED(body: dict[str, Any]) -> Reply:
     """A good claim plus a claim repeating the planted instruction, quoting the planted passage."""
     good, planted = passage_number(body, ANTIHISTAMINE), passage_number(body, "Ignore previous instructions")

@@ -157,13 +157,19 @@ def test_compose_gateway_uses_the_chroma_server_and_prometheus_uses_the_rules() 
 
 
 def manifests() -> dict[str, dict[str, Any]]:
-    """kind -> manifest, for the files the kustomization lists."""
+    """``Kind/name`` -> manifest, for the files the kustomization lists."""
     kustomization = yaml.safe_load((KUBERNETES / "kustomization.yaml").read_text())
     found: dict[str, dict[str, Any]] = {}
     for resource in kustomization["resources"]:
         for doc in yaml.safe_load_all((KUBERNETES / resource).read_text()):
-            found[doc["kind"]] = doc
+            key = f"{doc['kind']}/{doc['metadata']['name']}"
+            assert key not in found, f"{key} is defined twice"
+            found[key] = doc
     return found
+
+
+def gateway_manifest(kind: str) -> dict[str, Any]:
+    return manifests()[f"{kind}/trust-gateway"]
 
 
 def render_policies() -> Any:
@@ -177,8 +183,9 @@ def render_policies() -> Any:
 
 def test_kubernetes_deployment_probes_and_wiring() -> None:
     found = manifests()
-    assert {"Deployment", "Service", "ConfigMap", "PersistentVolumeClaim"} <= set(found)
-    deployment = found["Deployment"]
+    kinds = {key.split("/")[0] for key in found}
+    assert {"Deployment", "Service", "ConfigMap", "StatefulSet", "PodDisruptionBudget"} <= kinds
+    deployment = gateway_manifest("Deployment")
     pod = deployment["spec"]["template"]["spec"]
     container = pod["containers"][0]
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
@@ -187,16 +194,16 @@ def test_kubernetes_deployment_probes_and_wiring() -> None:
     assert container["securityContext"]["allowPrivilegeEscalation"] is False
     labels = deployment["spec"]["template"]["metadata"]["labels"]
     assert deployment["spec"]["selector"]["matchLabels"].items() <= labels.items()
-    service = found["Service"]
+    service = gateway_manifest("Service")
     assert service["spec"]["selector"].items() <= labels.items()
     port_names = {p["name"] for p in container["ports"]}
     assert service["spec"]["ports"][0]["targetPort"] in port_names
     volumes = {v["name"]: v for v in pod["volumes"]}
+    assert "emptyDir" in volumes["data"]  # caches only: replicas share no volume
     assert (
-        volumes["data"]["persistentVolumeClaim"]["claimName"]
-        == found["PersistentVolumeClaim"]["metadata"]["name"]
+        volumes["policies"]["configMap"]["name"]
+        == found["ConfigMap/trust-gateway-policies"]["metadata"]["name"]
     )
-    assert volumes["policies"]["configMap"]["name"] == found["ConfigMap"]["metadata"]["name"]
     mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert env["GATEWAY_POLICY_DIR"] == mounts["policies"]
@@ -208,8 +215,154 @@ def test_kubernetes_policies_configmap_is_in_sync_with_policies() -> None:
     ``python deploy/kubernetes/render_policies.py > deploy/kubernetes/policies-configmap.yaml``
     (and update the Deployment's policies volume items when a file is added or removed)."""
     module = render_policies()
-    configmap = manifests()["ConfigMap"]
+    configmap = manifests()["ConfigMap/trust-gateway-policies"]
     assert configmap["data"] == module.policy_files(), "policies-configmap.yaml is stale"
-    deployment = manifests()["Deployment"]
+    deployment = gateway_manifest("Deployment")
     volume = next(v for v in deployment["spec"]["template"]["spec"]["volumes"] if v["name"] == "policies")
     assert volume["configMap"]["items"] == module.items(), "the Deployment's policies items are stale"
+
+
+# --- Kubernetes: high availability (issue 16) -------------------------------------------------------
+
+MODELS = {
+    ("apps/v1", "Deployment"): "V1Deployment",
+    ("apps/v1", "StatefulSet"): "V1StatefulSet",
+    ("v1", "Service"): "V1Service",
+    ("v1", "ConfigMap"): "V1ConfigMap",
+    ("v1", "Secret"): "V1Secret",
+    ("batch/v1", "Job"): "V1Job",
+    ("policy/v1", "PodDisruptionBudget"): "V1PodDisruptionBudget",
+    ("autoscaling/v2", "HorizontalPodAutoscaler"): "V2HorizontalPodAutoscaler",
+}
+
+
+def schema_problems(doc: dict[str, Any]) -> list[str]:
+    """Check one manifest against the Kubernetes API models of the ``kubernetes`` package (offline):
+    an unknown apiVersion/kind, a wrong type or a missing required field fails to load, and a
+    misspelt or unknown field is dropped by the model, so the round trip differs from the file."""
+    from kubernetes.client import ApiClient
+
+    model = MODELS.get((doc.get("apiVersion", ""), doc.get("kind", "")))
+    if model is None:
+        return [f"unknown apiVersion/kind {doc.get('apiVersion')}/{doc.get('kind')}"]
+    api = ApiClient()
+    try:
+        loaded = api._ApiClient__deserialize(doc, model)  # type: ignore[attr-defined]
+    except (ValueError, TypeError) as err:
+        return [f"{model}: {err}"]
+    back = api.sanitize_for_serialization(loaded)
+    return [f"{model}: {path}" for path in _differences(doc, back, "")]
+
+
+def _differences(given: Any, loaded: Any, path: str) -> list[str]:
+    if isinstance(given, dict) and isinstance(loaded, dict):
+        found = []
+        for key, value in given.items():
+            if key not in loaded:
+                found.append(f"{path}.{key} is not a field of the API (misspelt or misplaced?)")
+            else:
+                found += _differences(value, loaded[key], f"{path}.{key}")
+        return found
+    if isinstance(given, list) and isinstance(loaded, list):
+        if len(given) != len(loaded):
+            return [f"{path}: list length changed"]
+        return [
+            p
+            for i, (g, b) in enumerate(zip(given, loaded, strict=True))
+            for p in _differences(g, b, f"{path}[{i}]")
+        ]
+    return [] if given == loaded else [f"{path}: {given!r} loaded as {loaded!r}"]
+
+
+def test_every_kubernetes_manifest_matches_the_api_schema() -> None:
+    documents = list(manifests().values())
+    documents += list(yaml.safe_load_all((KUBERNETES / "secret.example.yaml").read_text()))
+    problems = [p for doc in documents for p in schema_problems(doc)]
+    assert problems == []
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (lambda d: d["spec"].update(replica=3), ".spec.replica is not a field"),
+        (lambda d: d["spec"]["template"]["spec"]["containers"][0].update(readinesProbe={}), "readinesProbe"),
+        (lambda d: d["spec"]["strategy"]["rollingUpdate"].update(maxUnavailable=[0]), "maxUnavailable"),
+        (lambda d: d["spec"].pop("selector"), "selector"),
+        (lambda d: d.update(apiVersion="extensions/v1beta1"), "unknown apiVersion"),
+    ],
+)
+def test_the_schema_check_catches_a_broken_manifest(change, expected: str) -> None:  # type: ignore[no-untyped-def]
+    import copy
+
+    deployment = copy.deepcopy(gateway_manifest("Deployment"))
+    change(deployment)
+    problems = schema_problems(deployment)
+    assert any(expected in p for p in problems), problems
+
+
+def test_gateway_runs_as_several_replicas_with_rolling_updates_and_a_disruption_budget() -> None:
+    deployment = gateway_manifest("Deployment")
+    spec = deployment["spec"]
+    assert spec["replicas"] >= 2
+    assert spec["strategy"]["type"] == "RollingUpdate"
+    assert spec["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
+    assert spec["strategy"]["rollingUpdate"]["maxSurge"] >= 1
+    labels = spec["template"]["metadata"]["labels"]
+    pod = spec["template"]["spec"]
+    assert all(
+        c["labelSelector"]["matchLabels"].items() <= labels.items() for c in pod["topologySpreadConstraints"]
+    )
+    assert "persistentVolumeClaim" not in str(pod["volumes"])  # nothing ties a replica to one node
+
+    pdb = gateway_manifest("PodDisruptionBudget")
+    assert pdb["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    assert 1 <= pdb["spec"]["minAvailable"] < spec["replicas"]  # a drain can proceed, one by one
+
+    hpa = gateway_manifest("HorizontalPodAutoscaler")
+    target = hpa["spec"]["scaleTargetRef"]
+    assert (target["kind"], target["name"]) == ("Deployment", deployment["metadata"]["name"])
+    assert hpa["spec"]["minReplicas"] >= 2
+    assert hpa["spec"]["maxReplicas"] > hpa["spec"]["minReplicas"]
+    container = pod["containers"][0]
+    assert container["resources"]["requests"]["cpu"]  # a CPU utilisation target needs a request
+
+
+def test_shared_services_come_from_secrets_and_the_chroma_statefulset() -> None:
+    found = manifests()
+    container = gateway_manifest("Deployment")["spec"]["template"]["spec"]["containers"][0]
+    env = {e["name"]: e for e in container["env"]}
+    secret = yaml.safe_load((KUBERNETES / "secret.example.yaml").read_text())
+    for variable, key in (("GATEWAY_AUDIT_URL", "audit-url"), ("GATEWAY_REDIS_URL", "redis-url")):
+        ref = env[variable]["valueFrom"]["secretKeyRef"]
+        assert (ref["name"], ref["key"]) == (secret["metadata"]["name"], key)
+        assert not ref.get("optional"), f"{variable} must be present: no silent per-process fallback"
+        assert key in secret["stringData"]
+    assert secret["stringData"]["audit-url"].startswith("postgresql://")
+    assert secret["stringData"]["redis-url"].startswith(("redis://", "rediss://"))
+
+    chroma_set = found["StatefulSet/trust-gateway-chroma"]
+    chroma_service = found["Service/trust-gateway-chroma"]
+    chroma_labels = chroma_set["spec"]["template"]["metadata"]["labels"]
+    assert chroma_set["spec"]["serviceName"] == chroma_service["metadata"]["name"]
+    assert chroma_service["spec"]["selector"].items() <= chroma_labels.items()
+    assert chroma_set["spec"]["volumeClaimTemplates"][0]["metadata"]["name"] in {
+        m["name"] for m in chroma_set["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
+    }
+    # the ingestion Job fills that same store with the gateway's image; replicas never ingest
+    assert env["GATEWAY_BUILD_INDEX_IF_MISSING"]["value"] == "false"
+    job = found["Job/trust-gateway-ingest"]["spec"]["template"]["spec"]
+    job_env = {e["name"]: e["value"] for e in job["containers"][0]["env"]}
+    assert job_env["GATEWAY_CHROMA_URL"] == env["GATEWAY_CHROMA_URL"]["value"]
+    assert job["containers"][0]["image"] == container["image"]
+    assert job["containers"][0]["args"][0] == "ingest"
+    assert job["securityContext"]["runAsNonRoot"] is True
+    chroma_container = chroma_set["spec"]["template"]["spec"]["containers"][0]
+    port_names = {p["name"] for p in chroma_container["ports"]}
+    assert chroma_service["spec"]["ports"][0]["targetPort"] in port_names
+    url = env["GATEWAY_CHROMA_URL"]["value"]
+    assert url == f"http://{chroma_service['metadata']['name']}:{chroma_service['spec']['ports'][0]['port']}"
+    assert chroma_container["image"].split(":")[1] == compose()["services"]["chroma"]["image"].split(":")[1]
+
+    # readiness is /readyz, which checks all three (tests/integration/test_postgres_gateway.py,
+    # test_redis_limits.py and test_chroma_down.py exercise each failure)
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"

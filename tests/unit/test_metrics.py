@@ -329,6 +329,8 @@ RECORDED_OUTSIDE_THE_PIPELINE = {
     "gateway_rate_limited": "gateway/web/auth.py",
     "gateway_upstream_in_flight": "gateway/upstream/limited.py (a gauge, 0 at rest)",
     "gateway_upstream_waiting": "gateway/upstream/limited.py (a gauge, 0 at rest)",
+    "gateway_rate_limiter_errors": "gateway/web/auth.py build_rate_limiter (Redis did not answer)",
+    "gateway_dependency_up": "gateway/web/ops.py readyz",
 }
 """Every metric not moved by a non-streamed request names where it is recorded. A new metric must be
 recorded by the pipeline or be listed here with its place."""

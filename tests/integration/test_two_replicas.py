@@ -1,0 +1,210 @@
+"""Two gateways, one service: two ``trust-gateway serve`` processes share one Chroma server, one
+PostgreSQL audit trail and one Redis, all real and on loopback.
+
+A document ingested through replica A (its start-up ingestion into the shared Chroma) is retrieved
+through replica B; both write to one audit trail; A is killed with SIGKILL under load and B keeps
+serving. Then the trail is counted: every request that got a 200 (and every stream that completed)
+has exactly one complete row, and no row is partial.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from bench.bench_gateway import five_claim_answer
+from gateway.web.auth import hash_key
+from tests.conftest import FIXTURE_KB
+from tests.support.replicas import running_chroma, start_replica, stop, wait_ready
+from tests.support.scripted_upstream import running_upstream
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
+
+KEY = "replica-test-client-key"
+STAFF_KEY = "replica-test-clinician-key"
+QUESTIONS = (
+    "How much paracetamol can an adult take?",
+    "How should I use eye drops after cataract surgery?",
+    "What are the side effects of ibuprofen?",
+)
+LOAD_SECONDS = 10.0
+KILL_AFTER = 4.0
+CLIENTS = 8
+
+
+@dataclass
+class Outcome:
+    replica: str
+    sent_at: float
+    status: int | None = None
+    request_id: str | None = None
+    answer: str | None = None
+    stream: bool = False
+    complete: bool = False
+    error: str | None = None
+
+
+async def one_request(client: httpx.AsyncClient, name: str, url: str, index: int, started: float) -> Outcome:
+    stream = index % 4 == 0
+    body = {
+        "model": "m",
+        "stream": stream,
+        "messages": [{"role": "user", "content": QUESTIONS[index % len(QUESTIONS)]}],
+    }
+    outcome = Outcome(name, time.monotonic() - started, stream=stream)
+    try:
+        if stream:
+            async with client.stream("POST", f"{url}/v1/chat/completions", json=body) as response:
+                outcome.status = response.status_code
+                outcome.request_id = response.headers.get("x-request-id")
+                text, done, trust = [], False, None
+                async for line in response.aiter_lines():
+                    if line == "data: [DONE]":
+                        done = True
+                    elif line.startswith("data: {"):
+                        chunk = json.loads(line[6:])
+                        text.append(chunk["choices"][0]["delta"].get("content") or "")
+                        trust = chunk.get("trust", trust)
+                outcome.answer = "".join(text)
+                outcome.complete = done and trust is not None
+        else:
+            response = await client.post(f"{url}/v1/chat/completions", json=body)
+            outcome.status = response.status_code
+            if response.status_code == 200:
+                data = response.json()
+                outcome.request_id = data["trust"]["request_id"]
+                outcome.answer = data["choices"][0]["message"]["content"]
+                outcome.complete = True
+    except httpx.HTTPError as err:
+        outcome.error = type(err).__name__
+    return outcome
+
+
+async def load(replicas: dict[str, str], victim: Any) -> tuple[list[Outcome], float]:
+    """CLIENTS workers spread over the live replicas (as a Service would); A is SIGKILLed after
+    KILL_AFTER seconds, and a worker whose request to A failed moves to B (as the Service would once
+    A's endpoint is gone)."""
+    outcomes: list[Outcome] = []
+    alive = dict(replicas)
+    started = time.monotonic()
+    counter = iter(range(10**9))
+    killed_at = 0.0
+
+    async def killer() -> None:
+        nonlocal killed_at
+        await asyncio.sleep(KILL_AFTER)
+        victim.send_signal(signal.SIGKILL)
+        killed_at = time.monotonic() - started
+
+    async def worker(client: httpx.AsyncClient) -> None:
+        while time.monotonic() - started < LOAD_SECONDS:
+            index = next(counter)
+            names = sorted(alive)
+            name = names[index % len(names)]
+            outcome = await one_request(client, name, alive[name], index, started)
+            outcomes.append(outcome)
+            if outcome.error and name == "a":
+                alive.pop("a", None)
+
+    headers = {"Authorization": f"Bearer {KEY}"}
+    async with httpx.AsyncClient(timeout=60, headers=headers) as client:
+        await asyncio.gather(killer(), *(worker(client) for _ in range(CLIENTS)))
+    return outcomes, killed_at
+
+
+def test_two_replicas_share_store_audit_and_limits_and_survive_a_sigkill(
+    tmp_path: Path, audit_url: str, redis_server
+) -> None:  # type: ignore[no-untyped-def]
+    import psycopg
+
+    keys = tmp_path / "keys.txt"
+    keys.write_text(f"replica-test:{hash_key(KEY)}\n")
+    with running_chroma(tmp_path) as chroma, running_upstream() as (scripted, upstream_url):
+        chroma_url = chroma.url
+        scripted.responder = five_claim_answer
+        common = {
+            "GATEWAY_CHROMA_URL": chroma_url,
+            "GATEWAY_AUDIT_URL": audit_url,
+            "GATEWAY_REDIS_URL": redis_server.url,
+            "GATEWAY_UPSTREAM_BASE_URL": upstream_url,
+            "GATEWAY_UPSTREAM_RETRIES": "0",
+            "GATEWAY_API_KEYS_FILE": str(keys),
+            "GATEWAY_CLINICIAN_KEYS": STAFF_KEY,
+            "GATEWAY_RATE_LIMIT_PER_MINUTE": "1000000",
+            "GATEWAY_RATE_LIMIT_BURST": "100000",
+            "GATEWAY_KNOWLEDGE_DIR": str(FIXTURE_KB),
+        }
+        # A ingests the corpus into the shared Chroma at start-up; B never ingests anything.
+        a_log, b_log = tmp_path / "a.log", tmp_path / "b.log"
+        a, a_url = start_replica({**common, "GATEWAY_DATA_DIR": str(tmp_path / "a")}, a_log)
+        b, b_url = start_replica(
+            {**common, "GATEWAY_DATA_DIR": str(tmp_path / "b"), "GATEWAY_BUILD_INDEX_IF_MISSING": "false"},
+            b_log,
+        )
+        try:
+            wait_ready(a, a_url, a_log)
+            wait_ready(b, b_url, b_log)
+            assert "building_index" in a_log.read_text()
+            assert "building_index" not in b_log.read_text()
+            headers = {"Authorization": f"Bearer {KEY}"}
+            query = {"query": "How long do I use eye drops after cataract surgery?", "k": 3}
+            through_b = httpx.post(f"{b_url}/v1/retrieve", json=query, headers=headers, timeout=60)
+            assert through_b.status_code == 200
+            assert through_b.json()["passages"][0]["document_id"] == "cataract-recovery"
+            for url in (a_url, b_url):
+                ready = httpx.get(f"{url}/readyz").json()
+                assert (ready["audit"], ready["rate_limits"]) == ("postgres", "redis")
+
+            outcomes, killed_at = asyncio.run(load({"a": a_url, "b": b_url}, a))
+            assert a.wait(timeout=10) == -signal.SIGKILL
+
+            # B kept serving: it answered after the kill, and never with a server error
+            from_b = [o for o in outcomes if o.replica == "b"]
+            assert [o for o in from_b if o.error or (o.status or 0) >= 500] == []
+            assert any(o.sent_at > killed_at + 0.5 and o.status == 200 for o in from_b)
+            ok = [o for o in outcomes if o.status == 200 and o.complete]
+            assert {o.replica for o in ok} == {"a", "b"}  # both wrote to the one trail
+
+            # a request answered by A is readable on B's audit pages
+            answered_by_a = next(o for o in ok if o.replica == "a")
+            staff = {"Authorization": f"Bearer {STAFF_KEY}"}
+            page = httpx.get(f"{b_url}/audit/{answered_by_a.request_id}", headers=staff, timeout=30)
+            assert page.status_code == 200
+        finally:
+            for process in (a, b):
+                stop(process)
+
+    with psycopg.connect(audit_url) as conn:
+        rows = conn.execute("SELECT id, outcome, question, answer, record FROM audit_requests").fetchall()
+    by_id: dict[str, list[tuple[Any, ...]]] = {}
+    for row in rows:
+        by_id.setdefault(row[0], []).append(row)
+    # no partial record: every row is whole and consistent with its own record
+    for row_id, outcome, question, answer, record_text in rows:
+        record = json.loads(record_text)
+        assert record["request_id"] == row_id
+        assert record["answer"] == answer
+        assert record["question"] == question
+        assert record["trust"] is not None
+        assert outcome in {"answered", "rewritten", "refused", "emergency", "error"}
+    # no record lost: every 200 (and every completed stream) has exactly one row, with its answer
+    for o in ok:
+        assert o.request_id is not None
+        assert len(by_id.get(o.request_id, [])) == 1, f"{o.replica} request {o.request_id} has no single row"
+        assert by_id[o.request_id][0][3] == o.answer
+    # the only rows beyond the answered requests are those of requests cut off by the kill
+    cut_off = [o for o in outcomes if not (o.status == 200 and o.complete)]
+    assert len(rows) - len(ok) <= len(cut_off)
+    assert all(o.replica == "a" for o in cut_off)
+    print(
+        f"\n{len(outcomes)} requests, {len(ok)} answered ({sum(o.replica == 'b' for o in ok)} by B), "
+        f"{len(cut_off)} cut off by the SIGKILL at {killed_at:.1f} s, {len(rows)} audit rows"
+    )
