@@ -4,6 +4,7 @@ GatewayError
  ├── ConfigurationError        the operator's mistake: bad setting or policy file (stops start-up)
  ├── RequestError              the client's mistake: rendered as a 4xx in OpenAI's error format
  │    └── AuthenticationError / PermissionDeniedError / RateLimitedError / PayloadTooLargeError
+ ├── AuditError                the audit store could not be written or checked (the request fails closed)
  └── StageError                something failed at run time inside a pipeline stage
       ├── UpstreamError        the chat model could not give a usable draft
       │    ├── UpstreamTimeout / UpstreamUnavailable / UpstreamHTTPError / UpstreamRateLimited
@@ -80,6 +81,16 @@ class ServiceUnavailableError(RequestError):
     error_type = "service_unavailable"
 
 
+class AuditError(GatewayError):
+    """The audit store could not record a request (locked, deleted, unwritable, closed).
+
+    Raised by ``AuditLog.write`` and ``AuditLog.check``. The web layer turns it into a 503
+    ``audit_unavailable`` and releases no text (see docs/hardening.md, "Audit records").
+    """
+
+    kind = "audit"
+
+
 class StageError(GatewayError):
     """A pipeline stage failed at run time. `kind` is a bounded label used in metrics."""
 
@@ -133,6 +144,14 @@ class UpstreamHTTPError(UpstreamError):
 
 class MalformedDraft(UpstreamError):
     kind = "malformed"
+
+
+class DraftLimitExceeded(MalformedDraft):
+    """The model's reply exceeds a bound (``limit``: reply_chars, repeated_sentences)."""
+
+    def __init__(self, message: str, *, limit: str) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 class StoreError(StageError):

@@ -15,11 +15,17 @@ from litestar.openapi import OpenAPIConfig
 
 from gateway.bootstrap import build_services
 from gateway.errors import RequestError, ServiceUnavailableError
+from gateway.metrics import GatewayMetrics
 from gateway.services import Services
 from gateway.settings import Settings
 from gateway.web.auth import access_control
 from gateway.web.chat import chat_completions, list_models
-from gateway.web.errors import http_exception_handler, internal_error_handler, request_error_handler
+from gateway.web.errors import (
+    counted_rejections,
+    http_exception_handler,
+    internal_error_handler,
+    request_error_handler,
+)
 from gateway.web.ops import healthz, metrics, readyz
 from gateway.web.pages import page_handlers
 from gateway.web.retrieve_api import retrieve_passages
@@ -48,6 +54,9 @@ def create_app(
     """The gateway app. Pass ``services`` to reuse already-built ones (tests, benchmarks)."""
     holder = ServiceHolder(services)
 
+    def metrics_source() -> GatewayMetrics | None:
+        return holder.services.metrics if holder.services else None
+
     @asynccontextmanager
     async def lifespan(_: Litestar) -> AsyncIterator[None]:
         owned = holder.services is None
@@ -68,12 +77,12 @@ def create_app(
         dependencies={"services": Provide(holder.get, sync_to_thread=False)},
         lifespan=[lifespan],
         exception_handlers={
-            RequestError: request_error_handler,
-            HTTPException: http_exception_handler,
+            RequestError: counted_rejections(request_error_handler, metrics_source),
+            HTTPException: counted_rejections(http_exception_handler, metrics_source),
             Exception: internal_error_handler,
         },
         request_max_body_size=settings.max_body_bytes,
-        middleware=[access_control(settings, lambda: holder.services.metrics if holder.services else None)],
+        middleware=[access_control(settings, metrics_source)],
         openapi_config=OpenAPIConfig(title="Clinical trust gateway", version="0.1.0", path="/schema"),
         debug=False,
     )

@@ -6,7 +6,7 @@ from typing import Any
 
 from litestar import MediaType, Response, get
 
-from gateway.errors import StoreError
+from gateway.health import check_audit_store, check_knowledge_store
 from gateway.services import Services
 
 
@@ -15,25 +15,30 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@get("/readyz", summary="Readiness: the embedding model and the knowledge store are loaded")
+@get("/readyz", summary="Readiness: the knowledge store and the audit store pass a real check")
 async def readyz(services: Services) -> Response[Any]:
-    try:
-        passages = await services.store.count()
-    except StoreError as err:
+    store = await check_knowledge_store(services)
+    audit = await check_audit_store(services)
+    checks = {
+        "knowledge_store": {"ok": store.ok, "detail": store.detail},
+        "audit_store": {"ok": audit.ok, "detail": audit.detail},
+    }
+    ready = store.ok and audit.ok
+    services.metrics.ready.set(1 if ready else 0)
+    if store.passages is not None:
+        services.metrics.knowledge_passages.set(store.passages)
+    if not ready:
+        reason = "; ".join(c.detail for c in (store, audit) if not c.ok)
         return Response(
-            {"status": "unavailable", "reason": str(err)}, status_code=503, media_type=MediaType.JSON
-        )
-    if passages == 0:
-        return Response(
-            {"status": "unavailable", "reason": "the knowledge store is empty"},
+            {"status": "unavailable", "reason": reason, "checks": checks},
             status_code=503,
             media_type=MediaType.JSON,
         )
-    services.metrics.knowledge_passages.set(passages)
     return Response(
         {
             "status": "ready",
-            "passages": passages,
+            "passages": store.passages,
+            "checks": checks,
             "upstream": services.upstream.name,
             "verifier": services.verifier.name,
             "context": services.policy.context.name,
