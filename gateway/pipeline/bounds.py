@@ -1,4 +1,5 @@
-"""Bounds on the model's reply, checked before the CPU-heavy stages (splitting, verifying) run.
+"""Bounds on the model's reply, checked before the CPU-heavy stages (splitting, verifying) run, and
+the check that no conversational sentence of it reads like an instruction to a model or system.
 
 The reply's length is bounded where it is read (``OpenAIUpstream.draft``, setting
 ``upstream_max_reply_chars``). Here: a reply that repeats one sentence more than
@@ -11,7 +12,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 
+from gateway.cleanup.common import is_planted
+from gateway.domain import Statement
 from gateway.errors import DraftLimitExceeded
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -37,3 +41,9 @@ def check_repeats(answer: str, max_repeats: int) -> None:
             f"the reply repeats one sentence {times} times (at most {max_repeats} are accepted)",
             limit="repeated_sentences",
         )
+
+
+def instruction_sentence(statements: Sequence[Statement], patterns: Sequence[str]) -> bool:
+    """True when a non-claim statement (shown without verification: acknowledgements, questions,
+    disclaimers) matches a planted-instruction pattern of the policy. Claims are checked by cleanup."""
+    return any(not s.is_claim and is_planted(s.text, tuple(patterns)) for s in statements)

@@ -248,7 +248,7 @@ async def record_start(
     row, record_json = provisional_record(request_id, created_at, request, services)
     try:
         await services.audit.write(row, record_json)
-    except AuditError as err:
+    except Exception as err:
         services.metrics.audit_errors.labels(operation="begin").inc()
         services.metrics.requests.labels(outcome="error").inc()
         services.metrics.stage_errors.labels(stage="record").inc()
@@ -260,7 +260,9 @@ async def record_start(
             error_stage="record",
             detail="the provisional audit row could not be written; nothing was processed or sent",
         )
-        raise
+        if isinstance(err, AuditError):
+            raise
+        raise AuditError(f"cannot write the audit record: {type(err).__name__}: {err}") from err
 
 
 LOG_EVENT = "chat_request"

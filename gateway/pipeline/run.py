@@ -39,7 +39,7 @@ from gateway.domain import (
 )
 from gateway.errors import MalformedDraft, StageError, StoreError, UpstreamError, VerifierError
 from gateway.pipeline.badge import badge
-from gateway.pipeline.bounds import check_repeats
+from gateway.pipeline.bounds import check_repeats, instruction_sentence
 from gateway.pipeline.cleanup import Cleanup, judge_claims
 from gateway.pipeline.record import record, record_start
 from gateway.pipeline.retrieve import retrieve
@@ -173,6 +173,10 @@ async def _answer(run: _Run) -> PipelineResult:
         check_repeats(run.draft.answer, services.settings.max_repeated_sentences)
         run.statements = tuple(await anyio.to_thread.run_sync(split, run.draft))
         claims = [s for s in run.statements if s.is_claim]
+        if instruction_sentence(run.statements, policy.thresholds.cleanup.planted_instruction):
+            # claims resting on one are caught by cleanup; this is a sentence shown unverified
+            detail = "the draft contains a sentence that reads like an instruction to a model or system"
+            return await run.refuse(RefusalReason.SAFETY_CRITICAL_FAILED, detail)
 
         stage = "verify"
         started = time.perf_counter()

@@ -18,7 +18,8 @@ from gateway.errors import RequestError, ServiceUnavailableError
 from gateway.metrics import GatewayMetrics
 from gateway.services import Services
 from gateway.settings import Settings
-from gateway.web.auth import access_control
+from gateway.web.auth import access_control, failed_auth_throttle
+from gateway.web.auth_state import SessionRevocations
 from gateway.web.chat import chat_completions, list_models
 from gateway.web.errors import (
     counted_rejections,
@@ -54,6 +55,9 @@ def create_app(
     """The gateway app. Pass ``services`` to reuse already-built ones (tests, benchmarks)."""
     holder = ServiceHolder(services)
 
+    sessions = SessionRevocations()
+    throttle = failed_auth_throttle(settings)
+
     def metrics_source() -> GatewayMetrics | None:
         return holder.services.metrics if holder.services else None
 
@@ -74,7 +78,11 @@ def create_app(
     handlers += page_handlers(settings)
     return Litestar(
         route_handlers=handlers,
-        dependencies={"services": Provide(holder.get, sync_to_thread=False)},
+        dependencies={
+            "services": Provide(holder.get, sync_to_thread=False),
+            "sessions": Provide(lambda: sessions, sync_to_thread=False),
+            "auth_throttle": Provide(lambda: throttle, sync_to_thread=False),
+        },
         lifespan=[lifespan],
         exception_handlers={
             RequestError: counted_rejections(request_error_handler, metrics_source),
@@ -82,7 +90,7 @@ def create_app(
             Exception: internal_error_handler,
         },
         request_max_body_size=settings.max_body_bytes,
-        middleware=[access_control(settings, metrics_source)],
+        middleware=[access_control(settings, metrics_source, sessions, throttle)],
         openapi_config=OpenAPIConfig(title="Clinical trust gateway", version="0.1.0", path="/schema"),
         debug=False,
     )

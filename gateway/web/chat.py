@@ -16,6 +16,7 @@ from gateway.pipeline.run import PipelineResult, answer, open_request, stream_an
 from gateway.services import Services
 from gateway.web.chat_schema import RequestLimits, parse_chat_request
 from gateway.web.errors import error_body
+from gateway.web.openapi_bodies import CHAT_BODY, with_body
 from gateway.web.serializers import chunk_payload, completion_json, trust_json
 
 log = structlog.get_logger("gateway.http")
@@ -23,7 +24,12 @@ log = structlog.get_logger("gateway.http")
 REQUEST_ID_HEADER = "x-request-id"
 
 
-@post("/v1/chat/completions", status_code=200, summary="Create a verified chat completion")
+@post(
+    "/v1/chat/completions",
+    status_code=200,
+    summary="Create a verified chat completion",
+    operation_class=with_body(CHAT_BODY, "An OpenAI chat completion request (text only; n=1; no tools)."),
+)
 async def chat_completions(request: Request[Any, Any, Any], services: Services) -> Response[Any]:
     chat = parse_chat_request(await request.body(), RequestLimits.from_settings(services.settings))
     try:  # the provisional audit row, before any work and any text
