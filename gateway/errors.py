@@ -147,7 +147,7 @@ class MalformedDraft(UpstreamError):
 
 
 class DraftLimitExceeded(MalformedDraft):
-    """The model's reply exceeds a bound (``limit``: reply_chars, repeated_sentences)."""
+    """The model's reply exceeds a bound (``limit``: reply_chars, repeated_sentences, statements)."""
 
     def __init__(self, message: str, *, limit: str) -> None:
         super().__init__(message)

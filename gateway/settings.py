@@ -135,7 +135,7 @@ class Settings:
     upstream_queue_timeout: float = 10.0
     """Seconds a call may wait for an upstream slot before the request is refused."""
     upstream_deadline: float = 60.0
-    """Total seconds one upstream draft may take, retries and slow bodies included."""
+    """Total seconds of one request's model calls (draft, rewrites, judge), retries and slow bodies in."""
     verify_max_sources: int = 20
     """Most sources one /v1/verify request (or ``verify`` CLI row) may carry; bounds its URL fetches."""
     retrieval_mode: RetrievalMode = "hybrid"
@@ -150,6 +150,8 @@ class Settings:
     """Longest model reply accepted, in characters; a longer one is refused as malformed_output."""
     max_repeated_sentences: int = 3
     """Times one sentence may recur in a model reply; more is refused as malformed_output."""
+    max_draft_statements: int = 300
+    """Most statements one model reply may split into; more is refused as malformed_output."""
     max_rewrites_per_request: int = 8
     """Most rewrite calls one request may make; further failing claims are removed unrewritten."""
     trust_include_removed_text: bool = False
@@ -288,6 +290,7 @@ def _check_hardening(settings: Settings) -> None:
         "upstream_max_concurrency",
         "upstream_max_reply_chars",
         "max_repeated_sentences",
+        "max_draft_statements",
         "auth_failures_burst",
     )
     for name in positive_ints:

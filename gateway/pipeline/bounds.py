@@ -3,7 +3,8 @@ the check that no conversational sentence of it reads like an instruction to a m
 
 The reply's length is bounded where it is read (``OpenAIUpstream.draft``, setting
 ``upstream_max_reply_chars``). Here: a reply that repeats one sentence more than
-``max_repeated_sentences`` times is refused as ``malformed_output`` (a degenerate loop of the model, or
+``max_repeated_sentences`` times, or that splits into more than ``max_draft_statements`` statements,
+is refused as ``malformed_output`` (a degenerate loop of the model, or
 a way to multiply one verified sentence into a flood), with a linear scan that needs no sentence
 splitter.
 """
@@ -40,6 +41,16 @@ def check_repeats(answer: str, max_repeats: int) -> None:
         raise DraftLimitExceeded(
             f"the reply repeats one sentence {times} times (at most {max_repeats} are accepted)",
             limit="repeated_sentences",
+        )
+
+
+def check_statements(count: int, max_statements: int) -> None:
+    """Raise DraftLimitExceeded when the reply splits into more statements than are verified per
+    request: it bounds the verification, cleanup and audit work one reply can cause."""
+    if count > max_statements:
+        raise DraftLimitExceeded(
+            f"the reply has {count} statements; at most {max_statements} are checked per answer",
+            limit="statements",
         )
 
 

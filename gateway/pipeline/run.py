@@ -39,7 +39,7 @@ from gateway.domain import (
 )
 from gateway.errors import MalformedDraft, StageError, StoreError, UpstreamError, VerifierError
 from gateway.pipeline.badge import badge
-from gateway.pipeline.bounds import check_repeats, instruction_sentence
+from gateway.pipeline.bounds import check_repeats, check_statements, instruction_sentence
 from gateway.pipeline.cleanup import Cleanup, judge_claims
 from gateway.pipeline.record import record, record_start
 from gateway.pipeline.retrieve import retrieve
@@ -47,6 +47,8 @@ from gateway.pipeline.split import split
 from gateway.pipeline.triage import answerable_request, deferred_questions, red_flag_notes, triage
 from gateway.pipeline.verify import verify
 from gateway.services import Services
+from gateway.settings import Settings
+from gateway.upstream.limited import request_deadline
 
 log = structlog.get_logger("gateway.pipeline")
 
@@ -98,6 +100,9 @@ class PipelineResult:
         return self.outcome.answer
 
 
+REWRITE_GRACE_SECONDS = 1.0
+"""How long after the request's model deadline the rewrite phase is cut off even if a rewrite (or its
+re-verification) has not returned; the calls themselves end at the deadline."""
 CLIENT_DISCONNECTED = "client_disconnected"
 CANCELLED = "cancelled"
 
@@ -138,7 +143,8 @@ async def answer(
     opened = opened or await open_request(request, services, request_id)
     run = _Run(request, services, opened, sink)
     try:
-        return await _answer(run)
+        with request_deadline(services.settings.upstream_deadline):
+            return await _answer(run)
     except anyio.get_cancelled_exc_class():
         if not run.recorded:
             with anyio.CancelScope(shield=True):
@@ -170,8 +176,7 @@ async def _answer(run: _Run) -> PipelineResult:
             run.draft = await services.upstream.draft(answerable_request(request, run.triage), run.passages)
         finally:
             run.timings.upstream = time.perf_counter() - started
-        check_repeats(run.draft.answer, services.settings.max_repeated_sentences)
-        run.statements = tuple(await anyio.to_thread.run_sync(split, run.draft))
+        run.statements = await anyio.to_thread.run_sync(bounded_split, run.draft, services.settings)
         claims = [s for s in run.statements if s.is_claim]
         if instruction_sentence(run.statements, policy.thresholds.cleanup.planted_instruction):
             # claims resting on one are caught by cleanup; this is a sentence shown unverified
@@ -240,6 +245,15 @@ async def stream_answer(
                 await asyncio.wait({task})
 
 
+def bounded_split(draft: Draft, settings: Settings) -> tuple[Statement, ...]:
+    """The draft's statements, refused (DraftLimitExceeded) when it repeats a sentence too often or
+    has too many. CPU work on up to ``upstream_max_reply_chars``: run it off the event loop."""
+    check_repeats(draft.answer, settings.max_repeated_sentences)
+    statements = split(draft)
+    check_statements(len(statements), settings.max_draft_statements)
+    return tuple(statements)
+
+
 _REASON_BY_STAGE = {
     "retrieve": RefusalReason.STORE_ERROR,
     "draft": RefusalReason.UPSTREAM_ERROR,
@@ -301,8 +315,9 @@ class _Run:
         tasks = {i: asyncio.create_task(self._rewrite(cleaning.results[i])) for i in wanted[:cap]}
         deadline = self.services.settings.upstream_deadline
         resolved: set[int] = set()
-        try:
-            with anyio.move_on_after(deadline - (time.perf_counter() - self.model_started)):
+        try:  # each call ends by the request deadline (LimitedUpstream); this is the backstop
+            budget = deadline + REWRITE_GRACE_SECONDS - (time.perf_counter() - self.model_started)
+            with anyio.move_on_after(budget):
                 for index, task in tasks.items():
                     cleaning.resolve(index, await task)
                     resolved.add(index)

@@ -7,7 +7,10 @@
 * a call that finds the queue full fails at once with ``UpstreamBusy`` (kind ``queue_full``), one that
   waits too long with ``UpstreamQueueTimeout`` (kind ``queue_timeout``);
 * a running draft that takes longer than ``deadline`` seconds in total (retries, a slow drip of bytes
-  or a stalled body included: the SDK's own timeout is per read) is cancelled with ``UpstreamTimeout``.
+  or a stalled body included: the SDK's own timeout is per read) is cancelled with ``UpstreamTimeout``;
+* within ``request_deadline(seconds)`` (set by the pipeline for each request), every call also ends
+  by the request's deadline, counted from its first model call: the draft, its rewrites and the
+  judge's calls share one budget, waiting for a slot included.
 
 All three are UpstreamErrors, so the pipeline fails closed as for any upstream failure: the patient
 gets the upstream-error refusal, the request is audited, and ``gateway_upstream_errors_total{type}``
@@ -22,8 +25,10 @@ request in ``pipeline.record``), and every call in ``gateway_model_calls_total{p
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -33,11 +38,46 @@ from gateway.errors import UpstreamBusy, UpstreamError, UpstreamQueueTimeout, Up
 from gateway.metrics import upstream_error_label
 from gateway.upstream.base import Upstream
 
-T = TypeVar("T")
-
 if TYPE_CHECKING:
     from gateway.metrics import GatewayMetrics
     from gateway.settings import Settings
+
+T = TypeVar("T")
+
+
+class _Budget:
+    """One request's model-call budget; its clock starts at the request's first model call."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.started: float | None = None
+
+    def remaining(self) -> float:
+        now = time.monotonic()
+        if self.started is None:
+            self.started = now
+        return max(0.0, self.seconds - (now - self.started))
+
+
+_REQUEST_BUDGET: ContextVar[_Budget | None] = ContextVar("request_budget", default=None)
+
+
+@contextmanager
+def request_deadline(seconds: float) -> Iterator[None]:
+    """Bound every model call made in this context (and in tasks it starts) to end within ``seconds``
+    of the first one: the draft (its queue wait included), its rewrites and the judge's calls share
+    one per-request deadline."""
+    token = _REQUEST_BUDGET.set(_Budget(seconds))
+    try:
+        yield
+    finally:
+        _REQUEST_BUDGET.reset(token)
+
+
+def _remaining(limit: float) -> float:
+    """``limit``, or less when the request's deadline comes first."""
+    budget = _REQUEST_BUDGET.get()
+    return limit if budget is None else min(limit, budget.remaining())
 
 
 class LimitedUpstream:
@@ -121,10 +161,13 @@ class LimitedUpstream:
 
     async def _bounded(self, fn: Callable[[], Awaitable[T]]) -> T:
         async with self._slot():
-            with anyio.move_on_after(self.deadline) as scope:
+            with anyio.move_on_after(_remaining(self.deadline)) as scope:
                 return await fn()
         if scope.cancelled_caught:
-            raise UpstreamTimeout(f"the upstream did not finish within the {self.deadline:g}s deadline")
+            raise UpstreamTimeout(
+                f"the upstream did not finish within the {self.deadline:g}s deadline (per call and "
+                "per request)"
+            )
         raise UpstreamTimeout("the upstream call was cancelled")  # pragma: no cover - unreachable
 
     def _count(self, purpose: str, error: Exception) -> None:
@@ -148,7 +191,7 @@ class LimitedUpstream:
                 )
             self._set_waiting(+1)
             try:
-                with anyio.move_on_after(self.queue_timeout) as scope:
+                with anyio.move_on_after(_remaining(self.queue_timeout)) as scope:
                     await self._slots.acquire()
             finally:
                 self._set_waiting(-1)
