@@ -55,12 +55,13 @@ def claim_json(
 ) -> dict[str, Any]:
     """One claim. Without ``include_removed_text`` no unverified text rides on it: a removed claim's
     ``text``, ``original_text``, ``reason``, ``evidence`` and badges are null/empty, a rewritten claim's
-    ``original_text`` is null, and ``reason`` has the unverified texts replaced (the audit record and
+    ``original_text`` is null and its ``reason`` has the unverified texts replaced (the audit record and
     the clinician view keep everything)."""
     fields = _claim_fields(claim)
     if include_removed_text:
         return fields
-    fields["original_text"] = None
+    if claim.outcome is not ClaimOutcome.VERIFIED:  # a verified claim's original is its text
+        fields["original_text"] = None
     fields["reason"] = redact(claim.reason, unverified or [])
     if claim.outcome is ClaimOutcome.REMOVED:
         fields.update(text=None, reason=None, evidence=None, badge=None, badges=[])
