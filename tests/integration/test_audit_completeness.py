@@ -247,3 +247,33 @@ def test_audit_failure_at_completion_sends_no_answer(gateway_services) -> None: 
     assert complete_errors == 1
     (row,) = rows(services)
     assert row.outcome == "incomplete"  # the provisional row says the request never completed
+
+
+def test_streamed_audit_failure_at_completion_ends_with_an_error_event(gateway_services) -> None:  # type: ignore[no-untyped-def]
+    """Verified sentences already sent cannot be recalled: the stream ends with an error, no trust, no
+    [DONE]; the provisional row stays ``incomplete`` and the failure is counted."""
+    scripted, build = gateway_services
+    services = build()
+    scripted.default = Reply(content=s.SUPPORTED)
+    original = services.audit.write
+    calls: list[int] = []
+
+    async def fail_second(row: Any, record: Any) -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            from gateway.errors import AuditError
+
+            raise AuditError("disk full")
+        await original(row, record)
+
+    services.audit.write = fail_second  # type: ignore[method-assign]
+    with running_gateway(services) as url:
+        response = httpx.post(f"{url}/v1/chat/completions", json=body(stream=True), timeout=30)
+        complete_errors = metric(url, 'gateway_audit_errors_total{operation="complete"}')
+    events = [line[6:] for line in response.text.splitlines() if line.startswith("data: ")]
+    assert json.loads(events[-1])["error"]["code"] == "audit_unavailable"
+    assert "[DONE]" not in events
+    assert not any('"trust"' in e for e in events)
+    assert complete_errors == 1
+    (row,) = rows(services)
+    assert row.outcome == "incomplete"
