@@ -18,7 +18,7 @@ from gateway.resources import bundled
 from gateway.rewriting import NoRewriter, Rewriter
 from gateway.services import Services
 from gateway.settings import Settings
-from gateway.upstream.base import Upstream
+from gateway.upstream.base import CallGate, Upstream
 from gateway.upstream.extractive import ExtractiveResponder
 from gateway.upstream.limited import LimitedUpstream
 from gateway.upstream.openai_upstream import OpenAIUpstream
@@ -32,7 +32,9 @@ def load_configured_policy(settings: Settings) -> Policy:
     return load_policy(settings.policy_dir or bundled("policies"), settings.context)
 
 
-def build_upstream(settings: Settings, embedder: Embedder, metrics: GatewayMetrics | None = None) -> Upstream:
+def build_upstream(
+    settings: Settings, embedder: Embedder, metrics: GatewayMetrics | None = None
+) -> LimitedUpstream:
     """The configured upstream, wrapped in the concurrency/queue/deadline limits (LimitedUpstream)."""
     inner: Upstream
     if settings.upstream_base_url:
@@ -42,15 +44,25 @@ def build_upstream(settings: Settings, embedder: Embedder, metrics: GatewayMetri
     return LimitedUpstream.from_settings(inner, settings, metrics)
 
 
-def build_verifier(settings: Settings, policy: Policy, embedder: Embedder) -> Verifier:
-    """The verification cascade: quote anchoring, local entailment, and the LLM judge when configured."""
-    return build_verification_cascade(settings, policy.thresholds.verification, embedder)
+def build_verifier(
+    settings: Settings, policy: Policy, embedder: Embedder, gate: CallGate | None = None
+) -> Verifier:
+    """The verification cascade: quote anchoring, local entailment, and the LLM judge when configured
+    (its calls under ``gate``, the shared model-call limits, when given)."""
+    return build_verification_cascade(settings, policy.thresholds.verification, embedder, gate)
 
 
-def build_rewriter(settings: Settings, policy: Policy, embedder: Embedder, verifier: Verifier) -> Rewriter:
+def build_rewriter(
+    settings: Settings,
+    policy: Policy,
+    embedder: Embedder,
+    verifier: Verifier,
+    upstream: Upstream | None = None,
+) -> Rewriter:
     """SourceCleanup's rewriter: the upstream model when configured (``cleanup.rewriter: auto``), else
     the extractive rewriter; none when ``cleanup.rewrite`` is off. Rewrites are re-verified by
-    ``verifier``."""
+    ``verifier``. The upstream rewriter's calls go through ``upstream`` when it is the process's
+    ``LimitedUpstream`` (shared slots, queue, deadline and metrics), else through limits of its own."""
     cleanup = policy.thresholds.cleanup
     if not cleanup.rewrite:
         return NoRewriter()
@@ -59,7 +71,9 @@ def build_rewriter(settings: Settings, policy: Policy, embedder: Embedder, verif
         if not settings.upstream_base_url:
             reason = "'upstream' needs an upstream_base_url"
             raise ConfigurationError("thresholds.yaml", "cleanup.rewriter", reason)
-        return UpstreamRewriter(OpenAIUpstream.from_settings(settings), verifier, cleanup)
+        if not isinstance(upstream, LimitedUpstream) or not isinstance(upstream.inner, OpenAIUpstream):
+            upstream = LimitedUpstream.from_settings(OpenAIUpstream.from_settings(settings), settings)
+        return UpstreamRewriter(upstream, verifier, cleanup)
     return ExtractiveRewriter(embedder, verifier, cleanup)
 
 
@@ -99,15 +113,16 @@ def build_services(
     metrics = GatewayMetrics()
     metrics.declare_tiers(t.id for t in policy.tiers.tiers)
     metrics.knowledge_passages.set(store.count_sync())
-    verifier = build_verifier(settings, policy, embedder)
+    upstream = build_upstream(settings, embedder, metrics)
+    verifier = build_verifier(settings, policy, embedder, upstream)
     services = Services(
         settings=settings,
         policy=policy,
         embedder=embedder,
         store=store,
-        upstream=build_upstream(settings, embedder, metrics),
+        upstream=upstream,
         verifier=verifier,
-        rewriter=build_rewriter(settings, policy, embedder, verifier),
+        rewriter=build_rewriter(settings, policy, embedder, verifier, upstream),
         messages=Messages(settings.templates_dir or bundled("templates"), policy.context),
         metrics=metrics,
         audit=open_audit_store(settings),

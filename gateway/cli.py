@@ -55,7 +55,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
             json.dumps(
                 {
                     "answer": result.answer,
-                    "trust": trust_json(result, services.policy.tiers, services.today()),
+                    "trust": trust_json(result, services.policy.tiers, services.today(), services.settings),
                 },
                 indent=2,
             )

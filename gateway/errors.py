@@ -5,13 +5,14 @@ GatewayError
  ├── RequestError              the client's mistake: rendered as a 4xx in OpenAI's error format
  │    ├── AuthenticationError / PermissionDeniedError / RateLimitedError / PayloadTooLargeError
  │    └── ServiceUnavailableError (503) ── RateLimiterUnavailable   the shared limiter cannot be asked
+ ├── AuditError                the audit store (SQLite or PostgreSQL) could not be written or checked:
+ │                             the request fails closed with a 503, nothing is sent
  └── StageError                something failed at run time inside a pipeline stage
       ├── UpstreamError        the chat model could not give a usable draft
       │    ├── UpstreamTimeout / UpstreamUnavailable / UpstreamHTTPError / UpstreamRateLimited
       │    ├── UpstreamBusy / UpstreamQueueTimeout   no upstream slot free (concurrency limit)
       │    └── MalformedDraft  it answered, but not under the citation contract
       ├── StoreError           the knowledge store could not be read
-      ├── AuditError           the audit trail could not be written or read (SQLite or PostgreSQL)
       ├── VerifierError        a verifier could not decide
       └── FetchError           a cited URL could not be fetched (or was refused by the SSRF rules)
 
@@ -90,6 +91,17 @@ class RateLimiterUnavailable(ServiceUnavailableError):
         self.retry_after = retry_after
 
 
+class AuditError(GatewayError):
+    """The audit store could not record a request (locked, deleted, unwritable, closed).
+
+    Raised by every ``AuditStore`` backend (``write``, ``check``) in place of the driver's own error.
+    The web layer turns it into a 503 ``audit_unavailable`` and releases no text (see
+    docs/hardening.md, "Audit records").
+    """
+
+    kind = "audit"
+
+
 class StageError(GatewayError):
     """A pipeline stage failed at run time. `kind` is a bounded label used in metrics."""
 
@@ -145,19 +157,16 @@ class MalformedDraft(UpstreamError):
     kind = "malformed"
 
 
+class DraftLimitExceeded(MalformedDraft):
+    """The model's reply exceeds a bound (``limit``: reply_chars, repeated_sentences, statements)."""
+
+    def __init__(self, message: str, *, limit: str) -> None:
+        super().__init__(message)
+        self.limit = limit
+
+
 class StoreError(StageError):
     kind = "store"
-
-
-class AuditError(StageError):
-    """The audit store failed: a write was not committed, or the store cannot be reached.
-
-    Raised by every ``AuditStore`` backend in place of the driver's own error. A request whose record
-    was not committed gets no answer (HTTP 503, ``audit_unavailable``).
-    """
-
-    kind = "audit"
-    stage = "record"
 
 
 class VerifierError(StageError):

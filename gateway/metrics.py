@@ -31,8 +31,27 @@ RELEVANCE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 OTHER = "other"
 """The label value every unknown method, tier, error type or stage is folded into."""
 
-REQUEST_OUTCOMES = ("answered", "rewritten", "refused", "emergency", "error")
+REQUEST_OUTCOMES = (
+    "answered",
+    "rewritten",
+    "refused",
+    "emergency",
+    "error",
+    "client_disconnected",
+    "cancelled",
+)
 """Final outcome of a chat request (``gateway_requests_total{outcome}``)."""
+AUDIT_OPERATIONS = ("begin", "complete", "check")
+"""Audit store operations that can fail (``gateway_audit_errors_total{operation}``)."""
+MODEL_CALL_PURPOSES = ("draft", "rewrite", "judge")
+"""Why the gateway called a model through the shared ``LimitedUpstream`` limits."""
+CALL_RESULTS = ("ok", "error")
+REWRITE_SKIP_REASONS = ("cap", "deadline")
+"""Why a failing claim was removed without a rewrite attempt finishing."""
+DRAFT_LIMITS = ("reply_chars", "repeated_sentences", "statements")
+"""Bounds on the model's reply that refuse it as ``malformed_output``."""
+REJECTED_STATUSES = ("400", "401", "403", "404", "405", "413", "429", "503")
+"""HTTP statuses of requests turned away before the pipeline (never audited, counted here)."""
 VERDICTS = tuple(v.value for v in VerdictLabel)
 REFUSAL_REASONS = tuple(r.value for r in RefusalReason)
 CLAIM_OUTCOMES = tuple(o.value for o in ClaimOutcome)
@@ -234,6 +253,42 @@ class GatewayMetrics:
             ["dependency"],
             registry=r,
         )
+        self.auth_throttled = Counter(
+            "gateway_auth_throttled",
+            "Requests refused with 429 because their client address failed authentication too often.",
+            registry=r,
+        )
+        self.rejected_requests = Counter(
+            "gateway_rejected_requests",
+            "Requests answered with an HTTP error before reaching the pipeline, by status.",
+            ["status"],
+            registry=r,
+        )
+        self.audit_errors = Counter(
+            "gateway_audit_errors",
+            "Audit store failures by operation: begin (provisional row; the request is refused), "
+            "complete (final row), check (readiness probe).",
+            ["operation"],
+            registry=r,
+        )
+        self.model_calls = Counter(
+            "gateway_model_calls",
+            "Model calls made under the shared upstream limits, by purpose and result.",
+            ["purpose", "result"],
+            registry=r,
+        )
+        self.rewrites_skipped = Counter(
+            "gateway_rewrites_skipped",
+            "Failing claims removed without a finished rewrite: per-request cap or deadline reached.",
+            ["reason"],
+            registry=r,
+        )
+        self.draft_limits = Counter(
+            "gateway_draft_limit_exceeded",
+            "Model replies refused as malformed_output for exceeding a bound, by bound.",
+            ["limit"],
+            registry=r,
+        )
         self.upstream_in_flight = Gauge(
             "gateway_upstream_in_flight", "Upstream calls running now (concurrency limit).", registry=r
         )
@@ -310,6 +365,17 @@ class GatewayMetrics:
             self.stage_errors.labels(stage=stage)
         for error_type in UPSTREAM_ERROR_TYPES:
             self.upstream_errors.labels(type=error_type)
+        for operation in AUDIT_OPERATIONS:
+            self.audit_errors.labels(operation=operation)
+        for purpose in MODEL_CALL_PURPOSES:
+            for result in CALL_RESULTS:
+                self.model_calls.labels(purpose=purpose, result=result)
+        for reason in REWRITE_SKIP_REASONS:
+            self.rewrites_skipped.labels(reason=reason)
+        for limit in DRAFT_LIMITS:
+            self.draft_limits.labels(limit=limit)
+        for status in REJECTED_STATUSES:
+            self.rejected_requests.labels(status=status)
         for area in ACCESS_AREAS:
             for reason in AUTH_FAILURE_REASONS:
                 self.auth_failures.labels(area=area, reason=reason)

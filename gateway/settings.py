@@ -145,7 +145,7 @@ class Settings:
     upstream_queue_timeout: float = 10.0
     """Seconds a call may wait for an upstream slot before the request is refused."""
     upstream_deadline: float = 60.0
-    """Total seconds one upstream draft may take, retries and slow bodies included."""
+    """Total seconds of one request's model calls (draft, rewrites, judge), retries and slow bodies in."""
     verify_max_sources: int = 20
     """Most sources one /v1/verify request (or ``verify`` CLI row) may carry; bounds its URL fetches."""
     retrieval_mode: RetrievalMode = "hybrid"
@@ -156,6 +156,20 @@ class Settings:
     """Largest ``k`` one /v1/retrieve request may ask for."""
     embedding_precision: EmbeddingPrecision = "auto"
     """MiniLM arithmetic: auto (bf16 where the CPU has native bfloat16, else fp32), bf16 or fp32."""
+    upstream_max_reply_chars: int = 200_000
+    """Longest model reply accepted, in characters; a longer one is refused as malformed_output."""
+    max_repeated_sentences: int = 3
+    """Times one sentence may recur in a model reply; more is refused as malformed_output."""
+    max_draft_statements: int = 300
+    """Most statements one model reply may split into; more is refused as malformed_output."""
+    max_rewrites_per_request: int = 8
+    """Most rewrite calls one request may make; further failing claims are removed unrewritten."""
+    trust_include_removed_text: bool = False
+    """Put the text of removed claims in the client's trust object. Clinician-facing clients only."""
+    auth_failures_per_minute: float = 10.0
+    """Failed authentications per minute a client address may make before it gets 429s; 0 disables."""
+    auth_failures_burst: int = 10
+    """Failed authentications a client address may make at once before the per-minute rate applies."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.retrieve_max_k <= 500:
@@ -285,14 +299,19 @@ def _check_hardening(settings: Settings) -> None:
         "max_tokens_cap",
         "rate_limit_burst",
         "upstream_max_concurrency",
+        "upstream_max_reply_chars",
+        "max_repeated_sentences",
+        "max_draft_statements",
+        "auth_failures_burst",
     )
     for name in positive_ints:
         if getattr(settings, name) < 1:
             raise ConfigurationError(ENV_PREFIX + name.upper(), name, "must be >= 1")
     if settings.upstream_queue_size < 0:
         raise ConfigurationError("GATEWAY_UPSTREAM_QUEUE_SIZE", "upstream_queue_size", "must be >= 0")
-    if settings.rate_limit_per_minute < 0:
-        raise ConfigurationError("GATEWAY_RATE_LIMIT_PER_MINUTE", "rate_limit_per_minute", "must be >= 0")
+    for name in ("rate_limit_per_minute", "auth_failures_per_minute", "max_rewrites_per_request"):
+        if getattr(settings, name) < 0:
+            raise ConfigurationError(ENV_PREFIX + name.upper(), name, "must be >= 0")
     for name in ("upstream_queue_timeout", "upstream_deadline"):
         if getattr(settings, name) <= 0:
             raise ConfigurationError(ENV_PREFIX + name.upper(), name, "must be positive")

@@ -4,11 +4,17 @@ The default for one process (``GATEWAY_AUDIT_URL`` empty): a WAL database file u
 directory, ``synchronous=FULL``, one write transaction per request. Patient identifiers (the
 request's ``user`` and ``metadata``) are kept only when the operator turns that on. For several
 replicas use the PostgreSQL backend (``gateway.audit.postgres``): a SQLite file cannot be shared.
+
+SQLite keeps writing into a deleted or replaced file through its open handle, so every write and the
+readiness probe first check that the path still names the file that was opened (device and inode) and
+is writable. ``check`` is a real committed write to a one-row health table.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Mapping, Sequence
@@ -37,7 +43,19 @@ CREATE TABLE IF NOT EXISTS requests (
 );
 CREATE INDEX IF NOT EXISTS requests_created ON requests(created_at);
 CREATE INDEX IF NOT EXISTS requests_outcome ON requests(outcome);
+CREATE TABLE IF NOT EXISTS health (id INTEGER PRIMARY KEY CHECK (id = 1), checked_at TEXT NOT NULL);
 """
+
+CHECK_BUSY_TIMEOUT_MS = 500
+"""How long the readiness probe waits for a lock held by another writer before reporting not ready."""
+
+_DEFAULT_BUSY_TIMEOUT_MS = 5000
+"""sqlite3.connect's default timeout (5 s), restored after the shorter readiness probe."""
+
+
+def _file_identity(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_dev, stat.st_ino
 
 
 _UPSERT = (
@@ -62,7 +80,8 @@ class AuditLog:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.executescript(_SCHEMA)
-        except sqlite3.Error as err:
+            self._identity = _file_identity(path)
+        except (sqlite3.Error, OSError) as err:
             raise AuditError(f"cannot open the audit database {path}: {err}") from err
 
     def close(self) -> None:
@@ -74,26 +93,51 @@ class AuditLog:
 
     def write_sync(self, row: Mapping[str, Any], record: Mapping[str, Any]) -> None:
         check_row(row)
-        values = [*(row[c] for c in ROW_COLUMNS), json.dumps(record, ensure_ascii=False, default=str)]
-        with self._lock:
-            try:
-                self._db.execute("BEGIN IMMEDIATE")
-                try:
-                    self._db.execute(_UPSERT, values)
-                    self._db.execute("COMMIT")
-                except BaseException:
-                    self._db.execute("ROLLBACK")
-                    raise
-            except sqlite3.Error as err:
-                raise AuditError(f"the audit record was not written: {err}") from err
+        try:
+            values = [*(row[c] for c in ROW_COLUMNS), json.dumps(record, ensure_ascii=False, default=str)]
+            with self._lock:
+                self._ensure_same_file()
+                self._transaction(_UPSERT, values)
+        except AuditError:
+            raise
+        except (sqlite3.Error, OSError, ValueError) as err:
+            raise AuditError(f"the audit record was not written: {type(err).__name__}: {err}") from err
 
     def check(self) -> None:
-        """Raise AuditError when the database cannot be read (locked file, deleted volume, closed)."""
-        with self._lock:
-            try:
-                self._db.execute("SELECT 1 FROM requests LIMIT 1").fetchall()
-            except sqlite3.Error as err:
-                raise AuditError(f"the audit database cannot be read: {err}") from err
+        """Readiness probe: the file is the one opened and a write commits; AuditError otherwise."""
+        try:
+            with self._lock:
+                self._ensure_same_file()
+                self._db.execute(f"PRAGMA busy_timeout = {CHECK_BUSY_TIMEOUT_MS}")
+                try:
+                    sql = "INSERT OR REPLACE INTO health (id, checked_at) VALUES (1, ?)"
+                    self._transaction(sql, [dt.datetime.now(dt.UTC).isoformat()])
+                finally:
+                    self._db.execute(f"PRAGMA busy_timeout = {_DEFAULT_BUSY_TIMEOUT_MS}")
+        except AuditError:
+            raise
+        except (sqlite3.Error, OSError) as err:
+            raise AuditError(f"the audit database cannot be written: {type(err).__name__}: {err}") from err
+
+    def _transaction(self, sql: str, params: list[Any]) -> None:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.execute(sql, params)
+            self._db.execute("COMMIT")
+        except BaseException:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise
+
+    def _ensure_same_file(self) -> None:
+        try:
+            identity = _file_identity(self.path)
+        except OSError as err:
+            raise AuditError(f"the audit database {self.path} is gone: {err.strerror}") from err
+        if identity != self._identity:
+            raise AuditError(f"the audit database {self.path} was replaced while the gateway ran")
+        if not os.access(self.path, os.W_OK):
+            raise AuditError(f"the audit database {self.path} is not writable")
 
     def list(self, flt: AuditFilter) -> list[AuditRow]:
         where, params = filter_clauses(flt, "?")

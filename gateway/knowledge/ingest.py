@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gateway.cleanup.common import is_planted
 from gateway.domain import Vector, unit_rows
 from gateway.knowledge.chunking import Chunk, chunk_document
 from gateway.knowledge.corpus import SourceDocument
@@ -52,6 +53,10 @@ class IngestReport:
     texts_encoded: int = 0
     """Distinct sentences and headings actually encoded (duplicates are encoded once)."""
     failures: list[LoadFailure] = field(default_factory=list)
+    instructions: list[tuple[str, str]] = field(default_factory=list)
+    """(document id, sentence) of every sentence that reads like an instruction to a model or system
+    (policy ``cleanup.planted_instruction``). Ingested, but never evidence: the pipeline refuses an
+    answer resting on one. Reported so a curator can remove it from the source."""
 
 
 class Ingestor:
@@ -62,7 +67,9 @@ class Ingestor:
         batch_documents: int = BATCH_DOCUMENTS,
         progress: bool = False,
         source: str = "",
+        instruction_patterns: tuple[str, ...] = (),
     ) -> None:
+        self._instruction_patterns = instruction_patterns
         self._store = store
         self._embedder = embedder
         self._batch = max(1, batch_documents)
@@ -156,6 +163,20 @@ class Ingestor:
         for item in prepared:
             counts["updated" if item.document.id in committed else "added"] += 1
 
+    def _report_instructions(
+        self, chunked: list[tuple[SourceDocument, list[Chunk]]], report: IngestReport
+    ) -> None:
+        if not self._instruction_patterns:
+            return
+        for document, chunks in chunked:
+            seen: set[str] = set()
+            for chunk in chunks:
+                for span in chunk.sentence_spans:
+                    sentence = chunk.text[span.start : span.end]
+                    if sentence not in seen and is_planted(sentence, self._instruction_patterns):
+                        seen.add(sentence)
+                        report.instructions.append((document.id, sentence))
+
     def prepare(
         self, chunked: list[tuple[SourceDocument, list[Chunk]]], report: IngestReport | None = None
     ) -> list[PreparedDocument]:
@@ -183,6 +204,7 @@ class Ingestor:
         if report is not None:
             report.sentences += sum(len(r) for r in sentence_rows)
             report.texts_encoded += len(text_index)
+            self._report_instructions(chunked, report)
         prepared: list[PreparedDocument] = []
         row = 0
         for document, chunks in chunked:

@@ -187,6 +187,8 @@ class ChromaStore:
         self._snapshot = _Snapshot()
         self._lexical = LexicalIndex()
         self._records_by_document: dict[str, list[str]] = {}
+        self.path: Path | None = None
+        """The embedded store's directory (None for a Chroma server); ``gateway.health`` checks it."""
         function = MiniLMEmbeddingFunction(embedder)
         try:
             self._passages = client.get_or_create_collection(
@@ -235,7 +237,9 @@ class ChromaStore:
                 cache_dir = path / "lexical"
         except Exception as err:
             raise StoreError(f"cannot reach the Chroma store: {err}") from err
-        return cls(client, settings.collection, embedder, options=options, cache_dir=cache_dir)
+        store = cls(client, settings.collection, embedder, options=options, cache_dir=cache_dir)
+        store.path = None if settings.chroma_url else settings.resolved_chroma_path
+        return store
 
     # Reading the committed state -------------------------------------------------------------------
 

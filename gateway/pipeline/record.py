@@ -1,19 +1,39 @@
 """Stage 8: record the outcome: Prometheus metrics, one structured log line, and the audit record.
 
-The audit record is written (committed) before the response leaves the gateway; if it cannot be
-written the request fails with an error rather than answering without a trace.
+Every request that reaches the pipeline has exactly one audit row. ``record_start`` writes it
+provisionally (outcome ``incomplete``) before any work or any text; if that fails the request is
+refused before anything is sent. ``record`` completes the same row (an upsert by request id) before
+the final response leaves; a request interrupted by a client disconnect or a server stop completes it
+with outcome ``client_disconnected`` / ``cancelled`` and the text that had been sent. A row still
+``incomplete`` means the process died (or the store failed) between the two writes.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from gateway.domain import ClaimOutcome, RefusalReason
-from gateway.errors import StageError, StoreError, UpstreamError, VerifierError
+from gateway.domain import ChatRequest, ClaimOutcome, RefusalReason
+from gateway.errors import (
+    AuditError,
+    DraftLimitExceeded,
+    StageError,
+    StoreError,
+    UpstreamError,
+    VerifierError,
+)
 from gateway.logs import PATIENT_TEXT_OPT_IN
-from gateway.metrics import flag, method_label, stage_label, tier_label, upstream_error_label
+from gateway.metrics import (
+    DRAFT_LIMITS,
+    bounded,
+    flag,
+    method_label,
+    stage_label,
+    tier_label,
+    upstream_error_label,
+)
 from gateway.serialize import to_jsonable
 
 if TYPE_CHECKING:
@@ -23,8 +43,14 @@ if TYPE_CHECKING:
 log = structlog.get_logger("gateway.request")
 
 
+INCOMPLETE = "incomplete"
+"""Outcome of the provisional audit row, until the request completes it."""
+
+
 def request_outcome(result: PipelineResult) -> str:
-    """Bounded label: answered, rewritten, refused, emergency or error."""
+    """Bounded label: answered, rewritten, refused, emergency, error, client_disconnected or cancelled."""
+    if result.interruption is not None:
+        return result.interruption
     outcome = result.outcome
     if outcome.refusal_reason is RefusalReason.EMERGENCY:
         return "emergency"
@@ -49,6 +75,8 @@ def _count_metrics(result: PipelineResult, services: Services) -> None:
         m.stage_errors.labels(stage=stage_label(_failed_stage(error))).inc()
         if isinstance(error, UpstreamError):
             m.upstream_errors.labels(type=upstream_error_label(error.kind)).inc()
+        if isinstance(error, DraftLimitExceeded):
+            m.draft_limits.labels(limit=bounded(error.limit, DRAFT_LIMITS)).inc()
     if result.best_relevance is not None:
         m.context_relevance.observe(result.best_relevance)
         relevant = outcome.refusal_reason is not RefusalReason.NO_RELEVANT_CONTEXT
@@ -154,11 +182,87 @@ def audit_record(result: PipelineResult, services: Services) -> tuple[dict[str, 
             "verification": result.timings.verification,
         },
         "error": to_jsonable(result.error) if result.error else None,
+        "interruption": result.interruption,
+        "sent": result.sent,
         "upstream": services.upstream.name,
         "verifier": services.verifier.name,
         "context": services.policy.context.name,
     }
-    return row, record
+    return scrub(row), scrub(record)
+
+
+def scrub(value: Any) -> Any:
+    """The value with every unpaired UTF-16 surrogate replaced by U+FFFD, so it can be stored as UTF-8.
+
+    Text the gateway did not write (a model's draft, a client's ``user`` field) may carry one.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return value
+    if isinstance(value, dict):
+        return {scrub(k): scrub(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub(v) for v in value]
+    return value
+
+
+def provisional_record(
+    request_id: str, created_at: dt.datetime, request: ChatRequest, services: Services
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The row written when a request starts: enough to find it if it never completes."""
+    keep_identifiers = services.settings.store_patient_identifiers
+    row = {
+        "id": request_id,
+        "created_at": created_at.isoformat(),
+        "outcome": INCOMPLETE,
+        "scope": "pending",
+        "refused": 0,
+        "reason": None,
+        "claims": 0,
+        "rewritten": 0,
+        "removed": 0,
+        "question": request.question,
+        "answer": "",
+    }
+    record = {
+        "request_id": request_id,
+        "created_at": created_at.isoformat(),
+        "status": INCOMPLETE,
+        "question": request.question,
+        "messages": to_jsonable(request.messages),
+        "model": request.model,
+        "stream": request.stream,
+        "user": request.user if keep_identifiers else None,
+        "metadata": dict(request.metadata) if keep_identifiers else None,
+    }
+    return scrub(row), scrub(record)
+
+
+async def record_start(
+    request_id: str, created_at: dt.datetime, request: ChatRequest, services: Services
+) -> None:
+    """Write the provisional row. AuditError (counted, logged) when it fails: refuse, send nothing."""
+    row, record_json = provisional_record(request_id, created_at, request, services)
+    try:
+        await services.audit.write(row, record_json)
+    except Exception as err:
+        services.metrics.audit_errors.labels(operation="begin").inc()
+        services.metrics.requests.labels(outcome="error").inc()
+        services.metrics.stage_errors.labels(stage="record").inc()
+        log.error(
+            LOG_EVENT,
+            request_id=request_id,
+            outcome="error",
+            error_type=type(err).__name__,
+            error_stage="record",
+            detail="the provisional audit row could not be written; nothing was processed or sent",
+        )
+        if isinstance(err, AuditError):
+            raise
+        raise AuditError(f"cannot write the audit record: {type(err).__name__}: {err}") from err
 
 
 LOG_EVENT = "chat_request"
@@ -193,6 +297,8 @@ def log_fields(result: PipelineResult, services: Services) -> dict[str, Any]:
         "upstream": services.upstream.name,
         "verifier": services.verifier.name,
     }
+    if result.interruption is not None:
+        fields["sent_chars"] = len(result.sent)
     if result.error is not None:
         fields["error_type"] = type(result.error).__name__
         fields["error_stage"] = stage_label(_failed_stage(result.error))
@@ -214,18 +320,21 @@ def _log(result: PipelineResult, services: Services) -> None:
 async def record(result: PipelineResult, services: Services) -> None:
     """Audit first (the response must not leave without a trace), then metrics and the log line.
 
-    When the audit record cannot be written the request is counted and logged as an error at the
-    ``record`` stage and the exception propagates, so the client gets an error, not the answer.
+    When the audit record cannot be completed the request is counted and logged as an error at the
+    ``record`` stage and an AuditError propagates, so the client gets an error, not the answer.
     """
     row, record_json = audit_record(result, services)
     try:
         await services.audit.write(row, record_json)
     except Exception as err:
+        services.metrics.audit_errors.labels(operation="complete").inc()
         services.metrics.requests.labels(outcome="error").inc()
         services.metrics.stage_errors.labels(stage="record").inc()
         fields = log_fields(result, services)
         fields.update(outcome="error", error_type=type(err).__name__, error_stage="record")
         log.error(LOG_EVENT, **fields)
-        raise
+        if isinstance(err, AuditError):
+            raise
+        raise AuditError(f"cannot write the audit record: {type(err).__name__}: {err}") from err
     _count_metrics(result, services)
     _log(result, services)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gateway.domain import Passage
+from gateway.errors import StoreError
 from gateway.knowledge.store import KnowledgeStore
 from gateway.policy import RetrievalPolicy
 
@@ -19,6 +20,8 @@ class Retrieval:
 async def retrieve(question: str, store: KnowledgeStore, policy: RetrievalPolicy) -> Retrieval:
     """Top-k passages above the per-passage floor; ``relevant`` is the context-relevance gate."""
     found = await store.search(question, policy.top_k)
+    if not found and await store.count() == 0:  # an empty store is a store fault, not "no context"
+        raise StoreError("the knowledge store holds no passages")
     best = max((p.score for p in found), default=0.0)
     kept = tuple(p for p in found if p.score >= policy.min_passage_relevance)
     return Retrieval(passages=kept, best_relevance=best, relevant=bool(kept) and best >= policy.min_relevance)

@@ -5,6 +5,11 @@ it is final (verified, rewritten-and-verified, or dropped) and no outcome still 
 answer refused, then the rest (a refusal, the notes for declined questions) at the end. What is handed
 over is never retracted: the pieces always concatenate to ``PipelineResult.answer``. ``stream_answer``
 wraps this as an async iterator for the HTTP layer.
+
+Exactly one audit row per request: ``open_request`` writes it provisionally before anything runs (an
+``AuditError`` there means nothing was done or sent), and the run completes it whatever happens,
+including when it is cancelled (a streaming client that went away, a server stop): the recording is
+shielded from the cancellation and names the interruption as the outcome.
 """
 
 from __future__ import annotations
@@ -14,8 +19,9 @@ import datetime as dt
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+import anyio
 import structlog
 
 from gateway.domain import (
@@ -33,13 +39,16 @@ from gateway.domain import (
 )
 from gateway.errors import MalformedDraft, StageError, StoreError, UpstreamError, VerifierError
 from gateway.pipeline.badge import badge
+from gateway.pipeline.bounds import check_repeats, check_statements, instruction_sentence
 from gateway.pipeline.cleanup import Cleanup, judge_claims
-from gateway.pipeline.record import record
+from gateway.pipeline.record import record, record_start
 from gateway.pipeline.retrieve import retrieve
 from gateway.pipeline.split import split
 from gateway.pipeline.triage import answerable_request, deferred_questions, red_flag_notes, triage
 from gateway.pipeline.verify import verify
 from gateway.services import Services
+from gateway.settings import Settings
+from gateway.upstream.limited import request_deadline
 
 log = structlog.get_logger("gateway.pipeline")
 
@@ -81,22 +90,71 @@ class PipelineResult:
     report: TrustReport
     timings: Timings
     error: StageError | None = None
+    interruption: str | None = None
+    """``client_disconnected`` or ``cancelled`` when the run was stopped before it finished."""
+    sent: str = ""
+    """The text handed to the sink (streaming): what the client may have received."""
 
     @property
     def answer(self) -> str:
         return self.outcome.answer
 
 
+REWRITE_GRACE_SECONDS = 1.0
+"""How long after the request's model deadline the rewrite phase is cut off even if a rewrite (or its
+re-verification) has not returned; the calls themselves end at the deadline."""
+CLIENT_DISCONNECTED = "client_disconnected"
+CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True)
+class OpenedRequest:
+    """A request whose provisional audit row is written (``open_request``)."""
+
+    request_id: str
+    created_at: dt.datetime
+
+
+async def open_request(
+    request: ChatRequest, services: Services, request_id: str | None = None
+) -> OpenedRequest:
+    """Write the request's provisional audit row; AuditError (counted) when the store cannot be written."""
+    opened = OpenedRequest(request_id or new_request_id(), dt.datetime.now(dt.UTC))
+    await record_start(opened.request_id, opened.created_at, request, services)
+    return opened
+
+
 async def answer(
-    request: ChatRequest, services: Services, request_id: str | None = None, sink: TextSink | None = None
+    request: ChatRequest,
+    services: Services,
+    request_id: str | None = None,
+    sink: TextSink | None = None,
+    *,
+    opened: OpenedRequest | None = None,
+    interruption: str = CANCELLED,
 ) -> PipelineResult:
     """Triage, retrieve, draft, split, verify, clean up, badge and record one chat request.
 
     Never raises for a run-time failure of a stage: the patient gets a safe refusal naming the reason,
-    and the error is counted and audited.
+    and the error is counted and audited. Raises AuditError when the audit row cannot be written
+    (before anything runs, or at the end: then the caller must not send the answer). When cancelled,
+    completes the audit row with outcome ``interruption`` and re-raises the cancellation.
     """
+    opened = opened or await open_request(request, services, request_id)
+    run = _Run(request, services, opened, sink)
+    try:
+        with request_deadline(services.settings.upstream_deadline):
+            return await _answer(run)
+    except anyio.get_cancelled_exc_class():
+        if not run.recorded:
+            with anyio.CancelScope(shield=True):
+                await run.interrupted(interruption)
+        raise
+
+
+async def _answer(run: _Run) -> PipelineResult:
+    request, services = run.request, run.services
     policy = services.policy
-    run = _Run(request, services, request_id or new_request_id(), sink)
 
     run.triage = triage(request.question, policy.context)
     if run.triage.scope is not Scope.IN_SCOPE:
@@ -113,19 +171,25 @@ async def answer(
             return await run.refuse(RefusalReason.NO_RELEVANT_CONTEXT, "no vetted passage is relevant enough")
 
         stage = "draft"
-        started = time.perf_counter()
+        started = run.model_started = time.perf_counter()
         try:
             run.draft = await services.upstream.draft(answerable_request(request, run.triage), run.passages)
         finally:
             run.timings.upstream = time.perf_counter() - started
-        run.statements = tuple(split(run.draft))
+        run.statements = await anyio.to_thread.run_sync(bounded_split, run.draft, services.settings)
         claims = [s for s in run.statements if s.is_claim]
+        if instruction_sentence(run.statements, policy.thresholds.cleanup.planted_instruction):
+            # claims resting on one are caught by cleanup; this is a sentence shown unverified
+            detail = "the draft contains a sentence that reads like an instruction to a model or system"
+            return await run.refuse(RefusalReason.SAFETY_CRITICAL_FAILED, detail)
 
         stage = "verify"
         started = time.perf_counter()
         run.verdicts = tuple(await verify(claims, run.passages, services.verifier))
         stage = "cleanup"
-        judged = judge_claims(run.statements, run.verdicts, run.passages, policy.thresholds.cleanup)
+        judged = await anyio.to_thread.run_sync(
+            judge_claims, run.statements, run.verdicts, run.passages, policy.thresholds.cleanup
+        )
         cleaning = Cleanup(run.draft.answer, run.statements, judged, policy.thresholds.cleanup)
         await run.clean_up(cleaning)
         run.timings.verification = time.perf_counter() - started
@@ -147,14 +211,21 @@ async def answer(
 
 
 async def stream_answer(
-    request: ChatRequest, services: Services, request_id: str | None = None
+    request: ChatRequest, services: Services, opened: OpenedRequest
 ) -> AsyncIterator[str | PipelineResult]:
-    """Yields the patient's text as it is verified (never anything later retracted), then the result."""
+    """Yields the patient's text as it is verified (never anything later retracted), then the result.
+
+    When the consumer goes away (the client disconnected), the run is cancelled and records itself
+    as ``client_disconnected``; closing waits for that record, shielded from the cancellation.
+    """
     queue: asyncio.Queue[str | PipelineResult | Exception] = asyncio.Queue()
 
     async def produce() -> None:
         try:
-            await queue.put(await answer(request, services, request_id, sink=queue.put))
+            result = await answer(
+                request, services, sink=queue.put, opened=opened, interruption=CLIENT_DISCONNECTED
+            )
+            await queue.put(result)
         except Exception as err:  # handed to the consumer, which re-raises it
             await queue.put(err)
 
@@ -170,6 +241,17 @@ async def stream_answer(
     finally:
         if not task.done():
             task.cancel()
+            with anyio.CancelScope(shield=True):
+                await asyncio.wait({task})
+
+
+def bounded_split(draft: Draft, settings: Settings) -> tuple[Statement, ...]:
+    """The draft's statements, refused (DraftLimitExceeded) when it repeats a sentence too often or
+    has too many. CPU work on up to ``upstream_max_reply_chars``: run it off the event loop."""
+    check_repeats(draft.answer, settings.max_repeated_sentences)
+    statements = split(draft)
+    check_statements(len(statements), settings.max_draft_statements)
+    return tuple(statements)
 
 
 _REASON_BY_STAGE = {
@@ -198,14 +280,15 @@ class _Run:
     """The state one request accumulates; turns it into a recorded PipelineResult."""
 
     def __init__(
-        self, request: ChatRequest, services: Services, request_id: str, sink: TextSink | None = None
+        self, request: ChatRequest, services: Services, opened: OpenedRequest, sink: TextSink | None = None
     ) -> None:
         self.request = request
         self.services = services
-        self.request_id = request_id
+        self.request_id = opened.request_id
         self.sink = sink
         self.sent = ""
-        self.created_at = dt.datetime.now(dt.UTC)
+        self.recorded = False
+        self.created_at = opened.created_at
         self.timings = Timings()
         self.triage = Triage(Scope.IN_SCOPE, "not triaged")
         self.passages: tuple[Passage, ...] = ()
@@ -213,20 +296,48 @@ class _Run:
         self.draft: Draft | None = None
         self.statements: tuple[Statement, ...] = ()
         self.verdicts: tuple[Verdict, ...] = ()
+        self.model_started = time.perf_counter()
+        """When the draft call started: the request's model deadline counts from here."""
 
     async def clean_up(self, cleaning: Cleanup) -> None:
-        """Rewrite the failing claims concurrently; release each sentence as soon as it is final."""
+        """Rewrite the failing claims concurrently; release each sentence as soon as it is final.
+
+        Bounded: at most ``max_rewrites_per_request`` rewrites start (the rest stay removed), and all
+        of them must finish within what is left of the request's model deadline (``upstream_deadline``
+        from the start of the draft); a rewrite still running then is cancelled and its claim removed.
+        """
         await self.release(*cleaning.ready())
-        tasks = {
-            i: asyncio.create_task(self._rewrite(cleaning.results[i])) for i in cleaning.start_rewrites()
-        }
-        try:
+        wanted = cleaning.start_rewrites()
+        cap = self.services.settings.max_rewrites_per_request
+        for index in wanted[cap:]:
+            reason = f"not rewritten: the per-request cap of {cap} rewrites was reached"
+            self._skip(cleaning, index, "cap", reason)
+        tasks = {i: asyncio.create_task(self._rewrite(cleaning.results[i])) for i in wanted[:cap]}
+        deadline = self.services.settings.upstream_deadline
+        resolved: set[int] = set()
+        try:  # each call ends by the request deadline (LimitedUpstream); this is the backstop
+            budget = deadline + REWRITE_GRACE_SECONDS - (time.perf_counter() - self.model_started)
+            with anyio.move_on_after(budget):
+                for index, task in tasks.items():
+                    cleaning.resolve(index, await task)
+                    resolved.add(index)
+                    await self.release(*cleaning.ready())
             for index, task in tasks.items():
-                cleaning.resolve(index, await task)
-                await self.release(*cleaning.ready())
+                if index in resolved:
+                    continue
+                if task.done() and not task.cancelled():
+                    cleaning.resolve(index, task.result())
+                    continue
+                reason = f"not rewritten: the request's {deadline:g}s model deadline passed"
+                self._skip(cleaning, index, "deadline", reason)
         finally:
             for task in tasks.values():
                 task.cancel()
+
+    def _skip(self, cleaning: Cleanup, index: int, why: str, reason: str) -> None:
+        failed = cleaning.results[index]
+        cleaning.resolve(index, replace(failed, reason=f"{reason}; {failed.reason}"))
+        self.services.metrics.rewrites_skipped.labels(reason=why).inc()
 
     async def _rewrite(self, failed: ClaimResult) -> ClaimResult:
         """One claim's rewrite. A crash removes that claim (counted, logged), never the stream's integrity."""
@@ -281,6 +392,18 @@ class _Run:
         outcome = Outcome("", self.statements, (), True, reason, f"{type(error).__name__}: {error}")
         return await self.finish(outcome, refusal_message=message, error=error)
 
+    async def interrupted(self, label: str) -> None:
+        """Complete the audit row of a run stopped from outside; what was sent is what is recorded.
+
+        Never raises: the cancellation that brought us here is what the caller re-raises.
+        """
+        detail = f"the request was interrupted ({label}) after {len(self.sent)} characters were sent"
+        outcome = Outcome(self.sent, self.statements, (), False, None, detail)
+        try:
+            await self._record(outcome, None, label)
+        except Exception as err:  # counted and logged by record(); nothing more can be done here
+            log.error("interrupted_record_failed", request_id=self.request_id, error=type(err).__name__)
+
     async def finish(
         self, outcome: Outcome, refusal_message: str | None = None, error: StageError | None = None
     ) -> PipelineResult:
@@ -288,6 +411,12 @@ class _Run:
             outcome = outcome.with_answer(refusal_message)
         outcome = outcome.with_declined(_notes(self.triage, self.services))
         await self._flush(outcome.answer)
+        return await self._record(outcome, error, None)
+
+    async def _record(
+        self, outcome: Outcome, error: StageError | None, interruption: str | None
+    ) -> PipelineResult:
+        self.recorded = True
         self.timings.total = time.perf_counter() - self.timings.started
         report = badge(outcome, self.passages, self.services.policy.tiers, self.services.today())
         result = PipelineResult(
@@ -304,6 +433,8 @@ class _Run:
             report=report,
             timings=self.timings,
             error=error,
+            interruption=interruption,
+            sent=self.sent,
         )
         await record(result, self.services)
         return result

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Protocol, TypeVar
 
 from gateway.domain import ChatRequest, Draft, Passage
 
@@ -19,6 +19,15 @@ class Upstream(Protocol):
     async def draft(self, request: ChatRequest, passages: Sequence[Passage]) -> Draft: ...
 
     async def aclose(self) -> None: ...
+
+
+T = TypeVar("T")
+
+
+class CallGate(Protocol):
+    """Runs a model call under the process's shared limits (``LimitedUpstream.call``)."""
+
+    async def call(self, purpose: str, fn: Callable[[], Awaitable[T]]) -> T: ...
 
 
 class CompletionClient(Protocol):

@@ -9,11 +9,13 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import anyio.to_thread
 import openai
 from openai.types.chat import ChatCompletion
 
 from gateway.domain import ChatRequest, Draft, Passage
 from gateway.errors import (
+    DraftLimitExceeded,
     MalformedDraft,
     UpstreamError,
     UpstreamHTTPError,
@@ -37,12 +39,14 @@ class OpenAIUpstream:
         timeout: float,
         retries: int,
         response_format: ResponseFormat,
+        max_reply_chars: int = 200_000,
     ) -> None:
         self._client = openai.AsyncOpenAI(
             base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=retries
         )
         self._model = model
         self._response_format = response_format
+        self._max_reply_chars = max_reply_chars
 
     @classmethod
     def from_settings(cls, settings: Settings) -> OpenAIUpstream:
@@ -53,6 +57,7 @@ class OpenAIUpstream:
             timeout=settings.upstream_timeout,
             retries=settings.upstream_retries,
             response_format=settings.upstream_response_format,
+            max_reply_chars=settings.upstream_max_reply_chars,
         )
 
     async def draft(self, request: ChatRequest, passages: Sequence[Passage]) -> Draft:
@@ -63,7 +68,14 @@ class OpenAIUpstream:
             max_tokens=request.max_tokens,
             user=request.user,
         )
-        return parse_draft(content, len(passages), time.perf_counter() - started)
+        if len(content) > self._max_reply_chars:
+            raise DraftLimitExceeded(
+                f"the upstream's reply is {len(content)} characters long; at most "
+                f"{self._max_reply_chars} are accepted",
+                limit="reply_chars",
+            )
+        seconds = time.perf_counter() - started
+        return await anyio.to_thread.run_sync(parse_draft, content, len(passages), seconds)
 
     async def complete(
         self,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import anyio.to_thread
 from rapidfuzz import fuzz
 
 from gateway.domain import ClaimToCheck, Evidence, Passage, Span, Verdict, VerdictLabel
@@ -81,7 +82,8 @@ class QuoteAnchoringVerifier:
         self._min_chars = min_chars
 
     async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
-        return [self.check(claim) for claim in claims]
+        """Off the event loop: fuzzy matching many claims against many passages is CPU work."""
+        return await anyio.to_thread.run_sync(lambda: [self.check(claim) for claim in claims])
 
     def check(self, claim: ClaimToCheck) -> Verdict:
         if not claim.sources:

@@ -23,6 +23,7 @@ from gateway.domain import ClaimToCheck, Verdict, VerdictLabel
 from gateway.knowledge.embedding import Embedder
 from gateway.policy import VerificationPolicy
 from gateway.settings import Settings
+from gateway.upstream.base import CallGate
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.base import Verifier
 from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
@@ -91,8 +92,11 @@ def _note(verdict: Verdict, anchor: Verdict) -> Verdict:
     return replace(verdict, reason=f"{verdict.reason}; {note}" if verdict.reason else note)
 
 
-def build_verifier(settings: Settings, policy: VerificationPolicy, embedder: Embedder) -> Verifier:
-    """The configured cascade: the judge joins when ``settings.judge_base_url`` is set."""
+def build_verifier(
+    settings: Settings, policy: VerificationPolicy, embedder: Embedder, gate: CallGate | None = None
+) -> Verifier:
+    """The configured cascade: the judge joins when ``settings.judge_base_url`` is set; its calls go
+    through ``gate`` (the shared model-call limits) when given."""
     anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
     local = LocalEntailmentVerifier(embedder, policy)
     judge: LLMJudgeVerifier | None = None
@@ -104,6 +108,7 @@ def build_verifier(settings: Settings, policy: VerificationPolicy, embedder: Emb
                 model=settings.judge_model,
                 timeout=settings.judge_timeout,
                 quote_threshold=policy.quote_fuzzy_threshold,
-            )
+            ),
+            gate=gate,
         )
     return CascadeVerifier(anchoring, local, judge, policy)

@@ -21,6 +21,8 @@ from openai.types.chat import ChatCompletionMessageParam
 from openai.types.shared_params import ResponseFormatJSONSchema
 
 from gateway.domain import ClaimToCheck, Evidence, Passage, Verdict, VerdictLabel
+from gateway.errors import UpstreamError
+from gateway.upstream.base import CallGate
 from gateway.verification.anchoring import find_quote
 
 JUDGE_ERROR = "judge_error"
@@ -107,8 +109,13 @@ class LLMJudgeVerifier:
 
     name = "judge"
 
-    def __init__(self, config: JudgeConfig, client: AsyncOpenAI | None = None) -> None:
+    def __init__(
+        self, config: JudgeConfig, client: AsyncOpenAI | None = None, gate: CallGate | None = None
+    ) -> None:
+        """``gate``: the process's shared model-call limits (``LimitedUpstream``), so judge calls wait
+        for the same slots and deadline as drafts and rewrites, and their failures are counted."""
         self._config = config
+        self._gate = gate
         self._client = client or AsyncOpenAI(
             base_url=config.base_url,
             api_key=config.api_key or "none",
@@ -134,10 +141,15 @@ class LLMJudgeVerifier:
             return _failed("the claim cites no source")
         try:
             with anyio.fail_after(self._config.timeout):
-                content = await self._ask(claim)
+                if self._gate is None:
+                    content = await self._ask(claim)
+                else:
+                    content = await self._gate.call("judge", lambda: self._ask(claim))
             label, quote, reason = parse_output(content)
         except TimeoutError:
             return _failed(f"the judge did not answer within {self._config.timeout:g}s")
+        except UpstreamError as err:  # no free slot, or the shared deadline passed
+            return _failed(f"the judge call was not completed: {err}")
         except openai.APIError as err:
             return _failed(f"judge API error: {type(err).__name__}")
         except JudgeOutputError as err:

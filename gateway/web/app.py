@@ -18,10 +18,12 @@ from gateway.errors import AuditError, RequestError, ServiceUnavailableError
 from gateway.metrics import GatewayMetrics
 from gateway.services import Services
 from gateway.settings import Settings
-from gateway.web.auth import LimiterHandle, access_control, build_rate_limiter
+from gateway.web.auth import LimiterHandle, access_control, build_rate_limiter, failed_auth_throttle
+from gateway.web.auth_state import SessionRevocations
 from gateway.web.chat import chat_completions, list_models
 from gateway.web.errors import (
     audit_error_handler,
+    counted_rejections,
     http_exception_handler,
     internal_error_handler,
     request_error_handler,
@@ -54,6 +56,9 @@ def create_app(
     """The gateway app. Pass ``services`` to reuse already-built ones (tests, benchmarks)."""
     holder = ServiceHolder(services)
 
+    sessions = SessionRevocations()
+    throttle = failed_auth_throttle(settings)
+
     def current_metrics() -> GatewayMetrics | None:
         return holder.services.metrics if holder.services else None
 
@@ -84,16 +89,18 @@ def create_app(
         dependencies={
             "services": Provide(holder.get, sync_to_thread=False),
             "limiter": Provide(provide_limiter, sync_to_thread=False),
+            "sessions": Provide(lambda: sessions, sync_to_thread=False),
+            "auth_throttle": Provide(lambda: throttle, sync_to_thread=False),
         },
         lifespan=[lifespan],
         exception_handlers={
-            RequestError: request_error_handler,
+            RequestError: counted_rejections(request_error_handler, current_metrics),
             AuditError: audit_error_handler,
-            HTTPException: http_exception_handler,
+            HTTPException: counted_rejections(http_exception_handler, current_metrics),
             Exception: internal_error_handler,
         },
         request_max_body_size=settings.max_body_bytes,
-        middleware=[access_control(settings, current_metrics, limiter=limiter)],
+        middleware=[access_control(settings, current_metrics, sessions, throttle, limiter=limiter)],
         openapi_config=OpenAPIConfig(title="Clinical trust gateway", version="0.1.0", path="/schema"),
         debug=False,
     )

@@ -25,7 +25,18 @@ from gateway.web.rendering import SECURITY_HEADERS, PageRenderer
 from gateway.web.views import request_view
 
 PAGE_SIZE = 50
-OUTCOMES = ("answered", "rewritten", "refused", "emergency", "error")
+MAX_OFFSET = 1_000_000_000
+"""Largest paging offset accepted (SQLite integers are 64-bit; a larger one would be a 500)."""
+OUTCOMES = (
+    "answered",
+    "rewritten",
+    "refused",
+    "emergency",
+    "error",
+    "client_disconnected",
+    "cancelled",
+    "incomplete",
+)
 _YES_NO = {"yes": True, "no": False, "": None}
 
 
@@ -59,6 +70,9 @@ def parse_filter(query: dict[str, str]) -> ParsedFilter:
         offset = max(0, int(query.get("offset") or 0))
     except ValueError:
         errors.append("'offset' must be a whole number.")
+        offset = 0
+    if offset > MAX_OFFSET:
+        errors.append(f"'offset' must be at most {MAX_OFFSET}.")
         offset = 0
     flt = AuditFilter(
         outcome=outcome or None,

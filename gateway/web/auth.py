@@ -65,6 +65,7 @@ from gateway.errors import (
     RequestError,
 )
 from gateway.settings import Secret, Settings
+from gateway.web.auth_state import MAX_ENTRIES, FailedAuthThrottle, SessionRevocations
 from gateway.web.clinician_auth import LOGIN_PATH, LoginRequired, StaffAuth, bearer_token
 
 if TYPE_CHECKING:
@@ -253,10 +254,18 @@ class TokenBucketLimiter:
     The number of buckets is bounded by the number of configured keys. Thread-safe.
     """
 
-    def __init__(self, per_minute: float, burst: int, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        per_minute: float,
+        burst: int,
+        clock: Callable[[], float] = time.monotonic,
+        max_keys: int | None = None,
+    ) -> None:
         self.rate = per_minute / 60.0
         self.burst = float(burst)
         self._clock = clock
+        self._max_keys = max_keys
+        """Keys are client addresses for the failed-authentication throttle: bound them."""
         self._buckets: dict[str, tuple[float, float]] = {}
         self._lock = threading.Lock()
 
@@ -270,6 +279,10 @@ class TokenBucketLimiter:
             return 0.0
         now = self._clock()
         with self._lock:
+            if self._max_keys is not None and len(self._buckets) >= self._max_keys:
+                self._forget_full(now)
+                if len(self._buckets) >= self._max_keys:  # still full: forget the oldest key
+                    del self._buckets[next(iter(self._buckets))]
             tokens, last = self._buckets.get(key, (self.burst, now))
             tokens = min(self.burst, tokens + (now - last) * self.rate)
             if tokens >= 1.0:
@@ -277,6 +290,12 @@ class TokenBucketLimiter:
                 return 0.0
             self._buckets[key] = (tokens, now)
             return (1.0 - tokens) / self.rate
+
+    def _forget_full(self, now: float) -> None:
+        """Drop buckets that have refilled (indistinguishable from new ones); called under the lock."""
+        full = [k for k, (t, last) in self._buckets.items() if t + (now - last) * self.rate >= self.burst]
+        for key in full:
+            del self._buckets[key]
 
     def check(self) -> None:
         """Always ready: the buckets are in this process."""
@@ -338,9 +357,13 @@ class AccessGuard:
         keyring: ClientKeyring | None = None,
         limiter: RateLimiter | None = None,
         metrics: MetricsSource = lambda: None,
+        sessions: SessionRevocations | None = None,
+        throttle: FailedAuthThrottle | None = None,
     ) -> None:
         self.keyring = keyring or ClientKeyring.from_settings(settings)
-        self.staff = StaffAuth.from_settings(settings)
+        self.sessions = sessions or SessionRevocations()
+        self.throttle = throttle or failed_auth_throttle(settings)
+        self.staff = StaffAuth.from_settings(settings, self.sessions)
         self.limiter: RateLimiter = limiter or TokenBucketLimiter(
             settings.rate_limit_per_minute, settings.rate_limit_burst
         )
@@ -355,6 +378,10 @@ class AccessGuard:
         area = area_of(request.url.path)
         if area == "public":
             return None
+        address = client_address(request)
+        blocked = self.throttle.blocked_for(address)
+        if blocked > 0:
+            raise self._throttled(area, blocked)
         try:
             if area == "metrics":
                 self._check_metrics(request)
@@ -364,7 +391,10 @@ class AccessGuard:
                 return None
             return self._check_client(request)
         except AuthenticationError as err:
-            self._count(area, "missing" if (err.code or "").startswith("missing") else "invalid")
+            missing = (err.code or "").startswith("missing")
+            self._count(area, "missing" if missing else "invalid")
+            if not missing and self.throttle.failed(address) > 0:
+                raise self._throttled(area, self.throttle.blocked_for(address)) from None
             raise
         except PermissionDeniedError:
             self._count(area, "forbidden")
@@ -426,6 +456,13 @@ class AccessGuard:
         if not hmac.compare_digest(bearer.encode("utf-8"), self._metrics_token):
             raise AuthenticationError("The metrics token is not valid.", code="invalid_metrics_token")
 
+    def _throttled(self, area: str, wait: float) -> RateLimitedError:
+        metrics = self._metrics()
+        if metrics is not None:
+            metrics.auth_throttled.inc()
+        log.info("auth_throttled", area=area, retry_after=math.ceil(wait))
+        return throttled_error(wait)
+
     def _count(self, area: str, reason: str) -> None:
         metrics = self._metrics()
         if metrics is not None:
@@ -471,16 +508,44 @@ async def _redirect(send: Send, location: str) -> None:
     await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
+def client_address(request: Request[Any, Any, Any]) -> str:
+    """The peer address the failed-authentication throttle counts (the proxy's, behind one, unless
+    the server is run with forwarded-header support)."""
+    client = request.client
+    return client.host if client is not None and client.host else "unknown"
+
+
+def failed_auth_throttle(settings: Settings) -> FailedAuthThrottle:
+    """The per-address throttle of failed authentications: a second ``TokenBucketLimiter``."""
+    limiter = TokenBucketLimiter(
+        settings.auth_failures_per_minute, settings.auth_failures_burst, max_keys=MAX_ENTRIES
+    )
+    return FailedAuthThrottle(limiter)
+
+
+def throttled_error(wait: float) -> RateLimitedError:
+    return RateLimitedError(
+        "Too many failed authentications from this address; retry after the time in the Retry-After header.",
+        retry_after=max(1, math.ceil(wait)),
+        code="too_many_failed_authentications",
+    )
+
+
 def access_control(
-    settings: Settings, metrics: MetricsSource = lambda: None, limiter: RateLimiter | None = None
+    settings: Settings,
+    metrics: MetricsSource = lambda: None,
+    sessions: SessionRevocations | None = None,
+    throttle: FailedAuthThrottle | None = None,
+    limiter: RateLimiter | None = None,
 ) -> Callable[[ASGIApp], ASGIApp]:
     """The middleware factory to list in ``Litestar(middleware=[...])``.
 
     Loads the keys (ConfigurationError for a bad keys file) and applies ``check_exposure`` now, so a
-    misconfigured gateway stops at start-up rather than at the first request. ``limiter`` defaults
-    to the per-process token bucket (``build_rate_limiter`` gives the Redis one when configured).
+    misconfigured gateway stops at start-up rather than at the first request. ``sessions`` and
+    ``throttle`` are shared with the login and logout handlers (``app.py``); ``limiter`` defaults to
+    the per-process token bucket (``build_rate_limiter`` gives the Redis one when configured).
     """
-    guard = AccessGuard(settings, metrics=metrics, limiter=limiter)
+    guard = AccessGuard(settings, metrics=metrics, sessions=sessions, throttle=throttle, limiter=limiter)
     check_exposure(settings, guard.keyring)
 
     def wrap(app: ASGIApp) -> ASGIApp:

@@ -7,31 +7,56 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+import structlog
 from litestar import MediaType, Request, Response, get, post
 from litestar.response import Stream
 
-from gateway.pipeline.run import PipelineResult, answer, new_request_id, stream_answer
+from gateway.errors import AuditError, ServiceUnavailableError
+from gateway.pipeline.run import PipelineResult, answer, open_request, stream_answer
 from gateway.services import Services
 from gateway.web.chat_schema import RequestLimits, parse_chat_request
+from gateway.web.errors import error_body
+from gateway.web.openapi_bodies import CHAT_BODY, with_body
 from gateway.web.serializers import chunk_payload, completion_json, trust_json
+
+log = structlog.get_logger("gateway.http")
 
 REQUEST_ID_HEADER = "x-request-id"
 
 
-@post("/v1/chat/completions", status_code=200, summary="Create a verified chat completion")
+@post(
+    "/v1/chat/completions",
+    status_code=200,
+    summary="Create a verified chat completion",
+    operation_class=with_body(CHAT_BODY, "An OpenAI chat completion request (text only; n=1; no tools)."),
+)
 async def chat_completions(request: Request[Any, Any, Any], services: Services) -> Response[Any]:
     chat = parse_chat_request(await request.body(), RequestLimits.from_settings(services.settings))
+    try:  # the provisional audit row, before any work and any text
+        opened = await open_request(chat, services)
+    except AuditError as err:
+        raise _audit_unavailable() from err
     if chat.stream:  # verified streaming: headers go out before the result exists (no Server-Timing)
-        request_id = new_request_id()
+        request_id = opened.request_id
         return Stream(
-            _events(stream_answer(chat, services, request_id), chat.model, request_id, services),
+            _events(stream_answer(chat, services, opened), chat.model, request_id, services),
             media_type="text/event-stream",
             headers={REQUEST_ID_HEADER: request_id, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
-    result = await answer(chat, services)
-    trust = trust_json(result, services.policy.tiers, services.today())
+    try:
+        result = await answer(chat, services, opened=opened)
+    except AuditError as err:  # the final record failed: the answer is not sent
+        raise _audit_unavailable() from err
+    trust = trust_json(result, services.policy.tiers, services.today(), services.settings)
     headers = {REQUEST_ID_HEADER: result.request_id, "Server-Timing": server_timing(result)}
     return Response(completion_json(result, chat.model, trust), media_type=MediaType.JSON, headers=headers)
+
+
+def _audit_unavailable() -> ServiceUnavailableError:
+    return ServiceUnavailableError(
+        "The audit trail cannot be written, so the gateway is not answering; nothing was sent.",
+        code="audit_unavailable",
+    )
 
 
 def server_timing(result: PipelineResult) -> str:
@@ -53,13 +78,23 @@ async def _events(
     the last chunk, then ``[DONE]``. Only translation happens here: what is sent is decided upstream."""
     created = int(time.time())
     yield _sse(chunk_payload(request_id, created, model, {"role": "assistant", "content": ""}, None))
-    async for item in pipeline:
-        if isinstance(item, str):
-            yield _sse(chunk_payload(request_id, created, model, {"content": item}, None))
-            continue
-        final = chunk_payload(request_id, created, model, {}, "stop")
-        final["trust"] = trust_json(item, services.policy.tiers, services.today())
-        yield _sse(final)
+    try:
+        async for item in pipeline:
+            if isinstance(item, str):
+                yield _sse(chunk_payload(request_id, created, model, {"content": item}, None))
+                continue
+            final = chunk_payload(request_id, created, model, {}, "stop")
+            final["trust"] = trust_json(item, services.policy.tiers, services.today(), services.settings)
+            yield _sse(final)
+    except AuditError:  # the final record failed: end with an error event, no trust and no [DONE]
+        err = _audit_unavailable()
+        yield _sse(error_body(err.message, err.error_type, None, err.code))
+        return
+    except Exception as exc:  # a bug after text went out: say so on the stream, never [DONE]
+        log.error("stream_failed", request_id=request_id, error_type=type(exc).__name__, exc_info=exc)
+        message = "The gateway failed while answering; the answer is incomplete."
+        yield _sse(error_body(message, "api_error", None, "internal_error"))
+        return
     yield _sse("[DONE]")
 
 

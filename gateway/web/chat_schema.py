@@ -37,9 +37,46 @@ def parse_json_object(body: bytes) -> dict[str, Any]:
         raise RequestError(f"The request body is not valid JSON: {err}", code="invalid_json") from None
     except RecursionError:
         raise RequestError("The request body is nested too deeply.", code="invalid_json") from None
+    except ValueError as err:  # e.g. an integer longer than Python's 4300-digit conversion limit
+        raise RequestError(f"The request body has a value out of range: {err}", code="invalid_json") from None
     if not isinstance(data, dict):
         raise RequestError("The request body must be a JSON object.", code="invalid_json")
+    bad = _unpaired_surrogate_path(data)
+    if bad is not None:
+        raise RequestError(
+            f"'{bad}' contains an unpaired UTF-16 surrogate (such as \\ud800); send valid Unicode text.",
+            param=bad,
+            code="invalid_unicode",
+        )
     return data
+
+
+def _unpaired_surrogate_path(data: Any) -> str | None:
+    """The path of the first string (key or value) holding a lone surrogate, or None. Iterative, so a
+    deeply nested body cannot exhaust the stack."""
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            if _has_surrogate(value):
+                return path or "body"
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                child = f"{path}.{key}" if path else str(key)
+                if _has_surrogate(key):
+                    return path or "body"
+                stack.append((child, item))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{i}]", item) for i, item in enumerate(value))
+    return None
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def parse_chat_request(body: bytes, limits: RequestLimits | None = None) -> ChatRequest:

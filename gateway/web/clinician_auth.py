@@ -7,7 +7,11 @@ Two ways to present a credential, checked in this order:
 * The ``gateway_staff`` cookie, set by the login form at ``/clinician/login``: signed with
   HMAC-SHA256 under a key derived from the clinician key that logged in, carries the role and an
   expiry, and is ``HttpOnly; SameSite=Strict; Path=/`` (plus ``Secure`` behind HTTPS). Removing a key
-  from the settings invalidates every session it opened.
+  from the settings invalidates every session it opened; logging out revokes that session on the
+  server (``SessionRevocations``), so a copy of the cookie stops working too.
+
+Failed logins and failed staff credentials count against the client address's failed-authentication
+bucket (``FailedAuthThrottle``); an address over it gets 429 whatever it presents.
 
 Keys come from ``settings.clinician_keys`` (role ``clinician``); every comparison runs in constant time
 over all configured keys. With no key configured the staff pages are closed (fail closed).
@@ -27,6 +31,7 @@ import base64
 import datetime as dt
 import hashlib
 import hmac
+import math
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -41,6 +46,7 @@ from litestar.response import Redirect
 from gateway.errors import AuthenticationError, PermissionDeniedError
 from gateway.services import Services
 from gateway.settings import Secret, Settings
+from gateway.web.auth_state import FailedAuthThrottle, SessionRevocations
 from gateway.web.rendering import PageRenderer
 
 SESSION_COOKIE = "gateway_staff"
@@ -84,7 +90,9 @@ class StaffAuth:
         keys_by_role: Mapping[str, Sequence[Secret]],
         session_ttl: dt.timedelta,
         client_keys: Sequence[Secret] = (),
+        revocations: SessionRevocations | None = None,
     ) -> None:
+        self._revocations = revocations or SessionRevocations()
         self._keys: list[_Key] = []
         for role, keys in keys_by_role.items():
             for index, key in enumerate(k for k in keys if k):
@@ -95,11 +103,12 @@ class StaffAuth:
         self.session_ttl = session_ttl
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> StaffAuth:
+    def from_settings(cls, settings: Settings, revocations: SessionRevocations | None = None) -> StaffAuth:
         return cls(
             {CLINICIAN: settings.clinician_keys},
             dt.timedelta(hours=settings.clinician_session_hours),
             client_keys=(*settings.api_keys, settings.page_api_key),
+            revocations=revocations,
         )
 
     @property
@@ -126,6 +135,8 @@ class StaffAuth:
         return f"{payload}.{_sign(key.signing_key, payload)}"
 
     def verify_session(self, token: str, now: dt.datetime) -> Principal | None:
+        if not token.isascii():  # a valid token is ASCII; other bytes would break the comparisons
+            return None
         parts = token.split(".")
         if len(parts) != 5 or parts[0] != _TOKEN_VERSION:
             return None
@@ -138,7 +149,17 @@ class StaffAuth:
             ok = hmac.compare_digest(_sign(key.signing_key, payload), signature)
             if ok and key.role == role and found is None:
                 found = key
-        return Principal(found.role, found.key_id) if found else None
+        if found is None or self._revocations.is_revoked(parts[3]):
+            return None
+        return Principal(found.role, found.key_id)
+
+    def revoke_session(self, token: str, now: dt.datetime) -> bool:
+        """Revoke a valid session token until its expiry (logout); False when it was not valid."""
+        if self.verify_session(token, now) is None:
+            return False
+        parts = token.split(".")
+        self._revocations.revoke(parts[3], float(parts[2]))
+        return True
 
     def authenticate(
         self, request: Request[Any, Any, Any], now: dt.datetime | None = None
@@ -207,6 +228,10 @@ def _any_equal(keys: Sequence[bytes], given: bytes) -> bool:
     return found
 
 
+def _cookie(request: Request[Any, Any, Any]) -> str | None:
+    return request.cookies.get(SESSION_COOKIE)
+
+
 def bearer_token(request: Request[Any, Any, Any]) -> str | None:
     header = request.headers.get("authorization")
     if header is None:
@@ -236,9 +261,11 @@ def _local_path(request: Request[Any, Any, Any]) -> str:
     return request.url.path + (f"?{query}" if query else "")
 
 
-async def provide_staff(request: Request[Any, Any, Any], services: Services) -> Principal:
+async def provide_staff(
+    request: Request[Any, Any, Any], services: Services, sessions: SessionRevocations
+) -> Principal:
     """Litestar dependency: the staff principal, or LoginRequired / 401 / 403 (see module docstring)."""
-    return StaffAuth.from_settings(services.settings).require(request)
+    return StaffAuth.from_settings(services.settings, sessions).require(request)
 
 
 def login_redirect_handler(_: Request[Any, Any, Any], exc: LoginRequired) -> Response[Any]:
@@ -261,13 +288,26 @@ async def login_page(
 
 @post(LOGIN_PATH, summary="Clinician login", include_in_schema=False, status_code=303)
 async def login_submit(
-    request: Request[Any, Any, Any], services: Services, pages: PageRenderer
+    request: Request[Any, Any, Any],
+    services: Services,
+    pages: PageRenderer,
+    sessions: SessionRevocations,
+    auth_throttle: FailedAuthThrottle,
 ) -> Response[Any]:
     form = await request.form()
-    auth = StaffAuth.from_settings(services.settings)
+    auth = StaffAuth.from_settings(services.settings, sessions)
     next_path = safe_next(str(form.get("next") or ""))
+    address = request.client.host if request.client is not None else "unknown"
+    wait = auth_throttle.blocked_for(address)
+    if wait > 0:
+        return _throttled_login(pages, next_path, auth.configured, wait, services)
     principal = auth.verify_key(str(form.get("key") or "")) if auth.configured else None
     if principal is None or principal.role not in STAFF_ROLES:
+        if auth.configured:
+            services.metrics.auth_failures.labels(area="staff", reason="invalid").inc()
+            wait = auth_throttle.failed(address)
+            if wait > 0:
+                return _throttled_login(pages, next_path, auth.configured, wait, services)
         return pages.page(
             "login",
             {
@@ -281,8 +321,31 @@ async def login_submit(
     return Redirect(next_path, status_code=303, cookies=[auth.session_cookie(token, request)])
 
 
+def _throttled_login(
+    pages: PageRenderer, next_path: str, configured: bool, wait: float, services: Services
+) -> Response[Any]:
+    seconds = max(1, math.ceil(wait))
+    services.metrics.auth_throttled.inc()
+    return pages.page(
+        "login",
+        {
+            "next": next_path,
+            "configured": configured,
+            "error": f"Too many failed attempts from this address; try again in {seconds} seconds.",
+        },
+        status_code=429,
+        headers={"Retry-After": str(seconds)},
+    )
+
+
 @post("/clinician/logout", summary="Clinician logout", include_in_schema=False, status_code=303)
-async def logout(request: Request[Any, Any, Any]) -> Response[Any]:
+async def logout(
+    request: Request[Any, Any, Any], services: Services, sessions: SessionRevocations
+) -> Response[Any]:
+    """Revoke the session on the server (a copied cookie stops working), then clear the cookie."""
+    token = _cookie(request)
+    if token:
+        StaffAuth.from_settings(services.settings, sessions).revoke_session(token, dt.datetime.now(dt.UTC))
     cookie = Cookie(
         key=SESSION_COOKIE,
         value="",

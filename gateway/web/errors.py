@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import structlog
 from litestar import MediaType, Request, Response
 from litestar.exceptions import HTTPException
 
 from gateway.errors import AuditError, RateLimitedError, RateLimiterUnavailable, RequestError
+from gateway.metrics import REJECTED_STATUSES, GatewayMetrics, bounded
 
 log = structlog.get_logger("gateway.http")
 
@@ -85,3 +87,25 @@ def internal_error_handler(request: Request[Any, Any, Any], exc: Exception) -> R
         status_code=500,
         media_type=MediaType.JSON,
     )
+
+
+E = TypeVar("E", bound=Exception)
+Handler = Callable[[Request[Any, Any, Any], E], Response[Any]]
+
+
+def counted_rejections(handler: Handler[E], metrics: Callable[[], GatewayMetrics | None]) -> Handler[E]:
+    """``handler``, also counting each error response in ``gateway_rejected_requests_total{status}``
+    and logging it (path, status, code; never the body). Rejected requests are not audited: they
+    never reach the pipeline and carry no answer."""
+
+    def handle(request: Request[Any, Any, Any], exc: E) -> Response[Any]:
+        response = handler(request, exc)
+        collectors = metrics()
+        if collectors is not None:
+            status = bounded(str(response.status_code), REJECTED_STATUSES)
+            collectors.rejected_requests.labels(status=status).inc()
+        code = exc.code if isinstance(exc, RequestError) else None
+        log.info("request_rejected", path=request.url.path, status=response.status_code, code=code)
+        return response
+
+    return handle

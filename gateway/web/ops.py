@@ -8,7 +8,8 @@ import anyio.to_thread
 import structlog
 from litestar import MediaType, Response, get
 
-from gateway.errors import AuditError, RateLimiterUnavailable, StoreError
+from gateway.errors import RateLimiterUnavailable
+from gateway.health import Check, check_audit_store, check_knowledge_store
 from gateway.services import Services
 from gateway.web.auth import LimiterHandle
 
@@ -22,43 +23,41 @@ async def healthz() -> dict[str, str]:
 
 @get(
     "/readyz",
-    summary="Readiness: the knowledge store, the audit store and the rate limiter answer",
+    summary="Readiness: the knowledge store, the audit store and the rate limiter pass a real check",
 )
 async def readyz(services: Services, limiter: LimiterHandle) -> Response[Any]:
     """Ready only when every shared service a request needs answers now: the knowledge store (and
-    holds passages), the audit store (a read on its table), and the rate limiter (Redis PING when
-    shared). Each result is exported as ``gateway_dependency_up{dependency}``; a 503 names every
-    failed dependency so an orchestrator takes this replica out of the Service."""
-    failures: dict[str, str] = {}
-    passages = 0
-    try:
-        passages = await services.store.count()
-        if passages == 0:
-            failures["knowledge_store"] = "the knowledge store is empty"
-    except StoreError as err:
-        failures["knowledge_store"] = _failed("knowledge_store", err)
-    try:
-        await anyio.to_thread.run_sync(services.audit.check)
-    except AuditError as err:
-        failures["audit_store"] = _failed("audit_store", err)
-    try:
-        await anyio.to_thread.run_sync(limiter.limiter.check)
-    except RateLimiterUnavailable as err:
-        failures["rate_limiter"] = _failed("rate_limiter", err)
-    for dependency in ("knowledge_store", "audit_store", "rate_limiter"):
-        services.metrics.dependency_up.labels(dependency=dependency).set(0 if dependency in failures else 1)
-    if failures:
-        reason = "; ".join(f"{name}: {why}" for name, why in failures.items())
+    holds passages, its embedded directory intact), the audit store (a committed probe write on
+    SQLite, a query on PostgreSQL), and the rate limiter (Redis PING when shared). Each result is
+    exported as ``gateway_dependency_up{dependency}``; a 503 names every failed dependency so an
+    orchestrator takes this replica out of the Service. Driver details (they name hosts) go to the log."""
+    results = {
+        "knowledge_store": await check_knowledge_store(services),
+        "audit_store": await check_audit_store(services),
+        "rate_limiter": await _check_limiter(limiter),
+    }
+    failed = sorted(name for name, check in results.items() if not check.ok)
+    for dependency, check in results.items():
+        services.metrics.dependency_up.labels(dependency=dependency).set(1 if check.ok else 0)
+    services.metrics.ready.set(0 if failed else 1)
+    store = results["knowledge_store"]
+    if store.passages is not None:
+        services.metrics.knowledge_passages.set(store.passages)
+    checks = {name: {"ok": c.ok, "detail": c.public_detail} for name, c in results.items()}
+    if failed:
+        for name in failed:
+            log.warning("readiness_failed", dependency=name, detail=results[name].detail)
+        reason = "; ".join(f"{name}: {results[name].public_detail}" for name in failed)
         return Response(
-            {"status": "unavailable", "reason": reason, "failed": sorted(failures)},
+            {"status": "unavailable", "reason": reason, "failed": failed, "checks": checks},
             status_code=503,
             media_type=MediaType.JSON,
         )
-    services.metrics.knowledge_passages.set(passages)
     return Response(
         {
             "status": "ready",
-            "passages": passages,
+            "passages": store.passages,
+            "checks": checks,
             "upstream": services.upstream.name,
             "verifier": services.verifier.name,
             "context": services.policy.context.name,
@@ -69,10 +68,12 @@ async def readyz(services: Services, limiter: LimiterHandle) -> Response[Any]:
     )
 
 
-def _failed(dependency: str, error: Exception) -> str:
-    """Log the detail (it names hosts); the open endpoint only says which dependency failed."""
-    log.warning("readiness_failed", dependency=dependency, error_type=type(error).__name__, detail=str(error))
-    return f"the {dependency.replace('_', ' ')} does not answer"
+async def _check_limiter(limiter: LimiterHandle) -> Check:
+    try:
+        await anyio.to_thread.run_sync(limiter.limiter.check)
+    except RateLimiterUnavailable as err:
+        return Check(False, f"{type(err).__name__}: {err}", public="the rate limiter does not answer")
+    return Check(True, "ok")
 
 
 @get("/metrics", summary="Prometheus metrics", media_type=MediaType.TEXT)

@@ -39,6 +39,7 @@ class PageRenderer:
             lstrip_blocks=True,
         )
         self._env.filters["pct"] = _pct
+        self._env.tests["http_url"] = is_http_url
 
     @property
     def static_dir(self) -> Path:
@@ -61,6 +62,13 @@ class PageRenderer:
             media_type=MediaType.HTML,
             headers={**SECURITY_HEADERS, **(headers or {})},
         )
+
+
+def is_http_url(value: object) -> bool:
+    """Only ``http(s)://`` URLs are rendered as links (never ``javascript:``, ``data:``, ...)."""
+    if not isinstance(value, str):
+        return False
+    return value.strip().lower().startswith(("http://", "https://"))
 
 
 def _pct(value: float | None) -> str:

@@ -17,6 +17,7 @@ from gateway.errors import RequestError, ServiceUnavailableError, StoreError
 from gateway.knowledge.store import SearchFilters
 from gateway.services import Services
 from gateway.web.chat_schema import parse_json_object
+from gateway.web.openapi_bodies import RETRIEVE_BODY, with_body
 
 DEFAULT_K = 10
 _FIELDS = frozenset({"query", "k", "tiers", "orgs"})
@@ -70,7 +71,12 @@ def passage_json(passage: Passage) -> dict[str, Any]:
     }
 
 
-@post("/v1/retrieve", status_code=200, summary="Search the vetted knowledge base (hybrid dense + BM25)")
+@post(
+    "/v1/retrieve",
+    status_code=200,
+    summary="Search the vetted knowledge base (hybrid dense + BM25)",
+    operation_class=with_body(RETRIEVE_BODY, "A search of the vetted knowledge base."),
+)
 async def retrieve_passages(request: Request[Any, Any, Any], services: Services) -> Response[Any]:
     settings = services.settings
     parsed = parse_retrieve_request(await request.body(), settings.retrieve_max_k, settings.max_message_chars)

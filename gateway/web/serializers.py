@@ -7,12 +7,18 @@ docs/api-trust.md); change them only with a CHANGELOG entry.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gateway.domain import Badge, ClaimReport, Evidence, Passage, Span, TrustReport
+from gateway.domain import Badge, ClaimOutcome, ClaimReport, Evidence, Passage, Span, TrustReport
 from gateway.pipeline.run import PipelineResult
 from gateway.policy import TierPolicy
 from gateway.tiers import resolve_tier, trust_score
+
+if TYPE_CHECKING:
+    from gateway.settings import Settings
+
+REMOVED_PLACEHOLDER = "[removed claim]"
+"""Stands for a removed claim's text wherever the client-facing trust object would quote it."""
 
 
 def span_json(span: Span | None) -> dict[str, int] | None:
@@ -44,7 +50,25 @@ def badge_json(badge: Badge) -> dict[str, Any]:
     }
 
 
-def claim_json(claim: ClaimReport) -> dict[str, Any]:
+def claim_json(
+    claim: ClaimReport, include_removed_text: bool = True, unverified: list[str] | None = None
+) -> dict[str, Any]:
+    """One claim. Without ``include_removed_text`` no unverified text rides on it: a removed claim's
+    ``text``, ``original_text``, ``reason``, ``evidence`` and badges are null/empty, a rewritten claim's
+    ``original_text`` is null and its ``reason`` has the unverified texts replaced (the audit record and
+    the clinician view keep everything)."""
+    fields = _claim_fields(claim)
+    if include_removed_text:
+        return fields
+    if claim.outcome is not ClaimOutcome.VERIFIED:  # a verified claim's original is its text
+        fields["original_text"] = None
+    fields["reason"] = redact(claim.reason, unverified or [])
+    if claim.outcome is ClaimOutcome.REMOVED:
+        fields.update(text=None, reason=None, evidence=None, badge=None, badges=[])
+    return fields
+
+
+def _claim_fields(claim: ClaimReport) -> dict[str, Any]:
     return {
         "text": claim.text,
         "span": span_json(claim.span),
@@ -82,13 +106,38 @@ def source_json(number: int, passage: Passage, tiers: TierPolicy, today: dt.date
     }
 
 
-def trust_json(result: PipelineResult, tiers: TierPolicy, today: dt.date) -> dict[str, Any]:
+def _unverified_texts(report: TrustReport) -> list[str]:
+    """The model's text that did not reach the patient: removed claims and rewritten originals."""
+    texts: set[str] = set()
+    for claim in report.claims:
+        if claim.outcome is ClaimOutcome.REMOVED:
+            texts.update(t for t in (claim.text, claim.original_text) if t and t.strip())
+        elif claim.outcome is ClaimOutcome.REWRITTEN and claim.original_text.strip():
+            texts.add(claim.original_text)
+    return sorted(texts, key=len, reverse=True)
+
+
+def redact(text: str, removed: list[str]) -> str:
+    """``text`` with every removed claim's text (and its repr) replaced by a placeholder."""
+    for piece in removed:
+        text = text.replace(repr(piece), REMOVED_PLACEHOLDER).replace(piece, REMOVED_PLACEHOLDER)
+    return text
+
+
+def trust_json(
+    result: PipelineResult, tiers: TierPolicy, today: dt.date, settings: Settings | None = None
+) -> dict[str, Any]:
+    """The client-facing trust object. Unverified text never rides on it: removed claims lose their
+    text (unless ``settings.trust_include_removed_text``, for clinician-facing clients) and the
+    summary's ``detail`` has it replaced by a placeholder."""
     report: TrustReport = result.report
     s = report.summary
+    include = settings.trust_include_removed_text if settings is not None else False
+    removed = [] if include else _unverified_texts(report)
     return {
         "request_id": result.request_id,
         "scope": result.triage.scope.value,
-        "claims": [claim_json(c) for c in report.claims],
+        "claims": [claim_json(c, include, removed) for c in report.claims],
         "summary": {
             "claims": s.claims,
             "supported": s.supported,
@@ -97,7 +146,7 @@ def trust_json(result: PipelineResult, tiers: TierPolicy, today: dt.date) -> dic
             "conversational": s.conversational,
             "refused": s.refused,
             "reason": s.reason.value if s.reason else None,
-            "detail": s.detail,
+            "detail": redact(s.detail, removed),
             "trust_score": s.trust_score,
             "statement_support": s.statement_support,
             "response_supported": s.response_supported,

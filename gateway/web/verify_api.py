@@ -14,9 +14,15 @@ from gateway.errors import ServiceUnavailableError, StageError
 from gateway.fetch import SafeFetcher
 from gateway.services import Services
 from gateway.web.chat_schema import parse_json_object
+from gateway.web.openapi_bodies import VERIFY_BODY, with_body
 
 
-@post("/v1/verify", status_code=200, summary="Verify an answer's claims against its cited sources")
+@post(
+    "/v1/verify",
+    status_code=200,
+    summary="Verify an answer's claims against its cited sources",
+    operation_class=with_body(VERIFY_BODY, "An answer with [n] markers and the sources it cites."),
+)
 async def verify_answer(request: Request[Any, Any, Any], services: Services) -> Response[Any]:
     data = parse_json_object(await request.body())
     checked = parse_check_input(data, max_sources=services.settings.verify_max_sources)

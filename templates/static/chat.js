@@ -180,12 +180,16 @@
         var item = el("li");
         item.id = anchorBase + number;
         item.value = Number(number);
-        var link = el("a", "", source.title);
-        link.href = source.url;
-        link.target = "_blank";
-        link.rel = "noopener noreferrer";
-        link.appendChild(el("span", "sr-only", " (opens in a new tab)"));
-        item.appendChild(link);
+        if (isHttpUrl(source.url)) {
+          var link = el("a", "", source.title);
+          link.href = source.url;
+          link.target = "_blank";
+          link.rel = "noopener noreferrer";
+          link.appendChild(el("span", "sr-only", " (opens in a new tab)"));
+          item.appendChild(link);
+        } else {
+          item.appendChild(el("span", "source-title", source.title));
+        }
         var meta = " · " + source.org + (source.reviewed_on ? " · reviewed " + source.reviewed_on : " · undated") + " ";
         item.appendChild(el("span", "source-meta", meta));
         item.appendChild(tierChip(source.tier, source.tier_label, false));
@@ -194,6 +198,11 @@
       box.appendChild(list);
       bubble.item.appendChild(box);
     }
+  }
+
+  // Only http(s) URLs become links: a javascript: or data: URL from a source is shown as text.
+  function isHttpUrl(value) {
+    return typeof value === "string" && /^https?:\/\//i.test(value.trim());
   }
 
   function renderNotice(bubble, kind, title, text) {

@@ -36,8 +36,12 @@ def gateway(upstream, make_services, tmp_path):  # type: ignore[no-untyped-def]
 
     def start(context: str = "general", **cleanup: Any) -> tuple[ScriptedUpstream, Ask]:
         policy_dir = policy_copy(tmp_path / f"p{len(stack)}", **{"rewriter": "extractive", **cleanup})
-        services: Services = make_services(
-            upstream_base_url=base_url, upstream_retries=0, policy_dir=policy_dir, context=context
+        services: Services = make_services(  # the clinician-facing trust object: removed texts included
+            upstream_base_url=base_url,
+            upstream_retries=0,
+            policy_dir=policy_dir,
+            context=context,
+            trust_include_removed_text=True,
         )
         manager = running_gateway(pin_anchoring(services))
         url = manager.__enter__()

@@ -20,6 +20,8 @@ def module_services(embedder, fixture_store, tmp_path_factory) -> Iterator[Calla
 
     def factory(**overrides: Any) -> Any:
         data_dir = tmp_path_factory.mktemp("security")
+        # the failed-authentication throttle is off unless a test turns it on (many tests fail on purpose)
+        overrides = {"auth_failures_per_minute": 0.0, **overrides}
         settings = Settings(data_dir=data_dir, knowledge_dir=FIXTURE_KB, **overrides)
         services = build_services(settings, embedder=embedder, store=fixture_store)
         built.append(services)

@@ -1,8 +1,10 @@
 """Fuzzing: every operation of the OpenAPI schema (schemathesis) and hypothesis-built chat bodies.
 
-Bounded and deterministic (``derandomize=True``, fixed example counts, no example database). The
-properties: the gateway never answers 5xx, and every JSON error is OpenAI-shaped
-(``{"error": {"message", "type", "param", "code"}}``).
+Bounded and deterministic (``derandomize=True``: hypothesis derives every example from the test
+itself, a fixed seed; fixed example counts; no example database). The properties: the gateway never
+answers 5xx, and every JSON error is OpenAI-shaped (``{"error": {"message", "type", "param", "code"}}``).
+The schema publishes the request bodies of chat, verify and retrieve, so schemathesis builds bodies
+for them from the published contract (positive and negative).
 """
 
 from __future__ import annotations
@@ -53,7 +55,9 @@ def assert_well_behaved(status: int, content_type: str, body: bytes, path: str) 
 def test_every_schema_operation_survives_fuzzing(gateway) -> None:  # type: ignore[no-untyped-def]
     url = gateway
     raw = httpx.get(f"{url}/schema/openapi.json").json()
-    assert "/v1/chat/completions" in raw["paths"]
+    with_bodies = ("/v1/chat/completions", "/v1/verify", "/v1/retrieve")
+    for path in with_bodies:
+        assert raw["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
     schema = schemathesis.openapi.from_dict(raw)
     strategy = schema.as_strategy(generation_mode=GenerationMode.POSITIVE) | schema.as_strategy(
         generation_mode=GenerationMode.NEGATIVE
@@ -74,6 +78,7 @@ def test_every_schema_operation_survives_fuzzing(gateway) -> None:  # type: igno
 
     run()
     assert len(seen) >= 5  # the strategy really spread over the API
+    assert set(with_bodies) <= seen  # and reached every operation that takes a body
 
 
 JSON_LEAF = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40)

@@ -177,4 +177,6 @@ def test_client_system_instructions_cannot_switch_off_verification(gateway) -> N
     for stream in (False, True):
         content, trust = ask(url, messages, stream)
         assert "10 g" not in content
-        assert all("10 g" not in c["text"] or c["outcome"] == "removed" for c in trust["claims"])
+        # a removed claim carries no text on the client-facing trust object
+        for c in trust["claims"]:
+            assert c["text"] is None if c["outcome"] == "removed" else "10 g" not in c["text"]

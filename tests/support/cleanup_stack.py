@@ -37,6 +37,6 @@ def pin_anchoring(services: Services) -> Services:
         verification.quote_fuzzy_threshold, verification.quote_min_chars
     )
     services.rewriter = build_rewriter(
-        services.settings, services.policy, services.embedder, services.verifier
+        services.settings, services.policy, services.embedder, services.verifier, services.upstream
     )
     return services

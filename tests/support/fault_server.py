@@ -65,6 +65,10 @@ class FaultServer:
     content: str
     interval: float = 0.2
     connections: int = 0
+    normal_first: int = 0
+    """The first this many connections get ``normal_content`` at once (e.g. a draft before a faulty
+    rewrite call)."""
+    normal_content: str = ""
     _stop: threading.Event = field(default_factory=threading.Event)
 
     def handle(self, conn: socket.socket) -> None:
@@ -97,6 +101,14 @@ class FaultServer:
             rest += chunk
 
     def _respond(self, conn: socket.socket) -> None:
+        if self.connections <= self.normal_first:
+            normal = completion_body(self.normal_content)
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                + f"content-length: {len(normal)}\r\nconnection: close\r\n\r\n".encode()
+                + normal
+            )
+            return
         body = completion_body(self.content)
         head = (
             b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
@@ -140,11 +152,13 @@ class FaultServer:
 
 
 @contextmanager
-def running_fault_server(mode: str, content: str, interval: float = 0.2) -> Iterator[tuple[FaultServer, str]]:
+def running_fault_server(
+    mode: str, content: str, interval: float = 0.2, normal_first: int = 0, normal_content: str = ""
+) -> Iterator[tuple[FaultServer, str]]:
     """Serve ``mode`` on 127.0.0.1; yields the server and its OpenAI base URL (``.../v1``)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
-    server = FaultServer(mode, content, interval)
+    server = FaultServer(mode, content, interval, normal_first=normal_first, normal_content=normal_content)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))

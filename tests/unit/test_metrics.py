@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from gateway.domain import ChatRequest, ClaimToCheck, Draft, Message, Passage, Role, Verdict, VerdictLabel
-from gateway.errors import StoreError, UpstreamHTTPError, UpstreamTimeout, UpstreamUnavailable
+from gateway.errors import AuditError, StoreError, UpstreamHTTPError, UpstreamTimeout, UpstreamUnavailable
 from gateway.metrics import (
     OTHER,
     GatewayMetrics,
@@ -293,12 +293,14 @@ async def test_audit_failure_is_counted_as_an_error_and_raised(services) -> None
 
     services.upstream = ScriptedDrafts(supported_reply())
     services.audit = FailingAudit()
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(AuditError, match="disk full"):
         await answer(ask(), services)
     m = services.metrics
     assert value(m, "gateway_requests_total", outcome="error") == 1
     assert value(m, "gateway_requests_total", outcome="answered") == 0
     assert value(m, "gateway_stage_errors_total", stage="record") == 1
+    assert value(m, "gateway_audit_errors_total", operation="begin") == 1
+    assert services.upstream.calls == 0  # refused before any work: the model was never asked
 
 
 SNAKE = re.compile(r"^gateway_[a-z0-9_]+$")
@@ -331,6 +333,12 @@ RECORDED_OUTSIDE_THE_PIPELINE = {
     "gateway_upstream_waiting": "gateway/upstream/limited.py (a gauge, 0 at rest)",
     "gateway_rate_limiter_errors": "gateway/web/auth.py build_rate_limiter (Redis did not answer)",
     "gateway_dependency_up": "gateway/web/ops.py readyz",
+    "gateway_auth_throttled": "gateway/web/auth.py and clinician_auth.py (tests/security/test_hardening.py)",
+    "gateway_rejected_requests": "gateway/web/errors.py counted_rejections (4xx before the pipeline)",
+    "gateway_audit_errors": "gateway/pipeline/record.py and gateway/health.py, when the store fails",
+    "gateway_model_calls": "gateway/upstream/limited.py LimitedUpstream.call",
+    "gateway_rewrites_skipped": "gateway/pipeline/run.py, rewrite cap or deadline reached",
+    "gateway_draft_limit_exceeded": "gateway/pipeline/record.py, DraftLimitExceeded",
 }
 """Every metric not moved by a non-streamed request names where it is recorded. A new metric must be
 recorded by the pipeline or be listed here with its place."""

@@ -1,0 +1,60 @@
+"""Bounds on the model's reply, checked before the CPU-heavy stages (splitting, verifying) run, and
+the check that no conversational sentence of it reads like an instruction to a model or system.
+
+The reply's length is bounded where it is read (``OpenAIUpstream.draft``, setting
+``upstream_max_reply_chars``). Here: a reply that repeats one sentence more than
+``max_repeated_sentences`` times, or that splits into more than ``max_draft_statements`` statements,
+is refused as ``malformed_output`` (a degenerate loop of the model, or
+a way to multiply one verified sentence into a flood), with a linear scan that needs no sentence
+splitter.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from gateway.cleanup.common import is_planted
+from gateway.domain import Statement
+from gateway.errors import DraftLimitExceeded
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_MARKER = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
+_SPACE = re.compile(r"\s+")
+MIN_SENTENCE_CHARS = 12
+"""Shorter pieces ("Yes.", "1.") may legitimately recur and are not counted."""
+
+
+def check_repeats(answer: str, max_repeats: int) -> None:
+    """Raise DraftLimitExceeded when one sentence (ignoring case, spacing and [n] markers) occurs
+    more than ``max_repeats`` times in ``answer``."""
+    counts: Counter[str] = Counter()
+    for piece in _SENTENCE_END.split(answer):
+        key = _SPACE.sub(" ", _MARKER.sub("", piece)).strip().lower()
+        if len(key) >= MIN_SENTENCE_CHARS:
+            counts[key] += 1
+    if not counts:
+        return
+    _, times = counts.most_common(1)[0]
+    if times > max_repeats:
+        raise DraftLimitExceeded(
+            f"the reply repeats one sentence {times} times (at most {max_repeats} are accepted)",
+            limit="repeated_sentences",
+        )
+
+
+def check_statements(count: int, max_statements: int) -> None:
+    """Raise DraftLimitExceeded when the reply splits into more statements than are verified per
+    request: it bounds the verification, cleanup and audit work one reply can cause."""
+    if count > max_statements:
+        raise DraftLimitExceeded(
+            f"the reply has {count} statements; at most {max_statements} are checked per answer",
+            limit="statements",
+        )
+
+
+def instruction_sentence(statements: Sequence[Statement], patterns: Sequence[str]) -> bool:
+    """True when a non-claim statement (shown without verification: acknowledgements, questions,
+    disclaimers) matches a planted-instruction pattern of the policy. Claims are checked by cleanup."""
+    return any(not s.is_claim and is_planted(s.text, tuple(patterns)) for s in statements)

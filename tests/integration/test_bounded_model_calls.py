@@ -1,0 +1,189 @@
+"""Every model call bounded, bounded work, a free loop (issue 19, items 2 and 3).
+
+Rewrite calls share the draft's ``LimitedUpstream`` (slots, queue, per-request deadline, error
+metrics) and a per-request cap; a trickling rewrite is cut at the request's deadline; the model's reply
+is bounded in size and repetition (refused as ``malformed_output``, counted); and ``/healthz`` stays
+responsive while a 1 MB draft is split and verified off the event loop.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from gateway.audit import AuditFilter
+from tests.support import cleanup_scenarios as s
+from tests.support.cleanup_stack import pin_anchoring, policy_copy
+from tests.support.fault_server import running_fault_server
+from tests.support.scripted_upstream import Reply, ScriptedUpstream, running_upstream
+from tests.support.stack import running_gateway
+
+HEALTHZ_BOUND_SECONDS = 0.2
+"""The behaviour bound of issue 19: liveness answers within 200 ms while a 1 MB draft is processed."""
+
+
+def fabricated_answer(count: int) -> str:
+    """A supported sentence, then ``count`` claims whose quotes are in no source (each to rewrite)."""
+    fabricated = [f"Paracetamol also cures headache type {i} within ten minutes." for i in range(count)]
+    text = " ".join([s.m(s.DOSE, 1), *(s.m(f, 1) for f in fabricated)])
+    claims = [(s.DOSE, [1], s.DOSE)]
+    claims += [(f, [1], f"cures headache type {i}") for i, f in enumerate(fabricated)]
+    return s.contract_answer(text, claims)
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[tuple[ScriptedUpstream, str]]:
+    with running_upstream() as (scripted, base_url):
+        yield scripted, base_url
+
+
+@pytest.fixture
+def build(upstream, make_services, tmp_path):  # type: ignore[no-untyped-def]
+    scripted, base_url = upstream
+    scripted.reset()
+
+    def make(base: str | None = None, **overrides: Any) -> Any:
+        policy_dir = policy_copy(tmp_path / f"p{time.monotonic_ns()}", rewriter="upstream")
+        settings = {"upstream_base_url": base or base_url, "upstream_retries": 0, "policy_dir": policy_dir}
+        return pin_anchoring(make_services(**{**settings, **overrides}))
+
+    return scripted, make
+
+
+def ask(url: str, timeout: float = 60.0) -> dict[str, Any]:
+    body = {"model": "m", "messages": [{"role": "user", "content": s.PARACETAMOL_Q}]}
+    response = httpx.post(f"{url}/v1/chat/completions", json=body, timeout=timeout)
+    assert response.status_code == 200, response.text
+    return dict(response.json())
+
+
+def metric(url: str, series: str) -> float:
+    for line in httpx.get(f"{url}/metrics").text.splitlines():
+        if line.startswith(series + " "):
+            return float(line.split()[-1])
+    raise AssertionError(f"{series} not exported")
+
+
+def test_rewrites_wait_for_the_drafts_concurrency_slots(build) -> None:  # type: ignore[no-untyped-def]
+    scripted, make = build
+    services = make(upstream_max_concurrency=1, max_rewrites_per_request=8)
+    release = threading.Event()
+    scripted.queue(fabricated_answer(5), Reply(content="{}", hold_until=release))
+    scripted.default = Reply(content="{}")
+    result: dict[str, Any] = {}
+    with running_gateway(services) as url:
+        caller = threading.Thread(target=lambda: result.update(ask(url)))
+        caller.start()
+        deadline = time.monotonic() + 30
+        while len(scripted.requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # room for any call that would (wrongly) bypass the single slot
+        arrived_while_held = len(scripted.requests)
+        waiting = metric(url, "gateway_upstream_waiting")
+        release.set()
+        caller.join(timeout=60)
+        rewrite_calls = metric(url, 'gateway_model_calls_total{purpose="rewrite",result="ok"}')
+    assert arrived_while_held == 2  # the draft, then one rewrite: the other four waited for the slot
+    assert waiting == 4
+    assert rewrite_calls == 5
+    assert len(scripted.requests) == 6
+
+
+def test_rewrite_calls_are_capped_per_request(build) -> None:  # type: ignore[no-untyped-def]
+    scripted, make = build
+    services = make(max_rewrites_per_request=2)
+    scripted.queue(fabricated_answer(6))
+    scripted.default = Reply(content="not the JSON asked for")
+    with running_gateway(services) as url:
+        trust = ask(url)["trust"]
+        skipped = metric(url, 'gateway_rewrites_skipped_total{reason="cap"}')
+    assert len(scripted.requests) == 1 + 2
+    assert skipped == 4
+    assert trust["summary"]["removed"] == 6
+    (row,) = services.audit.list(AuditFilter())
+    reasons = [c["reason"] for c in services.audit.get(row.id)["cleanup"] if c["outcome"] == "removed"]
+    assert sum("per-request cap" in r for r in reasons) == 4
+
+
+def test_a_trickling_rewrite_is_cut_at_the_request_deadline_and_counted(build) -> None:  # type: ignore[no-untyped-def]
+    """The draft comes at once; the rewrite drips a byte every 0.1 s (each read well inside the
+    5 s read timeout, ~30 s in all): only the 2 s request deadline can stop it."""
+    _scripted, make = build
+    rewrite = json.dumps({"rewrite": "Paracetamol is a painkiller.", "quote": "painkiller"})
+    with running_fault_server(
+        "drip", rewrite, interval=0.1, normal_first=1, normal_content=fabricated_answer(1)
+    ) as (fault, base_url):
+        services = make(base=base_url, upstream_timeout=5.0, upstream_deadline=2.0)
+        with running_gateway(services) as url:
+            trust = ask(url, timeout=20.0)["trust"]
+            timeouts = metric(url, 'gateway_upstream_errors_total{type="timeout"}')
+            failed = metric(url, 'gateway_model_calls_total{purpose="rewrite",result="error"}')
+        assert fault.connections == 2
+    assert [c["outcome"] for c in trust["claims"]] == ["verified", "removed"]
+    assert timeouts == 1  # the failed rewrite is in the upstream error metrics
+    assert failed == 1
+
+
+def test_an_oversized_reply_is_refused_as_malformed_and_counted(build) -> None:  # type: ignore[no-untyped-def]
+    scripted, make = build
+    services = make(upstream_max_reply_chars=5000)
+    long_text = " ".join(f"Leave at least {i} hours between doses [1]." for i in range(300))
+    scripted.queue(s.contract_answer(long_text, []))
+    with running_gateway(services) as url:
+        trust = ask(url)["trust"]
+        limited = metric(url, 'gateway_draft_limit_exceeded_total{limit="reply_chars"}')
+        malformed = metric(url, 'gateway_upstream_errors_total{type="malformed"}')
+    assert trust["summary"]["reason"] == "malformed_output"
+    assert (limited, malformed) == (1, 1)
+
+
+def test_one_sentence_repeated_is_refused_not_delivered(build) -> None:  # type: ignore[no-untyped-def]
+    scripted, make = build
+    services = make()
+    sentence = s.m(s.DOSE, 1)
+    scripted.queue(s.contract_answer(" ".join([sentence] * 50), [(s.DOSE, [1], s.DOSE)]))
+    with running_gateway(services) as url:
+        reply = ask(url)
+        limited = metric(url, 'gateway_draft_limit_exceeded_total{limit="repeated_sentences"}')
+    assert reply["trust"]["summary"]["reason"] == "malformed_output"
+    assert "500 mg" not in reply["choices"][0]["message"]["content"]
+    assert limited == 1
+
+
+def test_healthz_answers_while_a_1mb_draft_is_processed(build) -> None:  # type: ignore[no-untyped-def]
+    scripted, make = build
+    services = make(upstream_max_reply_chars=2_000_000)
+    text = " ".join(f"Leave at least {i} hours between doses of medicine {i * 7} [1]." for i in range(17_000))
+    assert len(text) > 1_000_000
+    scripted.queue(s.contract_answer(text, []))
+    done = threading.Event()
+    result: dict[str, Any] = {}
+
+    def call(url: str) -> None:
+        result.update(ask(url, timeout=300))
+        done.set()
+
+    with running_gateway(services) as url, httpx.Client(timeout=10) as client:
+        client.get(f"{url}/healthz")  # warm the connection
+        caller = threading.Thread(target=call, args=(url,))
+        caller.start()
+        while not scripted.requests:
+            time.sleep(0.01)
+        slowest, probes = 0.0, 0
+        while not done.is_set():
+            started = time.perf_counter()
+            assert client.get(f"{url}/healthz").status_code == 200
+            slowest = max(slowest, time.perf_counter() - started)
+            probes += 1
+            time.sleep(0.05)
+        caller.join()
+    # 17 000 statements: split off the loop, then refused by the statement bound before verifying
+    assert result["trust"]["summary"]["reason"] == "malformed_output"
+    assert probes >= 5  # the probes really ran while the draft was processed
+    assert slowest < HEALTHZ_BOUND_SECONDS, f"/healthz took {slowest * 1000:.0f} ms"
