@@ -5,7 +5,7 @@ from __future__ import annotations
 import structlog
 
 from gateway.audit import AuditLog
-from gateway.cleanup import ExtractiveRewriter, UpstreamRewriter
+from gateway.cleanup import SourceRewriter, UpstreamRewriter
 from gateway.errors import ConfigurationError
 from gateway.fetch import SafeFetcher
 from gateway.knowledge.corpus import load_manifest
@@ -48,19 +48,24 @@ def build_verifier(settings: Settings, policy: Policy, embedder: Embedder) -> Ve
 
 
 def build_rewriter(settings: Settings, policy: Policy, embedder: Embedder, verifier: Verifier) -> Rewriter:
-    """SourceCleanup's rewriter: the upstream model when configured (``cleanup.rewriter: auto``), else
-    the extractive rewriter; none when ``cleanup.rewrite`` is off. Rewrites are re-verified by
-    ``verifier``."""
+    """SourceCleanup's rewriter: a failing claim with an anchored quote becomes the source's own
+    sentence(s) holding the quote (``SourceRewriter``); the upstream model's rewrite is tried first when
+    configured (``cleanup.rewriter: auto`` or ``upstream``); none when ``cleanup.rewrite`` is off.
+    Rewrites are re-verified by ``verifier``. ``embedder`` is unused since rewrites are bound to quotes."""
     cleanup = policy.thresholds.cleanup
     if not cleanup.rewrite:
         return NoRewriter()
+    verification = policy.thresholds.verification
     configured = bool(settings.upstream_base_url)
+    first: Rewriter | None = None
     if cleanup.rewriter == "upstream" or (cleanup.rewriter == "auto" and configured):
         if not settings.upstream_base_url:
             reason = "'upstream' needs an upstream_base_url"
             raise ConfigurationError("thresholds.yaml", "cleanup.rewriter", reason)
-        return UpstreamRewriter(OpenAIUpstream.from_settings(settings), verifier, cleanup)
-    return ExtractiveRewriter(embedder, verifier, cleanup)
+        first = UpstreamRewriter(OpenAIUpstream.from_settings(settings), verifier, cleanup)
+    return SourceRewriter(
+        verifier, cleanup, verification.quote_fuzzy_threshold, verification.quote_min_chars, first
+    )
 
 
 def build_fetcher(settings: Settings, policy: Policy) -> SafeFetcher:

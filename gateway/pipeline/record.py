@@ -13,7 +13,14 @@ import structlog
 from gateway.domain import ClaimOutcome, RefusalReason
 from gateway.errors import StageError, StoreError, UpstreamError, VerifierError
 from gateway.logs import PATIENT_TEXT_OPT_IN
-from gateway.metrics import flag, method_label, stage_label, tier_label, upstream_error_label
+from gateway.metrics import (
+    count_verifier_failures,
+    flag,
+    method_label,
+    stage_label,
+    tier_label,
+    upstream_error_label,
+)
 from gateway.serialize import to_jsonable
 
 if TYPE_CHECKING:
@@ -58,6 +65,7 @@ def _count_metrics(result: PipelineResult, services: Services) -> None:
     for verdict in result.verdicts:
         m.claims.labels(verdict=verdict.label.value).inc()
         m.claim_methods.labels(method=method_label(verdict.method), verdict=verdict.label.value).inc()
+    count_verifier_failures(result.verdicts, m)
     if result.verdicts:
         m.responses_checked.labels(fully_supported=flag(all(v.supported for v in result.verdicts))).inc()
         for grounded in _grounded_sentences(result).values():

@@ -508,6 +508,18 @@ _HOURS_PER_DAY = 24.0
 _DAYS_PER_WEEK = 7.0
 _COUNT_WORDS = {"once": 1.0, "twice": 2.0, "thrice": 3.0}
 _PERIOD_RE = "day|week|month|hour|night|year"
+NUMERIC_WORDS = frozenset(
+    (
+        *(w for name in _UNITS for w in name.split()),
+        *_SMALL,
+        *_SCALES,
+        *_FRACTIONS,
+        *_PERIODS,
+        *_COUNT_WORDS,
+        *("per", "cent", "every", "times", "percentage", "hundreds", "thousands", "millions", "billions"),
+    )
+)
+"""Words the number check owns (units, number words, periods): quote binding leaves them to it."""
 _FREQUENCY = re.compile(
     rf"\b(?:(?P<count>once|twice|thrice|{_NUM_TOKEN})(?:\s+times?|\s*x)?\s+(?:a|an|per|each|every)\s+"
     rf"(?P<per>{_PERIOD_RE})s?\b"
