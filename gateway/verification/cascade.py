@@ -11,9 +11,11 @@ Chat path (``ClaimToCheck.quote_bound``), per claim:
   entity of its own quote. The evidence shown is the quote's sentence(s).
 - No quote, or one not found in the passage: not supported locally, whatever the similarity.
 
-Check-only path (``quote_bound`` False: ``/v1/verify`` answers carry no quotes): the local rule score
-is mapped to a calibrated probability of support (``calibration.py``) which becomes the verdict's
-score; the claim is supported at ``check_support_probability`` or above (the leak-calibrated default).
+Check-only path (``quote_bound`` False: ``/v1/verify`` answers carry no quotes): the same binding is
+tested against the local verifier's best evidence window, and with the local rule score gives a raw
+score (``restatement_score``) that is mapped to a calibrated probability of support
+(``calibration.py``); that probability is the verdict's score, and the claim is supported at
+``check_support_probability`` or above (the leak-calibrated default).
 
 Then, for claims not decided (unsupported, not contradicted, not failed): the entailment model
 (``GATEWAY_NLI_MODEL``) when configured, then the LLM judge on those whose local score is in
@@ -34,7 +36,7 @@ from gateway.policy import VerificationPolicy
 from gateway.settings import Settings
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.base import Verifier
-from gateway.verification.binding import quote_context, restates
+from gateway.verification.binding import Binding, quote_context, restates
 from gateway.verification.calibration import ScoreCalibration
 from gateway.verification.entailment import NLIRequest, NLIStage, load_entailment_model
 from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
@@ -43,6 +45,8 @@ from gateway.verification.local import VERBATIM_CHECK, LocalEntailmentVerifier
 ANCHORED_CHECKS = frozenset({"quote_exact", "quote_fuzzy"})
 NO_ANCHOR_CHECK = "no_anchored_quote"
 """Verdict check of a chat claim whose quote is missing or not found: never supported locally."""
+RESTATED_FLOOR = 0.5
+"""Check-only raw score: restated claims score from here up, all others below (``restatement_score``)."""
 FINAL_CHECKS = frozenset({"no_source", "no_evidence"})
 """Unsupported verdicts that no later stage can change (nothing to check against)."""
 
@@ -78,7 +82,7 @@ class CascadeVerifier:
     def combine(self, claim: ClaimToCheck, anchor: Verdict, local: Verdict) -> Verdict:
         """One claim's anchoring and local verdicts -> the cascade's verdict (see module docstring)."""
         if not claim.quote_bound:
-            return self._check_only(local)
+            return self._check_only(claim, local)
         if local.label is VerdictLabel.CONTRADICTED or local.check in FINAL_CHECKS:
             return _note(local, anchor)
         if local.supported and local.check == VERBATIM_CHECK:
@@ -101,17 +105,21 @@ class CascadeVerifier:
         label = VerdictLabel.CONTRADICTED if binding.clash else VerdictLabel.UNSUPPORTED
         return replace(local, label=label, check=binding.check, reason=binding.detail, evidence=evidence)
 
-    def _check_only(self, local: Verdict) -> Verdict:
+    def _check_only(self, claim: ClaimToCheck, local: Verdict) -> Verdict:
         """No quote contract: the calibrated probability of support is the score and the decision."""
-        probability = round(self._calibration.probability(local.score), 4)
+        raw, binding = restatement_score(claim.text, local)
+        probability = round(self._calibration.probability(raw), 4)
         if local.label is VerdictLabel.CONTRADICTED or local.check in FINAL_CHECKS:
             return replace(local, score=min(probability, local.score))
         supported = probability >= self._policy.check_support_probability
         label = VerdictLabel.SUPPORTED if supported else VerdictLabel.UNSUPPORTED
         reason = f"{local.reason}; calibrated probability of support {probability:.2f}"
-        if not supported and local.supported:
+        check = local.check
+        if not supported and binding is not None and not binding.restates:
+            check, reason = binding.check, f"{binding.detail.replace('quoted source', 'evidence')}; {reason}"
+        elif not supported and local.supported:
             reason += f" (below the check-only threshold {self._policy.check_support_probability:g})"
-        return replace(local, label=label, score=probability, reason=reason)
+        return replace(local, label=label, score=probability, check=check, reason=reason)
 
     def undecided(self, verdict: Verdict) -> bool:
         """Not supported, not contradicted, not failed, and something to check against."""
@@ -155,6 +163,21 @@ class CascadeVerifier:
         for i, verdict in zip(chosen, judged, strict=True):
             result[i] = verdict
         return result
+
+
+def restatement_score(claim: str, local: Verdict) -> tuple[float, Binding | None]:
+    """The check-only raw score in [0, 1] that ``calibration.py`` maps to a probability of support.
+
+    A claim its evidence window restates (``binding.restates``: every number, polarity, quantifier,
+    entity and content word there) scores in [0.5, 1] by its local score; any other claim in [0, 0.5).
+    Restatement is the structural guarantee; the local score orders claims within each half.
+    """
+    if local.evidence is None:
+        return RESTATED_FLOOR * local.score, None
+    binding = restates(claim, local.evidence.text)
+    if binding.restates:
+        return RESTATED_FLOOR + (1 - RESTATED_FLOOR) * local.score, binding
+    return RESTATED_FLOOR * min(local.score, 0.999), binding
 
 
 def _passage(claim: ClaimToCheck, number: int) -> Passage | None:
