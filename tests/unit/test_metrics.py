@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -245,7 +246,7 @@ async def test_method_label_is_bounded(services, verifier_name, label) -> None: 
     m = services.metrics
     assert value(m, "gateway_claim_verdicts_total", method=label, verdict="supported") == 2
     assert all(
-        s.labels["method"] in {"anchoring", "local", "judge", "web", "cascade", "rewrite", OTHER}
+        s.labels["method"] in {"anchoring", "local", "nli", "judge", "web", "cascade", "rewrite", OTHER}
         for family in m.registry.collect()
         for s in family.samples
         if s.name == "gateway_claim_verdicts_total"
@@ -353,3 +354,14 @@ async def test_every_metric_is_recorded_by_the_pipeline(make_services) -> None: 
     assert never == [], f"never recorded: {never}"
     registered = {family.name for family in m.registry.collect()}
     assert set(RECORDED_OUTSIDE_THE_PIPELINE) <= registered
+
+
+def test_every_metric_is_documented_in_the_operations_guide() -> None:
+    """docs/operations.md has a row for every metric the gateway exports (counters with ``_total``)."""
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text(encoding="utf-8")
+    undocumented = []
+    for family in GatewayMetrics().registry.collect():
+        exported = f"{family.name}_total" if family.type == "counter" else family.name
+        if f"`{exported}`" not in guide:
+            undocumented.append(exported)
+    assert undocumented == []
