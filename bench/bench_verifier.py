@@ -51,8 +51,8 @@ from gateway.domain import ClaimToCheck, Evidence, Passage, Span, Vector, Verdic
 from gateway.knowledge.embedding import Embedder
 from gateway.policy import VerificationPolicy
 from gateway.text import passage_from_text
-from gateway.verification import checks
 from gateway.verification import binding as binding_module
+from gateway.verification import checks
 from gateway.verification import local as local_module
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.base import Verifier
