@@ -47,7 +47,11 @@ FABRICATED_QUOTE_TEXT = f"{m(DOSE, 1)} {m(MAXIMUM, 1)}"
 
 WRONG_DOSE_ANSWER = contract_answer(
     f"{m(WRONG_DOSE, 1)} {m(MAXIMUM, 1)} {m(GAP, 1)}",
-    [(WRONG_DOSE, [1], WRONG_DOSE[:-1]), (MAXIMUM, [1], MAXIMUM), (GAP, [1], GAP)],
+    [
+        (WRONG_DOSE, [1], "500 mg to 1 g of paracetamol every 4 to 6 hours"),
+        (MAXIMUM, [1], MAXIMUM),
+        (GAP, [1], GAP),
+    ],
 )
 WRONG_DOSE_FIXED_TEXT = f"{m(DOSE, 1)} {m(MAXIMUM, 1)} {m(GAP, 1)}"
 
@@ -61,6 +65,7 @@ ALL_UNSUPPORTED = contract_answer(
         ("It is made from willow bark.", [1], "it is made from willow bark"),
     ],
 )
+
 
 def PLANTED(body: dict[str, Any]) -> Reply:
     """A good claim plus a claim repeating the planted instruction, quoting the planted passage."""

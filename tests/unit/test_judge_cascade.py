@@ -222,17 +222,24 @@ def cascade(local: Scripted, judge_: Scripted | None, policy: VerificationPolicy
     return CascadeVerifier(QuoteAnchoringVerifier(0.85, 12), local, judge_, policy)
 
 
-IDENTITY = ScoreCalibration((0.0, 1.0), (0.0, 1.0))
+RESTATED_LINEAR = ScoreCalibration((0.0, 0.5, 1.0), (0.0, 0.0, 1.0))
+"""Maps a restated claim's raw check-only score (0.5 + 0.5 x local) back to its local score."""
 
 
 async def test_only_uncertain_claims_escalate_within_budget() -> None:
     """Check-only claims (no quote contract): the calibrated score decides, the band escalates."""
     scores = [0.9, 0.5, 0.4, 0.62, 0.05]
-    local = Scripted("local", [local_verdict(s) for s in scores])
+    texts = [f"claim {i}" for i in range(len(scores))]
+    restated = [  # evidence that restates each claim, so the calibrated score is the local one
+        replace(local_verdict(s), evidence=Evidence(1, "p1", t, Span(0, len(t))))
+        for s, t in zip(scores, texts, strict=True)
+    ]
+    local = Scripted("local", restated)
     judge_ = Scripted("judge", [JUDGED])
-    claims = [replace(claim(f"claim {i}"), quote_bound=False) for i in range(len(scores))]
+    claims = [replace(claim(t), quote_bound=False) for t in texts]
     policy = replace(POLICY, check_support_probability=0.6)
-    verifier = CascadeVerifier(QuoteAnchoringVerifier(0.85, 12), local, judge_, policy, calibration=IDENTITY)
+    anchoring = QuoteAnchoringVerifier(0.85, 12)
+    verifier = CascadeVerifier(anchoring, local, judge_, policy, calibration=RESTATED_LINEAR)
     verdicts = await verifier.verify(claims)
     assert judge_.calls == [["claim 1", "claim 2"]]
     assert [v.method for v in verdicts] == ["local", "judge", "judge", "local", "local"]
