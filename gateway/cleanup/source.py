@@ -12,6 +12,7 @@ sentence it can honestly be bound to.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from gateway.cleanup.common import cited_sources, is_planted, removed, verified_rewrite
 from gateway.domain import ChatRequest, ClaimOutcome, ClaimResult, Passage
@@ -59,9 +60,10 @@ class SourceRewriter:
         number, passage, text = located
         if is_planted(text, self._policy.planted_instruction):
             return removed(failed, f"{earlier}the quoted source sentence is a planted instruction")
-        return await verified_rewrite(
+        result = await verified_rewrite(
             failed, text, text, ((number, passage),), self._verifier, "source", SOURCE_REWRITE
         )
+        return replace(result, reason=f"{earlier}{result.reason}") if earlier else result
 
     def locate(self, failed: ClaimResult, passages: Sequence[Passage]) -> tuple[int, Passage, str] | None:
         """(source number, passage, sentence text) of the claim's anchored quote, or None."""

@@ -53,6 +53,10 @@ WRONG_DOSE_ANSWER = contract_answer(
         (GAP, [1], GAP),
     ],
 )
+WRONG_DOSE_UNQUOTED = contract_answer(
+    f"{m(WRONG_DOSE, 1)} {m(MAXIMUM, 1)} {m(GAP, 1)}",
+    [(WRONG_DOSE, [1], WRONG_DOSE[:-1]), (MAXIMUM, [1], MAXIMUM), (GAP, [1], GAP)],
+)
 WRONG_DOSE_FIXED_TEXT = f"{m(DOSE, 1)} {m(MAXIMUM, 1)} {m(GAP, 1)}"
 
 NO_CITATION = contract_answer(f"{m(DOSE, 1)} {MAXIMUM}", [(DOSE, [1], DOSE), (MAXIMUM, [], MAXIMUM)])

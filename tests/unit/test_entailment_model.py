@@ -24,7 +24,24 @@ from gateway.verification.entailment import (
     load_entailment_model,
 )
 
-WORDS = "adults take mg every hours do not more than in children should aspirin the a of".split()
+WORDS = [
+    "adults",
+    "take",
+    "mg",
+    "every",
+    "hours",
+    "do",
+    "not",
+    "more",
+    "than",
+    "in",
+    "children",
+    "should",
+    "aspirin",
+    "the",
+    "a",
+    "of",
+]
 LABELS = {0: "ENTAILMENT", 1: "NEUTRAL", 2: "CONTRADICTION"}
 
 
@@ -97,7 +114,7 @@ def test_a_directory_without_an_entailment_label_stops_start_up(tmp_path: Path) 
     bad = save_tiny_nli(tmp_path / "sentiment", favour=0, labels={0: "POSITIVE", 1: "NEGATIVE"})
     with pytest.raises(ConfigurationError, match="no entailment label"):
         load_entailment_model(bad)
-    with pytest.raises(ConfigurationError, match="config.json"):
+    with pytest.raises(ConfigurationError, match=r"config\.json"):
         load_entailment_model(tmp_path / "nothing-here")
 
 

@@ -164,7 +164,7 @@ async def test_unreachable_endpoint_fails_closed() -> None:
 
 
 @pytest.mark.parametrize(
-    ("model", "timeout", "failure"),
+    ("model", "seconds", "failure"),
     [
         ("garbage", 5.0, "invalid_output"),
         ("badverdict", 5.0, "invalid_output"),
@@ -173,10 +173,10 @@ async def test_unreachable_endpoint_fails_closed() -> None:
     ],
 )
 async def test_judge_failures_are_closed_failures_and_counted(
-    server_url: str, model: str, timeout: float, failure: str
+    server_url: str, model: str, seconds: float, failure: str
 ) -> None:
     """A failed judge call is never an ordinary unsupported verdict: check, failure kind and metric."""
-    [verdict] = await judge(server_url, model, timeout=timeout).verify([claim()])
+    [verdict] = await judge(server_url, model, timeout=seconds).verify([claim()])
     assert verdict.check == "judge_error"
     assert verdict.failure == failure
     assert verdict.reason.startswith("judge failed, claim not verified")
