@@ -79,7 +79,7 @@ class VerificationPolicy:
     kept so existing policy files still load."""
     local_combiner: Literal["rules", "learned"] = "rules"
     """Local verifier: "rules" (similarity/coverage mix with penalties) or "learned" (logistic regression)."""
-    check_support_probability: float = 0.9
+    check_support_probability: float = 0.84
     """Check-only (``/v1/verify``): calibrated probability of support at or above which a claim without
     a quote is supported (leak-calibrated on the dev sets: docs/verification.md)."""
     nli_entailment_threshold: float = 0.9
