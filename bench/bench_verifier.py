@@ -354,6 +354,9 @@ async def accuracy(rows: list[dict[str, Any]], policy: VerificationPolicy, nli: 
                 verdicts = await verifier.verify(check_claims(subset))
                 passed = np.array([v.supported for v in verdicts])
                 score = np.array([v.score for v in verdicts])
+                failures = sum(v.failure is not None for v in verdicts)
+                if failures:
+                    print(f"  {name} / {config}: {failures} claims failed closed (model failure)")
             leak, recall = leak_recall(passed, truth)
             worst[config] = max(worst[config], leak)
             cells.append(f"{leak:>9.1%} / {recall:>6.1%} / {auc(truth, score):.3f}")

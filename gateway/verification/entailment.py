@@ -72,7 +72,7 @@ class TransformersNLI:
         labels = int(self._model.config.num_labels)
         self._index = None if labels == 1 else entailment_index(dict(self._model.config.id2label))
         self._batch_size = batch_size
-        self._max_length = max_length
+        self._max_length = _max_length(self._model.config, max_length)
         self._lock = threading.Lock()
 
     def entailment(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
@@ -109,6 +109,7 @@ class CrossEncoderNLI:
         self._torch = torch
         self._model = CrossEncoder(str(directory), local_files_only=True, device="cpu")
         config = self._model.model.config
+        self._model.max_length = _max_length(config, self._model.max_length or 512)
         labels = int(config.num_labels)
         self._index = None if labels == 1 else entailment_index(dict(config.id2label))
         self._batch_size = batch_size
@@ -126,6 +127,12 @@ class CrossEncoderNLI:
             )
             probabilities = torch.softmax(logits.float(), dim=-1)[:, self._index]
             return [float(p) for p in probabilities.tolist()]
+
+
+def _max_length(config: Any, wanted: int) -> int:
+    """Tokens per pair: at most what the model's position embeddings allow (long premises truncate)."""
+    positions = getattr(config, "max_position_embeddings", None)
+    return min(wanted, int(positions)) if isinstance(positions, int) and positions > 0 else wanted
 
 
 def load_entailment_model(directory: Path) -> EntailmentModel:

@@ -96,6 +96,8 @@ def test_a_huggingface_nli_model_is_loaded_and_its_entailment_label_found(
     yes = load_entailment_model(entailing)
     assert isinstance(yes, TransformersNLI)
     assert all(p > 0.99 for p in yes.entailment(PAIRS))
+    long_premise = ("adults take 500 mg every 4 hours " * 40, "adults take 500 mg")  # > 64 positions
+    assert yes.entailment([long_premise])[0] > 0.99
     no = load_entailment_model(contradicting)
     assert all(p < 0.01 for p in no.entailment(PAIRS))
 
@@ -108,6 +110,7 @@ def test_a_crossencoder_directory_is_loaded_as_one(entailing: Path, tmp_path: Pa
     model = load_entailment_model(target)
     assert isinstance(model, CrossEncoderNLI)
     assert all(p > 0.99 for p in model.entailment(PAIRS))
+    assert model.entailment([("adults take 500 mg every 4 hours " * 40, "adults")])[0] > 0.99
 
 
 def test_a_directory_without_an_entailment_label_stops_start_up(tmp_path: Path) -> None:
