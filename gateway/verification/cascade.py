@@ -86,7 +86,8 @@ class CascadeVerifier:
         if local.label is VerdictLabel.CONTRADICTED or local.check in FINAL_CHECKS:
             return _note(local, anchor)
         if local.supported and local.check == VERBATIM_CHECK:
-            return _note(local, anchor)
+            anchored = anchor.check in ANCHORED_CHECKS and anchor.evidence is not None
+            return _note(replace(local, evidence=anchor.evidence) if anchored else local, anchor)
         if anchor.check not in ANCHORED_CHECKS or anchor.evidence is None:
             reason = f"no quote of the claim is found in its cited source ({anchor.check})"
             return replace(local, label=VerdictLabel.UNSUPPORTED, check=NO_ANCHOR_CHECK, reason=reason)
