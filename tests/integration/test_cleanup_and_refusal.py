@@ -86,7 +86,7 @@ def test_wrong_dose_is_rewritten_from_the_source_and_verified(gateway) -> None: 
     fixed = trust["claims"][0]
     assert (fixed["outcome"], fixed["original_text"], fixed["text"]) == ("rewritten", s.WRONG_DOSE, s.DOSE)
     assert fixed["span"] == {"start": 0, "end": len(s.m(s.DOSE, 1))}
-    assert len(scripted.requests) == 1  # the extractive rewriter needs no model call
+    assert len(scripted.requests) == 1  # the rewrite to the source needs no model call
 
 
 def test_wrong_dose_refuses_when_rewriting_is_off(gateway) -> None:  # type: ignore[no-untyped-def]

@@ -32,7 +32,7 @@ def upstream() -> Iterator[tuple[ScriptedUpstream, str]]:
 
 @pytest.fixture
 def gateway(upstream, make_services, tmp_path):  # type: ignore[no-untyped-def]
-    """A gateway with the extractive rewriter (or ``rewriter=...``); yields (scripted, url)."""
+    """A gateway with the rewrite to the source (or ``rewriter=...``); yields (scripted, url)."""
     scripted, base_url = upstream
     scripted.reset()
     managers: list[Any] = []
