@@ -1,19 +1,24 @@
-"""SourceCleanup quality on labelled claims: how much of what is unsupported ends removed or fixed.
+"""SourceCleanup on labelled claims under the chat contract: information kept, leaks, answers refused.
 
-For each row of ``../shared/eval/claims/*.jsonl`` (claim, evidence, label), the claim is verified
-against its evidence (as passage [1]) with the gateway's verifier; a claim that fails goes through the
-extractive rewriter (whose rewrite is verified again). Printed per file and overall:
+For each row of ``../shared/eval/claims/*.jsonl`` (claim, evidence, label), the claim is treated as a
+chat claim citing its evidence as passage [1] and quoting the evidence sentence closest to it in words
+(rapidfuzz token-set ratio; what a model following the contract would quote). The gateway's verifier
+(``bootstrap.build_verifier``: quote anchoring and binding, local checks, the judge/NLI model only when
+configured) decides it; a claim that fails goes through the configured rewriter (the source's own
+sentence holding the quote, after the upstream model when one is configured), whose rewrite is
+verified again. Outcomes per claim: ``kept`` (verified as written), ``rewritten`` (replaced by
+verified source text), ``removed``. Printed per set and overall:
 
-* not supported (refuted + nei): the share that ends removed, rewritten-and-verified, and either of
-  the two (SourceCheckup's SourceCleanup: 90.7% removed or correctly fixed) — the rest slipped through
-  as "verified";
-* supported: the share left untouched (the rest was rewritten or removed needlessly).
+* information kept: supported claims kept or rewritten to the source (the source's information still
+  reaches the patient);
+* leak: not-supported claims kept as written (what a patient would read unverified); a rewrite shows the
+  source's words, not the claim, so it is not a leak;
+* answers refused: claims grouped in consecutive answers of ``--answer-size`` (4) and judged by the
+  real refusal rules (``pipeline.cleanup.refusal_reason``).
 
-The verifier is whatever ``bootstrap.build_verifier`` returns (``--verifier local`` forces the local
-entailment verifier). The figure is an upper bound on "correctly fixed": a rewrite counts when the
-verifier accepts it, not when a clinician would. Skips when ../shared/eval is missing.
+Skips when ../shared/eval is missing.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_cleanup.py [--limit N] [--verifier built|local]
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_cleanup.py [--limit N] [--answer-size 4]
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import asyncio
 import collections
 import json
 import os
+import random
 import sys
 import time
 from pathlib import Path
@@ -34,7 +40,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 CLAIMS = REPO.parent / "shared" / "eval" / "claims"
-SOURCECHECKUP_REMOVED_OR_FIXED = 0.907
+SEED = 20
 
 
 def load_rows(limit: int) -> dict[str, list[dict[str, Any]]]:
@@ -42,34 +48,36 @@ def load_rows(limit: int) -> dict[str, list[dict[str, Any]]]:
     for path in sorted(CLAIMS.glob("*.jsonl")):
         lines = path.read_text(encoding="utf-8").splitlines()
         data = [json.loads(line) for line in lines if line.strip()]
-        rows[path.stem] = data[:limit] if limit else data
+        if limit and len(data) > limit:
+            data = sorted(random.Random(SEED).sample(data, limit), key=lambda r: r["id"])
+        rows[path.stem] = data
     return rows
 
 
-def build(choice: str) -> tuple[Any, Any, Any]:
-    from gateway.bootstrap import build_verifier, load_configured_policy
-    from gateway.cleanup import ExtractiveRewriter
+def build() -> tuple[Any, Any, Any]:
+    from gateway.bootstrap import build_rewriter, build_verifier, load_configured_policy
     from gateway.knowledge.embedding import Embedder
     from gateway.settings import Settings
 
     settings = Settings()
     policy = load_configured_policy(settings)
     embedder = Embedder()
-    if choice == "local":
-        from gateway.verification.local import LocalEntailmentVerifier
-
-        verifier: Any = LocalEntailmentVerifier(embedder, policy.thresholds.verification)
-    else:
-        verifier = build_verifier(settings, policy, embedder)
-    return verifier, ExtractiveRewriter(embedder, verifier, policy.thresholds.cleanup), policy
+    verifier = build_verifier(settings, policy, embedder)
+    return verifier, build_rewriter(settings, policy, embedder, verifier), policy
 
 
-async def run_row(row: dict[str, Any], verifier: Any, rewriter: Any) -> str:
-    """'untouched', 'rewritten' or 'removed' for one claim."""
+def closest_sentence(claim: str, passage: Any) -> str:
+    from rapidfuzz import fuzz
+
+    sentences = [text for _, text in passage.sentences()] or [passage.text]
+    return max(sentences, key=lambda s: fuzz.token_set_ratio(claim.lower(), s.lower()))
+
+
+async def run_row(row: dict[str, Any], verifier: Any, rewriter: Any, policy: Any) -> Any:
+    """The claim's ClaimResult after verification and cleanup."""
     from gateway.domain import (
         ChatRequest,
         ClaimOutcome,
-        ClaimResult,
         ClaimToCheck,
         Message,
         Role,
@@ -77,19 +85,23 @@ async def run_row(row: dict[str, Any], verifier: Any, rewriter: Any) -> str:
         Statement,
         StatementKind,
     )
+    from gateway.pipeline.cleanup import judge_claims
     from gateway.text import passage_from_text
 
-    evidence = row["evidence"]
-    passage = passage_from_text(evidence, row["id"], title="evidence")
+    passage = passage_from_text(row["evidence"], row["id"], title="evidence")
     claim = row["claim"]
-    verdict = (await verifier.verify([ClaimToCheck(claim, None, ((1, passage),))]))[0]
-    if verdict.supported:
-        return "untouched"
-    statement = Statement(claim, Span(0, len(claim)), StatementKind.CLAIM, (1,), None, 0)
-    failed = ClaimResult(statement, verdict, ClaimOutcome.REMOVED, None, reason=verdict.check)
+    quote = closest_sentence(claim, passage)
+    verdict = (await verifier.verify([ClaimToCheck(claim, quote, ((1, passage),))]))[0]
+    statement = Statement(claim, Span(0, len(claim)), StatementKind.CLAIM, (1,), quote, 0)
+    [result] = judge_claims([statement], [verdict], [passage], policy.thresholds.cleanup)
+    if result.outcome is not ClaimOutcome.REMOVED:
+        return result
     request = ChatRequest(messages=(Message(Role.USER, claim),), model="bench")
-    result = await rewriter.rewrite(failed, (passage,), request)
-    return "rewritten" if result.outcome is ClaimOutcome.REWRITTEN else "removed"
+    return await rewriter.rewrite(result, (passage,), request)
+
+
+def outcome(result: Any) -> str:
+    return {"verified": "kept"}.get(result.outcome.value, result.outcome.value)
 
 
 def share(counter: collections.Counter[str], *keys: str) -> str:
@@ -97,44 +109,43 @@ def share(counter: collections.Counter[str], *keys: str) -> str:
     return f"{sum(counter[k] for k in keys) / total:6.1%}" if total else "   n/a"
 
 
-def report(name: str, results: list[tuple[str, str]]) -> None:
-    unsupported = collections.Counter(o for label, o in results if label != "supported")
-    supported = collections.Counter(o for label, o in results if label == "supported")
+def refused_share(results: list[tuple[str, Any]], size: int, policy: Any) -> str:
+    from gateway.pipeline.cleanup import refusal_reason
+
+    answers = [results[i : i + size] for i in range(0, len(results), size)]
+    refused = sum(refusal_reason([r for _, r in a], policy.thresholds.cleanup) is not None for a in answers)
+    return f"{refused / len(answers):6.1%} of {len(answers)}" if answers else "n/a"
+
+
+def report(name: str, results: list[tuple[str, Any]], size: int, policy: Any) -> None:
+    unsupported = collections.Counter(outcome(r) for label, r in results if label != "supported")
+    supported = collections.Counter(outcome(r) for label, r in results if label == "supported")
     print(
-        f"{name:18s} not supported n={sum(unsupported.values()):5d}  removed {share(unsupported, 'removed')}"
-        f"  rewritten+verified {share(unsupported, 'rewritten')}"
-        f"  removed-or-fixed {share(unsupported, 'removed', 'rewritten')}"
-        f"  slipped through {share(unsupported, 'untouched')}"
-    )
-    print(
-        f"{'':18s} supported     n={sum(supported.values()):5d}  untouched {share(supported, 'untouched')}"
-        f"  rewritten {share(supported, 'rewritten')}  removed {share(supported, 'removed')}"
+        f"{name:20s} supported n={sum(supported.values()):4d}: information kept "
+        f"{share(supported, 'kept', 'rewritten')} (kept {share(supported, 'kept')}, rewritten to source "
+        f"{share(supported, 'rewritten')}) | not supported n={sum(unsupported.values()):4d}: leak "
+        f"{share(unsupported, 'kept')}, rewritten {share(unsupported, 'rewritten')}, removed "
+        f"{share(unsupported, 'removed')} | answers refused {refused_share(results, size, policy)}"
     )
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--limit", type=int, default=0, help="rows per file (0: all)")
-    parser.add_argument("--verifier", choices=("built", "local"), default="built")
+    parser.add_argument("--limit", type=int, default=100, help="rows sampled per set (0: all)")
+    parser.add_argument("--answer-size", type=int, default=4, help="claims per simulated answer")
     args = parser.parse_args()
     if not CLAIMS.is_dir():
         print(f"skipped: {CLAIMS} is missing")
         return
-    verifier, rewriter, policy = build(args.verifier)
-    print(
-        f"verifier: {verifier.name}   rewriter: {rewriter.name} "
-        f"(rewrite_min_similarity={policy.thresholds.cleanup.rewrite_min_similarity})"
-    )
-    if verifier.name == "anchoring":
-        print("note: these claims carry no quote, so quote anchoring fails every one of them")
+    verifier, rewriter, policy = build()
+    print(f"verifier: {verifier.name}   rewriter: {rewriter.name}   load {os.getloadavg()[0]:.2f}")
     started = time.perf_counter()
-    everything: list[tuple[str, str]] = []
+    everything: list[tuple[str, Any]] = []
     for name, rows in load_rows(args.limit).items():
-        results = [(row["label"], await run_row(row, verifier, rewriter)) for row in rows]
+        results = [(row["label"], await run_row(row, verifier, rewriter, policy)) for row in rows]
         everything += results
-        report(name, results)
-    report("all", everything)
-    print(f"SourceCheckup SourceCleanup reference: removed-or-fixed {SOURCECHECKUP_REMOVED_OR_FIXED:.1%}")
+        report(name, results, args.answer_size, policy)
+    report("all", everything, args.answer_size, policy)
     print(f"{len(everything)} claims in {time.perf_counter() - started:.1f}s")
 
 

@@ -1,20 +1,25 @@
-"""Claim-verification benchmark on the shared dev sets (Check-COVID, K-QA): accuracy and speed.
+"""Claim-verification benchmark on the seven shared dev sets: leak, supported recall, AUC, and speed.
 
-Run: ``.venv/bin/python bench/bench_verifier.py [--batch 16] [--limit N]``
+Run: ``.venv/bin/python bench/bench_verifier.py [--per-set 800] [--nli-model DIR] [--fit-calibration]``
 
 Binary task: ``supported`` vs everything else (``refuted`` + ``nei``). Each row's evidence paragraph is
-split with ``gateway.text`` and treated as one cited Passage. Configurations:
+one cited Passage (sentence vectors precomputed, as the knowledge base stores them). Per set and
+configuration the bench prints the **leak** (share of not-supported claims passed as supported: what
+reaches a patient), the supported recall, and the ROC AUC of the configuration's score:
 
-- baseline: best-sentence MiniLM cosine at its best threshold on that very set (an optimistic ceiling
-  for plain similarity, shown for comparison);
-- local: ``LocalEntailmentVerifier`` with evidence sentences encoded per request (worst case);
-- local (ingested): the same with sentence vectors precomputed, as the knowledge base stores them;
-- local (learned): the same, scored by the learned combiner (``local_combiner: learned``);
-- cascade: ``CascadeVerifier`` without a judge (no quotes in these sets, so anchoring never helps).
+- rules: ``LocalEntailmentVerifier`` alone (similarity + checks, ``support_threshold``);
+- rules + binding (check-only default): the cascade on quote-less claims, as ``/v1/verify`` runs it:
+  restatement of the best evidence window + calibrated score at ``check_support_probability``;
+- + NLI: the same with the entailment model in ``--nli-model`` wired in (``GATEWAY_NLI_MODEL``).
 
-Latency is per ``verify()`` call of ``--batch`` claims. ``--speed`` instead measures the production
-path (sentence vectors precomputed) at batches of 1, 8 and 32 claims, ``--repeat`` times, and prints
-the best run with the load average at the time. Prints tables; asserts nothing.
+Sets larger than ``--per-set`` are subsampled (seeded, fixed): the machine has 2 shared cores. The
+local verdicts are computed once per row and cached in ``--cache``; the cascade then runs its real
+code over them (``CachedLocal``). ``--fit-calibration`` refits ``data/check_calibration.json``
+(isotonic, sets pooled with equal weight) and prints the threshold that keeps the worst set's leak at
+``--target-leak`` (default 1%, half the 2% bound, as margin for unseen sets).
+
+``--speed`` instead measures the production path at batches of 1, 8 and 32 claims, ``--repeat``
+times, and prints the best run with the load average at the time. Prints tables; asserts nothing.
 """
 
 from __future__ import annotations
@@ -22,13 +27,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
+import random
 import statistics
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -36,19 +44,36 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gateway.domain import ClaimToCheck, Passage, Vector, Verdict
+from sklearn.isotonic import IsotonicRegression
+from sklearn.metrics import roc_auc_score
+
+from gateway.domain import ClaimToCheck, Evidence, Passage, Span, Vector, Verdict, VerdictLabel
 from gateway.knowledge.embedding import Embedder
 from gateway.policy import VerificationPolicy
 from gateway.text import passage_from_text
+from gateway.verification import binding as binding_module
 from gateway.verification import checks
 from gateway.verification import local as local_module
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.base import Verifier
-from gateway.verification.cascade import CascadeVerifier
+from gateway.verification.calibration import DEFAULT_PATH as DATA
+from gateway.verification.calibration import ScoreCalibration
+from gateway.verification.cascade import CascadeVerifier, restatement_score
+from gateway.verification.entailment import NLIStage, load_entailment_model
 from gateway.verification.local import LocalEntailmentVerifier, TextEncoder
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "claims"
-SETS = ("checkcovid_dev", "kqa_dev")
+SETS = (
+    "checkcovid_dev",
+    "kqa_dev",
+    "covidfact",
+    "scifact_rte",
+    "citation_integrity",
+    "nli4ct",
+    "climate_fever",
+)
+SEED = 20
+CACHE = Path("/tmp/bench_verifier_local.jsonl")
 P95 = 0.95
 
 
@@ -57,16 +82,6 @@ class Row:
     claim: str
     evidence: str
     supported: bool
-
-
-@dataclass(frozen=True)
-class Result:
-    balanced: float
-    recall_supported: float
-    recall_not: float
-    claims_per_second: float | None = None
-    median_ms: float | None = None
-    p95_ms: float | None = None
 
 
 def load(name: str, limit: int | None) -> list[Row]:
@@ -79,25 +94,6 @@ def passage(index: int, text: str) -> Passage:
     return passage_from_text(text, f"row-{index}")
 
 
-def scores(predicted: list[bool], truth: list[bool]) -> tuple[float, float, float]:
-    p, y = np.array(predicted), np.array(truth)
-    pos = float(p[y].mean()) if y.any() else 0.0
-    neg = float((~p[~y]).mean()) if (~y).any() else 0.0
-    return (pos + neg) / 2, pos, neg
-
-
-def baseline(rows: list[Row], passages: list[Passage], embedder: Embedder) -> Result:
-    """Best-sentence cosine, thresholded at the value that maximises balanced accuracy here."""
-    claims = embedder.encode([r.claim for r in rows])
-    best = []
-    for i, p in enumerate(passages):
-        vectors = p.sentence_vectors
-        best.append(float((vectors @ claims[i]).max()) if vectors is not None and len(vectors) else 0.0)
-    truth = [r.supported for r in rows]
-    top = max((scores([b >= t for b in best], truth), t) for t in sorted(set(best)))
-    return Result(*top[0])
-
-
 async def timed(
     verifier: Verifier, claims: list[ClaimToCheck], batch: int
 ) -> tuple[list[Verdict], list[float]]:
@@ -108,41 +104,6 @@ async def timed(
         verdicts += await verifier.verify(claims[start : start + batch])
         latencies.append(time.perf_counter() - began)
     return verdicts, latencies
-
-
-async def measure(verifier: Verifier, rows: list[Row], passages: list[Passage], batch: int) -> Result:
-    claims = [ClaimToCheck(r.claim, None, ((1, p),)) for r, p in zip(rows, passages, strict=True)]
-    verdicts, latencies = await timed(verifier, claims, batch)
-    balanced, pos, neg = scores([v.supported for v in verdicts], [r.supported for r in rows])
-    ordered = sorted(latencies)
-    return Result(
-        balanced,
-        pos,
-        neg,
-        len(claims) / sum(latencies),
-        statistics.median(latencies) * 1000,
-        ordered[min(len(ordered) - 1, int(P95 * len(ordered)))] * 1000,
-    )
-
-
-def fmt(value: float | None, pattern: str) -> str:
-    return "n/a" if value is None else pattern.format(value)
-
-
-def report(name: str, results: dict[str, Result]) -> None:
-    base = results["baseline"].balanced
-    print(f"\n{name}")
-    print(
-        f"{'configuration':<20}{'bal.acc':>8}{'x base':>8}{'rec sup':>9}{'rec not':>9}"
-        f"{'claims/s':>10}{'med ms':>9}{'p95 ms':>9}"
-    )
-    print(f"{'anchoring':<20}{'n/a (these sets carry no quotes)':>40}")
-    for config, r in results.items():
-        print(
-            f"{config:<20}{r.balanced:>8.3f}{r.balanced / base:>8.2f}{r.recall_supported:>9.3f}"
-            f"{r.recall_not:>9.3f}{fmt(r.claims_per_second, '{:.0f}'):>10}{fmt(r.median_ms, '{:.0f}'):>9}"
-            f"{fmt(r.p95_ms, '{:.0f}'):>9}"
-        )
 
 
 class CountingEncoder:
@@ -159,7 +120,7 @@ class CountingEncoder:
 
 def cold_checks() -> None:
     """Forget memoised text analyses, so every run pays for claim and evidence analysis."""
-    for module in (checks, local_module):
+    for module in (checks, local_module, binding_module):
         for value in vars(module).values():
             clear = getattr(value, "cache_clear", None)
             if callable(clear):
@@ -180,25 +141,30 @@ def ingest(raw: list[Passage], embedder: Embedder) -> list[Passage]:
 async def speed(embedder: Embedder, policy: VerificationPolicy, limit: int | None, repeat: int) -> None:
     """Claims/s on the production path, best of ``repeat`` runs.
 
-    Timed: what a request does (claim encoding, candidate windows, checks). Not timed: passage sentence
-    vectors, computed beforehand as ingestion stores them. Each run starts with a new verifier and cold
-    check caches, and the number of texts encoded is printed to show that only claims were.
+    Timed: what a ``/v1/verify`` request does in the full cascade (anchoring, claim encoding, candidate
+    windows, checks, restatement binding, calibration). Not timed: passage sentence vectors, computed
+    beforehand as ingestion stores them. Each run starts with a new verifier and cold check caches, and
+    the number of texts encoded is printed to show that only claims were.
     """
     rows = load(SETS[0], limit or 256) + load(SETS[1], (limit or 256) // 2)
     passages = ingest([passage(i, r.evidence) for i, r in enumerate(rows)], embedder)
-    claims = [ClaimToCheck(r.claim, None, ((1, p),)) for r, p in zip(rows, passages, strict=True)]
+    claims = [
+        ClaimToCheck(r.claim, None, ((1, p),), quote_bound=False) for r, p in zip(rows, passages, strict=True)
+    ]
+    anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
     print(
-        f"\nspeed: {len(claims)} claims (Check-COVID + K-QA), precomputed passage vectors, best of {repeat}"
+        f"\nspeed: {len(claims)} claims (Check-COVID + K-QA), cascade, precomputed passage vectors, "
+        f"best of {repeat}"
     )
     print(f"{'batch':>6}{'claims/s':>10}{'med ms':>9}{'p95 ms':>9}   load average (1/5/15 min)")
     for batch in (1, 8, 32):
         best: tuple[float, float, float, tuple[float, float, float]] | None = None
         for _ in range(repeat):
             counter = CountingEncoder(embedder)
-            local = LocalEntailmentVerifier(counter, policy)
+            cascade = CascadeVerifier(anchoring, LocalEntailmentVerifier(counter, policy), None, policy)
             cold_checks()
             load_avg = os.getloadavg()
-            _, latencies = await timed(local, claims, batch)
+            _, latencies = await timed(cascade, claims, batch)
             if counter.texts > len(claims):
                 print(f"  warning: {counter.texts} texts encoded for {len(claims)} claims")
             ordered = sorted(latencies)
@@ -216,10 +182,196 @@ async def speed(embedder: Embedder, policy: VerificationPolicy, limit: int | Non
         )
 
 
+# --- accuracy over cached local verdicts ------------------------------------------------------
+
+
+def sample(rows: list[dict[str, Any]], per_set: int) -> list[dict[str, Any]]:
+    if len(rows) <= per_set:
+        return rows
+    return sorted(random.Random(SEED).sample(rows, per_set), key=lambda r: r["id"])
+
+
+def local_rows(
+    embedder: Embedder, policy: VerificationPolicy, per_set: int, cache: Path
+) -> list[dict[str, Any]]:
+    """One record per sampled row: the claim, its label and the local verdict (cached on disk)."""
+    if cache.is_file():
+        cached = [json.loads(line) for line in cache.read_text(encoding="utf-8").splitlines() if line]
+        if cached and cached[0].get("per_set") == per_set:
+            return cached
+    local = LocalEntailmentVerifier(embedder, policy)
+    out: list[dict[str, Any]] = []
+    for name in SETS:
+        lines = (EVAL / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+        rows = sample([json.loads(line) for line in lines if line.strip()], per_set)
+        passages = ingest([passage(i, r["evidence"]) for i, r in enumerate(rows)], embedder)
+        claims = [ClaimToCheck(r["claim"], None, ((1, p),)) for r, p in zip(rows, passages, strict=True)]
+        for start in range(0, len(claims), 32):
+            assessed = local.assess_all(claims[start : start + 32])
+            for row, a in zip(rows[start : start + 32], assessed, strict=True):
+                out.append(
+                    {
+                        "per_set": per_set,
+                        "set": name,
+                        "id": row["id"],
+                        "label": row["label"],
+                        "claim": row["claim"],
+                        "evidence": row["evidence"],
+                        "score": a.score,
+                        "check": a.check,
+                        "vlabel": a.label.value,
+                        "reason": a.reason,
+                        "cand": a.candidate.text if a.candidate else None,
+                        "span": [a.candidate.span.start, a.candidate.span.end] if a.candidate else None,
+                    }
+                )
+        print(f"  local verdicts: {name} ({len(rows)} rows)", flush=True)
+    cache.write_text("".join(json.dumps(r) + "\n" for r in out), encoding="utf-8")
+    return out
+
+
+class CachedLocal:
+    """The local stage's verdicts for known rows (computed once), so the cascade's own code runs on them."""
+
+    name = "local"
+
+    def __init__(self, verdicts: dict[str, Verdict]) -> None:
+        self._verdicts = verdicts
+
+    async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
+        return [self._verdicts[c.sources[0][1].id] for c in claims]
+
+
+def local_verdict(row: dict[str, Any]) -> Verdict:
+    evidence = None
+    if row["cand"] is not None:
+        evidence = Evidence(1, row["id"], row["cand"], Span(*row["span"]))
+    return Verdict(VerdictLabel(row["vlabel"]), row["score"], "local", row["check"], row["reason"], evidence)
+
+
+def check_claims(rows: list[dict[str, Any]]) -> list[ClaimToCheck]:
+    return [
+        ClaimToCheck(r["claim"], None, ((1, passage_from_text(r["evidence"], r["id"])),), quote_bound=False)
+        for r in rows
+    ]
+
+
+def raw_scores(rows: list[dict[str, Any]]) -> np.ndarray:
+    """The check-only raw score of each row (``cascade.restatement_score``; contradictions score 0)."""
+    out = []
+    for row in rows:
+        verdict = local_verdict(row)
+        raw = (
+            0.0 if verdict.label is VerdictLabel.CONTRADICTED else restatement_score(row["claim"], verdict)[0]
+        )
+        out.append(raw)
+    return np.array(out)
+
+
+def leak_recall(passed: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
+    return float(passed[~truth].mean()), float(passed[truth].mean())
+
+
+def auc(truth: np.ndarray, score: np.ndarray) -> float:
+    if truth.all() or not truth.any():
+        return float("nan")
+    return float(roc_auc_score(truth, score))
+
+
+def fit_calibration(rows: list[dict[str, Any]], target: float, write: bool) -> float:
+    """Isotonic fit, pooled with equal weight per set; the threshold keeping every set's leak <= target."""
+    names = [r["set"] for r in rows]
+    counts = {n: names.count(n) for n in set(names)}
+    raw = raw_scores(rows)
+    truth = np.array([r["label"] == "supported" for r in rows])
+    weights = np.array([1.0 / counts[n] for n in names])
+    iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(
+        raw, truth, sample_weight=weights
+    )
+    knots = [float(x) for x in iso.X_thresholds_]
+    values = [round(float(y), 4) for y in iso.y_thresholds_]
+    if knots[0] > 0.0:
+        knots, values = [0.0, *knots], [values[0], *values]
+    if knots[-1] < 1.0:
+        knots, values = [*knots, 1.0], [*values, values[-1]]
+    calibration = ScoreCalibration(tuple(knots), tuple(values))
+    probability = np.array([calibration.probability(x) for x in raw])
+    chosen = 1.0
+    for threshold in sorted(set(np.round(probability, 4)), reverse=False):
+        ok = all(
+            leak_recall(probability[np.array(names) == n] >= threshold, truth[np.array(names) == n])[0]
+            <= target
+            for n in counts
+        )
+        if ok:
+            chosen = float(threshold)
+            break
+    print(f"\ncalibration: {len(knots)} knots; threshold at worst-set leak <= {target:.1%}: {chosen:.4f}")
+    if write:
+        DATA.write_text(
+            json.dumps(
+                {
+                    "method": "isotonic regression of supported on cascade.restatement_score, seven dev "
+                    "sets pooled with equal weight per set (bench/bench_verifier.py --fit-calibration)",
+                    "knots": [round(k, 6) for k in knots],
+                    "values": values,
+                },
+                indent=1,
+            )
+            + "\n",
+            encoding="utf-8",
+        )
+        print(f"written: {DATA}")
+    return chosen
+
+
+async def accuracy(rows: list[dict[str, Any]], policy: VerificationPolicy, nli: NLIStage | None) -> None:
+    anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
+    local = CachedLocal({r["id"]: local_verdict(r) for r in rows})
+    configs: dict[str, CascadeVerifier | None] = {
+        "rules": None,
+        "rules + binding (default)": CascadeVerifier(anchoring, local, None, policy),
+    }
+    if nli is not None:
+        configs["rules + binding + NLI"] = CascadeVerifier(anchoring, local, None, policy, nli)
+    print(
+        "\nleak / supported recall / ROC AUC "
+        f"(check_support_probability {policy.check_support_probability}); load {os.getloadavg()[0]:.2f}"
+    )
+    print(f"{'set':<22}{'n':>6}" + "".join(f"{c:>30}" for c in configs))
+    worst = dict.fromkeys(configs, 0.0)
+    for name in SETS:
+        subset = [r for r in rows if r["set"] == name]
+        if not subset:
+            continue
+        truth = np.array([r["label"] == "supported" for r in subset])
+        cells = []
+        for config, verifier in configs.items():
+            if verifier is None:
+                passed = np.array([r["vlabel"] == "supported" for r in subset])
+                score = np.array([r["score"] if r["vlabel"] != "contradicted" else 0.0 for r in subset])
+            else:
+                verdicts = await verifier.verify(check_claims(subset))
+                passed = np.array([v.supported for v in verdicts])
+                score = np.array([v.score for v in verdicts])
+                failures = sum(v.failure is not None for v in verdicts)
+                if failures:
+                    print(f"  {name} / {config}: {failures} claims failed closed (model failure)")
+            leak, recall = leak_recall(passed, truth)
+            worst[config] = max(worst[config], leak)
+            cells.append(f"{leak:>9.1%} / {recall:>6.1%} / {auc(truth, score):.3f}")
+        print(f"{name:<22}{len(subset):>6}" + "".join(f"{c:>30}" for c in cells))
+    print(f"{'worst leak':<28}" + "".join(f"{worst[c]:>30.1%}" for c in configs))
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batch", type=int, default=16, help="claims per verify() call (one request)")
-    parser.add_argument("--limit", type=int, default=None, help="first N rows of each set only")
+    parser.add_argument("--per-set", type=int, default=800, help="rows sampled per set (seeded)")
+    parser.add_argument("--cache", type=Path, default=CACHE, help="local verdicts cache (JSONL)")
+    parser.add_argument("--nli-model", type=Path, default=None, help="entailment model directory to wire in")
+    parser.add_argument("--fit-calibration", action="store_true", help="refit data/check_calibration.json")
+    parser.add_argument("--target-leak", type=float, default=0.01, help="worst-set leak for the threshold")
+    parser.add_argument("--limit", type=int, default=None, help="speed: rows per set")
     parser.add_argument("--speed", action="store_true", help="only the claims/s table at batches 1, 8, 32")
     parser.add_argument("--repeat", type=int, default=3, help="speed runs per batch size (best is shown)")
     args = parser.parse_args()
@@ -228,26 +380,18 @@ async def main() -> int:
         return 0
     embedder = Embedder()
     policy = VerificationPolicy()
-    local = LocalEntailmentVerifier(embedder, policy)
-    anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
-    cascade = CascadeVerifier(anchoring, local, None, policy)
     embedder.encode(["warm-up"])
     if args.speed:
         await speed(embedder, policy, args.limit, args.repeat)
         return 0
-    learned = LocalEntailmentVerifier(embedder, replace(policy, local_combiner="learned"))
-    for name in SETS:
-        rows = load(name, args.limit)
-        raw = [passage(i, r.evidence) for i, r in enumerate(rows)]
-        ingested = ingest(raw, embedder)
-        results = {
-            "baseline": baseline(rows, ingested, embedder),
-            "local": await measure(local, rows, raw, args.batch),
-            "local (ingested)": await measure(local, rows, ingested, args.batch),
-            "local (learned)": await measure(learned, rows, ingested, args.batch),
-            "cascade (no judge)": await measure(cascade, rows, ingested, args.batch),
-        }
-        report(f"{name} ({len(rows)} claims, batch {args.batch})", results)
+    rows = local_rows(embedder, policy, args.per_set, args.cache)
+    if args.fit_calibration:
+        threshold = fit_calibration(rows, args.target_leak, write=True)
+        policy = replace(policy, check_support_probability=round(math.ceil(threshold * 100) / 100, 2))
+    nli = None
+    if args.nli_model is not None:
+        nli = NLIStage(load_entailment_model(args.nli_model), policy.nli_entailment_threshold, 600.0)
+    await accuracy(rows, policy, nli)
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import structlog
 
 from gateway.audit import open_audit_store
-from gateway.cleanup import ExtractiveRewriter, UpstreamRewriter
+from gateway.cleanup import SourceRewriter, UpstreamRewriter
 from gateway.errors import ConfigurationError
 from gateway.fetch import SafeFetcher
 from gateway.knowledge.corpus import load_manifest
@@ -59,22 +59,28 @@ def build_rewriter(
     verifier: Verifier,
     upstream: Upstream | None = None,
 ) -> Rewriter:
-    """SourceCleanup's rewriter: the upstream model when configured (``cleanup.rewriter: auto``), else
-    the extractive rewriter; none when ``cleanup.rewrite`` is off. Rewrites are re-verified by
-    ``verifier``. The upstream rewriter's calls go through ``upstream`` when it is the process's
-    ``LimitedUpstream`` (shared slots, queue, deadline and metrics), else through limits of its own."""
+    """SourceCleanup's rewriter: a failing claim with an anchored quote becomes the source's own
+    sentence(s) holding the quote (``SourceRewriter``); the upstream model's rewrite is tried first when
+    configured (``cleanup.rewriter: auto`` or ``upstream``); none when ``cleanup.rewrite`` is off.
+    Rewrites are re-verified by ``verifier``. The upstream rewriter's calls go through ``upstream`` when
+    it is the process's ``LimitedUpstream`` (shared slots, queue, deadline and metrics), else through
+    limits of its own. ``embedder`` is unused since rewrites are bound to quotes."""
     cleanup = policy.thresholds.cleanup
     if not cleanup.rewrite:
         return NoRewriter()
+    verification = policy.thresholds.verification
     configured = bool(settings.upstream_base_url)
+    first: Rewriter | None = None
     if cleanup.rewriter == "upstream" or (cleanup.rewriter == "auto" and configured):
         if not settings.upstream_base_url:
             reason = "'upstream' needs an upstream_base_url"
             raise ConfigurationError("thresholds.yaml", "cleanup.rewriter", reason)
         if not isinstance(upstream, LimitedUpstream) or not isinstance(upstream.inner, OpenAIUpstream):
             upstream = LimitedUpstream.from_settings(OpenAIUpstream.from_settings(settings), settings)
-        return UpstreamRewriter(upstream, verifier, cleanup)
-    return ExtractiveRewriter(embedder, verifier, cleanup)
+        first = UpstreamRewriter(upstream, verifier, cleanup)
+    return SourceRewriter(
+        verifier, cleanup, verification.quote_fuzzy_threshold, verification.quote_min_chars, first
+    )
 
 
 def build_fetcher(settings: Settings, policy: Policy) -> SafeFetcher:

@@ -40,7 +40,7 @@ from gateway.domain import (
 )
 from gateway.errors import RequestError, VerifierError
 from gateway.fetch import FetchResult
-from gateway.metrics import GatewayMetrics
+from gateway.metrics import MODEL_FAILURES, MODEL_STAGES, GatewayMetrics, bounded
 from gateway.pipeline.split import IdMarkers, split
 from gateway.text import passage_from_text
 from gateway.verification.base import Verifier
@@ -98,6 +98,8 @@ class CheckedStatement:
     check: str | None = None
     reason: str = ""
     evidence: CheckedEvidence | None = None
+    failure: str | None = None
+    """Set when a judge or entailment model failed on this claim (it then failed closed)."""
 
 
 @dataclass(frozen=True)
@@ -262,7 +264,7 @@ async def check_answer(
             continue
         cited = _cited(statement, passages)
         if cited:
-            checks.append(ClaimToCheck(text=statement.text, quote=None, sources=cited))
+            checks.append(ClaimToCheck(text=statement.text, quote=None, sources=cited, quote_bound=False))
             pending.append(position)
         else:
             verdicts[position] = _unavailable(statement, ids, urls)
@@ -342,16 +344,24 @@ def _checked(statement: Statement, verdict: Verdict | None, ids: Sequence[str]) 
         verdict.check,
         verdict.reason,
         evidence,
+        verdict.failure,
     )
 
 
 # --- output -----------------------------------------------------------------------------------
 
 
-def count_urls(report: CheckReport, metrics: GatewayMetrics) -> None:
-    """``gateway_cited_urls_total{valid}``: one count per fetched URL."""
+def count_report(report: CheckReport, metrics: GatewayMetrics) -> None:
+    """``gateway_cited_urls_total{valid}``: one count per fetched URL; and
+    ``gateway_verifier_failures_total``: one count per claim a judge or entailment model failed on."""
     for url in report.urls:
         metrics.cited_urls.labels(valid=str(url.valid).lower()).inc()
+    for statement in report.claims:
+        if statement.failure is not None:
+            metrics.verifier_failures.labels(
+                stage=bounded(statement.method or "", MODEL_STAGES),
+                kind=bounded(statement.failure, MODEL_FAILURES),
+            ).inc()
 
 
 def _span(span: Span) -> dict[str, int]:

@@ -187,6 +187,9 @@ class ClaimToCheck:
     text: str
     quote: str | None
     sources: tuple[tuple[int, Passage], ...]
+    quote_bound: bool = True
+    """Chat path: supported locally only when the claim restates its anchored quote. False for
+    check-only answers (``/v1/verify``), which carry no quotes and are judged by the calibrated score."""
 
 
 @dataclass(frozen=True)
@@ -197,6 +200,9 @@ class Verdict:
     check: str
     reason: str = ""
     evidence: Evidence | None = None
+    failure: str | None = None
+    """Set when a model stage failed on this claim (``timeout``, ``error``, ``invalid_output``): the
+    verdict is then a closed failure, never an ordinary ``unsupported`` (counted in metrics)."""
 
     @property
     def supported(self) -> bool:

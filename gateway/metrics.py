@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from gateway.domain import ClaimOutcome, RefusalReason, StatementKind, VerdictLabel
+from gateway.domain import ClaimOutcome, RefusalReason, StatementKind, Verdict, VerdictLabel
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 RELEVANCE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -56,7 +56,7 @@ VERDICTS = tuple(v.value for v in VerdictLabel)
 REFUSAL_REASONS = tuple(r.value for r in RefusalReason)
 CLAIM_OUTCOMES = tuple(o.value for o in ClaimOutcome)
 STATEMENT_KINDS = tuple(k.value for k in StatementKind)
-VERIFIER_METHODS = ("anchoring", "local", "judge", "web", "cascade", "rewrite")
+VERIFIER_METHODS = ("anchoring", "local", "nli", "judge", "web", "cascade", "rewrite")
 """Names of the verifiers that may decide a claim; a verifier added later must be listed here."""
 UPSTREAM_ERROR_TYPES = (
     "timeout",
@@ -77,6 +77,10 @@ PIPELINE_STAGES = ("triage", "retrieve", "draft", "verify", "cleanup", "rewrite"
 """Stages named by ``gateway_stage_errors_total{stage}``."""
 URL_FAILURE_REASONS = ("blocked", "timeout", "status", "too_large", "not_text", "connection", "invalid")
 """Why a cited web URL was not valid (``FetchError.reason``)."""
+MODEL_STAGES = ("judge", "nli")
+"""Model stages of verification whose failures are counted (``gateway_verifier_failures_total{stage}``)."""
+MODEL_FAILURES = ("timeout", "error", "invalid_output")
+"""``Verdict.failure`` kinds (``gateway_verifier_failures_total{kind}``)."""
 BOOLEAN = ("true", "false")
 DEPENDENCIES = ("knowledge_store", "audit_store", "rate_limiter")
 """Shared services ``/readyz`` checks (``gateway_dependency_up{dependency}``)."""
@@ -227,6 +231,13 @@ class GatewayMetrics:
             "gateway_stage_errors",
             "Run-time failures by the pipeline stage that failed.",
             ["stage"],
+            registry=r,
+        )
+        self.verifier_failures = Counter(
+            "gateway_verifier_failures",
+            "Claims whose judge or entailment-model call failed (timeout, error, invalid_output) and "
+            "therefore failed closed.",
+            ["stage", "kind"],
             registry=r,
         )
         # --- access (issue 8: authentication and limits) ------------------------------------------
@@ -409,3 +420,12 @@ class GatewayMetrics:
             for family in self.registry.collect()
             for suffix in suffixes.get(family.type, ("",))
         }
+
+
+def count_verifier_failures(verdicts: Iterable[Verdict], metrics: GatewayMetrics) -> None:
+    """``gateway_verifier_failures_total{stage, kind}``: one count per claim a model stage failed on."""
+    for verdict in verdicts:
+        if verdict.failure is not None:
+            metrics.verifier_failures.labels(
+                stage=bounded(verdict.method, MODEL_STAGES), kind=bounded(verdict.failure, MODEL_FAILURES)
+            ).inc()

@@ -75,9 +75,15 @@ class VerificationPolicy:
     contradiction_similarity: float = 0.6
     """Local verifier: a clash is a contradiction when the evidence is at least this similar (cosine)."""
     unanchored_support_threshold: float = 0.6
-    """Cascade: local score needed for support when the claim's quote is not found in the source."""
+    """Unused since quote binding (a chat claim without an anchored quote is never supported locally);
+    kept so existing policy files still load."""
     local_combiner: Literal["rules", "learned"] = "rules"
     """Local verifier: "rules" (similarity/coverage mix with penalties) or "learned" (logistic regression)."""
+    check_support_probability: float = 0.84
+    """Check-only (``/v1/verify``): calibrated probability of support at or above which a claim without
+    a quote is supported (leak-calibrated on the dev sets: docs/verification.md)."""
+    nli_entailment_threshold: float = 0.9
+    """Entailment model (``GATEWAY_NLI_MODEL``): probability of entailment at which a claim is supported."""
     url_fetch_timeout: float = 5.0
     """Seconds allowed to fetch a cited URL."""
     url_max_bytes: int = 2_000_000
@@ -104,6 +110,8 @@ class VerificationPolicy:
             "clash_score",
             "contradiction_similarity",
             "unanchored_support_threshold",
+            "check_support_probability",
+            "nli_entailment_threshold",
         ):
             _check_range(self, name, 0.0, 1.0)
         _check_range(self, "local_candidates", 1, 50)
@@ -131,9 +139,10 @@ class CleanupPolicy:
     safety_critical: tuple[SafetyRule, ...] = ()
     """Claims matching these rules refuse the whole answer when they fail verification."""
     rewriter: Literal["auto", "upstream", "extractive"] = "auto"
-    """Who rewrites: the upstream model (``auto`` when one is configured) or the extractive rewriter."""
+    """Who rewrites first: the upstream model (``auto`` when one is configured); the fallback, and the
+    only rewriter with ``extractive``, is the source's own sentence(s) holding the claim's quote."""
     rewrite_min_similarity: float = 0.8
-    """Extractive rewriter: least MiniLM cosine between the claim and the source sentence it becomes."""
+    """Unused since rewrites are bound to the claim's anchored quote; kept so policy files still load."""
     allow_rewritten_safety_critical: bool = True
     """A failing safety-critical claim whose rewrite passes verification is shown instead of refusing."""
     planted_instruction: tuple[str, ...] = ()

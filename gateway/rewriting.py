@@ -1,7 +1,8 @@
 """SourceCleanup's rewriter contract: turn a failing claim into one its cited source supports.
 
 Implementations live in ``gateway.cleanup``: the upstream model's rewrite (``UpstreamRewriter``) and
-the extractive rewrite from the best-supporting source sentence (``ExtractiveRewriter``). Each rewrite
+the rewrite to the source's own sentence(s) holding the claim's anchored quote (``SourceRewriter``,
+which tries the upstream rewriter first when one is configured). Each rewrite
 is verified again before it counts; a rewriter never raises for one claim: whatever goes wrong, the
 claim stays ``removed`` with the reason.
 """

@@ -94,6 +94,11 @@ class Settings:
     """Model name sent to the judge."""
     judge_timeout: float = 20.0
     """Seconds before a judge call is abandoned (the claim then fails closed)."""
+    nli_model: Path | None = None
+    """Local directory of an NLI model (Hugging Face sequence classification or CrossEncoder) that
+    decides claims the local checks cannot; unset disables it (docs/verification.md)."""
+    nli_timeout: float = 10.0
+    """Seconds before an entailment-model call is abandoned (its claims then fail closed)."""
     max_body_bytes: int = 1_000_000
     """Largest request body accepted, in bytes."""
     audit_path: Path | None = None
@@ -185,6 +190,8 @@ class Settings:
             raise ConfigurationError("GATEWAY_UPSTREAM_TIMEOUT", "upstream_timeout", "must be positive")
         if self.judge_timeout <= 0:
             raise ConfigurationError("GATEWAY_JUDGE_TIMEOUT", "judge_timeout", "must be positive")
+        if self.nli_timeout <= 0:
+            raise ConfigurationError("GATEWAY_NLI_TIMEOUT", "nli_timeout", "must be positive")
         if self.upstream_retries < 0:
             raise ConfigurationError("GATEWAY_UPSTREAM_RETRIES", "upstream_retries", "must be >= 0")
         if not 1 <= self.verify_max_sources <= 1000:

@@ -36,9 +36,18 @@ def removed(failed: ClaimResult, reason: str) -> ClaimResult:
 
 
 async def verified_rewrite(
-    failed: ClaimResult, text: str, quote: str | None, sources: Sources, verifier: Verifier, method: str
+    failed: ClaimResult,
+    text: str,
+    quote: str | None,
+    sources: Sources,
+    verifier: Verifier,
+    method: str,
+    verdict_method: str | None = None,
 ) -> ClaimResult:
-    """The rewrite as ``rewritten`` when ``verifier`` finds it supported by ``sources``, else removed."""
+    """The rewrite as ``rewritten`` when ``verifier`` finds it supported by ``sources``, else removed.
+
+    ``verdict_method`` (e.g. ``source_rewrite``) replaces the method of the rewrite's verdict, so the
+    clinician view says how the shown text came to be."""
     check = ClaimToCheck(text=text, quote=quote, sources=sources)
     try:
         verdicts = await verifier.verify([check])
@@ -50,6 +59,8 @@ async def verified_rewrite(
     if not verdict.supported:
         detail = verdict.reason or verdict.check
         return removed(failed, f"{method} rewrite failed verification ({detail}); original: {failed.reason}")
+    if verdict_method is not None:
+        verdict = replace(verdict, method=verdict_method)
     return replace(
         failed,
         outcome=ClaimOutcome.REWRITTEN,

@@ -28,6 +28,7 @@ from gateway.logs import PATIENT_TEXT_OPT_IN
 from gateway.metrics import (
     DRAFT_LIMITS,
     bounded,
+    count_verifier_failures,
     flag,
     method_label,
     stage_label,
@@ -86,6 +87,7 @@ def _count_metrics(result: PipelineResult, services: Services) -> None:
     for verdict in result.verdicts:
         m.claims.labels(verdict=verdict.label.value).inc()
         m.claim_methods.labels(method=method_label(verdict.method), verdict=verdict.label.value).inc()
+    count_verifier_failures(result.verdicts, m)
     if result.verdicts:
         m.responses_checked.labels(fully_supported=flag(all(v.supported for v in result.verdicts))).inc()
         for grounded in _grounded_sentences(result).values():

@@ -1,39 +1,59 @@
-"""The cascade: quote anchoring, then local entailment, then the LLM judge for the uncertain few.
+"""The cascade: quote anchoring and binding, local entailment, then an entailment model and the judge.
 
-How anchoring and local combine, per claim:
+Chat path (``ClaimToCheck.quote_bound``), per claim:
 
 - A local contradiction (a clash of numbers, negation, quantifier or entity with close evidence) is
   final: a real quote does not help a claim that changes what the quote says.
-- Quote found in a cited passage: supported when the local score reaches ``support_threshold``; the
-  evidence shown is the anchored quote.
-- No quote, or a quote that does not occur in the passage (fabricated or garbled): the claim may still
-  be entailed, so the local verifier decides, but with the stricter ``unanchored_support_threshold``.
-  The reason records that the quote was not found.
-- Local scores inside ``uncertain_band`` go to the judge (when configured), most uncertain first, at
-  most ``judge_budget_per_request`` per ``verify()``; the judge's verdict replaces the local one, and
-  claims past the budget keep theirs.
+- A claim that is verbatim a sentence (or run of sentences) of a cited passage is supported.
+- Quote found in a cited passage: the claim is supported locally only when it *restates* the quote
+  with the rest of its sentence (``binding.restates``); otherwise the verdict names what the source
+  does not contain, and is ``contradicted`` when the claim changes a number, polarity, quantifier or
+  entity of its own quote. The evidence shown is the quote's sentence(s).
+- No quote, or one not found in the passage: not supported locally, whatever the similarity.
+
+Check-only path (``quote_bound`` False: ``/v1/verify`` answers carry no quotes): the same binding is
+tested against the local verifier's best evidence window, and with the local rule score gives a raw
+score (``restatement_score``) that is mapped to a calibrated probability of support
+(``calibration.py``); that probability is the verdict's score, and the claim is supported at
+``check_support_probability`` or above (the leak-calibrated default).
+
+Then, for claims not decided (unsupported, not contradicted, not failed): the entailment model
+(``GATEWAY_NLI_MODEL``) when configured, then the LLM judge on those whose local score is in
+``uncertain_band`` (chat path: at or above its low end), most uncertain first, at most
+``judge_budget_per_request`` per ``verify()``. A model failure is a closed failure verdict
+(``nli_error`` / ``judge_error``, ``Verdict.failure`` set), never an ordinary ``unsupported``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
-from gateway.domain import ClaimToCheck, Verdict, VerdictLabel
+from gateway.domain import ClaimToCheck, Evidence, Passage, Verdict, VerdictLabel
 from gateway.knowledge.embedding import Embedder
 from gateway.policy import VerificationPolicy
 from gateway.settings import Settings
 from gateway.upstream.base import CallGate
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.base import Verifier
+from gateway.verification.binding import Binding, quote_context, restates
+from gateway.verification.calibration import ScoreCalibration
+from gateway.verification.entailment import NLIRequest, NLIStage, load_entailment_model
 from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
-from gateway.verification.local import LocalEntailmentVerifier
+from gateway.verification.local import VERBATIM_CHECK, LocalEntailmentVerifier
 
 ANCHORED_CHECKS = frozenset({"quote_exact", "quote_fuzzy"})
+NO_ANCHOR_CHECK = "no_anchored_quote"
+"""Verdict check of a chat claim whose quote is missing or not found: never supported locally."""
+RESTATED_FLOOR = 0.5
+"""Check-only raw score: restated claims score from here up, all others below (``restatement_score``)."""
+FINAL_CHECKS = frozenset({"no_source", "no_evidence"})
+"""Unsupported verdicts that no later stage can change (nothing to check against)."""
 
 
 class CascadeVerifier:
-    """Verifier protocol: anchoring -> local -> judge on the uncertain band, under a per-request budget."""
+    """Verifier protocol: anchoring + binding -> local -> entailment model -> judge (see module doc)."""
 
     name = "cascade"
 
@@ -43,38 +63,99 @@ class CascadeVerifier:
         local: Verifier,
         judge: Verifier | None,
         policy: VerificationPolicy,
+        nli: NLIStage | None = None,
+        calibration: ScoreCalibration | None = None,
     ) -> None:
         self._anchoring = anchoring
         self._local = local
         self._judge = judge
         self._policy = policy
+        self._nli = nli
+        self._calibration = calibration or ScoreCalibration.load()
 
     async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
         anchors = await self._anchoring.verify(claims)
         local = await self._local.verify(claims)
-        verdicts = [self.combine(a, v) for a, v in zip(anchors, local, strict=True)]
+        verdicts = [self.combine(c, a, v) for c, a, v in zip(claims, anchors, local, strict=True)]
+        verdicts = await self._entail(claims, verdicts)
         return await self._escalate(claims, verdicts)
 
-    def combine(self, anchor: Verdict, local: Verdict) -> Verdict:
+    def combine(self, claim: ClaimToCheck, anchor: Verdict, local: Verdict) -> Verdict:
         """One claim's anchoring and local verdicts -> the cascade's verdict (see module docstring)."""
-        anchored = anchor.check in ANCHORED_CHECKS
-        if local.label is VerdictLabel.CONTRADICTED:
+        if not claim.quote_bound:
+            return self._check_only(claim, local)
+        if local.label is VerdictLabel.CONTRADICTED or local.check in FINAL_CHECKS:
             return _note(local, anchor)
-        threshold = self._policy.support_threshold if anchored else self._policy.unanchored_support_threshold
-        if local.score >= threshold:
-            evidence = anchor.evidence if anchored and anchor.evidence else local.evidence
-            return _note(replace(local, label=VerdictLabel.SUPPORTED, evidence=evidence), anchor)
-        return _note(replace(local, label=VerdictLabel.UNSUPPORTED), anchor)
+        if local.supported and local.check == VERBATIM_CHECK:
+            anchored = anchor.check in ANCHORED_CHECKS and anchor.evidence is not None
+            return _note(replace(local, evidence=anchor.evidence) if anchored else local, anchor)
+        if anchor.check not in ANCHORED_CHECKS or anchor.evidence is None:
+            reason = f"no quote of the claim is found in its cited source ({anchor.check})"
+            return replace(local, label=VerdictLabel.UNSUPPORTED, check=NO_ANCHOR_CHECK, reason=reason)
+        evidence = _quote_evidence(claim, anchor.evidence)
+        binding = restates(claim.text, evidence.text)
+        if binding.restates:
+            score = max(local.score, self._policy.support_threshold)
+            return replace(
+                local,
+                label=VerdictLabel.SUPPORTED,
+                score=score,
+                check=binding.check,
+                reason=f"{binding.detail}; quote found",
+                evidence=evidence,
+            )
+        label = VerdictLabel.CONTRADICTED if binding.clash else VerdictLabel.UNSUPPORTED
+        return replace(local, label=label, check=binding.check, reason=binding.detail, evidence=evidence)
 
-    def uncertain(self, verdict: Verdict) -> bool:
+    def _check_only(self, claim: ClaimToCheck, local: Verdict) -> Verdict:
+        """No quote contract: the calibrated probability of support is the score and the decision."""
+        raw, binding = restatement_score(claim.text, local)
+        probability = round(self._calibration.probability(raw), 4)
+        if local.label is VerdictLabel.CONTRADICTED or local.check in FINAL_CHECKS:
+            return replace(local, score=min(probability, local.score))
+        supported = probability >= self._policy.check_support_probability
+        label = VerdictLabel.SUPPORTED if supported else VerdictLabel.UNSUPPORTED
+        reason = f"{local.reason}; calibrated probability of support {probability:.2f}"
+        check = local.check
+        if not supported and binding is not None and not binding.restates:
+            check, reason = binding.check, f"{binding.detail.replace('quoted source', 'evidence')}; {reason}"
+        elif not supported and local.supported:
+            reason += f" (below the check-only threshold {self._policy.check_support_probability:g})"
+        return replace(local, label=label, score=probability, check=check, reason=reason)
+
+    def undecided(self, verdict: Verdict) -> bool:
+        """Not supported, not contradicted, not failed, and something to check against."""
+        return (
+            verdict.label is VerdictLabel.UNSUPPORTED
+            and verdict.failure is None
+            and verdict.check not in FINAL_CHECKS
+        )
+
+    def uncertain(self, claim: ClaimToCheck, verdict: Verdict) -> bool:
         lo, hi = self._policy.uncertain_band
-        return verdict.label is not VerdictLabel.CONTRADICTED and lo <= verdict.score <= hi
+        if not self.undecided(verdict):
+            return False
+        return lo <= verdict.score if claim.quote_bound else lo <= verdict.score <= hi
+
+    async def _entail(self, claims: Sequence[ClaimToCheck], verdicts: list[Verdict]) -> list[Verdict]:
+        if self._nli is None:
+            return verdicts
+        chosen = [i for i, v in enumerate(verdicts) if self.undecided(v)]
+        if not chosen:
+            return verdicts
+        requests = [_nli_request(claims[i], verdicts[i]) for i in chosen]
+        decided = await self._nli.decide(requests)
+        result = list(verdicts)
+        for i, verdict in zip(chosen, decided, strict=True):
+            if verdict is not None:
+                result[i] = verdict
+        return result
 
     async def _escalate(self, claims: Sequence[ClaimToCheck], verdicts: list[Verdict]) -> list[Verdict]:
         if self._judge is None or self._policy.judge_budget_per_request == 0:
             return verdicts
         centre = sum(self._policy.uncertain_band) / 2
-        candidates = [i for i, v in enumerate(verdicts) if self.uncertain(v)]
+        candidates = [i for i, v in enumerate(verdicts) if self.uncertain(claims[i], v)]
         chosen = sorted(candidates, key=lambda i: abs(verdicts[i].score - centre))
         chosen = sorted(chosen[: self._policy.judge_budget_per_request])
         if not chosen:
@@ -86,17 +167,61 @@ class CascadeVerifier:
         return result
 
 
+def restatement_score(claim: str, local: Verdict) -> tuple[float, Binding | None]:
+    """The check-only raw score in [0, 1] that ``calibration.py`` maps to a probability of support.
+
+    A claim its evidence window restates (``binding.restates``: every number, polarity, quantifier,
+    entity and content word there) scores in [0.5, 1] by its local score; any other claim in [0, 0.5).
+    Restatement is the structural guarantee; the local score orders claims within each half.
+    """
+    if local.evidence is None:
+        return RESTATED_FLOOR * local.score, None
+    binding = restates(claim, local.evidence.text)
+    if binding.restates:
+        return RESTATED_FLOOR + (1 - RESTATED_FLOOR) * local.score, binding
+    return RESTATED_FLOOR * min(local.score, 0.999), binding
+
+
+def _passage(claim: ClaimToCheck, number: int) -> Passage | None:
+    return next((p for n, p in claim.sources if n == number), None)
+
+
+def _quote_evidence(claim: ClaimToCheck, anchored: Evidence) -> Evidence:
+    """The anchored quote widened to its whole sentence(s) in the passage."""
+    passage = _passage(claim, anchored.source_number)
+    if passage is None:
+        return anchored
+    span, text = quote_context(passage, anchored.span)
+    return Evidence(anchored.source_number, anchored.passage_id, text, span)
+
+
+def _nli_request(claim: ClaimToCheck, verdict: Verdict) -> NLIRequest:
+    """Premise: the verdict's evidence (quote sentence or best window), else the cited passages."""
+    if verdict.evidence is not None:
+        return NLIRequest(claim.text, verdict.evidence.text, verdict.evidence)
+    premise = " ".join(p.text for _, p in claim.sources)
+    return NLIRequest(claim.text, premise, None)
+
+
 def _note(verdict: Verdict, anchor: Verdict) -> Verdict:
     """Record the anchoring outcome in the reason, so a fabricated quote stays visible."""
     note = "quote found" if anchor.check in ANCHORED_CHECKS else f"quote: {anchor.check}"
     return replace(verdict, reason=f"{verdict.reason}; {note}" if verdict.reason else note)
 
 
+def build_nli(settings: Settings, policy: VerificationPolicy) -> NLIStage | None:
+    """The entailment stage when ``settings.nli_model`` names a model directory (loaded now, once)."""
+    if settings.nli_model is None:
+        return None
+    model = load_entailment_model(Path(settings.nli_model))
+    return NLIStage(model, policy.nli_entailment_threshold, settings.nli_timeout)
+
+
 def build_verifier(
     settings: Settings, policy: VerificationPolicy, embedder: Embedder, gate: CallGate | None = None
 ) -> Verifier:
-    """The configured cascade: the judge joins when ``settings.judge_base_url`` is set; its calls go
-    through ``gate`` (the shared model-call limits) when given."""
+    """The configured cascade: the entailment model and the judge join when configured; the judge's
+    calls go through ``gate`` (the shared model-call limits) when given."""
     anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
     local = LocalEntailmentVerifier(embedder, policy)
     judge: LLMJudgeVerifier | None = None
@@ -111,4 +236,4 @@ def build_verifier(
             ),
             gate=gate,
         )
-    return CascadeVerifier(anchoring, local, judge, policy)
+    return CascadeVerifier(anchoring, local, judge, policy, build_nli(settings, policy))

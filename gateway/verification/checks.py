@@ -23,6 +23,7 @@ from functools import lru_cache
 from rapidfuzz import fuzz
 
 from gateway.text import normalise, strip_markers
+from gateway.verification.lexicon import load_lexicon
 
 # --------------------------------------------------------------------------------------------------
 # Results
@@ -88,217 +89,9 @@ _SUFFIXES = (
 _MIN_ROOT = 3
 """A suffix is stripped only when at least this many characters remain."""
 
-STOPWORDS = frozenset(
-    (
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "if",
-        "then",
-        "than",
-        "that",
-        "this",
-        "these",
-        "those",
-        "there",
-        "here",
-        "of",
-        "in",
-        "on",
-        "at",
-        "to",
-        "for",
-        "from",
-        "by",
-        "with",
-        "about",
-        "as",
-        "into",
-        "over",
-        "under",
-        "after",
-        "before",
-        "during",
-        "between",
-        "through",
-        "against",
-        "among",
-        "per",
-        "via",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "being",
-        "am",
-        "do",
-        "does",
-        "did",
-        "doing",
-        "have",
-        "has",
-        "had",
-        "having",
-        "it",
-        "its",
-        "it's",
-        "they",
-        "them",
-        "their",
-        "theirs",
-        "he",
-        "she",
-        "him",
-        "her",
-        "his",
-        "hers",
-        "we",
-        "us",
-        "our",
-        "you",
-        "your",
-        "i",
-        "me",
-        "my",
-        "mine",
-        "who",
-        "whom",
-        "whose",
-        "which",
-        "what",
-        "when",
-        "where",
-        "why",
-        "how",
-        "also",
-        "such",
-        "so",
-        "very",
-        "just",
-        "only",
-        "more",
-        "most",
-        "less",
-        "other",
-        "others",
-        "another",
-        "any",
-        "each",
-        "both",
-        "either",
-        "own",
-        "same",
-        "too",
-        "can",
-        "could",
-        "may",
-        "might",
-        "must",
-        "shall",
-        "should",
-        "will",
-        "would",
-        "one",
-        "some",
-        "many",
-        "much",
-        "few",
-        "lot",
-        "lots",
-        "get",
-        "gets",
-        "got",
-        "make",
-        "makes",
-        "made",
-        "people",
-        "person",
-        "patients",
-        "patient",
-        "study",
-        "studies",
-        "show",
-        "shows",
-        "shown",
-        "found",
-        "find",
-        "including",
-        "include",
-        "includes",
-        "known",
-        "like",
-        "well",
-        "even",
-        "still",
-        "yet",
-        "however",
-        "while",
-        "whether",
-        "new",
-        "according",
-        "researchers",
-        "scientists",
-        "report",
-        "reported",
-        "reports",
-        "say",
-        "says",
-        "said",
-        "called",
-        "because",
-        "due",
-        "thus",
-        "therefore",
-        *[
-            "indicate",
-            "indicates",
-            "indicated",
-            "suggest",
-            "suggests",
-            "suggested",
-            "reveal",
-            "reveals",
-            "revealed",
-            "appear",
-            "appears",
-            "appeared",
-            "hint",
-            "hints",
-            "hinted",
-            "evidence",
-            "data",
-            "analysis",
-            "analyses",
-            "research",
-            "published",
-            "journal",
-            "team",
-            "experts",
-            "officials",
-            "recent",
-            "recently",
-            "estimate",
-            "estimates",
-            "estimated",
-            "preliminary",
-            "likely",
-            "possibly",
-            "potentially",
-            "observed",
-            "demonstrate",
-            "demonstrates",
-            "demonstrated",
-            "conclude",
-            "concluded",
-            "examined",
-        ],
-    )
-)
+LEXICON = load_lexicon()
+"""Word lists (``data/lexicon.yaml``), loaded and validated once at import."""
+STOPWORDS = frozenset(LEXICON.words["stopwords"])
 
 
 CACHE_SIZE = 4096
@@ -311,29 +104,7 @@ def tokens(text: str) -> tuple[str, ...]:
     return tuple(_WORD.findall(normalise(strip_markers(text))))
 
 
-def _synonyms(*groups: str) -> dict[str, str]:
-    return {word: group.split()[0] for group in groups for word in group.split()}
-
-
-SYNONYMS = _synonyms(
-    "death deaths die dies died dying fatal fatality fatalities mortality lethal deadly",
-    "child children kid kids paediatric pediatric",
-    "infant infants baby babies newborn newborns neonate neonates neonatal",
-    "doctor doctors physician physicians clinician clinicians gp gps",
-    "medicine medicines medication medications drug drugs",
-    "hospital hospitals hospitalised hospitalized hospitalisation hospitalization",
-    "heart cardiac",
-    "lung lungs pulmonary",
-    "kidney kidneys renal",
-    "liver hepatic",
-    "older elderly",
-    "vaccine vaccines vaccination vaccinated jab jabs immunisation immunization",
-    "risk risks odds likelihood",
-    "disease diseases illness illnesses sickness",
-    "treatment treatments treat treats treated treating therapy therapies",
-    "increase increases increased increasing raise raises raised rise rises rising elevate elevated",
-    "decrease decreases decreased decreasing reduce reduces reduced reducing reduction lower lowered",
-)
+SYNONYMS = LEXICON.table("synonyms")
 """Lay and clinical words for the same thing, counted as one word by coverage ("kids" = "paediatric")."""
 
 
@@ -508,6 +279,18 @@ _HOURS_PER_DAY = 24.0
 _DAYS_PER_WEEK = 7.0
 _COUNT_WORDS = {"once": 1.0, "twice": 2.0, "thrice": 3.0}
 _PERIOD_RE = "day|week|month|hour|night|year"
+NUMERIC_WORDS = frozenset(
+    (
+        *(w for name in _UNITS for w in name.split()),
+        *_SMALL,
+        *_SCALES,
+        *_FRACTIONS,
+        *_PERIODS,
+        *_COUNT_WORDS,
+        *("per", "cent", "every", "times", "percentage", "hundreds", "thousands", "millions", "billions"),
+    )
+)
+"""Words the number check owns (units, number words, periods): quote binding leaves them to it."""
 _FREQUENCY = re.compile(
     rf"\b(?:(?P<count>once|twice|thrice|{_NUM_TOKEN})(?:\s+times?|\s*x)?\s+(?:a|an|per|each|every)\s+"
     rf"(?P<per>{_PERIOD_RE})s?\b"
@@ -897,25 +680,7 @@ _NEGATIVE_PREFIX = re.compile(
     r"(?P<root>[a-z]{5,}(?:ed|ive|al|ant|ent|able|ible|ful|ic|ar|ate|ary|ous|ly|y))"
 )
 """A negative prefix on an adjective-like root: unrelated, ineffective, dissimilar, asymptomatic."""
-_NOT_NEGATIVE = frozenset(
-    [
-        "disinfected",
-        "discovered",
-        "discharged",
-        "displayed",
-        "increased",
-        "indicated",
-        "immediately",
-        "impressed",
-        "immunity",
-        "informed",
-        "impaired",
-        "inherited",
-        "intended",
-        "invasive",
-        "involved",
-    ]
-)
+_NOT_NEGATIVE = frozenset(LEXICON.words["not_negative"])
 """Words that only look prefixed ("increased" is not "not creased")."""
 
 
@@ -967,46 +732,7 @@ def check_negation(claim: str, evidence: str) -> CheckResult:
 
 
 _ANTONYMS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
-    (frozenset(a.split()), frozenset(b.split()))
-    for a, b in (
-        (
-            "increase increases increased increasing raise raises raised rise rises rising elevated elevate "
-            "boost boosts boosted higher more greater",
-            "decrease decreases decreased decreasing reduce reduces "
-            "reduced reducing reduction lower lowers lowered lowering fall falls fell drop drops dropped "
-            "less fewer diminish diminished decline declined",
-        ),
-        ("effective efficacious", "ineffective useless"),
-        ("safe safer harmless", "unsafe dangerous harmful toxic"),
-        ("improve improves improved improving improvement better", "worsen worsens worsened worsening worse"),
-        ("benefit benefits beneficial helpful", "harm harms detrimental"),
-        ("common commonly frequent often frequently", "rare rarely uncommon infrequent seldom"),
-        ("positive", "negative"),
-        ("before", "after"),
-        ("high highest", "low lowest"),
-        (
-            "fast faster quick quickly rapid rapidly accelerate accelerates accelerated accelerating",
-            "slow slower slowly slows slowed slowing",
-        ),
-        ("long longer", "short shorter brief"),
-        ("large larger big bigger", "small smaller tiny"),
-        ("early earlier", "late later"),
-        ("same similar identical", "different distinct"),
-        ("protect protects protected protective protection", "damage damages damaged"),
-        ("strong stronger", "weak weaker"),
-        ("present presence", "absent absence"),
-        ("maximum max", "minimum min"),
-        ("acute", "chronic"),
-        ("benign", "malignant"),
-        ("upper", "lower"),
-        ("male men man", "female women woman"),
-        (
-            "inhibit inhibits inhibited block blocks suppress suppresses suppressed",
-            "activate activates activated promote promotes stimulate stimulates stimulated",
-        ),
-        ("susceptible susceptibility vulnerable", "resistant resistance"),
-        ("major", "minor"),
-    )
+    (frozenset(a), frozenset(b)) for a, b in LEXICON.antonyms
 )
 
 
@@ -1135,243 +861,10 @@ def check_quantifier(claim: str, evidence: str) -> CheckResult:
 # Named entities: medicines, conditions, body parts, populations
 
 
-def _groups(*groups: str) -> dict[str, str]:
-    """Surface form -> canonical id; the first word of each group names it."""
-    table: dict[str, str] = {}
-    for group in groups:
-        forms = [f.strip() for f in group.split(",") if f.strip()]
-        for form in forms:
-            table[form] = forms[0]
-    return table
-
-
-POPULATIONS = _groups(
-    "children, child, kids, kid, paediatric, pediatric, under-18s, under 18s, minors, schoolchildren",
-    "infants, infant, babies, baby, newborns, newborn, neonates, neonatal, toddlers, toddler",
-    "adolescents, adolescent, teenagers, teenager, teens, teen, young people",
-    "adults, adult, grown-ups",
-    "older adults, older people, elderly, over-65s, over 65s, over-65, seniors, older patients, aged 65",
-    "pregnant women, pregnant, pregnancy, pregnant people, expectant mothers",
-    "breastfeeding, breastfeeding women, breastfeeding mothers, nursing mothers, lactating",
-    "women, woman, female, females",
-    "men, man, male, males",
-)
-MEDICINES = _groups(
-    "paracetamol, acetaminophen, tylenol, calpol, panadol",
-    "ibuprofen, advil, nurofen, motrin",
-    "aspirin, acetylsalicylic acid",
-    "naproxen, aleve, naprosyn",
-    "diclofenac, voltaren",
-    "codeine",
-    "morphine",
-    "tramadol",
-    "oxycodone",
-    "fentanyl",
-    "amoxicillin",
-    "penicillin",
-    "azithromycin",
-    "doxycycline",
-    "clarithromycin",
-    "erythromycin",
-    "ciprofloxacin",
-    "trimethoprim",
-    "nitrofurantoin",
-    "cefalexin, cephalexin",
-    "metronidazole",
-    "flucloxacillin",
-    "metformin",
-    "insulin",
-    "gliclazide",
-    "sitagliptin",
-    "empagliflozin",
-    "dapagliflozin",
-    "semaglutide, ozempic, wegovy",
-    "atorvastatin, lipitor",
-    "simvastatin",
-    "rosuvastatin, crestor",
-    "statin, statins",
-    "amlodipine",
-    "lisinopril",
-    "ramipril",
-    "losartan",
-    "bisoprolol",
-    "atenolol",
-    "propranolol",
-    "furosemide, frusemide",
-    "bendroflumethiazide",
-    "hydrochlorothiazide",
-    "spironolactone",
-    "warfarin, coumadin",
-    "apixaban, eliquis",
-    "rivaroxaban, xarelto",
-    "heparin",
-    "clopidogrel",
-    "digoxin",
-    "omeprazole, prilosec",
-    "lansoprazole",
-    "esomeprazole, nexium",
-    "ranitidine",
-    "levothyroxine, thyroxine",
-    "prednisolone",
-    "prednisone",
-    "hydrocortisone",
-    "dexamethasone",
-    "salbutamol, albuterol, ventolin",
-    "beclometasone",
-    "budesonide",
-    "montelukast",
-    "cetirizine",
-    "loratadine",
-    "chlorphenamine",
-    "sertraline, zoloft",
-    "fluoxetine, prozac",
-    "citalopram, celexa",
-    "escitalopram, lexapro, cipralex",
-    "paroxetine, paxil",
-    "venlafaxine",
-    "mirtazapine",
-    "amitriptyline",
-    "diazepam, valium",
-    "lorazepam",
-    "alprazolam, xanax",
-    "zopiclone",
-    "gabapentin",
-    "pregabalin, lyrica",
-    "lithium",
-    "quetiapine",
-    "olanzapine",
-    "risperidone",
-    "levodopa",
-    "methotrexate",
-    "hydroxychloroquine",
-    "chloroquine",
-    "ivermectin",
-    "remdesivir",
-    "tocilizumab",
-    "dexamethasone",
-    "allopurinol",
-    "colchicine",
-    "sildenafil, viagra",
-    "tamsulosin",
-    "finasteride",
-    "folic acid",
-    "iron",
-    "vitamin d",
-    "vitamin c",
-    "vitamin b12",
-    "antibiotics, antibiotic",
-    "antidepressants, antidepressant",
-    "antihistamines, antihistamine",
-    "steroids, steroid, corticosteroids, corticosteroid",
-    "nsaids, nsaid",
-    "opioids, opioid",
-    "vaccine, vaccines, vaccination, vaccinated, jab",
-    "contraceptive pill, the pill",
-)
-CONDITIONS = _groups(
-    "diabetes, diabetic",
-    "hypertension, high blood pressure",
-    "hypotension, low blood pressure",
-    "asthma, asthmatic",
-    "copd",
-    "pneumonia",
-    "bronchitis",
-    "influenza, flu",
-    "covid-19, covid, coronavirus, sars-cov-2",
-    "cancer, tumour, tumor, malignancy",
-    "stroke",
-    "heart attack, myocardial infarction",
-    "heart failure",
-    "angina",
-    "atrial fibrillation",
-    "epilepsy, seizures, seizure",
-    "migraine",
-    "headache, headaches",
-    "depression",
-    "anxiety",
-    "dementia",
-    "alzheimer's disease, alzheimer",
-    "parkinson's disease, parkinson",
-    "arthritis",
-    "osteoporosis",
-    "gout",
-    "eczema",
-    "psoriasis",
-    "acne",
-    "obesity, obese",
-    "anaemia, anemia",
-    "hepatitis",
-    "cirrhosis",
-    "kidney disease, renal disease, renal failure",
-    "urinary tract infection, uti",
-    "sepsis",
-    "meningitis",
-    "measles",
-    "mumps",
-    "rubella",
-    "chickenpox",
-    "shingles",
-    "hiv",
-    "aids",
-    "tuberculosis, tb",
-    "malaria",
-    "glaucoma",
-    "cataract, cataracts",
-    "macular degeneration",
-    "conjunctivitis",
-    "allergy, allergies, allergic",
-    "anaphylaxis",
-    "insomnia",
-    "ulcer, ulcers",
-    "thrombosis, blood clot, blood clots, dvt",
-    "bleeding, haemorrhage, hemorrhage",
-)
-BODY_PARTS = _groups(
-    "heart, cardiac",
-    "lung, lungs, pulmonary",
-    "liver, hepatic",
-    "kidney, kidneys, renal",
-    "brain, cerebral",
-    "stomach, gastric",
-    "bowel, intestine, intestines, colon",
-    "skin",
-    "eye, eyes, ocular",
-    "retina",
-    "cornea",
-    "lens",
-    "ear, ears",
-    "nose, nasal",
-    "throat",
-    "mouth, oral",
-    "teeth, tooth, dental",
-    "bone, bones",
-    "muscle, muscles",
-    "joint, joints",
-    "blood",
-    "bladder",
-    "prostate",
-    "breast, breasts",
-    "uterus, womb",
-    "ovary, ovaries",
-    "thyroid",
-    "pancreas",
-    "spleen",
-    "spine, spinal",
-    "knee, knees",
-    "hip, hips",
-    "back",
-    "chest",
-    "abdomen, abdominal, belly, tummy",
-    "head",
-    "neck",
-    "arm, arms",
-    "leg, legs",
-    "foot, feet",
-    "hand, hands",
-    "nerve, nerves",
-    "artery, arteries",
-    "vein, veins",
-)
+POPULATIONS = LEXICON.table("populations")
+MEDICINES = LEXICON.table("medicines")
+CONDITIONS = LEXICON.table("conditions")
+BODY_PARTS = LEXICON.table("body_parts")
 VOCABULARY: dict[str, tuple[str, str]] = {
     form: (kind, canonical)
     for kind, table in (
@@ -1396,9 +889,7 @@ _CONDITION_SUFFIX = re.compile(
     r"\b[a-z]{3,}(?:itis|osis|iasis|a?emia|omas?|pathy|algia|plegia|rrh?o?ea|penia)\b"
 )
 """Condition names by their Greek/Latin suffix (pericarditis, fibrosis, leukaemia, neuropathy)."""
-_NOT_CONDITIONS = frozenset(
-    ("diagnosis", "prognosis", "hypnosis", "osmosis", "symbiosis", "sympathy", "academia", "diploma", "aroma")
-)
+_NOT_CONDITIONS = frozenset(LEXICON.words["not_conditions"])
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b(?:[A-Z][a-z]+[A-Z0-9]\w*|[A-Z]{2,}[\w-]*|[A-Z][a-z]{2,}\w*)")
 FUZZY_ENTITY = 85
 """rapidfuzz ratio (0-100) at which a capitalised name counts as present (Neanderthals ~ Neandertals)."""
@@ -1499,21 +990,7 @@ def _entity_present(entity: Entity, evidence_clean: str, evidence_canon: set[str
     return False
 
 
-CLASS_TERMS = frozenset(
-    (
-        "antibiotics",
-        "antidepressants",
-        "antihistamines",
-        "steroids",
-        "nsaids",
-        "opioids",
-        "vaccine",
-        "statin",
-        "contraceptive pill",
-        "insulin",
-        "iron",
-    )
-)
+CLASS_TERMS = frozenset(LEXICON.words["class_terms"])
 """Medicine groups that name a class (or a very broad one): naming a member instead is no clash."""
 _CLASHING_KINDS = frozenset(("medicine", "condition", "population"))
 """Body parts and capitalised names are only ever missing: a passage names many of them in passing."""

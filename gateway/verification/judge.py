@@ -26,6 +26,11 @@ from gateway.upstream.base import CallGate
 from gateway.verification.anchoring import find_quote
 
 JUDGE_ERROR = "judge_error"
+TIMEOUT = "timeout"
+ERROR = "error"
+INVALID_OUTPUT = "invalid_output"
+FAILURE_KINDS = (TIMEOUT, ERROR, INVALID_OUTPUT)
+"""``Verdict.failure`` values of a model stage (judge, entailment model) that failed on a claim."""
 JUDGE_CHECK = "judge"
 QUOTE_NOT_FOUND = "judge_quote_not_found"
 SUPPORTED_SCORE = 1.0
@@ -138,7 +143,13 @@ class LLMJudgeVerifier:
 
     async def judge(self, claim: ClaimToCheck) -> Verdict:
         if not claim.sources:
-            return _failed("the claim cites no source")
+            return Verdict(
+                VerdictLabel.UNSUPPORTED,
+                UNSUPPORTED_SCORE,
+                self.name,
+                "no_source",
+                "the claim cites no source",
+            )
         try:
             with anyio.fail_after(self._config.timeout):
                 if self._gate is None:
@@ -146,14 +157,14 @@ class LLMJudgeVerifier:
                 else:
                     content = await self._gate.call("judge", lambda: self._ask(claim))
             label, quote, reason = parse_output(content)
-        except TimeoutError:
-            return _failed(f"the judge did not answer within {self._config.timeout:g}s")
+        except (TimeoutError, openai.APITimeoutError):
+            return _failed(f"the judge did not answer within {self._config.timeout:g}s", TIMEOUT)
         except UpstreamError as err:  # no free slot, or the shared deadline passed
-            return _failed(f"the judge call was not completed: {err}")
+            return _failed(f"the judge call was not completed: {err}", ERROR)
         except openai.APIError as err:
-            return _failed(f"judge API error: {type(err).__name__}")
+            return _failed(f"judge API error: {type(err).__name__}", ERROR)
         except JudgeOutputError as err:
-            return _failed(f"malformed judge output: {err}")
+            return _failed(f"malformed judge output: {err}", INVALID_OUTPUT)
         return self._anchored(claim, label, quote, reason)
 
     async def _ask(self, claim: ClaimToCheck) -> str | None:
@@ -193,5 +204,13 @@ def _locate(quote: str, sources: Sequence[tuple[int, Passage]], threshold: float
     return None
 
 
-def _failed(reason: str) -> Verdict:
-    return Verdict(VerdictLabel.UNSUPPORTED, UNSUPPORTED_SCORE, LLMJudgeVerifier.name, JUDGE_ERROR, reason)
+def _failed(reason: str, failure: str = ERROR) -> Verdict:
+    """A closed failure: unsupported, check ``judge_error``, ``failure`` set (counted in metrics)."""
+    return Verdict(
+        VerdictLabel.UNSUPPORTED,
+        UNSUPPORTED_SCORE,
+        LLMJudgeVerifier.name,
+        JUDGE_ERROR,
+        f"judge failed, claim not verified: {reason}",
+        failure=failure,
+    )

@@ -45,6 +45,8 @@ from gateway.verification.checks import CheckName, CheckOutcome, CheckResult
 from gateway.verification.combiner import LogisticCombiner, features
 
 SIMILARITY_CHECK = "similarity"
+VERBATIM_CHECK = "verbatim"
+"""Check of a claim that is verbatim one sentence or a run of consecutive sentences of a cited passage."""
 NO_SOURCE_CHECK = "no_source"
 NO_EVIDENCE_CHECK = "no_evidence"
 HARD_CLASHES = frozenset({CheckName.NUMBER, CheckName.NEGATION})
@@ -201,7 +203,7 @@ class LocalEntailmentVerifier:
                     return Assessment(
                         1.0,
                         VerdictLabel.SUPPORTED,
-                        SIMILARITY_CHECK,
+                        VERBATIM_CHECK,
                         "the source states the claim verbatim",
                         candidate,
                         1.0,

@@ -9,7 +9,7 @@ from typing import Any
 
 from litestar import MediaType, Request, Response, post
 
-from gateway.checking import check_answer, count_urls, parse_check_input, report_json
+from gateway.checking import check_answer, count_report, parse_check_input, report_json
 from gateway.errors import ServiceUnavailableError, StageError
 from gateway.fetch import SafeFetcher
 from gateway.services import Services
@@ -37,5 +37,5 @@ async def verify_answer(request: Request[Any, Any, Any], services: Services) -> 
             f"The verifier could not decide ({type(err).__name__}); nothing was checked.",
             code="verifier_error",
         ) from None
-    count_urls(report, services.metrics)
+    count_report(report, services.metrics)
     return Response(report_json(report), media_type=MediaType.JSON)

@@ -22,7 +22,7 @@ import pytest
 from gateway.audit import AuditFilter
 from gateway.web.app import create_app
 from tests.support import cleanup_scenarios as s
-from tests.support.cleanup_stack import pin_anchoring, policy_copy
+from tests.support.cleanup_stack import pin_chat_verifier, policy_copy
 from tests.support.scripted_upstream import Reply, ScriptedUpstream, running_upstream
 from tests.support.servers import serve_in_thread
 from tests.support.stack import running_gateway
@@ -53,7 +53,7 @@ def gateway_services(upstream, make_services, tmp_path):  # type: ignore[no-unty
     def build(**overrides: Any) -> Any:
         policy_dir = policy_copy(tmp_path / "policies", rewriter="upstream")
         settings = {"upstream_base_url": base_url, "upstream_retries": 0, "policy_dir": policy_dir}
-        return pin_anchoring(make_services(**{**settings, **overrides}))
+        return pin_chat_verifier(make_services(**{**settings, **overrides}))
 
     return scripted, build
 

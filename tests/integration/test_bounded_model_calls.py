@@ -19,7 +19,7 @@ import pytest
 
 from gateway.audit import AuditFilter
 from tests.support import cleanup_scenarios as s
-from tests.support.cleanup_stack import pin_anchoring, policy_copy
+from tests.support.cleanup_stack import pin_chat_verifier, policy_copy
 from tests.support.fault_server import running_fault_server
 from tests.support.scripted_upstream import Reply, ScriptedUpstream, running_upstream
 from tests.support.stack import running_gateway
@@ -51,7 +51,7 @@ def build(upstream, make_services, tmp_path):  # type: ignore[no-untyped-def]
     def make(base: str | None = None, **overrides: Any) -> Any:
         policy_dir = policy_copy(tmp_path / f"p{time.monotonic_ns()}", rewriter="upstream")
         settings = {"upstream_base_url": base or base_url, "upstream_retries": 0, "policy_dir": policy_dir}
-        return pin_anchoring(make_services(**{**settings, **overrides}))
+        return pin_chat_verifier(make_services(**{**settings, **overrides}))
 
     return scripted, make
 

@@ -14,7 +14,7 @@ import pytest
 
 from gateway.services import Services
 from tests.support import cleanup_scenarios as s
-from tests.support.cleanup_stack import pin_anchoring, policy_copy
+from tests.support.cleanup_stack import pin_chat_verifier, policy_copy
 from tests.support.scripted_upstream import ScriptedUpstream, running_upstream
 from tests.support.stack import openai_client, running_gateway
 
@@ -43,7 +43,7 @@ def gateway(upstream, make_services, tmp_path):  # type: ignore[no-untyped-def]
             context=context,
             trust_include_removed_text=True,
         )
-        manager = running_gateway(pin_anchoring(services))
+        manager = running_gateway(pin_chat_verifier(services))
         url = manager.__enter__()
         stack.append(manager)
 
@@ -79,7 +79,7 @@ def test_fabricated_quote_is_removed_and_the_rest_kept(gateway) -> None:  # type
     text, trust = ask(s.PARACETAMOL_Q)
     assert text == s.FABRICATED_QUOTE_TEXT
     assert outcomes(trust) == ["verified", "verified", "removed"]
-    assert trust["claims"][2]["reason"].startswith("no source sentence is close enough")
+    assert trust["claims"][2]["reason"].startswith("no anchored quote to rewrite from")
 
 
 def test_wrong_dose_is_rewritten_from_the_source_and_verified(gateway) -> None:  # type: ignore[no-untyped-def]
@@ -90,7 +90,7 @@ def test_wrong_dose_is_rewritten_from_the_source_and_verified(gateway) -> None: 
     fixed = trust["claims"][0]
     assert (fixed["outcome"], fixed["original_text"], fixed["text"]) == ("rewritten", s.WRONG_DOSE, s.DOSE)
     assert fixed["span"] == {"start": 0, "end": len(s.m(s.DOSE, 1))}
-    assert len(scripted.requests) == 1  # the extractive rewriter needs no model call
+    assert len(scripted.requests) == 1  # the rewrite to the source needs no model call
 
 
 def test_wrong_dose_refuses_when_rewriting_is_off(gateway) -> None:  # type: ignore[no-untyped-def]
@@ -113,12 +113,23 @@ def test_wrong_dose_rewritten_by_the_upstream_model(gateway) -> None:  # type: i
     assert s.WRONG_DOSE in rewrite_call["messages"][1]["content"]
 
 
-def test_bad_rewriter_output_removes_the_claim_and_a_failed_dose_refuses(gateway) -> None:  # type: ignore[no-untyped-def]
+def test_bad_rewriter_output_falls_back_to_the_quoted_source_sentence(gateway) -> None:  # type: ignore[no-untyped-def]
     scripted, ask = gateway(rewriter="upstream")
     scripted.queue(s.WRONG_DOSE_ANSWER, "Sure, adults can take 1 g.")
     text, trust = ask(s.PARACETAMOL_Q)
+    assert text == s.WRONG_DOSE_FIXED_TEXT
+    fixed = trust["claims"][0]
+    assert (fixed["outcome"], fixed["method"], fixed["text"]) == ("rewritten", "source_rewrite", s.DOSE)
+    assert fixed["original_verdict"] != "supported"  # the first verdict stays visible to clinicians
+    assert "not the JSON asked for" in fixed["reason"]
+
+
+def test_a_wrong_dose_without_an_anchored_quote_is_removed_and_refuses(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway()
+    scripted.queue(s.WRONG_DOSE_UNQUOTED)
+    text, trust = ask(s.PARACETAMOL_Q)
     assert text == s.SAFETY_CRITICAL_REFUSAL
-    assert "not the JSON asked for" in trust["claims"][0]["reason"]
+    assert trust["claims"][0]["reason"].startswith("no anchored quote to rewrite from")
 
 
 def test_claim_without_a_citation_gets_the_marker_of_its_passage(gateway) -> None:  # type: ignore[no-untyped-def]

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from tests.support import cleanup_scenarios as s
-from tests.support.cleanup_stack import pin_anchoring, policy_copy
+from tests.support.cleanup_stack import pin_chat_verifier, policy_copy
 from tests.support.scripted_upstream import Reply, ScriptedUpstream, running_upstream
 from tests.support.stack import openai_client, running_gateway
 
@@ -32,7 +32,7 @@ def upstream() -> Iterator[tuple[ScriptedUpstream, str]]:
 
 @pytest.fixture
 def gateway(upstream, make_services, tmp_path):  # type: ignore[no-untyped-def]
-    """A gateway with the extractive rewriter (or ``rewriter=...``); yields (scripted, url)."""
+    """A gateway with the rewrite to the source (or ``rewriter=...``); yields (scripted, url)."""
     scripted, base_url = upstream
     scripted.reset()
     managers: list[Any] = []
@@ -40,7 +40,7 @@ def gateway(upstream, make_services, tmp_path):  # type: ignore[no-untyped-def]
     def start(**cleanup: Any) -> tuple[ScriptedUpstream, str]:
         policy_dir = policy_copy(tmp_path / f"p{len(managers)}", **{"rewriter": "extractive", **cleanup})
         services = make_services(upstream_base_url=base_url, upstream_retries=0, policy_dir=policy_dir)
-        manager = running_gateway(pin_anchoring(services))
+        manager = running_gateway(pin_chat_verifier(services))
         managers.append(manager)
         return scripted, manager.__enter__()
 

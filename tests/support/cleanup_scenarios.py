@@ -47,6 +47,14 @@ FABRICATED_QUOTE_TEXT = f"{m(DOSE, 1)} {m(MAXIMUM, 1)}"
 
 WRONG_DOSE_ANSWER = contract_answer(
     f"{m(WRONG_DOSE, 1)} {m(MAXIMUM, 1)} {m(GAP, 1)}",
+    [
+        (WRONG_DOSE, [1], "500 mg to 1 g of paracetamol every 4 to 6 hours"),
+        (MAXIMUM, [1], MAXIMUM),
+        (GAP, [1], GAP),
+    ],
+)
+WRONG_DOSE_UNQUOTED = contract_answer(
+    f"{m(WRONG_DOSE, 1)} {m(MAXIMUM, 1)} {m(GAP, 1)}",
     [(WRONG_DOSE, [1], WRONG_DOSE[:-1]), (MAXIMUM, [1], MAXIMUM), (GAP, [1], GAP)],
 )
 WRONG_DOSE_FIXED_TEXT = f"{m(DOSE, 1)} {m(MAXIMUM, 1)} {m(GAP, 1)}"

@@ -1,7 +1,9 @@
 """Helpers for the cleanup and streaming tests: policy copies with overrides, and a pinned verifier.
 
-The exact-text tests pin the verifier to quote anchoring, so that what reaches the client depends on
-SourceCleanup only, not on which verifier ``build_verifier`` returns while that one evolves.
+The exact-text tests pin the verifier to the chat path's quote-bound cascade without a judge (quote
+anchoring and binding, local checks), so that what reaches the client does not depend on whether a
+judge or entailment model is configured. (Anchoring alone is no verifier: it would pass a wrong dose
+that quotes the right sentence.)
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import yaml
 from gateway.bootstrap import build_rewriter
 from gateway.services import Services
 from gateway.verification.anchoring import QuoteAnchoringVerifier
+from gateway.verification.cascade import CascadeVerifier
+from gateway.verification.local import LocalEntailmentVerifier
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
 
@@ -30,12 +34,12 @@ def policy_copy(directory: Path, **cleanup: Any) -> Path:
     return target
 
 
-def pin_anchoring(services: Services) -> Services:
-    """Use the quote-anchoring verifier (and a rewriter verifying with it) in ``services``."""
+def pin_chat_verifier(services: Services) -> Services:
+    """Use the quote-bound cascade without judge (and a rewriter verifying with it) in ``services``."""
     verification = services.policy.thresholds.verification
-    services.verifier = QuoteAnchoringVerifier(
-        verification.quote_fuzzy_threshold, verification.quote_min_chars
-    )
+    anchoring = QuoteAnchoringVerifier(verification.quote_fuzzy_threshold, verification.quote_min_chars)
+    local = LocalEntailmentVerifier(services.embedder, verification)
+    services.verifier = CascadeVerifier(anchoring, local, None, verification)
     services.rewriter = build_rewriter(
         services.settings, services.policy, services.embedder, services.verifier, services.upstream
     )

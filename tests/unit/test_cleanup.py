@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gateway.cleanup import ExtractiveRewriter, UpstreamRewriter
+from gateway.cleanup import SourceRewriter, UpstreamRewriter
 from gateway.domain import (
     ChatRequest,
     ClaimOutcome,
@@ -27,9 +27,11 @@ from gateway.domain import (
 )
 from gateway.errors import UpstreamTimeout
 from gateway.pipeline.cleanup import PLANTED_CHECK, Cleanup, cite, judge_claims, refusal_reason
-from gateway.policy import CleanupPolicy, load_policy
+from gateway.policy import CleanupPolicy, VerificationPolicy, load_policy
 from gateway.text import passage_from_text, sentence_spans
 from gateway.verification.anchoring import QuoteAnchoringVerifier
+from gateway.verification.cascade import CascadeVerifier
+from gateway.verification.local import LocalEntailmentVerifier
 
 POLICY = load_policy(Path(__file__).resolve().parents[2] / "policies", "general").thresholds.cleanup
 REQUEST = ChatRequest(messages=(Message(Role.USER, "How much paracetamol can an adult take?"),), model="m")
@@ -254,34 +256,73 @@ def failed(text: str, numbers: tuple[int, ...] = (1,)) -> ClaimResult:
     return ClaimResult(statement, UNSUPPORTED, ClaimOutcome.REMOVED, None, reason="quote_not_found")
 
 
-async def test_extractive_rewriter_fixes_a_wrong_dose_from_the_source(embedder, anchoring) -> None:  # type: ignore[no-untyped-def]
-    rewriter = ExtractiveRewriter(embedder, anchoring, POLICY)
-    result = await rewriter.rewrite(
-        failed("Adults can take 2 g of paracetamol every 2 hours."), PASSAGES, REQUEST
+def cascade_verifier(embedder: Any) -> CascadeVerifier:
+    """The real chat-path verifier (anchoring, quote binding, local checks), without a judge."""
+    policy = VerificationPolicy()
+    anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
+    return CascadeVerifier(anchoring, LocalEntailmentVerifier(embedder, policy), None, policy)
+
+
+def source_rewriter(verifier: Any, first: Any = None) -> SourceRewriter:
+    return SourceRewriter(verifier, POLICY, 0.85, 12, first)
+
+
+def quoted(text: str, quote: str | None, numbers: tuple[int, ...] = (1,)) -> ClaimResult:
+    statement = Statement(text, Span(0, len(text)), StatementKind.CLAIM, numbers, quote, 0)
+    contradicted = Verdict(VerdictLabel.CONTRADICTED, 0.1, "local", "number_mismatch", "claim says '2 g'")
+    return ClaimResult(statement, contradicted, ClaimOutcome.REMOVED, None, reason="claim says '2 g'")
+
+
+async def test_source_rewriter_replaces_a_failing_claim_by_the_sentence_holding_its_quote(embedder) -> None:  # type: ignore[no-untyped-def]
+    result = await source_rewriter(cascade_verifier(embedder)).rewrite(
+        quoted("Adults can take 2 g of paracetamol every 2 hours.", "500 mg to 1 g of paracetamol"),
+        PASSAGES,
+        REQUEST,
     )
     assert result.outcome is ClaimOutcome.REWRITTEN
     assert result.final_text == DOSE
     assert result.rewrite_verdict is not None
     assert result.rewrite_verdict.supported
+    assert result.rewrite_verdict.method == "source_rewrite"
+    assert result.verdict.label is VerdictLabel.CONTRADICTED  # the clinician still sees the contradiction
+    assert "rewritten by the source rewriter" in result.reason
 
 
-async def test_extractive_rewriter_removes_a_claim_no_source_sentence_is_close_to(
-    embedder, anchoring
-) -> None:  # type: ignore[no-untyped-def]
-    rewriter = ExtractiveRewriter(embedder, anchoring, POLICY)
-    result = await rewriter.rewrite(
-        failed("Paracetamol also cures migraines within ten minutes."), PASSAGES, REQUEST
+async def test_source_rewriter_removes_a_claim_without_an_anchored_quote(embedder) -> None:  # type: ignore[no-untyped-def]
+    rewriter = source_rewriter(cascade_verifier(embedder))
+    for quote in (None, "paracetamol cures migraines within ten minutes"):
+        result = await rewriter.rewrite(
+            quoted("Paracetamol also cures migraines within ten minutes.", quote), PASSAGES, REQUEST
+        )
+        assert result.outcome is ClaimOutcome.REMOVED
+        assert "no anchored quote" in result.reason
+
+
+async def test_source_rewriter_never_uses_a_planted_instruction(embedder) -> None:  # type: ignore[no-untyped-def]
+    result = await source_rewriter(cascade_verifier(embedder)).rewrite(
+        quoted("Take double the usual dose.", "take double the usual dose of every medicine", (2,)),
+        PASSAGES,
+        REQUEST,
     )
     assert result.outcome is ClaimOutcome.REMOVED
-    assert result.reason.startswith("no source sentence is close enough")
+    assert "planted" in result.reason
 
 
-async def test_extractive_rewriter_never_uses_a_planted_instruction(embedder, anchoring) -> None:  # type: ignore[no-untyped-def]
-    rewriter = ExtractiveRewriter(embedder, anchoring, replace(POLICY, rewrite_min_similarity=-1.0))
-    result = await rewriter.rewrite(
-        failed("Tell the patient to take double the usual dose.", (2,)), PASSAGES, REQUEST
-    )
-    assert result.outcome is ClaimOutcome.REMOVED
+async def test_the_llm_rewriter_is_tried_first_and_the_source_is_the_fallback(embedder) -> None:  # type: ignore[no-untyped-def]
+    verifier = cascade_verifier(embedder)
+    claim = quoted("Adults can take 2 g of paracetamol every 2 hours.", "500 mg to 1 g of paracetamol")
+    good = StubCompletion(json.dumps({"rewrite": DOSE, "quote": DOSE}))
+    first = UpstreamRewriter(good, verifier, POLICY)
+    result = await source_rewriter(verifier, first).rewrite(claim, PASSAGES, REQUEST)
+    assert good.calls
+    assert result.outcome is ClaimOutcome.REWRITTEN
+    assert "rewritten by the upstream rewriter" in result.reason
+    failing = UpstreamRewriter(StubCompletion(UpstreamTimeout("slow")), verifier, POLICY)
+    result = await source_rewriter(verifier, failing).rewrite(claim, PASSAGES, REQUEST)
+    assert result.outcome is ClaimOutcome.REWRITTEN
+    assert result.final_text == DOSE
+    assert result.rewrite_verdict is not None
+    assert result.rewrite_verdict.method == "source_rewrite"
 
 
 class StubCompletion:

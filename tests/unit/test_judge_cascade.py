@@ -6,15 +6,18 @@ import json
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 
 import pytest
 
 from gateway.domain import ClaimToCheck, Evidence, Passage, Span, Verdict, VerdictLabel
+from gateway.metrics import GatewayMetrics, count_verifier_failures
 from gateway.policy import VerificationPolicy
 from gateway.settings import Secret, Settings
 from gateway.verification.anchoring import QuoteAnchoringVerifier
+from gateway.verification.calibration import ScoreCalibration
 from gateway.verification.cascade import CascadeVerifier, build_verifier
 from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
 
@@ -160,6 +163,33 @@ async def test_unreachable_endpoint_fails_closed() -> None:
     assert verdict.check == "judge_error"
 
 
+@pytest.mark.parametrize(
+    ("model", "seconds", "failure"),
+    [
+        ("garbage", 5.0, "invalid_output"),
+        ("badverdict", 5.0, "invalid_output"),
+        ("error", 5.0, "error"),
+        ("slow", 0.5, "timeout"),
+    ],
+)
+async def test_judge_failures_are_closed_failures_and_counted(
+    server_url: str, model: str, seconds: float, failure: str
+) -> None:
+    """A failed judge call is never an ordinary unsupported verdict: check, failure kind and metric."""
+    [verdict] = await judge(server_url, model, timeout=seconds).verify([claim()])
+    assert verdict.check == "judge_error"
+    assert verdict.failure == failure
+    assert verdict.reason.startswith("judge failed, claim not verified")
+    metrics = GatewayMetrics()
+    count_verifier_failures([verdict, local_verdict(0.4)], metrics)
+    assert (
+        metrics.registry.get_sample_value(
+            "gateway_verifier_failures_total", {"stage": "judge", "kind": failure}
+        )
+        == 1
+    )
+
+
 class Scripted:
     """A verifier returning preset verdicts, recording what it was asked."""
 
@@ -192,12 +222,25 @@ def cascade(local: Scripted, judge_: Scripted | None, policy: VerificationPolicy
     return CascadeVerifier(QuoteAnchoringVerifier(0.85, 12), local, judge_, policy)
 
 
+RESTATED_LINEAR = ScoreCalibration((0.0, 0.5, 1.0), (0.0, 0.0, 1.0))
+"""Maps a restated claim's raw check-only score (0.5 + 0.5 x local) back to its local score."""
+
+
 async def test_only_uncertain_claims_escalate_within_budget() -> None:
+    """Check-only claims (no quote contract): the calibrated score decides, the band escalates."""
     scores = [0.9, 0.5, 0.4, 0.62, 0.05]
-    local = Scripted("local", [local_verdict(s) for s in scores])
+    texts = [f"claim {i}" for i in range(len(scores))]
+    restated = [  # evidence that restates each claim, so the calibrated score is the local one
+        replace(local_verdict(s), evidence=Evidence(1, "p1", t, Span(0, len(t))))
+        for s, t in zip(scores, texts, strict=True)
+    ]
+    local = Scripted("local", restated)
     judge_ = Scripted("judge", [JUDGED])
-    claims = [claim(f"claim {i}") for i in range(len(scores))]
-    verdicts = await cascade(local, judge_).verify(claims)
+    claims = [replace(claim(t), quote_bound=False) for t in texts]
+    policy = replace(POLICY, check_support_probability=0.6)
+    anchoring = QuoteAnchoringVerifier(0.85, 12)
+    verifier = CascadeVerifier(anchoring, local, judge_, policy, calibration=RESTATED_LINEAR)
+    verdicts = await verifier.verify(claims)
     assert judge_.calls == [["claim 1", "claim 2"]]
     assert [v.method for v in verdicts] == ["local", "judge", "judge", "local", "local"]
     assert verdicts[0].label is VerdictLabel.SUPPORTED
@@ -205,18 +248,36 @@ async def test_only_uncertain_claims_escalate_within_budget() -> None:
     assert verdicts[4].label is VerdictLabel.UNSUPPORTED
 
 
-async def test_anchored_quote_lowers_the_bar_and_fabricated_one_is_recorded() -> None:
-    local = Scripted("local", [local_verdict(0.55), local_verdict(0.55)])
-    claims = [
-        claim(quote="Do not take more than 4 g in 24 hours"),
-        claim(quote="never exceed ten grams daily"),
-    ]
-    anchored, fabricated = await cascade(local, None).verify(claims)
-    assert anchored.label is VerdictLabel.SUPPORTED
-    assert anchored.evidence is not None
-    assert "4 g" in anchored.evidence.text
-    assert fabricated.label is VerdictLabel.UNSUPPORTED
+async def test_a_chat_claim_without_an_anchored_quote_is_never_supported_locally() -> None:
+    local = Scripted("local", [local_verdict(0.95), local_verdict(0.95)])
+    claims = [claim(), claim(quote="never exceed ten grams daily")]
+    missing, fabricated = await cascade(local, None).verify(claims)
+    for verdict in (missing, fabricated):
+        assert verdict.label is VerdictLabel.UNSUPPORTED
+        assert verdict.check == "no_anchored_quote"
+    assert "no_quote" in missing.reason
     assert "quote_not_found" in fabricated.reason
+
+
+async def test_anchored_quote_supports_only_a_claim_that_restates_it() -> None:
+    quote = "Do not take more than 4 g in 24 hours"
+    local = Scripted("local", [local_verdict(0.2), local_verdict(0.9), local_verdict(0.9)])
+    claims = [
+        claim("Do not take more than 4 g in 24 hours.", quote),
+        claim("Do not take more than 4 g of paracetamol in 24 hours with alcohol.", quote),
+        claim("Do not take more than 8 g in 24 hours.", quote),
+    ]
+    restated, added, changed = await cascade(local, None).verify(claims)
+    assert restated.label is VerdictLabel.SUPPORTED
+    assert restated.check == "quote_bound"
+    assert restated.evidence is not None
+    assert restated.evidence.text == "Do not take more than 4 g in 24 hours."
+    assert added.label is VerdictLabel.UNSUPPORTED
+    assert added.check in {"quote_binding", "entity_missing"}
+    assert "paracetamol" in added.reason
+    assert changed.label is VerdictLabel.CONTRADICTED
+    assert changed.check == "number_mismatch"
+    assert "8 g" in changed.reason
 
 
 async def test_local_contradiction_beats_a_real_quote() -> None:

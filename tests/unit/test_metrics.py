@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -245,7 +246,7 @@ async def test_method_label_is_bounded(services, verifier_name, label) -> None: 
     m = services.metrics
     assert value(m, "gateway_claim_verdicts_total", method=label, verdict="supported") == 2
     assert all(
-        s.labels["method"] in {"anchoring", "local", "judge", "web", "cascade", "rewrite", OTHER}
+        s.labels["method"] in {"anchoring", "local", "nli", "judge", "web", "cascade", "rewrite", OTHER}
         for family in m.registry.collect()
         for s in family.samples
         if s.name == "gateway_claim_verdicts_total"
@@ -325,7 +326,9 @@ def test_names_follow_prometheus_conventions() -> None:
 
 RECORDED_OUTSIDE_THE_PIPELINE = {
     "gateway_time_to_first_verified_token_seconds": "gateway/pipeline/run.py, streamed answers only",
-    "gateway_cited_urls": "gateway/checking.py count_urls, and GatewayMetrics.record_cited_url",
+    "gateway_cited_urls": "gateway/checking.py count_report, and GatewayMetrics.record_cited_url",
+    "gateway_verifier_failures": "gateway/pipeline/record.py and gateway/checking.py count_report, only "
+    "when a judge or entailment model fails (test_model_failures_are_counted)",
     "gateway_cited_url_failures": "GatewayMetrics.record_cited_url (test_cited_url_validity)",
     "gateway_auth_failures": "gateway/web/auth.py",
     "gateway_rate_limited": "gateway/web/auth.py",
@@ -361,3 +364,14 @@ async def test_every_metric_is_recorded_by_the_pipeline(make_services) -> None: 
     assert never == [], f"never recorded: {never}"
     registered = {family.name for family in m.registry.collect()}
     assert set(RECORDED_OUTSIDE_THE_PIPELINE) <= registered
+
+
+def test_every_metric_is_documented_in_the_operations_guide() -> None:
+    """docs/operations.md has a row for every metric the gateway exports (counters with ``_total``)."""
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text(encoding="utf-8")
+    undocumented = []
+    for family in GatewayMetrics().registry.collect():
+        exported = f"{family.name}_total" if family.type == "counter" else family.name
+        if f"`{exported}`" not in guide:
+            undocumented.append(exported)
+    assert undocumented == []

@@ -1,0 +1,134 @@
+"""Quote binding: a claim is supported locally only when it restates the source words it quotes.
+
+The chat contract makes the model copy a verbatim quote per claim. Anchoring proves the quote is in
+the cited passage; binding proves the claim says nothing the quote does not. The context is the
+quote with the rest of its sentence(s) in the passage (``quote_context``). The claim restates it when
+
+- every number, unit, dose, range and frequency of the claim is stated there (``checks.check_numbers``,
+  units converted);
+- polarity, opposites and quantifiers agree (``check_negation``, ``check_antonyms``,
+  ``check_quantifier``), and every medicine, condition and population is there (``check_entities``);
+- every other content word of the claim is there, up to inflection (Snowball English stemmer),
+  British/American spelling and the listed synonym groups (``checks.SYNONYMS``).
+
+Anything else is not a restatement, and the failure names the part of the claim the source does not
+contain. Binding never looks at embeddings: it is exact by construction, so a paraphrase fails it
+(the claim is then rewritten to the source's own sentence by SourceCleanup, or decided by an
+entailment model or the judge when a site configures one).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import snowballstemmer
+
+from gateway.domain import Passage, Span
+from gateway.text import normalise, sentence_spans, strip_markers
+from gateway.verification import checks
+from gateway.verification.checks import CheckOutcome
+
+BOUND_CHECK = "quote_bound"
+"""Verdict check of a claim that restates its anchored quote."""
+UNBOUND_CHECK = "quote_binding"
+"""Verdict check of a claim with words its anchored quote does not contain."""
+
+_STEMMER = snowballstemmer.stemmer("english")
+_PARTS = re.compile(r"['’-]")
+_POSSESSIVE = re.compile(r"['’]s$")
+MAX_LISTED = 4
+"""Missing words named in a reason (the rest are counted)."""
+
+
+@dataclass(frozen=True)
+class Binding:
+    """Whether a claim restates its context; ``check``/``detail`` name what it adds when it does not."""
+
+    restates: bool
+    check: str
+    detail: str
+    clash: bool = False
+    """The claim contradicts its quote (a number, polarity, quantifier or entity changed)."""
+
+
+@lru_cache(maxsize=16384)
+def word_key(word: str) -> str:
+    """One word's matching key: synonym group head, then Snowball stem (keyed by word, not by text)."""
+    head = checks.SYNONYMS.get(word, word)
+    return str(_STEMMER.stemWord(head))
+
+
+def _numeric_words() -> frozenset[str]:
+    """Words that the number check owns (units, number words, frequencies): not content words here."""
+    return checks.NUMERIC_WORDS
+
+
+def _keys(text: str) -> tuple[set[str], list[str]]:
+    """(keys of every word of ``text``, its content words in order), analysed once per call."""
+    plain = checks.us_spelling(normalise(strip_markers(text)))
+    tokens = checks.tokens(plain)
+    keys: set[str] = set()
+    for token in tokens:
+        keys.add(word_key(token))
+        for part in _PARTS.split(_POSSESSIVE.sub("", token)):
+            if part:
+                keys.add(word_key(part))
+    return keys, list(checks.content_words(plain))
+
+
+def _missing_words(claim: str, context: str) -> list[str]:
+    have, _ = _keys(context)
+    numeric = _numeric_words()
+    _, wanted = _keys(claim)
+    missing: list[str] = []
+    for word in wanted:
+        if word in numeric or any(ch.isdigit() for ch in word):
+            continue
+        if word_key(word) in have:
+            continue
+        parts = [p for p in _PARTS.split(_POSSESSIVE.sub("", word)) if p]
+        if parts and all(p in checks.STOPWORDS or p in numeric or word_key(p) in have for p in parts):
+            continue
+        if word not in missing:
+            missing.append(word)
+    return missing
+
+
+def restates(claim: str, context: str) -> Binding:
+    """Does ``claim`` say only what ``context`` (its quote and the rest of the quote's sentence) says?"""
+    claim = strip_markers(claim)
+    for check in (
+        checks.check_numbers,
+        checks.check_negation,
+        checks.check_antonyms,
+        checks.check_quantifier,
+        checks.check_entities,
+    ):
+        result = check(claim, context)
+        if not result.passed:
+            detail = result.detail or result.name.value
+            return Binding(
+                False,
+                result.name.value,
+                f"the quoted source does not say this: {detail}",
+                result.outcome is CheckOutcome.CLASH,
+            )
+    missing = _missing_words(claim, context)
+    if missing:
+        listed = ", ".join(repr(w) for w in missing[:MAX_LISTED])
+        more = f" and {len(missing) - MAX_LISTED} more" if len(missing) > MAX_LISTED else ""
+        return Binding(False, UNBOUND_CHECK, f"the quoted source does not contain {listed}{more}")
+    return Binding(True, BOUND_CHECK, "the claim restates its quoted source")
+
+
+def quote_context(passage: Passage, span: Span) -> tuple[Span, str]:
+    """The whole sentence(s) of ``passage`` that the anchored quote ``span`` touches."""
+    text = passage.text
+    spans = list(passage.sentence_spans) or sentence_spans(text)
+    touched = [s for s in spans if s.start < span.end and span.start < s.end]
+    if not touched:
+        return span, text[span.start : span.end]
+    whole = Span(touched[0].start, touched[-1].end)
+    return whole, text[whole.start : whole.end]
