@@ -146,11 +146,21 @@ class Settings:
     """Largest ``k`` one /v1/retrieve request may ask for."""
     embedding_precision: EmbeddingPrecision = "auto"
     """MiniLM arithmetic: auto (bf16 where the CPU has native bfloat16, else fp32), bf16 or fp32."""
+    embedding_threads: int = 0
+    """MiniLM threads per process; 0: one per four cores when serving, every core when ingesting."""
+    embedding_cache_size: int = 4096
+    """Query-sized texts whose embeddings are kept (LRU, about 1.5 KB each); 0 disables the cache."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.retrieve_max_k <= 500:
             raise ConfigurationError("GATEWAY_RETRIEVE_MAX_K", "retrieve_max_k", "must be in 1..500")
         _check_hardening(self)
+        if not 0 <= self.embedding_threads <= 256:
+            raise ConfigurationError("GATEWAY_EMBEDDING_THREADS", "embedding_threads", "must be in 0..256")
+        if not 0 <= self.embedding_cache_size <= 1_000_000:
+            raise ConfigurationError(
+                "GATEWAY_EMBEDDING_CACHE_SIZE", "embedding_cache_size", "must be in 0..1000000"
+            )
         if not 0 < self.clinician_session_hours <= 24 * 30:
             raise ConfigurationError(
                 "GATEWAY_CLINICIAN_SESSION_HOURS", "clinician_session_hours", "must be in (0, 720]"
