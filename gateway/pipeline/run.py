@@ -54,10 +54,15 @@ def new_request_id() -> str:
 @dataclass
 class Timings:
     started: float = field(default_factory=time.perf_counter)
+    triage: float = 0.0
     retrieval: float = 0.0
     upstream: float = 0.0
     verification: float = 0.0
+    badge: float = 0.0
     total: float = 0.0
+    """Seconds from the start to the trust report (badges included); the audit write comes after."""
+    record: float = 0.0
+    """Seconds to write the audit record (committed before the reply) and count the metrics."""
     first_token: float | None = None
     """Seconds from the start to the first verified text handed to a sink (streaming only)."""
 
@@ -105,6 +110,7 @@ async def answer(
     stage = "retrieve"
     try:
         started = time.perf_counter()
+        run.timings.triage = started - run.timings.started
         question = " ".join(run.triage.answerable) or request.question
         retrieval = await retrieve(question, services.store, policy.thresholds.retrieval)
         run.timings.retrieval = time.perf_counter() - started
@@ -288,8 +294,12 @@ class _Run:
             outcome = outcome.with_answer(refusal_message)
         outcome = outcome.with_declined(_notes(self.triage, self.services))
         await self._flush(outcome.answer)
-        self.timings.total = time.perf_counter() - self.timings.started
+        if self.timings.triage == 0.0:  # refused at triage: everything so far was triage
+            self.timings.triage = time.perf_counter() - self.timings.started
+        badging = time.perf_counter()
         report = badge(outcome, self.passages, self.services.policy.tiers, self.services.today())
+        self.timings.badge = time.perf_counter() - badging
+        self.timings.total = time.perf_counter() - self.timings.started
         result = PipelineResult(
             request_id=self.request_id,
             created_at=self.created_at,
@@ -305,5 +315,7 @@ class _Run:
             timings=self.timings,
             error=error,
         )
+        recording = time.perf_counter()
         await record(result, self.services)
+        self.timings.record = time.perf_counter() - recording
         return result
