@@ -117,18 +117,10 @@ def main() -> int:
                     timed_post(client, gateway, 10_000_000 + i)
             raw = tmp / "profile.txt"
             load_before = loadavg()
+            command = [args.py_spy, "record", "--pid", str(process.pid), "--rate", str(args.rate)]
+            command += ["--format", "raw", "--nonblocking", "--duration", str(int(args.duration) + 2)]
             spy = subprocess.Popen(
-                [
-                    args.py_spy,
-                    "record",
-                    "--pid",
-                    str(process.pid),
-                    "--rate",
-                    str(args.rate),
-                    "--format",
-                    "raw",
-                ]
-                + ["--nonblocking", "--duration", str(int(args.duration) + 2), "--output", str(raw)],
+                [*command, "--output", str(raw)],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
             )
