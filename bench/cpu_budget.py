@@ -91,6 +91,7 @@ def main() -> int:
     parser.add_argument(
         "--py-spy", default=shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
     )
+    parser.add_argument("--keep", type=Path, default=None, help="copy py-spy's raw stacks here")
     args = parser.parse_args()
     for item in args.env:
         key, _, value = item.partition("=")
