@@ -37,7 +37,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gateway.domain import ClaimToCheck, Passage, Vector, Verdict
-from gateway.knowledge.embedding import Embedder
+from gateway.knowledge.embedding import Embedder, serving_threads
 from gateway.policy import VerificationPolicy
 from gateway.text import passage_from_text
 from gateway.verification import checks
@@ -222,11 +222,16 @@ async def main() -> int:
     parser.add_argument("--limit", type=int, default=None, help="first N rows of each set only")
     parser.add_argument("--speed", action="store_true", help="only the claims/s table at batches 1, 8, 32")
     parser.add_argument("--repeat", type=int, default=3, help="speed runs per batch size (best is shown)")
+    parser.add_argument(
+        "--threads", type=int, default=serving_threads(), help="MiniLM threads (default: a serving process's)"
+    )
     args = parser.parse_args()
     if not EVAL.is_dir():
         print(f"skipped: {EVAL} is not present")
         return 0
-    embedder = Embedder()
+    # no text cache: repeated runs must measure encoding, not cache hits
+    embedder = Embedder(cache_size=0, threads=args.threads)
+    print(f"MiniLM {embedder.precision}, {args.threads} thread(s)")
     policy = VerificationPolicy()
     local = LocalEntailmentVerifier(embedder, policy)
     anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
