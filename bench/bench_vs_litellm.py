@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import itertools
 import json
 import os
 import re
@@ -47,7 +46,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.bench_gateway import QUESTIONS, five_claim_answer, percentile  # noqa: E402
+from bench.bench_gateway import REPEAT, five_claim_answer, next_question, percentile  # noqa: E402
 from bench.load_test import CLIENT_KEY, start_gateway  # noqa: E402
 from tests.support.scripted_upstream import Reply, ScriptedUpstream, contract_answer  # noqa: E402
 from tests.support.servers import free_port  # noqa: E402
@@ -216,29 +215,13 @@ class Target:
     added: list[float] = field(default_factory=list)
 
 
-REPEAT_QUESTIONS = False
-"""Set by ``--repeat-questions``: cycle five fixed questions (the gateway's embedding cache then hits)."""
+def body_for(question: str) -> dict[str, Any]:
+    return {"model": MODEL, "messages": [{"role": "user", "content": question}]}
 
 
-_INDEX = itertools.count()
-"""Request indices are never reused, so a question is never repeated across rounds or phases."""
-
-
-def question(i: int) -> str:
-    """A distinct question per request index by default, so no embedding is served from the cache."""
-    base = QUESTIONS[i % len(QUESTIONS)]
-    if REPEAT_QUESTIONS:
-        return base
-    return f"I am {18 + i % 70} years old and weigh {45 + (i // 70) % 60} kg. {base}"
-
-
-def body_for(i: int) -> dict[str, Any]:
-    return {"model": MODEL, "messages": [{"role": "user", "content": question(i)}]}
-
-
-def timed_post(client: httpx.Client, target: Target, i: int) -> tuple[float, httpx.Response]:
+def timed_post(client: httpx.Client, target: Target, question: str) -> tuple[float, httpx.Response]:
     started = time.perf_counter()
-    response = client.post(target.url, json=body_for(i), headers=target.headers)
+    response = client.post(target.url, json=body_for(question), headers=target.headers)
     elapsed = (time.perf_counter() - started) * 1000
     if response.status_code != 200:
         raise RuntimeError(f"{target.name}: HTTP {response.status_code}: {response.text[:300]}")
@@ -255,10 +238,10 @@ def sequential_round(client: httpx.Client, direct: Target, targets: list[Target]
     everyone = [direct, *targets]
     round_totals: dict[str, list[float]] = {t.name: [] for t in everyone}
     for i in range(n):
-        index = next(_INDEX)
+        question = next_question()  # the same question to each system in this turn
         for k in range(len(everyone)):
             target = everyone[(i + k) % len(everyone)]
-            elapsed, response = timed_post(client, target, index)
+            elapsed, response = timed_post(client, target, question)
             round_totals[target.name].append(elapsed)
             header = response.headers.get("server-timing")
             if header:
@@ -273,7 +256,7 @@ def sequential_round(client: httpx.Client, direct: Target, targets: list[Target]
 async def concurrent_run(target: Target, concurrency: int, n: int) -> float:
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(timeout=120, headers=target.headers, limits=limits) as client:
-        pending = [next(_INDEX) for _ in range(n)]
+        pending = [next_question() for _ in range(n)]
 
         async def worker() -> None:
             while pending:
@@ -360,8 +343,7 @@ def main() -> int:
         serve_upstream(args.serve_upstream)
         return 0
 
-    global REPEAT_QUESTIONS
-    REPEAT_QUESTIONS = args.repeat_questions
+    REPEAT["questions"] = args.repeat_questions
     executable = ensure_litellm(args.venv)
     processes: list[subprocess.Popen[bytes]] = []
     with tempfile.TemporaryDirectory() as name:
@@ -392,10 +374,10 @@ def main() -> int:
             )
             with httpx.Client(timeout=120) as client:
                 for _ in range(20):  # warm-up: models, connections
-                    index = next(_INDEX)
+                    question = next_question()
                     for target in (direct, litellm, gateway):
-                        timed_post(client, target, index)
-                summary = gateway_answer_summary(client, gateway, next(_INDEX))
+                        timed_post(client, target, question)
+                summary = gateway_answer_summary(client, gateway, next_question())
                 print(f"gateway answers: {summary}", flush=True)
                 loads: list[str] = []
                 for r in range(args.rounds):
@@ -415,9 +397,9 @@ def main() -> int:
     return 0
 
 
-def gateway_answer_summary(client: httpx.Client, gateway: Target, index: int) -> str:
+def gateway_answer_summary(client: httpx.Client, gateway: Target, question: str) -> str:
     """Proof that the full pipeline ran: claims verified, badges attached, not refused."""
-    _, response = timed_post(client, gateway, index)
+    _, response = timed_post(client, gateway, question)
     trust = response.json().get("trust", {})
     summary = trust.get("summary", {})
     badges = sum(1 for claim in trust.get("claims", []) if claim.get("badge"))

@@ -31,6 +31,7 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.bench_gateway import next_question  # noqa: E402
 from bench.bench_vs_litellm import (  # noqa: E402
     Target,
     concurrent_run,
@@ -114,8 +115,8 @@ def main() -> int:
                 process.pid,
             )
             with httpx.Client(timeout=120) as client:
-                for i in range(20):
-                    timed_post(client, gateway, 10_000_000 + i)
+                for _ in range(20):
+                    timed_post(client, gateway, next_question())
             raw = tmp / "profile.txt"
             load_before = loadavg()
             command = [args.py_spy, "record", "--pid", str(process.pid), "--rate", str(args.rate)]
