@@ -148,6 +148,10 @@ class Embedder:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         texts = list(texts)
+        if len(texts) > MAX_COALESCED_TEXTS:  # a bulk call goes in slices, so queries queue between them
+            step = MAX_COALESCED_TEXTS
+            slices = [texts[i : i + step] for i in range(0, len(texts), step)]
+            return np.concatenate([self._encode_coalesced(part) for part in slices])
         if not self._cache_size or len(texts) > CACHEABLE_CALL:
             return self._encode_coalesced(texts)
         rows: list[Vector | None] = [self._cached(t) for t in texts]

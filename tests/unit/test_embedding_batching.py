@@ -204,3 +204,23 @@ def test_a_long_queue_is_served_in_capped_calls_each_led_by_the_next_waiter(
         assert float(results[i][0] @ alone[i]) >= 0.9999
     assert not plain._busy
     assert not plain._queue
+
+
+def test_a_bulk_call_is_encoded_in_slices_that_queries_can_queue_between(
+    plain: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gateway.knowledge.embedding as embedding
+
+    alone = plain.encode(QUESTIONS[:5])
+    monkeypatch.setattr(embedding, "MAX_COALESCED_TEXTS", 2)
+    sizes: list[int] = []
+    real = plain._model_encode
+
+    def counted(texts: list[str]) -> Vector:
+        sizes.append(len(texts))
+        return real(texts)
+
+    monkeypatch.setattr(plain, "_model_encode", counted)
+    sliced = plain.encode(QUESTIONS[:5])
+    assert sizes == [2, 2, 1]
+    assert np.all(_cosines(sliced, alone) >= 0.9999)
