@@ -210,6 +210,8 @@ class Target:
     pid: int | None = None
     totals: list[float] = field(default_factory=list)
     held_added: list[float] = field(default_factory=list)
+    stages: dict[str, list[float]] = field(default_factory=dict)
+    """Server-Timing entries at concurrency 1, by name (the gateway only)."""
     rps16: list[float] = field(default_factory=list)
     cpu_ms: list[float] = field(default_factory=list)
     added: list[float] = field(default_factory=list)
@@ -246,6 +248,8 @@ def sequential_round(client: httpx.Client, direct: Target, targets: list[Target]
             header = response.headers.get("server-timing")
             if header:
                 target.held_added.append(server_ms(header, "total") - server_ms(header, "upstream"))
+                for name, dur in re.findall(r"(\w+);dur=([\d.]+)", header):
+                    target.stages.setdefault(name, []).append(float(dur))
     base = statistics.median(round_totals[direct.name])
     direct.totals += round_totals[direct.name]
     for target in targets:
@@ -306,6 +310,9 @@ def report(
             f"gateway Server-Timing total - upstream (c=1): median {med(gateway.held_added):.1f} ms, "
             f"p95 {percentile(gateway.held_added, 0.95):.1f} ms"
         )
+    if gateway.stages:
+        medians = ", ".join(f"{name} {med(values):.1f}" for name, values in gateway.stages.items())
+        print(f"gateway Server-Timing medians ms (c=1): {medians}")
     per_round = ", ".join(f"{a:.1f}/{b:.1f}" for a, b in zip(litellm.rps16, gateway.rps16, strict=True))
     print(f"requests/s per round (LiteLLM/gateway): {per_round}")
     added_ratio = med(gateway.added) / med(litellm.added)
