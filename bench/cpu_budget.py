@@ -65,7 +65,14 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
 ]
 
 
+LOOP_IN_C = "event loop in C (uvloop, httptools) or waiting for a core"
+"""Samples of the event-loop thread showing no Python frame above ``Runner.run``: C code of uvloop and
+httptools, or a runnable thread that the kernel has not scheduled (py-spy counts it as active)."""
+
+
 def stage_of(stack: str) -> str:
+    if stack.rsplit(";", 1)[-1].startswith("Runner.run ("):
+        return LOOP_IN_C
     for stage, needles in STAGES:
         if any(needle in stack for needle in needles):
             return stage
@@ -92,8 +99,15 @@ def main() -> int:
     parser.add_argument(
         "--py-spy", default=shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
     )
+    parser.add_argument("--from-raw", type=Path, default=None, help="only classify this kept profile")
     parser.add_argument("--keep", type=Path, default=None, help="copy py-spy's raw stacks here")
     args = parser.parse_args()
+    if args.from_raw:
+        counts = read_samples(args.from_raw)
+        total = sum(counts.values())
+        for stage, n in counts.most_common():
+            print(f"{stage:58} {n:8d} {n / total:7.1%}")
+        return 0
     for item in args.env:
         key, _, value = item.partition("=")
         os.environ[key] = value
@@ -153,10 +167,10 @@ def main() -> int:
         f"gateway CPU {cpu_ms:.1f} ms per request (/proc); {total} active samples; "
         f"load {load_before} -> {load_after}"
     )
-    print(f"{'stage':40} {'samples':>8} {'share':>7} {'CPU ms/request':>15}")
-    for stage, _ in [*STAGES, ("other", ())]:
+    print(f"{'stage':58} {'samples':>8} {'share':>7} {'CPU ms/request':>15}")
+    for stage, _ in [*STAGES, (LOOP_IN_C, ()), ("other", ())]:
         n = counts.get(stage, 0)
-        print(f"{stage:40} {n:8d} {n / total:7.1%} {cpu_ms * n / total:15.2f}")
+        print(f"{stage:58} {n:8d} {n / total:7.1%} {cpu_ms * n / total:15.2f}")
     print(
         json.dumps(
             {
