@@ -343,6 +343,7 @@ def main() -> int:
     parser.add_argument("--throughput-requests", type=int, default=320, help="per system per round")
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--knowledge", type=Path, default=REPO / "knowledge")
+    parser.add_argument("--env", action="append", default=[], help="GATEWAY_X=value for the gateway")
     parser.add_argument("--repeat-questions", action="store_true", help="cycle 5 questions (cache hits)")
     parser.add_argument("--serve-upstream", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -351,6 +352,11 @@ def main() -> int:
         return 0
 
     REPEAT["questions"] = args.repeat_questions
+    for item in args.env:
+        key, _, value = item.partition("=")
+        if not key.startswith("GATEWAY_"):
+            parser.error(f"--env {item!r}: only GATEWAY_* variables")
+        os.environ[key] = value
     executable = ensure_litellm(args.venv)
     processes: list[subprocess.Popen[bytes]] = []
     with tempfile.TemporaryDirectory() as name:
