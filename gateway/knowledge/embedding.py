@@ -46,8 +46,8 @@ def serving_threads(cpus: int | None = None) -> int:
     """Model threads for a serving process: one per four cores, at least one.
 
     Measured on 2 cores: with two OpenMP threads, p95 at concurrency 1 rose to ~500 ms whenever another
-    process took a core; one thread removed that tail and cost less CPU per request. Concurrency comes
-    from coalescing requests into one model call and from worker processes, not from intra-op threads.
+    process took a core; one thread removed that tail and cost less CPU per request. Throughput under
+    concurrency comes from coalescing requests' texts into one model call, not from intra-op threads.
     """
     return max(1, (cpus or os.cpu_count() or 1) // 4)
 
