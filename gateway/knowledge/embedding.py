@@ -144,7 +144,11 @@ class Embedder:
         )
 
     def encode(self, texts: Sequence[str]) -> Vector:
-        """One unit vector per text, in order. Exceptions of the model call reach every caller in it."""
+        """One unit vector per text, in order; raises what the model raised for this caller's texts.
+
+        When a coalesced call fails, each caller's texts are encoded again alone, so one caller's bad
+        text cannot fail the others.
+        """
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         texts = list(texts)
@@ -218,7 +222,16 @@ class Embedder:
             for pending in batch:
                 pending.vectors = vectors[offset : offset + len(pending.texts)]
                 offset += len(pending.texts)
-        except BaseException as err:  # every caller in the call gets the failure, none a vector
+        except Exception as err:
+            if len(batch) == 1:
+                batch[0].error = err
+            else:  # one caller's texts must not fail the others: each caller's texts alone, once
+                for pending in batch:
+                    try:
+                        pending.vectors = self._model_encode(pending.texts)
+                    except Exception as own:
+                        pending.error = own
+        except BaseException as err:  # interrupted: every caller in the call gets it, none a vector
             for pending in batch:
                 pending.error = err
         finally:

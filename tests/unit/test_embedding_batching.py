@@ -224,3 +224,40 @@ def test_a_bulk_call_is_encoded_in_slices_that_queries_can_queue_between(
     sliced = plain.encode(QUESTIONS[:5])
     assert sizes == [2, 2, 1]
     assert np.all(_cosines(sliced, alone) >= 0.9999)
+
+
+def test_a_text_that_fails_the_model_fails_only_its_own_caller(
+    plain: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate, sizes = _gate_model(plain, monkeypatch)
+    gated = plain._model_encode
+
+    def poisoned(texts: list[str]) -> Vector:
+        if "poison" in texts:
+            raise ValueError("the tokenizer rejected a text")
+        return gated(texts)
+
+    monkeypatch.setattr(plain, "_model_encode", poisoned)
+    outcomes: dict[int, object] = {}
+    requests = [[QUESTIONS[0]], [QUESTIONS[1]], ["poison"], [QUESTIONS[2]]]
+
+    def call(i: int) -> None:
+        try:
+            outcomes[i] = plain.encode(requests[i])
+        except ValueError as err:
+            outcomes[i] = err
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
+    threads[0].start()
+    while not sizes:
+        time.sleep(0.005)
+    for thread in threads[1:]:
+        thread.start()
+    _wait_for_queue(plain, 3)
+    gate.set()
+    for thread in threads:
+        thread.join(30)
+    assert isinstance(outcomes[2], ValueError)
+    for i in (0, 1, 3):
+        assert isinstance(outcomes[i], np.ndarray), f"caller {i} failed for another caller's text"
+    assert not plain._busy
