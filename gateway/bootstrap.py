@@ -112,7 +112,7 @@ def build_services(
 ) -> Services:
     """Everything a request needs. Pass ``embedder``/``store`` to share already-loaded ones."""
     policy = load_configured_policy(settings)
-    embedder = embedder or Embedder(precision=settings.embedding_precision)
+    embedder = embedder or Embedder.from_settings(settings)
     if store is None:
         store = ChromaStore.open(settings, embedder, search_options(settings, policy))
         ensure_index(store, settings)

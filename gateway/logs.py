@@ -30,7 +30,16 @@ _SECRET_KEY = re.compile(
 )
 """Field names of credentials: ``api_key``, ``metrics_token``, ``authorization``; not ``max_tokens``."""
 _BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}")
-_NOISY_LOGGERS = ("sentence_transformers", "httpx", "httpcore", "chromadb", "transformers", "openai")
+_NOISY_LOGGERS = (
+    "sentence_transformers",
+    "httpx",
+    "httpcore",
+    "httpx2",  # the openai SDK's own httpx fork: an INFO line per upstream call otherwise
+    "httpcore2",
+    "chromadb",
+    "transformers",
+    "openai",
+)
 
 EventDict = MutableMapping[str, Any]
 

@@ -290,7 +290,7 @@ class GatewayMetrics:
         )
         self.rewrites_skipped = Counter(
             "gateway_rewrites_skipped",
-            "Failing claims removed without a finished rewrite: per-request cap or deadline reached.",
+            "Failing claims denied a model rewrite (cap: source rewrite only) or cut at the deadline.",
             ["reason"],
             registry=r,
         )

@@ -17,12 +17,22 @@ from gateway.domain import ChatRequest, ClaimResult, Passage
 
 class Rewriter(Protocol):
     """Given one failed (``removed``) claim, returns it ``rewritten`` with a verified rewrite, or still
-    ``removed`` with the reason the rewrite failed."""
+    ``removed`` with the reason the rewrite failed.
+
+    ``uses_model`` says whether ``rewrite`` may call a chat model; with ``use_model=False`` it must not
+    (the request's cap on model calls was reached), and does only what needs no model.
+    """
 
     name: str
+    uses_model: bool
 
     async def rewrite(
-        self, failed: ClaimResult, passages: Sequence[Passage], request: ChatRequest
+        self,
+        failed: ClaimResult,
+        passages: Sequence[Passage],
+        request: ChatRequest,
+        *,
+        use_model: bool = True,
     ) -> ClaimResult: ...
 
 
@@ -30,8 +40,14 @@ class NoRewriter:
     """Removes every failing claim: used when rewriting is turned off in policy."""
 
     name = "none"
+    uses_model = False
 
     async def rewrite(
-        self, failed: ClaimResult, passages: Sequence[Passage], request: ChatRequest
+        self,
+        failed: ClaimResult,
+        passages: Sequence[Passage],
+        request: ChatRequest,
+        *,
+        use_model: bool = True,
     ) -> ClaimResult:
         return failed

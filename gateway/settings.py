@@ -168,18 +168,28 @@ class Settings:
     max_draft_statements: int = 300
     """Most statements one model reply may split into; more is refused as malformed_output."""
     max_rewrites_per_request: int = 8
-    """Most rewrite calls one request may make; further failing claims are removed unrewritten."""
+    """Most model rewrite calls one request may make; further failing claims get only the source rewrite."""
     trust_include_removed_text: bool = False
     """Put the text of removed claims in the client's trust object. Clinician-facing clients only."""
     auth_failures_per_minute: float = 10.0
     """Failed authentications per minute a client address may make before it gets 429s; 0 disables."""
     auth_failures_burst: int = 10
     """Failed authentications a client address may make at once before the per-minute rate applies."""
+    embedding_threads: int = 0
+    """MiniLM threads per process; 0: one per four cores when serving, every core when ingesting."""
+    embedding_cache_size: int = 4096
+    """Query-sized texts whose embeddings are kept (LRU, about 1.5 KB each); 0 disables the cache."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.retrieve_max_k <= 500:
             raise ConfigurationError("GATEWAY_RETRIEVE_MAX_K", "retrieve_max_k", "must be in 1..500")
         _check_hardening(self)
+        if not 0 <= self.embedding_threads <= 256:
+            raise ConfigurationError("GATEWAY_EMBEDDING_THREADS", "embedding_threads", "must be in 0..256")
+        if not 0 <= self.embedding_cache_size <= 1_000_000:
+            raise ConfigurationError(
+                "GATEWAY_EMBEDDING_CACHE_SIZE", "embedding_cache_size", "must be in 0..1000000"
+            )
         if not 0 < self.clinician_session_hours <= 24 * 30:
             raise ConfigurationError(
                 "GATEWAY_CLINICIAN_SESSION_HOURS", "clinician_session_hours", "must be in (0, 720]"

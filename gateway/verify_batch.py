@@ -33,7 +33,7 @@ def build_components(settings: Settings) -> tuple[Verifier, SafeFetcher]:
     from gateway.knowledge.embedding import Embedder
 
     policy = load_configured_policy(settings)
-    embedder = Embedder(precision=settings.embedding_precision)
+    embedder = Embedder.from_settings(settings, bulk=True)
     return build_verifier(settings, policy, embedder), build_fetcher(settings, policy)
 
 

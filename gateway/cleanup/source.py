@@ -44,12 +44,18 @@ class SourceRewriter:
         self._threshold = quote_threshold
         self._min_chars = quote_min_chars
         self._first = first
+        self.uses_model = first is not None and first.uses_model
 
     async def rewrite(
-        self, failed: ClaimResult, passages: Sequence[Passage], request: ChatRequest
+        self,
+        failed: ClaimResult,
+        passages: Sequence[Passage],
+        request: ChatRequest,
+        *,
+        use_model: bool = True,
     ) -> ClaimResult:
         earlier = ""
-        if self._first is not None:
+        if self._first is not None and use_model:
             tried = await self._first.rewrite(failed, passages, request)
             if tried.outcome is ClaimOutcome.REWRITTEN:
                 return tried

@@ -74,6 +74,7 @@ def parse_rewrite(raw: str) -> tuple[str, str] | None:
 
 class UpstreamRewriter:
     name = "upstream"
+    uses_model = True
 
     def __init__(self, client: CompletionClient, verifier: Verifier, policy: CleanupPolicy) -> None:
         self._client = client
@@ -81,8 +82,15 @@ class UpstreamRewriter:
         self._policy = policy
 
     async def rewrite(
-        self, failed: ClaimResult, passages: Sequence[Passage], request: ChatRequest
+        self,
+        failed: ClaimResult,
+        passages: Sequence[Passage],
+        request: ChatRequest,
+        *,
+        use_model: bool = True,
     ) -> ClaimResult:
+        if not use_model:
+            return failed
         sources = cited_sources(failed.statement, passages)
         try:
             raw = await self._client.complete(

@@ -98,7 +98,7 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
         source_name = str(path)
     if args.limit is not None:
         questions = questions[: max(args.limit, 0)]
-    embedder = Embedder(precision=settings.embedding_precision)
+    embedder = Embedder.from_settings(settings)
     services: Services | None = None
     if not args.replay:
         services = _wire_systems(args, settings, embedder, wiring)

@@ -90,7 +90,7 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdout) 
     if not paths and not args.delete:
         paths = [settings.knowledge_dir or bundled("knowledge")]
     tiers_by_org = _tier_map(args.tier_map)
-    embedder = Embedder(precision=settings.embedding_precision)
+    embedder = Embedder.from_settings(settings, bulk=True)
     store = ChromaStore.open(settings, embedder)
     ingestor = Ingestor(
         store,

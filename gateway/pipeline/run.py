@@ -63,10 +63,15 @@ def new_request_id() -> str:
 @dataclass
 class Timings:
     started: float = field(default_factory=time.perf_counter)
+    triage: float = 0.0
     retrieval: float = 0.0
     upstream: float = 0.0
     verification: float = 0.0
+    badge: float = 0.0
     total: float = 0.0
+    """Seconds from the start to the trust report (badges included); the audit write comes after."""
+    record: float = 0.0
+    """Seconds to write the audit record (committed before the reply) and count the metrics."""
     first_token: float | None = None
     """Seconds from the start to the first verified text handed to a sink (streaming only)."""
 
@@ -163,6 +168,7 @@ async def _answer(run: _Run) -> PipelineResult:
     stage = "retrieve"
     try:
         started = time.perf_counter()
+        run.timings.triage = started - run.timings.started
         question = " ".join(run.triage.answerable) or request.question
         retrieval = await retrieve(question, services.store, policy.thresholds.retrieval)
         run.timings.retrieval = time.perf_counter() - started
@@ -302,17 +308,20 @@ class _Run:
     async def clean_up(self, cleaning: Cleanup) -> None:
         """Rewrite the failing claims concurrently; release each sentence as soon as it is final.
 
-        Bounded: at most ``max_rewrites_per_request`` rewrites start (the rest stay removed), and all
-        of them must finish within what is left of the request's model deadline (``upstream_deadline``
-        from the start of the draft); a rewrite still running then is cancelled and its claim removed.
+        Bounded: at most ``max_rewrites_per_request`` rewrites may call the model (the rest get only
+        the rewrite to their quoted source, which needs none), and all of them must finish within what
+        is left of the request's model deadline (``upstream_deadline`` from the start of the draft); a
+        rewrite still running then is cancelled and its claim removed.
         """
         await self.release(*cleaning.ready())
         wanted = cleaning.start_rewrites()
-        cap = self.services.settings.max_rewrites_per_request
-        for index in wanted[cap:]:
-            reason = f"not rewritten: the per-request cap of {cap} rewrites was reached"
-            self._skip(cleaning, index, "cap", reason)
+        rewriter = self.services.rewriter
+        cap = self.services.settings.max_rewrites_per_request if rewriter.uses_model else len(wanted)
         tasks = {i: asyncio.create_task(self._rewrite(cleaning.results[i])) for i in wanted[:cap]}
+        note = f"not rewritten by the model: the per-request cap of {cap} model rewrites was reached"
+        for index in wanted[cap:]:
+            self.services.metrics.rewrites_skipped.labels(reason="cap").inc()
+            tasks[index] = asyncio.create_task(self._rewrite(cleaning.results[index], note))
         deadline = self.services.settings.upstream_deadline
         resolved: set[int] = set()
         try:  # each call ends by the request deadline (LimitedUpstream); this is the backstop
@@ -339,10 +348,13 @@ class _Run:
         cleaning.resolve(index, replace(failed, reason=f"{reason}; {failed.reason}"))
         self.services.metrics.rewrites_skipped.labels(reason=why).inc()
 
-    async def _rewrite(self, failed: ClaimResult) -> ClaimResult:
-        """One claim's rewrite. A crash removes that claim (counted, logged), never the stream's integrity."""
+    async def _rewrite(self, failed: ClaimResult, capped: str | None = None) -> ClaimResult:
+        """One claim's rewrite (without a model call when ``capped`` says why). A crash removes that
+        claim (counted, logged), never the stream's integrity."""
         try:
-            return await self.services.rewriter.rewrite(failed, self.passages, self.request)
+            result = await self.services.rewriter.rewrite(
+                failed, self.passages, self.request, use_model=capped is None
+            )
         except Exception as err:
             self.services.metrics.stage_errors.labels(stage="rewrite").inc()
             log.error("rewrite_failed", request_id=self.request_id, error=type(err).__name__)
@@ -355,6 +367,7 @@ class _Run:
                 reason=reason,
                 safety_critical=failed.safety_critical,
             )
+        return replace(result, reason=f"{capped}; {result.reason}") if capped else result
 
     async def release(self, *pieces: str) -> None:
         """Hand verified sentences to the sink; the first stamps the time to the first verified token."""
@@ -417,8 +430,12 @@ class _Run:
         self, outcome: Outcome, error: StageError | None, interruption: str | None
     ) -> PipelineResult:
         self.recorded = True
-        self.timings.total = time.perf_counter() - self.timings.started
+        if self.timings.triage == 0.0:  # refused at triage: everything so far was triage
+            self.timings.triage = time.perf_counter() - self.timings.started
+        badging = time.perf_counter()
         report = badge(outcome, self.passages, self.services.policy.tiers, self.services.today())
+        self.timings.badge = time.perf_counter() - badging
+        self.timings.total = time.perf_counter() - self.timings.started
         result = PipelineResult(
             request_id=self.request_id,
             created_at=self.created_at,
@@ -436,5 +453,7 @@ class _Run:
             interruption=interruption,
             sent=self.sent,
         )
+        recording = time.perf_counter()
         await record(result, self.services)
+        self.timings.record = time.perf_counter() - recording
         return result

@@ -10,6 +10,7 @@ from typing import Any
 import structlog
 from litestar import MediaType, Request, Response, get, post
 from litestar.response import Stream
+from litestar.serialization import encode_json
 
 from gateway.errors import AuditError, ServiceUnavailableError
 from gateway.pipeline.run import PipelineResult, answer, open_request, stream_answer
@@ -31,6 +32,7 @@ REQUEST_ID_HEADER = "x-request-id"
     operation_class=with_body(CHAT_BODY, "An OpenAI chat completion request (text only; n=1; no tools)."),
 )
 async def chat_completions(request: Request[Any, Any, Any], services: Services) -> Response[Any]:
+    held = time.perf_counter()
     chat = parse_chat_request(await request.body(), RequestLimits.from_settings(services.settings))
     try:  # the provisional audit row, before any work and any text
         opened = await open_request(chat, services)
@@ -43,13 +45,18 @@ async def chat_completions(request: Request[Any, Any, Any], services: Services) 
             media_type="text/event-stream",
             headers={REQUEST_ID_HEADER: request_id, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
+    parsed = time.perf_counter()
     try:
         result = await answer(chat, services, opened=opened)
     except AuditError as err:  # the final record failed: the answer is not sent
         raise _audit_unavailable() from err
+    serialising = time.perf_counter()
     trust = trust_json(result, services.policy.tiers, services.today(), services.settings)
-    headers = {REQUEST_ID_HEADER: result.request_id, "Server-Timing": server_timing(result)}
-    return Response(completion_json(result, chat.model, trust), media_type=MediaType.JSON, headers=headers)
+    body = encode_json(completion_json(result, chat.model, trust))
+    done = time.perf_counter()
+    timing = server_timing(result, parse=parsed - held, serialise=done - serialising, held=done - held)
+    headers = {REQUEST_ID_HEADER: result.request_id, "Server-Timing": timing}
+    return Response(body, media_type=MediaType.JSON, headers=headers)
 
 
 def _audit_unavailable() -> ServiceUnavailableError:
@@ -59,10 +66,25 @@ def _audit_unavailable() -> ServiceUnavailableError:
     )
 
 
-def server_timing(result: PipelineResult) -> str:
-    """Stage durations in the standard Server-Timing header, so clients can see what the gateway adds."""
+def server_timing(result: PipelineResult, *, parse: float, serialise: float, held: float) -> str:
+    """Stage durations in the standard Server-Timing header, so clients can see what the gateway adds.
+
+    ``total`` is the whole time the handler held the request: parsing, the provisional audit row, the
+    pipeline (badges and the committed audit record included) and JSON serialisation; only the socket
+    write comes after it.
+    """
     t = result.timings
-    stages = {"retrieve": t.retrieval, "upstream": t.upstream, "verify": t.verification, "total": t.total}
+    stages = {
+        "parse": parse,
+        "triage": t.triage,
+        "retrieve": t.retrieval,
+        "upstream": t.upstream,
+        "verify": t.verification,
+        "badge": t.badge,
+        "record": t.record,
+        "serialise": serialise,
+        "total": held,
+    }
     return ", ".join(f"{name};dur={seconds * 1000:.1f}" for name, seconds in stages.items())
 
 

@@ -264,3 +264,30 @@ def test_sdk_raises_its_own_error_type_for_gateway_4xx(gateway) -> None:  # type
     with pytest.raises(openai.BadRequestError) as info:
         openai_client(url).chat.completions.create(model="m", messages=[])
     assert info.value.body["param"] == "messages"  # type: ignore[index]
+
+
+def test_server_timing_names_every_stage_and_its_total_covers_them(gateway) -> None:  # type: ignore[no-untyped-def]
+    """``total`` is the whole time the gateway held the request: badges, the audit commit and JSON too."""
+    scripted, url, services = gateway
+    scripted.queue(supported_answer())
+    response = httpx.post(
+        f"{url}/v1/chat/completions",
+        json={
+            "model": "m",
+            "messages": [{"role": "user", "content": "How much paracetamol can an adult take?"}],
+        },
+        headers={"Authorization": "Bearer test-key"},
+        timeout=30,
+    )
+    assert response.status_code == 200
+    entries = {
+        name.strip(): float(dur.removeprefix("dur="))
+        for name, dur in (part.split(";") for part in response.headers["server-timing"].split(","))
+    }
+    stages = ["parse", "triage", "retrieve", "upstream", "verify", "badge", "record", "serialise"]
+    assert list(entries) == [*stages, "total"]
+    assert all(entries[s] >= 0 for s in stages)
+    assert entries["upstream"] > 0
+    assert entries["record"] > 0  # the audit write happened before the reply and is counted
+    assert entries["total"] + 0.1 * len(stages) >= sum(entries[s] for s in stages)
+    assert services.audit.get(response.headers["x-request-id"]) is not None

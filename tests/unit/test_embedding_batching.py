@@ -1,0 +1,263 @@
+"""The embedder's group-commit coalescing, its text cache and its thread settings."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from gateway.domain import Vector
+from gateway.errors import ConfigurationError
+from gateway.knowledge.embedding import (
+    CACHEABLE_CALL,
+    CACHEABLE_CHARS,
+    Embedder,
+    bulk_threads,
+    serving_threads,
+)
+from gateway.settings import Settings
+
+QUESTIONS = [
+    "How much paracetamol can an adult take in one day?",
+    "What are the early signs of type 2 diabetes?",
+    "How should eye drops be used after cataract surgery?",
+    "Can ibuprofen upset the stomach?",
+    "How is high blood pressure treated?",
+    "What causes gout attacks?",
+    "Is it safe to drive after a general anaesthetic?",
+    "When should a fever in a child be checked by a doctor?",
+]
+
+
+@pytest.fixture(scope="module")
+def plain() -> Embedder:
+    """An embedder without cache, so every text reaches the model."""
+    return Embedder(cache_size=0)
+
+
+def _cosines(a: Vector, b: Vector) -> Vector:
+    return (a * b).sum(axis=1)
+
+
+def _gate_model(embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, list[int]]:
+    """Make the first model call wait until the test opens the gate; record each call's size."""
+    gate = threading.Event()
+    sizes: list[int] = []
+    real: Callable[[list[str]], Vector] = embedder._model_encode
+
+    def gated(texts: list[str]) -> Vector:
+        sizes.append(len(texts))
+        if len(sizes) == 1:
+            assert gate.wait(30)
+        return real(texts)
+
+    monkeypatch.setattr(embedder, "_model_encode", gated)
+    return gate, sizes
+
+
+def _wait_for_queue(embedder: Embedder, length: int) -> None:
+    deadline = time.monotonic() + 30
+    while len(embedder._queue) < length:
+        assert time.monotonic() < deadline, "callers never queued"
+        time.sleep(0.005)
+
+
+def test_concurrent_callers_are_encoded_in_one_call_and_get_exactly_their_own_vectors(
+    plain: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    requests = [QUESTIONS[i : i + 1 + i % 3] for i in range(len(QUESTIONS))]
+    alone = [plain.encode(texts) for texts in requests]
+    gate, sizes = _gate_model(plain, monkeypatch)
+    results: dict[int, Vector] = {}
+
+    def call(i: int) -> None:
+        results[i] = plain.encode(requests[i])
+
+    first = threading.Thread(target=call, args=(0,))
+    first.start()
+    while not sizes:  # the first caller leads at once and is now inside the model
+        time.sleep(0.005)
+    others = [threading.Thread(target=call, args=(i,)) for i in range(1, len(requests))]
+    for thread in others:
+        thread.start()
+    _wait_for_queue(plain, len(others))
+    gate.set()
+    for thread in [first, *others]:
+        thread.join(30)
+    assert sizes == [len(requests[0]), sum(len(t) for t in requests[1:])]  # one call for all who queued
+    for i, texts in enumerate(requests):
+        assert results[i].shape == (len(texts), Embedder.dimensions)
+        assert np.all(_cosines(results[i], alone[i]) >= 0.9999), f"caller {i} got another caller's vectors"
+    assert not plain._busy
+    assert not plain._queue
+
+
+def test_a_model_failure_reaches_every_caller_in_the_call_and_the_embedder_recovers(
+    plain: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = threading.Event()
+    calls: list[int] = []
+    real = plain._model_encode
+
+    def failing(texts: list[str]) -> Vector:
+        calls.append(len(texts))
+        if len(calls) == 1:
+            assert gate.wait(30)
+            return real(texts)
+        raise RuntimeError("model exploded")
+
+    monkeypatch.setattr(plain, "_model_encode", failing)
+    outcomes: dict[int, object] = {}
+
+    def call(i: int) -> None:
+        try:
+            outcomes[i] = plain.encode([QUESTIONS[i]])
+        except RuntimeError as err:
+            outcomes[i] = err
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
+    threads[0].start()
+    while not calls:
+        time.sleep(0.005)
+    for thread in threads[1:]:
+        thread.start()
+    _wait_for_queue(plain, 3)
+    gate.set()
+    for thread in threads:
+        thread.join(30)
+    assert isinstance(outcomes[0], np.ndarray)
+    for i in (1, 2, 3):
+        assert isinstance(outcomes[i], RuntimeError)
+        assert "model exploded" in str(outcomes[i])
+    monkeypatch.setattr(plain, "_model_encode", real)
+    assert plain.encode([QUESTIONS[0]]).shape == (1, Embedder.dimensions)
+
+
+def test_one_caller_alone_is_encoded_at_once(plain: Embedder) -> None:
+    before = plain.model_calls
+    for question in QUESTIONS[:3]:
+        plain.encode_one(question)
+    assert plain.model_calls == before + 3
+    assert not plain._busy
+
+
+def test_cache_serves_repeated_texts_without_the_model_and_stays_bounded() -> None:
+    embedder = Embedder(cache_size=3)
+    first = embedder.encode(QUESTIONS[:2])
+    calls = embedder.model_calls
+    again = embedder.encode([QUESTIONS[1], QUESTIONS[0], QUESTIONS[1]])
+    assert embedder.model_calls == calls  # all three rows from the cache
+    assert np.allclose(again, first[[1, 0, 1]])
+    again[0] *= 2  # the caller's array is its own; the cache is not changed through it
+    assert np.allclose(embedder.encode([QUESTIONS[1]])[0], first[1])
+    for question in QUESTIONS[2:7]:
+        embedder.encode_one(question)
+    assert embedder.cache_len == 3
+    embedder.encode_one("x" * (CACHEABLE_CHARS + 1))
+    assert embedder.cache_len == 3
+    assert ("x" * (CACHEABLE_CHARS + 1)) not in embedder._cache
+    bulk = [f"sentence number {i} about nothing" for i in range(CACHEABLE_CALL + 1)]
+    kept = list(embedder._cache)
+    embedder.encode(bulk)
+    assert list(embedder._cache) == kept  # bulk calls (ingestion) never evict the query cache
+
+
+def test_thread_defaults_and_settings_validation() -> None:
+    assert serving_threads(2) == 1
+    assert serving_threads(16) == 4
+    assert bulk_threads(2) == 2
+    assert Settings.from_env({"GATEWAY_EMBEDDING_THREADS": "2"}).embedding_threads == 2
+    with pytest.raises(ConfigurationError, match="GATEWAY_EMBEDDING_THREADS"):
+        Settings.from_env({"GATEWAY_EMBEDDING_THREADS": "-1"})
+    with pytest.raises(ConfigurationError, match="GATEWAY_EMBEDDING_CACHE_SIZE"):
+        Settings.from_env({"GATEWAY_EMBEDDING_CACHE_SIZE": "-5"})
+
+
+def test_a_long_queue_is_served_in_capped_calls_each_led_by_the_next_waiter(
+    plain: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gateway.knowledge.embedding as embedding
+
+    monkeypatch.setattr(embedding, "MAX_COALESCED_TEXTS", 2)
+    alone = plain.encode(QUESTIONS[:6])
+    gate, sizes = _gate_model(plain, monkeypatch)
+    results: dict[int, Vector] = {}
+
+    def call(i: int) -> None:
+        results[i] = plain.encode([QUESTIONS[i]])
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(6)]
+    threads[0].start()
+    while not sizes:
+        time.sleep(0.005)
+    for thread in threads[1:]:
+        thread.start()
+    _wait_for_queue(plain, 5)
+    gate.set()
+    for thread in threads:
+        thread.join(30)
+    assert sizes == [1, 2, 2, 1]
+    for i in range(6):
+        assert float(results[i][0] @ alone[i]) >= 0.9999
+    assert not plain._busy
+    assert not plain._queue
+
+
+def test_a_bulk_call_is_encoded_in_slices_that_queries_can_queue_between(
+    plain: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gateway.knowledge.embedding as embedding
+
+    alone = plain.encode(QUESTIONS[:5])
+    monkeypatch.setattr(embedding, "MAX_COALESCED_TEXTS", 2)
+    sizes: list[int] = []
+    real = plain._model_encode
+
+    def counted(texts: list[str]) -> Vector:
+        sizes.append(len(texts))
+        return real(texts)
+
+    monkeypatch.setattr(plain, "_model_encode", counted)
+    sliced = plain.encode(QUESTIONS[:5])
+    assert sizes == [2, 2, 1]
+    assert np.all(_cosines(sliced, alone) >= 0.9999)
+
+
+def test_a_text_that_fails_the_model_fails_only_its_own_caller(
+    plain: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate, sizes = _gate_model(plain, monkeypatch)
+    gated = plain._model_encode
+
+    def poisoned(texts: list[str]) -> Vector:
+        if "poison" in texts:
+            raise ValueError("the tokenizer rejected a text")
+        return gated(texts)
+
+    monkeypatch.setattr(plain, "_model_encode", poisoned)
+    outcomes: dict[int, object] = {}
+    requests = [[QUESTIONS[0]], [QUESTIONS[1]], ["poison"], [QUESTIONS[2]]]
+
+    def call(i: int) -> None:
+        try:
+            outcomes[i] = plain.encode(requests[i])
+        except ValueError as err:
+            outcomes[i] = err
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
+    threads[0].start()
+    while not sizes:
+        time.sleep(0.005)
+    for thread in threads[1:]:
+        thread.start()
+    _wait_for_queue(plain, 3)
+    gate.set()
+    for thread in threads:
+        thread.join(30)
+    assert isinstance(outcomes[2], ValueError)
+    for i in (0, 1, 3):
+        assert isinstance(outcomes[i], np.ndarray), f"caller {i} failed for another caller's text"
+    assert not plain._busy
