@@ -111,6 +111,31 @@ def test_rewrite_calls_are_capped_per_request(build) -> None:  # type: ignore[no
     assert sum("per-request cap" in r for r in reasons) == 4
 
 
+def test_claims_past_the_cap_still_get_the_rewrite_to_their_source(build) -> None:  # type: ignore[no-untyped-def]
+    """The cap bounds model calls, not information: a claim past it that quotes its source is rewritten
+    to the quoted sentence (no model call), so the patient keeps what the source says."""
+    scripted, make = build
+    services = make(max_rewrites_per_request=1)
+    paraphrases = [
+        ("Grown-ups can have paracetamol in regular doses through the day.", "every 4 to 6 hours"),
+        ("Never go over the daily paracetamol limit.", "more than 4 g of paracetamol in 24 hours"),
+        ("Space the doses apart.", "at least 4 hours between doses"),
+    ]
+    text = " ".join(s.m(claim, 1) for claim, _ in paraphrases)
+    scripted.queue(s.contract_answer(text, [(claim, [1], quote) for claim, quote in paraphrases]))
+    scripted.default = Reply(content="not the JSON asked for")
+    with running_gateway(services) as url:
+        trust = ask(url)["trust"]
+        skipped = metric(url, 'gateway_rewrites_skipped_total{reason="cap"}')
+    assert len(scripted.requests) == 1 + 1  # the draft and one model rewrite: the cap held
+    assert skipped == 2
+    assert [c["outcome"] for c in trust["claims"]] == ["rewritten"] * 3
+    assert [c["method"] for c in trust["claims"]] == ["source_rewrite"] * 3
+    (row,) = services.audit.list(AuditFilter())
+    reasons = [c["reason"] for c in services.audit.get(row.id)["cleanup"]]
+    assert sum("per-request cap" in r for r in reasons) == 2
+
+
 def test_a_trickling_rewrite_is_cut_at_the_request_deadline_and_counted(build) -> None:  # type: ignore[no-untyped-def]
     """The draft comes at once; the rewrite drips a byte every 0.1 s (each read well inside the
     5 s read timeout, ~30 s in all): only the 2 s request deadline can stop it."""
