@@ -101,6 +101,8 @@ def gate_rates(best: list[tuple[float, bool]], threshold: float) -> tuple[float,
 
 
 def open_store(args: argparse.Namespace, questions: list[dict[str, Any]]) -> Any:
+    from bench_retrieval import DATA, TIERS_BY_ORG
+
     from gateway.knowledge.embedding import Embedder
     from gateway.knowledge.ingest import Ingestor
     from gateway.knowledge.loaders import SourceDocument, iter_jsonl
@@ -108,8 +110,6 @@ def open_store(args: argparse.Namespace, questions: list[dict[str, Any]]) -> Any
     from gateway.knowledge.store import ChromaStore
     from gateway.resources import bundled
     from gateway.settings import Settings
-
-    from bench_retrieval import DATA, TIERS_BY_ORG
 
     embedder = Embedder()
     planner = load_planner(args.policies or bundled("policies"))

@@ -209,8 +209,8 @@ class Lexicon:
     the closest indexed word to one it does not know.
 
     Built from the BM25 index (``LexicalIndex.vocabulary``) when the index changes. Correction looks
-    only at indexed words with the same first letter and a similar length, seen in at least two
-    passages, so one lookup scores a few thousand short strings (well under a millisecond). A
+    only at indexed words (in live passages) with the same first letter and a similar length, so one
+    lookup scores a few thousand short strings (well under a millisecond). A
     candidate needs a rapidfuzz ratio of ``spelling_min_score``, or ``spelling_near_score`` with a
     Jaro-Winkler similarity of ``spelling_near_jaro_winkler`` (a dropped syllable in a long drug
     name: "ciprofaxin" is 78 by ratio, 0.93 by Jaro-Winkler, to "ciprofloxacin").
@@ -223,7 +223,7 @@ class Lexicon:
         self._known = frozenset(vocabulary.terms) | frozenset(w.lower() for w in extra_known)
         buckets: dict[tuple[str, int], list[tuple[str, int]]] = {}
         for surface, count in zip(vocabulary.surfaces, vocabulary.document_frequency.tolist(), strict=True):
-            if count >= 2 and len(surface) >= 4 and _ALPHA.match(surface):
+            if count >= 1 and len(surface) >= 4 and _ALPHA.match(surface):
                 buckets.setdefault((surface[0], len(surface)), []).append((surface, int(count)))
         for word in extra_known:
             word = word.lower()
@@ -237,7 +237,7 @@ class Lexicon:
 
     def share(self, term: str) -> float:
         """Share of indexed passages holding ``term`` (an index term, i.e. stemmed)."""
-        return self._frequency.get(term, 0) / self._records
+        return float(self._frequency.get(term, 0)) / self._records
 
     def correct(self, word: str) -> str | None:
         """The indexed word ``word`` is most likely a misspelling of, or None."""
@@ -315,12 +315,12 @@ class QueryPlanner:
                 if add:
                     text = f"{text} {' '.join(add)}"
             queries.append(PlannedQuery(text, _join(text, extra)))
-        if not questions or (backstory and len(queries) < self.words.max_questions + 1):
+        if not questions or backstory:
             text = " ".join(s.text for s in sentences)
             extra = tuple(e for s in sentences for e in s.expansions)
-            whole = PlannedQuery(text, _join(text, extra))
-            if whole not in queries:
-                queries.append(whole)
+            focused = PlannedQuery(text, _join(text, extra))
+            if focused not in queries:
+                queries.append(focused)
         return queries
 
     def _carried(self, backstory: list[_Sentence]) -> list[str]:

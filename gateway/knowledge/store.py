@@ -444,8 +444,8 @@ class ChromaStore:
         if options.mode != "dense":
             with self._read_lock:
                 for plan in plans:
-                    hits = self._lexical.search(plan.lexical, width, filters.tiers, filters.orgs)
-                    lists.append([h.record_id for h in hits])
+                    found = self._lexical.search(plan.lexical, width, filters.tiers, filters.orgs)
+                    lists.append([h.record_id for h in found])
         if options.question_matching and options.mode != "lexical":
             lists.extend(self._title_lists(vectors, width, filters, lists))
         fused = fuse_lists(lists)
