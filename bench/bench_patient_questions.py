@@ -61,6 +61,7 @@ def configurations() -> dict[str, Any]:
 def evaluate(store: Any, questions: list[dict[str, Any]], options: Any, k: int = 10) -> dict[str, Any]:
     latencies: list[float] = []
     found5 = found10 = 0
+    multi_found = multi = 0
     reciprocal = 0.0
     best: list[tuple[float, bool]] = []
     misses: list[str] = []
@@ -74,6 +75,9 @@ def evaluate(store: Any, questions: list[dict[str, Any]], options: Any, k: int =
         if not relevant:
             continue
         ranks = [i for i, p in enumerate(passages) if p.document_id in relevant]
+        if len(item["answers"]) > 1:
+            multi += 1
+            multi_found += bool(ranks)
         if ranks:
             found10 += 1
             found5 += ranks[0] < 5
@@ -86,6 +90,7 @@ def evaluate(store: Any, questions: list[dict[str, Any]], options: Any, k: int =
         "recall5": found5 / covered,
         "recall10": found10 / covered,
         "mrr10": reciprocal / covered,
+        "multi10": multi_found / max(1, multi),
         "best": best,
         "misses": misses,
     }
@@ -158,7 +163,7 @@ def main() -> None:
     results: dict[str, dict[str, Any]] = {}
     print(
         f"\n{'configuration':<30}{'R@5':>7}{'R@10':>7}{'MRR@10':>8}{'p50 ms':>8}{'p95 ms':>8}"
-        f"{'x hyb p95':>10}{'answered':>10}{'leaked':>8}"
+        f"{'x hyb p95':>10}{'answered':>10}{'leaked':>8}{'2q R@10':>9}"
     )
     for name, options in configurations().items():
         if args.only and name not in args.only:
@@ -171,7 +176,7 @@ def main() -> None:
         print(
             f"{name:<30}{result['recall5']:>7.3f}{result['recall10']:>7.3f}{result['mrr10']:>8.3f}"
             f"{statistics.median(result['latencies']):>8.1f}{p95:>8.1f}{p95 / base:>10.2f}"
-            f"{answered:>10.3f}{leaked:>8.3f}",
+            f"{answered:>10.3f}{leaked:>8.3f}{result['multi10']:>9.3f}",
             flush=True,
         )
     last = list(results)[-1]

@@ -38,6 +38,9 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
 _SPACES = re.compile(r"\s+")
 _ALPHA = re.compile(r"^[a-z]+$")
+_LEADING = re.compile(r"[a-z][a-z']*")
+_TOPIC = re.compile(r"^[a-z][a-z0-9]*$")
+"""A topic word: letters, possibly with digits after the first ("brca1"), never a bare number."""
 _CONNECTIVES = frozenset({"also", "and", "but", "so", "then", "plus", "oh", "ok", "okay", "well", "now"})
 """Words that may open a question sentence before its question word ("also, is it safe ...")."""
 
@@ -216,11 +219,19 @@ class Lexicon:
     name: "ciprofaxin" is 78 by ratio, 0.93 by Jaro-Winkler, to "ciprofloxacin").
     """
 
-    def __init__(self, vocabulary: Vocabulary, words: QueryWords, extra_known: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        vocabulary: Vocabulary,
+        words: QueryWords,
+        extra_known: Iterable[str] = (),
+        dictionary: frozenset[str] = frozenset(),
+    ) -> None:
         self._words = words
         self._records = max(1, vocabulary.records)
         self._frequency = dict(zip(vocabulary.terms, vocabulary.document_frequency.tolist(), strict=True))
-        self._known = frozenset(vocabulary.terms) | frozenset(w.lower() for w in extra_known)
+        self._indexed = frozenset(vocabulary.terms)
+        self._known = self._indexed | frozenset(w.lower() for w in extra_known)
+        self._dictionary = dictionary
         buckets: dict[tuple[str, int], list[tuple[str, int]]] = {}
         for surface, count in zip(vocabulary.surfaces, vocabulary.document_frequency.tolist(), strict=True):
             if count >= 1 and len(surface) >= 4 and _ALPHA.match(surface):
@@ -232,8 +243,19 @@ class Lexicon:
         self._buckets = buckets
 
     def known(self, word: str) -> bool:
+        """Indexed, a stop word, a vocabulary key, or a whole word of the model's own vocabulary."""
         word = word.lower()
-        return word in self._known or _stem(word) in self._known
+        return (
+            word in STOPWORDS
+            or word in self._known
+            or _stem(word) in self._known
+            or word in self._dictionary
+        )
+
+    def indexed(self, word: str) -> bool:
+        """Whether the knowledge base itself uses ``word``."""
+        word = word.lower()
+        return word in self._indexed or _stem(word) in self._indexed
 
     def share(self, term: str) -> float:
         """Share of indexed passages holding ``term`` (an index term, i.e. stemmed)."""
@@ -295,8 +317,8 @@ class QueryPlanner:
         self.words = words
         self.synonyms = synonyms
 
-    def lexicon(self, vocabulary: Vocabulary) -> Lexicon:
-        return Lexicon(vocabulary, self.words, self.synonyms.words)
+    def lexicon(self, vocabulary: Vocabulary, dictionary: frozenset[str] = frozenset()) -> Lexicon:
+        return Lexicon(vocabulary, self.words, self.synonyms.words, dictionary)
 
     def plan(self, message: str, lexicon: Lexicon | None = None) -> list[PlannedQuery]:
         sentences = [s for s in (self._sentence(raw, lexicon) for raw in _split(message)) if s is not None]
@@ -307,7 +329,7 @@ class QueryPlanner:
         backstory = [s for s in sentences if not s.question]
         queries: list[PlannedQuery] = []
         carried = self._carried(backstory)
-        for question in questions[: self.words.max_questions]:
+        for question in questions[: self.words.max_questions] if len(questions) > 1 else ():
             text, extra = question.text, question.expansions
             if len(question.topics) < self.words.min_topic_terms:
                 own = {t.lower() for t in question.topics}
@@ -315,7 +337,7 @@ class QueryPlanner:
                 if add:
                     text = f"{text} {' '.join(add)}"
             queries.append(PlannedQuery(text, _join(text, extra)))
-        if not questions or backstory:
+        if len(questions) < 2 or backstory:
             text = " ".join(s.text for s in sentences)
             extra = tuple(e for s in sentences for e in s.expansions)
             focused = PlannedQuery(text, _join(text, extra))
@@ -344,12 +366,12 @@ class QueryPlanner:
         text = _SPACES.sub(" ", text).strip(" ,;:-")
         if not any(t for _, t in surface_tokens(text)):
             return None
-        leading = [w.replace("'", "") for w in _WORD.findall(text.lower())[:3]]
+        leading = [w.replace("'", "") for w in _LEADING.findall(text.lower())[:3]]
         while len(leading) > 1 and leading[0] in _CONNECTIVES:
             leading = leading[1:]
         question = asked or cue or bool(leading and leading[0] in words.starts)
         text = self._correct(text, lexicon)
-        text, expansions = self._expand(text)
+        text, expansions = self._expand(text, lexicon)
         return _Sentence(text, expansions, self._topics(text, expansions, lexicon), question)
 
     def _correct(self, text: str, lexicon: Lexicon | None) -> str:
@@ -362,16 +384,21 @@ class QueryPlanner:
 
         return _WORD.sub(fix, text)
 
-    def _expand(self, text: str) -> tuple[str, tuple[str, ...]]:
-        """Insert each matched key's terms after it ("GlucaGen (glucagon)"); also return the terms."""
+    def _expand(self, text: str, lexicon: Lexicon | None) -> tuple[str, tuple[str, ...]]:
+        """The matched keys' terms, for BM25; inserted after the key in the text as well
+        ("GlucaGen (glucagon)") when the knowledge base does not use one of the key's words itself.
+
+        A word the sources use ("contagious", "chemo") already means to the model what the sources
+        mean by it; rewording it in the dense query only moves the vector away from them.
+        """
         added: list[str] = []
 
         def insert(match: re.Match[str]) -> str:
-            terms = [
-                t for t in self.synonyms.terms[match.group(1).lower()] if t.lower() != match.group(1).lower()
-            ]
+            key = match.group(1)
+            terms = [t for t in self.synonyms.terms[key.lower()] if t.lower() != key.lower()]
             added.extend(terms)
-            return f"{match.group(1)} ({', '.join(terms)})" if terms else match.group(1)
+            foreign = lexicon is None or not all(lexicon.indexed(w) for w in _WORD.findall(key))
+            return f"{key} ({', '.join(terms)})" if terms and foreign else key
 
         return self.synonyms.pattern.sub(insert, text), tuple(added)
 
@@ -379,16 +406,29 @@ class QueryPlanner:
         """Words naming what the sentence is about: indexed, not too common, not backstory chatter."""
         limit = self.words.max_carried_document_share
         found: list[str] = []
-        for surface, term in surface_tokens(text):
+        for written, term in surface_tokens(text):
+            surface = written.removesuffix("'s").replace("'", "")
             if surface in STOPWORDS or term in self.words.backstory or surface in self.words.backstory:
                 continue
-            if not _ALPHA.match(surface) or len(surface) < 3:
+            if not _TOPIC.match(surface) or len(surface) < 2:
                 continue
             if lexicon is not None and (not lexicon.known(surface) or lexicon.share(term) > limit):
                 continue
             if surface not in found:
                 found.append(surface)
         return tuple(found)
+
+
+def model_words(model_path: str | Path | None) -> frozenset[str]:
+    """Whole words of the embedding model's word-piece vocabulary (``vocab.txt``), if it has one:
+    ordinary English the spelling corrector must not "correct" when the sources never use it."""
+    if model_path is None:
+        return frozenset()
+    path = Path(model_path) / "vocab.txt"
+    if not path.is_file():
+        return frozenset()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return frozenset(w for w in lines if len(w) >= 3 and _ALPHA.match(w))
 
 
 def _split(message: str) -> list[str]:

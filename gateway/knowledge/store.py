@@ -51,7 +51,7 @@ from gateway.knowledge.corpus import SourceDocument
 from gateway.knowledge.embedding import Embedder, MiniLMEmbeddingFunction
 from gateway.knowledge.fusion import best_window_cosine, fuse_lists, relevance
 from gateway.knowledge.lexical import LexicalIndex
-from gateway.knowledge.query import Lexicon, PlannedQuery, QueryPlanner
+from gateway.knowledge.query import Lexicon, PlannedQuery, QueryPlanner, model_words
 from gateway.knowledge.titles import TitleIndex, title_record_id
 from gateway.settings import RetrievalMode, Settings
 
@@ -480,7 +480,8 @@ class ChromaStore:
         with self._read_lock:
             version = self._snapshot.version
             if self._lexicon is None or self._lexicon[0] != version:
-                self._lexicon = (version, self.planner.lexicon(self._lexical.vocabulary()))
+                dictionary = model_words(getattr(self._embedder, "model_path", None))
+                self._lexicon = (version, self.planner.lexicon(self._lexical.vocabulary(), dictionary))
             return self._lexicon[1]
 
     def _title_lists(
