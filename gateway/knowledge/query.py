@@ -55,6 +55,7 @@ class QueryWords:
     question_cues: tuple[str, ...] = ()
     backstory_words: tuple[str, ...] = ()
     max_questions: int = 4
+    long_message_words: int = 80
     min_topic_terms: int = 2
     max_carried_terms: int = 6
     max_carried_document_share: float = 0.05
@@ -75,6 +76,7 @@ class QueryWords:
                     ) from None
         for key, lo, hi in (
             ("max_questions", 1, 20),
+            ("long_message_words", 10, 1000),
             ("min_topic_terms", 0, 20),
             ("max_carried_terms", 0, 50),
             ("max_carried_document_share", 0.0, 1.0),
@@ -246,10 +248,7 @@ class Lexicon:
         """Indexed, a stop word, a vocabulary key, or a whole word of the model's own vocabulary."""
         word = word.lower()
         return (
-            word in STOPWORDS
-            or word in self._known
-            or _stem(word) in self._known
-            or word in self._dictionary
+            word in STOPWORDS or word in self._known or _stem(word) in self._known or word in self._dictionary
         )
 
     def indexed(self, word: str) -> bool:
@@ -305,8 +304,8 @@ class _Sentence:
     text: str
     """Focused: filler removed, spelling corrected, synonyms inserted after the words they explain."""
     expansions: tuple[str, ...]
-    topics: tuple[str, ...]
-    """Topic words of the sentence, as written (after correction)."""
+    topics: tuple[tuple[str, float], ...]
+    """Topic words of the sentence as written (after correction), each with its passage share."""
     question: bool
 
 
@@ -329,10 +328,12 @@ class QueryPlanner:
         backstory = [s for s in sentences if not s.question]
         queries: list[PlannedQuery] = []
         carried = self._carried(backstory)
-        for question in questions[: self.words.max_questions] if len(questions) > 1 else ():
+        whole_words = sum(len(s.text.split()) for s in sentences)
+        separate = len(questions) > 1 or whole_words > self.words.long_message_words
+        for question in questions[: self.words.max_questions] if separate else ():
             text, extra = question.text, question.expansions
             if len(question.topics) < self.words.min_topic_terms:
-                own = {t.lower() for t in question.topics}
+                own = {t.lower() for t, _ in question.topics}
                 add = [t for t in carried if t.lower() not in own]
                 if add:
                     text = f"{text} {' '.join(add)}"
@@ -346,13 +347,13 @@ class QueryPlanner:
         return queries
 
     def _carried(self, backstory: list[_Sentence]) -> list[str]:
-        """Topic words of the backstory, in order, without repeats, at most ``max_carried_terms``."""
-        words: list[str] = []
+        """The ``max_carried_terms`` rarest topic words of the backstory, in message order."""
+        shares: dict[str, float] = {}
         for sentence in backstory:
-            for word in sentence.topics:
-                if word.lower() not in {w.lower() for w in words}:
-                    words.append(word)
-        return words[: self.words.max_carried_terms]
+            for word, share in sentence.topics:
+                shares.setdefault(word, share)
+        rarest = sorted(shares, key=lambda w: shares[w])[: self.words.max_carried_terms]
+        return [w for w in shares if w in rarest]
 
     def _sentence(self, raw: str, lexicon: Lexicon | None) -> _Sentence | None:
         words = self.words
@@ -402,21 +403,23 @@ class QueryPlanner:
 
         return self.synonyms.pattern.sub(insert, text), tuple(added)
 
-    def _topics(self, text: str, expansions: tuple[str, ...], lexicon: Lexicon | None) -> tuple[str, ...]:
+    def _topics(
+        self, text: str, expansions: tuple[str, ...], lexicon: Lexicon | None
+    ) -> tuple[tuple[str, float], ...]:
         """Words naming what the sentence is about: indexed, not too common, not backstory chatter."""
         limit = self.words.max_carried_document_share
-        found: list[str] = []
+        found: dict[str, float] = {}
         for written, term in surface_tokens(text):
             surface = written.removesuffix("'s").replace("'", "")
             if surface in STOPWORDS or term in self.words.backstory or surface in self.words.backstory:
                 continue
             if not _TOPIC.match(surface) or len(surface) < 2:
                 continue
-            if lexicon is not None and (not lexicon.known(surface) or lexicon.share(term) > limit):
+            share = lexicon.share(term) if lexicon is not None else 0.0
+            if lexicon is not None and (not lexicon.known(surface) or share > limit):
                 continue
-            if surface not in found:
-                found.append(surface)
-        return tuple(found)
+            found.setdefault(surface, share)
+        return tuple(found.items())
 
 
 def model_words(model_path: str | Path | None) -> frozenset[str]:
