@@ -38,14 +38,6 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
 _SPACES = re.compile(r"\s+")
 _ALPHA = re.compile(r"^[a-z]+$")
-_JOINED_QUESTION = re.compile(
-    r"(?<=\w),?\s+(?:and|or|also|plus)\s+(?=(?:what|how|why|when|where|which|who|is|are|can|could|"
-    r"should|do|does|did|will|would)\b[^?]*\?)",
-    re.IGNORECASE,
-)
-"""Where one sentence holds two questions: a conjunction before a question word, in a sentence that
-ends with a question mark."""
-_CLAUSE_STARTS = frozenset({"when", "where", "which", "who", "whom", "whose", "while"})
 _LEADING = re.compile(r"[a-z][a-z']*")
 _TOPIC = re.compile(r"^[a-z][a-z0-9]*$")
 """A topic word: letters, possibly with digits after the first ("brca1"), never a bare number."""
@@ -328,10 +320,7 @@ class QueryPlanner:
         return Lexicon(vocabulary, self.words, self.synonyms.words, dictionary)
 
     def plan(self, message: str, lexicon: Lexicon | None = None) -> list[PlannedQuery]:
-        asked = "?" in message
-        sentences = [
-            s for s in (self._sentence(raw, lexicon, asked) for raw in _split(message)) if s is not None
-        ]
+        sentences = [s for s in (self._sentence(raw, lexicon) for raw in _split(message)) if s is not None]
         if not sentences:
             whole = " ".join(message.split())
             return [PlannedQuery(whole, whole)] if whole else []
@@ -366,10 +355,7 @@ class QueryPlanner:
         rarest = sorted(shares, key=lambda w: shares[w])[: self.words.max_carried_terms]
         return [w for w in shares if w in rarest]
 
-    def _sentence(self, raw: str, lexicon: Lexicon | None, message_asks: bool) -> _Sentence | None:
-        """One sentence focused; a question when it asks ("?"), carries a cue, or starts with a
-        question word, except a clause opener ("When I walk, my calves cramp.") in a message that
-        asks elsewhere."""
+    def _sentence(self, raw: str, lexicon: Lexicon | None) -> _Sentence | None:
         words = self.words
         text = " ".join(raw.split())
         asked = "?" in text
@@ -384,9 +370,7 @@ class QueryPlanner:
         leading = [w.replace("'", "") for w in _LEADING.findall(text.lower())[:3]]
         while len(leading) > 1 and leading[0] in _CONNECTIVES:
             leading = leading[1:]
-        starts = bool(leading and leading[0] in words.starts)
-        clause = bool(leading and leading[0] in _CLAUSE_STARTS)
-        question = asked or cue or (starts and not (clause and message_asks))
+        question = asked or cue or bool(leading and leading[0] in words.starts)
         text = self._correct(text, lexicon)
         text, expansions = self._expand(text, lexicon)
         return _Sentence(text, expansions, self._topics(text, expansions, lexicon), question)
@@ -451,12 +435,7 @@ def model_words(model_path: str | Path | None) -> frozenset[str]:
 
 
 def _split(message: str) -> list[str]:
-    """Sentences, and two questions joined in one sentence apart ("..., and what is the treatment?")."""
-    sentences: list[str] = []
-    for part in (p.strip() for p in _SENTENCE_END.split(message)):
-        pieces = [q.strip(" ,") for q in _JOINED_QUESTION.split(part) if q.strip(" ,")]
-        sentences += [f"{q}?" for q in pieces[:-1]] + pieces[-1:]
-    return sentences
+    return [s for s in (part.strip() for part in _SENTENCE_END.split(message)) if s]
 
 
 def _join(text: str, extra: Sequence[str]) -> str:

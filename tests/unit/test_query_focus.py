@@ -190,17 +190,3 @@ def test_lexical_index_keeps_surface_words_through_save_and_load(tmp_path: Path)
         ]
         == 0
     )
-
-
-def test_two_questions_in_one_sentence_are_searched_apart(planner: QueryPlanner) -> None:
-    plans = planner.plan(
-        "My mum has afib. Does that mean she could have a stroke, and what is the treatment?"
-    )
-    assert plans[0].text.startswith("Does that mean she could have a stroke?")
-    assert "afib" in plans[0].text  # the backstory's topic carried to a question without its own
-    assert plans[1].text.startswith("what is the treatment?")
-
-
-def test_a_clause_opening_with_when_is_backstory_when_the_message_asks(planner: QueryPlanner) -> None:
-    message = "When I walk a block my calves cramp and I have to stop. What is causing that?"
-    assert [p.text for p in planner.plan(message)] == [message]
