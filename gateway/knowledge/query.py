@@ -297,6 +297,9 @@ class PlannedQuery:
 
     text: str
     lexical: str
+    question: bool = True
+    """Whether the query asks something (question matching only runs for questions: a keyword
+    search matched against question titles finds sections by their topic word alone)."""
 
 
 @dataclass(frozen=True)
@@ -319,11 +322,14 @@ class QueryPlanner:
     def lexicon(self, vocabulary: Vocabulary, dictionary: frozenset[str] = frozenset()) -> Lexicon:
         return Lexicon(vocabulary, self.words, self.synonyms.words, dictionary)
 
+    def asks(self, text: str) -> bool:
+        return _asks(text, self.words)
+
     def plan(self, message: str, lexicon: Lexicon | None = None) -> list[PlannedQuery]:
         sentences = [s for s in (self._sentence(raw, lexicon) for raw in _split(message)) if s is not None]
         if not sentences:
             whole = " ".join(message.split())
-            return [PlannedQuery(whole, whole)] if whole else []
+            return [PlannedQuery(whole, whole, _asks(whole, self.words))] if whole else []
         questions = [s for s in sentences if s.question]
         backstory = [s for s in sentences if not s.question]
         queries: list[PlannedQuery] = []
@@ -337,11 +343,11 @@ class QueryPlanner:
                 add = [t for t in carried if t.lower() not in own]
                 if add:
                     text = f"{text} {' '.join(add)}"
-            queries.append(PlannedQuery(text, _join(text, extra)))
+            queries.append(PlannedQuery(text, _join(text, extra), True))
         if len(questions) < 2 or backstory:
             text = " ".join(s.text for s in sentences)
             extra = tuple(e for s in sentences for e in s.expansions)
-            focused = PlannedQuery(text, _join(text, extra))
+            focused = PlannedQuery(text, _join(text, extra), bool(questions))
             if focused not in queries:
                 queries.append(focused)
         return queries
@@ -432,6 +438,12 @@ def model_words(model_path: str | Path | None) -> frozenset[str]:
         return frozenset()
     lines = path.read_text(encoding="utf-8").splitlines()
     return frozenset(w for w in lines if len(w) >= 3 and _ALPHA.match(w))
+
+
+def _asks(text: str, words: QueryWords) -> bool:
+    """A question mark, a question cue, or a question word first."""
+    leading = _LEADING.findall(text.lower())[:1]
+    return "?" in text or bool(words.cues.search(text)) or bool(leading and leading[0] in words.starts)
 
 
 def _split(message: str) -> list[str]:

@@ -145,6 +145,37 @@ def _chunk_document(chunk_id: str) -> str:
     return chunk_id.rsplit(":", 1)[0]
 
 
+def _looks_asked(query: str, planner: QueryPlanner | None) -> bool:
+    """Whether an unplanned query asks something (see ``PlannedQuery.question``)."""
+    if planner is not None:
+        return planner.asks(query)
+    first = query.strip().split(" ", 1)[0].lower()
+    return "?" in query or first in _QUESTION_WORDS
+
+
+_QUESTION_WORDS = frozenset(
+    [
+        "what",
+        "how",
+        "why",
+        "when",
+        "where",
+        "which",
+        "who",
+        "is",
+        "are",
+        "can",
+        "could",
+        "should",
+        "does",
+        "do",
+        "did",
+        "will",
+        "would",
+    ]
+)
+
+
 def _chunk_order(rid: str) -> tuple[int, ...]:
     """Sort key of a record id by its ``<section>.<chunk>`` numbers (a document's first passage first)."""
     tail = rid.rsplit("@", 1)[0].rsplit(":", 1)[-1]
@@ -446,8 +477,9 @@ class ChromaStore:
                 for plan in plans:
                     found = self._lexical.search(plan.lexical, width, filters.tiers, filters.orgs)
                     lists.append([h.record_id for h in found])
-        if options.question_matching and options.mode != "lexical":
-            lists.extend(self._title_lists(vectors, width, filters, lists))
+        asking = [i for i, p in enumerate(plans) if p.question]
+        if options.question_matching and options.mode != "lexical" and asking:
+            lists.extend(self._title_lists(vectors[asking], width, filters, lists))
         fused = fuse_lists(lists)
         depth = max(k, options.rerank_depth) if options.rerank else k
         top = fused[:depth]
@@ -470,8 +502,11 @@ class ChromaStore:
     def plan(self, query: str, options: SearchOptions | None = None) -> list[PlannedQuery]:
         """The queries searched for ``query``: the planner's (see query.py), or ``query`` itself."""
         options = options or self.options
-        plans = self.planner.plan(query, self._current_lexicon()) if self.planner and options.focus else []
-        return plans or [PlannedQuery(query, query)]
+        if self.planner is not None and options.focus:
+            plans = self.planner.plan(query, self._current_lexicon())
+            if plans:
+                return plans
+        return [PlannedQuery(query, query, _looks_asked(query, self.planner))]
 
     def _current_lexicon(self) -> Lexicon | None:
         """The planner's view of the indexed vocabulary, rebuilt when the committed index changes."""

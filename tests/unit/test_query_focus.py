@@ -190,3 +190,9 @@ def test_lexical_index_keeps_surface_words_through_save_and_load(tmp_path: Path)
         ]
         == 0
     )
+
+
+def test_keyword_searches_are_not_questions(planner: QueryPlanner) -> None:
+    assert planner.plan("gout colchicine allopurinol long term")[0].question is False
+    assert planner.plan("how is gout treated")[0].question is True
+    assert all(p.question for p in planner.plan("My dad has gout. What foods should he avoid?"))

@@ -116,3 +116,8 @@ def test_an_index_without_titles_is_backfilled_at_the_next_ingest(embedder, tmp_
     assert summary.unchanged == len(DOCS)
     assert store._titles.count() == len(DOCS)
     assert store.backfill_titles() == 0
+
+
+def test_keyword_queries_are_not_matched_against_titles(store) -> None:  # type: ignore[no-untyped-def]
+    assert store.plan("gout allopurinol colchicine")[0].question is False
+    assert store.plan("what are the treatments for gout?")[0].question is True
