@@ -6,7 +6,8 @@ MedQuAD (Ben Abacha & Demner-Fushman 2019, CC BY 4.0).
     HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_retrieval.py [--limit N] [--queries N]
 
 Prints: ingestion time and sections/s (with the share spent encoding), resident memory, query latency
-(median, p95, ratio to dense-only) for dense, lexical, hybrid and hybrid + re-rank, and recall@5 / MRR@10
+(median, p95, ratio to dense-only) for dense, lexical, hybrid, hybrid + re-rank and hybrid + question
+matching (titles), and recall@5 / MRR@10
 on two question sets, relevant = the section a question came from: questions derived from the section
 titles (the title with its MedQuAD template wording removed, so the question is not the indexed title
 string verbatim) and keyword queries of up to six content words from one body sentence. With
@@ -271,11 +272,13 @@ def main() -> None:
 
         rng = random.Random(7)
         sample = rng.sample(documents, min(args.queries, len(documents)))
+        plain = {"focus": False, "question_matching": False}
         modes = {
-            "dense": SearchOptions(mode="dense", rerank=False),
-            "lexical": SearchOptions(mode="lexical", rerank=False),
-            "hybrid": SearchOptions(mode="hybrid", rerank=False),
-            "hybrid+rerank": SearchOptions(mode="hybrid", rerank=True),
+            "dense": SearchOptions(mode="dense", rerank=False, **plain),
+            "lexical": SearchOptions(mode="lexical", rerank=False, **plain),
+            "hybrid": SearchOptions(mode="hybrid", rerank=False, **plain),
+            "hybrid+rerank": SearchOptions(mode="hybrid", rerank=True, **plain),
+            "hybrid+titles": SearchOptions(mode="hybrid", rerank=False, focus=False),
         }
         question_sets = {
             "questions from section titles": [(question_from_title(d.title), d.id) for d in sample],

@@ -3,13 +3,15 @@
 Indexes the bundled knowledge base into a temporary Chroma store, retrieves for the questions of
 ``bench/relevance_questions.yaml`` (covered by the corpus vs not covered), and prints the best-passage
 relevance of each group and, per candidate threshold, how many covered questions would be refused and
-how many uncovered ones let through.
+how many uncovered ones let through. The store searches as the gateway does (question focus,
+vocabulary, question matching); ``--plain`` searches the questions as written.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/calibrate_relevance.py
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/calibrate_relevance.py [--plain]
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import sys
@@ -30,17 +32,27 @@ TOP_K = 5
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument(
+        "--plain", action="store_true", help="no question focus, vocabulary or title matching"
+    )
+    args = parser.parse_args()
+
     from gateway.knowledge.corpus import load_manifest
     from gateway.knowledge.embedding import Embedder
-    from gateway.knowledge.store import ChromaStore
+    from gateway.knowledge.query import load_planner
+    from gateway.knowledge.store import ChromaStore, SearchOptions
     from gateway.policy import load_policy
     from gateway.resources import bundled
     from gateway.settings import Settings
 
     questions = yaml.safe_load(QUESTIONS.read_text(encoding="utf-8"))
     embedder = Embedder()
+    options = SearchOptions(focus=not args.plain, question_matching=not args.plain)
     with tempfile.TemporaryDirectory() as tmp:
-        store = ChromaStore.open(Settings(data_dir=Path(tmp)), embedder)
+        store = ChromaStore.open(
+            Settings(data_dir=Path(tmp)), embedder, options=options, planner=load_planner(bundled("policies"))
+        )
         store.upsert_documents(load_manifest(bundled("knowledge")))
         best = {
             group: [(max((p.score for p in store.search_sync(q, TOP_K)), default=0.0), q) for q in qs]

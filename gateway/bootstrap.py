@@ -10,6 +10,7 @@ from gateway.errors import ConfigurationError
 from gateway.fetch import SafeFetcher
 from gateway.knowledge.corpus import load_manifest
 from gateway.knowledge.embedding import Embedder
+from gateway.knowledge.query import QueryPlanner, load_planner
 from gateway.knowledge.store import ChromaStore, SearchOptions
 from gateway.messages import Messages
 from gateway.metrics import GatewayMetrics
@@ -97,6 +98,11 @@ def search_options(settings: Settings, policy: Policy) -> SearchOptions:
     )
 
 
+def build_planner(settings: Settings) -> QueryPlanner:
+    """Question focus and vocabulary (query.yaml, vocabulary.yaml of the policy directory, else bundled)."""
+    return load_planner(settings.policy_dir or bundled("policies"), fallback=bundled("policies"))
+
+
 def ensure_index(store: ChromaStore, settings: Settings) -> None:
     """Ingest the configured (or bundled) corpus when the collection is empty."""
     if store.count_sync() > 0 or not settings.build_index_if_missing:
@@ -114,7 +120,9 @@ def build_services(
     policy = load_configured_policy(settings)
     embedder = embedder or Embedder.from_settings(settings)
     if store is None:
-        store = ChromaStore.open(settings, embedder, search_options(settings, policy))
+        store = ChromaStore.open(
+            settings, embedder, search_options(settings, policy), planner=build_planner(settings)
+        )
         ensure_index(store, settings)
     metrics = GatewayMetrics()
     metrics.declare_tiers(t.id for t in policy.tiers.tiers)

@@ -46,6 +46,19 @@ def reciprocal_rank_fusion(
     return fused
 
 
+def fuse_lists(lists: Sequence[Sequence[str]], k: int = RRF_K) -> list[str]:
+    """Record ids of all ``lists`` by summed ``1 / (k + rank)``; ties by rank in the first list, then
+    the next (with two lists: the order ``reciprocal_rank_fusion`` gives)."""
+    ranks: dict[str, list[int]] = {}
+    scores: dict[str, float] = {}
+    missing = 10**9
+    for position, ranked in enumerate(lists):
+        for rank, rid in enumerate(dict.fromkeys(ranked), start=1):
+            ranks.setdefault(rid, [missing] * len(lists))[position] = rank
+            scores[rid] = scores.get(rid, 0.0) + 1.0 / (k + rank)
+    return sorted(scores, key=lambda rid: (-scores[rid], *ranks[rid]))
+
+
 def relevance(cosine: float) -> float:
     """The gate's relevance scale: cosine similarity clipped to [0, 1]."""
     return float(min(1.0, max(0.0, cosine)))

@@ -125,6 +125,7 @@ class Ingestor:
             deleted = self._store.delete_documents(sorted(set(doomed)))
         if counts["written"] or deleted:
             self._store.collect_garbage()
+        self._store.backfill_titles()
         self._store.save_lexical_cache()
         report.summary = IngestSummary(
             added=counts["added"],
@@ -180,8 +181,12 @@ class Ingestor:
     def prepare(
         self, chunked: list[tuple[SourceDocument, list[Chunk]]], report: IngestReport | None = None
     ) -> list[PreparedDocument]:
-        """Encode the distinct sentences and headings of a batch of chunked documents, in one pass."""
+        """Encode the distinct sentences, headings and titles of a batch of documents, in one pass.
+
+        A title is usually also a heading (a document without sections), so it costs no encoding.
+        """
         text_index: dict[str, int] = {}
+        title_rows = [text_index.setdefault(document.title, len(text_index)) for document, _ in chunked]
         heading_rows: list[int] = []
         sentence_rows: list[list[int]] = []
         for document, chunks in chunked:
@@ -207,7 +212,7 @@ class Ingestor:
             self._report_instructions(chunked, report)
         prepared: list[PreparedDocument] = []
         row = 0
-        for document, chunks in chunked:
+        for (document, chunks), title_row in zip(chunked, title_rows, strict=True):
             end = row + len(chunks)
             prepared.append(
                 PreparedDocument(
@@ -215,6 +220,7 @@ class Ingestor:
                     chunks=tuple(chunks),
                     passage_vectors=passage_vectors[row:end],
                     sentence_vectors=tuple(sentence_vectors[row:end]),
+                    title_vector=vectors[title_row],
                 )
             )
             row = end

@@ -55,10 +55,28 @@ def _stem(token: str) -> str:
     return token
 
 
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFKD", text.lower()).encode("ascii", "ignore").decode("ascii")
+
+
 def tokenize(text: str) -> list[str]:
     """Lower-cased, accent-folded, stop-word-free, lightly stemmed word tokens."""
-    folded = unicodedata.normalize("NFKD", text.lower()).encode("ascii", "ignore").decode("ascii")
-    return [_stem(t) for t in _TOKEN.findall(folded) if t not in STOPWORDS]
+    return [_stem(t) for t in _TOKEN.findall(_fold(text)) if t not in STOPWORDS]
+
+
+def surface_tokens(text: str) -> list[tuple[str, str]]:
+    """(word as written, lower-cased and folded; its index term) for each token ``tokenize`` keeps."""
+    return [(t, _stem(t)) for t in _TOKEN.findall(_fold(text)) if t not in STOPWORDS]
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The indexed terms: each term's first-seen surface word and how many live records contain it."""
+
+    terms: tuple[str, ...]
+    surfaces: tuple[str, ...]
+    document_frequency: npt.NDArray[np.int64]
+    records: int
 
 
 @dataclass(frozen=True)
@@ -72,6 +90,8 @@ class LexicalIndex:
 
     def __init__(self) -> None:
         self._vocab: dict[str, int] = {}
+        self._surface: list[str] = []
+        """Per term id: the first word (as written, folded) that produced the term."""
         self._ids: list[str] = []
         self._position: dict[str, int] = {}
         self._terms: list[IntArray] = []
@@ -97,10 +117,13 @@ class LexicalIndex:
 
     def add(self, record_id: str, text: str, tier: str = "", org: str = "") -> None:
         """Add (or replace) one record."""
-        counts = Counter(tokenize(text))
-        terms = np.fromiter(
-            (self._vocab.setdefault(t, len(self._vocab)) for t in counts), dtype=np.int32, count=len(counts)
-        )
+        counts: Counter[str] = Counter()
+        for surface, term in surface_tokens(text):
+            counts[term] += 1
+            if term not in self._vocab:
+                self._vocab[term] = len(self._vocab)
+                self._surface.append(surface)
+        terms = np.fromiter((self._vocab[t] for t in counts), dtype=np.int32, count=len(counts))
         freqs = np.fromiter(counts.values(), dtype=np.int32, count=len(counts))
         self._put(record_id, terms, freqs, tier, org)
 
@@ -159,6 +182,22 @@ class LexicalIndex:
         self._live_mask = live
         self._dirty = False
 
+    def allowed(self, record_id: str, tiers: Sequence[str] | None, orgs: Sequence[str] | None) -> bool:
+        """Whether the record passes the tier and org filters (empty filters pass everything)."""
+        position = self._position.get(record_id)
+        if position is None:
+            return False
+        return (not tiers or self._tiers[position] in tiers) and (not orgs or self._orgs[position] in orgs)
+
+    def vocabulary(self) -> Vocabulary:
+        """The indexed terms with their surface words and live document frequencies."""
+        if self._dirty:
+            self._build()
+        frequency = np.diff(self._offsets).astype(np.int64)  # removed records hold no terms
+        if len(frequency) < len(self._vocab):
+            frequency = np.concatenate([frequency, np.zeros(len(self._vocab) - len(frequency), np.int64)])
+        return Vocabulary(tuple(self._vocab), tuple(self._surface), frequency, len(self))
+
     def search(
         self,
         query: str,
@@ -199,6 +238,7 @@ class LexicalIndex:
         header = {
             "version": version,
             "vocab": list(self._vocab),
+            "surface": self._surface,
             "ids": [self._ids[i] for i in rows],
             "tiers": [self._tiers[i] for i in rows],
             "orgs": [self._orgs[i] for i in rows],
@@ -229,6 +269,12 @@ class LexicalIndex:
             return None
         index = cls()
         index._vocab = {t: i for i, t in enumerate(header["vocab"])}
+        surface = header.get("surface")
+        index._surface = (
+            list(surface)
+            if isinstance(surface, list) and len(surface) == len(index._vocab)
+            else list(index._vocab)
+        )
         for row, record_id in enumerate(header["ids"]):
             start, end = int(offsets[row]), int(offsets[row + 1])
             index._put(

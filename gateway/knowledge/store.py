@@ -49,8 +49,10 @@ from gateway.errors import StoreError
 from gateway.knowledge.chunking import Chunk
 from gateway.knowledge.corpus import SourceDocument
 from gateway.knowledge.embedding import Embedder, MiniLMEmbeddingFunction
-from gateway.knowledge.fusion import best_window_cosine, reciprocal_rank_fusion, relevance
+from gateway.knowledge.fusion import best_window_cosine, fuse_lists, relevance
 from gateway.knowledge.lexical import LexicalIndex
+from gateway.knowledge.query import Lexicon, PlannedQuery, QueryPlanner, model_words
+from gateway.knowledge.titles import TitleIndex, title_record_id
 from gateway.settings import RetrievalMode, Settings
 
 log = structlog.get_logger("gateway.knowledge")
@@ -94,6 +96,11 @@ class SearchOptions:
     """Re-order the fused top ``rerank_depth`` by MiniLM cosine on sentence windows."""
     rerank_depth: int = 20
     """Fused candidates the re-ranker looks at."""
+    focus: bool = True
+    """Search the planned queries of the message (question focus, spelling, synonyms; query.py)
+    when the store has a planner; off: the message as it is."""
+    question_matching: bool = True
+    """Also match the query against document titles (titles.py), fused with the other lists."""
 
 
 class KnowledgeStore(Protocol):
@@ -121,6 +128,8 @@ class PreparedDocument:
     chunks: tuple[Chunk, ...]
     passage_vectors: Vector
     sentence_vectors: tuple[Vector, ...]
+    title_vector: Vector | None = None
+    """The document title's vector, for question matching (None: no title record is written)."""
 
     @property
     def record_ids(self) -> list[str]:
@@ -134,6 +143,46 @@ def record_id(chunk_id: str, content_hash: str) -> str:
 def _chunk_document(chunk_id: str) -> str:
     """The document id inside a chunk id ``<document>:<section>.<chunk>``."""
     return chunk_id.rsplit(":", 1)[0]
+
+
+def _looks_asked(query: str, planner: QueryPlanner | None) -> bool:
+    """Whether an unplanned query asks something (see ``PlannedQuery.question``)."""
+    if planner is not None:
+        return planner.asks(query)
+    first = query.strip().split(" ", 1)[0].lower()
+    return "?" in query or first in _QUESTION_WORDS
+
+
+_QUESTION_WORDS = frozenset(
+    [
+        "what",
+        "how",
+        "why",
+        "when",
+        "where",
+        "which",
+        "who",
+        "is",
+        "are",
+        "can",
+        "could",
+        "should",
+        "does",
+        "do",
+        "did",
+        "will",
+        "would",
+    ]
+)
+
+
+def _chunk_order(rid: str) -> tuple[int, ...]:
+    """Sort key of a record id by its ``<section>.<chunk>`` numbers (a document's first passage first)."""
+    tail = rid.rsplit("@", 1)[0].rsplit(":", 1)[-1]
+    try:
+        return tuple(int(part) for part in tail.split("."))
+    except ValueError:
+        return (10**9,)
 
 
 def _record_document(rid: str) -> str:
@@ -177,9 +226,12 @@ class ChromaStore:
         embedder: Embedder,
         options: SearchOptions | None = None,
         cache_dir: Path | None = None,
+        planner: QueryPlanner | None = None,
     ) -> None:
         self._embedder = embedder
         self.options = options or SearchOptions()
+        self.planner = planner
+        self._lexicon: tuple[str, Lexicon] | None = None
         self._collection = collection
         self._cache_dir = cache_dir
         self._write_lock = threading.Lock()
@@ -204,13 +256,24 @@ class ChromaStore:
                 embedding_function=function,
                 configuration={"hnsw": {"space": "cosine"}},
             )
+            self._titles = TitleIndex(
+                client.get_or_create_collection(
+                    f"{collection}_titles",
+                    embedding_function=function,
+                    configuration={"hnsw": {"space": "cosine"}},
+                )
+            )
         except Exception as err:
             raise StoreError(f"cannot open Chroma collection {collection!r}: {err}") from err
         self.refresh()
 
     @classmethod
     def open(
-        cls, settings: Settings, embedder: Embedder, options: SearchOptions | None = None
+        cls,
+        settings: Settings,
+        embedder: Embedder,
+        options: SearchOptions | None = None,
+        planner: QueryPlanner | None = None,
     ) -> ChromaStore:
         """Embedded (``chroma_path``) or server (``chroma_url``) store; ``options`` default from settings."""
         if options is None:
@@ -237,7 +300,9 @@ class ChromaStore:
                 cache_dir = path / "lexical"
         except Exception as err:
             raise StoreError(f"cannot reach the Chroma store: {err}") from err
-        store = cls(client, settings.collection, embedder, options=options, cache_dir=cache_dir)
+        store = cls(
+            client, settings.collection, embedder, options=options, cache_dir=cache_dir, planner=planner
+        )
         store.path = None if settings.chroma_url else settings.resolved_chroma_path
         return store
 
@@ -384,51 +449,115 @@ class ChromaStore:
         filters: SearchFilters | None = None,
         options: SearchOptions | None = None,
     ) -> list[Passage]:
-        """The ``k`` best committed passages for ``query``; ``score`` is the dense cosine relevance."""
+        """The ``k`` best committed passages for ``query``; ``score`` is the dense cosine relevance.
+
+        With a planner (and ``options.focus``) the message is first turned into its planned queries
+        (query.py); every query is searched by each retriever and all the ranked lists are fused by
+        reciprocal rank, so each question of a message gets its passages. A passage's score is its
+        best cosine against any of the queries.
+        """
         options = options or self.options
         filters = filters or SearchFilters()
         self.refresh()
         hashes = self._snapshot.hashes
         if not hashes:
             return []
-        vector = self._embedder.encode([query])[0]
+        plans = self.plan(query, options)
+        vectors = self._embedder.encode([p.text for p in plans])  # one batch for every query
         width = max(k, options.candidates)
         records: dict[str, tuple[str, dict[str, Any], float]] = {}
-        dense_ids: list[str] = []
+        lists: list[list[str]] = []
         if options.mode != "lexical":
-            for rid, text, meta, cosine in self._dense(vector, width, filters):
-                if hashes.get(str(meta.get("document_id"))) == meta.get("doc_hash"):
-                    records[rid] = (text, meta, cosine)
-                    dense_ids.append(rid)
-        lexical_ids: list[str] = []
+            for hits in self._dense(vectors, width, filters):
+                ranked: list[str] = []
+                for rid, text, meta, cosine in hits:
+                    if hashes.get(str(meta.get("document_id"))) == meta.get("doc_hash"):
+                        if rid not in records or records[rid][2] < cosine:
+                            records[rid] = (text, meta, cosine)
+                        ranked.append(rid)
+                lists.append(ranked)
         if options.mode != "dense":
             with self._read_lock:
-                hits = self._lexical.search(query, width, filters.tiers, filters.orgs)
-            lexical_ids = [h.record_id for h in hits]
-        fused = [f.record_id for f in reciprocal_rank_fusion(dense_ids, lexical_ids)]
+                for plan in plans:
+                    found = self._lexical.search(plan.lexical, width, filters.tiers, filters.orgs)
+                    lists.append([h.record_id for h in found])
+        asking = [i for i, p in enumerate(plans) if p.question]
+        if options.question_matching and options.mode != "lexical" and asking:
+            lists.extend(self._title_lists(vectors[asking], width, filters, lists))
+        fused = fuse_lists(lists)
         depth = max(k, options.rerank_depth) if options.rerank else k
         top = fused[:depth]
-        self._fetch_missing([rid for rid in top if rid not in records], vector, records)
+        self._fetch_missing([rid for rid in top if rid not in records], vectors, records)
         top = [rid for rid in top if rid in records]
-        vectors = self._sentence_vectors(top)
+        sentence_vectors = self._sentence_vectors(top)
         if options.rerank:
             key = {
                 rid: 0.5 * records[rid][2]
-                + 0.5 * (best_window_cosine(vector, vectors.get(rid)) or records[rid][2])
+                + 0.5
+                * max(best_window_cosine(v, sentence_vectors.get(rid)) or records[rid][2] for v in vectors)
                 for rid in top
             }
             top = sorted(top, key=lambda rid: -key[rid])
         return [
-            _passage(records[rid][1], records[rid][0], relevance(records[rid][2]), vectors.get(rid))
+            _passage(records[rid][1], records[rid][0], relevance(records[rid][2]), sentence_vectors.get(rid))
             for rid in top[:k]
         ]
 
+    def plan(self, query: str, options: SearchOptions | None = None) -> list[PlannedQuery]:
+        """The queries searched for ``query``: the planner's (see query.py), or ``query`` itself."""
+        options = options or self.options
+        if self.planner is not None and options.focus:
+            plans = self.planner.plan(query, self._current_lexicon())
+            if plans:
+                return plans
+        return [PlannedQuery(query, query, _looks_asked(query, self.planner))]
+
+    def _current_lexicon(self) -> Lexicon | None:
+        """The planner's view of the indexed vocabulary, rebuilt when the committed index changes."""
+        if self.planner is None:
+            return None
+        with self._read_lock:
+            version = self._snapshot.version
+            if self._lexicon is None or self._lexicon[0] != version:
+                dictionary = model_words(getattr(self._embedder, "model_path", None))
+                self._lexicon = (version, self.planner.lexicon(self._lexical.vocabulary(), dictionary))
+            return self._lexicon[1]
+
+    def _title_lists(
+        self, vectors: Vector, width: int, filters: SearchFilters, lists: list[list[str]]
+    ) -> list[list[str]]:
+        """Per query, the passages of the documents whose titles are nearest the question.
+
+        A matched document counts through one passage: its best-ranked one among the other lists,
+        else its first passage. Tier and org filters are applied through the BM25 index's labels.
+        """
+        hashes = self._snapshot.hashes
+        ranked_elsewhere = {rid: rank for ranked in lists for rank, rid in enumerate(ranked)}
+        result: list[list[str]] = []
+        for hits in self._titles.query(vectors, width, None):
+            ranked: list[str] = []
+            with self._read_lock:
+                for hit in hits:
+                    if hashes.get(hit.document_id) != hit.doc_hash:
+                        continue
+                    rids = [
+                        r for r in self._records_by_document.get(hit.document_id, ()) if r in self._lexical
+                    ]
+                    if not rids or not self._lexical.allowed(rids[0], filters.tiers, filters.orgs):
+                        continue
+                    seen = [r for r in rids if r in ranked_elsewhere]
+                    ranked.append(
+                        min(seen, key=ranked_elsewhere.__getitem__) if seen else min(rids, key=_chunk_order)
+                    )
+            result.append(ranked)
+        return result
+
     def _dense(
-        self, vector: Vector, width: int, filters: SearchFilters
-    ) -> list[tuple[str, str, dict[str, Any], float]]:
+        self, vectors: Vector, width: int, filters: SearchFilters
+    ) -> list[list[tuple[str, str, dict[str, Any], float]]]:
         try:
             result = self._passages.query(
-                query_embeddings=[vector],
+                query_embeddings=np.asarray(vectors, dtype=np.float32),
                 n_results=width + 8,
                 where=filters.where(),
                 include=["documents", "metadatas", "distances"],
@@ -436,20 +565,19 @@ class ChromaStore:
         except Exception as err:
             raise StoreError(f"passage query failed: {err}") from err
         return [
-            (rid, text, meta or {}, 1.0 - float(distance))
-            for rid, text, meta, distance in zip(
-                result["ids"][0],
-                result["documents"][0],
-                result["metadatas"][0],
-                result["distances"][0],
-                strict=True,
+            [
+                (rid, text, meta or {}, 1.0 - float(distance))
+                for rid, text, meta, distance in zip(ids, texts, metas, distances, strict=True)
+            ]
+            for ids, texts, metas, distances in zip(
+                result["ids"], result["documents"], result["metadatas"], result["distances"], strict=True
             )
         ]
 
     def _fetch_missing(
-        self, ids: list[str], vector: Vector, records: dict[str, tuple[str, dict[str, Any], float]]
+        self, ids: list[str], vectors: Vector, records: dict[str, tuple[str, dict[str, Any], float]]
     ) -> None:
-        """Passages found only lexically: read them with their embedding to score them densely."""
+        """Passages not found densely: read them with their embedding to score them (best query)."""
         if not ids:
             return
         try:
@@ -459,7 +587,9 @@ class ChromaStore:
         for rid, text, meta, embedding in zip(
             result["ids"], result["documents"], result["metadatas"], result["embeddings"], strict=True
         ):
-            cosine = float(np.asarray(embedding, dtype=np.float32) @ vector)
+            cosine = float(
+                (np.asarray(vectors, dtype=np.float32) @ np.asarray(embedding, dtype=np.float32)).max()
+            )
             records[rid] = (text, meta or {}, cosine)
 
     def _sentence_vectors(self, ids: list[str]) -> dict[str, Vector]:
@@ -537,8 +667,15 @@ class ChromaStore:
                         "vectors": encode_vectors(item.sentence_vectors[index]),
                     }
                 )
+        titled = [p for p in prepared if p.title_vector is not None]
         with self._write_lock:
             try:
+                if titled:
+                    self._titles.upsert(
+                        [title_record_id(p.document.id, p.document.content_hash) for p in titled],
+                        np.stack([np.asarray(p.title_vector, dtype=np.float32) for p in titled]),
+                        [{"document_id": p.document.id, "doc_hash": p.document.content_hash} for p in titled],
+                    )
                 for start in range(0, len(ids), _PAGE):
                     end = start + _PAGE
                     self._vectors.upsert(
@@ -647,7 +784,13 @@ class ChromaStore:
                 or not rid.endswith("@" + hashes[_record_document(rid)])
             ]
             self._delete_ids(sorted(set(orphans)))
-            return len(set(orphans))
+            stale_titles = [
+                rid
+                for rid, meta in self._titles.ids()
+                if hashes.get(str(meta.get("document_id"))) != meta.get("doc_hash")
+            ]
+            self._delete_titles(stale_titles)
+            return len(set(orphans)) + len(stale_titles)
 
     def _bump_version(self) -> str:
         version = uuid.uuid4().hex
@@ -666,6 +809,51 @@ class ChromaStore:
                 if meta.get("doc_hash") != current.get(str(meta.get("document_id"))):
                     stale.append(rid)
         self._delete_ids(stale)
+        stale_titles: list[str] = []
+        for start in range(0, len(names), 500):
+            where = {"document_id": {"$in": names[start : start + 500]}}
+            for rid, meta in self._titles.ids(where):
+                if meta.get("doc_hash") != current.get(str(meta.get("document_id"))):
+                    stale_titles.append(rid)
+        self._delete_titles(stale_titles)
+
+    def _delete_titles(self, ids: list[str]) -> None:
+        try:
+            self._titles.delete(ids)
+        except Exception as err:
+            raise StoreError(f"cannot delete superseded titles: {err}") from err
+
+    def backfill_titles(self) -> int:
+        """Write the title record of every committed document that has none (an index built before
+        question matching, or a run interrupted between writes). Returns how many were written."""
+        self.refresh()
+        hashes = self._snapshot.hashes
+        if self._titles.count() >= len(hashes):
+            return 0
+        present = {rid for rid, _ in self._titles.ids()}
+        missing: dict[str, str] = {}
+        for _, meta in self._scan(self._registry, include=["metadatas"]):
+            document_id = str(meta.get("document_id", ""))
+            if meta.get("kind") != "document" or hashes.get(document_id) != meta.get("doc_hash"):
+                continue
+            if title_record_id(document_id, hashes[document_id]) not in present:
+                missing[document_id] = str(meta.get("title", ""))
+        if not missing:
+            return 0
+        texts = list(dict.fromkeys(missing.values()))
+        encoded = dict(zip(texts, self._embedder.encode(texts), strict=True))
+        names = sorted(missing)
+        with self._write_lock:
+            try:
+                self._titles.upsert(
+                    [title_record_id(d, hashes[d]) for d in names],
+                    np.stack([encoded[missing[d]] for d in names]),
+                    [{"document_id": d, "doc_hash": hashes[d]} for d in names],
+                )
+            except Exception as err:
+                raise StoreError(f"cannot write titles: {err}") from err
+        log.info("titles_backfilled", documents=len(names))
+        return len(names)
 
     def _delete_ids(self, ids: list[str]) -> None:
         try:

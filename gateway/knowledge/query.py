@@ -1,0 +1,465 @@
+"""Question focus: a patient's message in, the search queries that matter out.
+
+Real messages are long and messy: a greeting, a backstory, two questions, a misspelt drug, a brand
+name, lay words. Searching the whole message as one query lets that noise decide what is found.
+``QueryPlanner.plan`` turns a message into a few ``PlannedQuery``:
+
+* sentences that are only courtesy (greetings, thanks, sign-offs) are dropped and filler phrases
+  ("I was wondering if", "please") removed (patterns: ``policies/query.yaml``);
+* each question sentence becomes a query; a question that names too few topic terms of its own
+  ("what else can he do about it?") carries the topic terms of the backstory ("gout", "allopurinol").
+  With a backstory, the whole focused message is one more query;
+* a word the knowledge base never indexed is corrected to the closest indexed word (rapidfuzz, see
+  ``Lexicon``), then brand and lay words get their generic and clinical terms added
+  (``policies/vocabulary.yaml``), in both the dense text and the BM25 text.
+
+The store searches every planned query and fuses the lists (store.py), so a message with several
+questions retrieves for each.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import yaml
+from rapidfuzz import fuzz, process
+from rapidfuzz.distance import JaroWinkler
+
+from gateway.errors import ConfigurationError
+from gateway.knowledge.lexical import STOPWORDS, Vocabulary, _stem, surface_tokens
+from gateway.policy import build
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
+_SPACES = re.compile(r"\s+")
+_ALPHA = re.compile(r"^[a-z]+$")
+_LEADING = re.compile(r"[a-z][a-z']*")
+_TOPIC = re.compile(r"^[a-z][a-z0-9]*$")
+"""A topic word: letters, possibly with digits after the first ("brca1"), never a bare number."""
+_CONNECTIVES = frozenset({"also", "and", "but", "so", "then", "plus", "oh", "ok", "okay", "well", "now"})
+"""Words that may open a question sentence before its question word ("also, is it safe ...")."""
+
+
+@dataclass(frozen=True)
+class QueryWords:
+    """``policies/query.yaml``: what question focus removes, keeps and carries over."""
+
+    courtesy_sentences: tuple[str, ...] = ()
+    filler_phrases: tuple[str, ...] = ()
+    question_starts: tuple[str, ...] = ()
+    question_cues: tuple[str, ...] = ()
+    backstory_words: tuple[str, ...] = ()
+    max_questions: int = 4
+    long_message_words: int = 80
+    min_topic_terms: int = 2
+    max_carried_terms: int = 6
+    max_carried_document_share: float = 0.05
+    spelling_min_length: int = 5
+    spelling_min_score: float = 84.0
+    spelling_near_score: float = 74.0
+    spelling_near_jaro_winkler: float = 0.92
+    spelling_max_length_difference: int = 3
+
+    def __post_init__(self) -> None:
+        for key in ("courtesy_sentences", "filler_phrases", "question_cues"):
+            for pattern in getattr(self, key):
+                try:
+                    re.compile(pattern)
+                except re.error as err:
+                    raise ConfigurationError(
+                        "query", key, f"bad regular expression {pattern!r}: {err}"
+                    ) from None
+        for key, lo, hi in (
+            ("max_questions", 1, 20),
+            ("long_message_words", 10, 1000),
+            ("min_topic_terms", 0, 20),
+            ("max_carried_terms", 0, 50),
+            ("max_carried_document_share", 0.0, 1.0),
+            ("spelling_min_length", 2, 50),
+            ("spelling_min_score", 50.0, 100.0),
+            ("spelling_near_score", 50.0, 100.0),
+            ("spelling_near_jaro_winkler", 0.5, 1.0),
+            ("spelling_max_length_difference", 0, 10),
+        ):
+            value = getattr(self, key)
+            if not lo <= value <= hi:
+                raise ConfigurationError("query", key, f"must be between {lo} and {hi}, got {value}")
+
+    @cached_property
+    def courtesy(self) -> re.Pattern[str]:
+        return _alternation(self.courtesy_sentences)
+
+    @cached_property
+    def filler(self) -> list[re.Pattern[str]]:
+        return [re.compile(p, re.IGNORECASE) for p in self.filler_phrases]
+
+    @cached_property
+    def cues(self) -> re.Pattern[str]:
+        return _alternation(self.question_cues)
+
+    @cached_property
+    def starts(self) -> frozenset[str]:
+        return frozenset(w.lower() for w in self.question_starts)
+
+    @cached_property
+    def backstory(self) -> frozenset[str]:
+        words = {w.lower() for w in self.backstory_words}
+        return frozenset(words | {_stem(w) for w in words})
+
+
+def _alternation(patterns: Sequence[str]) -> re.Pattern[str]:
+    if not patterns:
+        return re.compile(r"(?!x)x")
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Synonyms:
+    """``policies/vocabulary.yaml``: brand -> generic and lay -> clinical terms, keys lower-case."""
+
+    terms: dict[str, tuple[str, ...]]
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        keys = sorted(self.terms, key=len, reverse=True)
+        if not keys:
+            return re.compile(r"(?!x)x")
+        return re.compile(
+            r"(?<![\w'-])(" + "|".join(re.escape(k) for k in keys) + r")(?![\w'-])", re.IGNORECASE
+        )
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        """Every single word of a key: known words that spelling correction leaves alone."""
+        return frozenset(w for key in self.terms for w in _WORD.findall(key))
+
+
+_VOCABULARY_GROUPS = ("brands", "lay_terms")
+
+
+def load_vocabulary(path: Path) -> Synonyms:
+    """Load and check the vocabulary file; any problem names the file and the key."""
+    source = str(path)
+    if not path.is_file():
+        raise ConfigurationError(source, "-", "file not found")
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506
+    except yaml.YAMLError as err:
+        raise ConfigurationError(source, "-", f"not valid YAML: {err}") from None
+    data = data or {}
+    if not isinstance(data, dict):
+        raise ConfigurationError(source, "-", f"expected a mapping, got {type(data).__name__}")
+    unknown = sorted(set(data) - set(_VOCABULARY_GROUPS))
+    if unknown:
+        raise ConfigurationError(
+            source, unknown[0], f"unknown key; expected one of {', '.join(_VOCABULARY_GROUPS)}"
+        )
+    terms: dict[str, tuple[str, ...]] = {}
+    for group in _VOCABULARY_GROUPS:
+        entries = data.get(group) or {}
+        if not isinstance(entries, dict):
+            raise ConfigurationError(source, group, f"expected a mapping, got {type(entries).__name__}")
+        for key, values in entries.items():
+            where = f"{group}.{key}"
+            if not isinstance(key, str) or not key.strip():
+                raise ConfigurationError(source, where, "a key must be non-empty text")
+            if not isinstance(values, list) or not values:
+                raise ConfigurationError(source, where, "expected a non-empty list of terms")
+            if not all(isinstance(v, str) and v.strip() for v in values):
+                raise ConfigurationError(source, where, "every term must be non-empty text")
+            normal = " ".join(key.lower().split())
+            if normal in terms:
+                raise ConfigurationError(source, where, "this word is already listed")
+            terms[normal] = tuple(" ".join(v.split()) for v in values)
+    return Synonyms(terms)
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe loader that refuses a mapping key given twice (YAML would keep the last silently)."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_query_words(path: Path) -> QueryWords:
+    if not path.is_file():
+        raise ConfigurationError(str(path), "-", "file not found")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise ConfigurationError(str(path), "-", f"not valid YAML: {err}") from None
+    try:
+        return build(QueryWords, data or {}, str(path), "")
+    except ConfigurationError as err:
+        if err.source == "query":
+            raise ConfigurationError(str(path), err.key, err.reason) from None
+        raise
+
+
+class Lexicon:
+    """The knowledge base's own indexed vocabulary: which words it knows, how common each is, and
+    the closest indexed word to one it does not know.
+
+    Built from the BM25 index (``LexicalIndex.vocabulary``) when the index changes. Correction looks
+    only at indexed words (in live passages) with the same first letter and a similar length, so one
+    lookup scores a few thousand short strings (well under a millisecond). A
+    candidate needs a rapidfuzz ratio of ``spelling_min_score``, or ``spelling_near_score`` with a
+    Jaro-Winkler similarity of ``spelling_near_jaro_winkler`` (a dropped syllable in a long drug
+    name: "ciprofaxin" is 78 by ratio, 0.93 by Jaro-Winkler, to "ciprofloxacin").
+    """
+
+    def __init__(
+        self,
+        vocabulary: Vocabulary,
+        words: QueryWords,
+        extra_known: Iterable[str] = (),
+        dictionary: frozenset[str] = frozenset(),
+    ) -> None:
+        self._words = words
+        self._records = max(1, vocabulary.records)
+        self._frequency = dict(zip(vocabulary.terms, vocabulary.document_frequency.tolist(), strict=True))
+        self._indexed = frozenset(vocabulary.terms)
+        self._known = self._indexed | frozenset(w.lower() for w in extra_known)
+        self._dictionary = dictionary
+        buckets: dict[tuple[str, int], list[tuple[str, int]]] = {}
+        for surface, count in zip(vocabulary.surfaces, vocabulary.document_frequency.tolist(), strict=True):
+            if count >= 1 and len(surface) >= 4 and _ALPHA.match(surface):
+                buckets.setdefault((surface[0], len(surface)), []).append((surface, int(count)))
+        for word in extra_known:
+            word = word.lower()
+            if len(word) >= 4 and _ALPHA.match(word):
+                buckets.setdefault((word[0], len(word)), []).append((word, 2))
+        self._buckets = buckets
+
+    def known(self, word: str) -> bool:
+        """Indexed, a stop word, a vocabulary key, or a whole word of the model's own vocabulary."""
+        word = word.lower()
+        return (
+            word in STOPWORDS or word in self._known or _stem(word) in self._known or word in self._dictionary
+        )
+
+    def indexed(self, word: str) -> bool:
+        """Whether the knowledge base itself uses ``word``."""
+        word = word.lower()
+        return word in self._indexed or _stem(word) in self._indexed
+
+    def share(self, term: str) -> float:
+        """Share of indexed passages holding ``term`` (an index term, i.e. stemmed)."""
+        return float(self._frequency.get(term, 0)) / self._records
+
+    def correct(self, word: str) -> str | None:
+        """The indexed word ``word`` is most likely a misspelling of, or None."""
+        word = word.lower()
+        settings = self._words
+        if len(word) < settings.spelling_min_length or not _ALPHA.match(word) or self.known(word):
+            return None
+        spread = settings.spelling_max_length_difference
+        candidates: list[tuple[str, int]] = []
+        for length in range(len(word) - spread, len(word) + spread + 1):
+            candidates.extend(self._buckets.get((word[0], length), ()))
+        if not candidates:
+            return None
+        found = [
+            (score, text, index)
+            for text, score, index in process.extract(
+                word,
+                [c for c, _ in candidates],
+                scorer=fuzz.ratio,
+                score_cutoff=min(settings.spelling_min_score, settings.spelling_near_score),
+                limit=10,
+            )
+            if score >= settings.spelling_min_score
+            or JaroWinkler.normalized_similarity(word, text) >= settings.spelling_near_jaro_winkler
+        ]
+        if not found:
+            return None
+        best = max(score for score, _, _ in found)
+        close = [(candidates[index][1], text) for score, text, index in found if score >= best - 2.0]
+        return max(close)[1]
+
+
+@dataclass(frozen=True)
+class PlannedQuery:
+    """One search of a message: ``text`` is embedded (dense, question matching); ``lexical`` goes to BM25."""
+
+    text: str
+    lexical: str
+    question: bool = True
+    """Whether the query asks something (question matching only runs for questions: a keyword
+    search matched against question titles finds sections by their topic word alone)."""
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    text: str
+    """Focused: filler removed, spelling corrected, synonyms inserted after the words they explain."""
+    expansions: tuple[str, ...]
+    topics: tuple[tuple[str, float], ...]
+    """Topic words of the sentence as written (after correction), each with its passage share."""
+    question: bool
+
+
+class QueryPlanner:
+    """Turns a patient's message into the queries worth searching (see the module docstring)."""
+
+    def __init__(self, words: QueryWords, synonyms: Synonyms) -> None:
+        self.words = words
+        self.synonyms = synonyms
+
+    def lexicon(self, vocabulary: Vocabulary, dictionary: frozenset[str] = frozenset()) -> Lexicon:
+        return Lexicon(vocabulary, self.words, self.synonyms.words, dictionary)
+
+    def asks(self, text: str) -> bool:
+        return _asks(text, self.words)
+
+    def plan(self, message: str, lexicon: Lexicon | None = None) -> list[PlannedQuery]:
+        sentences = [s for s in (self._sentence(raw, lexicon) for raw in _split(message)) if s is not None]
+        if not sentences:
+            whole = " ".join(message.split())
+            return [PlannedQuery(whole, whole, _asks(whole, self.words))] if whole else []
+        questions = [s for s in sentences if s.question]
+        backstory = [s for s in sentences if not s.question]
+        queries: list[PlannedQuery] = []
+        carried = self._carried(backstory)
+        whole_words = sum(len(s.text.split()) for s in sentences)
+        separate = len(questions) > 1 or whole_words > self.words.long_message_words
+        for question in questions[: self.words.max_questions] if separate else ():
+            text, extra = question.text, question.expansions
+            if len(question.topics) < self.words.min_topic_terms:
+                own = {t.lower() for t, _ in question.topics}
+                add = [t for t in carried if t.lower() not in own]
+                if add:
+                    text = f"{text} {' '.join(add)}"
+            queries.append(PlannedQuery(text, _join(text, extra), True))
+        if len(questions) < 2 or backstory:
+            text = " ".join(s.text for s in sentences)
+            extra = tuple(e for s in sentences for e in s.expansions)
+            focused = PlannedQuery(text, _join(text, extra), bool(questions))
+            if focused not in queries:
+                queries.append(focused)
+        return queries
+
+    def _carried(self, backstory: list[_Sentence]) -> list[str]:
+        """The ``max_carried_terms`` rarest topic words of the backstory, in message order."""
+        shares: dict[str, float] = {}
+        for sentence in backstory:
+            for word, share in sentence.topics:
+                shares.setdefault(word, share)
+        rarest = sorted(shares, key=lambda w: shares[w])[: self.words.max_carried_terms]
+        return [w for w in shares if w in rarest]
+
+    def _sentence(self, raw: str, lexicon: Lexicon | None) -> _Sentence | None:
+        words = self.words
+        text = " ".join(raw.split())
+        asked = "?" in text
+        if not asked and words.courtesy.search(text):
+            return None
+        cue = bool(words.cues.search(text))
+        for pattern in words.filler:
+            text = pattern.sub(" ", text)
+        text = _SPACES.sub(" ", text).strip(" ,;:-")
+        if not any(t for _, t in surface_tokens(text)):
+            return None
+        leading = [w.replace("'", "") for w in _LEADING.findall(text.lower())[:3]]
+        while len(leading) > 1 and leading[0] in _CONNECTIVES:
+            leading = leading[1:]
+        question = asked or cue or bool(leading and leading[0] in words.starts)
+        text = self._correct(text, lexicon)
+        text, expansions = self._expand(text, lexicon)
+        return _Sentence(text, expansions, self._topics(text, expansions, lexicon), question)
+
+    def _correct(self, text: str, lexicon: Lexicon | None) -> str:
+        if lexicon is None:
+            return text
+
+        def fix(match: re.Match[str]) -> str:
+            word = match.group(0)
+            return lexicon.correct(word) or word
+
+        return _WORD.sub(fix, text)
+
+    def _expand(self, text: str, lexicon: Lexicon | None) -> tuple[str, tuple[str, ...]]:
+        """The matched keys' terms, for BM25; inserted after the key in the text as well
+        ("GlucaGen (glucagon)") when the knowledge base does not use one of the key's words itself.
+
+        A word the sources use ("contagious", "chemo") already means to the model what the sources
+        mean by it; rewording it in the dense query only moves the vector away from them.
+        """
+        added: list[str] = []
+
+        def insert(match: re.Match[str]) -> str:
+            key = match.group(1)
+            terms = [t for t in self.synonyms.terms[key.lower()] if t.lower() != key.lower()]
+            added.extend(terms)
+            foreign = lexicon is None or not all(lexicon.indexed(w) for w in _WORD.findall(key))
+            return f"{key} ({', '.join(terms)})" if terms and foreign else key
+
+        return self.synonyms.pattern.sub(insert, text), tuple(added)
+
+    def _topics(
+        self, text: str, expansions: tuple[str, ...], lexicon: Lexicon | None
+    ) -> tuple[tuple[str, float], ...]:
+        """Words naming what the sentence is about: indexed, not too common, not backstory chatter."""
+        limit = self.words.max_carried_document_share
+        found: dict[str, float] = {}
+        for written, term in surface_tokens(text):
+            surface = written.removesuffix("'s").replace("'", "")
+            if surface in STOPWORDS or term in self.words.backstory or surface in self.words.backstory:
+                continue
+            if not _TOPIC.match(surface) or len(surface) < 2:
+                continue
+            share = lexicon.share(term) if lexicon is not None else 0.0
+            if lexicon is not None and (not lexicon.known(surface) or share > limit):
+                continue
+            found.setdefault(surface, share)
+        return tuple(found.items())
+
+
+def model_words(model_path: str | Path | None) -> frozenset[str]:
+    """Whole words of the embedding model's word-piece vocabulary (``vocab.txt``), if it has one:
+    ordinary English the spelling corrector must not "correct" when the sources never use it."""
+    if model_path is None:
+        return frozenset()
+    path = Path(model_path) / "vocab.txt"
+    if not path.is_file():
+        return frozenset()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return frozenset(w for w in lines if len(w) >= 3 and _ALPHA.match(w))
+
+
+def _asks(text: str, words: QueryWords) -> bool:
+    """A question mark, a question cue, or a question word first."""
+    leading = _LEADING.findall(text.lower())[:1]
+    return "?" in text or bool(words.cues.search(text)) or bool(leading and leading[0] in words.starts)
+
+
+def _split(message: str) -> list[str]:
+    return [s for s in (part.strip() for part in _SENTENCE_END.split(message)) if s]
+
+
+def _join(text: str, extra: Sequence[str]) -> str:
+    return f"{text} {' '.join(extra)}" if extra else text
+
+
+def load_planner(directory: Path, fallback: Path | None = None) -> QueryPlanner:
+    """The planner of a policy directory: its ``query.yaml`` and ``vocabulary.yaml``; a file the
+    directory does not have is read from ``fallback`` (the bundled policies) when one is given."""
+
+    def pick(name: str) -> Path:
+        path = directory / name
+        return fallback / name if fallback is not None and not path.is_file() else path
+
+    return QueryPlanner(load_query_words(pick("query.yaml")), load_vocabulary(pick("vocabulary.yaml")))

@@ -1,0 +1,96 @@
+"""Question matching: one MiniLM vector per document title, searched question-to-question.
+
+Many vetted sections are titled by the question they answer (MedQuAD: "What are the treatments for
+Gout ?"). A patient's question is closer to that title than to the passage text, whose wording is an
+answer's. The title vector costs nothing extra at ingestion: a document without section headings has
+its title as the heading its passage vectors are built from, and the ingestor encodes each distinct
+text once (ingest.py).
+
+Records live in ``<collection>_titles``: id ``<document id>@<content hash>`` (like passages, so a
+changed document's new title never overwrites the committed one), metadata ``document_id``,
+``doc_hash``, ``tier``, ``org``. Readers keep only hits whose (document, hash) is committed, exactly as
+for passages; the store deletes superseded and orphaned title records with its passages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gateway.domain import Vector
+from gateway.errors import StoreError
+
+_PAGE = 5000
+
+
+@dataclass(frozen=True)
+class TitleHit:
+    document_id: str
+    doc_hash: str
+    cosine: float
+
+
+def title_record_id(document_id: str, content_hash: str) -> str:
+    return f"{document_id}@{content_hash}"
+
+
+class TitleIndex:
+    """The ``<collection>_titles`` Chroma collection (cosine HNSW)."""
+
+    def __init__(self, collection: Any) -> None:
+        self._collection = collection
+
+    def count(self) -> int:
+        try:
+            return int(self._collection.count())
+        except Exception as err:
+            raise StoreError(f"cannot count title records: {err}") from err
+
+    def upsert(self, ids: Sequence[str], vectors: Vector, metadatas: Sequence[dict[str, Any]]) -> None:
+        for start in range(0, len(ids), _PAGE):
+            end = start + _PAGE
+            self._collection.upsert(
+                ids=list(ids[start:end]),
+                embeddings=np.asarray(vectors[start:end], dtype=np.float32),
+                metadatas=list(metadatas[start:end]),
+            )
+
+    def query(self, vectors: Vector, n: int, where: dict[str, Any] | None) -> list[list[TitleHit]]:
+        """The ``n`` nearest titles of each query vector (committed or not: the caller filters)."""
+        if len(vectors) == 0 or n <= 0:
+            return []
+        try:
+            result = self._collection.query(
+                query_embeddings=np.asarray(vectors, dtype=np.float32),
+                n_results=n,
+                where=where,
+                include=["metadatas", "distances"],
+            )
+        except Exception as err:
+            raise StoreError(f"title query failed: {err}") from err
+        return [
+            [
+                TitleHit(
+                    str(meta.get("document_id", "")), str(meta.get("doc_hash", "")), 1.0 - float(distance)
+                )
+                for meta, distance in zip(metadatas, distances, strict=True)
+                if meta
+            ]
+            for metadatas, distances in zip(result["metadatas"], result["distances"], strict=True)
+        ]
+
+    def ids(self, where: dict[str, Any] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+        offset = 0
+        while True:
+            page = self._collection.get(where=where, include=["metadatas"], limit=_PAGE, offset=offset)
+            yield from zip(page["ids"], [m or {} for m in page["metadatas"]], strict=True)
+            if len(page["ids"]) < _PAGE:
+                return
+            offset += _PAGE
+
+    def delete(self, ids: Sequence[str]) -> None:
+        for start in range(0, len(ids), _PAGE):
+            self._collection.delete(ids=list(ids[start : start + _PAGE]))

@@ -1,0 +1,123 @@
+"""Question matching and planned queries in the real store (Chroma + MiniLM)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from gateway.knowledge.corpus import SourceDocument
+from gateway.knowledge.query import load_planner
+from gateway.knowledge.store import ChromaStore, SearchFilters, SearchOptions
+from gateway.resources import bundled
+from gateway.settings import Settings
+
+
+def _doc(doc_id: str, title: str, text: str, org: str = "NIH") -> SourceDocument:
+    return SourceDocument(
+        id=doc_id,
+        title=title,
+        text=text,
+        org=org,
+        url=f"https://example.org/{doc_id}",
+        tier="clinical_reference",
+        reviewed_on=dt.date(2024, 1, 1),
+    )
+
+
+GOUT_TEXT = (
+    "Gout is a form of arthritis in which uric acid crystals build up in a joint, often the big toe. "
+    "Attacks come on suddenly and the joint becomes red, hot and swollen."
+)
+DOCS = [
+    _doc("gout-what", "What is (are) Gout ?", GOUT_TEXT),
+    _doc(
+        "gout-treat",
+        "What are the treatments for Gout ?",
+        "Gout is a form of arthritis in which uric acid crystals build up in a joint. Doctors use "
+        "colchicine, corticosteroids and anti-inflammatory medicines for attacks, and allopurinol over "
+        "the long term.",
+    ),
+    _doc(
+        "cipro",
+        "Ciprofloxacin",
+        "Ciprofloxacin is an antibiotic for bacterial infections such as urinary tract infections. "
+        "Ciprofloxacin should not be taken together with dairy products like milk on their own.",
+        org="FDA",
+    ),
+    _doc(
+        "glaucoma-symptoms",
+        "What are the symptoms of Glaucoma ?",
+        "Open-angle glaucoma has no early symptoms. Over time side vision is slowly lost.",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def store(embedder, tmp_path_factory):  # type: ignore[no-untyped-def]
+    settings = Settings(data_dir=tmp_path_factory.mktemp("question-matching"))
+    built = ChromaStore.open(settings, embedder, planner=load_planner(bundled("policies")))
+    built.upsert_documents(DOCS)
+    return built
+
+
+def test_titles_are_indexed_and_matched_question_to_question(store, embedder) -> None:  # type: ignore[no-untyped-def]
+    assert store._titles.count() == len(DOCS)
+    hits = store._titles.query(embedder.encode(["how do doctors treat gout?"]), 2, None)[0]
+    assert hits[0].document_id == "gout-treat"
+    found = store.search_sync("how do doctors treat gout?", 2)
+    assert found[0].document_id == "gout-treat"
+
+
+def test_each_question_of_a_message_gets_passages(store) -> None:  # type: ignore[no-untyped-def]
+    message = "Hi, my dad is 70. How is gout treated? Also what are the first signs of glaucoma? Thanks!"
+    found = {p.document_id for p in store.search_sync(message, 3)}
+    assert {"gout-treat", "glaucoma-symptoms"} <= found
+    plain = {p.document_id for p in store.search_sync(message, 3, options=SearchOptions(focus=False))}
+    assert plain  # the unfocused search still returns something; focus decides the mix
+
+
+def test_a_misspelt_drug_name_is_found(store) -> None:  # type: ignore[no-untyped-def]
+    plans = store.plan("can I take ciprofaxin with my milk in the morning?")
+    assert "ciprofloxacin" in plans[0].text
+    found = store.search_sync("can I take ciprofaxin with my milk in the morning?", 1)
+    assert found[0].document_id == "cipro"
+
+
+def test_question_matching_respects_filters(store) -> None:  # type: ignore[no-untyped-def]
+    found = store.search_sync("what are the treatments for gout", 4, filters=SearchFilters(orgs=("FDA",)))
+    assert {p.document_id for p in found} == {"cipro"}
+
+
+def test_scores_stay_on_the_dense_cosine_scale(store) -> None:  # type: ignore[no-untyped-def]
+    for passage in store.search_sync("How is gout treated? And glaucoma signs?", 4):
+        assert 0.0 <= passage.score <= 1.0
+
+
+def test_replaced_and_deleted_documents_take_their_titles_along(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
+    store.upsert_documents(DOCS[:2])
+    changed = dataclasses.replace(DOCS[0], title="What is gouty arthritis ?")
+    store.upsert_documents([changed])
+    ids = {rid for rid, _ in store._titles.ids()}
+    assert ids == {f"gout-what@{changed.content_hash}", f"gout-treat@{DOCS[1].content_hash}"}
+    store.delete_documents(["gout-what"])
+    assert {rid for rid, _ in store._titles.ids()} == {f"gout-treat@{DOCS[1].content_hash}"}
+
+
+def test_an_index_without_titles_is_backfilled_at_the_next_ingest(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
+    store.upsert_documents(DOCS)
+    store._titles.delete([rid for rid, _ in store._titles.ids()])  # as built before question matching
+    assert store._titles.count() == 0
+    summary = store.upsert_documents(DOCS)
+    assert summary.unchanged == len(DOCS)
+    assert store._titles.count() == len(DOCS)
+    assert store.backfill_titles() == 0
+
+
+def test_keyword_queries_are_not_matched_against_titles(store) -> None:  # type: ignore[no-untyped-def]
+    assert store.plan("gout allopurinol colchicine")[0].question is False
+    assert store.plan("what are the treatments for gout?")[0].question is True
