@@ -319,15 +319,20 @@ def _log(result: PipelineResult, services: Services) -> None:
     log.info(LOG_EVENT, **log_fields(result, services))
 
 
-async def record(result: PipelineResult, services: Services) -> None:
+async def record(result: PipelineResult, services: Services, *, blocking: bool = False) -> None:
     """Audit first (the response must not leave without a trace), then metrics and the log line.
 
     When the audit record cannot be completed the request is counted and logged as an error at the
     ``record`` stage and an AuditError propagates, so the client gets an error, not the answer.
+    ``blocking`` writes on the calling thread: for an interrupted run, whose task may be cancelled
+    again (a server stop) while a worker-thread write waits, which would lose the record.
     """
     row, record_json = audit_record(result, services)
     try:
-        await services.audit.write(row, record_json)
+        if blocking:
+            services.audit.write_sync(row, record_json)
+        else:
+            await services.audit.write(row, record_json)
     except Exception as err:
         services.metrics.audit_errors.labels(operation="complete").inc()
         services.metrics.requests.labels(outcome="error").inc()

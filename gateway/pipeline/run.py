@@ -413,7 +413,7 @@ class _Run:
         detail = f"the request was interrupted ({label}) after {len(self.sent)} characters were sent"
         outcome = Outcome(self.sent, self.statements, (), False, None, detail)
         try:
-            await self._record(outcome, None, label)
+            await self._record(outcome, None, label, blocking=True)
         except Exception as err:  # counted and logged by record(); nothing more can be done here
             log.error("interrupted_record_failed", request_id=self.request_id, error=type(err).__name__)
 
@@ -427,7 +427,7 @@ class _Run:
         return await self._record(outcome, error, None)
 
     async def _record(
-        self, outcome: Outcome, error: StageError | None, interruption: str | None
+        self, outcome: Outcome, error: StageError | None, interruption: str | None, *, blocking: bool = False
     ) -> PipelineResult:
         self.recorded = True
         if self.timings.triage == 0.0:  # refused at triage: everything so far was triage
@@ -454,6 +454,6 @@ class _Run:
             sent=self.sent,
         )
         recording = time.perf_counter()
-        await record(result, self.services)
+        await record(result, self.services, blocking=blocking)
         self.timings.record = time.perf_counter() - recording
         return result

@@ -146,9 +146,6 @@ def test_graceful_stop_with_a_request_in_flight_records_it(gateway_services) -> 
     # the server stopped (graceful timeout 2 s) while the draft was still hanging
     caller.join(timeout=30)
     hang.set()
-    # the completing write runs in a worker thread that outlives the server's last cancellation; on a
-    # loaded machine it may commit just after the server thread is gone, so wait for it (bounded)
-    wait_for(lambda: [r.outcome for r in rows(services)] != ["incomplete"])
     (row,) = rows(services)
     assert row.outcome == "cancelled"
     assert "status" not in outcome or outcome["status"] != 200
