@@ -13,6 +13,7 @@ from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.store import ChromaStore, SearchOptions
 from gateway.messages import Messages
 from gateway.metrics import GatewayMetrics
+from gateway.pipeline.semantic_triage import SemanticTriage
 from gateway.policy import Policy, load_policy
 from gateway.resources import bundled
 from gateway.rewriting import NoRewriter, Rewriter
@@ -112,6 +113,7 @@ def build_services(
         metrics=metrics,
         audit=AuditLog(settings.resolved_audit_path),
         fetcher=build_fetcher(settings, policy),
+        triage_model=SemanticTriage(policy.triage, embedder),
     )
     metrics.ready.set(1)
     log.info(

@@ -5,6 +5,7 @@ Layout of a policy directory::
     thresholds.yaml           retrieval, verification, cleanup and refusal thresholds
     tiers.yaml                source tiers, their base trust scores, age decay and matching rules
     contexts/<name>.yaml      an operating context: scope and triage rules
+    triage/                   semantic triage: exemplar banks, classifier, thresholds (triage_policy)
 
 Any unknown key, wrong type or out-of-range value stops start-up with a ConfigurationError naming the
 file, the dotted key and the reason.
@@ -17,11 +18,14 @@ import re
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 import yaml
 
 from gateway.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from gateway.triage_policy import TriagePolicy
 
 
 @dataclass(frozen=True)
@@ -222,6 +226,9 @@ class TriageRule:
     information_exempt: bool = False
     """Emergency rules only: a general question about this red flag that reports nothing personal is
     answered (with the emergency safety note) instead of getting the emergency message."""
+    negatable: bool = True
+    """Emergency rules only: a negated match ("no chest pain", "denies") does not fire. Set false for
+    red flags where a denial must not be trusted (suicidal intent)."""
 
 
 @dataclass(frozen=True)
@@ -229,7 +236,8 @@ class OperatingContext:
     name: str
     description: str
     clinical_terms: tuple[str, ...] = ()
-    """Patterns that mark a question as clinical (used to tell non-clinical chatter apart)."""
+    """Optional patterns that mark a question as clinical even when the semantic health recognition
+    would call it non-clinical (a hint that can only keep a question clinical, never a gate)."""
     in_scope: tuple[str, ...] = ()
     """Patterns a clinical question must match to be in scope; empty means every clinical question is."""
     emergency: tuple[TriageRule, ...] = ()
@@ -259,9 +267,12 @@ class Policy:
     tiers: TierPolicy
     context: OperatingContext
     directory: Path
+    triage: TriagePolicy
 
 
 def load_policy(directory: Path, context: str) -> Policy:
+    from gateway.triage_policy import load_triage_policy
+
     thresholds = load_file(directory / "thresholds.yaml", Thresholds)
     tiers = load_file(directory / "tiers.yaml", TierPolicy)
     context_file = directory / "contexts" / f"{context}.yaml"
@@ -270,11 +281,13 @@ def load_policy(directory: Path, context: str) -> Policy:
         raise ConfigurationError(
             str(context_file), "context", f"no such operating context; available: {', '.join(available)}"
         )
+    operating_context = load_file(context_file, OperatingContext)
     return Policy(
         thresholds=thresholds,
         tiers=tiers,
-        context=load_file(context_file, OperatingContext),
+        context=operating_context,
         directory=directory,
+        triage=load_triage_policy(directory / "triage"),
     )
 
 

@@ -13,7 +13,15 @@ import structlog
 from gateway.domain import ClaimOutcome, RefusalReason
 from gateway.errors import StageError, StoreError, UpstreamError, VerifierError
 from gateway.logs import PATIENT_TEXT_OPT_IN
-from gateway.metrics import flag, method_label, stage_label, tier_label, upstream_error_label
+from gateway.metrics import (
+    TRIAGE_LAYERS,
+    bounded,
+    flag,
+    method_label,
+    stage_label,
+    tier_label,
+    upstream_error_label,
+)
 from gateway.serialize import to_jsonable
 
 if TYPE_CHECKING:
@@ -42,6 +50,10 @@ def _count_metrics(result: PipelineResult, services: Services) -> None:
     m = services.metrics
     outcome = result.outcome
     m.requests.labels(outcome=request_outcome(result)).inc()
+    triage = result.triage
+    m.triage_decisions.labels(
+        scope=triage.scope.value, layer=bounded(triage.layer.value, TRIAGE_LAYERS)
+    ).inc()
     if outcome.refused and outcome.refusal_reason is not None:
         m.refusals.labels(reason=outcome.refusal_reason.value).inc()
     error = result.error
@@ -173,6 +185,8 @@ def log_fields(result: PipelineResult, services: Services) -> dict[str, Any]:
         "request_id": result.request_id,
         "outcome": request_outcome(result),
         "scope": result.triage.scope.value,
+        "triage_layer": result.triage.layer.value,
+        "triage_rule": result.triage.rule,
         "reason": summary.reason.value if summary.reason else None,
         "stream": result.request.stream,
         "passages": len(result.passages),
