@@ -92,18 +92,24 @@ def bench_set(
             if emergency:
                 layers[result.layer.value] += 1
             else:
-                misses.append((row["id"], row["category"], result.scope.value, row["turns"][-1]))
+                misses.append(
+                    (row["id"], row["category"], result.scope.value, result.layer.value, row["turns"][-1])
+                )
         elif row["label"] == "clinical":
             clinical += 1
             flagged += emergency
             refused += result.scope is Scope.NON_CLINICAL
             if emergency or result.scope is Scope.NON_CLINICAL:
-                misses.append((row["id"], row["kind"], result.scope.value, row["turns"][-1]))
+                misses.append(
+                    (row["id"], row["kind"], result.scope.value, result.layer.value, row["turns"][-1])
+                )
         else:
             non_clinical += 1
             accepted += result.scope is not Scope.NON_CLINICAL
             if result.scope is not Scope.NON_CLINICAL:
-                misses.append((row["id"], row["kind"], result.scope.value, row["turns"][-1]))
+                misses.append(
+                    (row["id"], row["kind"], result.scope.value, result.layer.value, row["turns"][-1])
+                )
     caught = sum(sum(v) for v in per_category.values())
     total = sum(len(v) for v in per_category.values())
     print(f"\n== bench/data/triage_messages.jsonl ({len(rows)} messages, context {context.name}) ==")

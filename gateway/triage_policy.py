@@ -64,6 +64,9 @@ class TriageSettings:
     """Exemplar layer: the emergency neighbour must beat the nearest contrast exemplar by this much."""
     emergency_probability: float = 0.5
     """Classifier layer: probability at or above which a message is an emergency."""
+    classifier_veto_margin: float = 0.15
+    """Classifier layer: does not fire when the nearest contrast exemplar is nearer than the nearest
+    emergency exemplar by more than this (cosine): the exemplar banks veto a confidently wrong style."""
     clinical_probability: float = 0.2
     """A message is non-clinical only when its health probability is below this..."""
     health_similarity: float = 0.6
@@ -83,6 +86,7 @@ class TriageSettings:
             "exemplar_threshold",
             "exemplar_margin",
             "emergency_probability",
+            "classifier_veto_margin",
             "clinical_probability",
             "health_similarity",
             "inherit_probability",

@@ -38,7 +38,8 @@ class SemanticScore:
     health_similarity: float
     """Cosine to the nearest health exemplar (emergency, non-emergency or health-question bank)."""
     classifier_fired: bool
-    """The classifier layer fires: emergency probability at or above ``emergency_probability``."""
+    """The classifier layer fires: emergency probability at or above ``emergency_probability``, unless a
+    contrast exemplar is nearer than every emergency exemplar by more than ``classifier_veto_margin``."""
 
 
 class SemanticTriage:
@@ -97,7 +98,8 @@ class SemanticTriage:
                     emergency_probability=float(p_emergency[row]),
                     health_probability=float(p_health[row]),
                     health_similarity=float(health[row]),
-                    classifier_fired=float(p_emergency[row]) >= settings.emergency_probability,
+                    classifier_fired=float(p_emergency[row]) >= settings.emergency_probability
+                    and nearest_contrast - similarity <= settings.classifier_veto_margin,
                 )
             )
         return scores

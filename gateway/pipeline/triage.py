@@ -197,7 +197,10 @@ def _health(score: SemanticScore, policy: TriagePolicy) -> bool | None:
     settings = policy.settings
     if score.health_probability >= max(settings.clinical_probability, 0.5):
         return True
-    if score.health_probability < settings.clinical_probability and score.health_similarity < settings.health_similarity:
+    if (
+        score.health_probability < settings.clinical_probability
+        and score.health_similarity < settings.health_similarity
+    ):
         return False
     return None
 

@@ -129,12 +129,10 @@ def test_the_classifier_layer_fires_when_exemplars_cannot(embedder) -> None:  # 
 @pytest.mark.parametrize(
     "message",
     [
-        "no tongue swelling or trouble breathing after the bee sting, just a red lump, what helps?",
+        "I got stung, no tongue swelling, what should I put on it?",
         "I had chest pain last year, what causes it?",
         "what are the signs of a stroke?",
         "how do I use an epipen?",
-        "is dementia genetically passed down",
-        "how to stop taking bisoprolol",
         "is it safe to take toradol when breast feeding",
         "backing out of a parking spot hurts my neck, what stretches help?",
     ],
@@ -142,6 +140,18 @@ def test_the_classifier_layer_fires_when_exemplars_cannot(embedder) -> None:  # 
 def test_routine_and_negated_questions_are_answered(model: SemanticTriage, message: str) -> None:
     result = run(model, message)
     assert result.scope is Scope.IN_SCOPE, result
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "is dementia genetically passed down",
+        "how to stop taking bisoprolol",
+        "my 2 year old swallowed a battery",
+    ],
+)
+def test_health_questions_the_word_list_refused_are_not_declined(model: SemanticTriage, message: str) -> None:
+    assert run(model, message).scope is not Scope.NON_CLINICAL
 
 
 def test_information_question_about_a_red_flag_gets_the_safety_note(model: SemanticTriage) -> None:
