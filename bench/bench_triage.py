@@ -84,7 +84,7 @@ def bench_set(
     per_category: dict[str, list[bool]] = defaultdict(list)
     layers: Counter[str] = Counter()
     flagged = refused = clinical = non_clinical = accepted = 0
-    misses = []
+    misses: list[tuple[str, ...]] = []
     for row, result in zip(rows, results, strict=True):
         emergency = result.scope is Scope.EMERGENCY
         if row["label"] == "emergency":

@@ -18,14 +18,12 @@ import re
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
 import yaml
 
 from gateway.errors import ConfigurationError
-
-if TYPE_CHECKING:
-    from gateway.triage_policy import TriagePolicy
+from gateway.triage_policy import TriagePolicy, load_triage_policy
 
 
 @dataclass(frozen=True)
@@ -271,8 +269,6 @@ class Policy:
 
 
 def load_policy(directory: Path, context: str) -> Policy:
-    from gateway.triage_policy import load_triage_policy
-
     thresholds = load_file(directory / "thresholds.yaml", Thresholds)
     tiers = load_file(directory / "tiers.yaml", TierPolicy)
     context_file = directory / "contexts" / f"{context}.yaml"

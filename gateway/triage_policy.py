@@ -24,7 +24,6 @@ import numpy as np
 import yaml
 
 from gateway.errors import ConfigurationError
-from gateway.policy import build
 
 CATEGORY_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 CLASSIFIER_HEADS = ("emergency", "clinical")
@@ -191,6 +190,8 @@ def _read_yaml(path: Path) -> Any:
 
 
 def build_file(path: Path, cls: type[Any]) -> Any:
+    from gateway.policy import build  # gateway.policy imports this module
+
     return build(cls, _read_yaml(path), str(path), "")
 
 
@@ -201,6 +202,8 @@ def load_categories(path: Path) -> dict[str, EmergencyCategory]:
     raw = data["categories"]
     if not isinstance(raw, dict) or not raw:
         raise ConfigurationError(str(path), "categories", "expected a non-empty mapping of category ids")
+    from gateway.policy import build
+
     categories: dict[str, EmergencyCategory] = {}
     for name, body in raw.items():
         if not isinstance(name, str) or not CATEGORY_ID.match(name):

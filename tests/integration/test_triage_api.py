@@ -76,7 +76,7 @@ def test_an_emergency_in_patients_words_gets_the_safety_message_and_is_audited(g
 
 def test_an_emergency_in_an_earlier_turn_is_not_forgotten(gateway) -> None:  # type: ignore[no-untyped-def]
     scripted, url, services = gateway
-    body = chat(url, "My dad's face went droopy and he is slurring his words", "can he just sleep it off?")
+    body = chat(url, "My dad's face is drooping and his speech is slurred", "can he just sleep it off?")
     assert body["trust"]["summary"]["reason"] == "emergency"
     assert scripted.requests == []
     record = services.audit.get(body["trust"]["request_id"])
