@@ -14,6 +14,7 @@ from gateway.knowledge.query import QueryPlanner, load_planner
 from gateway.knowledge.store import ChromaStore, SearchOptions
 from gateway.messages import Messages
 from gateway.metrics import GatewayMetrics
+from gateway.pipeline.semantic_triage import SemanticTriage
 from gateway.policy import Policy, load_policy
 from gateway.resources import bundled
 from gateway.rewriting import NoRewriter, Rewriter
@@ -141,6 +142,7 @@ def build_services(
         metrics=metrics,
         audit=open_audit_store(settings),
         fetcher=build_fetcher(settings, policy),
+        triage_model=SemanticTriage(policy.triage, embedder),
     )
     metrics.ready.set(1)
     log.info(

@@ -64,6 +64,21 @@ class Scope(StrEnum):
     EMERGENCY = "emergency"
 
 
+class TriageLayer(StrEnum):
+    """Which triage layer decided (bounded: a metric label and an audit field)."""
+
+    RULE = "rule"
+    """A rule of the operating context (red flag, non-clinical, out of scope)."""
+    EXEMPLAR = "exemplar"
+    """Nearest emergency exemplar of ``policies/triage/emergency_exemplars.yaml``."""
+    CLASSIFIER = "classifier"
+    """The logistic-regression heads over MiniLM embeddings."""
+    CONTEXT = "context"
+    """An earlier turn of the conversation (an emergency reported before; a clinical topic inherited)."""
+    DEFAULT = "default"
+    """Nothing decided: treated as a health question (refusing one is the worse error)."""
+
+
 @dataclass(frozen=True)
 class QuestionTriage:
     """The decision for one question of a (possibly multi-question) message."""
@@ -72,6 +87,7 @@ class QuestionTriage:
     scope: Scope
     reason: str
     rule: str | None = None
+    layer: TriageLayer = TriageLayer.DEFAULT
 
 
 @dataclass(frozen=True)
@@ -80,6 +96,10 @@ class Triage:
     reason: str
     rule: str | None = None
     questions: tuple[QuestionTriage, ...] = ()
+    layer: TriageLayer = TriageLayer.DEFAULT
+    """The layer that decided the message's scope."""
+    recognised: str | None = None
+    """Emergencies: what was recognised, as the emergency message names it (the category's label)."""
 
     @property
     def answerable(self) -> tuple[str, ...]:

@@ -23,7 +23,15 @@ from collections.abc import Iterable
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from gateway.domain import ClaimOutcome, RefusalReason, StatementKind, Verdict, VerdictLabel
+from gateway.domain import (
+    ClaimOutcome,
+    RefusalReason,
+    Scope,
+    StatementKind,
+    TriageLayer,
+    Verdict,
+    VerdictLabel,
+)
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 RELEVANCE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -54,6 +62,9 @@ REJECTED_STATUSES = ("400", "401", "403", "404", "405", "413", "429", "503")
 """HTTP statuses of requests turned away before the pipeline (never audited, counted here)."""
 VERDICTS = tuple(v.value for v in VerdictLabel)
 REFUSAL_REASONS = tuple(r.value for r in RefusalReason)
+TRIAGE_SCOPES = tuple(s.value for s in Scope)
+TRIAGE_LAYERS = tuple(layer.value for layer in TriageLayer)
+"""The triage layer that decided (``gateway_triage_decisions_total{scope,layer}``)."""
 CLAIM_OUTCOMES = tuple(o.value for o in ClaimOutcome)
 STATEMENT_KINDS = tuple(k.value for k in StatementKind)
 VERIFIER_METHODS = ("anchoring", "local", "nli", "judge", "web", "cascade", "rewrite")
@@ -145,6 +156,13 @@ class GatewayMetrics:
             "gateway_refusals",
             "Answers replaced by a refusal or safety message, by reason (RefusalReason).",
             ["reason"],
+            registry=r,
+        )
+        self.triage_decisions = Counter(
+            "gateway_triage_decisions",
+            "Triage decisions by scope (in_scope, out_of_scope, non_clinical, emergency) and the layer "
+            "that decided (rule, exemplar, classifier, context, default).",
+            ["scope", "layer"],
             registry=r,
         )
         self.context_relevance_checks = Counter(
@@ -358,6 +376,9 @@ class GatewayMetrics:
             self.requests.labels(outcome=outcome)
         for reason in REFUSAL_REASONS:
             self.refusals.labels(reason=reason)
+        for scope in TRIAGE_SCOPES:
+            for layer in TRIAGE_LAYERS:
+                self.triage_decisions.labels(scope=scope, layer=layer)
         for kind in STATEMENT_KINDS:
             self.statements.labels(kind=kind)
         for verdict in VERDICTS:

@@ -5,6 +5,7 @@ Layout of a policy directory::
     thresholds.yaml           retrieval, verification, cleanup and refusal thresholds
     tiers.yaml                source tiers, their base trust scores, age decay and matching rules
     contexts/<name>.yaml      an operating context: scope and triage rules
+    triage/                   semantic triage: exemplar banks, classifier, thresholds (triage_policy)
 
 Any unknown key, wrong type or out-of-range value stops start-up with a ConfigurationError naming the
 file, the dotted key and the reason.
@@ -22,6 +23,7 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_
 import yaml
 
 from gateway.errors import ConfigurationError
+from gateway.triage_policy import TriagePolicy, load_triage_policy
 
 
 @dataclass(frozen=True)
@@ -231,6 +233,9 @@ class TriageRule:
     information_exempt: bool = False
     """Emergency rules only: a general question about this red flag that reports nothing personal is
     answered (with the emergency safety note) instead of getting the emergency message."""
+    negatable: bool = True
+    """Emergency rules only: a negated match ("no chest pain", "denies") does not fire. Set false for
+    red flags where a denial must not be trusted (suicidal intent)."""
 
 
 @dataclass(frozen=True)
@@ -238,7 +243,8 @@ class OperatingContext:
     name: str
     description: str
     clinical_terms: tuple[str, ...] = ()
-    """Patterns that mark a question as clinical (used to tell non-clinical chatter apart)."""
+    """Optional patterns that mark a question as clinical even when the semantic health recognition
+    would call it non-clinical (a hint that can only keep a question clinical, never a gate)."""
     in_scope: tuple[str, ...] = ()
     """Patterns a clinical question must match to be in scope; empty means every clinical question is."""
     emergency: tuple[TriageRule, ...] = ()
@@ -268,6 +274,7 @@ class Policy:
     tiers: TierPolicy
     context: OperatingContext
     directory: Path
+    triage: TriagePolicy
 
 
 def load_policy(directory: Path, context: str) -> Policy:
@@ -279,11 +286,13 @@ def load_policy(directory: Path, context: str) -> Policy:
         raise ConfigurationError(
             str(context_file), "context", f"no such operating context; available: {', '.join(available)}"
         )
+    operating_context = load_file(context_file, OperatingContext)
     return Policy(
         thresholds=thresholds,
         tiers=tiers,
-        context=load_file(context_file, OperatingContext),
+        context=operating_context,
         directory=directory,
+        triage=load_triage_policy(directory / "triage"),
     )
 
 

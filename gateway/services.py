@@ -12,6 +12,7 @@ from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.store import KnowledgeStore
 from gateway.messages import Messages
 from gateway.metrics import GatewayMetrics
+from gateway.pipeline.semantic_triage import SemanticTriage
 from gateway.policy import Policy
 from gateway.rewriting import Rewriter
 from gateway.settings import Settings
@@ -38,3 +39,5 @@ class Services:
     today: Callable[[], dt.date] = field(default=_today)
     fetcher: SafeFetcher | None = None
     """The process's SSRF-safe web fetcher (``bootstrap.build_fetcher``); shared so its cache is."""
+    triage_model: SemanticTriage | None = None
+    """Triage's semantic layers, exemplar banks encoded once (``bootstrap``; built on first use if absent)."""

@@ -27,6 +27,7 @@ from gateway.errors import (
 from gateway.logs import PATIENT_TEXT_OPT_IN
 from gateway.metrics import (
     DRAFT_LIMITS,
+    TRIAGE_LAYERS,
     bounded,
     count_verifier_failures,
     flag,
@@ -69,6 +70,10 @@ def _count_metrics(result: PipelineResult, services: Services) -> None:
     m = services.metrics
     outcome = result.outcome
     m.requests.labels(outcome=request_outcome(result)).inc()
+    triage = result.triage
+    m.triage_decisions.labels(
+        scope=triage.scope.value, layer=bounded(triage.layer.value, TRIAGE_LAYERS)
+    ).inc()
     if outcome.refused and outcome.refusal_reason is not None:
         m.refusals.labels(reason=outcome.refusal_reason.value).inc()
     error = result.error
@@ -279,6 +284,8 @@ def log_fields(result: PipelineResult, services: Services) -> dict[str, Any]:
         "request_id": result.request_id,
         "outcome": request_outcome(result),
         "scope": result.triage.scope.value,
+        "triage_layer": result.triage.layer.value,
+        "triage_rule": result.triage.rule,
         "reason": summary.reason.value if summary.reason else None,
         "stream": result.request.stream,
         "passages": len(result.passages),

@@ -161,7 +161,7 @@ async def _answer(run: _Run) -> PipelineResult:
     request, services = run.request, run.services
     policy = services.policy
 
-    run.triage = triage(request.question, policy.context)
+    run.triage = await triage(request, services)
     if run.triage.scope is not Scope.IN_SCOPE:
         return await run.refuse(RefusalReason(run.triage.scope.value), run.triage.reason)
 
@@ -396,7 +396,8 @@ class _Run:
         emergency = reason is RefusalReason.EMERGENCY
         rule = self.triage.rule if emergency else None
         deferred = deferred_questions(self.triage) if emergency else ()
-        message = self.services.messages.refusal(reason, rule=rule, deferred=deferred)
+        recognised = self.triage.recognised if emergency else None
+        message = self.services.messages.refusal(reason, rule=rule, deferred=deferred, recognised=recognised)
         outcome = Outcome("", self.statements, (), True, reason, detail)
         return await self.finish(outcome, refusal_message=message)
 

@@ -1,28 +1,48 @@
 """Stage 1: triage a message against the deployment's operating context, before any retrieval.
 
-Emergencies win over everything: one red flag anywhere in the message and the patient gets the
-safety message, with no model call. Otherwise each question of the message is classified on its own
-(non-clinical, out of scope, in scope), so a message with several questions can have some answered
-and the rest explicitly declined.
+Layers, each recorded as the deciding ``TriageLayer`` (docs/safety.md):
 
-Red-flag rules describe someone *having* the symptom. A rule marked ``information_exempt`` lets a
-general information question about it ("what are the signs of a stroke?") through as in scope, tagged
-with the rule, so the answer carries the emergency safety note; a question that also reports a
-personal situation ("how do I know if I'm having a stroke?") stays an emergency.
+1. **rule**: the context's red-flag rules (``policies/contexts/<name>.yaml``), negation-aware: a match
+   whose words are negated ("no chest pain", "denies", "without fever") does not fire;
+2. **exemplar**: the nearest exemplar of ``policies/triage/emergency_exemplars.yaml`` (MiniLM cosine);
+3. **classifier**: logistic-regression heads over the same embeddings (``classifier.json``);
+4. **context**: the last few user turns: an emergency reported earlier is not forgotten, and a
+   follow-up ("what are other causes?") inherits a clinical conversation.
+
+Emergencies win over everything and are recall-first: any layer firing anywhere in the message (or in
+a recent turn) gets the safety message, with no model call. Otherwise each question of the message is
+judged on its own (non-clinical, out of scope, in scope), so a message with several questions can have
+some answered and the rest explicitly declined. Health-question recognition is semantic (classifier
+plus banks); when unsure, a message is clinical: refusing a real health question is the worse error.
+
+A general information question about a red flag ("what are the signs of a stroke?") is answered with
+the emergency safety note when the rule or category is ``information_exempt``; a question that also
+reports a personal situation ("how do I know if I'm having a stroke?") stays an emergency.
+
+All texts of one request (its questions, the whole message, the recent turns) are encoded in one
+``embedder.encode`` call, off the event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
-from dataclasses import replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from gateway.domain import ChatRequest, Message, QuestionTriage, Role, Scope, Triage
+from gateway.domain import ChatRequest, Message, QuestionTriage, Role, Scope, Triage, TriageLayer
+from gateway.pipeline.semantic_triage import SemanticScore, SemanticTriage
 from gateway.policy import OperatingContext, TriageRule
 from gateway.text import sentence_spans
+from gateway.triage_policy import NegationPolicy, TriagePolicy
+
+if TYPE_CHECKING:
+    from gateway.services import Services
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=1024)
 def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
@@ -31,41 +51,68 @@ def _matches(patterns: tuple[str, ...], text: str) -> bool:
     return any(_compiled(p).search(text) for p in patterns)
 
 
-def _first_rule(rules: tuple[TriageRule, ...], text: str) -> TriageRule | None:
-    return next((rule for rule in rules if _matches(rule.patterns, text)), None)
+# --- layer 1: rules, negation-aware ------------------------------------------------------------------
+
+
+def negated(text: str, start: int, negation: NegationPolicy) -> bool:
+    """Whether the words just before ``start`` (same clause, within the window) negate what follows."""
+    before = text[:start]
+    cut = 0
+    for pattern in negation.terminators:
+        for match in _compiled(pattern).finditer(before):
+            cut = max(cut, match.end())
+    scope = " ".join(before[cut:].split()[-negation.window_words :])
+    for pattern in negation.pseudo:
+        scope = _compiled(pattern).sub(" ", scope)
+    return _matches(negation.cues, scope)
+
+
+def _fires(rule: TriageRule, text: str, negation: NegationPolicy | None) -> bool:
+    for pattern in rule.patterns:
+        for match in _compiled(pattern).finditer(text):
+            if negation is None or not rule.negatable or not negated(text, match.start(), negation):
+                return True
+    return False
+
+
+def _first_rule(
+    rules: tuple[TriageRule, ...], text: str, negation: NegationPolicy | None = None
+) -> TriageRule | None:
+    return next((rule for rule in rules if _fires(rule, text, negation)), None)
 
 
 def _is_question(sentence: str) -> bool:
     return sentence.rstrip().endswith("?")
 
 
-def _information_only(rule: TriageRule, text: str, context: OperatingContext) -> bool:
-    """A general question about the red flag that reports nothing personal."""
-    return (
-        rule.information_exempt
-        and _matches(context.information_questions, text)
-        and not _matches(context.personal_report, text)
-    )
+def information_only(text: str, context: OperatingContext) -> bool:
+    """A general question that reports nothing personal ("what are the signs of a stroke?")."""
+    return _matches(context.information_questions, text) and not _matches(context.personal_report, text)
 
 
-def red_flag(text: str, context: OperatingContext) -> TriageRule | None:
+def red_flag(
+    text: str, context: OperatingContext, negation: NegationPolicy | None = None
+) -> TriageRule | None:
     """The emergency rule this text reports, if any (information questions excepted)."""
-    rule = _first_rule(context.emergency, text)
-    if rule is None or _information_only(rule, text, context):
+    rule = _first_rule(context.emergency, text, negation)
+    if rule is None or (rule.information_exempt and information_only(text, context)):
         return None
     return rule
 
 
-def split_questions(message: str, context: OperatingContext) -> list[str]:
+def split_questions(
+    message: str, context: OperatingContext, negation: NegationPolicy | None = None
+) -> list[str]:
     """Group sentences into questions: each group ends at a question mark and carries the statements
     before it (their context). A statement that raises a red flag on its own stands alone, so it
     cannot drag a routine question into the emergency and that question can be declined explicitly.
     Statements after the last question join it."""
+    text = message.strip()
     groups: list[str] = []
     pending: list[str] = []
-    for span in sentence_spans(message.strip()):
-        sentence = message.strip()[span.start : span.end]
-        if not _is_question(sentence) and red_flag(sentence, context):
+    for span in sentence_spans(text):
+        sentence = text[span.start : span.end]
+        if not _is_question(sentence) and red_flag(sentence, context, negation):
             groups.extend([" ".join(pending), sentence] if pending else [sentence])
             pending = []
             continue
@@ -78,46 +125,199 @@ def split_questions(message: str, context: OperatingContext) -> list[str]:
             groups[-1] = f"{groups[-1]} {' '.join(pending)}"
         else:
             groups.append(" ".join(pending))
-    return groups or [message.strip()]
+    return groups or [text]
 
 
-def classify_question(text: str, context: OperatingContext) -> QuestionTriage:
-    rule = _first_rule(context.emergency, text)
-    if rule and not _information_only(rule, text, context):
-        return QuestionTriage(text, Scope.EMERGENCY, f"red flag: {rule.id}", rule.id)
-    decided = _scope(text, context)
-    if rule and decided.scope is Scope.IN_SCOPE:
-        return QuestionTriage(text, Scope.IN_SCOPE, f"information about a red flag: {rule.id}", rule.id)
-    return decided
+# --- the plan: which texts one request encodes ------------------------------------------------------
 
 
-def _scope(text: str, context: OperatingContext) -> QuestionTriage:
+@dataclass(frozen=True)
+class TriagePlan:
+    """The texts of one request, in the order they are encoded (one batch)."""
+
+    questions: tuple[str, ...]
+    message: str
+    history: tuple[str, ...]
+    """Earlier user turns, most recent last (bounded by ``context_turns`` and ``context_max_chars``)."""
+
+    @property
+    def texts(self) -> list[str]:
+        whole = [self.message] if len(self.questions) > 1 else []
+        # the latest message first: the encoder truncates long texts from the end
+        conversation = [" ".join([self.message, *reversed(self.history)])] if self.history else []
+        return [*self.questions, *whole, *self.history, *conversation]
+
+
+def plan(request: ChatRequest, context: OperatingContext, policy: TriagePolicy) -> TriagePlan:
+    settings = policy.settings
+    users = [m.content for m in request.messages if m.role is Role.USER]
+    message = (users[-1] if users else "").strip()
+    earlier = users[:-1][-settings.context_turns :] if settings.context_turns else []
+    history = tuple(t.strip()[-settings.context_max_chars :] for t in earlier if t.strip())
+    questions = tuple(split_questions(message, context, settings.negation))
+    return TriagePlan(questions, message, history)
+
+
+# --- decisions -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Emergency:
+    category: str
+    layer: TriageLayer
+
+
+def _emergency(
+    text: str, score: SemanticScore, context: OperatingContext, policy: TriagePolicy
+) -> tuple[_Emergency | None, str | None]:
+    """(the emergency this text reports, the red flag an information question asks about)."""
+    info = information_only(text, context)
+    rule = _first_rule(context.emergency, text, policy.settings.negation)
+    if rule is not None:
+        if not (rule.information_exempt and info):
+            return _Emergency(rule.id, TriageLayer.RULE), None
+        return None, rule.id
+    layer = (
+        TriageLayer.EXEMPLAR
+        if score.exemplar_fired
+        else TriageLayer.CLASSIFIER
+        if score.classifier_fired
+        else None
+    )
+    if layer is None:
+        return None, None
+    category = policy.categories.get(score.category)
+    if info and category is not None and category.information_exempt:
+        return None, score.category
+    return _Emergency(score.category, layer), None
+
+
+def _health(score: SemanticScore, policy: TriagePolicy) -> bool | None:
+    """True: a health question; False: not one; None: unsure (treated as clinical)."""
+    settings = policy.settings
+    if score.health_probability >= max(settings.clinical_probability, 0.5):
+        return True
+    if (
+        score.health_probability < settings.clinical_probability
+        and score.health_similarity < settings.health_similarity
+    ):
+        return False
+    return None
+
+
+def _scope(
+    text: str,
+    score: SemanticScore,
+    context: OperatingContext,
+    policy: TriagePolicy,
+    conversation_clinical: bool,
+    note: str | None,
+) -> QuestionTriage:
     rule = _first_rule(context.non_clinical, text)
     if rule:
-        return QuestionTriage(text, Scope.NON_CLINICAL, f"not a clinical request: {rule.id}", rule.id)
+        return QuestionTriage(
+            text, Scope.NON_CLINICAL, f"not a clinical request: {rule.id}", rule.id, TriageLayer.RULE
+        )
+    health = _health(score, policy)
+    layer = TriageLayer.CLASSIFIER if health else TriageLayer.DEFAULT
+    if health is False and context.clinical_terms and _matches(context.clinical_terms, text):
+        health, layer = None, TriageLayer.RULE
+    if health is False:
+        inherits = conversation_clinical and score.health_probability >= policy.settings.inherit_probability
+        if not inherits:
+            return QuestionTriage(
+                text, Scope.NON_CLINICAL, "no health question recognised", None, TriageLayer.CLASSIFIER
+            )
+        layer = TriageLayer.CONTEXT
     rule = _first_rule(context.out_of_scope, text)
     if rule:
-        return QuestionTriage(text, Scope.OUT_OF_SCOPE, f"needs a clinician: {rule.id}", rule.id)
-    if context.clinical_terms and not _matches(context.clinical_terms, text):
-        return QuestionTriage(text, Scope.NON_CLINICAL, "no clinical topic recognised", None)
+        return QuestionTriage(
+            text, Scope.OUT_OF_SCOPE, f"needs a clinician: {rule.id}", rule.id, TriageLayer.RULE
+        )
     if context.in_scope and not _matches(context.in_scope, text):
-        return QuestionTriage(text, Scope.OUT_OF_SCOPE, f"outside the {context.name} service", None)
-    return QuestionTriage(text, Scope.IN_SCOPE, "in scope", None)
+        return QuestionTriage(
+            text, Scope.OUT_OF_SCOPE, f"outside the {context.name} service", None, TriageLayer.RULE
+        )
+    if note is not None:
+        return QuestionTriage(text, Scope.IN_SCOPE, f"information about a red flag: {note}", note, layer)
+    return QuestionTriage(text, Scope.IN_SCOPE, "in scope", None, layer)
 
 
-def triage(message: str, context: OperatingContext) -> Triage:
-    questions = tuple(classify_question(q, context) for q in split_questions(message, context))
-    emergency = next((q for q in questions if q.scope is Scope.EMERGENCY), None)
-    if emergency is None:
-        whole = classify_question(message, context)
-        if whole.scope is Scope.EMERGENCY:
-            emergency = whole
-    if emergency is not None:
-        return Triage(Scope.EMERGENCY, emergency.reason, emergency.rule, questions)
-    if any(q.scope is Scope.IN_SCOPE for q in questions):
-        return Triage(Scope.IN_SCOPE, "in scope", None, questions)
-    first = questions[0]
-    return Triage(first.scope, first.reason, first.rule, questions)
+def decide(
+    triage_plan: TriagePlan, scores: Sequence[SemanticScore], context: OperatingContext, policy: TriagePolicy
+) -> Triage:
+    """Combine the rule layer with the semantic scores of ``triage_plan.texts`` (same order)."""
+    if len(scores) != len(triage_plan.texts):
+        raise ValueError("one semantic score per planned text is required")
+    n = len(triage_plan.questions)
+    question_scores = scores[:n]
+    rest = list(scores[n:])
+    whole_score = rest.pop(0) if n > 1 else None
+    history_scores = rest[: len(triage_plan.history)]
+    conversation_score = rest[len(triage_plan.history)] if triage_plan.history else None
+
+    conversation_clinical = any(
+        _health(s, policy) is not False
+        for s in [*history_scores, *([conversation_score] if conversation_score else [])]
+    )
+    questions: list[QuestionTriage] = []
+    found: _Emergency | None = None
+    for text, score in zip(triage_plan.questions, question_scores, strict=True):
+        emergency, note = _emergency(text, score, context, policy)
+        if emergency is not None:
+            reason = f"red flag ({emergency.layer.value}): {emergency.category}"
+            questions.append(
+                QuestionTriage(text, Scope.EMERGENCY, reason, emergency.category, emergency.layer)
+            )
+            found = found or emergency
+            continue
+        questions.append(_scope(text, score, context, policy, conversation_clinical, note))
+    if found is None and whole_score is not None:
+        found, _ = _emergency(triage_plan.message, whole_score, context, policy)
+    if found is None:
+        for turn, score in zip(triage_plan.history, history_scores, strict=True):
+            earlier, _ = _emergency(turn, score, context, policy)
+            if earlier is not None:
+                found = _Emergency(earlier.category, TriageLayer.CONTEXT)
+    result = tuple(questions)
+    if found is not None:
+        reason = f"red flag ({found.layer.value}): {found.category}"
+        return Triage(
+            Scope.EMERGENCY, reason, found.category, result, found.layer, policy.label(found.category)
+        )
+    answered = next((q for q in result if q.scope is Scope.IN_SCOPE), None)
+    if answered is not None:
+        return Triage(Scope.IN_SCOPE, "in scope", None, result, answered.layer)
+    first = result[0]
+    return Triage(first.scope, first.reason, first.rule, result, first.layer)
+
+
+# --- entry points --------------------------------------------------------------------------------
+
+
+def triage_texts(request: ChatRequest, context: OperatingContext, model: SemanticTriage) -> Triage:
+    """Synchronous triage (encodes in the calling thread): the CLI, benchmarks and tests."""
+    triage_plan = plan(request, context, model.policy)
+    return decide(triage_plan, model.score(model.encode(triage_plan.texts)), context, model.policy)
+
+
+async def triage(request: ChatRequest, services: Services) -> Triage:
+    """The pipeline's triage: one batch encoded off the event loop, then the layered decision."""
+    model = semantic_model(services)
+    context = services.policy.context
+    triage_plan = plan(request, context, model.policy)
+    vectors = await asyncio.to_thread(services.embedder.encode, triage_plan.texts)
+    return decide(triage_plan, model.score(vectors), context, model.policy)
+
+
+def semantic_model(services: Services) -> SemanticTriage:
+    """The process's semantic layers (built at start-up by ``bootstrap``; lazily when absent)."""
+    if services.triage_model is None:
+        services.triage_model = SemanticTriage(services.policy.triage, services.embedder)
+    return services.triage_model
+
+
+# --- what the rest of the pipeline reads ----------------------------------------------------------
 
 
 def red_flag_notes(result: Triage) -> tuple[str, ...]:

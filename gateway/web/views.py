@@ -95,6 +95,10 @@ class RequestView:
     reason: str | None
     detail: str
     summary: Mapping[str, Any]
+    triage_layer: str
+    """The triage layer that decided the scope (rule, exemplar, classifier, context, default)."""
+    triage_rule: str | None
+    """The red-flag rule or category recognised (or the rule that declined), if any."""
     segments: tuple[Segment, ...]
     claims: tuple[ClaimView, ...]
     sources: tuple[SourceView, ...]
@@ -240,6 +244,8 @@ def request_view(record: Mapping[str, Any], tiers: TierPolicy, today: dt.date) -
         question=str(record.get("question", "")),
         answer=answer,
         scope=str(triage.get("scope", "")),
+        triage_layer=str(triage.get("layer") or "-"),
+        triage_rule=triage.get("recognised") or triage.get("rule"),
         refused=bool(summary.get("refused")),
         reason=summary.get("reason"),
         detail=str(summary.get("detail", "")),

@@ -231,7 +231,8 @@ def test_cataract_context_answers_in_scope_refers_the_rest_and_catches_eye_emerg
     assert trust["summary"]["reason"] == "out_of_scope"
     text, trust = ask("I suddenly can't see out of my operated eye")
     assert text == (
-        f"This could be an emergency. Please call {EYE_UNIT} now, or go to your nearest emergency "
+        "This could be an emergency: sudden loss of vision or an eye emergency. "
+        f"Please call {EYE_UNIT} now, or go to your nearest emergency "
         "department. Do not wait for an online answer, and do not drive yourself if you feel unwell."
     )
     assert len(scripted.requests) == 1

@@ -98,7 +98,8 @@ EMERGENCY_WITH_ROUTINE_Q = (
     "I have crushing chest pain and I can't breathe. Also, how much paracetamol can I take?"
 )
 EMERGENCY_WITH_ROUTINE = (
-    f"This could be an emergency. Please call {EMERGENCY_NUMBER} now, or go to your nearest emergency "
+    "This could be an emergency: possible heart attack (chest pain). "
+    f"Please call {EMERGENCY_NUMBER} now, or go to your nearest emergency "
     "department. Do not wait for an online answer, and do not drive yourself if you feel unwell.\n"
     'I have not answered the rest of your message ("Also, how much paracetamol can I take?") so that '
     "nothing delays you. You can ask again once you are safe."

@@ -1,19 +1,24 @@
-"""Triage against the bundled operating contexts: emergencies, non-clinical, out of scope, multi-question."""
+"""Triage against the bundled operating contexts: emergencies, non-clinical, out of scope, multi-question.
+
+These run the full layered triage (rules, exemplars, classifier) with the real MiniLM embedder.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from gateway.domain import ChatRequest, Message, Role, Scope
+from gateway.domain import ChatRequest, Message, Role, Scope, Triage
 from gateway.errors import ConfigurationError
+from gateway.pipeline.semantic_triage import SemanticTriage
 from gateway.pipeline.triage import (
     answerable_request,
     deferred_questions,
     red_flag_notes,
     split_questions,
-    triage,
+    triage_texts,
 )
 from gateway.policy import OperatingContext, load_policy
 
@@ -26,6 +31,19 @@ def context(name: str) -> OperatingContext:
 
 GENERAL = context("general")
 CATARACT = context("cataract-followup")
+TRIAGE_POLICY = load_policy(POLICIES, "general").triage
+TriageFn = Callable[[str, OperatingContext], Triage]
+
+
+@pytest.fixture(scope="module")
+def triage(embedder) -> TriageFn:  # type: ignore[no-untyped-def]
+    model = SemanticTriage(TRIAGE_POLICY, embedder)
+
+    def run(message: str, operating_context: OperatingContext) -> Triage:
+        request = ChatRequest(messages=(Message(Role.USER, message),), model="m")
+        return triage_texts(request, operating_context, model)
+
+    return run
 
 
 @pytest.mark.parametrize(
@@ -44,7 +62,7 @@ CATARACT = context("cataract-followup")
         ("my husband is unconscious", "unconscious_or_seizure"),
     ],
 )
-def test_general_red_flags_are_emergencies(message: str, rule: str) -> None:
+def test_general_red_flags_are_emergencies(triage: TriageFn, message: str, rule: str) -> None:
     result = triage(message, GENERAL)
     assert result.scope is Scope.EMERGENCY
     assert result.rule == rule
@@ -60,7 +78,7 @@ def test_general_red_flags_are_emergencies(message: str, rule: str) -> None:
     ],
 )
 def test_information_questions_about_red_flags_are_answered_with_a_safety_note(
-    message: str, rule: str
+    triage: TriageFn, message: str, rule: str
 ) -> None:
     result = triage(message, GENERAL)
     assert result.scope is Scope.IN_SCOPE
@@ -78,13 +96,13 @@ def test_information_questions_about_red_flags_are_answered_with_a_safety_note(
         ("How much paracetamol can an adult take?", Scope.IN_SCOPE, None),
     ],
 )
-def test_general_scopes(message: str, scope: Scope, rule: str | None) -> None:
+def test_general_scopes(triage: TriageFn, message: str, scope: Scope, rule: str | None) -> None:
     result = triage(message, GENERAL)
     assert (result.scope, result.rule) == (scope, rule)
     assert red_flag_notes(result) == ()
 
 
-def test_several_questions_are_each_answered_or_declined() -> None:
+def test_several_questions_are_each_answered_or_declined(triage: TriageFn) -> None:
     message = "How much paracetamol can an adult take? What is the capital of France?"
     result = triage(message, GENERAL)
     assert result.scope is Scope.IN_SCOPE
@@ -99,7 +117,7 @@ def test_several_questions_are_each_answered_or_declined() -> None:
     )
 
 
-def test_emergency_with_a_routine_question_defers_the_routine_one() -> None:
+def test_emergency_with_a_routine_question_defers_the_routine_one(triage: TriageFn) -> None:
     message = "I have crushing chest pain and I can't breathe. Also, how much paracetamol can I take?"
     assert split_questions(message, GENERAL) == [
         "I have crushing chest pain and I can't breathe.",
@@ -110,13 +128,13 @@ def test_emergency_with_a_routine_question_defers_the_routine_one() -> None:
     assert deferred_questions(result) == ("Also, how much paracetamol can I take?",)
 
 
-def test_context_sentences_stay_with_their_question() -> None:
+def test_context_sentences_stay_with_their_question(triage: TriageFn) -> None:
     message = "I have asthma. Can I take ibuprofen? It is for a sore knee."
     assert split_questions(message, GENERAL) == [message]
     assert triage(message, GENERAL).scope is Scope.IN_SCOPE
 
 
-def test_a_red_flag_spread_over_sentences_is_still_caught() -> None:
+def test_a_red_flag_spread_over_sentences_is_still_caught(triage: TriageFn) -> None:
     result = triage("I have chest pain. Is it normal to be this short of breath?", GENERAL)
     assert (result.scope, result.rule) == (Scope.EMERGENCY, "chest_pain")
 
@@ -137,12 +155,12 @@ def test_a_red_flag_spread_over_sentences_is_still_caught() -> None:
         ("I have crushing chest pain and feel sweaty", Scope.EMERGENCY, "chest_pain"),
     ],
 )
-def test_cataract_followup_context(message: str, scope: Scope, rule: str | None) -> None:
+def test_cataract_followup_context(triage: TriageFn, message: str, scope: Scope, rule: str | None) -> None:
     result = triage(message, CATARACT)
     assert (result.scope, result.rule) == (scope, rule)
 
 
-def test_out_of_scope_reason_names_the_service() -> None:
+def test_out_of_scope_reason_names_the_service(triage: TriageFn) -> None:
     assert (
         triage("How much ibuprofen can I take?", CATARACT).reason == "outside the cataract-followup service"
     )

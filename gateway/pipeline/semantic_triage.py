@@ -1,0 +1,105 @@
+"""The semantic triage layers: nearest exemplars and the classifier heads, over MiniLM embeddings.
+
+Built once per process (the exemplar banks are encoded at start-up); per request it only scores the
+vectors the triage stage encoded in one batch. Nothing here reads the text: ``gateway.pipeline.triage``
+combines these scores with the rule layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from gateway.domain import Vector
+from gateway.triage_policy import TriagePolicy
+
+
+class Encoder(Protocol):
+    def encode(self, texts: Sequence[str]) -> Vector: ...
+
+
+@dataclass(frozen=True)
+class SemanticScore:
+    """What the semantic layers say about one text."""
+
+    category: str
+    """The emergency category of the nearest emergency exemplar."""
+    similarity: float
+    """Cosine to that exemplar."""
+    contrast: float
+    """Cosine to the nearest non-emergency exemplar (any contrast bank)."""
+    exemplar_fired: bool
+    """The exemplar layer fires: above the category's threshold and beating the contrast by the margin."""
+    emergency_probability: float
+    health_probability: float
+    health_similarity: float
+    """Cosine to the nearest health exemplar (emergency, non-emergency or health-question bank)."""
+    classifier_fired: bool
+    """The classifier layer fires: emergency probability at or above ``emergency_probability``, unless a
+    contrast exemplar is nearer than every emergency exemplar by more than ``classifier_veto_margin``."""
+
+
+class SemanticTriage:
+    """Scores texts against the policy's exemplar banks and classifier heads."""
+
+    def __init__(self, policy: TriagePolicy, encoder: Encoder) -> None:
+        self.policy = policy
+        self.encoder = encoder
+        settings = policy.settings
+        names: list[str] = []
+        texts: list[str] = []
+        thresholds: list[float] = []
+        for name, category in policy.categories.items():
+            for exemplar in category.exemplars:
+                names.append(name)
+                texts.append(exemplar)
+                thresholds.append(
+                    category.threshold if category.threshold is not None else settings.exemplar_threshold
+                )
+        banks = policy.banks
+        contrast = [*banks.non_emergency, *banks.health_questions, *banks.non_health]
+        vectors = encoder.encode([*texts, *contrast])
+        self._categories = names
+        self._thresholds = np.asarray(thresholds, dtype=np.float32)
+        self._emergency = vectors[: len(texts)]
+        self._contrast = vectors[len(texts) :]
+        self._health_rows = len(banks.non_emergency) + len(banks.health_questions)
+
+    def encode(self, texts: Sequence[str]) -> Vector:
+        return self.encoder.encode(list(texts))
+
+    def score(self, vectors: Vector) -> list[SemanticScore]:
+        if len(vectors) == 0:
+            return []
+        settings = self.policy.settings
+        heads = self.policy.classifier.heads
+        emergency = vectors @ self._emergency.T
+        contrast = vectors @ self._contrast.T
+        best = emergency.argmax(axis=1)
+        best_contrast = contrast.max(axis=1)
+        health = np.maximum(emergency.max(axis=1), contrast[:, : self._health_rows].max(axis=1))
+        p_emergency = heads["emergency"].probability(vectors)
+        p_health = heads["clinical"].probability(vectors)
+        scores = []
+        for row in range(len(vectors)):
+            index = int(best[row])
+            similarity = float(emergency[row, index])
+            nearest_contrast = float(best_contrast[row])
+            scores.append(
+                SemanticScore(
+                    category=self._categories[index],
+                    similarity=similarity,
+                    contrast=nearest_contrast,
+                    exemplar_fired=similarity >= float(self._thresholds[index])
+                    and similarity >= nearest_contrast + settings.exemplar_margin,
+                    emergency_probability=float(p_emergency[row]),
+                    health_probability=float(p_health[row]),
+                    health_similarity=float(health[row]),
+                    classifier_fired=float(p_emergency[row]) >= settings.emergency_probability
+                    and nearest_contrast - similarity <= settings.classifier_veto_margin,
+                )
+            )
+        return scores

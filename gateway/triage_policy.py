@@ -1,0 +1,243 @@
+"""The semantic triage policy an operator edits: ``policies/triage/``.
+
+Layout::
+
+    triage.yaml                 thresholds, conversation window, negation cues, classifier file name
+    emergency_exemplars.yaml    per red-flag category: label, information_exempt, threshold, exemplars
+    contrast_exemplars.yaml     non_emergency, health_questions and non_health banks
+    classifier.json             logistic-regression heads over MiniLM embeddings (tools/train_triage.py)
+
+Everything is validated at start-up; a problem stops it with a ConfigurationError naming the file and
+the dotted key, like the rest of ``gateway.policy``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from gateway.errors import ConfigurationError
+
+CATEGORY_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+CLASSIFIER_HEADS = ("emergency", "clinical")
+
+
+@dataclass(frozen=True)
+class NegationPolicy:
+    """Scope of a negation cue before a red-flag match: the words since the last terminator."""
+
+    cues: tuple[str, ...] = ()
+    """Regular expressions of negation cues ("no", "denies", "without"); a cue in scope negates."""
+    pseudo: tuple[str, ...] = ()
+    """Phrases that contain a cue but do not negate ("not sure", "no longer"): removed before the check."""
+    terminators: tuple[str, ...] = ()
+    """Regular expressions that end a negation's scope ("but", a comma, "now")."""
+    window_words: int = 5
+    """A cue negates a match only when it is at most this many words before it."""
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.window_words <= 20:
+            raise ConfigurationError("NegationPolicy", "window_words", "must be between 1 and 20")
+        for key in ("cues", "pseudo", "terminators"):
+            for i, pattern in enumerate(getattr(self, key)):
+                try:
+                    re.compile(pattern)
+                except re.error as err:
+                    raise ConfigurationError(
+                        "NegationPolicy", f"{key}[{i}]", f"bad regular expression: {err}"
+                    ) from None
+
+
+@dataclass(frozen=True)
+class TriageSettings:
+    exemplar_threshold: float = 0.62
+    """Exemplar layer: least cosine to a category's nearest exemplar (unless the category sets its own)."""
+    exemplar_margin: float = 0.02
+    """Exemplar layer: the emergency neighbour must beat the nearest contrast exemplar by this much."""
+    emergency_probability: float = 0.5
+    """Classifier layer: probability at or above which a message is an emergency."""
+    classifier_veto_margin: float = 0.15
+    """Classifier layer: does not fire when the nearest contrast exemplar is nearer than the nearest
+    emergency exemplar by more than this (cosine): the exemplar banks veto a confidently wrong style."""
+    clinical_probability: float = 0.2
+    """A message is non-clinical only when its health probability is below this..."""
+    health_similarity: float = 0.6
+    """...and its nearest health exemplar (any bank but non_health) is less similar than this (cosine)."""
+    inherit_probability: float = 0.01
+    """A follow-up whose own health probability is at least this inherits a clinical conversation."""
+    context_turns: int = 3
+    """Earlier user turns triage reads (an emergency in one is not forgotten; a follow-up inherits)."""
+    context_max_chars: int = 1500
+    """Each earlier turn is cut to its last this-many characters."""
+    classifier_file: str = "classifier.json"
+    """Weights of the classifier layer, relative to policies/triage/."""
+    negation: NegationPolicy = field(default_factory=NegationPolicy)
+
+    def __post_init__(self) -> None:
+        for name in (
+            "exemplar_threshold",
+            "exemplar_margin",
+            "emergency_probability",
+            "classifier_veto_margin",
+            "clinical_probability",
+            "health_similarity",
+            "inherit_probability",
+        ):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ConfigurationError("TriageSettings", name, f"must be between 0 and 1, got {value}")
+        if not 0 <= self.context_turns <= 20:
+            raise ConfigurationError("TriageSettings", "context_turns", "must be between 0 and 20")
+        if not 100 <= self.context_max_chars <= 20_000:
+            raise ConfigurationError("TriageSettings", "context_max_chars", "must be between 100 and 20000")
+
+
+@dataclass(frozen=True)
+class EmergencyCategory:
+    label: str
+    """What the emergency message says was recognised."""
+    exemplars: tuple[str, ...]
+    information_exempt: bool = False
+    """A general information question about it is answered with the safety note."""
+    threshold: float | None = None
+    """Cosine needed for this category (default ``exemplar_threshold``)."""
+
+    def __post_init__(self) -> None:
+        if not self.label.strip():
+            raise ConfigurationError("EmergencyCategory", "label", "must not be empty")
+        if not self.exemplars or any(not e.strip() for e in self.exemplars):
+            raise ConfigurationError(
+                "EmergencyCategory", "exemplars", "needs at least one non-empty exemplar"
+            )
+        if self.threshold is not None and not 0.0 <= self.threshold <= 1.0:
+            raise ConfigurationError("EmergencyCategory", "threshold", "must be between 0 and 1")
+
+
+@dataclass(frozen=True)
+class ContrastBanks:
+    non_emergency: tuple[str, ...]
+    health_questions: tuple[str, ...]
+    non_health: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        for key in ("non_emergency", "health_questions", "non_health"):
+            texts = getattr(self, key)
+            if not texts or any(not t.strip() for t in texts):
+                raise ConfigurationError("ContrastBanks", key, "needs at least one non-empty exemplar")
+
+
+@dataclass(frozen=True)
+class LinearHead:
+    weights: np.ndarray[Any, np.dtype[np.float32]]
+    bias: float
+
+    def probability(
+        self, vectors: np.ndarray[Any, np.dtype[np.float32]]
+    ) -> np.ndarray[Any, np.dtype[np.float64]]:
+        logits = vectors.astype(np.float64) @ self.weights.astype(np.float64) + self.bias
+        probabilities: np.ndarray[Any, np.dtype[np.float64]] = 1.0 / (
+            1.0 + np.exp(-np.clip(logits, -50.0, 50.0))
+        )
+        return probabilities
+
+
+@dataclass(frozen=True)
+class Classifier:
+    heads: dict[str, LinearHead]
+    model: str
+    trained_on: dict[str, int]
+
+
+@dataclass(frozen=True)
+class TriagePolicy:
+    settings: TriageSettings
+    categories: dict[str, EmergencyCategory]
+    banks: ContrastBanks
+    classifier: Classifier
+    directory: Path
+
+    def label(self, category: str | None) -> str | None:
+        """The patient-facing name of a category (or of a context rule id with no category)."""
+        if category is None:
+            return None
+        known = self.categories.get(category)
+        return known.label if known else category.replace("_", " ")
+
+
+def load_triage_policy(directory: Path, dimensions: int = 384) -> TriagePolicy:
+    settings_file = directory / "triage.yaml"
+    settings = build_file(settings_file, TriageSettings)
+    categories = load_categories(directory / "emergency_exemplars.yaml")
+    banks = build_file(directory / "contrast_exemplars.yaml", ContrastBanks)
+    classifier = load_classifier(directory / settings.classifier_file, dimensions)
+    return TriagePolicy(settings, categories, banks, classifier, directory)
+
+
+def _read_yaml(path: Path) -> Any:
+    if not path.is_file():
+        raise ConfigurationError(str(path), "-", "file not found")
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as err:
+        raise ConfigurationError(str(path), "-", f"not valid YAML: {err}") from None
+
+
+def build_file(path: Path, cls: type[Any]) -> Any:
+    from gateway.policy import build  # gateway.policy imports this module
+
+    return build(cls, _read_yaml(path), str(path), "")
+
+
+def load_categories(path: Path) -> dict[str, EmergencyCategory]:
+    data = _read_yaml(path)
+    if not isinstance(data, dict) or set(data) != {"categories"}:
+        raise ConfigurationError(str(path), "-", "expected exactly one key: categories")
+    raw = data["categories"]
+    if not isinstance(raw, dict) or not raw:
+        raise ConfigurationError(str(path), "categories", "expected a non-empty mapping of category ids")
+    from gateway.policy import build
+
+    categories: dict[str, EmergencyCategory] = {}
+    for name, body in raw.items():
+        if not isinstance(name, str) or not CATEGORY_ID.match(name):
+            raise ConfigurationError(
+                str(path), f"categories.{name}", "ids are lower_snake_case, at most 40 chars"
+            )
+        categories[name] = build(EmergencyCategory, body, str(path), f"categories.{name}")
+    return categories
+
+
+def load_classifier(path: Path, dimensions: int) -> Classifier:
+    source = str(path)
+    if not path.is_file():
+        raise ConfigurationError(source, "-", "file not found (train it with: python tools/train_triage.py)")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ConfigurationError(source, "-", f"not valid JSON: {err}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("heads"), dict):
+        raise ConfigurationError(source, "heads", "expected a mapping of classifier heads")
+    heads: dict[str, LinearHead] = {}
+    for name in CLASSIFIER_HEADS:
+        head = data["heads"].get(name)
+        key = f"heads.{name}"
+        if not isinstance(head, dict):
+            raise ConfigurationError(source, key, "missing")
+        weights = head.get("weights")
+        bias = head.get("bias")
+        if not isinstance(weights, list) or len(weights) != dimensions:
+            raise ConfigurationError(source, f"{key}.weights", f"expected a list of {dimensions} numbers")
+        if not all(isinstance(w, int | float) and math.isfinite(w) for w in weights):
+            raise ConfigurationError(source, f"{key}.weights", "every weight must be a finite number")
+        if not isinstance(bias, int | float) or not math.isfinite(bias):
+            raise ConfigurationError(source, f"{key}.bias", "expected a finite number")
+        heads[name] = LinearHead(np.asarray(weights, dtype=np.float32), float(bias))
+    trained_on = data.get("trained_on") or {}
+    return Classifier(heads, str(data.get("model", "")), {str(k): int(v) for k, v in trained_on.items()})

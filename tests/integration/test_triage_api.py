@@ -1,0 +1,92 @@
+"""Triage through the chat API over real HTTP: emergencies in patients' words, conversation context,
+the deciding layer in the audit record, the clinician view and the metrics."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from gateway.settings import Secret
+from tests.support.scripted_upstream import running_upstream
+from tests.support.stack import running_gateway
+
+CLINICIAN_KEY = "clin-key-for-triage-tests"
+
+
+@pytest.fixture(scope="module")
+def upstream():  # type: ignore[no-untyped-def]
+    with running_upstream() as (scripted, base_url):
+        yield scripted, base_url
+
+
+@pytest.fixture
+def gateway(upstream, make_services):  # type: ignore[no-untyped-def]
+    scripted, base_url = upstream
+    scripted.reset()
+    services = make_services(
+        upstream_base_url=base_url,
+        upstream_retries=0,
+        upstream_timeout=5.0,
+        clinician_keys=(Secret(CLINICIAN_KEY),),
+    )
+    with running_gateway(services) as url:
+        yield scripted, url, services
+
+
+def chat(url: str, *turns: str) -> dict:  # type: ignore[type-arg]
+    messages = []
+    for turn in turns:
+        if messages:
+            messages.append({"role": "assistant", "content": "An earlier answer."})
+        messages.append({"role": "user", "content": turn})
+    response = httpx.post(f"{url}/v1/chat/completions", json={"model": "m", "messages": messages}, timeout=30)
+    assert response.status_code == 200, response.text
+    return response.json()  # type: ignore[no-any-return]
+
+
+def triage_count(services, scope: str, layer: str) -> float:  # type: ignore[no-untyped-def]
+    value = services.metrics.registry.get_sample_value(
+        "gateway_triage_decisions_total", {"scope": scope, "layer": layer}
+    )
+    return float(value or 0.0)
+
+
+def test_an_emergency_in_patients_words_gets_the_safety_message_and_is_audited(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, services = gateway
+    body = chat(url, "my 2 year old swallowed a battery")
+    text = body["choices"][0]["message"]["content"]
+    label = services.policy.triage.categories["swallowed_object"].label
+    assert label in text
+    assert scripted.requests == []  # an emergency never reaches the model
+    assert body["trust"]["summary"]["reason"] == "emergency"
+
+    record = services.audit.get(body["trust"]["request_id"])
+    assert record["triage"]["scope"] == "emergency"
+    assert record["triage"]["layer"] in ("exemplar", "classifier")
+    assert record["triage"]["rule"] == "swallowed_object"
+    assert triage_count(services, "emergency", record["triage"]["layer"]) == 1
+
+    page = httpx.get(
+        f"{url}/clinician/requests/{body['trust']['request_id']}",
+        headers={"authorization": f"Bearer {CLINICIAN_KEY}", "accept": "text/html"},
+    )
+    assert page.status_code == 200
+    assert f"Triage: {record['triage']['layer']} ({label})" in page.text
+
+
+def test_an_emergency_in_an_earlier_turn_is_not_forgotten(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, services = gateway
+    body = chat(url, "My dad's face is drooping and his speech is slurred", "can he just sleep it off?")
+    assert body["trust"]["summary"]["reason"] == "emergency"
+    assert scripted.requests == []
+    record = services.audit.get(body["trust"]["request_id"])
+    assert (record["triage"]["layer"], record["triage"]["rule"]) == ("context", "stroke_signs")
+    assert triage_count(services, "emergency", "context") == 1
+
+
+def test_a_non_health_request_is_declined_by_the_classifier(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, services = gateway
+    body = chat(url, "what's a good film to watch tonight")
+    assert body["trust"]["summary"]["reason"] == "non_clinical"
+    assert scripted.requests == []
+    assert triage_count(services, "non_clinical", "classifier") == 1
