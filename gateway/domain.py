@@ -247,6 +247,7 @@ class RefusalReason(StrEnum):
     MALFORMED_OUTPUT = "malformed_output"
     VERIFIER_ERROR = "verifier_error"
     STORE_ERROR = "store_error"
+    TRIAGE_ERROR = "triage_error"
 
 
 @dataclass(frozen=True)

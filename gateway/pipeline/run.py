@@ -161,7 +161,10 @@ async def _answer(run: _Run) -> PipelineResult:
     request, services = run.request, run.services
     policy = services.policy
 
-    run.triage = await triage(request, services)
+    try:
+        run.triage = await triage(request, services)
+    except Exception as err:  # an emergency cannot be ruled out: refuse, pointing to urgent help
+        return await run.fail(RefusalReason.TRIAGE_ERROR, StageError.from_exception("triage", err))
     if run.triage.scope is not Scope.IN_SCOPE:
         return await run.refuse(RefusalReason(run.triage.scope.value), run.triage.reason)
 

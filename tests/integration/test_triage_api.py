@@ -6,6 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from gateway.audit import AuditFilter
 from gateway.settings import Secret
 from tests.support.scripted_upstream import running_upstream
 from tests.support.stack import running_gateway
@@ -90,3 +91,32 @@ def test_a_non_health_request_is_declined_by_the_classifier(gateway) -> None:  #
     assert body["trust"]["summary"]["reason"] == "non_clinical"
     assert scripted.requests == []
     assert triage_count(services, "non_clinical", "classifier") == 1
+
+
+class FailingEncoder:
+    """The embedder with ``encode`` broken: what triage meets when the model fails at run time."""
+
+    def __init__(self, real):  # type: ignore[no-untyped-def]
+        self._real = real
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        return getattr(self._real, name)
+
+    def encode(self, texts):  # type: ignore[no-untyped-def]
+        raise RuntimeError("the embedding model failed")
+
+
+def test_a_failing_triage_is_refused_pointing_to_urgent_help_counted_and_audited(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, services = gateway
+    services.embedder = FailingEncoder(services.embedder)
+    body = chat(url, "my chest feels tight and heavy since this morning")
+    summary = body["trust"]["summary"]
+    assert (summary["refused"], summary["reason"]) == (True, "triage_error")
+    assert services.policy.context.emergency_number in body["choices"][0]["message"]["content"]
+    assert scripted.requests == []  # the model is never asked when an emergency cannot be ruled out
+    stage_errors = services.metrics.registry.get_sample_value(
+        "gateway_stage_errors_total", {"stage": "triage"}
+    )
+    assert stage_errors == 1.0
+    (row,) = services.audit.list(AuditFilter())
+    assert (row.id, row.reason, row.refused) == (body["id"].removeprefix("chatcmpl-"), "triage_error", True)
