@@ -24,8 +24,8 @@ def key_for(relative: Path) -> str:
 
 
 def policy_files() -> dict[str, str]:
-    """ConfigMap key -> file text, for every YAML file under policies/."""
-    files = sorted(p for p in POLICIES.rglob("*") if p.is_file() and p.suffix in {".yaml", ".yml"})
+    """ConfigMap key -> file text, for every YAML (and JSON: the triage classifier) file under policies/."""
+    files = sorted(p for p in POLICIES.rglob("*") if p.is_file() and p.suffix in {".yaml", ".yml", ".json"})
     return {key_for(p.relative_to(POLICIES)): p.read_text(encoding="utf-8") for p in files}
 
 
