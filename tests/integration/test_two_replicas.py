@@ -187,14 +187,21 @@ def test_two_replicas_share_store_audit_and_limits_and_survive_a_sigkill(
     by_id: dict[str, list[tuple[Any, ...]]] = {}
     for row in rows:
         by_id.setdefault(row[0], []).append(row)
-    # no partial record: every row is whole and consistent with its own record
+    # no partial record: every row is either whole and consistent with its own record, or the
+    # provisional row of a request A was serving when it was killed, marked `incomplete` as such
+    incomplete = set()
     for row_id, outcome, question, answer, record_text in rows:
         record = json.loads(record_text)
         assert record["request_id"] == row_id
-        assert record["answer"] == answer
         assert record["question"] == question
+        if outcome == "incomplete":
+            assert (record["status"], answer) == ("incomplete", "")
+            incomplete.add(row_id)
+            continue
+        assert record["answer"] == answer
         assert record["trust"] is not None
         assert outcome in {"answered", "rewritten", "refused", "emergency", "error"}
+    assert not incomplete & {o.request_id for o in ok}  # no answered request is left incomplete
     # no record lost: every 200 (and every completed stream) has exactly one row, with its answer
     for o in ok:
         assert o.request_id is not None
