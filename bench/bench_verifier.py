@@ -52,13 +52,13 @@ from gateway.knowledge.embedding import Embedder, serving_threads
 from gateway.policy import VerificationPolicy
 from gateway.text import passage_from_text
 from gateway.verification import binding as binding_module
-from gateway.verification import checks
 from gateway.verification import local as local_module
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.base import Verifier
 from gateway.verification.calibration import DEFAULT_PATH as DATA
 from gateway.verification.calibration import ScoreCalibration
 from gateway.verification.cascade import CascadeVerifier, restatement_score
+from gateway.verification.checks import entities, polarity, quantifiers, quantities, words
 from gateway.verification.entailment import NLIStage, load_entailment_model
 from gateway.verification.local import LocalEntailmentVerifier, TextEncoder
 
@@ -120,7 +120,7 @@ class CountingEncoder:
 
 def cold_checks() -> None:
     """Forget memoised text analyses, so every run pays for claim and evidence analysis."""
-    for module in (checks, local_module, binding_module):
+    for module in (words, quantities, polarity, quantifiers, entities, local_module, binding_module):
         for value in vars(module).values():
             clear = getattr(value, "cache_clear", None)
             if callable(clear):

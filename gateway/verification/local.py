@@ -10,9 +10,9 @@ No NLI model ships offline, so entailment is approximated in steps:
    once, all claims of a request in one batch.
 2. Decision on the ``policy.local_candidates`` most similar candidates. The base score mixes the
    cosine (rescaled between ``local_similarity_floor`` and ``local_similarity_ceiling``) with the share
-   of the claim's content words the candidate contains; then the checks of ``checks.py`` apply. A clash
-   (different number, flipped negation or polarity, stronger quantifier, swapped entity) caps the score
-   at ``clash_score`` and is a contradiction when the evidence is otherwise close to the claim;
+   of the claim's content words the candidate contains; then the checks (``checks`` package) apply. A
+   clash (different number, flipped negation or polarity, stronger quantifier, swapped entity) caps the
+   score at ``clash_score`` and is a contradiction when the evidence is otherwise close to the claim;
    something merely missing multiplies the score by a penalty. The best candidate wins.
 
 Each passage's candidates (windows, their vectors) are built once and kept in a small LRU cache.
@@ -40,8 +40,12 @@ from gateway.domain import ClaimToCheck, Evidence, Passage, Span, Vector, Verdic
 from gateway.errors import VerifierError
 from gateway.policy import VerificationPolicy
 from gateway.text import normalise, sentence_spans, strip_markers
-from gateway.verification import checks
-from gateway.verification.checks import CheckName, CheckOutcome, CheckResult
+from gateway.verification.checks.entities import check_entities
+from gateway.verification.checks.numbers import check_numbers
+from gateway.verification.checks.polarity import check_antonyms, check_negation
+from gateway.verification.checks.quantifiers import check_quantifier
+from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult
+from gateway.verification.checks.words import coverage
 from gateway.verification.combiner import LogisticCombiner, features
 
 SIMILARITY_CHECK = "similarity"
@@ -334,7 +338,7 @@ class LocalEntailmentVerifier:
         scaled = (similarity - p.local_similarity_floor) / (
             p.local_similarity_ceiling - p.local_similarity_floor
         )
-        covered = checks.coverage(claim, candidate.text)
+        covered = coverage(claim, candidate.text)
         score = (
             p.local_similarity_weight * min(max(scaled, 0.0), 1.0) + (1 - p.local_similarity_weight) * covered
         )
@@ -380,7 +384,7 @@ class LocalEntailmentVerifier:
         )
         if label is VerdictLabel.UNSUPPORTED and failed is not None:
             return Assessment(score, label, failed.name.value, failed.detail, candidate, similarity)
-        covered = checks.coverage(claim, candidate.text)
+        covered = coverage(claim, candidate.text)
         reason = f"similarity {similarity:.2f}, coverage {covered:.2f}, combiner {score:.2f}"
         return Assessment(score, label, SIMILARITY_CHECK, reason, candidate, similarity)
 
@@ -388,11 +392,11 @@ class LocalEntailmentVerifier:
         """Numbers, polarity and quantifiers against the candidate; entities against the whole passage."""
         text = candidate.text
         return [
-            checks.check_numbers(claim, text),
-            checks.check_negation(claim, text),
-            checks.check_antonyms(claim, text),
-            checks.check_quantifier(claim, text),
-            checks.check_entities(claim, candidate.passage.text),
+            check_numbers(claim, text),
+            check_negation(claim, text),
+            check_antonyms(claim, text),
+            check_quantifier(claim, text),
+            check_entities(claim, candidate.passage.text),
         ]
 
     def _penalty(self, name: CheckName) -> float:

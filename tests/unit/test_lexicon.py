@@ -8,15 +8,16 @@ import pytest
 import yaml
 
 from gateway.errors import ConfigurationError
-from gateway.verification import checks
+from gateway.verification.checks.entities import MEDICINES
+from gateway.verification.checks.words import STOPWORDS, SYNONYMS
 from gateway.verification.lexicon import DEFAULT_PATH, load_lexicon
 
 
 def test_the_shipped_lexicon_loads_and_feeds_the_checks() -> None:
     lexicon = load_lexicon()
-    assert "the" in checks.STOPWORDS
-    assert checks.SYNONYMS["kids"] == "child"
-    assert checks.MEDICINES["paracetamol"] == lexicon.table("medicines")["paracetamol"]
+    assert "the" in STOPWORDS
+    assert SYNONYMS["kids"] == "child"
+    assert MEDICINES["paracetamol"] == lexicon.table("medicines")["paracetamol"]
     assert any("increase" in a and "decrease" in b for a, b in lexicon.antonyms)
 
 

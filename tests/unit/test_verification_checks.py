@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.verification.checks import (
-    CheckOutcome,
-    check_antonyms,
-    check_entities,
-    check_negation,
-    check_numbers,
-    check_quantifier,
-    coverage,
-    extract_quantities,
-    parse_number,
-    run_all,
-)
+from gateway.verification.checks.entities import check_entities
+from gateway.verification.checks.numbers import check_numbers
+from gateway.verification.checks.polarity import check_antonyms, check_negation
+from gateway.verification.checks.quantifiers import check_quantifier
+from gateway.verification.checks.quantities import extract_quantities, parse_number
+from gateway.verification.checks.results import CheckOutcome
+from gateway.verification.checks.run import run_all
+from gateway.verification.checks.words import coverage
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,67 @@
+"""The quantifier check: a claim must not generalise more strongly than its evidence."""
+
+from __future__ import annotations
+
+import re
+
+from gateway.text import normalise, strip_markers
+from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, pass_result
+from gateway.verification.checks.words import cached
+
+_STRENGTH: tuple[tuple[int, re.Pattern[str]], ...] = (
+    (
+        4,
+        re.compile(
+            r"\b(?:always|all|every|everyone|everybody|entirely|completely|totally|guarantee[sd]?|"
+            r"definitely|certainly|invariably|without exception|100 ?%|cures?|eliminates?|"
+            r"proves?|proven|the only|only (?:by|through)|only way)\b"
+        ),
+    ),
+    (
+        3,
+        re.compile(
+            r"\b(?:most|mostly|usually|generally|typically|majority|nearly all|almost all|"
+            r"largely|predominantly|strongly)\b"
+        ),
+    ),
+    (2, re.compile(r"\b(?:many|often|frequently|commonly|common|likely|probably|several)\b")),
+    (
+        1,
+        re.compile(
+            r"\b(?:some|sometimes|may|might|can|could|possibly|occasionally|few|a few|"
+            r"minority|rarely|in some cases|suggests?|suggested|potentially|associated)\b"
+        ),
+    ),
+)
+UNIVERSAL = 4
+"""Strength of always/all/every: the level a claim must not reach unless the evidence does too."""
+
+
+@cached
+def strength(text: str) -> int:
+    """How strongly the text generalises: 4 universal ... 1 hedged, 0 unqualified."""
+    clean = normalise(strip_markers(text))
+    for level, pattern in _STRENGTH:
+        if pattern.search(clean):
+            return level
+    return 0
+
+
+def check_quantifier(claim: str, evidence: str) -> CheckResult:
+    """A claim must not generalise more strongly than its evidence ("always" vs "sometimes").
+
+    CLASH when the evidence is explicitly weaker (hedged); MISSING when the claim is universal and the
+    evidence merely unqualified.
+    """
+    mine, theirs = strength(claim), strength(evidence)
+    if mine <= theirs or mine < UNIVERSAL:
+        return pass_result(CheckName.QUANTIFIER)
+    if theirs > 0:
+        return CheckResult(
+            CheckName.QUANTIFIER, CheckOutcome.CLASH, "the claim generalises more strongly than the evidence"
+        )
+    if mine >= UNIVERSAL:
+        return CheckResult(
+            CheckName.QUANTIFIER, CheckOutcome.MISSING, "the claim is universal; the evidence does not say so"
+        )
+    return pass_result(CheckName.QUANTIFIER)
