@@ -31,14 +31,15 @@ VOCABULARY_PATTERN = re.compile(
     + "|".join(re.escape(f) for f in sorted(VOCABULARY, key=len, reverse=True))
     + r")(?![\w-])"
 )
-_DRUG_SUFFIX = re.compile(
-    r"\b[a-z]{3,}(?:mab|nib|pril|sartan|olol|statin|azole|cillin|mycin|floxacin|prazole|tidine|"
-    r"triptan|vir|dipine|gliptin|gliflozin|parin|afil|setron|xaban|tropin|semide|thiazide|lukast|"
-    r"tadine|cycline|barbital|zepam|zolam|oxetine|aline|pramine|triptyline)\b"
-)
-_CONDITION_SUFFIX = re.compile(
-    r"\b[a-z]{3,}(?:itis|osis|iasis|a?emia|omas?|pathy|algia|plegia|rrh?o?ea|penia)\b"
-)
+
+
+def _ending(key: str) -> re.Pattern[str]:
+    """A word of at least three letters before one of the lexicon's suffixes under ``key``."""
+    return re.compile(rf"\b[a-z]{{3,}}(?:{'|'.join(map(re.escape, LEXICON.words[key]))})\b")
+
+
+_DRUG_SUFFIX = _ending("drug_suffixes")
+_CONDITION_SUFFIX = _ending("condition_suffixes")
 """Condition names by their Greek/Latin suffix (pericarditis, fibrosis, leukaemia, neuropathy)."""
 _NOT_CONDITIONS = frozenset(LEXICON.words["not_conditions"])
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b(?:[A-Z][a-z]+[A-Z0-9]\w*|[A-Z]{2,}[\w-]*|[A-Z][a-z]{2,}\w*)")
@@ -53,17 +54,7 @@ class Entity:
     canonical: str
 
 
-_SPELLINGS = (
-    ("rrhoea", "rrhea"),
-    ("aemia", "emia"),
-    ("oedema", "edema"),
-    ("haem", "hem"),
-    ("oesoph", "esoph"),
-    ("paed", "ped"),
-    ("tumour", "tumor"),
-    ("oestr", "estr"),
-    ("foet", "fet"),
-)
+_SPELLINGS = LEXICON.spellings
 
 
 def us_spelling(text: str) -> str:

@@ -8,111 +8,23 @@ from dataclasses import dataclass
 
 from gateway.text import normalise, strip_markers
 from gateway.verification.checks.words import cached
+from gateway.verification.lexicon import load_quantity_words
 
-_SMALL = {
-    "zero": 0,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "thirteen": 13,
-    "fourteen": 14,
-    "fifteen": 15,
-    "sixteen": 16,
-    "seventeen": 17,
-    "eighteen": 18,
-    "nineteen": 19,
-    "twenty": 20,
-    "thirty": 30,
-    "forty": 40,
-    "fifty": 50,
-    "sixty": 60,
-    "seventy": 70,
-    "eighty": 80,
-    "ninety": 90,
-    "dozen": 12,
-}
-_SCALES = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
-_FRACTIONS = {"half": 0.5, "quarter": 0.25}
+QUANTITY_WORDS = load_quantity_words()
+"""Number words and units (``data/quantities.yaml``), loaded and validated once at import."""
+_SMALL = QUANTITY_WORDS.values["number_words"]
+_SCALES = QUANTITY_WORDS.values["scales"]
+_FRACTIONS = QUANTITY_WORDS.values["fractions"]
 _NUMBER_WORDS = "|".join(sorted([*_SMALL, *_SCALES, *_FRACTIONS], key=len, reverse=True))
 _NUMERAL = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+"
 _NUM_TOKEN = rf"(?:{_NUMERAL}|(?:{_NUMBER_WORDS})(?:[\s-]+(?:and\s+)?(?:{_NUMBER_WORDS}))*)"
 
-# Unit -> (dimension, factor to the dimension's base unit).
-_UNITS: dict[str, tuple[str, float]] = {}
-for _names, _dim, _factor in (
-    (("mcg", "µg", "ug", "microgram", "micrograms"), "mass", 0.001),
-    (("mg", "milligram", "milligrams", "milligramme", "milligrammes"), "mass", 1.0),
-    (("g", "gram", "grams", "gramme", "grammes", "gm"), "mass", 1_000.0),
-    (("kg", "kilogram", "kilograms", "kilo", "kilos"), "mass", 1_000_000.0),
-    (("ml", "millilitre", "millilitres", "milliliter", "milliliters", "cc"), "volume", 1.0),
-    (("l", "litre", "litres", "liter", "liters"), "volume", 1_000.0),
-    (("second", "seconds", "sec", "secs"), "time", 1.0),
-    (("minute", "minutes", "min", "mins"), "time", 60.0),
-    (("hour", "hours", "hr", "hrs", "h"), "time", 3_600.0),
-    (("day", "days"), "time", 86_400.0),
-    (("week", "weeks", "wk", "wks"), "time", 604_800.0),
-    (("month", "months"), "time", 2_629_800.0),
-    (("year", "years", "yr", "yrs"), "time", 31_557_600.0),
-    (("%", "percent", "per cent", "pc"), "percent", 1.0),
-    (("iu", "units", "unit"), "units", 1.0),
-    (("mmhg",), "pressure", 1.0),
-    (("mmol/l", "mmol"), "mmol", 1.0),
-    (("mg/dl",), "mg/dl", 1.0),
-    (("kcal", "calories", "calorie"), "energy", 1.0),
-    (
-        (
-            "tablet",
-            "tablets",
-            "pill",
-            "pills",
-            "capsule",
-            "capsules",
-            "puff",
-            "puffs",
-            "drop",
-            "drops",
-            "dose",
-            "doses",
-            "sachet",
-            "sachets",
-            "teaspoon",
-            "teaspoons",
-            "spoonful",
-            "spoonfuls",
-        ),
-        "count",
-        1.0,
-    ),
-    (("times", "fold", "x"), "times", 1.0),
-):
-    for _name in _names:
-        _UNITS[_name] = (_dim, _factor)
+_UNITS = QUANTITY_WORDS.units
 _UNIT_RE = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True))
 
-_PERIODS = {
-    "day": 1.0,
-    "daily": 1.0,
-    "week": 1 / 7,
-    "weekly": 1 / 7,
-    "month": 1 / 30,
-    "monthly": 1 / 30,
-    "hour": 24.0,
-    "hourly": 24.0,
-    "night": 1.0,
-    "nightly": 1.0,
-    "year": 1 / 365,
-    "yearly": 1 / 365,
-}
-_COUNT_WORDS = {"once": 1.0, "twice": 2.0, "thrice": 3.0}
+_PERIODS = QUANTITY_WORDS.periods
+_COUNT_WORDS = QUANTITY_WORDS.values["count_words"]
+_COUNT_RE = "|".join(map(re.escape, _COUNT_WORDS))
 _PERIOD_RE = "day|week|month|hour|night|year"
 NUMERIC_WORDS = frozenset(
     (
@@ -122,14 +34,14 @@ NUMERIC_WORDS = frozenset(
         *_FRACTIONS,
         *_PERIODS,
         *_COUNT_WORDS,
-        *("per", "cent", "every", "times", "percentage", "hundreds", "thousands", "millions", "billions"),
+        *QUANTITY_WORDS.numeric_words,
     )
 )
 """Words the number check owns (units, number words, periods): quote binding leaves them to it."""
 _FREQUENCY = re.compile(
-    rf"\b(?:(?P<count>once|twice|thrice|{_NUM_TOKEN})(?:\s+times?|\s*x)?\s+(?:a|an|per|each|every)\s+"
+    rf"\b(?:(?P<count>{_COUNT_RE}|{_NUM_TOKEN})(?:\s+times?|\s*x)?\s+(?:a|an|per|each|every)\s+"
     rf"(?P<per>{_PERIOD_RE})s?\b"
-    rf"|(?P<count2>once|twice|thrice|{_NUM_TOKEN})(?:\s+times)?\s+(?P<adverb>daily|weekly|monthly|nightly|hourly|yearly)\b"
+    rf"|(?P<count2>{_COUNT_RE}|{_NUM_TOKEN})(?:\s+times)?\s+(?P<adverb>daily|weekly|monthly|nightly|hourly|yearly)\b"
     rf"|every\s+(?P<every>other\s+|{_NUM_TOKEN}\s+)?(?P<unit>{_PERIOD_RE})s?\b"
     rf"|(?P<bare>daily|nightly|weekly)\b(?=\s*(?:[.,;:)]|$|for\b|with\b|and\b|or\b)))"
 )

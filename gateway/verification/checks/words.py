@@ -12,30 +12,13 @@ from gateway.verification.lexicon import load_lexicon
 WORD = re.compile(r"[a-z0-9]+(?:['’-][a-z0-9]+)*")
 STEM_PREFIX = 5
 """Stems are truncated to this many characters: cheap, and merges reduce/reduced/reduction."""
-_SUFFIXES = (
-    "ingly",
-    "edly",
-    "ations",
-    "ation",
-    "ments",
-    "ment",
-    "ness",
-    "ities",
-    "ity",
-    "ions",
-    "ion",
-    "ing",
-    "ed",
-    "es",
-    "s",
-    "ly",
-)
 _MIN_ROOT = 3
 """A suffix is stripped only when at least this many characters remain."""
 
 LEXICON = load_lexicon()
 """Word lists (``data/lexicon.yaml``), loaded and validated once at import."""
 STOPWORDS = frozenset(LEXICON.words["stopwords"])
+_SUFFIXES = LEXICON.words["stem_suffixes"]
 
 
 CACHE_SIZE = 4096
