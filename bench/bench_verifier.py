@@ -58,7 +58,6 @@ from gateway.verification.base import Verifier
 from gateway.verification.calibration import DEFAULT_PATH as DATA
 from gateway.verification.calibration import ScoreCalibration
 from gateway.verification.cascade import CascadeVerifier, restatement_score
-from gateway.verification.checks import entities, polarity, quantifiers, quantities, words
 from gateway.verification.entailment import NLIStage, load_entailment_model
 from gateway.verification.local import LocalEntailmentVerifier, TextEncoder
 
@@ -119,8 +118,8 @@ class CountingEncoder:
 
 
 def cold_checks() -> None:
-    """Forget memoised text analyses, so every run pays for claim and evidence analysis."""
-    for module in (words, quantities, polarity, quantifiers, entities, local_module, binding_module):
+    """Forget memoised verbatim keys and word stems (the checks analyse texts per request)."""
+    for module in (local_module, binding_module):
         for value in vars(module).values():
             clear = getattr(value, "cache_clear", None)
             if callable(clear):

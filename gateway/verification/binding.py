@@ -26,8 +26,9 @@ from functools import lru_cache
 import snowballstemmer
 
 from gateway.domain import Passage, Span
-from gateway.text import normalise, sentence_spans, strip_markers
-from gateway.verification.checks.entities import check_entities, us_spelling
+from gateway.text import sentence_spans, strip_markers
+from gateway.verification.checks.analysis import AnalysedText, Analyses
+from gateway.verification.checks.entities import check_entities
 from gateway.verification.checks.numbers import check_numbers
 from gateway.verification.checks.polarity import check_antonyms, check_negation
 from gateway.verification.checks.quantifiers import check_quantifier
@@ -70,9 +71,9 @@ def _numeric_words() -> frozenset[str]:
     return NUMERIC_WORDS
 
 
-def _keys(text: str) -> tuple[set[str], list[str]]:
-    """(keys of every word of ``text``, its content words in order), analysed once per call."""
-    plain = us_spelling(normalise(strip_markers(text)))
+def _keys(text: AnalysedText) -> tuple[set[str], list[str]]:
+    """(keys of every word of ``text``, its content words in order), British spelling read as American."""
+    plain = text.entity_text
     keys: set[str] = set()
     for token in tokens(plain):
         keys.add(word_key(token))
@@ -82,7 +83,7 @@ def _keys(text: str) -> tuple[set[str], list[str]]:
     return keys, list(content_words(plain))
 
 
-def _missing_words(claim: str, context: str) -> list[str]:
+def _missing_words(claim: AnalysedText, context: AnalysedText) -> list[str]:
     have, _ = _keys(context)
     numeric = _numeric_words()
     _, wanted = _keys(claim)
@@ -100,9 +101,13 @@ def _missing_words(claim: str, context: str) -> list[str]:
     return missing
 
 
-def restates(claim: str, context: str) -> Binding:
-    """Does ``claim`` say only what ``context`` (its quote and the rest of the quote's sentence) says?"""
-    claim = strip_markers(claim)
+def restates(claim: str, context: str, analyses: Analyses | None = None) -> Binding:
+    """Does ``claim`` say only what ``context`` (its quote and the rest of the quote's sentence) says?
+
+    ``analyses``: the request's text analyses, when the local verifier has analysed these texts already.
+    """
+    analyses = Analyses() if analyses is None else analyses
+    analysed, evidence = analyses(strip_markers(claim)), analyses(context)
     for check in (
         check_numbers,
         check_negation,
@@ -110,7 +115,7 @@ def restates(claim: str, context: str) -> Binding:
         check_quantifier,
         check_entities,
     ):
-        result = check(claim, context)
+        result = check(analysed, evidence)
         if not result.passed:
             detail = result.detail or result.name.value
             return Binding(
@@ -119,7 +124,7 @@ def restates(claim: str, context: str) -> Binding:
                 f"the quoted source does not say this: {detail}",
                 result.outcome is CheckOutcome.CLASH,
             )
-    missing = _missing_words(claim, context)
+    missing = _missing_words(analysed, evidence)
     if missing:
         listed = ", ".join(repr(w) for w in missing[:MAX_LISTED])
         more = f" and {len(missing) - MAX_LISTED} more" if len(missing) > MAX_LISTED else ""

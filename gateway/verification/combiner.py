@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gateway.verification.checks.analysis import AnalysedText
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult
-from gateway.verification.checks.words import bigram_coverage, content_stems, content_words, coverage, stem
+from gateway.verification.checks.words import bigram_coverage, coverage, stem
 
 WEIGHTS_FILE = Path(__file__).with_name("combiner_weights.json")
 
@@ -59,13 +60,17 @@ def _flags(results: Sequence[CheckResult]) -> dict[str, float]:
 
 
 def features(
-    claim: str, evidence: str, cosine: float, best_sentence_cosine: float, results: Sequence[CheckResult]
+    claim: AnalysedText,
+    evidence: AnalysedText,
+    cosine: float,
+    best_sentence_cosine: float,
+    results: Sequence[CheckResult],
 ) -> list[float]:
     """The feature vector, in ``FEATURES`` order."""
-    claim_words = content_words(claim)
-    evidence_words = content_words(evidence)
+    claim_words = claim.content_words
+    evidence_words = evidence.content_words
     long_words = [w for w in claim_words if len(w) >= _LONG_WORD]
-    evidence_stems = content_stems(evidence)
+    evidence_stems = evidence.content_stems
     values = {
         "cosine": cosine,
         "best_sentence_cosine": best_sentence_cosine,

@@ -17,10 +17,13 @@ from gateway.domain import ClaimToCheck, Passage, VerdictLabel
 from gateway.knowledge.chunking import chunk_document
 from gateway.knowledge.corpus import load_manifest
 from gateway.policy import VerificationPolicy
-from gateway.verification.checks.polarity import check_antonyms
-from gateway.verification.checks.run import run_all
-from gateway.verification.local import Candidate, LocalEntailmentVerifier
+from gateway.verification.checks import polarity, run
+from gateway.verification.checks.analysis import Analyses
+from gateway.verification.local import LocalEntailmentVerifier, candidate
+from tests.support.checks import on_texts
 
+run_all = on_texts(run.run_all)
+check_antonyms = on_texts(polarity.check_antonyms)
 KNOWLEDGE = Path(__file__).resolve().parents[2] / "knowledge"
 
 
@@ -88,7 +91,9 @@ def test_own_sentence_scores_as_support_without_the_verbatim_rule(
     for passage in passages:
         for span, sentence in passage.sentences():
             assert not any(r.clash for r in run_all(sentence, sentence)), sentence
-            assessment = verifier.judge_candidate(sentence, Candidate(1, passage, span, sentence), 1.0, 1.0)
+            analyses = Analyses()
+            found = candidate(1, passage, span, sentence, analyses)
+            assessment = verifier.judge_candidate(analyses(sentence), found, 1.0, 1.0)
             if assessment.label is not VerdictLabel.SUPPORTED:
                 failures.append((sentence, assessment.check, assessment.reason))
     assert failures == []

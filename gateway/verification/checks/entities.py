@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rapidfuzz import fuzz
 
-from gateway.text import normalise, strip_markers
+from gateway.text import strip_markers
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, pass_result
-from gateway.verification.checks.words import LEXICON, STOPWORDS, WORD, cached
+from gateway.verification.checks.words import LEXICON, STOPWORDS
+
+if TYPE_CHECKING:
+    from gateway.verification.checks.analysis import AnalysedText
 
 POPULATIONS = LEXICON.table("populations")
 MEDICINES = LEXICON.table("medicines")
@@ -64,15 +68,11 @@ def us_spelling(text: str) -> str:
     return text
 
 
-@cached
-def _entity_text(text: str) -> str:
-    return us_spelling(normalise(strip_markers(text)))
+def extract_entities(text: str, clean: str) -> tuple[Entity, ...]:
+    """Vocabulary terms, drug-like names and capitalised names (not sentence-initial) in ``text``.
 
-
-@cached
-def extract_entities(text: str) -> tuple[Entity, ...]:
-    """Vocabulary terms, drug-like names and capitalised names (not sentence-initial) in ``text``."""
-    clean = _entity_text(text)
+    ``clean`` is the text normalised in American spelling (``AnalysedText.entity_text``).
+    """
     found = [Entity(m.group(0), *VOCABULARY[m.group(0)]) for m in VOCABULARY_PATTERN.finditer(clean)]
     known = {e.text for e in found}
     found += [
@@ -120,7 +120,9 @@ def _term_forms(term: str) -> str:
     return rf"{re.escape(term)}(?:s|es)?"
 
 
-def _entity_present(entity: Entity, evidence_clean: str, evidence_canon: set[str], words: list[str]) -> bool:
+def _entity_present(
+    entity: Entity, evidence_clean: str, evidence_canon: set[str], words: Sequence[str]
+) -> bool:
     if entity.canonical in evidence_canon:
         return True
     if re.search(rf"(?<![\w-]){_term_forms(entity.text)}(?![\w-])", evidence_clean):
@@ -142,19 +144,19 @@ def _can_clash(entity: Entity) -> bool:
     return entity.kind in _CLASHING_KINDS and entity.canonical not in CLASS_TERMS
 
 
-def check_entities(claim: str, evidence: str) -> CheckResult:
+def check_entities(claim: AnalysedText, evidence: AnalysedText) -> CheckResult:
     """Every medicine, condition, body part, population and name of the claim must be in the evidence.
 
     A swapped drug (ibuprofen for paracetamol) or population (children for adults) is a CLASH when the
     evidence names another entity of the same kind; otherwise the entity is MISSING.
     """
-    wanted = extract_entities(claim)
+    wanted = claim.entities
     if not wanted:
         return pass_result(CheckName.ENTITY)
-    clean = _entity_text(evidence)
-    theirs = extract_entities(evidence)
+    clean = evidence.entity_text
+    theirs = evidence.entities
     canon = {e.canonical for e in theirs}
-    words = WORD.findall(clean)
+    words = evidence.entity_words
     for entity in wanted:
         if _entity_present(entity, clean, canon, words):
             continue

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from gateway.verification.checks.quantities import PERCENT, Quantity, extract_quantities
+from gateway.verification.checks.quantities import PERCENT, Quantity
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, pass_result
+
+if TYPE_CHECKING:
+    from gateway.verification.checks.analysis import AnalysedText
 
 _ROUNDABLE = frozenset((None, "percent", "times"))
 _ROUNDING_TOLERANCE = 0.025
@@ -93,16 +97,16 @@ def _is_year(q: Quantity) -> bool:
     return q.dimension is None and not q.is_range and q.low.is_integer() and _MIN_YEAR <= q.low <= _MAX_YEAR
 
 
-def check_numbers(claim: str, evidence: str) -> CheckResult:
+def check_numbers(claim: AnalysedText, evidence: AnalysedText) -> CheckResult:
     """Every number of the claim (with its unit) must be stated by the evidence.
 
     CLASH when the evidence states a different number of the same dimension (500 mg vs 50 mg, twice vs
     three times a day); MISSING when it states none of that dimension.
     """
-    wanted = extract_quantities(claim)
+    wanted = claim.quantities
     if not wanted:
         return pass_result(CheckName.NUMBER)
-    have = extract_quantities(evidence)
+    have = evidence.quantities
     for quantity in wanted:
         if _quantity_supported(quantity, have):
             continue

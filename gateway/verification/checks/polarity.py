@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from gateway.text import normalise, strip_markers
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, pass_result
-from gateway.verification.checks.words import LEXICON, STOPWORDS, WORD, cached, content_stems, stem, words
+from gateway.verification.checks.words import LEXICON, STOPWORDS, WORD, stem
+
+if TYPE_CHECKING:
+    from gateway.verification.checks.analysis import AnalysedText
 
 _NEGATION = re.compile(
     r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without|cannot|can't|won't|n't|"
@@ -31,27 +34,26 @@ _CONDITIONAL = re.compile(r"\b(?:if|unless|whether|when)\b")
 
 
 @dataclass(frozen=True)
-class _Negation:
+class Negation:
     scope: frozenset[str]
     """Stems the cue governs: the next few content words of its clause."""
     clause: frozenset[str]
     """Every content stem of the cue's clause, before and after it (for agreement in any word order)."""
 
 
-@cached
-def _negations(text: str) -> tuple[_Negation, ...]:
-    """Each asserted negation of the text: cues, and words with a negative prefix ("unrelated")."""
-    clean = normalise(strip_markers(text)).replace("’", "'")
-    found: list[_Negation] = []
+def negations(clean: str, prefix_roots: frozenset[str]) -> tuple[Negation, ...]:
+    """Each asserted negation of a normalised text: cues, and words with a negative prefix ("unrelated")."""
+    clean = clean.replace("’", "'")
+    found: list[Negation] = []
     for match in _NEGATION.finditer(clean):
         opening, tail = _clause_opening(clean[: match.start()]), clean[match.end() :]
         if _WEAKENED.match(tail) or _CONDITIONAL.search(opening):
             continue
         brk = _CLAUSE_BREAK.search(tail)
         after = _stems_in(tail[: brk.start()] if brk else tail)
-        found.append(_Negation(frozenset(after[:NEGATION_SCOPE]), frozenset(after + _stems_in(opening))))
-    roots = _prefix_roots(text) - set(WORD.findall(clean))
-    found += [_Negation(frozenset((stem(r),)), frozenset((stem(r),))) for r in roots]
+        found.append(Negation(frozenset(after[:NEGATION_SCOPE]), frozenset(after + _stems_in(opening))))
+    roots = prefix_roots - set(WORD.findall(clean))
+    found += [Negation(frozenset((stem(r),)), frozenset((stem(r),))) for r in roots]
     return tuple(found)
 
 
@@ -66,7 +68,7 @@ def _clause_opening(before: str) -> str:
 
 
 def _unmatched(
-    mine: Sequence[_Negation], other: frozenset[str], theirs: Sequence[_Negation]
+    mine: Sequence[Negation], other: frozenset[str], theirs: Sequence[Negation]
 ) -> list[frozenset[str]]:
     """Negated words the other text mentions but never in a negated clause (it says the opposite)."""
     negated = frozenset().union(*(n.clause for n in theirs))
@@ -80,18 +82,16 @@ _NEGATIVE_PREFIX = re.compile(
 """A negative prefix on an adjective-like root: unrelated, ineffective, dissimilar, asymptomatic."""
 _NOT_NEGATIVE = frozenset(LEXICON.words["not_negative"])
 """Words that only look prefixed ("increased" is not "not creased")."""
+_PREFIX_INITIALS = frozenset("uidna")
+_PREFIXED_LENGTH = 7
+"""Every word ``_NEGATIVE_PREFIX`` matches starts with one of these letters and is at least this long
+(a one-letter prefix, a five-letter root, a one-letter ending): a cheap test before the pattern."""
 
 
-@cached
-def _polar_stems(text: str) -> frozenset[str]:
-    """Content stems plus the roots of negative-prefix words ("asymptomatic" also mentions symptoms)."""
-    return content_stems(text) | {stem(r) for r in _prefix_roots(text)}
-
-
-@cached
-def _prefix_roots(text: str) -> frozenset[str]:
+def prefix_roots(tokens: Iterable[str]) -> frozenset[str]:
     """Roots that the text's negative-prefix words reverse ("unrelated" -> "related")."""
-    return frozenset(_negated_root(w) for w in WORD.findall(normalise(strip_markers(text)))) - {""}
+    candidates = (w for w in tokens if len(w) >= _PREFIXED_LENGTH and w[0] in _PREFIX_INITIALS)
+    return frozenset(_negated_root(w) for w in candidates) - {""}
 
 
 def _negated_root(word: str) -> str:
@@ -102,7 +102,7 @@ def _negated_root(word: str) -> str:
     return match.group("root")
 
 
-def check_negation(claim: str, evidence: str) -> CheckResult:
+def check_negation(claim: AnalysedText, evidence: AnalysedText) -> CheckResult:
     """Polarity must agree on what both texts talk about.
 
     A negation is relevant when it governs words the other text mentions. The check fails when only one
@@ -110,10 +110,8 @@ def check_negation(claim: str, evidence: str) -> CheckResult:
     "increased risk", "not recommended" vs "recommended". Negations over words the other text does not
     mention are ignored, and both sides negating (in any word order) agree.
     """
-    claim_stems = _polar_stems(claim)
-    evidence_stems = _polar_stems(evidence)
-    mine = _unmatched(_negations(claim), evidence_stems, _negations(evidence))
-    theirs = _unmatched(_negations(evidence), claim_stems, _negations(claim))
+    mine = _unmatched(claim.negations, evidence.polar_stems, evidence.negations)
+    theirs = _unmatched(evidence.negations, claim.polar_stems, claim.negations)
     if mine:
         return CheckResult(
             CheckName.NEGATION,
@@ -153,17 +151,16 @@ _EFFECT = re.compile(
 )
 
 
-@cached
-def _states_effect(text: str) -> bool | None:
-    """True: the text reports an effect or difference; False: no difference; None: neither or both."""
-    clean = normalise(strip_markers(text))
+def states_effect(clean: str) -> bool | None:
+    """True: the normalised text reports an effect or difference; False: no difference; None: neither
+    or both."""
     effect, none = bool(_EFFECT.search(clean)), bool(_NO_EFFECT.search(clean))
     return None if effect == none else effect
 
 
-def _effect_clash(claim: str, evidence: str) -> CheckResult | None:
+def _effect_clash(claim: AnalysedText, evidence: AnalysedText) -> CheckResult | None:
     """The claim reports no difference where the evidence reports one, or the reverse."""
-    mine, theirs = _states_effect(claim), _states_effect(evidence)
+    mine, theirs = claim.effect, evidence.effect
     if mine is None or theirs is None or mine == theirs:
         return None
     said = "a difference" if mine else "no difference"
@@ -172,14 +169,14 @@ def _effect_clash(claim: str, evidence: str) -> CheckResult | None:
     )
 
 
-def check_antonyms(claim: str, evidence: str) -> CheckResult:
+def check_antonyms(claim: AnalysedText, evidence: AnalysedText) -> CheckResult:
     """The claim uses a word whose opposite the evidence uses instead (increases vs reduces).
 
     Whole word forms are compared, never truncated stems: stems merge unrelated words ("early" and
     "ear", "protect" and "protein", "common" and "commodity") and made verbatim claims clash.
     """
-    claim_stems = words(claim)
-    evidence_stems = words(evidence)
+    claim_stems = claim.words
+    evidence_stems = evidence.words
     for left, right in _ANTONYMS:
         for mine, other in ((left, right), (right, left)):
             said = claim_stems & mine

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from gateway.text import normalise, strip_markers
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, pass_result
-from gateway.verification.checks.words import cached
+
+if TYPE_CHECKING:
+    from gateway.verification.checks.analysis import AnalysedText
 
 _STRENGTH: tuple[tuple[int, re.Pattern[str]], ...] = (
     (
@@ -37,23 +39,21 @@ UNIVERSAL = 4
 """Strength of always/all/every: the level a claim must not reach unless the evidence does too."""
 
 
-@cached
-def strength(text: str) -> int:
-    """How strongly the text generalises: 4 universal ... 1 hedged, 0 unqualified."""
-    clean = normalise(strip_markers(text))
+def strength(clean: str) -> int:
+    """How strongly the normalised text generalises: 4 universal ... 1 hedged, 0 unqualified."""
     for level, pattern in _STRENGTH:
         if pattern.search(clean):
             return level
     return 0
 
 
-def check_quantifier(claim: str, evidence: str) -> CheckResult:
+def check_quantifier(claim: AnalysedText, evidence: AnalysedText) -> CheckResult:
     """A claim must not generalise more strongly than its evidence ("always" vs "sometimes").
 
     CLASH when the evidence is explicitly weaker (hedged); MISSING when the claim is universal and the
     evidence merely unqualified.
     """
-    mine, theirs = strength(claim), strength(evidence)
+    mine, theirs = claim.strength, evidence.strength
     if mine <= theirs or mine < UNIVERSAL:
         return pass_result(CheckName.QUANTIFIER)
     if theirs > 0:

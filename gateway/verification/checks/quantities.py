@@ -7,7 +7,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gateway.text import normalise, strip_markers
-from gateway.verification.checks.words import cached
 from gateway.verification.lexicon import load_quantity_words
 
 QUANTITY_WORDS = load_quantity_words()
@@ -133,7 +132,6 @@ def _frequency_per_day(match: re.Match[str]) -> float | None:
     return None if count is None else count * _PERIODS[period]
 
 
-@cached
 def extract_quantities(text: str) -> tuple[Quantity, ...]:
     """Every number the text states, with its unit converted, ranges and frequencies included.
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gateway.verification.checks.analysis import AnalysedText
 from gateway.verification.checks.entities import check_entities
 from gateway.verification.checks.numbers import check_numbers
 from gateway.verification.checks.polarity import check_antonyms, check_negation
@@ -9,7 +10,7 @@ from gateway.verification.checks.quantifiers import check_quantifier
 from gateway.verification.checks.results import CheckResult
 
 
-def run_all(claim: str, evidence: str) -> tuple[CheckResult, ...]:
+def run_all(claim: AnalysedText, evidence: AnalysedText) -> tuple[CheckResult, ...]:
     """Every check, in the order their failures are reported."""
     return (
         check_numbers(claim, evidence),
