@@ -15,5 +15,7 @@ One module per concern, imported directly (this package re-exports nothing):
 - ``quantities``: the numbers a text states; ``numbers``: the number check;
 - ``polarity``: the negation and antonym checks; ``quantifiers``: the quantifier check;
 - ``entities``: medicines, conditions, body parts, populations, names and the entity check;
-- ``run``: every check, in the order their failures are reported.
+- ``run``: every check, in the order their failures are reported;
+- ``analysis``: ``AnalysedText``, a text with its analyses (built once per request), which every
+  check takes for the claim and for the evidence.
 """
