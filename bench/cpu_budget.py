@@ -55,7 +55,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("drafting (prompt, contract parse)", ("upstream/contract.py",)),
     ("splitting", ("pipeline/split.py",)),
     ("verification", ("verification/", "pipeline/verify.py", "gateway/checking.py")),
-    ("cleanup", ("pipeline/cleanup.py", "gateway/cleanup/", "gateway/rewriting.py")),
+    ("cleanup", ("pipeline/cleanup.py", "gateway/cleanup/")),
     ("badge", ("pipeline/badge.py", "gateway/tiers.py")),
     ("audit + metrics + log", ("pipeline/record.py", "gateway/audit.py", "prometheus_client", "structlog")),
     ("JSON (response)", ("web/serializers.py", "encode_json", "msgspec")),

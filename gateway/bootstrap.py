@@ -6,6 +6,7 @@ import structlog
 
 from gateway.audit import open_audit_store
 from gateway.cleanup import SourceRewriter, UpstreamRewriter
+from gateway.cleanup.protocol import NoRewriter, Rewriter
 from gateway.errors import ConfigurationError
 from gateway.fetch import SafeFetcher
 from gateway.knowledge.corpus import load_manifest
@@ -17,7 +18,6 @@ from gateway.metrics import GatewayMetrics
 from gateway.pipeline.semantic_triage import SemanticTriage
 from gateway.policy import Policy, load_policy
 from gateway.resources import bundled
-from gateway.rewriting import NoRewriter, Rewriter
 from gateway.services import Services
 from gateway.settings import Settings
 from gateway.upstream.base import CallGate, Upstream

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gateway.audit import AuditStore
+from gateway.cleanup.protocol import Rewriter
 from gateway.fetch import SafeFetcher
 from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.store import KnowledgeStore
@@ -14,7 +15,6 @@ from gateway.messages import Messages
 from gateway.metrics import GatewayMetrics
 from gateway.pipeline.semantic_triage import SemanticTriage
 from gateway.policy import Policy
-from gateway.rewriting import Rewriter
 from gateway.settings import Settings
 from gateway.upstream.base import Upstream
 from gateway.verification.base import Verifier
