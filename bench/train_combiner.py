@@ -424,7 +424,7 @@ def main() -> int:
 
     from gateway.domain import ClaimToCheck
     from gateway.knowledge.embedding import Embedder
-    from gateway.policy import VerificationPolicy
+    from gateway.policy.verification import VerificationPolicy
     from gateway.verification.local import LocalEntailmentVerifier
 
     rng = random.Random(SEED)

@@ -16,7 +16,7 @@ from gateway.knowledge.store import ChromaStore, SearchOptions
 from gateway.messages import Messages
 from gateway.metrics import GatewayMetrics
 from gateway.pipeline.semantic_triage import SemanticTriage
-from gateway.policy import Policy, load_policy
+from gateway.policy.loader import Policy, load_policy
 from gateway.resources import bundled
 from gateway.services import Services
 from gateway.settings import Settings

@@ -55,7 +55,7 @@ import httpx
 from gateway.errors import FetchError
 
 if TYPE_CHECKING:
-    from gateway.policy import VerificationPolicy
+    from gateway.policy.verification import VerificationPolicy
     from gateway.settings import Settings
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address

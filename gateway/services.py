@@ -14,7 +14,7 @@ from gateway.knowledge.store import KnowledgeStore
 from gateway.messages import Messages
 from gateway.metrics import GatewayMetrics
 from gateway.pipeline.semantic_triage import SemanticTriage
-from gateway.policy import Policy
+from gateway.policy.loader import Policy
 from gateway.settings import Settings
 from gateway.upstream.base import Upstream
 from gateway.verification.base import Verifier

@@ -32,7 +32,7 @@ from gateway.evaluation.systems import HttpGateway, InProcessGateway, RawModelSy
 from gateway.fetch import SafeFetcher
 from gateway.knowledge.corpus import SourceDocument, load_manifest
 from gateway.knowledge.embedding import Embedder
-from gateway.policy import Policy
+from gateway.policy.loader import Policy
 from gateway.resources import bundled
 from gateway.services import Services
 from gateway.settings import Settings

@@ -123,7 +123,7 @@ def services(upstream, make_services):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def checker(embedder):  # type: ignore[no-untyped-def]
-    from gateway.policy import load_policy
+    from gateway.policy.loader import load_policy
 
     policy = load_policy(bundled("policies"), "general")
     urls = KnowledgeBaseFirst(

@@ -16,7 +16,7 @@ from gateway.fetch import (
     normalise_domains,
     parse_ip_host,
 )
-from gateway.policy import VerificationPolicy
+from gateway.policy.verification import VerificationPolicy
 from gateway.settings import Settings
 from tests.support.pages import running_site
 
