@@ -2,7 +2,7 @@
 
 ``check_answer(answer, sources, verifier, fetcher)`` splits the answer into statements (the
 pipeline's own splitter, with ``[id]`` markers naming sources by id), fetches sources that come as a
-URL only (SSRF-safe, see ``gateway.fetch``), verifies every claim through any ``Verifier`` and
+URL only (SSRF-safe, see ``gateway.fetching``), verifies every claim through any ``Verifier`` and
 reports SourceCheckup's and ASTRID's metrics:
 
 - ``statement_support``: share of claims supported (None without claims);
@@ -39,7 +39,7 @@ from gateway.domain import (
     VerdictLabel,
 )
 from gateway.errors import RequestError, VerifierError
-from gateway.fetch import FetchResult
+from gateway.fetching.result import FetchResult
 from gateway.metrics import MODEL_FAILURES, MODEL_STAGES, GatewayMetrics, bounded
 from gateway.pipeline.split import IdMarkers, split
 from gateway.text import passage_from_text

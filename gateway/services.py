@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from gateway.audit import AuditStore
 from gateway.cleanup.protocol import Rewriter
-from gateway.fetch import SafeFetcher
+from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.store import KnowledgeStore
 from gateway.messages import Messages

@@ -31,7 +31,7 @@ from gateway.evaluation.records import (
     UrlCheck,
     UrlStatus,
 )
-from gateway.fetch import FetchReason, FetchResult
+from gateway.fetching.result import FetchReason, FetchResult
 from gateway.knowledge.corpus import SourceDocument
 from gateway.verification.base import Verifier
 

@@ -13,6 +13,8 @@ from gateway.policy.retrieval import RetrievalPolicy
 from gateway.policy.tiers import TierPolicy
 from gateway.policy.triage import TriagePolicy, load_triage_policy
 from gateway.policy.verification import VerificationPolicy
+from gateway.resources import bundled
+from gateway.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -48,3 +50,8 @@ def load_policy(directory: Path, context: str) -> Policy:
         directory=directory,
         triage=load_triage_policy(directory / "triage"),
     )
+
+
+def load_configured_policy(settings: Settings) -> Policy:
+    """The policy the settings name: their ``policy_dir`` (else the bundled policies) and ``context``."""
+    return load_policy(settings.policy_dir or bundled("policies"), settings.context)

@@ -11,7 +11,7 @@ from litestar import MediaType, Request, Response, post
 
 from gateway.checking import check_answer, count_report, parse_check_input, report_json
 from gateway.errors import ServiceUnavailableError, StageError
-from gateway.fetch import SafeFetcher
+from gateway.fetching.fetcher import SafeFetcher
 from gateway.services import Services
 from gateway.web.chat_schema import parse_json_object
 from gateway.web.openapi_bodies import VERIFY_BODY, with_body
