@@ -54,7 +54,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("drafting I/O (openai SDK, httpx)", ("openai/", "upstream/openai_upstream.py", "upstream/limited")),
     ("drafting (prompt, contract parse)", ("upstream/contract.py",)),
     ("splitting", ("pipeline/split.py",)),
-    ("verification", ("verification/", "pipeline/verify.py", "gateway/checking.py")),
+    ("verification", ("verification/", "pipeline/verify.py", "gateway/checkonly/")),
     ("cleanup", ("pipeline/cleanup.py", "gateway/cleanup/")),
     ("badge", ("pipeline/badge.py", "gateway/tiers.py")),
     ("audit + metrics + log", ("pipeline/record.py", "gateway/audit.py", "prometheus_client", "structlog")),

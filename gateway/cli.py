@@ -79,7 +79,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from gateway import verify_batch
+    from gateway.checkonly import batch as verify_batch
 
     settings = _settings(args)
     source = Path(args.file)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gateway import cli, verify_batch
+from gateway import cli
+from gateway.checkonly import batch as verify_batch
 from gateway.cli import main
 from gateway.fetching.fetcher import SafeFetcher
 from tests.support.pages import running_site

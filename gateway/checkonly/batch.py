@@ -20,7 +20,9 @@ from typing import Any, TextIO
 
 from tqdm import tqdm
 
-from gateway.checking import UrlChecker, check_answer, parse_check_input, report_json
+from gateway.checkonly.inputs import parse_check_input
+from gateway.checkonly.rendering import report_json
+from gateway.checkonly.service import UrlChecker, check_answer
 from gateway.errors import RequestError, StageError
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.settings import Settings
