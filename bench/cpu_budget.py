@@ -68,7 +68,10 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("badge", ("pipeline/badge.py", "gateway/tiers.py")),
     ("audit + metrics + log", ("pipeline/record.py", "gateway/audit.py", "prometheus_client", "structlog")),
     ("JSON (response)", ("web/serializers.py", "encode_json", "msgspec")),
-    ("request parsing + auth", ("web/chat_schema.py", "web/auth.py")),
+    (
+        "request parsing + auth",
+        ("web/chat_schema.py", "web/auth.py", "web/client_keys.py", "web/rate_limits.py"),
+    ),
     ("HTTP + framework (uvicorn, litestar)", ("uvicorn/", "h11/", "httptools", "litestar/", "starlette/")),
     ("event loop (asyncio, threads)", ("asyncio/", "anyio/", "threading.py", "concurrent/futures")),
 ]

@@ -115,7 +115,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
     """``keys hash``: read a key on stdin, print its keys-file line; ``keys generate``: make a new key."""
     import secrets
 
-    from gateway.web.auth import hash_key
+    from gateway.web.client_keys import hash_key
 
     if args.keys_command == "generate":
         key = f"tg-{secrets.token_urlsafe(32)}"

@@ -334,7 +334,7 @@ RECORDED_OUTSIDE_THE_PIPELINE = {
     "gateway_rate_limited": "gateway/web/auth.py",
     "gateway_upstream_in_flight": "gateway/upstream/limited.py (a gauge, 0 at rest)",
     "gateway_upstream_waiting": "gateway/upstream/limited.py (a gauge, 0 at rest)",
-    "gateway_rate_limiter_errors": "gateway/web/auth.py build_rate_limiter (Redis did not answer)",
+    "gateway_rate_limiter_errors": "gateway/web/rate_limits.py build_rate_limiter (Redis did not answer)",
     "gateway_dependency_up": "gateway/web/ops.py readyz",
     "gateway_auth_throttled": "gateway/web/auth.py and clinician_auth.py (tests/security/test_hardening.py)",
     "gateway_rejected_requests": "gateway/web/errors.py counted_rejections (4xx before the pipeline)",
