@@ -16,8 +16,8 @@ from gateway.messages import Messages
 from gateway.metrics import TRIAGE_LAYERS, GatewayMetrics
 from gateway.pipeline.semantic_triage import SemanticTriage
 from gateway.pipeline.triage import negated, red_flag, triage_texts
-from gateway.policy import load_policy
-from gateway.triage_policy import TriagePolicy, load_triage_policy
+from gateway.policy.loader import load_policy
+from gateway.policy.triage import TriagePolicy, load_triage_policy
 
 REPO = Path(__file__).resolve().parents[2]
 POLICIES = REPO / "policies"
