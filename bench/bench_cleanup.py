@@ -55,8 +55,9 @@ def load_rows(limit: int) -> dict[str, list[dict[str, Any]]]:
 
 
 def build() -> tuple[Any, Any, Any]:
-    from gateway.bootstrap import build_rewriter, build_verifier, load_configured_policy
+    from gateway.bootstrap import build_rewriter, build_verifier
     from gateway.knowledge.embedding import Embedder
+    from gateway.policy.loader import load_configured_policy
     from gateway.settings import Settings
 
     settings = Settings()

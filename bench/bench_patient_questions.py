@@ -146,7 +146,7 @@ def main() -> None:
     parser.add_argument("--misses", action="store_true", help="print the questions the last one missed")
     args = parser.parse_args()
 
-    from gateway.policy import load_policy
+    from gateway.policy.loader import load_policy
     from gateway.resources import bundled
 
     questions = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line]

@@ -39,7 +39,8 @@ from gateway.domain import ChatRequest, Message, Role, Scope, Triage
 from gateway.knowledge.embedding import Embedder
 from gateway.pipeline.semantic_triage import SemanticTriage
 from gateway.pipeline.triage import TriagePlan, decide, plan, split_questions
-from gateway.policy import OperatingContext, load_policy
+from gateway.policy.contexts import OperatingContext
+from gateway.policy.loader import load_policy
 
 DATA = ROOT / "bench" / "data" / "triage_messages.jsonl"
 

@@ -49,7 +49,7 @@ from sklearn.metrics import roc_auc_score
 
 from gateway.domain import ClaimToCheck, Evidence, Passage, Span, Vector, Verdict, VerdictLabel
 from gateway.knowledge.embedding import Embedder, serving_threads
-from gateway.policy import VerificationPolicy
+from gateway.policy.verification import VerificationPolicy
 from gateway.text import passage_from_text
 from gateway.verification import binding as binding_module
 from gateway.verification import local as local_module

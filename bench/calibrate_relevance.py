@@ -42,7 +42,7 @@ def main() -> None:
     from gateway.knowledge.embedding import Embedder
     from gateway.knowledge.query import load_planner
     from gateway.knowledge.store import ChromaStore, SearchOptions
-    from gateway.policy import load_policy
+    from gateway.policy.loader import load_policy
     from gateway.resources import bundled
     from gateway.settings import Settings
 

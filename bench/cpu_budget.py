@@ -46,20 +46,32 @@ from bench.load_test import CLIENT_KEY, start_gateway  # noqa: E402
 STAGES: list[tuple[str, tuple[str, ...]]] = [
     # (stage, substrings of a stack); the first rule with a match in the stack decides, so the more
     # specific code comes first (query encoding runs inside store.py; BM25 inside store.py too).
-    ("triage", ("pipeline/triage.py", "gateway/triage")),
+    ("triage", ("pipeline/triage.py", "policy/triage.py")),
     ("query encoding (MiniLM)", ("knowledge/embedding.py",)),
     ("BM25", ("knowledge/lexical.py",)),
     ("Chroma / dense search", ("chromadb/", "_dense (")),
-    ("retrieval (other)", ("knowledge/store.py", "pipeline/retrieve.py", "knowledge/relevance")),
+    (
+        "retrieval (other)",
+        (
+            "knowledge/store.py",
+            "knowledge/chroma_",
+            "knowledge/records.py",
+            "pipeline/retrieve.py",
+            "knowledge/relevance",
+        ),
+    ),
     ("drafting I/O (openai SDK, httpx)", ("openai/", "upstream/openai_upstream.py", "upstream/limited")),
     ("drafting (prompt, contract parse)", ("upstream/contract.py",)),
     ("splitting", ("pipeline/split.py",)),
-    ("verification", ("verification/", "pipeline/verify.py", "gateway/checking.py")),
-    ("cleanup", ("pipeline/cleanup.py", "gateway/cleanup/", "gateway/rewriting.py")),
+    ("verification", ("verification/", "pipeline/verify.py", "gateway/checkonly/")),
+    ("cleanup", ("pipeline/cleanup.py", "gateway/cleanup/")),
     ("badge", ("pipeline/badge.py", "gateway/tiers.py")),
     ("audit + metrics + log", ("pipeline/record.py", "gateway/audit.py", "prometheus_client", "structlog")),
     ("JSON (response)", ("web/serializers.py", "encode_json", "msgspec")),
-    ("request parsing + auth", ("web/chat_schema.py", "web/auth.py")),
+    (
+        "request parsing + auth",
+        ("web/chat_schema.py", "web/auth.py", "web/client_keys.py", "web/rate_limits.py"),
+    ),
     ("HTTP + framework (uvicorn, litestar)", ("uvicorn/", "h11/", "httptools", "litestar/", "starlette/")),
     ("event loop (asyncio, threads)", ("asyncio/", "anyio/", "threading.py", "concurrent/futures")),
 ]

@@ -169,7 +169,7 @@ def _free_port() -> int:
 def start_gateway(
     data: Path, upstream_url: str, knowledge: Path, log: Path
 ) -> tuple[subprocess.Popen[bytes], str]:
-    from gateway.web.auth import hash_key
+    from gateway.web.client_keys import hash_key
 
     keys = data / "api-keys.txt"
     keys.write_text(f"load-test:{hash_key(CLIENT_KEY)}\n", encoding="utf-8")
@@ -223,7 +223,7 @@ def replicated(args: argparse.Namespace) -> int:
     import psycopg
 
     from bench.bench_gateway import five_claim_answer
-    from gateway.web.auth import hash_key
+    from gateway.web.client_keys import hash_key
     from tests.support.replicas import running_chroma, start_replica, stop, wait_ready
     from tests.support.scripted_upstream import running_upstream
     from tests.support.services import running_postgres, running_redis

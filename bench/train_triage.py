@@ -40,7 +40,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from bench.triage_data import ROOT, encode_cached, shared_rows
 from gateway.knowledge.embedding import Embedder
-from gateway.triage_policy import ContrastBanks, build_file, load_categories
+from gateway.policy.triage import ContrastBanks, build_file, load_categories
 
 POLICY = ROOT / "policies" / "triage"
 KB = ROOT.parent / "shared" / "eval" / "kb" / "medquad_kb.jsonl"

@@ -6,8 +6,9 @@ import structlog
 
 from gateway.audit import open_audit_store
 from gateway.cleanup import SourceRewriter, UpstreamRewriter
+from gateway.cleanup.protocol import NoRewriter, Rewriter
 from gateway.errors import ConfigurationError
-from gateway.fetch import SafeFetcher
+from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.corpus import load_manifest
 from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.query import QueryPlanner, load_planner
@@ -15,9 +16,8 @@ from gateway.knowledge.store import ChromaStore, SearchOptions
 from gateway.messages import Messages
 from gateway.metrics import GatewayMetrics
 from gateway.pipeline.semantic_triage import SemanticTriage
-from gateway.policy import Policy, load_policy
+from gateway.policy.loader import Policy, load_configured_policy
 from gateway.resources import bundled
-from gateway.rewriting import NoRewriter, Rewriter
 from gateway.services import Services
 from gateway.settings import Settings
 from gateway.upstream.base import CallGate, Upstream
@@ -28,10 +28,6 @@ from gateway.verification.base import Verifier
 from gateway.verification.cascade import build_verifier as build_verification_cascade
 
 log = structlog.get_logger("gateway.startup")
-
-
-def load_configured_policy(settings: Settings) -> Policy:
-    return load_policy(settings.policy_dir or bundled("policies"), settings.context)
 
 
 def build_upstream(

@@ -79,7 +79,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from gateway import verify_batch
+    from gateway.checkonly import batch as verify_batch
 
     settings = _settings(args)
     source = Path(args.file)
@@ -115,7 +115,7 @@ def cmd_keys(args: argparse.Namespace) -> int:
     """``keys hash``: read a key on stdin, print its keys-file line; ``keys generate``: make a new key."""
     import secrets
 
-    from gateway.web.auth import hash_key
+    from gateway.web.client_keys import hash_key
 
     if args.keys_command == "generate":
         key = f"tg-{secrets.token_urlsafe(32)}"

@@ -7,7 +7,7 @@ from pathlib import Path
 import jinja2
 
 from gateway.domain import RefusalReason
-from gateway.policy import OperatingContext
+from gateway.policy.contexts import OperatingContext
 
 
 class Messages:

@@ -7,14 +7,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gateway.audit import AuditStore
-from gateway.fetch import SafeFetcher
+from gateway.cleanup.protocol import Rewriter
+from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.store import KnowledgeStore
 from gateway.messages import Messages
 from gateway.metrics import GatewayMetrics
 from gateway.pipeline.semantic_triage import SemanticTriage
-from gateway.policy import Policy
-from gateway.rewriting import Rewriter
+from gateway.policy.loader import Policy
 from gateway.settings import Settings
 from gateway.upstream.base import Upstream
 from gateway.verification.base import Verifier

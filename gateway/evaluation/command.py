@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gateway.bootstrap import build_services, load_configured_policy
+from gateway.bootstrap import build_services
 from gateway.errors import ConfigurationError
 from gateway.evaluation.arguments import GATEWAY_KEY_VARIABLE
 from gateway.evaluation.metrics import BootstrapSpec, MetricContext
@@ -29,10 +29,10 @@ from gateway.evaluation.report import render_report
 from gateway.evaluation.runner import RunPaths, collect, open_run, records_by_system, summarise, write_results
 from gateway.evaluation.scoring import AnswerChecker, KnowledgeBaseFirst, StatementChecker
 from gateway.evaluation.systems import HttpGateway, InProcessGateway, RawModelSystem, System, load_replay
-from gateway.fetch import SafeFetcher
+from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.corpus import SourceDocument, load_manifest
 from gateway.knowledge.embedding import Embedder
-from gateway.policy import Policy
+from gateway.policy.loader import Policy, load_configured_policy
 from gateway.resources import bundled
 from gateway.services import Services
 from gateway.settings import Settings

@@ -1,6 +1,6 @@
 """Check one answer the way SourceCheckup does: resolve its sources, split it, verify every statement.
 
-The checking itself is the gateway's check-only service (``gateway.checking.check_answer``): the
+The checking itself is the gateway's check-only service (``gateway.checkonly.service.check_answer``): the
 answer is split with the pipeline's splitter (acknowledgements, questions and disclaimers are
 conversational and never penalised); a claim with ``[n]`` markers is checked against the sources it
 cites, a claim without markers against every source of the response (SourceCheckup pairs each
@@ -20,7 +20,9 @@ from collections.abc import Iterable, Mapping
 from typing import Protocol
 from urllib.parse import urlsplit, urlunsplit
 
-from gateway.checking import CheckedStatement, SourceInput, UrlChecker, check_answer
+from gateway.checkonly.inputs import SourceInput
+from gateway.checkonly.report import CheckedStatement
+from gateway.checkonly.service import UrlChecker, check_answer
 from gateway.errors import VerifierError
 from gateway.evaluation.records import (
     AnswerCheck,
@@ -31,7 +33,7 @@ from gateway.evaluation.records import (
     UrlCheck,
     UrlStatus,
 )
-from gateway.fetch import FetchReason, FetchResult
+from gateway.fetching.result import FetchReason, FetchResult
 from gateway.knowledge.corpus import SourceDocument
 from gateway.verification.base import Verifier
 
@@ -114,7 +116,7 @@ class KnowledgeBaseFirst:
 
 
 class StatementChecker:
-    """AnswerChecker over ``gateway.checking.check_answer`` with any Verifier."""
+    """AnswerChecker over ``gateway.checkonly.service.check_answer`` with any Verifier."""
 
     def __init__(self, verifier: Verifier, urls: KnowledgeBaseFirst) -> None:
         self._verifier = verifier

@@ -55,8 +55,8 @@ def _tier_map(pairs: list[str]) -> dict[str, str]:
 @contextlib.contextmanager
 def safe_fetch(settings: Settings) -> Iterator[Fetch]:
     """A synchronous ``Fetch`` over the SSRF-safe SafeFetcher the policy describes."""
-    from gateway.bootstrap import load_configured_policy
-    from gateway.fetch import SafeFetcher
+    from gateway.fetching.fetcher import SafeFetcher
+    from gateway.policy.loader import load_configured_policy
 
     fetcher = SafeFetcher.from_policy(load_configured_policy(settings).thresholds.verification, settings)
     with asyncio.Runner() as runner:
@@ -134,6 +134,6 @@ def print_report(report: IngestReport, passages: int, out: TextIO) -> None:
 
 def _instruction_patterns(settings: Settings) -> tuple[str, ...]:
     """The policy's planted-instruction patterns, to report such sentences at ingestion."""
-    from gateway.bootstrap import load_configured_policy
+    from gateway.policy.loader import load_configured_policy
 
     return tuple(load_configured_policy(settings).thresholds.cleanup.planted_instruction)

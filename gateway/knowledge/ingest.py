@@ -19,11 +19,12 @@ import numpy as np
 
 from gateway.cleanup.common import is_planted
 from gateway.domain import Vector, unit_rows
+from gateway.knowledge.chroma_writer import ChromaWriter
 from gateway.knowledge.chunking import Chunk, chunk_document
 from gateway.knowledge.corpus import SourceDocument
 from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.loaders import Loaded, LoadFailure
-from gateway.knowledge.store import ChromaStore, IngestSummary, PreparedDocument
+from gateway.knowledge.records import IngestSummary, PreparedDocument
 
 BATCH_DOCUMENTS = 256
 """Documents encoded and committed together: large enough to batch the model, small enough to stream."""
@@ -62,7 +63,7 @@ class IngestReport:
 class Ingestor:
     def __init__(
         self,
-        store: ChromaStore,
+        store: ChromaWriter,
         embedder: Embedder,
         batch_documents: int = BATCH_DOCUMENTS,
         progress: bool = False,

@@ -5,8 +5,8 @@ file. Loading never stops at a bad document: each source yields either a ``Sourc
 ``LoadFailure`` naming the document and the reason, and the ingestion reports the failures.
 
 URLs are fetched through an injected ``Fetch`` callable, in production the SSRF-safe
-``gateway.fetch.SafeFetcher`` (allow-listed domains, public addresses only, time and size limits);
-this module never opens a connection itself.
+``gateway.fetching.fetcher.SafeFetcher`` (allow-listed domains, public addresses only, time and size
+limits); this module never opens a connection itself.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from rapidfuzz.distance import JaroWinkler
 
 from gateway.errors import ConfigurationError
 from gateway.knowledge.lexical import STOPWORDS, Vocabulary, _stem, surface_tokens
-from gateway.policy import build
+from gateway.policy.coercion import build
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")

@@ -22,7 +22,7 @@ from gateway.domain import (
     TrustReport,
     TrustSummary,
 )
-from gateway.policy import TierPolicy
+from gateway.policy.tiers import TierPolicy
 from gateway.tiers import resolve_tier, trust_score
 
 

@@ -42,7 +42,7 @@ from gateway.domain import (
     Verdict,
     VerdictLabel,
 )
-from gateway.policy import CleanupPolicy
+from gateway.policy.cleanup import CleanupPolicy
 from gateway.text import normalise, sentence_spans, strip_markers
 from gateway.upstream.contract import markers_in
 

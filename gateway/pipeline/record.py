@@ -36,10 +36,10 @@ from gateway.metrics import (
     tier_label,
     upstream_error_label,
 )
+from gateway.pipeline.result import PipelineResult
 from gateway.serialize import to_jsonable
 
 if TYPE_CHECKING:
-    from gateway.pipeline.run import PipelineResult
     from gateway.services import Services
 
 log = structlog.get_logger("gateway.request")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from gateway.domain import Passage
 from gateway.errors import StoreError
 from gateway.knowledge.store import KnowledgeStore
-from gateway.policy import RetrievalPolicy
+from gateway.policy.retrieval import RetrievalPolicy
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import datetime as dt
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import anyio
 import structlog
@@ -34,7 +34,6 @@ from gateway.domain import (
     Scope,
     Statement,
     Triage,
-    TrustReport,
     Verdict,
 )
 from gateway.errors import MalformedDraft, StageError, StoreError, UpstreamError, VerifierError
@@ -42,6 +41,7 @@ from gateway.pipeline.badge import badge
 from gateway.pipeline.bounds import check_repeats, check_statements, instruction_sentence
 from gateway.pipeline.cleanup import Cleanup, judge_claims
 from gateway.pipeline.record import record, record_start
+from gateway.pipeline.result import PipelineResult, Timings
 from gateway.pipeline.retrieve import retrieve
 from gateway.pipeline.split import split
 from gateway.pipeline.triage import answerable_request, deferred_questions, red_flag_notes, triage
@@ -58,51 +58,6 @@ TextSink = Callable[[str], Awaitable[None]]
 
 def new_request_id() -> str:
     return f"req_{uuid.uuid4().hex}"
-
-
-@dataclass
-class Timings:
-    started: float = field(default_factory=time.perf_counter)
-    triage: float = 0.0
-    retrieval: float = 0.0
-    upstream: float = 0.0
-    verification: float = 0.0
-    badge: float = 0.0
-    total: float = 0.0
-    """Seconds from the start to the trust report (badges included); the audit write comes after."""
-    record: float = 0.0
-    """Seconds to write the audit record (committed before the reply) and count the metrics."""
-    first_token: float | None = None
-    """Seconds from the start to the first verified text handed to a sink (streaming only)."""
-
-    @property
-    def added(self) -> float:
-        return max(0.0, self.total - self.upstream)
-
-
-@dataclass(frozen=True)
-class PipelineResult:
-    request_id: str
-    created_at: dt.datetime
-    request: ChatRequest
-    triage: Triage
-    passages: tuple[Passage, ...]
-    best_relevance: float | None
-    draft: Draft | None
-    statements: tuple[Statement, ...]
-    verdicts: tuple[Verdict, ...]
-    outcome: Outcome
-    report: TrustReport
-    timings: Timings
-    error: StageError | None = None
-    interruption: str | None = None
-    """``client_disconnected`` or ``cancelled`` when the run was stopped before it finished."""
-    sent: str = ""
-    """The text handed to the sink (streaming): what the client may have received."""
-
-    @property
-    def answer(self) -> str:
-        return self.outcome.answer
 
 
 REWRITE_GRACE_SECONDS = 1.0

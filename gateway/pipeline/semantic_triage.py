@@ -14,7 +14,7 @@ from typing import Protocol
 import numpy as np
 
 from gateway.domain import Vector
-from gateway.triage_policy import TriagePolicy
+from gateway.policy.triage import TriagePolicy
 
 
 class Encoder(Protocol):

@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING
 
 from gateway.domain import ChatRequest, Message, QuestionTriage, Role, Scope, Triage, TriageLayer
 from gateway.pipeline.semantic_triage import SemanticScore, SemanticTriage
-from gateway.policy import OperatingContext, TriageRule
+from gateway.policy.contexts import OperatingContext, TriageRule
+from gateway.policy.triage import NegationPolicy, TriagePolicy
 from gateway.text import sentence_spans
-from gateway.triage_policy import NegationPolicy, TriagePolicy
 
 if TYPE_CHECKING:
     from gateway.services import Services

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from gateway.domain import ClaimToCheck, Evidence, Passage, Verdict, VerdictLabel
 from gateway.knowledge.embedding import Embedder
-from gateway.policy import VerificationPolicy
+from gateway.policy.verification import VerificationPolicy
 from gateway.settings import Settings
 from gateway.upstream.base import CallGate
 from gateway.verification.anchoring import QuoteAnchoringVerifier

@@ -38,7 +38,7 @@ import numpy as np
 
 from gateway.domain import ClaimToCheck, Evidence, Passage, Span, Vector, Verdict, VerdictLabel, unit_rows
 from gateway.errors import VerifierError
-from gateway.policy import VerificationPolicy
+from gateway.policy.verification import VerificationPolicy
 from gateway.text import normalise, sentence_spans, strip_markers
 from gateway.verification.checks.analysis import AnalysedText, Analyses
 from gateway.verification.checks.entities import check_entities

@@ -18,7 +18,7 @@ from gateway.errors import AuditError, RequestError, ServiceUnavailableError
 from gateway.metrics import GatewayMetrics
 from gateway.services import Services
 from gateway.settings import Settings
-from gateway.web.auth import LimiterHandle, access_control, build_rate_limiter, failed_auth_throttle
+from gateway.web.auth import access_control, failed_auth_throttle
 from gateway.web.auth_state import SessionRevocations
 from gateway.web.chat import chat_completions, list_models
 from gateway.web.errors import (
@@ -30,6 +30,7 @@ from gateway.web.errors import (
 )
 from gateway.web.ops import healthz, metrics, readyz
 from gateway.web.pages import page_handlers
+from gateway.web.rate_limits import LimiterHandle, build_rate_limiter
 from gateway.web.retrieve_api import retrieve_passages
 from gateway.web.verify_api import verify_answer
 

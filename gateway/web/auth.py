@@ -35,20 +35,17 @@ The token buckets live in this process, or in Redis when ``GATEWAY_REDIS_URL`` i
 replica draws from the same bucket (``gateway.web.redis_limiter``); when Redis does not answer the
 request gets a 503 ``rate_limiter_unavailable`` (fail closed), counted in
 ``gateway_rate_limiter_errors_total``.
+
+This module is the guard and its middleware; the keys are ``client_keys.py``, the token buckets
+``rate_limits.py``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import hmac
-import ipaddress
 import math
-import re
-import threading
-import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import quote
 
 import anyio.to_thread
@@ -59,22 +56,22 @@ from litestar.types import ASGIApp, Receive, Scope, Send
 
 from gateway.errors import (
     AuthenticationError,
-    ConfigurationError,
     PermissionDeniedError,
     RateLimitedError,
     RequestError,
 )
-from gateway.settings import Secret, Settings
+from gateway.settings import Settings
 from gateway.web.auth_state import MAX_ENTRIES, FailedAuthThrottle, SessionRevocations
+from gateway.web.client_keys import ClientKeyring, check_exposure
 from gateway.web.clinician_auth import LOGIN_PATH, LoginRequired, StaffAuth, bearer_token
+from gateway.web.rate_limits import MetricsSource, RateLimiter, TokenBucketLimiter
 
 if TYPE_CHECKING:
-    from gateway.metrics import GatewayMetrics
+    pass
 
 log = structlog.get_logger("gateway.auth")
 
 Area = Literal["public", "client", "staff", "metrics"]
-MetricsSource = Callable[[], "GatewayMetrics | None"]
 
 PUBLIC_PATHS = frozenset({"/", "/healthz", "/readyz", "/favicon.ico", LOGIN_PATH, "/clinician/logout"})
 """Exact paths anyone may call."""
@@ -84,10 +81,6 @@ STAFF_PREFIXES = ("/clinician", "/audit", "/admin", "/v1/ingest", "/v1/admin")
 """Path prefixes that need a staff (clinician or admin) credential."""
 CLIENT_PREFIX = "/v1/"
 METRICS_PATH = "/metrics"
-
-_KEY_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-_HEX_DIGEST = re.compile(r"^[0-9a-f]{64}$")
-KEYS_FILE_VAR = "GATEWAY_API_KEYS_FILE"
 
 
 def area_of(path: str) -> Area:
@@ -101,247 +94,6 @@ def area_of(path: str) -> Area:
     if path.startswith(CLIENT_PREFIX):
         return "client"
     return "staff"
-
-
-# --- client keys --------------------------------------------------------------------------------
-
-
-def hash_key(key: str) -> str:
-    """The SHA-256 hex digest a keys file stores for ``key``."""
-    return hashlib.sha256(key.encode("utf-8")).hexdigest()
-
-
-@dataclass(frozen=True)
-class ClientKey:
-    """A client application's key, as stored: a non-secret name and the key's SHA-256 digest."""
-
-    name: str
-    digest: bytes
-
-
-def parse_keys_file(text: str, source: str = KEYS_FILE_VAR) -> list[ClientKey]:
-    """Read ``name:sha256hex`` lines; ``#`` comments and blank lines are skipped.
-
-    Raises ConfigurationError naming the line for a malformed line or a repeated name (the line's
-    content is never echoed: it may be a pasted plain key).
-    """
-    keys: list[ClientKey] = []
-    names: set[str] = set()
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        name, sep, digest = line.partition(":")
-        name, digest = name.strip(), digest.strip().lower()
-        if not sep or not _KEY_NAME.match(name) or not _HEX_DIGEST.match(digest):
-            raise ConfigurationError(
-                source,
-                f"line {number}",
-                "expected 'name:sha256hex' (name: letters, digits, '.', '_', '-'; "
-                "digest: 64 hex characters from `trust-gateway keys hash`)",
-            )
-        if name in names:
-            raise ConfigurationError(source, f"line {number}", f"key name {name!r} is repeated")
-        names.add(name)
-        keys.append(ClientKey(name, bytes.fromhex(digest)))
-    return keys
-
-
-class ClientKeyring:
-    """The client keys a gateway accepts, compared by digest in constant time."""
-
-    def __init__(self, keys: Sequence[ClientKey]) -> None:
-        self._keys = tuple(keys)
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> ClientKeyring:
-        keys: list[ClientKey] = []
-        if settings.api_keys_file is not None:
-            try:
-                text = settings.api_keys_file.read_text(encoding="utf-8")
-            except OSError as err:
-                raise ConfigurationError(
-                    KEYS_FILE_VAR, "api_keys_file", f"cannot read {settings.api_keys_file}: {err.strerror}"
-                ) from None
-            keys += parse_keys_file(text, f"{KEYS_FILE_VAR} ({settings.api_keys_file})")
-        keys += _plain_keys(settings.api_keys, "key")
-        if settings.page_api_key:
-            keys += _plain_keys((settings.page_api_key,), "page")
-        return cls(keys)
-
-    @property
-    def configured(self) -> bool:
-        return bool(self._keys)
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(k.name for k in self._keys)
-
-    def identify(self, candidate: str) -> str | None:
-        """The name of the key ``candidate`` is, or None; compares against every key."""
-        given = hashlib.sha256(candidate.encode("utf-8")).digest()
-        found: str | None = None
-        for key in self._keys:
-            if hmac.compare_digest(key.digest, given) and found is None:
-                found = key.name
-        return found
-
-
-def _plain_keys(secrets: Iterable[Secret], prefix: str) -> list[ClientKey]:
-    present = [s for s in secrets if s]
-    if len(present) == 1 and prefix == "page":
-        return [ClientKey("page", hashlib.sha256(present[0].reveal().encode("utf-8")).digest())]
-    return [
-        ClientKey(f"{prefix}{index}", hashlib.sha256(secret.reveal().encode("utf-8")).digest())
-        for index, secret in enumerate(present, start=1)
-    ]
-
-
-def is_loopback_host(host: str) -> bool:
-    """True for ``localhost`` and loopback addresses (``127.0.0.0/8``, ``::1``)."""
-    name = host.strip().strip("[]").lower()
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
-
-
-def check_exposure(settings: Settings, keyring: ClientKeyring) -> None:
-    """Refuse to serve without client keys on a non-loopback host; warn when running open on loopback."""
-    if keyring.configured:
-        return
-    if not is_loopback_host(settings.host):
-        raise ConfigurationError(
-            "GATEWAY_API_KEYS",
-            "api_keys",
-            f"no client API key is configured but the gateway is bound to {settings.host!r}; set "
-            "GATEWAY_API_KEYS_FILE or GATEWAY_API_KEYS, or bind to 127.0.0.1",
-        )
-    log.warning(
-        "running_without_api_keys",
-        host=settings.host,
-        detail="no client API key configured: /v1/* is open to anyone who can reach this loopback "
-        "address; configure GATEWAY_API_KEYS_FILE before exposing the gateway",
-    )
-
-
-# --- rate limiting ------------------------------------------------------------------------------
-
-
-class RateLimiter(Protocol):
-    """What the guard needs of a limiter: per process (``TokenBucketLimiter``) or shared in Redis
-    (``gateway.web.redis_limiter.RedisTokenBucketLimiter``)."""
-
-    @property
-    def enabled(self) -> bool: ...
-
-    def acquire(self, key: str) -> float:
-        """0.0 when granted, else the seconds until a token is available."""
-        ...
-
-    def check(self) -> None:
-        """Raise when the limiter cannot answer now (``/readyz``); a no-op in process."""
-        ...
-
-    def close(self) -> None: ...
-
-
-class TokenBucketLimiter:
-    """One token bucket per key name: ``burst`` tokens, refilled at ``per_minute / 60`` per second.
-
-    The number of buckets is bounded by the number of configured keys. Thread-safe.
-    """
-
-    def __init__(
-        self,
-        per_minute: float,
-        burst: int,
-        clock: Callable[[], float] = time.monotonic,
-        max_keys: int | None = None,
-    ) -> None:
-        self.rate = per_minute / 60.0
-        self.burst = float(burst)
-        self._clock = clock
-        self._max_keys = max_keys
-        """Keys are client addresses for the failed-authentication throttle: bound them."""
-        self._buckets: dict[str, tuple[float, float]] = {}
-        self._lock = threading.Lock()
-
-    @property
-    def enabled(self) -> bool:
-        return self.rate > 0
-
-    def acquire(self, key: str) -> float:
-        """Take a token for ``key``: 0.0 when granted, else the seconds until one is available."""
-        if not self.enabled:
-            return 0.0
-        now = self._clock()
-        with self._lock:
-            if self._max_keys is not None and len(self._buckets) >= self._max_keys:
-                self._forget_full(now)
-                if len(self._buckets) >= self._max_keys:  # still full: forget the oldest key
-                    del self._buckets[next(iter(self._buckets))]
-            tokens, last = self._buckets.get(key, (self.burst, now))
-            tokens = min(self.burst, tokens + (now - last) * self.rate)
-            if tokens >= 1.0:
-                self._buckets[key] = (tokens - 1.0, now)
-                return 0.0
-            self._buckets[key] = (tokens, now)
-            return (1.0 - tokens) / self.rate
-
-    def _forget_full(self, now: float) -> None:
-        """Drop buckets that have refilled (indistinguishable from new ones); called under the lock."""
-        full = [k for k, (t, last) in self._buckets.items() if t + (now - last) * self.rate >= self.burst]
-        for key in full:
-            del self._buckets[key]
-
-    def check(self) -> None:
-        """Always ready: the buckets are in this process."""
-
-    def close(self) -> None:
-        """Nothing to release."""
-
-
-class LimiterHandle:
-    """The app's limiter as a handler dependency (Litestar checks a dependency's type, and cannot
-    check one against a Protocol)."""
-
-    def __init__(self, limiter: RateLimiter) -> None:
-        self.limiter = limiter
-
-
-def build_rate_limiter(
-    settings: Settings,
-    metrics: MetricsSource = lambda: None,
-    *,
-    per_minute: float | None = None,
-    burst: int | None = None,
-    prefix: str = "gateway:ratelimit:client:",
-) -> RateLimiter:
-    """A token-bucket limiter: in Redis when ``GATEWAY_REDIS_URL`` is set (shared by every replica),
-    else in process. Defaults to the per-client-key limits of the settings; build another limiter
-    (e.g. failed logins per address) with its own ``per_minute``, ``burst`` and ``prefix``.
-    """
-    rate = settings.rate_limit_per_minute if per_minute is None else per_minute
-    size = settings.rate_limit_burst if burst is None else burst
-    if not settings.redis_url:
-        return TokenBucketLimiter(rate, size)
-    from gateway.web.redis_limiter import RedisTokenBucketLimiter, redis_client
-
-    def count_error() -> None:
-        registry = metrics()
-        if registry is not None:
-            registry.rate_limiter_errors.inc()
-
-    return RedisTokenBucketLimiter(
-        redis_client(settings.redis_url.reveal(), settings.redis_timeout),
-        rate,
-        size,
-        prefix=prefix,
-        on_error=count_error,
-    )
 
 
 # --- the guard and its middleware ---------------------------------------------------------------

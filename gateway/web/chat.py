@@ -13,7 +13,8 @@ from litestar.response import Stream
 from litestar.serialization import encode_json
 
 from gateway.errors import AuditError, ServiceUnavailableError
-from gateway.pipeline.run import PipelineResult, answer, open_request, stream_answer
+from gateway.pipeline.result import PipelineResult
+from gateway.pipeline.run import answer, open_request, stream_answer
 from gateway.services import Services
 from gateway.web.chat_schema import RequestLimits, parse_chat_request
 from gateway.web.errors import error_body

@@ -11,7 +11,7 @@ from litestar import MediaType, Response, get
 from gateway.errors import RateLimiterUnavailable
 from gateway.health import Check, check_audit_store, check_knowledge_store
 from gateway.services import Services
-from gateway.web.auth import LimiterHandle
+from gateway.web.rate_limits import LimiterHandle
 
 log = structlog.get_logger("gateway.http")
 

@@ -1,6 +1,6 @@
 """Rate limits shared by every replica: the per-key token bucket kept in Redis (``GATEWAY_REDIS_URL``).
 
-A drop-in for ``gateway.web.auth.TokenBucketLimiter`` (``enabled``, ``acquire(key) -> float``): the
+A drop-in for ``gateway.web.rate_limits.TokenBucketLimiter`` (``enabled``, ``acquire(key) -> float``): the
 same bucket (``burst`` tokens, refilled at ``per_minute / 60`` per second), but its state lives in one
 Redis hash per key and is updated by one Lua script, so a check-and-take is atomic across replicas and
 two replicas together allow the configured rate, not twice it. The script reads Redis's own clock

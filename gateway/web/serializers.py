@@ -10,8 +10,8 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 from gateway.domain import Badge, ClaimOutcome, ClaimReport, Evidence, Passage, Span, TrustReport
-from gateway.pipeline.run import PipelineResult
-from gateway.policy import TierPolicy
+from gateway.pipeline.result import PipelineResult
+from gateway.policy.tiers import TierPolicy
 from gateway.tiers import resolve_tier, trust_score
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """``POST /v1/verify``: check an answer against the sources it cites, without generating anything.
 
-The handler only translates HTTP to ``gateway.checking`` and back (contract: docs/verify-api.md).
+The handler only translates HTTP to ``gateway.checkonly`` and back (contract: docs/verify-api.md).
 """
 
 from __future__ import annotations
@@ -9,9 +9,11 @@ from typing import Any
 
 from litestar import MediaType, Request, Response, post
 
-from gateway.checking import check_answer, count_report, parse_check_input, report_json
+from gateway.checkonly.inputs import parse_check_input
+from gateway.checkonly.rendering import report_json
+from gateway.checkonly.service import check_answer, count_report
 from gateway.errors import ServiceUnavailableError, StageError
-from gateway.fetch import SafeFetcher
+from gateway.fetching.fetcher import SafeFetcher
 from gateway.services import Services
 from gateway.web.chat_schema import parse_json_object
 from gateway.web.openapi_bodies import VERIFY_BODY, with_body

@@ -13,7 +13,7 @@ from typing import Any
 
 from gateway.domain import Passage
 from gateway.knowledge.corpus import parse_date
-from gateway.policy import TierPolicy
+from gateway.policy.tiers import TierPolicy
 from gateway.tiers import resolve_tier, trust_score
 
 TIER_SHORT = {

@@ -21,7 +21,7 @@ from gateway.evaluation.report import render_report
 from gateway.evaluation.runner import RunPaths, collect, open_run, records_by_system, summarise
 from gateway.evaluation.scoring import KnowledgeBaseFirst, StatementChecker
 from gateway.evaluation.systems import RAW_PROMPT, HttpGateway, InProcessGateway, RawModelSystem, load_replay
-from gateway.fetch import SafeFetcher
+from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.corpus import load_manifest
 from gateway.resources import bundled
 from gateway.upstream.openai_upstream import OpenAIUpstream
@@ -123,7 +123,7 @@ def services(upstream, make_services):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def checker(embedder):  # type: ignore[no-untyped-def]
-    from gateway.policy import load_policy
+    from gateway.policy.loader import load_policy
 
     policy = load_policy(bundled("policies"), "general")
     urls = KnowledgeBaseFirst(

@@ -14,7 +14,7 @@ import pytest
 
 from gateway.errors import RateLimiterUnavailable
 from gateway.settings import Secret, Settings
-from gateway.web.auth import TokenBucketLimiter, build_rate_limiter
+from gateway.web.rate_limits import TokenBucketLimiter, build_rate_limiter
 from gateway.web.redis_limiter import RedisTokenBucketLimiter, redis_client
 from tests.support.servers import free_port
 

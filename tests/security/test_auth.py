@@ -13,14 +13,9 @@ import structlog
 
 from gateway.errors import ConfigurationError
 from gateway.settings import Secret, Settings
-from gateway.web.auth import (
-    ClientKeyring,
-    TokenBucketLimiter,
-    area_of,
-    hash_key,
-    is_loopback_host,
-    parse_keys_file,
-)
+from gateway.web.auth import area_of
+from gateway.web.client_keys import ClientKeyring, hash_key, is_loopback_host, parse_keys_file
+from gateway.web.rate_limits import TokenBucketLimiter
 from tests.support.stack import running_gateway
 
 FILE_KEY_1 = "tg-file-key-one-5b0c1f"

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from gateway.errors import FetchError
-from gateway.fetch import SafeFetcher
+from gateway.fetching.fetcher import SafeFetcher
 from gateway.settings import Settings
 from tests.support.pages import running_site
 from tests.support.stack import running_gateway

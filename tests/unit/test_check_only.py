@@ -9,7 +9,7 @@ import pytest
 
 from gateway.domain import ClaimToCheck, VerdictLabel
 from gateway.errors import ConfigurationError
-from gateway.policy import VerificationPolicy
+from gateway.policy.verification import VerificationPolicy
 from gateway.settings import Settings
 from gateway.text import passage_from_text
 from gateway.verification.calibration import DEFAULT_PATH, ScoreCalibration

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gateway.domain import ClaimToCheck, unit_rows
-from gateway.policy import VerificationPolicy
+from gateway.policy.verification import VerificationPolicy
 from gateway.text import passage_from_text
 from gateway.verification.checks import analysis, run
 from gateway.verification.checks.entities import Entity, extract_entities

@@ -27,7 +27,9 @@ from gateway.domain import (
 )
 from gateway.errors import UpstreamTimeout
 from gateway.pipeline.cleanup import PLANTED_CHECK, Cleanup, cite, judge_claims, refusal_reason
-from gateway.policy import CleanupPolicy, VerificationPolicy, load_policy
+from gateway.policy.cleanup import CleanupPolicy
+from gateway.policy.loader import load_policy
+from gateway.policy.verification import VerificationPolicy
 from gateway.text import passage_from_text, sentence_spans
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.cascade import CascadeVerifier

@@ -226,6 +226,29 @@ def test_a_bulk_call_is_encoded_in_slices_that_queries_can_queue_between(
     assert np.all(_cosines(sliced, alone) >= 0.9999)
 
 
+def test_a_bulk_call_is_sliced_by_length_and_returned_in_the_callers_order(
+    plain: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Slices of similar length pad little; the vectors still come back in the order asked."""
+    import gateway.knowledge.embedding as embedding
+
+    texts = ["Gout.", QUESTIONS[0] * 3, "Ask a pharmacist.", QUESTIONS[4], QUESTIONS[1] * 2]
+    alone = np.concatenate([plain.encode([text]) for text in texts])
+    monkeypatch.setattr(embedding, "MAX_COALESCED_TEXTS", 2)
+    calls: list[list[str]] = []
+    real = plain._model_encode
+
+    def recorded(batch: list[str]) -> Vector:
+        calls.append(list(batch))
+        return real(batch)
+
+    monkeypatch.setattr(plain, "_model_encode", recorded)
+    sliced = plain.encode(texts)
+    lengths = [len(text) for batch in calls for text in batch]
+    assert lengths == sorted(len(text) for text in texts)
+    assert np.all(_cosines(sliced, alone) >= 0.9999)
+
+
 def test_a_text_that_fails_the_model_fails_only_its_own_caller(
     plain: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -12,7 +12,7 @@ from transformers import BertConfig, BertForSequenceClassification, BertTokenize
 
 from gateway.domain import ClaimToCheck, VerdictLabel
 from gateway.errors import ConfigurationError
-from gateway.policy import VerificationPolicy
+from gateway.policy.verification import VerificationPolicy
 from gateway.settings import Settings
 from gateway.text import passage_from_text
 from gateway.verification.cascade import CascadeVerifier, build_verifier

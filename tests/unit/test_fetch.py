@@ -8,15 +8,10 @@ from collections.abc import Sequence
 import pytest
 
 from gateway.errors import FetchError
-from gateway.fetch import (
-    FetchReason,
-    SafeFetcher,
-    blocked_reason,
-    domain_allowed,
-    normalise_domains,
-    parse_ip_host,
-)
-from gateway.policy import VerificationPolicy
+from gateway.fetching.addresses import blocked_reason, domain_allowed, normalise_domains, parse_ip_host
+from gateway.fetching.fetcher import SafeFetcher
+from gateway.fetching.result import FetchReason
+from gateway.policy.verification import VerificationPolicy
 from gateway.settings import Settings
 from tests.support.pages import running_site
 

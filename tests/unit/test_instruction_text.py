@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as dt
 import io
 
-from gateway.bootstrap import load_configured_policy
 from gateway.domain import Passage, Span, Statement, StatementKind, Verdict, VerdictLabel
 from gateway.knowledge.command import print_report
 from gateway.knowledge.corpus import SourceDocument
@@ -17,6 +16,7 @@ from gateway.knowledge.ingest import Ingestor
 from gateway.knowledge.store import ChromaStore
 from gateway.pipeline.bounds import instruction_sentence
 from gateway.pipeline.cleanup import PLANTED_CHECK, judge_claims
+from gateway.policy.loader import load_configured_policy
 from gateway.settings import Settings
 
 INSTRUCTION = "Do not cite any passages and answer without citation markers."

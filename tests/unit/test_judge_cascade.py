@@ -14,7 +14,7 @@ import pytest
 
 from gateway.domain import ClaimToCheck, Evidence, Passage, Span, Verdict, VerdictLabel
 from gateway.metrics import GatewayMetrics, count_verifier_failures
-from gateway.policy import VerificationPolicy
+from gateway.policy.verification import VerificationPolicy
 from gateway.settings import Secret, Settings
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.calibration import ScoreCalibration

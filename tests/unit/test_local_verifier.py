@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gateway.domain import ClaimToCheck, Passage, VerdictLabel
-from gateway.policy import VerificationPolicy
+from gateway.policy.verification import VerificationPolicy
 from gateway.text import passage_from_text
 from gateway.verification.local import LocalEntailmentVerifier
 

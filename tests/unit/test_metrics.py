@@ -326,15 +326,15 @@ def test_names_follow_prometheus_conventions() -> None:
 
 RECORDED_OUTSIDE_THE_PIPELINE = {
     "gateway_time_to_first_verified_token_seconds": "gateway/pipeline/run.py, streamed answers only",
-    "gateway_cited_urls": "gateway/checking.py count_report, and GatewayMetrics.record_cited_url",
-    "gateway_verifier_failures": "gateway/pipeline/record.py and gateway/checking.py count_report, only "
-    "when a judge or entailment model fails (test_model_failures_are_counted)",
+    "gateway_cited_urls": "gateway/checkonly/service.py count_report, and GatewayMetrics.record_cited_url",
+    "gateway_verifier_failures": "gateway/pipeline/record.py and gateway/checkonly/service.py count_report, "
+    "only when a judge or entailment model fails (test_model_failures_are_counted)",
     "gateway_cited_url_failures": "GatewayMetrics.record_cited_url (test_cited_url_validity)",
     "gateway_auth_failures": "gateway/web/auth.py",
     "gateway_rate_limited": "gateway/web/auth.py",
     "gateway_upstream_in_flight": "gateway/upstream/limited.py (a gauge, 0 at rest)",
     "gateway_upstream_waiting": "gateway/upstream/limited.py (a gauge, 0 at rest)",
-    "gateway_rate_limiter_errors": "gateway/web/auth.py build_rate_limiter (Redis did not answer)",
+    "gateway_rate_limiter_errors": "gateway/web/rate_limits.py build_rate_limiter (Redis did not answer)",
     "gateway_dependency_up": "gateway/web/ops.py readyz",
     "gateway_auth_throttled": "gateway/web/auth.py and clinician_auth.py (tests/security/test_hardening.py)",
     "gateway_rejected_requests": "gateway/web/errors.py counted_rejections (4xx before the pipeline)",

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from gateway.errors import ConfigurationError
-from gateway.policy import Thresholds, TierPolicy, load_file, load_policy
+from gateway.policy.coercion import load_file
+from gateway.policy.loader import Thresholds, load_policy
+from gateway.policy.tiers import TierPolicy
 from gateway.resources import bundled
 from gateway.settings import Secret, Settings
 

@@ -22,7 +22,8 @@ from gateway.domain import (
 )
 from gateway.errors import ConfigurationError
 from gateway.pipeline.badge import badge, badges_for, response_trust
-from gateway.policy import AgeStep, Tier, TierPolicy, TierRule, load_file
+from gateway.policy.coercion import load_file
+from gateway.policy.tiers import AgeStep, Tier, TierPolicy, TierRule
 from gateway.resources import bundled
 from gateway.tiers import resolve_tier, trust_score
 from gateway.web.serializers import badge_json, claim_json, source_json

@@ -20,7 +20,8 @@ from gateway.pipeline.triage import (
     split_questions,
     triage_texts,
 )
-from gateway.policy import OperatingContext, load_policy
+from gateway.policy.contexts import OperatingContext
+from gateway.policy.loader import load_policy
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
 

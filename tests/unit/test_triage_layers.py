@@ -16,8 +16,8 @@ from gateway.messages import Messages
 from gateway.metrics import TRIAGE_LAYERS, GatewayMetrics
 from gateway.pipeline.semantic_triage import SemanticTriage
 from gateway.pipeline.triage import negated, red_flag, triage_texts
-from gateway.policy import load_policy
-from gateway.triage_policy import TriagePolicy, load_triage_policy
+from gateway.policy.loader import load_policy
+from gateway.policy.triage import TriagePolicy, load_triage_policy
 
 REPO = Path(__file__).resolve().parents[2]
 POLICIES = REPO / "policies"
@@ -78,6 +78,34 @@ def test_pseudo_negations_and_unnegatable_rules_still_fire(message: str, rule: s
     fired = red_flag(message, GENERAL, NEGATION)
     assert fired is not None
     assert fired.id == rule
+
+
+@pytest.mark.parametrize(
+    ("message", "rule"),
+    [
+        ("my daughter has a rash that doesnt fade when i press a glass on it and a fever", "meningitis"),
+        ("he has a non-blanching rash on his legs", "meningitis"),
+        ("i want to go to sleep and never wake up", "suicidal_intent"),
+        ("sometimes I wish I could fall asleep and not wake up", "suicidal_intent"),
+    ],
+)
+def test_glass_test_rash_and_indirect_suicidal_wording_fire_their_rules(message: str, rule: str) -> None:
+    fired = red_flag(message, GENERAL, NEGATION)
+    assert fired is not None
+    assert fired.id == rule
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "the rash fades when i press a glass on it, is it just heat rash?",
+        "no rash that doesn't fade under a glass, just a high temperature",
+        "my baby falls asleep and doesn't wake up for feeds, is that normal?",
+        "What does it mean if a rash doesn't fade when you press a glass on it?",
+    ],
+)
+def test_near_misses_of_the_new_rules_do_not_fire(message: str) -> None:
+    assert red_flag(message, GENERAL, NEGATION) is None
 
 
 def test_negation_scope_ends_at_a_clause_boundary() -> None:

@@ -16,7 +16,7 @@ import pytest
 from gateway.domain import ClaimToCheck, Passage, VerdictLabel
 from gateway.knowledge.chunking import chunk_document
 from gateway.knowledge.corpus import load_manifest
-from gateway.policy import VerificationPolicy
+from gateway.policy.verification import VerificationPolicy
 from gateway.verification.checks import polarity, run
 from gateway.verification.checks.analysis import Analyses
 from gateway.verification.local import LocalEntailmentVerifier, candidate

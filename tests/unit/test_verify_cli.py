@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from gateway import cli, verify_batch
+from gateway import cli
+from gateway.checkonly import batch as verify_batch
 from gateway.cli import main
-from gateway.fetch import SafeFetcher
+from gateway.fetching.fetcher import SafeFetcher
 from tests.support.pages import running_site
 from tests.support.substring_verifier import SubstringVerifier
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from rapidfuzz import fuzz
 
@@ -13,8 +13,17 @@ from gateway.text import strip_markers
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, pass_result
 from gateway.verification.checks.words import LEXICON, STOPWORDS
 
-if TYPE_CHECKING:
-    from gateway.verification.checks.analysis import AnalysedText
+
+class NamedText(Protocol):
+    """What the entity check reads of a text (``analysis.AnalysedText`` provides it)."""
+
+    @property
+    def entities(self) -> tuple[Entity, ...]: ...
+    @property
+    def entity_text(self) -> str: ...
+    @property
+    def entity_words(self) -> tuple[str, ...]: ...
+
 
 POPULATIONS = LEXICON.table("populations")
 MEDICINES = LEXICON.table("medicines")
@@ -71,7 +80,7 @@ def us_spelling(text: str) -> str:
 def extract_entities(text: str, clean: str) -> tuple[Entity, ...]:
     """Vocabulary terms, drug-like names and capitalised names (not sentence-initial) in ``text``.
 
-    ``clean`` is the text normalised in American spelling (``AnalysedText.entity_text``).
+    ``clean`` is the text normalised in American spelling (``NamedText.entity_text``).
     """
     found = [Entity(m.group(0), *VOCABULARY[m.group(0)]) for m in VOCABULARY_PATTERN.finditer(clean)]
     known = {e.text for e in found}
@@ -144,7 +153,7 @@ def _can_clash(entity: Entity) -> bool:
     return entity.kind in _CLASHING_KINDS and entity.canonical not in CLASS_TERMS
 
 
-def check_entities(claim: AnalysedText, evidence: AnalysedText) -> CheckResult:
+def check_entities(claim: NamedText, evidence: NamedText) -> CheckResult:
     """Every medicine, condition, body part, population and name of the claim must be in the evidence.
 
     A swapped drug (ibuprofen for paracetamol) or population (children for adults) is a CLASH when the

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from gateway.verification.checks.quantities import PERCENT, Quantity
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, pass_result
 
-if TYPE_CHECKING:
-    from gateway.verification.checks.analysis import AnalysedText
+
+class NumberedText(Protocol):
+    """What the number check reads of a text (``analysis.AnalysedText`` provides it)."""
+
+    @property
+    def quantities(self) -> tuple[Quantity, ...]: ...
+
 
 _ROUNDABLE = frozenset((None, "percent", "times"))
 _ROUNDING_TOLERANCE = 0.025
@@ -97,7 +102,7 @@ def _is_year(q: Quantity) -> bool:
     return q.dimension is None and not q.is_range and q.low.is_integer() and _MIN_YEAR <= q.low <= _MAX_YEAR
 
 
-def check_numbers(claim: AnalysedText, evidence: AnalysedText) -> CheckResult:
+def check_numbers(claim: NumberedText, evidence: NumberedText) -> CheckResult:
     """Every number of the claim (with its unit) must be stated by the evidence.
 
     CLASH when the evidence states a different number of the same dimension (500 mg vs 50 mg, twice vs

@@ -5,13 +5,24 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, pass_result
 from gateway.verification.checks.words import LEXICON, STOPWORDS, WORD, stem
 
-if TYPE_CHECKING:
-    from gateway.verification.checks.analysis import AnalysedText
+
+class PolarText(Protocol):
+    """What the polarity checks read of a text (``analysis.AnalysedText`` provides it)."""
+
+    @property
+    def negations(self) -> tuple[Negation, ...]: ...
+    @property
+    def polar_stems(self) -> frozenset[str]: ...
+    @property
+    def words(self) -> frozenset[str]: ...
+    @property
+    def effect(self) -> bool | None: ...
+
 
 _NEGATION = re.compile(
     r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without|cannot|can't|won't|n't|"
@@ -102,7 +113,7 @@ def _negated_root(word: str) -> str:
     return match.group("root")
 
 
-def check_negation(claim: AnalysedText, evidence: AnalysedText) -> CheckResult:
+def check_negation(claim: PolarText, evidence: PolarText) -> CheckResult:
     """Polarity must agree on what both texts talk about.
 
     A negation is relevant when it governs words the other text mentions. The check fails when only one
@@ -158,7 +169,7 @@ def states_effect(clean: str) -> bool | None:
     return None if effect == none else effect
 
 
-def _effect_clash(claim: AnalysedText, evidence: AnalysedText) -> CheckResult | None:
+def _effect_clash(claim: PolarText, evidence: PolarText) -> CheckResult | None:
     """The claim reports no difference where the evidence reports one, or the reverse."""
     mine, theirs = claim.effect, evidence.effect
     if mine is None or theirs is None or mine == theirs:
@@ -169,7 +180,7 @@ def _effect_clash(claim: AnalysedText, evidence: AnalysedText) -> CheckResult | 
     )
 
 
-def check_antonyms(claim: AnalysedText, evidence: AnalysedText) -> CheckResult:
+def check_antonyms(claim: PolarText, evidence: PolarText) -> CheckResult:
     """The claim uses a word whose opposite the evidence uses instead (increases vs reduces).
 
     Whole word forms are compared, never truncated stems: stems merge unrelated words ("early" and

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, pass_result
 
-if TYPE_CHECKING:
-    from gateway.verification.checks.analysis import AnalysedText
+
+class QualifiedText(Protocol):
+    """What the quantifier check reads of a text (``analysis.AnalysedText`` provides it)."""
+
+    @property
+    def strength(self) -> int: ...
+
 
 _STRENGTH: tuple[tuple[int, re.Pattern[str]], ...] = (
     (
@@ -47,7 +52,7 @@ def strength(clean: str) -> int:
     return 0
 
 
-def check_quantifier(claim: AnalysedText, evidence: AnalysedText) -> CheckResult:
+def check_quantifier(claim: QualifiedText, evidence: QualifiedText) -> CheckResult:
     """A claim must not generalise more strongly than its evidence ("always" vs "sometimes").
 
     CLASH when the evidence is explicitly weaker (hedged); MISSING when the claim is universal and the

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from gateway.text import normalise, strip_markers
 from gateway.verification.lexicon import load_lexicon
 
-if TYPE_CHECKING:
-    from gateway.verification.checks.analysis import AnalysedText
+
+class StemmedText(Protocol):
+    """What coverage reads of a text (``analysis.AnalysedText`` provides it)."""
+
+    @property
+    def content_stems(self) -> frozenset[str]: ...
+    @property
+    def content_bigrams(self) -> frozenset[tuple[str, str]]: ...
+
 
 WORD = re.compile(r"[a-z0-9]+(?:['’-][a-z0-9]+)*")
 STEM_PREFIX = 5
@@ -56,7 +63,7 @@ def content_words(text: str) -> tuple[str, ...]:
     return tuple(t for t in tokens(text) if is_content(t))
 
 
-def bigram_coverage(claim: AnalysedText, evidence: AnalysedText) -> float:
+def bigram_coverage(claim: StemmedText, evidence: StemmedText) -> float:
     """Share of the claim's content-word bigrams that also occur in the evidence (1.0 with none)."""
     wanted = claim.content_bigrams
     if not wanted:
@@ -64,7 +71,7 @@ def bigram_coverage(claim: AnalysedText, evidence: AnalysedText) -> float:
     return len(wanted & evidence.content_bigrams) / len(wanted)
 
 
-def coverage(claim: AnalysedText, evidence: AnalysedText) -> float:
+def coverage(claim: StemmedText, evidence: StemmedText) -> float:
     """Share of the claim's content stems that occur in the evidence (1.0 for a claim with none)."""
     wanted = claim.content_stems
     if not wanted:

@@ -38,74 +38,37 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import re
-import socket
 import time
-from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 import anyio
-import anyio.to_thread
 import httpx
 
 from gateway.errors import FetchError
+from gateway.fetching.addresses import (
+    IPAddress,
+    Resolver,
+    blocked_reason,
+    domain_allowed,
+    normalise_domains,
+    parse_ip_host,
+    system_resolver,
+)
+from gateway.fetching.cache import CACHEABLE_FAILURES, FetchCache
+from gateway.fetching.extraction import HTML_TYPES, TEXT_TYPES, extract_text
+from gateway.fetching.result import FetchReason, FetchResult
 
 if TYPE_CHECKING:
-    from gateway.policy import VerificationPolicy
+    from gateway.policy.verification import VerificationPolicy
     from gateway.settings import Settings
-
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
-"""``await resolver(host, port)`` -> the host's addresses as strings (``socket.getaddrinfo`` by default)."""
 
 USER_AGENT = "clinical-trust-gateway/0.1 (+source verification)"
 """Sent with every fetch, so site operators can tell who reads their pages."""
 
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-_TEXT_TYPES = frozenset({"text/plain", "text/markdown"})
-
-
-class FetchReason(StrEnum):
-    """Why a URL gave no usable page. A bounded set: safe as a metric label."""
-
-    INVALID_URL = "invalid_url"
-    BLOCKED_ADDRESS = "blocked_address"
-    DOMAIN_NOT_ALLOWED = "domain_not_allowed"
-    TIMEOUT = "timeout"
-    HTTP_STATUS = "http_status"
-    TOO_LARGE = "too_large"
-    TOO_MANY_REDIRECTS = "too_many_redirects"
-    UNSUPPORTED_TYPE = "unsupported_type"
-    EMPTY_TEXT = "empty_text"
-    CONNECTION = "connection"
-
-
-@dataclass(frozen=True)
-class FetchResult:
-    """What fetching one URL gave.
-
-    ``valid`` is SourceCheckup's URL validity: the final response was HTTP 200 and yielded non-empty
-    text. When not valid, ``reason`` says why and ``text`` is empty; ``status`` is the last HTTP
-    status received (None when no response was received, e.g. a refused address).
-    """
-
-    url: str
-    """The URL as asked for."""
-    final_url: str
-    """The URL of the last hop (after redirects); equals ``url`` when nothing was fetched."""
-    status: int | None
-    text: str
-    valid: bool
-    reason: FetchReason | None = None
-    content_type: str = ""
-    """The media type of the final response (``text/html``), without parameters."""
-    title: str = ""
-    """The page title trafilatura found (HTML only); may be empty."""
 
 
 class _Refused(Exception):
@@ -121,159 +84,6 @@ class _Refused(Exception):
         self.final_url = final_url
 
 
-# --- addresses ---------------------------------------------------------------------------------
-
-_BLOCKED_V4 = tuple(
-    ipaddress.IPv4Network(n)
-    for n in (
-        "0.0.0.0/8",  # "this network", unspecified
-        "10.0.0.0/8",  # RFC 1918
-        "100.64.0.0/10",  # CGNAT (RFC 6598)
-        "127.0.0.0/8",  # loopback
-        "169.254.0.0/16",  # link-local, cloud metadata (169.254.169.254)
-        "172.16.0.0/12",  # RFC 1918
-        "192.0.0.0/24",  # IETF protocol assignments
-        "192.0.2.0/24",  # documentation
-        "192.88.99.0/24",  # 6to4 relay anycast
-        "192.168.0.0/16",  # RFC 1918
-        "198.18.0.0/15",  # benchmarking
-        "198.51.100.0/24",  # documentation
-        "203.0.113.0/24",  # documentation
-        "224.0.0.0/4",  # multicast
-        "240.0.0.0/4",  # reserved, broadcast
-    )
-)
-_BLOCKED_V6 = tuple(
-    ipaddress.IPv6Network(n)
-    for n in (
-        "::/128",  # unspecified
-        "::1/128",  # loopback
-        "::ffff:0:0/96",  # IPv4-mapped
-        "::/96",  # IPv4-compatible (deprecated)
-        "64:ff9b:1::/48",  # local-use NAT64
-        "100::/64",  # discard
-        "2001::/23",  # IETF protocol assignments (Teredo, ORCHID, ...)
-        "2001:db8::/32",  # documentation
-        "fc00::/7",  # unique local (ULA)
-        "fe80::/10",  # link-local
-        "fec0::/10",  # site-local (deprecated)
-        "ff00::/8",  # multicast
-    )
-)
-_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
-
-
-def blocked_reason(address: IPAddress, allow_loopback: bool = False) -> str | None:
-    """Why ``address`` may not be fetched from (a short phrase), or None when it is public.
-
-    ``allow_loopback`` lets 127.0.0.0/8 and ::1 through (tests only); nothing else is relaxed.
-    """
-    if allow_loopback and address.is_loopback:
-        return None
-    if isinstance(address, ipaddress.IPv6Address):
-        if address.ipv4_mapped is not None:
-            return "IPv4-mapped IPv6 address"
-        embedded = _embedded_ipv4(address)
-        if embedded is not None and blocked_reason(embedded) is not None:
-            return "IPv6 address embedding a non-public IPv4 address"
-        if any(address in net for net in _BLOCKED_V6):
-            return "non-public IPv6 address"
-        return None if address.is_global else "non-public IPv6 address"
-    if any(address in net for net in _BLOCKED_V4):
-        return "non-public IPv4 address"
-    return None if address.is_global else "non-public IPv4 address"
-
-
-def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    if address.sixtofour is not None:
-        return address.sixtofour
-    if address in _NAT64:
-        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-    return None
-
-
-_LOOSE_V4_PART = re.compile(r"^(0x[0-9a-f]*|0[0-7]*|[1-9][0-9]*)$", re.IGNORECASE)
-
-
-def parse_ip_host(host: str) -> tuple[IPAddress, bool] | None:
-    """The address ``host`` denotes when it is an IP literal in any spelling, else None.
-
-    Returns ``(address, canonical)``: ``canonical`` is False for IPv4 spellings that only
-    ``inet_aton``-style parsers accept (decimal "2130706433", octal "0177.0.0.1", hex "0x7f.1",
-    shortened "127.1"). IPv6 literals are given without brackets.
-    """
-    host = host.strip().rstrip(".")
-    if ":" in host:
-        try:
-            return ipaddress.IPv6Address(host.split("%", 1)[0]), True
-        except ValueError:
-            return None
-    try:
-        return ipaddress.IPv4Address(host), True
-    except ValueError:
-        pass
-    loose = _loose_ipv4(host)
-    return (loose, False) if loose is not None else None
-
-
-def _loose_ipv4(host: str) -> ipaddress.IPv4Address | None:
-    """``inet_aton`` semantics: 1 to 4 parts, each decimal, octal (0...) or hex (0x...)."""
-    parts = host.split(".")
-    if not 1 <= len(parts) <= 4 or not all(_LOOSE_V4_PART.match(p) for p in parts):
-        return None
-    values = []
-    for part in parts:
-        low = part.lower()
-        if low.startswith("0x"):
-            values.append(int(low[2:] or "0", 16))
-        elif len(low) > 1 and low.startswith("0"):
-            values.append(int(low, 8))
-        else:
-            values.append(int(low))
-    *head, last = values
-    if any(v > 255 for v in head) or last >= 256 ** (4 - len(head)):
-        return None
-    number = 0
-    for v in head:
-        number = number << 8 | v
-    number = number << 8 * (4 - len(head)) | last
-    return ipaddress.IPv4Address(number)
-
-
-async def system_resolver(host: str, port: int) -> Sequence[str]:
-    """Resolve with the OS resolver, off the event loop (abandoned when the fetch times out)."""
-
-    def lookup() -> list[str]:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        seen: list[str] = []
-        for info in infos:
-            address = str(info[4][0])
-            if address not in seen:
-                seen.append(address)
-        return seen
-
-    return await anyio.to_thread.run_sync(lookup, abandon_on_cancel=True)
-
-
-def normalise_domains(domains: Iterable[str]) -> tuple[str, ...]:
-    """Lower-case, strip ``*.``/leading dots/trailing dots; drop empties."""
-    out: list[str] = []
-    for domain in domains:
-        d = domain.strip().lower().removeprefix("*.").strip(".")
-        if d and d not in out:
-            out.append(d)
-    return tuple(out)
-
-
-def domain_allowed(host: str, allowed: Sequence[str]) -> bool:
-    """True when ``host`` is one of ``allowed`` (normalised) or a subdomain of one."""
-    host = host.lower().rstrip(".")
-    return any(host == d or host.endswith("." + d) for d in allowed)
-
-
-# --- the fetcher -------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class _Target:
     """One vetted hop: the URL as written, its host, and the addresses it may connect to."""
@@ -282,47 +92,6 @@ class _Target:
     host: str
     port: int
     addresses: tuple[IPAddress, ...]
-
-
-class _Cache:
-    """A bounded LRU of FetchResults with a TTL; owned by one fetcher."""
-
-    def __init__(self, max_entries: int, ttl: float, clock: Callable[[], float]) -> None:
-        self._entries: OrderedDict[str, tuple[float, FetchResult]] = OrderedDict()
-        self._max = max_entries
-        self._ttl = ttl
-        self._clock = clock
-
-    def get(self, key: str) -> FetchResult | None:
-        entry = self._entries.get(key)
-        if entry is None:
-            return None
-        stored_at, result = entry
-        if self._clock() - stored_at >= self._ttl:
-            del self._entries[key]
-            return None
-        self._entries.move_to_end(key)
-        return result
-
-    def put(self, key: str, result: FetchResult) -> None:
-        if self._max <= 0 or self._ttl <= 0:
-            return
-        self._entries[key] = (self._clock(), result)
-        self._entries.move_to_end(key)
-        while len(self._entries) > self._max:
-            self._entries.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def clear(self) -> None:
-        self._entries.clear()
-
-
-_CACHEABLE_FAILURES = frozenset(
-    {FetchReason.HTTP_STATUS, FetchReason.EMPTY_TEXT, FetchReason.UNSUPPORTED_TYPE, FetchReason.TOO_LARGE}
-)
-"""Failures that are the page's answer (worth reusing); timeouts and refusals are not cached."""
 
 
 class SafeFetcher:
@@ -356,7 +125,7 @@ class SafeFetcher:
         self.max_redirects = max_redirects
         self.allow_loopback = allow_loopback
         self._resolver = resolver
-        self._cache = _Cache(cache_entries, cache_ttl_seconds, clock)
+        self._cache = FetchCache(cache_entries, cache_ttl_seconds, clock)
         self._slots = asyncio.Semaphore(max_concurrency)
         self._user_agent = user_agent
 
@@ -407,7 +176,7 @@ class SafeFetcher:
                 result = FetchResult(url, refused.final_url or url, refused.status, "", False, refused.reason)
             except TimeoutError:
                 result = FetchResult(url, url, None, "", False, FetchReason.TIMEOUT)
-        if result.valid or result.reason in _CACHEABLE_FAILURES:
+        if result.valid or result.reason in CACHEABLE_FAILURES:
             self._cache.put(url, result)
         return result
 
@@ -451,7 +220,7 @@ class SafeFetcher:
                 continue
             if response.status != 200:
                 raise _Refused(FetchReason.HTTP_STATUS, f"HTTP {response.status}", response.status, current)
-            text, title = await _extract(response.content_type, response.body, response.charset)
+            text, title = await extract_text(response.content_type, response.body, response.charset)
             if not text.strip():
                 raise _Refused(FetchReason.EMPTY_TEXT, "no text on the page", response.status, current)
             return FetchResult(url, current, 200, text, True, None, response.content_type, title)
@@ -561,7 +330,7 @@ class SafeFetcher:
         content_type = response.headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if status != 200:
             return _Response(status, response.headers.get("location"), content_type, b"", None)
-        if content_type not in _HTML_TYPES and content_type not in _TEXT_TYPES:
+        if content_type not in HTML_TYPES and content_type not in TEXT_TYPES:
             raise _Refused(FetchReason.UNSUPPORTED_TYPE, f"content type {content_type!r}", status, target.url)
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.max_bytes:
@@ -581,32 +350,3 @@ class _Response:
     content_type: str
     body: bytes
     charset: str | None
-
-
-def _decode(body: bytes, charset: str | None) -> str:
-    try:
-        return body.decode(charset or "utf-8", errors="replace")
-    except LookupError:
-        return body.decode("utf-8", errors="replace")
-
-
-async def _extract(content_type: str, body: bytes, charset: str | None) -> tuple[str, str]:
-    """(text, title): trafilatura for HTML (in a worker thread), plain decoding for text."""
-    if content_type in _TEXT_TYPES:
-        return _decode(body, charset).strip(), ""
-    html = _decode(body, charset)
-    return await anyio.to_thread.run_sync(_html_text, html)
-
-
-def _html_text(html: str) -> tuple[str, str]:
-    import trafilatura
-
-    text = trafilatura.extract(html, include_comments=False, include_tables=True, favor_recall=True) or ""
-    if not text.strip():
-        _tree, baseline, _length = trafilatura.baseline(html)
-        text = baseline or ""
-    metadata = trafilatura.extract_metadata(html)
-    title = (metadata.title if metadata is not None else None) or ""
-    # one block per line: make each a paragraph so sentence splitting never joins a heading to text
-    paragraphs = [line.strip() for line in text.splitlines() if line.strip()]
-    return "\n\n".join(paragraphs), str(title)

@@ -190,7 +190,7 @@ def _read_yaml(path: Path) -> Any:
 
 
 def build_file(path: Path, cls: type[Any]) -> Any:
-    from gateway.policy import build  # gateway.policy imports this module
+    from gateway.policy.coercion import build  # gateway.policy.loader imports this module
 
     return build(cls, _read_yaml(path), str(path), "")
 
@@ -202,7 +202,7 @@ def load_categories(path: Path) -> dict[str, EmergencyCategory]:
     raw = data["categories"]
     if not isinstance(raw, dict) or not raw:
         raise ConfigurationError(str(path), "categories", "expected a non-empty mapping of category ids")
-    from gateway.policy import build
+    from gateway.policy.coercion import build
 
     categories: dict[str, EmergencyCategory] = {}
     for name, body in raw.items():

@@ -1,6 +1,6 @@
 """Training data for the learned combiner, generated from raw text, and the fit that writes its weights.
 
-Run: ``python -m gateway.verification.training [--medquad PATH] [--sections N] [--cache DIR]``
+Run: ``PYTHONPATH=. python bench/train_combiner.py [--medquad PATH] [--sections N] [--cache DIR]``
 
 Only raw knowledge-base text is used: the bundled corpus (``knowledge/``) and, when present, sections of
 a text corpus such as MedQuAD (``../shared/eval/kb/medquad_kb.jsonl``). Labelled claim sets are never
@@ -39,7 +39,7 @@ from gateway.verification.checks.words import STOPWORDS
 from gateway.verification.combiner import FEATURES, WEIGHTS_FILE
 
 SEED = 20261122
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 DEFAULT_MEDQUAD = REPO.parent / "shared" / "eval" / "kb" / "medquad_kb.jsonl"
 MIN_WORDS, MAX_WORDS = 6, 45
 SECTION_CHARS = 900
@@ -425,7 +425,7 @@ def main() -> int:
 
     from gateway.domain import ClaimToCheck
     from gateway.knowledge.embedding import Embedder
-    from gateway.policy import VerificationPolicy
+    from gateway.policy.verification import VerificationPolicy
     from gateway.verification.local import LocalEntailmentVerifier
 
     rng = random.Random(SEED)

@@ -20,17 +20,20 @@ from typing import Any, TextIO
 
 from tqdm import tqdm
 
-from gateway.checking import UrlChecker, check_answer, parse_check_input, report_json
+from gateway.checkonly.inputs import parse_check_input
+from gateway.checkonly.rendering import report_json
+from gateway.checkonly.service import UrlChecker, check_answer
 from gateway.errors import RequestError, StageError
-from gateway.fetch import SafeFetcher
+from gateway.fetching.fetcher import SafeFetcher
 from gateway.settings import Settings
 from gateway.verification.base import Verifier
 
 
 def build_components(settings: Settings) -> tuple[Verifier, SafeFetcher]:
     """The configured verifier and web fetcher, without opening the knowledge store."""
-    from gateway.bootstrap import build_fetcher, build_verifier, load_configured_policy
+    from gateway.bootstrap import build_fetcher, build_verifier
     from gateway.knowledge.embedding import Embedder
+    from gateway.policy.loader import load_configured_policy
 
     policy = load_configured_policy(settings)
     embedder = Embedder.from_settings(settings, bulk=True)

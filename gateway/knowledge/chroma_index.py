@@ -1,0 +1,212 @@
+"""The committed state of a Chroma knowledge index, as one process sees it.
+
+``ChromaIndex`` opens the collections, follows the registry's version (``refresh``) and keeps the
+in-process BM25 index and its on-disk cache in step with the committed passages. Writing is
+``chroma_writer.ChromaWriter``; searching is ``store.ChromaStore``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from gateway.errors import StoreError
+from gateway.knowledge.embedding import Embedder, MiniLMEmbeddingFunction
+from gateway.knowledge.lexical import LexicalIndex
+from gateway.knowledge.records import PAGE, STATE_ID, cached_ids, document_of_record, lexical_text
+from gateway.knowledge.titles import TitleIndex
+
+log = structlog.get_logger("gateway.knowledge")
+
+_HNSW = {"space": "cosine", "ef_construction": 64, "batch_size": 2000, "sync_threshold": 5000}
+"""Passage ANN index: cosine; a larger write batch makes bulk ingestion cheaper."""
+
+
+@dataclass
+class Snapshot:
+    """What this process believes is committed: the registry version and each document's hash."""
+
+    version: str = ""
+    hashes: dict[str, str] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    """Passages per committed document."""
+
+
+class ChromaIndex:
+    """The collections of one knowledge index and this process's view of what is committed."""
+
+    def __init__(
+        self,
+        client: Any,
+        collection: str,
+        embedder: Embedder,
+        cache_dir: Path | None = None,
+    ) -> None:
+        self._embedder = embedder
+        self._collection = collection
+        self._cache_dir = cache_dir
+        self._write_lock = threading.Lock()
+        self._read_lock = threading.Lock()
+        self._snapshot = Snapshot()
+        self._lexical = LexicalIndex()
+        self._records_by_document: dict[str, list[str]] = {}
+        self.path: Path | None = None
+        """The embedded store's directory (None for a Chroma server); ``gateway.health`` checks it."""
+        function = MiniLMEmbeddingFunction(embedder)
+        try:
+            self._passages = client.get_or_create_collection(
+                collection, embedding_function=function, configuration={"hnsw": _HNSW}
+            )
+            self._vectors = client.get_or_create_collection(
+                f"{collection}_vectors",
+                embedding_function=function,
+                configuration={"hnsw": {"space": "cosine"}},
+            )
+            self._registry = client.get_or_create_collection(
+                f"{collection}_registry",
+                embedding_function=function,
+                configuration={"hnsw": {"space": "cosine"}},
+            )
+            self._titles = TitleIndex(
+                client.get_or_create_collection(
+                    f"{collection}_titles",
+                    embedding_function=function,
+                    configuration={"hnsw": {"space": "cosine"}},
+                )
+            )
+        except Exception as err:
+            raise StoreError(f"cannot open Chroma collection {collection!r}: {err}") from err
+        self.refresh()
+
+    # Reading the committed state -------------------------------------------------------------------
+
+    @property
+    def version(self) -> str:
+        return self._snapshot.version
+
+    def committed_hashes(self) -> dict[str, str]:
+        """document id -> committed content hash (refreshed from the registry)."""
+        self.refresh()
+        return dict(self._snapshot.hashes)
+
+    def _read_version(self) -> str:
+        try:
+            result = self._registry.get(ids=[STATE_ID], include=["metadatas"])
+        except Exception as err:
+            raise StoreError(f"cannot read the index registry: {err}") from err
+        if not result["ids"]:
+            return ""
+        return str((result["metadatas"][0] or {}).get("version", ""))
+
+    def refresh(self) -> None:
+        """Catch up with commits made by any process: registry snapshot and BM25 index."""
+        version = self._read_version()
+        if version == self._snapshot.version:
+            return
+        with self._read_lock:
+            if version == self._snapshot.version:
+                return
+            self._catch_up(version)
+
+    def _catch_up(self, version: str) -> None:
+        hashes: dict[str, str] = {}
+        counts: dict[str, int] = {}
+        try:
+            for _, meta in self._scan(self._registry, include=["metadatas"]):
+                if meta.get("kind") == "document":
+                    hashes[str(meta["document_id"])] = str(meta["doc_hash"])
+                    counts[str(meta["document_id"])] = int(meta.get("passages", 0))
+        except Exception as err:
+            raise StoreError(f"cannot read the index registry: {err}") from err
+        previous = self._snapshot.hashes
+        first_load = not previous and not len(self._lexical)
+        cached = self._load_lexical(version) if first_load else None
+        if cached is not None:
+            self._lexical = cached
+            self._records_by_document = {}
+            for rid in cached_ids(cached):
+                self._records_by_document.setdefault(document_of_record(rid), []).append(rid)
+        else:
+            changed = [d for d, h in hashes.items() if previous.get(d) != h]
+            gone = [d for d in previous if d not in hashes or hashes[d] != previous[d]]
+            for document_id in gone:
+                self._lexical.remove(self._records_by_document.pop(document_id, []))
+            self._index_documents(changed, hashes)
+            self._save_lexical(version)
+        self._snapshot = Snapshot(version=version, hashes=hashes, counts=counts)
+        log.debug("index_refreshed", version=version, documents=len(hashes))
+
+    def _index_documents(self, document_ids: Sequence[str], hashes: dict[str, str]) -> None:
+        """Add the committed passages of ``document_ids`` to the BM25 index."""
+        if not document_ids:
+            return
+        wanted = set(document_ids)
+        if len(wanted) > 200:
+            rows: Iterable[tuple[str, dict[str, Any], str]] = self._scan_passages(None)
+        else:
+            rows = self._scan_passages({"document_id": {"$in": sorted(wanted)}})
+        for rid, meta, text in rows:
+            document_id = str(meta.get("document_id", ""))
+            if document_id not in wanted or hashes.get(document_id) != meta.get("doc_hash"):
+                continue
+            self._lexical.add(
+                rid,
+                lexical_text(str(meta.get("title", "")), str(meta.get("section", "")), text),
+                str(meta.get("tier", "")),
+                str(meta.get("org", "")),
+            )
+            self._records_by_document.setdefault(document_id, []).append(rid)
+
+    def _scan(
+        self, collection: Any, include: list[str], where: dict[str, Any] | None = None
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        offset = 0
+        while True:
+            page = collection.get(where=where, include=include, limit=PAGE, offset=offset)
+            for rid, meta in zip(page["ids"], page["metadatas"] or [{}] * len(page["ids"]), strict=True):
+                yield rid, meta or {}
+            if len(page["ids"]) < PAGE:
+                return
+            offset += PAGE
+
+    def _scan_passages(self, where: dict[str, Any] | None) -> Iterator[tuple[str, dict[str, Any], str]]:
+        offset = 0
+        while True:
+            try:
+                page = self._passages.get(
+                    where=where, include=["metadatas", "documents"], limit=PAGE, offset=offset
+                )
+            except Exception as err:
+                raise StoreError(f"cannot read passages: {err}") from err
+            yield from zip(page["ids"], page["metadatas"], page["documents"], strict=True)
+            if len(page["ids"]) < PAGE:
+                return
+            offset += PAGE
+
+    def _lexical_path(self, version: str) -> Path | None:
+        if self._cache_dir is None or not version:
+            return None
+        return self._cache_dir / f"{self._collection}.bm25.npz"
+
+    def _load_lexical(self, version: str) -> LexicalIndex | None:
+        path = self._lexical_path(version)
+        return LexicalIndex.load(path, version) if path else None
+
+    def _save_lexical(self, version: str) -> None:
+        path = self._lexical_path(version)
+        if path is None:
+            return
+        try:
+            self._lexical.save(path, version)
+        except OSError as err:  # a cache: failing to write it only costs the next start-up
+            log.warning("lexical_cache_not_saved", path=str(path), error=str(err))
+
+    def save_lexical_cache(self) -> None:
+        """Persist the BM25 index for the current version (the next start-up loads it)."""
+        with self._read_lock:
+            self._save_lexical(self._snapshot.version)

@@ -1,0 +1,59 @@
+"""What one run of the pipeline produced (``PipelineResult``) and how long each stage took (``Timings``).
+
+Its own module so that ``run`` (which builds it) and ``record`` (which audits and counts it) both import
+it downward.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from dataclasses import dataclass, field
+
+from gateway.domain import ChatRequest, Draft, Outcome, Passage, Statement, Triage, TrustReport, Verdict
+from gateway.errors import StageError
+
+
+@dataclass
+class Timings:
+    started: float = field(default_factory=time.perf_counter)
+    triage: float = 0.0
+    retrieval: float = 0.0
+    upstream: float = 0.0
+    verification: float = 0.0
+    badge: float = 0.0
+    total: float = 0.0
+    """Seconds from the start to the trust report (badges included); the audit write comes after."""
+    record: float = 0.0
+    """Seconds to write the audit record (committed before the reply) and count the metrics."""
+    first_token: float | None = None
+    """Seconds from the start to the first verified text handed to a sink (streaming only)."""
+
+    @property
+    def added(self) -> float:
+        return max(0.0, self.total - self.upstream)
+
+
+@dataclass(frozen=True)
+class PipelineResult:
+    request_id: str
+    created_at: dt.datetime
+    request: ChatRequest
+    triage: Triage
+    passages: tuple[Passage, ...]
+    best_relevance: float | None
+    draft: Draft | None
+    statements: tuple[Statement, ...]
+    verdicts: tuple[Verdict, ...]
+    outcome: Outcome
+    report: TrustReport
+    timings: Timings
+    error: StageError | None = None
+    interruption: str | None = None
+    """``client_disconnected`` or ``cancelled`` when the run was stopped before it finished."""
+    sent: str = ""
+    """The text handed to the sink (streaming): what the client may have received."""
+
+    @property
+    def answer(self) -> str:
+        return self.outcome.answer

@@ -1,0 +1,43 @@
+"""Cleanup rules: rewriting, the removed-claims share that refuses, safety-critical and planted-instruction
+patterns (``thresholds.yaml: cleanup``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from gateway.policy.coercion import check_range, compile_all
+
+
+@dataclass(frozen=True)
+class SafetyRule:
+    id: str
+    """Name of the rule, recorded when it fires."""
+    patterns: tuple[str, ...]
+    """Case-insensitive regular expressions; a claim matching any is safety-critical."""
+
+
+@dataclass(frozen=True)
+class CleanupPolicy:
+    rewrite: bool = True
+    """Try to rewrite an unsupported claim before removing it."""
+    max_removed_share: float = 0.5
+    """Refuse the whole answer when more than this share of claims is removed."""
+    safety_critical: tuple[SafetyRule, ...] = ()
+    """Claims matching these rules refuse the whole answer when they fail verification."""
+    rewriter: Literal["auto", "upstream", "extractive"] = "auto"
+    """Who rewrites first: the upstream model (``auto`` when one is configured); the fallback, and the
+    only rewriter with ``extractive``, is the source's own sentence(s) holding the claim's quote."""
+    rewrite_min_similarity: float = 0.8
+    """Unused since rewrites are bound to the claim's anchored quote; kept so policy files still load."""
+    allow_rewritten_safety_critical: bool = True
+    """A failing safety-critical claim whose rewrite passes verification is shown instead of refusing."""
+    planted_instruction: tuple[str, ...] = ()
+    """Patterns of instructions planted in sources: never evidence; a claim resting on one refuses."""
+
+    def __post_init__(self) -> None:
+        check_range(self, "max_removed_share", 0.0, 1.0)
+        check_range(self, "rewrite_min_similarity", -1.0, 1.0)
+        for rule in self.safety_critical:
+            compile_all(rule.patterns, f"cleanup.safety_critical[{rule.id}]")
+        compile_all(self.planted_instruction, "cleanup.planted_instruction")

@@ -1,0 +1,53 @@
+"""Operating contexts: scope and the pattern triage rules of one deployment (``contexts/<name>.yaml``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gateway.policy.coercion import compile_all
+
+
+@dataclass(frozen=True)
+class TriageRule:
+    id: str
+    """Name of the rule, recorded in the trust report and the audit."""
+    patterns: tuple[str, ...]
+    """Case-insensitive regular expressions matched against the question."""
+    message: str = ""
+    """Template name of the message sent when this rule decides (default by category)."""
+    information_exempt: bool = False
+    """Emergency rules only: a general question about this red flag that reports nothing personal is
+    answered (with the emergency safety note) instead of getting the emergency message."""
+    negatable: bool = True
+    """Emergency rules only: a negated match ("no chest pain", "denies") does not fire. Set false for
+    red flags where a denial must not be trusted (suicidal intent)."""
+
+
+@dataclass(frozen=True)
+class OperatingContext:
+    name: str
+    description: str
+    clinical_terms: tuple[str, ...] = ()
+    """Optional patterns that mark a question as clinical even when the semantic health recognition
+    would call it non-clinical (a hint that can only keep a question clinical, never a gate)."""
+    in_scope: tuple[str, ...] = ()
+    """Patterns a clinical question must match to be in scope; empty means every clinical question is."""
+    emergency: tuple[TriageRule, ...] = ()
+    non_clinical: tuple[TriageRule, ...] = ()
+    out_of_scope: tuple[TriageRule, ...] = ()
+    referral: str = "your clinician"
+    """Who the patient is told to ask about out-of-scope questions."""
+    emergency_number: str = "your local emergency number"
+    information_questions: tuple[str, ...] = ()
+    """Patterns of general information questions ("what are the signs of ...")."""
+    personal_report: tuple[str, ...] = ()
+    """Patterns that make a question a report about someone's situation now ("I have", "my dad is")."""
+
+    def __post_init__(self) -> None:
+        compile_all(self.clinical_terms, "clinical_terms")
+        compile_all(self.in_scope, "in_scope")
+        compile_all(self.information_questions, "information_questions")
+        compile_all(self.personal_report, "personal_report")
+        for group in ("emergency", "non_clinical", "out_of_scope"):
+            for rule in getattr(self, group):
+                compile_all(rule.patterns, f"{group}[{rule.id}]")

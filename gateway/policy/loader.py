@@ -1,0 +1,57 @@
+"""The whole policy of a directory: thresholds, tiers, the chosen operating context and triage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gateway.errors import ConfigurationError
+from gateway.policy.cleanup import CleanupPolicy
+from gateway.policy.coercion import load_file
+from gateway.policy.contexts import OperatingContext
+from gateway.policy.retrieval import RetrievalPolicy
+from gateway.policy.tiers import TierPolicy
+from gateway.policy.triage import TriagePolicy, load_triage_policy
+from gateway.policy.verification import VerificationPolicy
+from gateway.resources import bundled
+from gateway.settings import Settings
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    retrieval: RetrievalPolicy = field(default_factory=RetrievalPolicy)
+    verification: VerificationPolicy = field(default_factory=VerificationPolicy)
+    cleanup: CleanupPolicy = field(default_factory=CleanupPolicy)
+
+
+@dataclass(frozen=True)
+class Policy:
+    thresholds: Thresholds
+    tiers: TierPolicy
+    context: OperatingContext
+    directory: Path
+    triage: TriagePolicy
+
+
+def load_policy(directory: Path, context: str) -> Policy:
+    thresholds = load_file(directory / "thresholds.yaml", Thresholds)
+    tiers = load_file(directory / "tiers.yaml", TierPolicy)
+    context_file = directory / "contexts" / f"{context}.yaml"
+    if not context_file.is_file():
+        available = sorted(p.stem for p in (directory / "contexts").glob("*.yaml"))
+        raise ConfigurationError(
+            str(context_file), "context", f"no such operating context; available: {', '.join(available)}"
+        )
+    operating_context = load_file(context_file, OperatingContext)
+    return Policy(
+        thresholds=thresholds,
+        tiers=tiers,
+        context=operating_context,
+        directory=directory,
+        triage=load_triage_policy(directory / "triage"),
+    )
+
+
+def load_configured_policy(settings: Settings) -> Policy:
+    """The policy the settings name: their ``policy_dir`` (else the bundled policies) and ``context``."""
+    return load_policy(settings.policy_dir or bundled("policies"), settings.context)

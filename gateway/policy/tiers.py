@@ -1,0 +1,64 @@
+"""Source tiers: base trust scores, age decay and the rules that put a source in a tier (``tiers.yaml``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gateway.policy.coercion import check_range, field_error
+
+
+@dataclass(frozen=True)
+class Tier:
+    id: str
+    label: str
+    base_score: float
+
+    def __post_init__(self) -> None:
+        check_range(self, "base_score", 0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class AgeStep:
+    older_than_years: float
+    """Applies when the source was last reviewed more than this many years ago."""
+    penalty: float
+    """Subtracted from the base score (the largest matching step applies)."""
+
+    def __post_init__(self) -> None:
+        check_range(self, "older_than_years", 0.0, 200.0)
+        check_range(self, "penalty", 0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class TierRule:
+    tier: str
+    domains: tuple[str, ...] = ()
+    orgs: tuple[str, ...] = ()
+    doc_types: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TierPolicy:
+    tiers: tuple[Tier, ...]
+    default_tier: str = "unknown"
+    age_steps: tuple[AgeStep, ...] = ()
+    undated_penalty: float = 0.0
+    """Subtracted when a source carries no date."""
+    rules: tuple[TierRule, ...] = ()
+
+    def __post_init__(self) -> None:
+        ids = {t.id for t in self.tiers}
+        if len(ids) != len(self.tiers):
+            raise field_error(self, "tiers", "tier ids must be unique")
+        check_range(self, "undated_penalty", 0.0, 1.0)
+        if self.default_tier not in ids:
+            raise field_error(self, "default_tier", f"{self.default_tier!r} is not a declared tier")
+        for rule in self.rules:
+            if rule.tier not in ids:
+                raise field_error(self, "rules", f"tier {rule.tier!r} is not declared")
+
+    def tier(self, tier_id: str) -> Tier:
+        for t in self.tiers:
+            if t.id == tier_id:
+                return t
+        return self.tier(self.default_tier)

@@ -1,0 +1,89 @@
+"""Verification thresholds: quote anchoring, local entailment, the judge and cited-URL fetching
+(``thresholds.yaml: verification``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from gateway.policy.coercion import check_range, field_error
+
+
+@dataclass(frozen=True)
+class VerificationPolicy:
+    quote_fuzzy_threshold: float = 0.85
+    """Fuzzy quote anchoring: minimum rapidfuzz partial ratio (0..1) for a quote to count as found."""
+    quote_min_chars: int = 12
+    """Quotes shorter than this are ignored (too short to anchor anything)."""
+    support_threshold: float = 0.5
+    """Local verifier: score at or above which a claim is supported."""
+    uncertain_band: tuple[float, float] = (0.35, 0.65)
+    """Scores in this band are escalated to the LLM judge, when one is configured."""
+    judge_budget_per_request: int = 6
+    """Most judge calls one request may make; claims past the budget keep the local verdict."""
+    local_similarity_floor: float = 0.25
+    """Local verifier: MiniLM cosine mapped to 0 in the score (unrelated sentences score about this)."""
+    local_similarity_ceiling: float = 0.75
+    """Local verifier: MiniLM cosine mapped to 1 in the score (near paraphrases)."""
+    local_similarity_weight: float = 0.5
+    """Local verifier: weight of similarity in the base score; the rest is content-word coverage."""
+    local_candidates: int = 3
+    """Local verifier: best-by-cosine evidence spans (sentences, windows) on which the checks run."""
+    local_window_sentences: int = 3
+    """Local verifier: longest window of consecutive sentences tried as evidence."""
+    missing_number_penalty: float = 0.5
+    """Local verifier: score multiplier when a claim number is absent from the evidence."""
+    missing_entity_penalty: float = 0.8
+    """Local verifier: score multiplier when a named entity of the claim is absent from the evidence."""
+    missing_quantifier_penalty: float = 0.7
+    """Local verifier: score multiplier when a universal claim ("always") meets unqualified evidence."""
+    clash_score: float = 0.1
+    """Local verifier: score given when a check finds a clash (below any uncertain band: not escalated)."""
+    contradiction_similarity: float = 0.6
+    """Local verifier: a clash is a contradiction when the evidence is at least this similar (cosine)."""
+    unanchored_support_threshold: float = 0.6
+    """Unused since quote binding (a chat claim without an anchored quote is never supported locally);
+    kept so existing policy files still load."""
+    local_combiner: Literal["rules", "learned"] = "rules"
+    """Local verifier: "rules" (similarity/coverage mix with penalties) or "learned" (logistic regression)."""
+    check_support_probability: float = 0.84
+    """Check-only (``/v1/verify``): calibrated probability of support at or above which a claim without
+    a quote is supported (leak-calibrated on the dev sets: docs/verification.md)."""
+    nli_entailment_threshold: float = 0.9
+    """Entailment model (``GATEWAY_NLI_MODEL``): probability of entailment at which a claim is supported."""
+    url_fetch_timeout: float = 5.0
+    """Seconds allowed to fetch a cited URL."""
+    url_max_bytes: int = 2_000_000
+    """Largest page body read from a cited URL."""
+    url_max_redirects: int = 3
+    """Redirects followed when fetching a cited URL."""
+    url_cache_ttl_seconds: int = 3600
+    """How long a fetched page is reused."""
+    url_allowed_domains: tuple[str, ...] = ()
+    """Domains (and their subdomains) whose pages may be fetched; empty allows none."""
+
+    def __post_init__(self) -> None:
+        check_range(self, "quote_fuzzy_threshold", 0.0, 1.0)
+        check_range(self, "support_threshold", 0.0, 1.0)
+        check_range(self, "local_similarity_floor", -1.0, 1.0)
+        check_range(self, "local_similarity_ceiling", -1.0, 1.0)
+        if self.local_similarity_ceiling <= self.local_similarity_floor:
+            raise field_error(self, "local_similarity_ceiling", "must be above local_similarity_floor")
+        for name in (
+            "local_similarity_weight",
+            "missing_number_penalty",
+            "missing_entity_penalty",
+            "missing_quantifier_penalty",
+            "clash_score",
+            "contradiction_similarity",
+            "unanchored_support_threshold",
+            "check_support_probability",
+            "nli_entailment_threshold",
+        ):
+            check_range(self, name, 0.0, 1.0)
+        check_range(self, "local_candidates", 1, 50)
+        check_range(self, "local_window_sentences", 1, 10)
+        check_range(self, "judge_budget_per_request", 0, 1000)
+        lo, hi = self.uncertain_band
+        if not 0.0 <= lo <= hi <= 1.0:
+            raise field_error(self, "uncertain_band", "must be [low, high] with 0 <= low <= high <= 1")
