@@ -52,7 +52,6 @@ from gateway.knowledge.embedding import Embedder, serving_threads
 from gateway.policy.verification import VerificationPolicy
 from gateway.text import passage_from_text
 from gateway.verification import binding as binding_module
-from gateway.verification import checks
 from gateway.verification import local as local_module
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.base import Verifier
@@ -119,8 +118,8 @@ class CountingEncoder:
 
 
 def cold_checks() -> None:
-    """Forget memoised text analyses, so every run pays for claim and evidence analysis."""
-    for module in (checks, local_module, binding_module):
+    """Forget memoised verbatim keys and word stems (the checks analyse texts per request)."""
+    for module in (local_module, binding_module):
         for value in vars(module).values():
             clear = getattr(value, "cache_clear", None)
             if callable(clear):

@@ -4,12 +4,12 @@ The chat contract makes the model copy a verbatim quote per claim. Anchoring pro
 the cited passage; binding proves the claim says nothing the quote does not. The context is the
 quote with the rest of its sentence(s) in the passage (``quote_context``). The claim restates it when
 
-- every number, unit, dose, range and frequency of the claim is stated there (``checks.check_numbers``,
+- every number, unit, dose, range and frequency of the claim is stated there (``checks.numbers``,
   units converted);
 - polarity, opposites and quantifiers agree (``check_negation``, ``check_antonyms``,
   ``check_quantifier``), and every medicine, condition and population is there (``check_entities``);
 - every other content word of the claim is there, up to inflection (Snowball English stemmer),
-  British/American spelling and the listed synonym groups (``checks.SYNONYMS``).
+  British/American spelling and the listed synonym groups (``checks.words.SYNONYMS``).
 
 Anything else is not a restatement, and the failure names the part of the claim the source does not
 contain. Binding never looks at embeddings: it is exact by construction, so a paraphrase fails it
@@ -26,9 +26,15 @@ from functools import lru_cache
 import snowballstemmer
 
 from gateway.domain import Passage, Span
-from gateway.text import normalise, sentence_spans, strip_markers
-from gateway.verification import checks
-from gateway.verification.checks import CheckOutcome
+from gateway.text import sentence_spans, strip_markers
+from gateway.verification.checks.analysis import AnalysedText, Analyses
+from gateway.verification.checks.entities import check_entities
+from gateway.verification.checks.numbers import check_numbers
+from gateway.verification.checks.polarity import check_antonyms, check_negation
+from gateway.verification.checks.quantifiers import check_quantifier
+from gateway.verification.checks.quantities import NUMERIC_WORDS
+from gateway.verification.checks.results import CheckOutcome
+from gateway.verification.checks.words import STOPWORDS, SYNONYMS, content_words, tokens
 
 BOUND_CHECK = "quote_bound"
 """Verdict check of a claim that restates its anchored quote."""
@@ -56,29 +62,28 @@ class Binding:
 @lru_cache(maxsize=16384)
 def word_key(word: str) -> str:
     """One word's matching key: synonym group head, then Snowball stem (keyed by word, not by text)."""
-    head = checks.SYNONYMS.get(word, word)
+    head = SYNONYMS.get(word, word)
     return str(_STEMMER.stemWord(head))
 
 
 def _numeric_words() -> frozenset[str]:
     """Words that the number check owns (units, number words, frequencies): not content words here."""
-    return checks.NUMERIC_WORDS
+    return NUMERIC_WORDS
 
 
-def _keys(text: str) -> tuple[set[str], list[str]]:
-    """(keys of every word of ``text``, its content words in order), analysed once per call."""
-    plain = checks.us_spelling(normalise(strip_markers(text)))
-    tokens = checks.tokens(plain)
+def _keys(text: AnalysedText) -> tuple[set[str], list[str]]:
+    """(keys of every word of ``text``, its content words in order), British spelling read as American."""
+    plain = text.entity_text
     keys: set[str] = set()
-    for token in tokens:
+    for token in tokens(plain):
         keys.add(word_key(token))
         for part in _PARTS.split(_POSSESSIVE.sub("", token)):
             if part:
                 keys.add(word_key(part))
-    return keys, list(checks.content_words(plain))
+    return keys, list(content_words(plain))
 
 
-def _missing_words(claim: str, context: str) -> list[str]:
+def _missing_words(claim: AnalysedText, context: AnalysedText) -> list[str]:
     have, _ = _keys(context)
     numeric = _numeric_words()
     _, wanted = _keys(claim)
@@ -89,24 +94,28 @@ def _missing_words(claim: str, context: str) -> list[str]:
         if word_key(word) in have:
             continue
         parts = [p for p in _PARTS.split(_POSSESSIVE.sub("", word)) if p]
-        if parts and all(p in checks.STOPWORDS or p in numeric or word_key(p) in have for p in parts):
+        if parts and all(p in STOPWORDS or p in numeric or word_key(p) in have for p in parts):
             continue
         if word not in missing:
             missing.append(word)
     return missing
 
 
-def restates(claim: str, context: str) -> Binding:
-    """Does ``claim`` say only what ``context`` (its quote and the rest of the quote's sentence) says?"""
-    claim = strip_markers(claim)
+def restates(claim: str, context: str, analyses: Analyses | None = None) -> Binding:
+    """Does ``claim`` say only what ``context`` (its quote and the rest of the quote's sentence) says?
+
+    ``analyses``: the request's text analyses, when the local verifier has analysed these texts already.
+    """
+    analyses = Analyses() if analyses is None else analyses
+    analysed, evidence = analyses(strip_markers(claim)), analyses(context)
     for check in (
-        checks.check_numbers,
-        checks.check_negation,
-        checks.check_antonyms,
-        checks.check_quantifier,
-        checks.check_entities,
+        check_numbers,
+        check_negation,
+        check_antonyms,
+        check_quantifier,
+        check_entities,
     ):
-        result = check(claim, context)
+        result = check(analysed, evidence)
         if not result.passed:
             detail = result.detail or result.name.value
             return Binding(
@@ -115,7 +124,7 @@ def restates(claim: str, context: str) -> Binding:
                 f"the quoted source does not say this: {detail}",
                 result.outcome is CheckOutcome.CLASH,
             )
-    missing = _missing_words(claim, context)
+    missing = _missing_words(analysed, evidence)
     if missing:
         listed = ", ".join(repr(w) for w in missing[:MAX_LISTED])
         more = f" and {len(missing) - MAX_LISTED} more" if len(missing) > MAX_LISTED else ""

@@ -39,6 +39,7 @@ from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.base import Verifier
 from gateway.verification.binding import Binding, quote_context, restates
 from gateway.verification.calibration import ScoreCalibration
+from gateway.verification.checks.analysis import Analyses
 from gateway.verification.entailment import NLIRequest, NLIStage, load_entailment_model
 from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
 from gateway.verification.local import VERBATIM_CHECK, LocalEntailmentVerifier
@@ -75,15 +76,26 @@ class CascadeVerifier:
 
     async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
         anchors = await self._anchoring.verify(claims)
-        local = await self._local.verify(claims)
-        verdicts = [self.combine(c, a, v) for c, a, v in zip(claims, anchors, local, strict=True)]
+        analyses = Analyses()
+        local = await self._local_verdicts(claims, analyses)
+        verdicts = [self.combine(c, a, v, analyses) for c, a, v in zip(claims, anchors, local, strict=True)]
         verdicts = await self._entail(claims, verdicts)
         return await self._escalate(claims, verdicts)
 
-    def combine(self, claim: ClaimToCheck, anchor: Verdict, local: Verdict) -> Verdict:
+    async def _local_verdicts(self, claims: Sequence[ClaimToCheck], analyses: Analyses) -> list[Verdict]:
+        """The built-in local verifier shares the request's text analyses with binding (a claim and
+        its best window are then analysed once); any other local stage is called as a plain Verifier."""
+        if isinstance(self._local, LocalEntailmentVerifier):
+            return await self._local.verify(claims, analyses)
+        return await self._local.verify(claims)
+
+    def combine(
+        self, claim: ClaimToCheck, anchor: Verdict, local: Verdict, analyses: Analyses | None = None
+    ) -> Verdict:
         """One claim's anchoring and local verdicts -> the cascade's verdict (see module docstring)."""
+        analyses = Analyses() if analyses is None else analyses
         if not claim.quote_bound:
-            return self._check_only(claim, local)
+            return self._check_only(claim, local, analyses)
         if local.label is VerdictLabel.CONTRADICTED or local.check in FINAL_CHECKS:
             return _note(local, anchor)
         if local.supported and local.check == VERBATIM_CHECK:
@@ -93,7 +105,7 @@ class CascadeVerifier:
             reason = f"no quote of the claim is found in its cited source ({anchor.check})"
             return replace(local, label=VerdictLabel.UNSUPPORTED, check=NO_ANCHOR_CHECK, reason=reason)
         evidence = _quote_evidence(claim, anchor.evidence)
-        binding = restates(claim.text, evidence.text)
+        binding = restates(claim.text, evidence.text, analyses)
         if binding.restates:
             score = max(local.score, self._policy.support_threshold)
             return replace(
@@ -107,9 +119,9 @@ class CascadeVerifier:
         label = VerdictLabel.CONTRADICTED if binding.clash else VerdictLabel.UNSUPPORTED
         return replace(local, label=label, check=binding.check, reason=binding.detail, evidence=evidence)
 
-    def _check_only(self, claim: ClaimToCheck, local: Verdict) -> Verdict:
+    def _check_only(self, claim: ClaimToCheck, local: Verdict, analyses: Analyses) -> Verdict:
         """No quote contract: the calibrated probability of support is the score and the decision."""
-        raw, binding = restatement_score(claim.text, local)
+        raw, binding = restatement_score(claim.text, local, analyses)
         probability = round(self._calibration.probability(raw), 4)
         if local.label is VerdictLabel.CONTRADICTED or local.check in FINAL_CHECKS:
             return replace(local, score=min(probability, local.score))
@@ -167,7 +179,9 @@ class CascadeVerifier:
         return result
 
 
-def restatement_score(claim: str, local: Verdict) -> tuple[float, Binding | None]:
+def restatement_score(
+    claim: str, local: Verdict, analyses: Analyses | None = None
+) -> tuple[float, Binding | None]:
     """The check-only raw score in [0, 1] that ``calibration.py`` maps to a probability of support.
 
     A claim its evidence window restates (``binding.restates``: every number, polarity, quantifier,
@@ -176,7 +190,7 @@ def restatement_score(claim: str, local: Verdict) -> tuple[float, Binding | None
     """
     if local.evidence is None:
         return RESTATED_FLOOR * local.score, None
-    binding = restates(claim, local.evidence.text)
+    binding = restates(claim, local.evidence.text, analyses)
     if binding.restates:
         return RESTATED_FLOOR + (1 - RESTATED_FLOOR) * local.score, binding
     return RESTATED_FLOOR * min(local.score, 0.999), binding

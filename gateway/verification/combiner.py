@@ -1,7 +1,7 @@
 """The learned combiner: a logistic regression over frozen features of one (claim, evidence) pair.
 
 The features are the signals the rule combiner of ``local.py`` mixes by hand (MiniLM cosines,
-content-word coverage, the outcomes of the checks of ``checks.py``, lengths), and the weights come
+content-word coverage, the outcomes of the checks of the ``checks`` package, lengths), and the weights come
 from ``combiner_weights.json``, written by ``python -m gateway.verification.training`` from pairs it
 generates out of the bundled corpus (never from the evaluation sets). Inference is one dot product.
 """
@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gateway.verification import checks
-from gateway.verification.checks import CheckName, CheckOutcome, CheckResult
+from gateway.verification.checks.analysis import AnalysedText
+from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult
+from gateway.verification.checks.words import bigram_coverage, coverage, stem
 
 WEIGHTS_FILE = Path(__file__).with_name("combiner_weights.json")
 
@@ -59,20 +60,24 @@ def _flags(results: Sequence[CheckResult]) -> dict[str, float]:
 
 
 def features(
-    claim: str, evidence: str, cosine: float, best_sentence_cosine: float, results: Sequence[CheckResult]
+    claim: AnalysedText,
+    evidence: AnalysedText,
+    cosine: float,
+    best_sentence_cosine: float,
+    results: Sequence[CheckResult],
 ) -> list[float]:
     """The feature vector, in ``FEATURES`` order."""
-    claim_words = checks.content_words(claim)
-    evidence_words = checks.content_words(evidence)
+    claim_words = claim.content_words
+    evidence_words = evidence.content_words
     long_words = [w for w in claim_words if len(w) >= _LONG_WORD]
-    evidence_stems = checks.content_stems(evidence)
+    evidence_stems = evidence.content_stems
     values = {
         "cosine": cosine,
         "best_sentence_cosine": best_sentence_cosine,
-        "coverage": checks.coverage(claim, evidence),
-        "bigram_coverage": checks.bigram_coverage(claim, evidence),
+        "coverage": coverage(claim, evidence),
+        "bigram_coverage": bigram_coverage(claim, evidence),
         "long_word_coverage": (
-            sum(checks.stem(w) in evidence_stems for w in long_words) / len(long_words) if long_words else 1.0
+            sum(stem(w) in evidence_stems for w in long_words) / len(long_words) if long_words else 1.0
         ),
         "log_length_ratio": math.log((len(claim_words) + 1) / (len(evidence_words) + 1)),
         "log_claim_words": math.log(len(claim_words) + 1),

@@ -1,8 +1,9 @@
-"""The verifier's word lists, loaded from ``data/lexicon.yaml`` (reviewable data, not code).
+"""The verifier's word data, loaded from ``data/`` (reviewable data, not code).
 
-Validated on load: every key present and no other, each entry a non-empty string without surrounding
-spaces, groups non-empty, antonym entries pairs of non-empty lists. A bad file raises
-ConfigurationError naming the file and the key (start-up stops: the checks cannot run without it).
+``lexicon.yaml`` holds the word lists, ``quantities.yaml`` the number words and units. Validated on
+load: every key present and no other, each entry a non-empty string without surrounding spaces, groups
+non-empty, antonym and spelling entries pairs, numbers positive. A bad file raises ConfigurationError
+naming the file and the key (start-up stops: the checks cannot run without it).
 """
 
 from __future__ import annotations
@@ -16,9 +17,20 @@ import yaml
 from gateway.errors import ConfigurationError
 
 DEFAULT_PATH = Path(__file__).with_name("data") / "lexicon.yaml"
-WORD_LISTS = ("stopwords", "not_negative", "not_conditions", "class_terms")
+QUANTITIES_PATH = DEFAULT_PATH.with_name("quantities.yaml")
+WORD_LISTS = (
+    "stopwords",
+    "not_negative",
+    "not_conditions",
+    "class_terms",
+    "stem_suffixes",
+    "drug_suffixes",
+    "condition_suffixes",
+)
 GROUP_LISTS = ("synonyms", "populations", "medicines", "conditions", "body_parts")
-KEYS = (*WORD_LISTS, *GROUP_LISTS, "antonyms")
+KEYS = (*WORD_LISTS, *GROUP_LISTS, "antonyms", "spellings")
+VALUE_TABLES = ("number_words", "scales", "fractions", "count_words")
+QUANTITY_KEYS = (*VALUE_TABLES, "periods", "units", "numeric_words")
 
 
 @dataclass(frozen=True)
@@ -28,6 +40,8 @@ class Lexicon:
     groups: dict[str, tuple[tuple[str, ...], ...]]
     """Groups of surface forms by key (``GROUP_LISTS``); the first form of a group names it."""
     antonyms: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]
+    spellings: tuple[tuple[str, str], ...]
+    """(British, American) spelling pairs, applied in order."""
 
     def table(self, key: str) -> dict[str, str]:
         """Surface form -> the first form of its group."""
@@ -43,20 +57,36 @@ def _strings(value: Any, source: str, key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def load_lexicon(path: Path = DEFAULT_PATH) -> Lexicon:
+def _mapping(path: Path, keys: tuple[str, ...], what: str) -> dict[str, Any]:
+    """The file's top-level mapping, with exactly ``keys``."""
     source = str(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as err:
-        raise ConfigurationError(source, "(file)", f"cannot read the lexicon: {err}") from err
+        raise ConfigurationError(source, "(file)", f"cannot read the {what}: {err}") from err
     if not isinstance(data, dict):
         raise ConfigurationError(source, "(file)", "must be a mapping")
-    unknown = sorted(set(data) - set(KEYS))
+    unknown = sorted(set(data) - set(keys))
     if unknown:
         raise ConfigurationError(source, unknown[0], "unknown key")
-    missing = [k for k in KEYS if k not in data]
+    missing = [k for k in keys if k not in data]
     if missing:
         raise ConfigurationError(source, missing[0], "missing")
+    return data
+
+
+def _pairs(value: Any, source: str, key: str) -> tuple[Any, ...]:
+    if not isinstance(value, list) or not value:
+        raise ConfigurationError(source, key, "must be a non-empty list of pairs")
+    for i, pair in enumerate(value):
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise ConfigurationError(source, f"{key}[{i}]", "must be a pair")
+    return tuple(value)
+
+
+def load_lexicon(path: Path = DEFAULT_PATH) -> Lexicon:
+    source = str(path)
+    data = _mapping(path, KEYS, "lexicon")
     words = {key: _strings(data[key], source, key) for key in WORD_LISTS}
     groups: dict[str, tuple[tuple[str, ...], ...]] = {}
     for key in GROUP_LISTS:
@@ -64,14 +94,71 @@ def load_lexicon(path: Path = DEFAULT_PATH) -> Lexicon:
         if not isinstance(value, list) or not value:
             raise ConfigurationError(source, key, "must be a non-empty list of groups")
         groups[key] = tuple(_strings(group, source, f"{key}[{i}]") for i, group in enumerate(value))
-    pairs = data["antonyms"]
-    if not isinstance(pairs, list) or not pairs:
-        raise ConfigurationError(source, "antonyms", "must be a non-empty list of [words, opposites] pairs")
-    antonyms = []
-    for i, pair in enumerate(pairs):
-        if not isinstance(pair, list) or len(pair) != 2:
-            raise ConfigurationError(source, f"antonyms[{i}]", "must be a pair [words, opposites]")
-        antonyms.append(
-            (_strings(pair[0], source, f"antonyms[{i}][0]"), _strings(pair[1], source, f"antonyms[{i}][1]"))
-        )
-    return Lexicon(words, groups, tuple(antonyms))
+    antonyms = tuple(
+        (_strings(a, source, f"antonyms[{i}][0]"), _strings(b, source, f"antonyms[{i}][1]"))
+        for i, (a, b) in enumerate(_pairs(data["antonyms"], source, "antonyms"))
+    )
+    spellings = tuple(
+        (british, american)
+        for i, pair in enumerate(_pairs(data["spellings"], source, "spellings"))
+        for british, american in (_strings(pair, source, f"spellings[{i}]"),)
+    )
+    return Lexicon(words, groups, antonyms, spellings)
+
+
+@dataclass(frozen=True)
+class QuantityWords:
+    """Number words and units (``data/quantities.yaml``), as the number check reads them."""
+
+    values: dict[str, dict[str, float]]
+    """Word -> value by key (``VALUE_TABLES``)."""
+    periods: dict[str, float]
+    """Period word -> rate per day ("weekly" -> 1/7)."""
+    units: dict[str, tuple[str, float]]
+    """Unit name -> (dimension, factor to the dimension's base unit)."""
+    numeric_words: tuple[str, ...]
+
+
+def _number(value: Any, source: str, key: str, *, positive: bool = True) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0 or (positive and not value):
+        raise ConfigurationError(source, key, "must be a positive number" if positive else "must be >= 0")
+    return float(value)
+
+
+def _table(value: Any, source: str, key: str) -> dict[str, Any]:
+    if not isinstance(value, dict) or not value:
+        raise ConfigurationError(source, key, "must be a non-empty mapping")
+    _strings(list(value), source, key)
+    return value
+
+
+def load_quantity_words(path: Path = QUANTITIES_PATH) -> QuantityWords:
+    source = str(path)
+    data = _mapping(path, QUANTITY_KEYS, "quantity words")
+    values = {
+        key: {
+            word: _number(value, source, f"{key}.{word}", positive=False)
+            for word, value in _table(data[key], source, key).items()
+        }
+        for key in VALUE_TABLES
+    }
+    periods: dict[str, float] = {}
+    for word, rate in _table(data["periods"], source, "periods").items():
+        if not isinstance(rate, list) or len(rate) != 2:
+            raise ConfigurationError(source, f"periods.{word}", "must be [times, days]")
+        times, days = (_number(n, source, f"periods.{word}") for n in rate)
+        periods[word] = times / days
+    units: dict[str, tuple[str, float]] = {}
+    entries = data["units"]
+    if not isinstance(entries, list) or not entries:
+        raise ConfigurationError(source, "units", "must be a non-empty list")
+    for i, entry in enumerate(entries):
+        key = f"units[{i}]"
+        if not isinstance(entry, dict) or set(entry) != {"dimension", "factor", "names"}:
+            raise ConfigurationError(source, key, "must have exactly dimension, factor and names")
+        (dimension,) = _strings([entry["dimension"]], source, f"{key}.dimension")
+        factor = _number(entry["factor"], source, f"{key}.factor")
+        for name in _strings(entry["names"], source, f"{key}.names"):
+            units[name] = (dimension, factor)
+    numeric = _strings(data["numeric_words"], source, "numeric_words")
+    return QuantityWords(values, periods, units, numeric)

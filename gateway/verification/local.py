@@ -10,9 +10,9 @@ No NLI model ships offline, so entailment is approximated in steps:
    once, all claims of a request in one batch.
 2. Decision on the ``policy.local_candidates`` most similar candidates. The base score mixes the
    cosine (rescaled between ``local_similarity_floor`` and ``local_similarity_ceiling``) with the share
-   of the claim's content words the candidate contains; then the checks of ``checks.py`` apply. A clash
-   (different number, flipped negation or polarity, stronger quantifier, swapped entity) caps the score
-   at ``clash_score`` and is a contradiction when the evidence is otherwise close to the claim;
+   of the claim's content words the candidate contains; then the checks (``checks`` package) apply. A
+   clash (different number, flipped negation or polarity, stronger quantifier, swapped entity) caps the
+   score at ``clash_score`` and is a contradiction when the evidence is otherwise close to the claim;
    something merely missing multiplies the score by a penalty. The best candidate wins.
 
 Each passage's candidates (windows, their vectors) are built once and kept in a small LRU cache.
@@ -40,8 +40,13 @@ from gateway.domain import ClaimToCheck, Evidence, Passage, Span, Vector, Verdic
 from gateway.errors import VerifierError
 from gateway.policy.verification import VerificationPolicy
 from gateway.text import normalise, sentence_spans, strip_markers
-from gateway.verification import checks
-from gateway.verification.checks import CheckName, CheckOutcome, CheckResult
+from gateway.verification.checks.analysis import AnalysedText, Analyses
+from gateway.verification.checks.entities import check_entities
+from gateway.verification.checks.numbers import check_numbers
+from gateway.verification.checks.polarity import check_antonyms, check_negation
+from gateway.verification.checks.quantifiers import check_quantifier
+from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult
+from gateway.verification.checks.words import coverage
 from gateway.verification.combiner import LogisticCombiner, features
 
 SIMILARITY_CHECK = "similarity"
@@ -68,7 +73,19 @@ class Candidate:
     source_number: int
     passage: Passage
     span: Span
-    text: str
+    evidence: AnalysedText
+    """The candidate's text, analysed for the checks."""
+    context: AnalysedText
+    """The whole passage, analysed: entities are looked for in all of it."""
+
+    @property
+    def text(self) -> str:
+        return self.evidence.text
+
+
+def candidate(number: int, passage: Passage, span: Span, text: str, analyses: Analyses) -> Candidate:
+    """The candidate with its text and its passage analysed once per request (``analyses``)."""
+    return Candidate(number, passage, span, analyses(text), analyses(passage.text))
 
 
 @dataclass(frozen=True)
@@ -159,35 +176,47 @@ class LocalEntailmentVerifier:
         self._indexes: OrderedDict[tuple[str, int, int], PassageIndex] = OrderedDict()
         self._lock = threading.Lock()
 
-    async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
-        """Raises VerifierError when the encoder fails: no claim can then be judged at all."""
+    async def verify(self, claims: Sequence[ClaimToCheck], analyses: Analyses | None = None) -> list[Verdict]:
+        """Raises VerifierError when the encoder fails: no claim can then be judged at all.
+
+        ``analyses``: the request's text analyses, to share with a later stage (the cascade's binding).
+        """
         try:
-            assessments = await anyio.to_thread.run_sync(self.assess_all, list(claims))
+            assessments = await anyio.to_thread.run_sync(self.assess_all, list(claims), analyses)
         except (RuntimeError, ValueError, OSError) as err:
             raise VerifierError.from_exception(self.name, err) from err
         return [a.verdict(self.name) for a in assessments]
 
-    def assess_all(self, claims: Sequence[ClaimToCheck]) -> list[Assessment]:
+    def assess_all(
+        self, claims: Sequence[ClaimToCheck], analyses: Analyses | None = None
+    ) -> list[Assessment]:
         """Assess every claim; one encoder call for all claim texts and all passages lacking vectors.
 
         A claim stated verbatim by a cited passage (a sentence or consecutive sentences) is supported
-        without being encoded at all.
+        without being encoded at all. Every text (claim, candidate, passage) is analysed once.
         """
         if not claims:
             return []
+        analyses = Analyses() if analyses is None else analyses
         texts = [strip_markers(c.text) for c in claims]
-        verbatim = [self._verbatim(text, claim.sources) for text, claim in zip(texts, claims, strict=True)]
+        verbatim = [
+            self._verbatim(text, claim.sources, analyses) for text, claim in zip(texts, claims, strict=True)
+        ]
         pending = [c for c, v in zip(claims, verbatim, strict=True) if v is None]
         sentence_vectors = self._encode(
             [t for t, v in zip(texts, verbatim, strict=True) if v is None], pending
         )
         claim_vectors = iter(sentence_vectors.pop(""))
         return [
-            v if v is not None else self.assess(text, next(claim_vectors), claim.sources, sentence_vectors)
+            v
+            if v is not None
+            else self.assess(text, next(claim_vectors), claim.sources, sentence_vectors, analyses)
             for text, claim, v in zip(texts, claims, verbatim, strict=True)
         ]
 
-    def _verbatim(self, claim: str, sources: Sequence[tuple[int, Passage]]) -> Assessment | None:
+    def _verbatim(
+        self, claim: str, sources: Sequence[tuple[int, Passage]], analyses: Analyses
+    ) -> Assessment | None:
         key = _verbatim_key(claim)
         if not key:
             return None
@@ -199,13 +228,12 @@ class LocalEntailmentVerifier:
                 span = Span(sentences[a][0].start, sentences[b - 1][0].end)
                 text = passage.text[span.start : span.end]
                 if _verbatim_key(text) == key:
-                    candidate = Candidate(number, passage, span, text)
                     return Assessment(
                         1.0,
                         VerdictLabel.SUPPORTED,
                         VERBATIM_CHECK,
                         "the source states the claim verbatim",
-                        candidate,
+                        candidate(number, passage, span, text, analyses),
                         1.0,
                     )
         return None
@@ -265,12 +293,15 @@ class LocalEntailmentVerifier:
         claim_vector: Vector,
         sources: Sequence[tuple[int, Passage]],
         sentence_vectors: dict[str, Vector],
+        analyses: Analyses | None = None,
     ) -> Assessment:
+        """The best-scoring candidate's assessment; ``analyses`` shares text analyses across claims."""
+        analyses = Analyses() if analyses is None else analyses
         if not sources:
             return Assessment(
                 0.0, VerdictLabel.UNSUPPORTED, NO_SOURCE_CHECK, "the claim cites no source", None, 0.0
             )
-        verbatim = self._verbatim(claim, sources)
+        verbatim = self._verbatim(claim, sources, analyses)
         if verbatim is not None:
             return verbatim
         scored = self._similarities(claim_vector, sources, sentence_vectors)
@@ -280,11 +311,12 @@ class LocalEntailmentVerifier:
             )
         located, similarities, best_sentence = scored
         top = np.argsort(-similarities)[: self._policy.local_candidates]
+        analysed = analyses(claim)
         assessed = []
         for i in top:
             number, passage, index, j = located[i]
-            candidate = Candidate(number, passage, index.spans[j], index.texts[j])
-            assessed.append(self.judge_candidate(claim, candidate, float(similarities[i]), best_sentence))
+            found = candidate(number, passage, index.spans[j], index.texts[j], analyses)
+            assessed.append(self.judge_candidate(analysed, found, float(similarities[i]), best_sentence))
         return max(assessed, key=lambda a: (a.score, a.similarity))
 
     def _similarities(
@@ -320,12 +352,14 @@ class LocalEntailmentVerifier:
             raise ValueError("the claim's sources have no sentences")
         located, similarities, best_sentence = scored
         number, passage, index, j = located[int(np.argmax(similarities))]
-        candidate = Candidate(number, passage, index.spans[j], index.texts[j])
-        results = self._run_checks(text, candidate)
-        return features(text, candidate.text, float(similarities.max()), best_sentence, results)
+        analyses = Analyses()
+        analysed = analyses(text)
+        found = candidate(number, passage, index.spans[j], index.texts[j], analyses)
+        results = self._run_checks(analysed, found)
+        return features(analysed, found.evidence, float(similarities.max()), best_sentence, results)
 
     def judge_candidate(
-        self, claim: str, candidate: Candidate, similarity: float, best_sentence: float | None = None
+        self, claim: AnalysedText, candidate: Candidate, similarity: float, best_sentence: float | None = None
     ) -> Assessment:
         """Score one piece of evidence: similarity and coverage, then the explicit checks."""
         if self._combiner is not None:
@@ -334,7 +368,7 @@ class LocalEntailmentVerifier:
         scaled = (similarity - p.local_similarity_floor) / (
             p.local_similarity_ceiling - p.local_similarity_floor
         )
-        covered = checks.coverage(claim, candidate.text)
+        covered = coverage(claim, candidate.evidence)
         score = (
             p.local_similarity_weight * min(max(scaled, 0.0), 1.0) + (1 - p.local_similarity_weight) * covered
         )
@@ -355,14 +389,14 @@ class LocalEntailmentVerifier:
         return Assessment(score, label, check, reason, candidate, similarity)
 
     def _judge_learned(
-        self, claim: str, candidate: Candidate, similarity: float, best_sentence: float
+        self, claim: AnalysedText, candidate: Candidate, similarity: float, best_sentence: float
     ) -> Assessment:
         """The learned combiner's probability is the score; hard clashes with close evidence stay final."""
         assert self._combiner is not None
         p = self._policy
         results = self._run_checks(claim, candidate)
         score = self._combiner.probability(
-            features(claim, candidate.text, similarity, best_sentence, results)
+            features(claim, candidate.evidence, similarity, best_sentence, results)
         )
         hard = next((r for r in results if r.clash and r.name in HARD_CLASHES), None)
         if hard is not None and similarity >= p.contradiction_similarity:
@@ -380,19 +414,19 @@ class LocalEntailmentVerifier:
         )
         if label is VerdictLabel.UNSUPPORTED and failed is not None:
             return Assessment(score, label, failed.name.value, failed.detail, candidate, similarity)
-        covered = checks.coverage(claim, candidate.text)
+        covered = coverage(claim, candidate.evidence)
         reason = f"similarity {similarity:.2f}, coverage {covered:.2f}, combiner {score:.2f}"
         return Assessment(score, label, SIMILARITY_CHECK, reason, candidate, similarity)
 
-    def _run_checks(self, claim: str, candidate: Candidate) -> list[CheckResult]:
+    def _run_checks(self, claim: AnalysedText, candidate: Candidate) -> list[CheckResult]:
         """Numbers, polarity and quantifiers against the candidate; entities against the whole passage."""
-        text = candidate.text
+        evidence = candidate.evidence
         return [
-            checks.check_numbers(claim, text),
-            checks.check_negation(claim, text),
-            checks.check_antonyms(claim, text),
-            checks.check_quantifier(claim, text),
-            checks.check_entities(claim, candidate.passage.text),
+            check_numbers(claim, evidence),
+            check_negation(claim, evidence),
+            check_antonyms(claim, evidence),
+            check_quantifier(claim, evidence),
+            check_entities(claim, candidate.context),
         ]
 
     def _penalty(self, name: CheckName) -> float:

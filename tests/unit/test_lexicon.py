@@ -1,4 +1,4 @@
-"""The verifier's word lists are data (gateway/verification/data/lexicon.yaml), validated on load."""
+"""The verifier's word data (gateway/verification/data/lexicon.yaml, quantities.yaml), validated on load."""
 
 from __future__ import annotations
 
@@ -8,15 +8,17 @@ import pytest
 import yaml
 
 from gateway.errors import ConfigurationError
-from gateway.verification import checks
-from gateway.verification.lexicon import DEFAULT_PATH, load_lexicon
+from gateway.verification.checks.entities import MEDICINES, us_spelling
+from gateway.verification.checks.quantities import NUMERIC_WORDS, parse_number
+from gateway.verification.checks.words import STOPWORDS, SYNONYMS
+from gateway.verification.lexicon import DEFAULT_PATH, QUANTITIES_PATH, load_lexicon, load_quantity_words
 
 
 def test_the_shipped_lexicon_loads_and_feeds_the_checks() -> None:
     lexicon = load_lexicon()
-    assert "the" in checks.STOPWORDS
-    assert checks.SYNONYMS["kids"] == "child"
-    assert checks.MEDICINES["paracetamol"] == lexicon.table("medicines")["paracetamol"]
+    assert "the" in STOPWORDS
+    assert SYNONYMS["kids"] == "child"
+    assert MEDICINES["paracetamol"] == lexicon.table("medicines")["paracetamol"]
     assert any("increase" in a and "decrease" in b for a, b in lexicon.antonyms)
 
 
@@ -37,5 +39,35 @@ def test_a_bad_lexicon_names_the_file_and_the_key(tmp_path: Path, edit, key: str
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     with pytest.raises(ConfigurationError) as raised:
         load_lexicon(path)
+    assert raised.value.source == str(path)
+    assert raised.value.key == key
+
+
+def test_the_shipped_quantity_words_load_and_feed_the_number_check() -> None:
+    words = load_quantity_words()
+    assert words.units["mcg"] == ("mass", 0.001)
+    assert words.periods["weekly"] == 1 / 7
+    assert parse_number("two thousand five hundred") == 2500
+    assert {"per", "cent", "twice", "mg"} <= NUMERIC_WORDS
+    assert us_spelling("diarrhoea and oedema") == "diarrhea and edema"
+
+
+@pytest.mark.parametrize(
+    ("edit", "key"),
+    [
+        (lambda d: d.pop("units"), "units"),
+        (lambda d: d["scales"].update(hundred=-100), "scales.hundred"),
+        (lambda d: d["periods"].update(week=[1, 0]), "periods.week"),
+        (lambda d: d["units"].append({"dimension": "mass", "names": ["oz"]}), "units[21]"),
+        (lambda d: d["units"][0].update(factor="small"), "units[0].factor"),
+    ],
+)
+def test_bad_quantity_words_name_the_file_and_the_key(tmp_path: Path, edit, key: str) -> None:  # type: ignore[no-untyped-def]
+    data = yaml.safe_load(QUANTITIES_PATH.read_text(encoding="utf-8"))
+    edit(data)
+    path = tmp_path / "quantities.yaml"
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(ConfigurationError) as raised:
+        load_quantity_words(path)
     assert raised.value.source == str(path)
     assert raised.value.key == key

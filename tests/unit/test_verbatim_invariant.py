@@ -17,9 +17,13 @@ from gateway.domain import ClaimToCheck, Passage, VerdictLabel
 from gateway.knowledge.chunking import chunk_document
 from gateway.knowledge.corpus import load_manifest
 from gateway.policy.verification import VerificationPolicy
-from gateway.verification import checks
-from gateway.verification.local import Candidate, LocalEntailmentVerifier
+from gateway.verification.checks import polarity, run
+from gateway.verification.checks.analysis import Analyses
+from gateway.verification.local import LocalEntailmentVerifier, candidate
+from tests.support.checks import on_texts
 
+run_all = on_texts(run.run_all)
+check_antonyms = on_texts(polarity.check_antonyms)
 KNOWLEDGE = Path(__file__).resolve().parents[2] / "knowledge"
 
 
@@ -86,8 +90,10 @@ def test_own_sentence_scores_as_support_without_the_verbatim_rule(
     failures = []
     for passage in passages:
         for span, sentence in passage.sentences():
-            assert not any(r.clash for r in checks.run_all(sentence, sentence)), sentence
-            assessment = verifier.judge_candidate(sentence, Candidate(1, passage, span, sentence), 1.0, 1.0)
+            assert not any(r.clash for r in run_all(sentence, sentence)), sentence
+            analyses = Analyses()
+            found = candidate(1, passage, span, sentence, analyses)
+            assessment = verifier.judge_candidate(analyses(sentence), found, 1.0, 1.0)
             if assessment.label is not VerdictLabel.SUPPORTED:
                 failures.append((sentence, assessment.check, assessment.reason))
     assert failures == []
@@ -96,7 +102,7 @@ def test_own_sentence_scores_as_support_without_the_verbatim_rule(
 def test_the_reported_atorvastatin_sentence(passages: list[Passage]) -> None:
     [passage] = [p for p in passages if "most common side effects reported with atorvastatin" in p.text]
     [sentence] = [t for _, t in passage.sentences() if t.startswith("The most common side effects")]
-    assert checks.check_antonyms(sentence, passage.text).passed
+    assert check_antonyms(sentence, passage.text).passed
 
 
 @pytest.mark.parametrize(
@@ -112,4 +118,4 @@ def test_the_reported_atorvastatin_sentence(passages: list[Passage]) -> None:
     ],
 )
 def test_antonyms_compare_whole_words_not_truncated_stems(claim: str, evidence: str) -> None:
-    assert checks.check_antonyms(claim, evidence).passed
+    assert check_antonyms(claim, evidence).passed

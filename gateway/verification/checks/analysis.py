@@ -1,0 +1,115 @@
+"""One text analysed for the checks: each analysis computed on first use and kept with the text.
+
+A claim is checked against several evidence windows, and a passage against every claim citing it.
+The verifier builds one ``AnalysedText`` per distinct text of a request (``Analyses``) and passes it
+to the checks, so each text is tokenised, stemmed and searched for numbers, negations, quantifiers and
+entities at most once per request, with no module-level cache keyed by text.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from functools import cached_property
+
+from gateway.text import normalise, strip_markers
+from gateway.verification.checks.entities import Entity, extract_entities, us_spelling
+from gateway.verification.checks.polarity import Negation, negations, prefix_roots, states_effect
+from gateway.verification.checks.quantifiers import strength
+from gateway.verification.checks.quantities import Quantity, extract_quantities
+from gateway.verification.checks.words import WORD, is_content, stem
+
+
+@dataclass(frozen=True, eq=False)
+class AnalysedText:
+    """A text and its analyses; immutable (each property is computed once, then fixed)."""
+
+    text: str
+
+    @cached_property
+    def clean(self) -> str:
+        """Normalised, citation markers removed: what every analysis reads."""
+        return normalise(strip_markers(self.text))
+
+    @cached_property
+    def tokens(self) -> tuple[str, ...]:
+        return tuple(WORD.findall(self.clean))
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        """Every word form, unstemmed (for word lists that stems would blur)."""
+        return frozenset(self.tokens)
+
+    @cached_property
+    def content_words(self) -> tuple[str, ...]:
+        """The words that carry meaning, in order (no stopwords, no bare numbers)."""
+        return tuple(t for t in self.tokens if is_content(t))
+
+    @cached_property
+    def content_word_stems(self) -> tuple[str, ...]:
+        """The stem of each content word, in order."""
+        return tuple(stem(w) for w in self.content_words)
+
+    @cached_property
+    def content_stems(self) -> frozenset[str]:
+        return frozenset(self.content_word_stems)
+
+    @cached_property
+    def content_bigrams(self) -> frozenset[tuple[str, str]]:
+        """Stem pairs of consecutive content words: who does what to whom, roughly."""
+        return frozenset(itertools.pairwise(self.content_word_stems))
+
+    @cached_property
+    def quantities(self) -> tuple[Quantity, ...]:
+        return extract_quantities(self.text)
+
+    @cached_property
+    def prefix_roots(self) -> frozenset[str]:
+        return prefix_roots(self.tokens)
+
+    @cached_property
+    def polar_stems(self) -> frozenset[str]:
+        """Content stems plus the roots of negative-prefix words ("asymptomatic" also mentions symptoms)."""
+        return self.content_stems | {stem(r) for r in self.prefix_roots}
+
+    @cached_property
+    def negations(self) -> tuple[Negation, ...]:
+        return negations(self.clean, self.prefix_roots)
+
+    @cached_property
+    def effect(self) -> bool | None:
+        """True: reports an effect or difference; False: no difference; None: neither or both."""
+        return states_effect(self.clean)
+
+    @cached_property
+    def strength(self) -> int:
+        return strength(self.clean)
+
+    @cached_property
+    def entity_text(self) -> str:
+        """The normalised text in American spelling, where entities are looked for."""
+        return us_spelling(self.clean)
+
+    @cached_property
+    def entity_words(self) -> tuple[str, ...]:
+        return tuple(WORD.findall(self.entity_text))
+
+    @cached_property
+    def entities(self) -> tuple[Entity, ...]:
+        return extract_entities(self.text, self.entity_text)
+
+
+class Analyses:
+    """The analysed texts of one request, by text: each distinct text is analysed once.
+
+    Scoped to one call (a verifier builds one per request); nothing outlives it.
+    """
+
+    def __init__(self) -> None:
+        self._texts: dict[str, AnalysedText] = {}
+
+    def __call__(self, text: str) -> AnalysedText:
+        analysed = self._texts.get(text)
+        if analysed is None:
+            analysed = self._texts[text] = AnalysedText(text)
+        return analysed

@@ -1,0 +1,180 @@
+"""Named entities (medicines, conditions, body parts, populations, names) and the entity check."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from rapidfuzz import fuzz
+
+from gateway.text import strip_markers
+from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, pass_result
+from gateway.verification.checks.words import LEXICON, STOPWORDS
+
+
+class NamedText(Protocol):
+    """What the entity check reads of a text (``analysis.AnalysedText`` provides it)."""
+
+    @property
+    def entities(self) -> tuple[Entity, ...]: ...
+    @property
+    def entity_text(self) -> str: ...
+    @property
+    def entity_words(self) -> tuple[str, ...]: ...
+
+
+POPULATIONS = LEXICON.table("populations")
+MEDICINES = LEXICON.table("medicines")
+CONDITIONS = LEXICON.table("conditions")
+BODY_PARTS = LEXICON.table("body_parts")
+VOCABULARY: dict[str, tuple[str, str]] = {
+    form: (kind, canonical)
+    for kind, table in (
+        ("population", POPULATIONS),
+        ("medicine", MEDICINES),
+        ("condition", CONDITIONS),
+        ("body part", BODY_PARTS),
+    )
+    for form, canonical in table.items()
+}
+VOCABULARY_PATTERN = re.compile(
+    r"(?<![\w-])(?:"
+    + "|".join(re.escape(f) for f in sorted(VOCABULARY, key=len, reverse=True))
+    + r")(?![\w-])"
+)
+
+
+def _ending(key: str) -> re.Pattern[str]:
+    """A word of at least three letters before one of the lexicon's suffixes under ``key``."""
+    return re.compile(rf"\b[a-z]{{3,}}(?:{'|'.join(map(re.escape, LEXICON.words[key]))})\b")
+
+
+_DRUG_SUFFIX = _ending("drug_suffixes")
+_CONDITION_SUFFIX = _ending("condition_suffixes")
+"""Condition names by their Greek/Latin suffix (pericarditis, fibrosis, leukaemia, neuropathy)."""
+_NOT_CONDITIONS = frozenset(LEXICON.words["not_conditions"])
+_CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b(?:[A-Z][a-z]+[A-Z0-9]\w*|[A-Z]{2,}[\w-]*|[A-Z][a-z]{2,}\w*)")
+FUZZY_ENTITY = 85
+"""rapidfuzz ratio (0-100) at which a capitalised name counts as present (Neanderthals ~ Neandertals)."""
+
+
+@dataclass(frozen=True)
+class Entity:
+    text: str
+    kind: str
+    canonical: str
+
+
+_SPELLINGS = LEXICON.spellings
+
+
+def us_spelling(text: str) -> str:
+    """British medical spellings in American form, so "diarrhoea" finds "diarrhea"."""
+    for british, american in _SPELLINGS:
+        text = text.replace(british, american)
+    return text
+
+
+def extract_entities(text: str, clean: str) -> tuple[Entity, ...]:
+    """Vocabulary terms, drug-like names and capitalised names (not sentence-initial) in ``text``.
+
+    ``clean`` is the text normalised in American spelling (``NamedText.entity_text``).
+    """
+    found = [Entity(m.group(0), *VOCABULARY[m.group(0)]) for m in VOCABULARY_PATTERN.finditer(clean)]
+    known = {e.text for e in found}
+    found += [
+        Entity(m.group(0), "medicine", m.group(0))
+        for m in _DRUG_SUFFIX.finditer(clean)
+        if m.group(0) not in known
+    ]
+    known |= {e.text for e in found}
+    found += [
+        Entity(m.group(0), "condition", m.group(0))
+        for m in _CONDITION_SUFFIX.finditer(clean)
+        if m.group(0) not in known and m.group(0) not in _NOT_CONDITIONS
+    ]
+    known |= {e.text for e in found}
+    for match in _CAPITALISED.finditer(strip_markers(text)):
+        word = match.group(0).lower()
+        if word not in known and word not in STOPWORDS and not _covered(word, known):
+            found.append(Entity(word, "name", word))
+            known.add(word)
+    return tuple(found)
+
+
+def _covered(word: str, known: Iterable[str]) -> bool:
+    """Is the word part of a term already found ("covid" of "covid-19", "heart" of "heart failure")?"""
+    return any(word in re.split(r"[\s-]+", k) for k in known)
+
+
+_ADJECTIVES = (
+    ("osis", "otic", "oses"),
+    ("itis", "itic", "itides"),
+    ("emia", "emic", "emias"),
+    ("pathy", "pathic", "pathies"),
+)
+
+
+def _term_forms(term: str) -> str:
+    """A pattern for the term as singular, plural or adjective ("migraines", "babies", "psychotic")."""
+    for noun, adjective, plural in _ADJECTIVES:
+        if term.endswith(noun):
+            return rf"{re.escape(term[: -len(noun)])}(?:{noun}|{adjective}|{plural})"
+    for plural, singular in (("ies", "y"), ("es", ""), ("s", "")):
+        if term.endswith(plural) and len(term) > len(plural) + 2:
+            root = re.escape(term[: -len(plural)])
+            return rf"{root}(?:{plural}|{singular}|s|es)?"
+    return rf"{re.escape(term)}(?:s|es)?"
+
+
+def _entity_present(
+    entity: Entity, evidence_clean: str, evidence_canon: set[str], words: Sequence[str]
+) -> bool:
+    if entity.canonical in evidence_canon:
+        return True
+    if re.search(rf"(?<![\w-]){_term_forms(entity.text)}(?![\w-])", evidence_clean):
+        return True
+    if entity.kind in {"name", "medicine"}:
+        return any(
+            fuzz.ratio(entity.text, w) >= FUZZY_ENTITY for w in words if abs(len(w) - len(entity.text)) <= 2
+        )
+    return False
+
+
+CLASS_TERMS = frozenset(LEXICON.words["class_terms"])
+"""Medicine groups that name a class (or a very broad one): naming a member instead is no clash."""
+_CLASHING_KINDS = frozenset(("medicine", "condition", "population"))
+"""Body parts and capitalised names are only ever missing: a passage names many of them in passing."""
+
+
+def _can_clash(entity: Entity) -> bool:
+    return entity.kind in _CLASHING_KINDS and entity.canonical not in CLASS_TERMS
+
+
+def check_entities(claim: NamedText, evidence: NamedText) -> CheckResult:
+    """Every medicine, condition, body part, population and name of the claim must be in the evidence.
+
+    A swapped drug (ibuprofen for paracetamol) or population (children for adults) is a CLASH when the
+    evidence names another entity of the same kind; otherwise the entity is MISSING.
+    """
+    wanted = claim.entities
+    if not wanted:
+        return pass_result(CheckName.ENTITY)
+    clean = evidence.entity_text
+    theirs = evidence.entities
+    canon = {e.canonical for e in theirs}
+    words = evidence.entity_words
+    for entity in wanted:
+        if _entity_present(entity, clean, canon, words):
+            continue
+        rivals = [e.text for e in theirs if e.kind == entity.kind and _can_clash(entity) and _can_clash(e)]
+        if rivals:
+            return CheckResult(
+                CheckName.ENTITY,
+                CheckOutcome.CLASH,
+                f"the claim names {entity.text!r}; the evidence names {rivals[0]!r}",
+            )
+        return CheckResult(CheckName.ENTITY, CheckOutcome.MISSING, f"{entity.text!r} is not in the evidence")
+    return pass_result(CheckName.ENTITY)

@@ -1,0 +1,201 @@
+"""Polarity checks: negation cues and negative prefixes, opposite words, effect vs no-effect findings."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, pass_result
+from gateway.verification.checks.words import LEXICON, STOPWORDS, WORD, stem
+
+
+class PolarText(Protocol):
+    """What the polarity checks read of a text (``analysis.AnalysedText`` provides it)."""
+
+    @property
+    def negations(self) -> tuple[Negation, ...]: ...
+    @property
+    def polar_stems(self) -> frozenset[str]: ...
+    @property
+    def words(self) -> frozenset[str]: ...
+    @property
+    def effect(self) -> bool | None: ...
+
+
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without|cannot|can't|won't|n't|"
+    r"don't|doesn't|didn't|isn't|aren't|wasn't|weren't|shouldn't|mustn't|wouldn't|couldn't|"
+    r"fail(?:s|ed)?\s+to|lack(?:s|ed)?\s+(?:of\s+)?|absence\s+of|unable\s+to|free\s+of|rather\s+than|"
+    r"instead\s+of|ruled\s+out|refute[sd]?|refuting|disprove[sd]?|neither)\b"
+)
+NEGATION_SCOPE = 4
+"""Content words after a negation cue that it governs ("do not take aspirin with food")."""
+_CLAUSE_BREAK = re.compile(r"[,;:.()]|\bbut\b|\bwhereas\b|\bhowever\b|\balthough\b")
+
+
+_WEAKENED = re.compile(
+    r"\s+(?:all|always|every|everyone|usually|necessarily|only|just|entirely|completely|generally|"
+    r"typically|commonly|often|fully)\b"
+)
+""""Not all", "not always", "not only": a weaker or wider statement, not the opposite one."""
+_CONDITIONAL = re.compile(r"\b(?:if|unless|whether|when)\b")
+""""If it fails to heal, ...": a negation inside a condition asserts nothing."""
+
+
+@dataclass(frozen=True)
+class Negation:
+    scope: frozenset[str]
+    """Stems the cue governs: the next few content words of its clause."""
+    clause: frozenset[str]
+    """Every content stem of the cue's clause, before and after it (for agreement in any word order)."""
+
+
+def negations(clean: str, prefix_roots: frozenset[str]) -> tuple[Negation, ...]:
+    """Each asserted negation of a normalised text: cues, and words with a negative prefix ("unrelated")."""
+    clean = clean.replace("’", "'")
+    found: list[Negation] = []
+    for match in _NEGATION.finditer(clean):
+        opening, tail = _clause_opening(clean[: match.start()]), clean[match.end() :]
+        if _WEAKENED.match(tail) or _CONDITIONAL.search(opening):
+            continue
+        brk = _CLAUSE_BREAK.search(tail)
+        after = _stems_in(tail[: brk.start()] if brk else tail)
+        found.append(Negation(frozenset(after[:NEGATION_SCOPE]), frozenset(after + _stems_in(opening))))
+    roots = prefix_roots - set(WORD.findall(clean))
+    found += [Negation(frozenset((stem(r),)), frozenset((stem(r),))) for r in roots]
+    return tuple(found)
+
+
+def _stems_in(clause: str) -> list[str]:
+    return [stem(w) for w in WORD.findall(clause) if w not in STOPWORDS and len(w) > 1]
+
+
+def _clause_opening(before: str) -> str:
+    """The part of the clause that precedes a negation cue."""
+    starts = [m.end() for m in _CLAUSE_BREAK.finditer(before)]
+    return before[starts[-1] if starts else 0 :]
+
+
+def _unmatched(
+    mine: Sequence[Negation], other: frozenset[str], theirs: Sequence[Negation]
+) -> list[frozenset[str]]:
+    """Negated words the other text mentions but never in a negated clause (it says the opposite)."""
+    negated = frozenset().union(*(n.clause for n in theirs))
+    return [n.scope & other for n in mine if n.scope & other and not n.scope & other & negated]
+
+
+_NEGATIVE_PREFIX = re.compile(
+    r"(?:un|in|im|ir|il|dis|non-?|a(?=[^aeiou]{2}))"
+    r"(?P<root>[a-z]{5,}(?:ed|ive|al|ant|ent|able|ible|ful|ic|ar|ate|ary|ous|ly|y))"
+)
+"""A negative prefix on an adjective-like root: unrelated, ineffective, dissimilar, asymptomatic."""
+_NOT_NEGATIVE = frozenset(LEXICON.words["not_negative"])
+"""Words that only look prefixed ("increased" is not "not creased")."""
+_PREFIX_INITIALS = frozenset("uidna")
+_PREFIXED_LENGTH = 7
+"""Every word ``_NEGATIVE_PREFIX`` matches starts with one of these letters and is at least this long
+(a one-letter prefix, a five-letter root, a one-letter ending): a cheap test before the pattern."""
+
+
+def prefix_roots(tokens: Iterable[str]) -> frozenset[str]:
+    """Roots that the text's negative-prefix words reverse ("unrelated" -> "related")."""
+    candidates = (w for w in tokens if len(w) >= _PREFIXED_LENGTH and w[0] in _PREFIX_INITIALS)
+    return frozenset(_negated_root(w) for w in candidates) - {""}
+
+
+def _negated_root(word: str) -> str:
+    """The root a negative prefix reverses ("unrelated" -> "related", "asymptomatic"), else ""."""
+    match = _NEGATIVE_PREFIX.fullmatch(word)
+    if not match or word in _NOT_NEGATIVE:
+        return ""
+    return match.group("root")
+
+
+def check_negation(claim: PolarText, evidence: PolarText) -> CheckResult:
+    """Polarity must agree on what both texts talk about.
+
+    A negation is relevant when it governs words the other text mentions. The check fails when only one
+    side has a relevant negation: "do not take aspirin" vs "take aspirin", "no increased risk" vs
+    "increased risk", "not recommended" vs "recommended". Negations over words the other text does not
+    mention are ignored, and both sides negating (in any word order) agree.
+    """
+    mine = _unmatched(claim.negations, evidence.polar_stems, evidence.negations)
+    theirs = _unmatched(evidence.negations, claim.polar_stems, claim.negations)
+    if mine:
+        return CheckResult(
+            CheckName.NEGATION,
+            CheckOutcome.CLASH,
+            f"the claim negates {', '.join(sorted(mine[0]))}; the evidence does not",
+        )
+    if theirs:
+        return CheckResult(
+            CheckName.NEGATION,
+            CheckOutcome.CLASH,
+            f"the evidence negates {', '.join(sorted(theirs[0]))}; the claim does not",
+        )
+    return pass_result(CheckName.NEGATION)
+
+
+_ANTONYMS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
+    (frozenset(a), frozenset(b)) for a, b in LEXICON.antonyms
+)
+
+
+_NO_EFFECT = re.compile(
+    r"\b(?:(?:the )?same (?:\w+ )?as|same (?:risk|rates?|levels?|odds|chance|likelihood|amount|number)|"
+    r"similar(?:ly)? (?:to|risk|rates?|levels?|odds|outcomes?)|equal(?:ly)?|unchanged|stagnant|comparable|"
+    r"(?:stayed|stays|remained|remains) (?:level|stable|flat)|"
+    r"in line with|just as|as likely as|regardless of|irrespective of|independent(?:ly)? of|unrelated|"
+    r"unaffected|no (?:significant |statistically significant |clear )?(?:difference|change|effect|"
+    r"association|increase|decrease|reduction|impact|benefit)s?|not (?:significantly |statistically )?"
+    r"(?:different|differ|associated|related|linked|affected|changed))\b"
+)
+""""No difference" findings: a claim of one contradicts evidence of an effect, and vice versa."""
+_EFFECT = re.compile(
+    r"\b(?:increase[sd]?|increasing|decrease[sd]?|decreasing|reduce[sd]?|reducing|reduction|"
+    r"raise[sd]?|rose|fell|dropped|declined|lower(?:ed|s)?|higher|greater|fewer|elevated|doubled|"
+    r"tripled|halved|improved|worsened|"
+    r"outperform(?:s|ed)?|superior|inferior|(?:more|less) (?:likely|susceptible|common|severe|often)|"
+    r"(?:odds|risk|hazard) ratio|\d+(?:\.\d+)? times)\b"
+)
+
+
+def states_effect(clean: str) -> bool | None:
+    """True: the normalised text reports an effect or difference; False: no difference; None: neither
+    or both."""
+    effect, none = bool(_EFFECT.search(clean)), bool(_NO_EFFECT.search(clean))
+    return None if effect == none else effect
+
+
+def _effect_clash(claim: PolarText, evidence: PolarText) -> CheckResult | None:
+    """The claim reports no difference where the evidence reports one, or the reverse."""
+    mine, theirs = claim.effect, evidence.effect
+    if mine is None or theirs is None or mine == theirs:
+        return None
+    said = "a difference" if mine else "no difference"
+    return CheckResult(
+        CheckName.ANTONYM, CheckOutcome.CLASH, f"the claim reports {said}; the evidence does not agree"
+    )
+
+
+def check_antonyms(claim: PolarText, evidence: PolarText) -> CheckResult:
+    """The claim uses a word whose opposite the evidence uses instead (increases vs reduces).
+
+    Whole word forms are compared, never truncated stems: stems merge unrelated words ("early" and
+    "ear", "protect" and "protein", "common" and "commodity") and made verbatim claims clash.
+    """
+    claim_stems = claim.words
+    evidence_stems = evidence.words
+    for left, right in _ANTONYMS:
+        for mine, other in ((left, right), (right, left)):
+            said = claim_stems & mine
+            if said and not evidence_stems & mine and evidence_stems & other:
+                return CheckResult(
+                    CheckName.ANTONYM,
+                    CheckOutcome.CLASH,
+                    f"the claim says {sorted(said)[0]!r}; the evidence says "
+                    f"{sorted(evidence_stems & other)[0]!r}",
+                )
+    return _effect_clash(claim, evidence) or pass_result(CheckName.ANTONYM)

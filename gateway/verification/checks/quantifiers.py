@@ -1,0 +1,72 @@
+"""The quantifier check: a claim must not generalise more strongly than its evidence."""
+
+from __future__ import annotations
+
+import re
+from typing import Protocol
+
+from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, pass_result
+
+
+class QualifiedText(Protocol):
+    """What the quantifier check reads of a text (``analysis.AnalysedText`` provides it)."""
+
+    @property
+    def strength(self) -> int: ...
+
+
+_STRENGTH: tuple[tuple[int, re.Pattern[str]], ...] = (
+    (
+        4,
+        re.compile(
+            r"\b(?:always|all|every|everyone|everybody|entirely|completely|totally|guarantee[sd]?|"
+            r"definitely|certainly|invariably|without exception|100 ?%|cures?|eliminates?|"
+            r"proves?|proven|the only|only (?:by|through)|only way)\b"
+        ),
+    ),
+    (
+        3,
+        re.compile(
+            r"\b(?:most|mostly|usually|generally|typically|majority|nearly all|almost all|"
+            r"largely|predominantly|strongly)\b"
+        ),
+    ),
+    (2, re.compile(r"\b(?:many|often|frequently|commonly|common|likely|probably|several)\b")),
+    (
+        1,
+        re.compile(
+            r"\b(?:some|sometimes|may|might|can|could|possibly|occasionally|few|a few|"
+            r"minority|rarely|in some cases|suggests?|suggested|potentially|associated)\b"
+        ),
+    ),
+)
+UNIVERSAL = 4
+"""Strength of always/all/every: the level a claim must not reach unless the evidence does too."""
+
+
+def strength(clean: str) -> int:
+    """How strongly the normalised text generalises: 4 universal ... 1 hedged, 0 unqualified."""
+    for level, pattern in _STRENGTH:
+        if pattern.search(clean):
+            return level
+    return 0
+
+
+def check_quantifier(claim: QualifiedText, evidence: QualifiedText) -> CheckResult:
+    """A claim must not generalise more strongly than its evidence ("always" vs "sometimes").
+
+    CLASH when the evidence is explicitly weaker (hedged); MISSING when the claim is universal and the
+    evidence merely unqualified.
+    """
+    mine, theirs = claim.strength, evidence.strength
+    if mine <= theirs or mine < UNIVERSAL:
+        return pass_result(CheckName.QUANTIFIER)
+    if theirs > 0:
+        return CheckResult(
+            CheckName.QUANTIFIER, CheckOutcome.CLASH, "the claim generalises more strongly than the evidence"
+        )
+    if mine >= UNIVERSAL:
+        return CheckResult(
+            CheckName.QUANTIFIER, CheckOutcome.MISSING, "the claim is universal; the evidence does not say so"
+        )
+    return pass_result(CheckName.QUANTIFIER)

@@ -1,0 +1,79 @@
+"""Tokens, stems, stopwords and synonyms: the content words the checks and the coverage compare."""
+
+from __future__ import annotations
+
+import re
+from typing import Protocol
+
+from gateway.text import normalise, strip_markers
+from gateway.verification.lexicon import load_lexicon
+
+
+class StemmedText(Protocol):
+    """What coverage reads of a text (``analysis.AnalysedText`` provides it)."""
+
+    @property
+    def content_stems(self) -> frozenset[str]: ...
+    @property
+    def content_bigrams(self) -> frozenset[tuple[str, str]]: ...
+
+
+WORD = re.compile(r"[a-z0-9]+(?:['’-][a-z0-9]+)*")
+STEM_PREFIX = 5
+"""Stems are truncated to this many characters: cheap, and merges reduce/reduced/reduction."""
+_MIN_ROOT = 3
+"""A suffix is stripped only when at least this many characters remain."""
+
+LEXICON = load_lexicon()
+"""Word lists (``data/lexicon.yaml``), loaded and validated once at import."""
+STOPWORDS = frozenset(LEXICON.words["stopwords"])
+_SUFFIXES: dict[str, tuple[str, ...]] = {}
+"""Stem suffixes by their last letter, in lexicon order: a word is only tried on those it ends with."""
+for _suffix in LEXICON.words["stem_suffixes"]:
+    _SUFFIXES[_suffix[-1]] = (*_SUFFIXES.get(_suffix[-1], ()), _suffix)
+
+
+SYNONYMS = LEXICON.table("synonyms")
+"""Lay and clinical words for the same thing, counted as one word by coverage ("kids" = "paediatric")."""
+
+
+def tokens(text: str) -> tuple[str, ...]:
+    return tuple(WORD.findall(normalise(strip_markers(text))))
+
+
+def stem(word: str) -> str:
+    """A crude, deterministic stem: strip one common suffix and a final 'e', then truncate."""
+    word = SYNONYMS.get(word, word)
+    for suffix in _SUFFIXES.get(word[-1:], ()):
+        if word.endswith(suffix) and len(word) - len(suffix) >= _MIN_ROOT:
+            word = word[: -len(suffix)]
+            break
+    if word.endswith("e") and len(word) > _MIN_ROOT + 1:
+        word = word[:-1]
+    return word[:STEM_PREFIX]
+
+
+def is_content(token: str) -> bool:
+    """Does the token carry meaning (not a stopword, not a bare number, not a single character)?"""
+    return token not in STOPWORDS and not token.isdigit() and len(token) > 1
+
+
+def content_words(text: str) -> tuple[str, ...]:
+    """The words that carry meaning, in order (no stopwords, no bare numbers)."""
+    return tuple(t for t in tokens(text) if is_content(t))
+
+
+def bigram_coverage(claim: StemmedText, evidence: StemmedText) -> float:
+    """Share of the claim's content-word bigrams that also occur in the evidence (1.0 with none)."""
+    wanted = claim.content_bigrams
+    if not wanted:
+        return 1.0
+    return len(wanted & evidence.content_bigrams) / len(wanted)
+
+
+def coverage(claim: StemmedText, evidence: StemmedText) -> float:
+    """Share of the claim's content stems that occur in the evidence (1.0 for a claim with none)."""
+    wanted = claim.content_stems
+    if not wanted:
+        return 1.0
+    return len(wanted & evidence.content_stems) / len(wanted)

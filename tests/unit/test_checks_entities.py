@@ -1,0 +1,57 @@
+"""The entity check: medicines, conditions, populations and names, swapped or missing."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.verification.checks import entities
+from gateway.verification.checks.results import CheckOutcome
+from tests.support.checks import on_texts
+
+check_entities = on_texts(entities.check_entities)
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("Ibuprofen relieves period pain.", "Paracetamol relieves period pain."),
+        ("The vaccine is approved for children.", "The vaccine is approved for adults."),
+        ("It is safe for pregnant women.", "It is safe for over-65s."),
+    ],
+)
+def test_swapped_entity_clashes(claim: str, evidence: str) -> None:
+    assert check_entities(claim, evidence).outcome is CheckOutcome.CLASH
+
+
+def test_entity_synonyms_and_brands_pass() -> None:
+    assert check_entities("Escitalopram is an SSRI.", "Lexapro is an SSRI antidepressant.").passed
+    assert check_entities("Acetaminophen lowers fever.", "Paracetamol lowers a fever.").passed
+    assert check_entities("Safe for kids.", "Safe for children.").passed
+
+
+def test_capitalised_name_absent_is_missing() -> None:
+    assert (
+        check_entities("The trial ran in Boston.", "The trial ran in a large city.").outcome
+        is CheckOutcome.MISSING
+    )
+
+
+def test_entities_match_in_singular_or_plural_and_inside_compounds() -> None:
+    assert check_entities("Medicines can prevent migraines.", "Medicines can prevent a migraine.").passed
+    assert check_entities(
+        "Interferons may help against Covid-19.", "Interferon inhibits SARS-CoV-2 replication."
+    ).passed
+
+
+def test_condition_names_are_recognised_by_their_suffix() -> None:
+    evidence = "Colchicine is a medication used to treat gout and familial Mediterranean fever."
+    assert check_entities("Colchicine is used to treat pericarditis.", evidence).clash
+    assert check_entities(
+        "Some patients developed psychosis.", "Some patients had psychotic symptoms."
+    ).passed
+    assert check_entities("It can cause diarrhea.", "It can cause diarrhoea and nausea.").passed
+    assert check_entities("Anaemia is common.", "Anemia is common in pregnancy.").passed
+
+
+def test_a_diagnosis_is_not_a_condition() -> None:
+    assert check_entities("See a doctor for a diagnosis.", "See a doctor to find the cause.").passed
