@@ -5,7 +5,7 @@ Layout::
     triage.yaml                 thresholds, conversation window, negation cues, classifier file name
     emergency_exemplars.yaml    per red-flag category: label, information_exempt, threshold, exemplars
     contrast_exemplars.yaml     non_emergency, health_questions and non_health banks
-    classifier.json             logistic-regression heads over MiniLM embeddings (tools/train_triage.py)
+    classifier.json             logistic-regression heads over MiniLM embeddings (bench/train_triage.py)
 
 Everything is validated at start-up; a problem stops it with a ConfigurationError naming the file and
 the dotted key, like the rest of ``gateway.policy``.
@@ -217,7 +217,7 @@ def load_categories(path: Path) -> dict[str, EmergencyCategory]:
 def load_classifier(path: Path, dimensions: int) -> Classifier:
     source = str(path)
     if not path.is_file():
-        raise ConfigurationError(source, "-", "file not found (train it with: python tools/train_triage.py)")
+        raise ConfigurationError(source, "-", "file not found (train it with: python bench/train_triage.py)")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:

@@ -2,7 +2,7 @@
 
 The features are the signals the rule combiner of ``local.py`` mixes by hand (MiniLM cosines,
 content-word coverage, the outcomes of the checks of the ``checks`` package, lengths), and the weights come
-from ``combiner_weights.json``, written by ``python -m gateway.verification.training`` from pairs it
+from ``combiner_weights.json``, written by ``bench/train_combiner.py`` from pairs it
 generates out of the bundled corpus (never from the evaluation sets). Inference is one dot product.
 """
 
