@@ -2,7 +2,10 @@
 
 It answers with the passage sentences closest in meaning to the question, each cited and quoted
 verbatim, so it honours the same citation contract as a real model and the whole pipeline (including
-verification) runs offline.
+verification) runs offline. Every sentence comes from one document, the one holding the sentence
+closest to the question: a sentence lifted from another document keeps its words but loses its subject
+("Adult doses usually range from 250 mg to 500 mg three times a day" from an amoxicillin leaflet reads
+as a paracetamol dose in an answer about paracetamol), and verification cannot see that.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ MAX_SENTENCES = 3
 MIN_SIMILARITY = 0.3
 """Sentences less similar than this to the question are never chosen."""
 PER_PASSAGE = 2
-"""At most this many sentences come from one passage, so the answer draws on several sources."""
+"""At most this many sentences come from one passage, so the answer draws on several passages."""
 
 
 class ExtractiveResponder:
@@ -49,6 +52,7 @@ class ExtractiveResponder:
 
     def _choose(self, question: str, passages: Sequence[Passage]) -> list[tuple[int, str]]:
         candidates: list[tuple[int, int, str]] = []
+        documents: list[str] = []
         vectors = []
         for number, passage in enumerate(passages, start=1):
             sentences = passage.sentences()
@@ -57,18 +61,22 @@ class ExtractiveResponder:
                 matrix = self._embedder.encode([text for _, text in sentences])
             for index, (_, text) in enumerate(sentences):
                 candidates.append((number, index, text))
+                documents.append(passage.document_id)
                 vectors.append(matrix[index])
         if not candidates:
             return []
         query = self._embedder.encode_one(question)
         similarities = np.asarray(vectors, dtype=np.float32) @ query
         order = np.argsort(-similarities)
+        topic = documents[int(order[0])]
         picked: list[tuple[int, int, str]] = []
         per_passage: dict[int, int] = {}
         for i in order:
             if similarities[i] < MIN_SIMILARITY or len(picked) == MAX_SENTENCES:
                 break
             number, index, text = candidates[int(i)]
+            if documents[int(i)] != topic:
+                continue
             if per_passage.get(number, 0) >= PER_PASSAGE or any(text == p[2] for p in picked):
                 continue
             per_passage[number] = per_passage.get(number, 0) + 1

@@ -65,3 +65,26 @@ def test_bundled_index_is_ready(bundled_gateway) -> None:  # type: ignore[no-unt
     ready = httpx.get(f"{url}/readyz").json()
     assert ready["status"] == "ready"
     assert ready["passages"] > 100
+
+
+@pytest.mark.parametrize(
+    ("question", "document_id"),
+    [
+        ("How much paracetamol can an adult take in a day?", "paracetamol-adults"),
+        ("How should I take levothyroxine?", "levothyroxine"),
+    ],
+)
+def test_embedded_default_quotes_only_the_document_that_answers(
+    bundled_gateway, question, document_id
+) -> None:  # type: ignore[no-untyped-def]
+    """A dose sentence lifted from another leaflet ("Adult doses usually range from 250 mg to 500 mg
+    three times a day", amoxicillin) keeps its words but reads as the asked medicine's dose."""
+    url, _ = bundled_gateway
+    completion = openai_client(url).chat.completions.create(
+        model="trust-gateway", messages=[{"role": "user", "content": question}]
+    )
+    trust = completion.model_extra["trust"]
+    sources = {s["id"]: s for s in trust["sources"]}
+    cited = {sources[i]["document_id"] for c in trust["claims"] for i in c["source_ids"]}
+    assert cited == {document_id}
+    assert len({s["document_id"] for s in trust["sources"]}) > 1  # other leaflets were retrieved
