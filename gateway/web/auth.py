@@ -45,7 +45,7 @@ from __future__ import annotations
 import hmac
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 from urllib.parse import quote
 
 import anyio.to_thread
@@ -65,9 +65,6 @@ from gateway.web.auth_state import MAX_ENTRIES, FailedAuthThrottle, SessionRevoc
 from gateway.web.client_keys import ClientKeyring, check_exposure
 from gateway.web.clinician_auth import LOGIN_PATH, LoginRequired, StaffAuth, bearer_token
 from gateway.web.rate_limits import MetricsSource, RateLimiter, TokenBucketLimiter
-
-if TYPE_CHECKING:
-    pass
 
 log = structlog.get_logger("gateway.auth")
 

@@ -9,16 +9,11 @@ import ipaddress
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import structlog
 
 from gateway.errors import ConfigurationError
 from gateway.settings import Secret, Settings
-
-if TYPE_CHECKING:
-    pass
-
 
 log = structlog.get_logger("gateway.auth")
 
