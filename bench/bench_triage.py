@@ -37,8 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.triage_data import EVAL, ROOT, encode_cached, shared_rows
 from gateway.domain import ChatRequest, Message, Role, Scope, Triage
 from gateway.knowledge.embedding import Embedder
+from gateway.knowledge.query import load_planner
 from gateway.pipeline.semantic_triage import SemanticTriage
-from gateway.pipeline.triage import TriagePlan, decide, plan, split_questions
+from gateway.pipeline.triage import TriagePlan, decide, plan, spelling_corrector, split_questions
 from gateway.policy.contexts import OperatingContext
 from gateway.policy.loader import load_policy
 
@@ -61,7 +62,8 @@ def triage_all(
     cache: Path | None,
     name: str,
 ) -> list[Triage]:
-    plans: list[TriagePlan] = [plan(r, context, model.policy) for r in requests]
+    correct = spelling_corrector(model)
+    plans: list[TriagePlan] = [plan(r, context, model.policy, correct) for r in requests]
     texts = [t for p in plans for t in p.texts]
     scores = model.score(encode_cached(model.encoder, texts, cache, name))  # type: ignore[arg-type]
     results, start = [], 0
@@ -170,7 +172,7 @@ def bench_latency(
             split_questions(request.question, context, model.policy.settings.negation)
             rules.append(time.perf_counter() - started)
             started = time.perf_counter()
-            p = plan(request, context, model.policy)
+            p = plan(request, context, model.policy, spelling_corrector(model))
             vectors = model.encode(p.texts)
             encoded = time.perf_counter()
             decide(p, model.score(vectors), context, model.policy)
@@ -200,12 +202,14 @@ def main() -> None:
     parser.add_argument("--latency", type=int, default=200, help="messages timed one by one (0: skip)")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--no-shared", action="store_true")
+    parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument("-v", "--verbose", action="store_true", help="list every error")
     args = parser.parse_args()
 
     policy = load_policy(ROOT / "policies", args.context)
     embedder = Embedder()
-    model = SemanticTriage(policy.triage, embedder)
+    spelling = None if args.no_spelling else load_planner(ROOT / "policies").words
+    model = SemanticTriage(policy.triage, embedder, spelling)
     requests = bench_set(policy.context, model, args.cache, args.verbose)
     if not args.no_shared:
         bench_shared(policy.context, model, args.cache)

@@ -138,7 +138,7 @@ def build_services(
         metrics=metrics,
         audit=open_audit_store(settings),
         fetcher=build_fetcher(settings, policy),
-        triage_model=SemanticTriage(policy.triage, embedder),
+        triage_model=SemanticTriage(policy.triage, embedder, build_planner(settings).words),
     )
     metrics.ready.set(1)
     log.info(

@@ -290,6 +290,15 @@ class Lexicon:
         close = [(candidates[index][1], text) for score, text, index in found if score >= best - 2.0]
         return max(close)[1]
 
+    def correct_text(self, text: str) -> str:
+        """``text`` with each word ``correct`` recognises as a misspelling replaced."""
+
+        def fix(match: re.Match[str]) -> str:
+            word = match.group(0)
+            return self.correct(word) or word
+
+        return _WORD.sub(fix, text)
+
 
 @dataclass(frozen=True)
 class PlannedQuery:
@@ -382,14 +391,7 @@ class QueryPlanner:
         return _Sentence(text, expansions, self._topics(text, expansions, lexicon), question)
 
     def _correct(self, text: str, lexicon: Lexicon | None) -> str:
-        if lexicon is None:
-            return text
-
-        def fix(match: re.Match[str]) -> str:
-            word = match.group(0)
-            return lexicon.correct(word) or word
-
-        return _WORD.sub(fix, text)
+        return text if lexicon is None else lexicon.correct_text(text)
 
     def _expand(self, text: str, lexicon: Lexicon | None) -> tuple[str, tuple[str, ...]]:
         """The matched keys' terms, for BM25; inserted after the key in the text as well

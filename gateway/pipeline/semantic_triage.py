@@ -1,7 +1,8 @@
 """The semantic triage layers: nearest exemplars and the classifier heads, over MiniLM embeddings.
 
 Built once per process (the exemplar banks are encoded at start-up); per request it only scores the
-vectors the triage stage encoded in one batch. Nothing here reads the text: ``gateway.pipeline.triage``
+vectors the triage stage encoded in one batch. Nothing here reads the text (``speller`` is held here
+for the triage stage, which corrects the message before planning): ``gateway.pipeline.triage``
 combines these scores with the rule layer.
 """
 
@@ -14,6 +15,8 @@ from typing import Protocol
 import numpy as np
 
 from gateway.domain import Vector
+from gateway.knowledge.query import QueryWords
+from gateway.pipeline.triage_spelling import TriageSpeller
 from gateway.policy.triage import TriagePolicy
 
 
@@ -45,9 +48,13 @@ class SemanticScore:
 class SemanticTriage:
     """Scores texts against the policy's exemplar banks and classifier heads."""
 
-    def __init__(self, policy: TriagePolicy, encoder: Encoder) -> None:
+    def __init__(self, policy: TriagePolicy, encoder: Encoder, spelling: QueryWords | None = None) -> None:
+        """``spelling``: the thresholds of ``policies/query.yaml`` (None: messages are read as written)."""
         self.policy = policy
         self.encoder = encoder
+        self.speller = (
+            TriageSpeller(policy, spelling, getattr(encoder, "model_path", None)) if spelling else None
+        )
         settings = policy.settings
         names: list[str] = []
         texts: list[str] = []

@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from gateway.domain import ChatRequest, Message, QuestionTriage, Role, Scope, Triage, TriageLayer
+from gateway.knowledge.query import QueryWords
 from gateway.pipeline.semantic_triage import SemanticScore, SemanticTriage
 from gateway.policy.contexts import OperatingContext, TriageRule
 from gateway.policy.triage import NegationPolicy, TriagePolicy
@@ -70,9 +71,17 @@ def negated(text: str, start: int, negation: NegationPolicy) -> bool:
 def _fires(rule: TriageRule, text: str, negation: NegationPolicy | None) -> bool:
     for pattern in rule.patterns:
         for match in _compiled(pattern).finditer(text):
-            if negation is None or not rule.negatable or not negated(text, match.start(), negation):
+            if negation is None or not rule.negatable or not negated(text, _flag_start(match), negation):
                 return True
     return False
+
+
+def _flag_start(match: re.Match[str]) -> int:
+    """Where the red flag itself starts: the named group ``flag`` when the pattern has one (so that
+    "30 weeks pregnant, no bleeding" checks the words before "bleeding"), else the whole match."""
+    if "flag" in match.re.groupindex and match.start("flag") >= 0:
+        return match.start("flag")
+    return match.start()
 
 
 def _first_rule(
@@ -101,31 +110,48 @@ def red_flag(
 
 
 def split_questions(
-    message: str, context: OperatingContext, negation: NegationPolicy | None = None
+    message: str,
+    context: OperatingContext,
+    negation: NegationPolicy | None = None,
+    correct: Callable[[str], str] | None = None,
 ) -> list[str]:
     """Group sentences into questions: each group ends at a question mark and carries the statements
     before it (their context). A statement that raises a red flag on its own stands alone, so it
     cannot drag a routine question into the emergency and that question can be declined explicitly.
     Statements after the last question join it."""
+    return [written for written, _ in _question_groups(message, context, negation, correct)]
+
+
+def _question_groups(
+    message: str,
+    context: OperatingContext,
+    negation: NegationPolicy | None,
+    correct: Callable[[str], str] | None,
+) -> list[tuple[str, str]]:
+    """``split_questions`` as (the patient's words, the spelling-corrected words) per question."""
     text = message.strip()
-    groups: list[str] = []
-    pending: list[str] = []
+    groups: list[tuple[list[str], list[str]]] = []
+    pending: tuple[list[str], list[str]] = ([], [])
     for span in sentence_spans(text):
-        sentence = text[span.start : span.end]
-        if not _is_question(sentence) and red_flag(sentence, context, negation):
-            groups.extend([" ".join(pending), sentence] if pending else [sentence])
-            pending = []
+        written = text[span.start : span.end]
+        read = correct(written) if correct else written
+        if not _is_question(written) and red_flag(read, context, negation):
+            groups.extend([pending, ([written], [read])] if pending[0] else [([written], [read])])
+            pending = ([], [])
             continue
-        pending.append(sentence)
-        if _is_question(sentence):
-            groups.append(" ".join(pending))
-            pending = []
-    if pending:
-        if groups and _is_question(groups[-1]):
-            groups[-1] = f"{groups[-1]} {' '.join(pending)}"
+        pending[0].append(written)
+        pending[1].append(read)
+        if _is_question(written):
+            groups.append(pending)
+            pending = ([], [])
+    if pending[0]:
+        if groups and _is_question(groups[-1][0][-1]):
+            groups[-1][0].extend(pending[0])
+            groups[-1][1].extend(pending[1])
         else:
-            groups.append(" ".join(pending))
-    return groups or [text]
+            groups.append(pending)
+    joined = [(" ".join(w), " ".join(r)) for w, r in groups]
+    return joined or [(text, correct(text) if correct else text)]
 
 
 # --- the plan: which texts one request encodes ------------------------------------------------------
@@ -136,9 +162,12 @@ class TriagePlan:
     """The texts of one request, in the order they are encoded (one batch)."""
 
     questions: tuple[str, ...]
+    """The message's questions as triage reads them (spelling corrected: ``triage_spelling``)."""
     message: str
     history: tuple[str, ...]
     """Earlier user turns, most recent last (bounded by ``context_turns`` and ``context_max_chars``)."""
+    written: tuple[str, ...] = ()
+    """The same questions in the patient's own words (what the rest of the pipeline is given)."""
 
     @property
     def texts(self) -> list[str]:
@@ -148,14 +177,22 @@ class TriagePlan:
         return [*self.questions, *whole, *self.history, *conversation]
 
 
-def plan(request: ChatRequest, context: OperatingContext, policy: TriagePolicy) -> TriagePlan:
+def plan(
+    request: ChatRequest,
+    context: OperatingContext,
+    policy: TriagePolicy,
+    correct: Callable[[str], str] | None = None,
+) -> TriagePlan:
+    """The texts triage reads; ``correct`` (a ``TriageSpeller``) fixes misspellings in all of them."""
     settings = policy.settings
+    fix = correct or (lambda text: text)
     users = [m.content for m in request.messages if m.role is Role.USER]
     message = (users[-1] if users else "").strip()
     earlier = users[:-1][-settings.context_turns :] if settings.context_turns else []
-    history = tuple(t.strip()[-settings.context_max_chars :] for t in earlier if t.strip())
-    questions = tuple(split_questions(message, context, settings.negation))
-    return TriagePlan(questions, message, history)
+    history = tuple(fix(t.strip()[-settings.context_max_chars :]) for t in earlier if t.strip())
+    groups = _question_groups(message, context, settings.negation, correct)
+    questions = tuple(read for _, read in groups)
+    return TriagePlan(questions, fix(message), history, tuple(written for written, _ in groups))
 
 
 # --- decisions -----------------------------------------------------------------------------------
@@ -279,7 +316,8 @@ def decide(
             earlier, _ = _emergency(turn, score, context, policy)
             if earlier is not None:
                 found = _Emergency(earlier.category, TriageLayer.CONTEXT)
-    result = tuple(questions)
+    written = triage_plan.written or triage_plan.questions
+    result = tuple(replace(q, text=w) for q, w in zip(questions, written, strict=True))
     if found is not None:
         reason = f"red flag ({found.layer.value}): {found.category}"
         return Triage(
@@ -297,7 +335,7 @@ def decide(
 
 def triage_texts(request: ChatRequest, context: OperatingContext, model: SemanticTriage) -> Triage:
     """Synchronous triage (encodes in the calling thread): the CLI, benchmarks and tests."""
-    triage_plan = plan(request, context, model.policy)
+    triage_plan = plan(request, context, model.policy, spelling_corrector(model))
     return decide(triage_plan, model.score(model.encode(triage_plan.texts)), context, model.policy)
 
 
@@ -305,16 +343,20 @@ async def triage(request: ChatRequest, services: Services) -> Triage:
     """The pipeline's triage: one batch encoded off the event loop, then the layered decision."""
     model = semantic_model(services)
     context = services.policy.context
-    triage_plan = plan(request, context, model.policy)
+    triage_plan = plan(request, context, model.policy, spelling_corrector(model))
     vectors = await asyncio.to_thread(services.embedder.encode, triage_plan.texts)
     return decide(triage_plan, model.score(vectors), context, model.policy)
 
 
 def semantic_model(services: Services) -> SemanticTriage:
     """The process's semantic layers (built at start-up by ``bootstrap``; lazily when absent)."""
-    if services.triage_model is None:
-        services.triage_model = SemanticTriage(services.policy.triage, services.embedder)
+    if services.triage_model is None:  # the spelling thresholds' defaults are policies/query.yaml's
+        services.triage_model = SemanticTriage(services.policy.triage, services.embedder, QueryWords())
     return services.triage_model
+
+
+def spelling_corrector(model: SemanticTriage) -> Callable[[str], str] | None:
+    return model.speller.correct if model.speller is not None else None
 
 
 # --- what the rest of the pipeline reads ----------------------------------------------------------

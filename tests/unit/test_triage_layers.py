@@ -127,7 +127,7 @@ def test_word_boundaries_do_not_match_inside_words() -> None:
     [
         ("my 2 year old swallowed a battery", "swallowed_object"),
         ("breathing has gotten really hard in the last hour", "breathing"),
-        ("pregnant and bleeding more than I ever experienced, with clots", "pregnancy_bleeding"),
+        ("expecting our first baby in june, i'm losing a lot of blood with big clots", "pregnancy_bleeding"),
         ("my 6 week old baby is burning up and won't feed", "sick_infant"),
         ("I'm 32 weeks and I haven't felt the baby kick since last night", "reduced_fetal_movement"),
         ("my daughter drank some bleach", "poisoning"),

@@ -1,0 +1,123 @@
+"""Triage reads misspelt red flags, and the pregnancy-bleeding rule with its negation on the flag itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gateway.domain import ChatRequest, Message, Role, Scope, TriageLayer
+from gateway.knowledge.embedding import default_model_path
+from gateway.knowledge.query import load_planner
+from gateway.pipeline.semantic_triage import SemanticTriage
+from gateway.pipeline.triage import plan, red_flag, spelling_corrector, triage_texts
+from gateway.pipeline.triage_spelling import TriageSpeller
+from gateway.policy.loader import load_policy
+
+POLICIES = Path(__file__).resolve().parents[2] / "policies"
+POLICY = load_policy(POLICIES, "general")
+GENERAL = POLICY.context
+NEGATION = POLICY.triage.settings.negation
+WORDS = load_planner(POLICIES).words
+
+
+@pytest.fixture(scope="module")
+def speller() -> TriageSpeller:
+    return TriageSpeller(POLICY.triage, WORDS, default_model_path())
+
+
+@pytest.fixture(scope="module")
+def model(embedder) -> SemanticTriage:  # type: ignore[no-untyped-def]
+    return SemanticTriage(POLICY.triage, embedder, WORDS)
+
+
+def ask(text: str) -> ChatRequest:
+    return ChatRequest(messages=(Message(Role.USER, text),), model="m")
+
+
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        ("my 3 week old has a feaver and is really flopy", "my 3 week old has a fever and is really floppy"),
+        ("pregant and bleeding", "pregnant and bleeding"),
+        ("a tight chesst and no breth", "a tight chest and no breath"),
+        ("she took all her antidepresants", "she took all her antidepressants"),
+    ],
+)
+def test_misspelt_health_words_are_read_as_the_banks_spell_them(
+    speller: TriageSpeller, written: str, read: str
+) -> None:
+    assert speller.correct(written) == read
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # English words the banks never use, and their plurals, stay as written
+        "what are statins for",
+        "is heparin safe after a myocardial infarction",
+        # contractions typed without the apostrophe: "doesnt" must never become "does"
+        "the rash doesnt fade and he hasnt been sick",
+        # a drug name no bank word is close to
+        "how to stop taking bisoprolol",
+    ],
+)
+def test_real_words_and_unknown_drug_names_are_left_alone(speller: TriageSpeller, text: str) -> None:
+    assert speller.correct(text) == text
+
+
+def test_a_misspelt_febrile_floppy_infant_is_an_emergency(model: SemanticTriage) -> None:
+    result = triage_texts(ask("my 3 week old has a feaver and is really flopy"), GENERAL, model)
+    assert result.scope is Scope.EMERGENCY
+    unspelt = SemanticTriage(POLICY.triage, model.encoder)  # the same message read as written
+    assert triage_texts(ask("my 3 week old has a feaver and is really flopy"), GENERAL, unspelt).scope is (
+        Scope.IN_SCOPE
+    )
+
+
+def test_questions_keep_the_patients_own_words(model: SemanticTriage) -> None:
+    message = "what is a normal temprature for a baby? and how much calpol can she have?"
+    triage_plan = plan(ask(message), GENERAL, POLICY.triage, spelling_corrector(model))
+    assert "temperature" in triage_plan.questions[0]
+    result = triage_texts(ask(message), GENERAL, model)
+    assert [q.text for q in result.questions] == list(triage_plan.written)
+    assert "temprature" in result.questions[0].text
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "pregnant 12 weeks and bleeding with cramps like labour",
+        "my sister is 28 weeks and says she has pain and is bleeding, what should we do",
+        "I'm 26 weeks pregnant and passing clots",
+        "bleeding quite a lot and I'm 9 weeks pregnant",
+    ],
+)
+def test_bleeding_in_pregnancy_fires_its_rule(message: str) -> None:
+    fired = red_flag(message, GENERAL, NEGATION)
+    assert fired is not None
+    assert fired.id == "pregnancy_bleeding"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # the negation stands before the bleeding, not before "pregnant" where the match starts
+        "I'm 30 weeks pregnant, no bleeding but some back ache, is that normal?",
+        "I'm pregnant and my gums are bleeding when I brush",
+        "I'm 2 weeks post surgery and bleeding a little from the wound",
+        "my baby is 3 weeks old and has a bleeding belly button",
+        "What are the causes of bleeding in pregnancy?",
+    ],
+)
+def test_near_misses_of_the_pregnancy_bleeding_rule_do_not_fire_it(message: str) -> None:
+    fired = red_flag(message, GENERAL, NEGATION)
+    assert fired is None or fired.id != "pregnancy_bleeding"
+
+
+def test_a_message_the_semantic_layers_missed_is_caught_by_the_rule(model: SemanticTriage) -> None:
+    message = "pregnant and bleeding more than I ever experienced, with clots"  # a held-out miss
+    result = triage_texts(ask(message), GENERAL, model)
+    assert result.scope is Scope.EMERGENCY
+    assert result.layer is TriageLayer.RULE
+    assert result.rule == "pregnancy_bleeding"
