@@ -1,13 +1,16 @@
 """The verifier's word data, loaded from ``data/`` (reviewable data, not code).
 
-``lexicon.yaml`` holds the word lists, ``quantities.yaml`` the number words and units. Validated on
-load: every key present and no other, each entry a non-empty string without surrounding spaces, groups
-non-empty, antonym and spelling entries pairs, numbers positive. A bad file raises ConfigurationError
-naming the file and the key (start-up stops: the checks cannot run without it).
+``lexicon.yaml`` holds the word lists, ``quantities.yaml`` the number words and units, ``cues.yaml``
+the cue patterns (negation, effect, quantifier strength, number bounds). Validated on load: every
+key present and no other, each entry a non-empty string without surrounding spaces, groups non-empty,
+antonym and spelling entries pairs, numbers positive, cue patterns valid regular expressions. A bad
+file raises ConfigurationError naming the file and the key (start-up stops: the checks cannot run
+without it).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,7 @@ from gateway.errors import ConfigurationError
 
 DEFAULT_PATH = Path(__file__).with_name("data") / "lexicon.yaml"
 QUANTITIES_PATH = DEFAULT_PATH.with_name("quantities.yaml")
+CUES_PATH = DEFAULT_PATH.with_name("cues.yaml")
 WORD_LISTS = (
     "stopwords",
     "not_negative",
@@ -31,6 +35,22 @@ GROUP_LISTS = ("synonyms", "populations", "medicines", "conditions", "body_parts
 KEYS = (*WORD_LISTS, *GROUP_LISTS, "antonyms", "spellings")
 VALUE_TABLES = ("number_words", "scales", "fractions", "count_words")
 QUANTITY_KEYS = (*VALUE_TABLES, "periods", "units", "numeric_words")
+CUE_LISTS = (
+    "negation_cues",
+    "clause_break_words",
+    "negation_weakeners",
+    "conditionals",
+    "no_effect",
+    "effect",
+    "quantifier_universal",
+    "quantifier_most",
+    "quantifier_many",
+    "quantifier_some",
+    "number_approximate",
+    "number_at_least",
+    "number_at_most",
+)
+CUE_KEYS = (*CUE_LISTS, "clause_break_punctuation")
 
 
 @dataclass(frozen=True)
@@ -162,3 +182,40 @@ def load_quantity_words(path: Path = QUANTITIES_PATH) -> QuantityWords:
             units[name] = (dimension, factor)
     numeric = _strings(data["numeric_words"], source, "numeric_words")
     return QuantityWords(values, periods, units, numeric)
+
+
+@dataclass(frozen=True)
+class Cues:
+    """Cue patterns of the checks (``data/cues.yaml``): regular-expression fragments per key."""
+
+    lists: dict[str, tuple[str, ...]]
+    clause_break_punctuation: str
+    """The body of a character class: the characters that end a clause."""
+
+    def alternation(self, key: str) -> str:
+        """The key's entries as one non-capturing alternation, in file order."""
+        return "(?:" + "|".join(self.lists[key]) + ")"
+
+
+def _pattern(value: str, source: str, key: str) -> str:
+    try:
+        re.compile(value)
+    except re.error as err:
+        raise ConfigurationError(source, key, f"not a valid regular expression: {err}") from None
+    return value
+
+
+def load_cues(path: Path = CUES_PATH) -> Cues:
+    source = str(path)
+    data = _mapping(path, CUE_KEYS, "cue patterns")
+    lists = {
+        key: tuple(
+            _pattern(entry, source, f"{key}[{i}]") for i, entry in enumerate(_strings(data[key], source, key))
+        )
+        for key in CUE_LISTS
+    }
+    punctuation = data["clause_break_punctuation"]
+    if not isinstance(punctuation, str) or not punctuation:
+        raise ConfigurationError(source, "clause_break_punctuation", "must be a non-empty string")
+    _pattern(f"[{punctuation}]", source, "clause_break_punctuation")
+    return Cues(lists, punctuation)

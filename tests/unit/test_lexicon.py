@@ -1,4 +1,4 @@
-"""The verifier's word data (gateway/verification/data/lexicon.yaml, quantities.yaml), validated on load."""
+"""The verifier's word data (gateway/verification/data/: lexicon, quantities, cues), validated on load."""
 
 from __future__ import annotations
 
@@ -9,9 +9,18 @@ import yaml
 
 from gateway.errors import ConfigurationError
 from gateway.verification.checks.entities import MEDICINES, us_spelling
+from gateway.verification.checks.polarity import negations, states_effect
+from gateway.verification.checks.quantifiers import UNIVERSAL, strength
 from gateway.verification.checks.quantities import NUMERIC_WORDS, parse_number
 from gateway.verification.checks.words import STOPWORDS, SYNONYMS
-from gateway.verification.lexicon import DEFAULT_PATH, QUANTITIES_PATH, load_lexicon, load_quantity_words
+from gateway.verification.lexicon import (
+    CUES_PATH,
+    DEFAULT_PATH,
+    QUANTITIES_PATH,
+    load_cues,
+    load_lexicon,
+    load_quantity_words,
+)
 
 
 def test_the_shipped_lexicon_loads_and_feeds_the_checks() -> None:
@@ -69,5 +78,35 @@ def test_bad_quantity_words_name_the_file_and_the_key(tmp_path: Path, edit, key:
     path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
     with pytest.raises(ConfigurationError) as raised:
         load_quantity_words(path)
+    assert raised.value.source == str(path)
+    assert raised.value.key == key
+
+
+def test_the_shipped_cues_load_and_feed_the_checks() -> None:
+    cues = load_cues()
+    assert "without" in cues.lists["negation_cues"]
+    assert strength("this always works") == UNIVERSAL
+    assert strength("this sometimes works") == 1
+    assert states_effect("no significant difference in mortality") is False
+    assert states_effect("mortality was reduced") is True
+    assert [n.scope for n in negations("do not take aspirin", frozenset())] == [frozenset({"take", "aspir"})]
+
+
+@pytest.mark.parametrize(
+    ("edit", "key"),
+    [
+        (lambda d: d.pop("effect"), "effect"),
+        (lambda d: d["negation_cues"].append("fail(s"), "negation_cues[36]"),
+        (lambda d: d.update(clause_break_punctuation=""), "clause_break_punctuation"),
+        (lambda d: d.update(hedges=["about"]), "hedges"),
+    ],
+)
+def test_bad_cues_name_the_file_and_the_key(tmp_path: Path, edit, key: str) -> None:  # type: ignore[no-untyped-def]
+    data = yaml.safe_load(CUES_PATH.read_text(encoding="utf-8"))
+    edit(data)
+    path = tmp_path / "cues.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(ConfigurationError) as raised:
+        load_cues(path)
     assert raised.value.source == str(path)
     assert raised.value.key == key

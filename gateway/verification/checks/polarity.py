@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, pass_result
-from gateway.verification.checks.words import LEXICON, STOPWORDS, WORD, stem
+from gateway.verification.checks.words import CUES, LEXICON, STOPWORDS, WORD, stem
 
 
 class PolarText(Protocol):
@@ -24,23 +24,13 @@ class PolarText(Protocol):
     def effect(self) -> bool | None: ...
 
 
-_NEGATION = re.compile(
-    r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without|cannot|can't|won't|n't|"
-    r"don't|doesn't|didn't|isn't|aren't|wasn't|weren't|shouldn't|mustn't|wouldn't|couldn't|"
-    r"fail(?:s|ed)?\s+to|lack(?:s|ed)?\s+(?:of\s+)?|absence\s+of|unable\s+to|free\s+of|rather\s+than|"
-    r"instead\s+of|ruled\s+out|refute[sd]?|refuting|disprove[sd]?|neither)\b"
-)
+_NEGATION = re.compile(rf"\b{CUES.alternation('negation_cues')}\b")
 NEGATION_SCOPE = 4
 """Content words after a negation cue that it governs ("do not take aspirin with food")."""
-_CLAUSE_BREAK = re.compile(r"[,;:.()]|\bbut\b|\bwhereas\b|\bhowever\b|\balthough\b")
-
-
-_WEAKENED = re.compile(
-    r"\s+(?:all|always|every|everyone|usually|necessarily|only|just|entirely|completely|generally|"
-    r"typically|commonly|often|fully)\b"
-)
+_CLAUSE_BREAK = re.compile(rf"[{CUES.clause_break_punctuation}]|\b{CUES.alternation('clause_break_words')}\b")
+_WEAKENED = re.compile(rf"\s+{CUES.alternation('negation_weakeners')}\b")
 """"Not all", "not always", "not only": a weaker or wider statement, not the opposite one."""
-_CONDITIONAL = re.compile(r"\b(?:if|unless|whether|when)\b")
+_CONDITIONAL = re.compile(rf"\b{CUES.alternation('conditionals')}\b")
 """"If it fails to heal, ...": a negation inside a condition asserts nothing."""
 
 
@@ -143,23 +133,9 @@ _ANTONYMS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
 )
 
 
-_NO_EFFECT = re.compile(
-    r"\b(?:(?:the )?same (?:\w+ )?as|same (?:risk|rates?|levels?|odds|chance|likelihood|amount|number)|"
-    r"similar(?:ly)? (?:to|risk|rates?|levels?|odds|outcomes?)|equal(?:ly)?|unchanged|stagnant|comparable|"
-    r"(?:stayed|stays|remained|remains) (?:level|stable|flat)|"
-    r"in line with|just as|as likely as|regardless of|irrespective of|independent(?:ly)? of|unrelated|"
-    r"unaffected|no (?:significant |statistically significant |clear )?(?:difference|change|effect|"
-    r"association|increase|decrease|reduction|impact|benefit)s?|not (?:significantly |statistically )?"
-    r"(?:different|differ|associated|related|linked|affected|changed))\b"
-)
+_NO_EFFECT = re.compile(rf"\b{CUES.alternation('no_effect')}\b")
 """"No difference" findings: a claim of one contradicts evidence of an effect, and vice versa."""
-_EFFECT = re.compile(
-    r"\b(?:increase[sd]?|increasing|decrease[sd]?|decreasing|reduce[sd]?|reducing|reduction|"
-    r"raise[sd]?|rose|fell|dropped|declined|lower(?:ed|s)?|higher|greater|fewer|elevated|doubled|"
-    r"tripled|halved|improved|worsened|"
-    r"outperform(?:s|ed)?|superior|inferior|(?:more|less) (?:likely|susceptible|common|severe|often)|"
-    r"(?:odds|risk|hazard) ratio|\d+(?:\.\d+)? times)\b"
-)
+_EFFECT = re.compile(rf"\b{CUES.alternation('effect')}\b")
 
 
 def states_effect(clean: str) -> bool | None:

@@ -6,6 +6,7 @@ import re
 from typing import Protocol
 
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, pass_result
+from gateway.verification.checks.words import CUES
 
 
 class QualifiedText(Protocol):
@@ -15,30 +16,14 @@ class QualifiedText(Protocol):
     def strength(self) -> int: ...
 
 
-_STRENGTH: tuple[tuple[int, re.Pattern[str]], ...] = (
-    (
-        4,
-        re.compile(
-            r"\b(?:always|all|every|everyone|everybody|entirely|completely|totally|guarantee[sd]?|"
-            r"definitely|certainly|invariably|without exception|100 ?%|cures?|eliminates?|"
-            r"proves?|proven|the only|only (?:by|through)|only way)\b"
-        ),
-    ),
-    (
-        3,
-        re.compile(
-            r"\b(?:most|mostly|usually|generally|typically|majority|nearly all|almost all|"
-            r"largely|predominantly|strongly)\b"
-        ),
-    ),
-    (2, re.compile(r"\b(?:many|often|frequently|commonly|common|likely|probably|several)\b")),
-    (
-        1,
-        re.compile(
-            r"\b(?:some|sometimes|may|might|can|could|possibly|occasionally|few|a few|"
-            r"minority|rarely|in some cases|suggests?|suggested|potentially|associated)\b"
-        ),
-    ),
+_STRENGTH: tuple[tuple[int, re.Pattern[str]], ...] = tuple(
+    (level, re.compile(rf"\b{CUES.alternation(key)}\b"))
+    for level, key in (
+        (4, "quantifier_universal"),
+        (3, "quantifier_most"),
+        (2, "quantifier_many"),
+        (1, "quantifier_some"),
+    )
 )
 UNIVERSAL = 4
 """Strength of always/all/every: the level a claim must not reach unless the evidence does too."""

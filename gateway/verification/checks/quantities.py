@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gateway.text import normalise, strip_markers
+from gateway.verification.checks.words import CUES
 from gateway.verification.lexicon import load_quantity_words
 
 QUANTITY_WORDS = load_quantity_words()
@@ -226,12 +227,9 @@ def _single_quantity(match: re.Match[str]) -> Quantity | None:
     )
 
 
-_HEDGE = re.compile(
-    r"\b(?:about|around|approximately|approx|roughly|nearly|almost|estimated|some|close to|more than|"
-    r"over|at least|up to|less than|under|fewer than)\s*$"
-)
-_AT_LEAST = re.compile(r"\b(?:more than|over|at least|greater than|exceeding|above)\s*$")
-_AT_MOST = re.compile(r"\b(?:up to|less than|under|fewer than|below|at most)\s*$")
+_HEDGE = re.compile(rf"\b{CUES.alternation('number_approximate')}\s*$")
+_AT_LEAST = re.compile(rf"\b{CUES.alternation('number_at_least')}\s*$")
+_AT_MOST = re.compile(rf"\b{CUES.alternation('number_at_most')}\s*$")
 _BOUND_SPAN = 2.0
 """A bounded statistic ("more than half") matches values up to this factor beyond its bound."""
 _DATE = re.compile(

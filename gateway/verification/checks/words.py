@@ -6,7 +6,7 @@ import re
 from typing import Protocol
 
 from gateway.text import normalise, strip_markers
-from gateway.verification.lexicon import load_lexicon
+from gateway.verification.lexicon import load_cues, load_lexicon
 
 
 class StemmedText(Protocol):
@@ -26,6 +26,8 @@ _MIN_ROOT = 3
 
 LEXICON = load_lexicon()
 """Word lists (``data/lexicon.yaml``), loaded and validated once at import."""
+CUES = load_cues()
+"""Cue patterns (``data/cues.yaml``): negation, effect, quantifier strength, number bounds."""
 STOPWORDS = frozenset(LEXICON.words["stopwords"])
 _SUFFIXES: dict[str, tuple[str, ...]] = {}
 """Stem suffixes by their last letter, in lexicon order: a word is only tried on those it ends with."""
