@@ -30,7 +30,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Protocol
 
 import anyio.to_thread
@@ -39,8 +38,8 @@ import numpy as np
 from gateway.domain import ClaimToCheck, Evidence, Passage, Span, Vector, Verdict, VerdictLabel, unit_rows
 from gateway.errors import VerifierError
 from gateway.policy.verification import VerificationPolicy
-from gateway.text import normalise, sentence_spans, strip_markers
-from gateway.verification.checks.analysis import AnalysedText, Analyses
+from gateway.text import sentence_spans, strip_markers
+from gateway.verification.checks.analysis import AnalysedText, Analyses, verbatim_key
 from gateway.verification.checks.entities import check_entities
 from gateway.verification.checks.numbers import check_numbers
 from gateway.verification.checks.polarity import check_antonyms, check_negation
@@ -135,12 +134,6 @@ def window_vectors(sentence_vectors: Vector, spans: Sequence[tuple[int, int]]) -
     return unit_rows(cumulative[last] - cumulative[first])
 
 
-@lru_cache(maxsize=PASSAGE_CACHE_SIZE)
-def _verbatim_key(text: str) -> str:
-    """Normal form for the verbatim test: case, quotes, spacing and final punctuation ignored."""
-    return normalise(strip_markers(text)).rstrip(" .!?;:")
-
-
 @dataclass(frozen=True)
 class PassageIndex:
     """One passage's evidence candidates: windows of sentences, their vectors, their verbatim keys."""
@@ -159,7 +152,7 @@ def index_passage(passage: Passage, sentence_vectors: Vector, longest: int) -> P
     texts = tuple(passage.text[s.start : s.end] for s in spans)
     verbatim: dict[str, int] = {}
     for i, text in enumerate(texts):
-        verbatim.setdefault(_verbatim_key(text), i)
+        verbatim.setdefault(verbatim_key(text), i)
     singles = np.array([b - a == 1 for a, b in bounds], dtype=bool)
     return PassageIndex(spans, texts, singles, window_vectors(sentence_vectors, bounds), verbatim)
 
@@ -217,17 +210,17 @@ class LocalEntailmentVerifier:
     def _verbatim(
         self, claim: str, sources: Sequence[tuple[int, Passage]], analyses: Analyses
     ) -> Assessment | None:
-        key = _verbatim_key(claim)
+        key = analyses(claim).verbatim_key
         if not key:
             return None
         for number, passage in sources:
-            if key not in _verbatim_key(passage.text):
+            if key not in analyses(passage.text).verbatim_key:
                 continue
             sentences = passage_sentences(passage)
             for a, b in windows(len(sentences), self._policy.local_window_sentences):
                 span = Span(sentences[a][0].start, sentences[b - 1][0].end)
                 text = passage.text[span.start : span.end]
-                if _verbatim_key(text) == key:
+                if analyses(text).verbatim_key == key:
                     return Assessment(
                         1.0,
                         VerdictLabel.SUPPORTED,

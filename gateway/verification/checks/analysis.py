@@ -20,6 +20,11 @@ from gateway.verification.checks.quantities import Quantity, extract_quantities
 from gateway.verification.checks.words import WORD, is_content, stem
 
 
+def verbatim_key(text: str) -> str:
+    """Normal form for the verbatim test: case, quotes, spacing and final punctuation ignored."""
+    return normalise(strip_markers(text)).rstrip(" .!?;:")
+
+
 @dataclass(frozen=True, eq=False)
 class AnalysedText:
     """A text and its analyses; immutable (each property is computed once, then fixed)."""
@@ -30,6 +35,11 @@ class AnalysedText:
     def clean(self) -> str:
         """Normalised, citation markers removed: what every analysis reads."""
         return normalise(strip_markers(self.text))
+
+    @cached_property
+    def verbatim_key(self) -> str:
+        """Normal form for the verbatim test: case, quotes, spacing and final punctuation ignored."""
+        return verbatim_key(self.text)
 
     @cached_property
     def tokens(self) -> tuple[str, ...]:
