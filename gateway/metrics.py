@@ -32,6 +32,7 @@ from gateway.domain import (
     Verdict,
     VerdictLabel,
 )
+from gateway.fetching.result import FetchReason
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 RELEVANCE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -86,8 +87,8 @@ ACCESS_AREAS = ("client", "staff", "metrics")
 """Which credential a path needs (``gateway.web.auth``)."""
 PIPELINE_STAGES = ("triage", "retrieve", "draft", "verify", "cleanup", "rewrite", "badge", "record")
 """Stages named by ``gateway_stage_errors_total{stage}``."""
-URL_FAILURE_REASONS = ("blocked", "timeout", "status", "too_large", "not_text", "connection", "invalid")
-"""Why a cited web URL was not valid (``FetchError.reason``)."""
+URL_FAILURE_REASONS = tuple(reason.value for reason in FetchReason)
+"""Why a cited web URL was not valid (``FetchResult.reason``: the fetcher's bounded reasons)."""
 MODEL_STAGES = ("judge", "nli")
 """Model stages of verification whose failures are counted (``gateway_verifier_failures_total{stage}``)."""
 MODEL_FAILURES = ("timeout", "error", "invalid_output")
@@ -420,7 +421,7 @@ class GatewayMetrics:
     def record_cited_url(self, valid: bool, reason: str = "") -> None:
         """Count one web URL cited outside the knowledge base (for the URL fetcher to call).
 
-        ``reason`` is ``FetchError.reason`` when the URL was not valid.
+        ``reason`` is the ``FetchReason`` value when the URL was not valid.
         """
         self.cited_urls.labels(valid=flag(valid)).inc()
         if not valid:

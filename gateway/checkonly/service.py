@@ -144,10 +144,11 @@ def _checked(statement: Statement, verdict: Verdict | None, ids: Sequence[str]) 
 
 
 def count_report(report: CheckReport, metrics: GatewayMetrics) -> None:
-    """``gateway_cited_urls_total{valid}``: one count per fetched URL; and
+    """``gateway_cited_urls_total{valid}``: one count per fetched URL, with its reason in
+    ``gateway_cited_url_failures_total{reason}`` when it was not valid; and
     ``gateway_verifier_failures_total``: one count per claim a judge or entailment model failed on."""
     for url in report.urls:
-        metrics.cited_urls.labels(valid=str(url.valid).lower()).inc()
+        metrics.record_cited_url(url.valid, url.reason or "")
     for statement in report.claims:
         if statement.failure is not None:
             metrics.verifier_failures.labels(

@@ -65,6 +65,11 @@ def cited_urls(services, valid: str) -> float:  # type: ignore[no-untyped-def]
     return value or 0.0
 
 
+def url_failures(services, reason: str) -> float:  # type: ignore[no-untyped-def]
+    value = services.metrics.registry.get_sample_value("gateway_cited_url_failures_total", {"reason": reason})
+    return value or 0.0
+
+
 def test_text_sources_claims_kinds_and_metrics(gateway) -> None:  # type: ignore[no-untyped-def]
     url, _ = gateway
     answer = (
@@ -164,6 +169,8 @@ def test_url_sources_are_fetched_and_url_validity_is_reported_and_counted(gatewa
     url, services = gateway
     _, site_url = site
     before_valid, before_invalid = cited_urls(services, "true"), cited_urls(services, "false")
+    before_status = url_failures(services, "http_status")
+    before_blocked = url_failures(services, "blocked_address")
     answer = (
         "Most people feel better within a week without needing to see a GP [nhs]. "
         "Flu always needs antibiotics [gone]. "
@@ -203,6 +210,8 @@ def test_url_sources_are_fetched_and_url_validity_is_reported_and_counted(gatewa
     assert validity["share"] == pytest.approx(1 / 3, abs=1e-3)
     assert cited_urls(services, "true") == before_valid + 1
     assert cited_urls(services, "false") == before_invalid + 2
+    assert url_failures(services, "http_status") == before_status + 1
+    assert url_failures(services, "blocked_address") == before_blocked + 1
 
 
 def test_url_outside_the_allow_list_is_invalid(gateway) -> None:  # type: ignore[no-untyped-def]

@@ -276,11 +276,11 @@ def test_tiers_of_the_policy_exist_at_zero(services) -> None:  # type: ignore[no
 def test_cited_url_validity() -> None:
     m = GatewayMetrics()
     m.record_cited_url(True)
-    m.record_cited_url(False, "timeout")
+    m.record_cited_url(False, "blocked_address")
     m.record_cited_url(False, "https://evil.example/?q=patient+name")
     assert value(m, "gateway_cited_urls_total", valid="true") == 1
     assert value(m, "gateway_cited_urls_total", valid="false") == 2
-    assert value(m, "gateway_cited_url_failures_total", reason="timeout") == 1
+    assert value(m, "gateway_cited_url_failures_total", reason="blocked_address") == 1
     assert value(m, "gateway_cited_url_failures_total", reason=OTHER) == 1
 
 
@@ -326,10 +326,10 @@ def test_names_follow_prometheus_conventions() -> None:
 
 RECORDED_OUTSIDE_THE_PIPELINE = {
     "gateway_time_to_first_verified_token_seconds": "gateway/pipeline/run.py, streamed answers only",
-    "gateway_cited_urls": "gateway/checkonly/service.py count_report, and GatewayMetrics.record_cited_url",
+    "gateway_cited_urls": "gateway/checkonly/service.py count_report (test_verify_api.py)",
     "gateway_verifier_failures": "gateway/pipeline/record.py and gateway/checkonly/service.py count_report, "
     "only when a judge or entailment model fails (test_model_failures_are_counted)",
-    "gateway_cited_url_failures": "GatewayMetrics.record_cited_url (test_cited_url_validity)",
+    "gateway_cited_url_failures": "gateway/checkonly/service.py count_report (test_verify_api.py)",
     "gateway_auth_failures": "gateway/web/auth.py",
     "gateway_rate_limited": "gateway/web/auth.py",
     "gateway_upstream_in_flight": "gateway/upstream/limited.py (a gauge, 0 at rest)",
