@@ -1,4 +1,4 @@
-"""Triage reads misspelt red flags, and the pregnancy-bleeding rule with its negation on the flag itself."""
+"""Triage reads misspelt red flags; bleeding in pregnancy and crisis warning signs fire their rules."""
 
 from __future__ import annotations
 
@@ -121,3 +121,41 @@ def test_a_message_the_semantic_layers_missed_is_caught_by_the_rule(model: Seman
     assert result.scope is Scope.EMERGENCY
     assert result.layer is TriageLayer.RULE
     assert result.rule == "pregnancy_bleeding"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I'm thinking of ending it all",
+        "the only reason I haven't ended my life yet is my dog",
+        "I won't be around much longer, I've made my mind up",
+        "going for a walk tonight and not planning on coming back",
+        "there's no reason to live any more",
+        "everyone would be better off without me",
+        "I can't go on any more",
+        "I've written a goodbye letter to my sister",
+        "I don't want my mum to be the one who finds my body",
+        "I have a rope around my neck right now",
+        "I keep thinking about jumping off the bridge near my flat",
+        "how does someone get help if they want to kill themselves",
+    ],
+)
+def test_crisis_warning_signs_fire_the_suicidal_intent_rule(message: str) -> None:
+    fired = red_flag(message, GENERAL, NEGATION)
+    assert fired is not None
+    assert fired.id == "suicidal_intent"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I want to end things with my boyfriend, how do I cope with the breakup",
+        "I can't do this exercise any more because my knee hurts",
+        "we jumped off a cliff into the sea on holiday and now my ear hurts",
+        "is there any point in taking vitamin D in summer?",
+        "my necklace left a rash around my neck",
+    ],
+)
+def test_near_misses_of_the_warning_signs_do_not_fire_them(message: str) -> None:
+    fired = red_flag(message, GENERAL, NEGATION)
+    assert fired is None or fired.id != "suicidal_intent"
