@@ -159,3 +159,20 @@ def test_crisis_warning_signs_fire_the_suicidal_intent_rule(message: str) -> Non
 def test_near_misses_of_the_warning_signs_do_not_fire_them(message: str) -> None:
     fired = red_flag(message, GENERAL, NEGATION)
     assert fired is None or fired.id != "suicidal_intent"
+
+
+@pytest.mark.parametrize(
+    ("message", "fires"),
+    [
+        ("my 4 year old drank some of grandads methadone", True),
+        ("my toddler swallowed one of my blood pressure tablets", True),
+        ("my daughter ate a dishwasher tablet", True),
+        ("my son takes his medicine every morning, can he have it with milk?", False),
+        ("my 2 year old took his antibiotics, how long until they work?", False),
+    ],
+)
+def test_a_child_who_swallowed_a_chemical_or_someone_elses_medicine_fires_poisoning(
+    message: str, fires: bool
+) -> None:
+    fired = red_flag(message, GENERAL, NEGATION)
+    assert (fired is not None and fired.id == "poisoning") is fires
