@@ -18,10 +18,10 @@ import httpx
 import pytest
 
 from gateway.audit import AuditFilter
+from gateway.testing import Reply, ScriptedUpstream, running_upstream
 from tests.support import cleanup_scenarios as s
 from tests.support.cleanup_stack import pin_chat_verifier, policy_copy
 from tests.support.fault_server import running_fault_server
-from tests.support.scripted_upstream import Reply, ScriptedUpstream, running_upstream
 from tests.support.stack import running_gateway
 
 HEALTHZ_BOUND_SECONDS = 0.2

@@ -24,11 +24,10 @@ from gateway.evaluation.systems import RAW_PROMPT, HttpGateway, InProcessGateway
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.corpus import load_manifest
 from gateway.resources import bundled
+from gateway.testing import Reply, ScriptedUpstream, contract_answer, serve_in_thread
 from gateway.upstream.openai_upstream import OpenAIUpstream
 from gateway.verification.local import LocalEntailmentVerifier
 from tests.conftest import FIXTURE_KB
-from tests.support.scripted_upstream import Reply, ScriptedUpstream, contract_answer
-from tests.support.servers import serve_in_thread
 from tests.support.stack import running_gateway
 
 PARA_URL = "https://www.nhs.uk/medicines/paracetamol-for-adults/"
@@ -77,24 +76,20 @@ GATEWAY_REPLIES = {
 }
 
 
-class RoutedUpstream(ScriptedUpstream):
+def route(body: dict[str, Any]) -> Reply:
     """Answers by who is asking (the raw prompt or the gateway's contract) and by the question."""
-
-    def _next(self, body: dict[str, Any]) -> Reply:
-        messages = body["messages"]
-        question = next(m["content"] for m in reversed(messages) if m["role"] == "user")
-        with self._lock:
-            self.requests.append(body)
-        if messages[0]["content"] == RAW_PROMPT:
-            return Reply(content=RAW_REPLIES[question])
-        if messages[0]["content"] == GENERATION_PROMPT:
-            title = question.splitlines()[0].removeprefix("Document title: ")
-            if title == "Hay fever":  # breaks the self-contained rule: must be skipped, not kept
-                return Reply(content=json.dumps({"question": "What does the document say about pollen?"}))
-            return Reply(content=json.dumps({"question": f"What should adults know about {title.lower()}?"}))
-        if any("Passages:" in m["content"] for m in messages if m["role"] == "system"):
-            return Reply(content=GATEWAY_REPLIES[question])
-        return Reply(status=500, content="unexpected request")
+    messages = body["messages"]
+    question = next(m["content"] for m in reversed(messages) if m["role"] == "user")
+    if messages[0]["content"] == RAW_PROMPT:
+        return Reply(content=RAW_REPLIES[question])
+    if messages[0]["content"] == GENERATION_PROMPT:
+        title = question.splitlines()[0].removeprefix("Document title: ")
+        if title == "Hay fever":  # breaks the self-contained rule: must be skipped, not kept
+            return Reply(content=json.dumps({"question": "What does the document say about pollen?"}))
+        return Reply(content=json.dumps({"question": f"What should adults know about {title.lower()}?"}))
+    if any("Passages:" in m["content"] for m in messages if m["role"] == "system"):
+        return Reply(content=GATEWAY_REPLIES[question])
+    return Reply(status=500, content="unexpected request")
 
 
 class StepClock:
@@ -109,10 +104,11 @@ class StepClock:
 
 
 @pytest.fixture(scope="module")
-def upstream() -> Iterator[tuple[RoutedUpstream, str]]:
-    routed = RoutedUpstream()
-    with serve_in_thread(routed.app()) as url:
-        yield routed, f"{url}/v1"
+def upstream() -> Iterator[tuple[ScriptedUpstream, str]]:
+    scripted = ScriptedUpstream()
+    scripted.responder = route
+    with serve_in_thread(scripted.app()) as url:
+        yield scripted, f"{url}/v1"
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from gateway.domain import ChatRequest, ClaimToCheck, Draft, Message, Passage, Role, Verdict, VerdictLabel
+from gateway.domain import ChatRequest, Draft, Message, Passage, Role
 from gateway.errors import AuditError, StoreError, UpstreamHTTPError, UpstreamTimeout, UpstreamUnavailable
 from gateway.metrics import (
     OTHER,
@@ -20,8 +20,8 @@ from gateway.metrics import (
     tier_label,
 )
 from gateway.pipeline.run import answer
+from gateway.testing import ScriptedVerifier, contract_answer
 from gateway.upstream.contract import parse_draft
-from tests.support.scripted_upstream import contract_answer
 
 PARACETAMOL_DOSE = "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours."
 PARACETAMOL_MAX = "Do not take more than 4 g of paracetamol in 24 hours."
@@ -68,16 +68,6 @@ class ScriptedDrafts:
 
     async def aclose(self) -> None:
         return None
-
-
-class NamedVerifier:
-    """Supports every claim, under a verifier name chosen by the test."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
-        return [Verdict(VerdictLabel.SUPPORTED, 1.0, self.name, "test") for _ in claims]
 
 
 class BrokenStore:
@@ -241,7 +231,7 @@ async def test_store_failure_is_counted_at_the_retrieve_stage(services) -> None:
 )
 async def test_method_label_is_bounded(services, verifier_name, label) -> None:  # type: ignore[no-untyped-def]
     services.upstream = ScriptedDrafts(supported_reply())
-    services.verifier = NamedVerifier(verifier_name)
+    services.verifier = ScriptedVerifier.supporting(verifier_name)
     await answer(ask(), services)
     m = services.metrics
     assert value(m, "gateway_claim_verdicts_total", method=label, verdict="supported") == 2

@@ -11,8 +11,8 @@ from gateway import cli
 from gateway.checkonly import batch as verify_batch
 from gateway.cli import main
 from gateway.fetching.fetcher import SafeFetcher
+from gateway.testing import SubstringVerifier
 from tests.support.pages import running_site
-from tests.support.substring_verifier import SubstringVerifier
 
 FLU = "Flu symptoms come on quickly. Most people feel better within a week."
 
