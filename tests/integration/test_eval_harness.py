@@ -23,9 +23,9 @@ from gateway.evaluation.scoring import KnowledgeBaseFirst, StatementChecker
 from gateway.evaluation.systems import RAW_PROMPT, HttpGateway, InProcessGateway, RawModelSystem, load_replay
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.corpus import load_manifest
+from gateway.models import OpenAIChatModel
 from gateway.resources import bundled
 from gateway.testing import Reply, ScriptedUpstream, contract_answer, serve_in_thread
-from gateway.upstream.openai_upstream import OpenAIUpstream
 from gateway.verification.local import LocalEntailmentVerifier
 from tests.conftest import FIXTURE_KB
 from tests.support.stack import running_gateway
@@ -129,10 +129,10 @@ def checker(embedder):  # type: ignore[no-untyped-def]
 
 
 def raw_system(base_url: str) -> RawModelSystem:
-    client = OpenAIUpstream(
+    model = OpenAIChatModel(
         base_url=base_url, api_key="k", model="m", timeout=10.0, retries=0, response_format="json_schema"
     )
-    return RawModelSystem(client, clock=StepClock())
+    return RawModelSystem(model, clock=StepClock())
 
 
 SPEC = BootstrapSpec(resamples=500, seed=3)

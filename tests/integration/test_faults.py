@@ -1,6 +1,6 @@
 """Faults beyond test_chat_api's basics: each ends in a safe refusal, counted, audited, with no model text.
 
-The gateway calls the upstream without streaming (``OpenAIUpstream.draft`` reads one completion), so
+The gateway calls the upstream without streaming (``ModelUpstream.draft`` reads one completion), so
 "a truncated or stalled event stream" from the upstream is exercised as its non-streaming equivalents:
 a body cut short, a body that stalls half-way, headers with no body, a slow drip, a reset, garbage,
 and an event stream returned where a completion was expected. The client side is tested both ways:

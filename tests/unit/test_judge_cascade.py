@@ -12,9 +12,10 @@ import pytest
 
 from gateway.domain import ClaimToCheck, Evidence, Passage, Span, Verdict, VerdictLabel
 from gateway.metrics import GatewayMetrics, count_verifier_failures
+from gateway.models import Endpoint, ModelPool, OpenAIChatModel
 from gateway.policy.verification import VerificationPolicy
 from gateway.settings import Secret, Settings
-from gateway.testing import Reply, ScriptedUpstream, ScriptedVerifier, serve_in_thread
+from gateway.testing import Reply, ScriptedChatModel, ScriptedUpstream, ScriptedVerifier, serve_in_thread
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.calibration import ScoreCalibration
 from gateway.verification.cascade import CascadeVerifier, build_verifier
@@ -76,7 +77,8 @@ def claim(text: str = "Adults may take 500 mg every 4 to 6 hours.", quote: str |
 
 
 def judge(url: str, model: str, timeout: float = 5.0) -> LLMJudgeVerifier:
-    return LLMJudgeVerifier(JudgeConfig(base_url=url, api_key="test", model=model, timeout=timeout))
+    endpoint = Endpoint(base_url=url, api_key=Secret("test"), model=model, timeout=timeout, retries=0)
+    return LLMJudgeVerifier(OpenAIChatModel.from_endpoint(endpoint), JudgeConfig(timeout=timeout))
 
 
 async def test_good_answer_is_anchored(server_url: str) -> None:
@@ -250,9 +252,9 @@ async def test_cascade_with_real_judge_server(server_url: str) -> None:
 def test_build_verifier_adds_the_judge_only_when_configured(embedder: Any) -> None:
     policy = VerificationPolicy()
     without = build_verifier(Settings(), policy, embedder)
-    with_judge = build_verifier(
-        Settings(judge_base_url="http://127.0.0.1:9/v1", judge_api_key=Secret("k")), policy, embedder
-    )
+    configured = Settings(judge_base_url="http://127.0.0.1:9/v1", judge_api_key=Secret("k"))
+    models = ModelPool(configured, connect=lambda endpoint: ScriptedChatModel())
+    with_judge = build_verifier(configured, policy, embedder, models)
     assert isinstance(without, CascadeVerifier)
     assert without.name == "cascade"
     assert without._judge is None

@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gateway.domain import ChatRequest, Draft, Message, Passage, Role
+from gateway.domain import ChatRequest, Message, Passage, Role
 from gateway.errors import AuditError, StoreError, UpstreamHTTPError, UpstreamTimeout, UpstreamUnavailable
 from gateway.metrics import (
     OTHER,
@@ -20,8 +19,7 @@ from gateway.metrics import (
     tier_label,
 )
 from gateway.pipeline.run import answer
-from gateway.testing import ScriptedVerifier, contract_answer
-from gateway.upstream.contract import parse_draft
+from gateway.testing import ScriptedDrafts, ScriptedVerifier, contract_answer
 
 PARACETAMOL_DOSE = "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours."
 PARACETAMOL_MAX = "Do not take more than 4 g of paracetamol in 24 hours."
@@ -48,26 +46,6 @@ def partly_supported_reply() -> str:
             (FABRICATED, [1], "paracetamol cures migraines within ten minutes"),
         ],
     )
-
-
-class ScriptedDrafts:
-    """An Upstream that returns queued contract replies (parsed by the real contract) or raises."""
-
-    name = "scripted"
-
-    def __init__(self, *replies: str | Exception) -> None:
-        self.replies = list(replies)
-        self.calls = 0
-
-    async def draft(self, request: ChatRequest, passages: Sequence[Passage]) -> Draft:
-        self.calls += 1
-        reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        return parse_draft(reply, len(passages), 0.0)
-
-    async def aclose(self) -> None:
-        return None
 
 
 class BrokenStore:
@@ -322,14 +300,14 @@ RECORDED_OUTSIDE_THE_PIPELINE = {
     "gateway_cited_url_failures": "GatewayMetrics.record_cited_url (test_cited_url_validity)",
     "gateway_auth_failures": "gateway/web/auth.py",
     "gateway_rate_limited": "gateway/web/auth.py",
-    "gateway_upstream_in_flight": "gateway/upstream/limited.py (a gauge, 0 at rest)",
-    "gateway_upstream_waiting": "gateway/upstream/limited.py (a gauge, 0 at rest)",
+    "gateway_upstream_in_flight": "gateway/models/limits.py (a gauge, 0 at rest)",
+    "gateway_upstream_waiting": "gateway/models/limits.py (a gauge, 0 at rest)",
     "gateway_rate_limiter_errors": "gateway/web/rate_limits.py build_rate_limiter (Redis did not answer)",
     "gateway_dependency_up": "gateway/web/ops.py readyz",
     "gateway_auth_throttled": "gateway/web/auth.py and clinician_auth.py (tests/security/test_hardening.py)",
     "gateway_rejected_requests": "gateway/web/errors.py counted_rejections (4xx before the pipeline)",
     "gateway_audit_errors": "gateway/pipeline/record.py and gateway/health.py, when the store fails",
-    "gateway_model_calls": "gateway/upstream/limited.py LimitedUpstream.call",
+    "gateway_model_calls": "gateway/models/metered.py MeteredModel (test_model_boundary.py)",
     "gateway_rewrites_skipped": "gateway/pipeline/run.py, rewrite cap or deadline reached",
     "gateway_draft_limit_exceeded": "gateway/pipeline/record.py, DraftLimitExceeded",
 }
