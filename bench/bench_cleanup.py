@@ -54,17 +54,15 @@ def load_rows(limit: int) -> dict[str, list[dict[str, Any]]]:
     return rows
 
 
-def build() -> tuple[Any, Any, Any]:
+def build(settings: Any, models: Any) -> tuple[Any, Any, Any]:
     from gateway.bootstrap import build_rewriter, build_verifier
     from gateway.knowledge.embedding import Embedder
     from gateway.policy.loader import load_configured_policy
-    from gateway.settings import Settings
 
-    settings = Settings()
     policy = load_configured_policy(settings)
     embedder = Embedder()
-    verifier = build_verifier(settings, policy, embedder)
-    return verifier, build_rewriter(settings, policy, embedder, verifier), policy
+    verifier = build_verifier(settings, policy, embedder, models)
+    return verifier, build_rewriter(settings, policy, embedder, verifier, models), policy
 
 
 def closest_sentence(claim: str, passage: Any) -> str:
@@ -138,16 +136,24 @@ async def main() -> None:
     if not CLAIMS.is_dir():
         print(f"skipped: {CLAIMS} is missing")
         return
-    verifier, rewriter, policy = build()
-    print(f"verifier: {verifier.name}   rewriter: {rewriter.name}   load {os.getloadavg()[0]:.2f}")
-    started = time.perf_counter()
-    everything: list[tuple[str, Any]] = []
-    for name, rows in load_rows(args.limit).items():
-        results = [(row["label"], await run_row(row, verifier, rewriter, policy)) for row in rows]
-        everything += results
-        report(name, results, args.answer_size, policy)
-    report("all", everything, args.answer_size, policy)
-    print(f"{len(everything)} claims in {time.perf_counter() - started:.1f}s")
+    from gateway.bootstrap import build_models
+    from gateway.settings import Settings
+
+    settings = Settings()
+    models = build_models(settings)
+    try:
+        verifier, rewriter, policy = build(settings, models)
+        print(f"verifier: {verifier.name}   rewriter: {rewriter.name}   load {os.getloadavg()[0]:.2f}")
+        started = time.perf_counter()
+        everything: list[tuple[str, Any]] = []
+        for name, rows in load_rows(args.limit).items():
+            results = [(row["label"], await run_row(row, verifier, rewriter, policy)) for row in rows]
+            everything += results
+            report(name, results, args.answer_size, policy)
+        report("all", everything, args.answer_size, policy)
+        print(f"{len(everything)} claims in {time.perf_counter() - started:.1f}s")
+    finally:
+        await models.aclose()
 
 
 if __name__ == "__main__":

@@ -35,8 +35,8 @@ from gateway.bootstrap import build_services
 from gateway.logs import configure_logging
 from gateway.resources import bundled
 from gateway.settings import Settings
+from gateway.testing import Reply, contract_answer, running_upstream
 from gateway.text import split_sentences
-from tests.support.scripted_upstream import Reply, contract_answer, running_upstream
 from tests.support.stack import running_gateway
 
 QUESTIONS = [

@@ -2,7 +2,7 @@
 
 Three processes on loopback, started here:
 
-- one scripted OpenAI-compatible upstream (``tests/support/scripted_upstream.py``) that answers at
+- one scripted OpenAI-compatible upstream (``gateway/testing/openai_server.py``) that answers at
   once with a five-claim cited answer: quoting the passages when the gateway sent some, else a fixed
   five-claim answer of the same shape (what LiteLLM passes through);
 - LiteLLM's proxy (``litellm --config``, one worker, auth on via a master key), installed in its own
@@ -48,8 +48,12 @@ sys.path.insert(0, str(REPO))
 
 from bench.bench_gateway import REPEAT, five_claim_answer, next_question, percentile  # noqa: E402
 from bench.load_test import CLIENT_KEY, start_gateway  # noqa: E402
-from tests.support.scripted_upstream import Reply, ScriptedUpstream, contract_answer  # noqa: E402
-from tests.support.servers import free_port  # noqa: E402
+from gateway.testing import (  # noqa: E402
+    Reply,
+    ScriptedUpstream,
+    contract_answer,
+    free_port,
+)
 
 MASTER_KEY = "sk-bench-litellm-master"
 MODEL = "bench-model"

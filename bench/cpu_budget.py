@@ -60,7 +60,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
             "knowledge/relevance",
         ),
     ),
-    ("drafting I/O (openai SDK, httpx)", ("openai/", "upstream/openai_upstream.py", "upstream/limited")),
+    ("drafting I/O (openai SDK, httpx)", ("openai/", "gateway/models/", "upstream/model_upstream.py")),
     ("drafting (prompt, contract parse)", ("upstream/contract.py",)),
     ("splitting", ("pipeline/split.py",)),
     ("verification", ("verification/", "pipeline/verify.py", "gateway/checkonly/")),

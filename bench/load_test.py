@@ -223,9 +223,9 @@ def replicated(args: argparse.Namespace) -> int:
     import psycopg
 
     from bench.bench_gateway import five_claim_answer
+    from gateway.testing import running_upstream
     from gateway.web.client_keys import hash_key
     from tests.support.replicas import running_chroma, start_replica, stop, wait_ready
-    from tests.support.scripted_upstream import running_upstream
     from tests.support.services import running_postgres, running_redis
 
     with (
@@ -329,7 +329,7 @@ def main() -> int:
 
     from bench.bench_gateway import five_claim_answer
     from gateway.logs import configure_logging
-    from tests.support.scripted_upstream import running_upstream
+    from gateway.testing import running_upstream
 
     configure_logging("WARNING")
     with tempfile.TemporaryDirectory() as tmp, running_upstream() as (scripted, upstream_url):

@@ -15,39 +15,41 @@ from gateway.knowledge.query import QueryPlanner, load_planner
 from gateway.knowledge.store import ChromaStore, SearchOptions
 from gateway.messages import Messages
 from gateway.metrics import GatewayMetrics
+from gateway.models import Endpoint, ModelPool
 from gateway.pipeline.semantic_triage import SemanticTriage
 from gateway.policy.loader import Policy, load_configured_policy
 from gateway.resources import bundled
 from gateway.services import Services
 from gateway.settings import Settings
-from gateway.upstream.base import CallGate, Upstream
+from gateway.upstream.base import Upstream
 from gateway.upstream.extractive import ExtractiveResponder
-from gateway.upstream.limited import LimitedUpstream
-from gateway.upstream.openai_upstream import OpenAIUpstream
+from gateway.upstream.model_upstream import ModelUpstream
 from gateway.verification.base import Verifier
 from gateway.verification.cascade import build_verifier as build_verification_cascade
 
 log = structlog.get_logger("gateway.startup")
 
 
-def build_upstream(
-    settings: Settings, embedder: Embedder, metrics: GatewayMetrics | None = None
-) -> LimitedUpstream:
-    """The configured upstream, wrapped in the concurrency/queue/deadline limits (LimitedUpstream)."""
-    inner: Upstream
+def build_models(settings: Settings, metrics: GatewayMetrics | None = None) -> ModelPool:
+    """The process's chat models: one per configured endpoint, behind its limits, counted in ``metrics``."""
+    return ModelPool(settings, metrics)
+
+
+def build_upstream(settings: Settings, embedder: Embedder, models: ModelPool) -> Upstream:
+    """The configured upstream: the upstream endpoint's model from ``models`` (limits, deadline,
+    metrics), or the extractive responder, which calls no model, when no endpoint is configured."""
     if settings.upstream_base_url:
-        inner = OpenAIUpstream.from_settings(settings)
-    else:
-        inner = ExtractiveResponder(embedder)
-    return LimitedUpstream.from_settings(inner, settings, metrics)
+        model = models.model(Endpoint.upstream(settings), "draft")
+        return ModelUpstream(model, settings.upstream_max_reply_chars)
+    return ExtractiveResponder(embedder)
 
 
 def build_verifier(
-    settings: Settings, policy: Policy, embedder: Embedder, gate: CallGate | None = None
+    settings: Settings, policy: Policy, embedder: Embedder, models: ModelPool | None = None
 ) -> Verifier:
     """The verification cascade: quote anchoring, local entailment, and the LLM judge when configured
-    (its calls under ``gate``, the shared model-call limits, when given)."""
-    return build_verification_cascade(settings, policy.thresholds.verification, embedder, gate)
+    (its model from ``models``, required then)."""
+    return build_verification_cascade(settings, policy.thresholds.verification, embedder, models)
 
 
 def build_rewriter(
@@ -55,14 +57,14 @@ def build_rewriter(
     policy: Policy,
     embedder: Embedder,
     verifier: Verifier,
-    upstream: Upstream | None = None,
+    models: ModelPool | None = None,
 ) -> Rewriter:
     """SourceCleanup's rewriter: a failing claim with an anchored quote becomes the source's own
     sentence(s) holding the quote (``SourceRewriter``); the upstream model's rewrite is tried first when
     configured (``cleanup.rewriter: auto`` or ``upstream``); none when ``cleanup.rewrite`` is off.
-    Rewrites are re-verified by ``verifier``. The upstream rewriter's calls go through ``upstream`` when
-    it is the process's ``LimitedUpstream`` (shared slots, queue, deadline and metrics), else through
-    limits of its own. ``embedder`` is unused since rewrites are bound to quotes."""
+    Rewrites are re-verified by ``verifier``. The upstream rewriter's model comes from ``models``
+    (required then): the upstream endpoint's, so rewrites share the drafts' slots, queue and deadline,
+    and are closed with them. ``embedder`` is unused since rewrites are bound to quotes."""
     cleanup = policy.thresholds.cleanup
     if not cleanup.rewrite:
         return NoRewriter()
@@ -73,9 +75,9 @@ def build_rewriter(
         if not settings.upstream_base_url:
             reason = "'upstream' needs an upstream_base_url"
             raise ConfigurationError("thresholds.yaml", "cleanup.rewriter", reason)
-        if not isinstance(upstream, LimitedUpstream) or not isinstance(upstream.inner, OpenAIUpstream):
-            upstream = LimitedUpstream.from_settings(OpenAIUpstream.from_settings(settings), settings)
-        first = UpstreamRewriter(upstream, verifier, cleanup)
+        if models is None:
+            raise ValueError("the upstream rewriter is configured: pass the ModelPool its model comes from")
+        first = UpstreamRewriter(models.model(Endpoint.upstream(settings), "rewrite"), verifier, cleanup)
     return SourceRewriter(
         verifier, cleanup, verification.quote_fuzzy_threshold, verification.quote_min_chars, first
     )
@@ -111,9 +113,13 @@ def ensure_index(store: ChromaStore, settings: Settings) -> None:
 
 
 def build_services(
-    settings: Settings, embedder: Embedder | None = None, store: ChromaStore | None = None
+    settings: Settings,
+    embedder: Embedder | None = None,
+    store: ChromaStore | None = None,
+    models: ModelPool | None = None,
 ) -> Services:
-    """Everything a request needs. Pass ``embedder``/``store`` to share already-loaded ones."""
+    """Everything a request needs. Pass ``embedder``/``store`` to share already-loaded ones, ``models``
+    for chat models of your own (tests: ``ModelPool(settings, metrics, connect=...)``)."""
     policy = load_configured_policy(settings)
     embedder = embedder or Embedder.from_settings(settings)
     if store is None:
@@ -124,16 +130,17 @@ def build_services(
     metrics = GatewayMetrics()
     metrics.declare_tiers(t.id for t in policy.tiers.tiers)
     metrics.knowledge_passages.set(store.count_sync())
-    upstream = build_upstream(settings, embedder, metrics)
-    verifier = build_verifier(settings, policy, embedder, upstream)
+    models = models or build_models(settings, metrics)
+    verifier = build_verifier(settings, policy, embedder, models)
     services = Services(
         settings=settings,
         policy=policy,
         embedder=embedder,
         store=store,
-        upstream=upstream,
+        models=models,
+        upstream=build_upstream(settings, embedder, models),
         verifier=verifier,
-        rewriter=build_rewriter(settings, policy, embedder, verifier, upstream),
+        rewriter=build_rewriter(settings, policy, embedder, verifier, models),
         messages=Messages(settings.templates_dir or bundled("templates"), policy.context),
         metrics=metrics,
         audit=open_audit_store(settings),

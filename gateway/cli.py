@@ -80,13 +80,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from gateway.checkonly import batch as verify_batch
+    from gateway.models import ModelPool
 
     settings = _settings(args)
     source = Path(args.file)
     if not source.is_file():
         print(f"trust-gateway: no such file: {source}", file=sys.stderr)
         return 2
-    verifier, fetcher = verify_batch.build_components(settings)
+    models = ModelPool(settings)
+    verifier, fetcher = verify_batch.build_components(settings, models)
     with contextlib.ExitStack() as stack:
         out = stack.enter_context(Path(args.out).open("w", encoding="utf-8")) if args.out else sys.stdout
         summary = verify_batch.run_file(
@@ -97,6 +99,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
             fetcher,
             max_sources=settings.verify_max_sources,
             progress=not args.no_progress,
+            models=models,
         )
     print(
         f"verified {summary.checked} of {summary.rows} rows; {len(summary.skipped)} skipped",

@@ -134,13 +134,13 @@ class UpstreamRateLimited(UpstreamError):
 
 
 class UpstreamBusy(UpstreamError):
-    """Every upstream slot is taken and the wait queue is full (``LimitedUpstream``)."""
+    """Every upstream slot is taken and the wait queue is full (``models.limits.CallLimits``)."""
 
     kind = "queue_full"
 
 
 class UpstreamQueueTimeout(UpstreamBusy):
-    """A call waited too long for an upstream slot (``LimitedUpstream``)."""
+    """A call waited too long for an upstream slot (``models.limits.CallLimits``)."""
 
     kind = "queue_timeout"
 

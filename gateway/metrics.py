@@ -53,7 +53,7 @@ REQUEST_OUTCOMES = (
 AUDIT_OPERATIONS = ("begin", "complete", "check")
 """Audit store operations that can fail (``gateway_audit_errors_total{operation}``)."""
 MODEL_CALL_PURPOSES = ("draft", "rewrite", "judge")
-"""Why the gateway called a model through the shared ``LimitedUpstream`` limits."""
+"""Why the gateway called a model (``models.MeteredModel``: the holder of the model)."""
 CALL_RESULTS = ("ok", "error")
 REWRITE_SKIP_REASONS = ("cap", "deadline")
 """Why a failing claim was removed without a rewrite attempt finishing."""

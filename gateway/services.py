@@ -13,6 +13,7 @@ from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.store import KnowledgeStore
 from gateway.messages import Messages
 from gateway.metrics import GatewayMetrics
+from gateway.models.pool import ModelPool
 from gateway.pipeline.semantic_triage import SemanticTriage
 from gateway.policy.loader import Policy
 from gateway.settings import Settings
@@ -30,6 +31,9 @@ class Services:
     policy: Policy
     embedder: Embedder
     store: KnowledgeStore
+    models: ModelPool
+    """The chat models of the process (``bootstrap.build_models``): the upstream, rewriter and judge
+    models come from it; closing it closes every model client once."""
     upstream: Upstream
     verifier: Verifier
     rewriter: Rewriter
@@ -41,3 +45,8 @@ class Services:
     """The process's SSRF-safe web fetcher (``bootstrap.build_fetcher``); shared so its cache is."""
     triage_model: SemanticTriage | None = None
     """Triage's semantic layers, exemplar banks encoded once (``bootstrap``; built on first use if absent)."""
+
+    async def aclose_models(self) -> None:
+        """Close the upstream and every chat model of the process (each client once)."""
+        await self.upstream.aclose()
+        await self.models.aclose()

@@ -25,19 +25,21 @@ from gateway.checkonly.rendering import report_json
 from gateway.checkonly.service import UrlChecker, check_answer
 from gateway.errors import RequestError, StageError
 from gateway.fetching.fetcher import SafeFetcher
+from gateway.models.pool import ModelPool
 from gateway.settings import Settings
 from gateway.verification.base import Verifier
 
 
-def build_components(settings: Settings) -> tuple[Verifier, SafeFetcher]:
-    """The configured verifier and web fetcher, without opening the knowledge store."""
+def build_components(settings: Settings, models: ModelPool) -> tuple[Verifier, SafeFetcher]:
+    """The configured verifier (its judge's model from ``models``) and web fetcher, without opening the
+    knowledge store."""
     from gateway.bootstrap import build_fetcher, build_verifier
     from gateway.knowledge.embedding import Embedder
     from gateway.policy.loader import load_configured_policy
 
     policy = load_configured_policy(settings)
     embedder = Embedder.from_settings(settings, bulk=True)
-    return build_verifier(settings, policy, embedder), build_fetcher(settings, policy)
+    return build_verifier(settings, policy, embedder, models), build_fetcher(settings, policy)
 
 
 @dataclass
@@ -94,17 +96,26 @@ def run_file(
     *,
     max_sources: int,
     progress: bool = True,
+    models: ModelPool | None = None,
 ) -> BatchSummary:
-    """Read ``source`` (JSONL), write results as JSONL to ``out``, report skipped rows to ``errors``."""
+    """Read ``source`` (JSONL), write results as JSONL to ``out``, report skipped rows to ``errors``;
+    close ``models`` (the verifier's) when done."""
     lines = source.read_text(encoding="utf-8").splitlines()
 
     def write(result: dict[str, Any]) -> None:
         out.write(json.dumps(result, ensure_ascii=False) + "\n")
         out.flush()
 
-    summary = asyncio.run(
-        verify_lines(lines, write, verifier, fetcher, max_sources=max_sources, progress=progress)
-    )
+    async def run() -> BatchSummary:
+        try:
+            return await verify_lines(
+                lines, write, verifier, fetcher, max_sources=max_sources, progress=progress
+            )
+        finally:
+            if models is not None:
+                await models.aclose()
+
+    summary = asyncio.run(run())
     for number, why in summary.skipped:
         errors.write(f"{source}:{number}: skipped: {why}\n")
     return summary

@@ -16,9 +16,9 @@ from typing import Any
 from gateway.cleanup.common import Sources, cited_sources, is_planted, removed, verified_rewrite
 from gateway.domain import ChatRequest, ClaimResult, Passage
 from gateway.errors import UpstreamError
+from gateway.models.base import ChatModel
 from gateway.policy.cleanup import CleanupPolicy
 from gateway.text import strip_markers
-from gateway.upstream.base import CompletionClient
 from gateway.verification.base import Verifier
 
 REWRITE_TEMPERATURE = 0.0
@@ -76,8 +76,9 @@ class UpstreamRewriter:
     name = "upstream"
     uses_model = True
 
-    def __init__(self, client: CompletionClient, verifier: Verifier, policy: CleanupPolicy) -> None:
-        self._client = client
+    def __init__(self, model: ChatModel, verifier: Verifier, policy: CleanupPolicy) -> None:
+        """``model``: in the gateway, the upstream endpoint's model, behind the same limits as the draft."""
+        self._model = model
         self._verifier = verifier
         self._policy = policy
 
@@ -93,7 +94,7 @@ class UpstreamRewriter:
             return failed
         sources = cited_sources(failed.statement, passages)
         try:
-            raw = await self._client.complete(
+            raw = await self._model.complete(
                 rewrite_messages(failed.statement.text, sources),
                 temperature=REWRITE_TEMPERATURE,
                 user=request.user,

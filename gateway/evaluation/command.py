@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,11 +32,11 @@ from gateway.evaluation.systems import HttpGateway, InProcessGateway, RawModelSy
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.corpus import SourceDocument, load_manifest
 from gateway.knowledge.embedding import Embedder
+from gateway.models import ChatModel, Endpoint, ModelPool
 from gateway.policy.loader import Policy, load_configured_policy
 from gateway.resources import bundled
 from gateway.services import Services
 from gateway.settings import Settings
-from gateway.upstream.openai_upstream import OpenAIUpstream
 from gateway.verification.base import Verifier
 from gateway.verification.local import LocalEntailmentVerifier
 
@@ -53,8 +53,9 @@ def run_command(args: argparse.Namespace, settings: Settings) -> int:
 async def _generate(args: argparse.Namespace, settings: Settings) -> int:
     if args.out is None:
         raise ConfigurationError("trust-gateway eval generate", "--out", "name the JSONL file to write")
-    upstream = _raw_upstream(args, settings)
-    if upstream is None:
+    models = ModelPool(settings)
+    model = _raw_model(args, settings, models)
+    if model is None:
         raise ConfigurationError(
             "trust-gateway eval generate",
             "GATEWAY_UPSTREAM_BASE_URL",
@@ -63,9 +64,9 @@ async def _generate(args: argparse.Namespace, settings: Settings) -> int:
     directory = args.knowledge_dir or settings.knowledge_dir or bundled("knowledge")
     documents = load_manifest(directory)
     try:
-        questions, failures = await generate_questions(documents, upstream)
+        questions, failures = await generate_questions(documents, model)
     finally:
-        await upstream.aclose()
+        await models.aclose()
     written = write_questions(questions, args.out)
     print(f"wrote {written} questions for {len(documents)} documents to {args.out}")
     for failure in failures:
@@ -99,12 +100,14 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
     if args.limit is not None:
         questions = questions[: max(args.limit, 0)]
     embedder = Embedder.from_settings(settings)
+    models = ModelPool(settings)  # the raw model's and the checker's judge's (services have their own)
+    wiring.closers.append(models.aclose)
     services: Services | None = None
     if not args.replay:
-        services = _wire_systems(args, settings, embedder, wiring)
+        services = _wire_systems(args, settings, embedder, wiring, models)
     documents = _documents(args, settings, wiring.notes)
     fetcher = SafeFetcher.from_policy(policy.thresholds.verification, settings)
-    verifier = _checker_verifier(args.checker, policy, embedder, services, settings)
+    verifier = _checker_verifier(args.checker, policy, embedder, services, settings, models)
     urls = KnowledgeBaseFirst(documents, fetcher, enabled=not args.no_kb_urls)
     checker: AnswerChecker = StatementChecker(verifier, urls)
     if not wiring.systems:
@@ -194,7 +197,7 @@ def evaluation_results(
 
 
 def _wire_systems(
-    args: argparse.Namespace, settings: Settings, embedder: Embedder, wiring: _Wiring
+    args: argparse.Namespace, settings: Settings, embedder: Embedder, wiring: _Wiring, models: ModelPool
 ) -> Services | None:
     wanted = [s.strip() for s in args.systems.split(",") if s.strip()]
     unknown = sorted(set(wanted) - {"raw", "gateway"})
@@ -204,15 +207,14 @@ def _wire_systems(
         )
     services: Services | None = None
     if "raw" in wanted:
-        upstream = _raw_upstream(args, settings)
-        if upstream is None:
+        raw = _raw_model(args, settings, models)
+        if raw is None:
             wiring.notes.append(
                 "The raw system was skipped: it needs an upstream model (GATEWAY_UPSTREAM_BASE_URL or "
                 "--raw-base-url) and none is configured."
             )
         else:
-            wiring.systems.append(RawModelSystem(upstream))
-            wiring.closers.append(upstream.aclose)
+            wiring.systems.append(RawModelSystem(raw))
             model = args.raw_model or settings.upstream_model
             wiring.descriptions["raw"] = (
                 f"{model} at {args.raw_base_url or settings.upstream_base_url}, no gateway"
@@ -226,25 +228,22 @@ def _wire_systems(
         else:
             services = build_services(settings, embedder=embedder)
             wiring.systems.append(InProcessGateway(services))
-            wiring.closers.append(services.upstream.aclose)
+            wiring.closers.append(services.aclose_models)
             wiring.descriptions["gateway"] = (
                 f"in-process pipeline, upstream {services.upstream.name}, verifier {services.verifier.name}"
             )
     return services
 
 
-def _raw_upstream(args: argparse.Namespace, settings: Settings) -> OpenAIUpstream | None:
+def _raw_model(args: argparse.Namespace, settings: Settings, models: ModelPool) -> ChatModel | None:
+    """The upstream endpoint's model (or ``--raw-base-url`` / ``--raw-model``), under its limits."""
     base_url = args.raw_base_url or settings.upstream_base_url
     if not base_url:
         return None
-    return OpenAIUpstream(
-        base_url=base_url,
-        api_key=settings.upstream_api_key.reveal(),
-        model=args.raw_model or settings.upstream_model,
-        timeout=settings.upstream_timeout,
-        retries=settings.upstream_retries,
-        response_format=settings.upstream_response_format,
+    endpoint = replace(
+        Endpoint.upstream(settings), base_url=base_url, model=args.raw_model or settings.upstream_model
     )
+    return models.model(endpoint, "draft")
 
 
 def _documents(args: argparse.Namespace, settings: Settings, notes: list[str]) -> list[SourceDocument]:
@@ -257,12 +256,19 @@ def _documents(args: argparse.Namespace, settings: Settings, notes: list[str]) -
 
 
 def _checker_verifier(
-    choice: str, policy: Policy, embedder: Embedder, services: Services | None, settings: Settings
+    choice: str,
+    policy: Policy,
+    embedder: Embedder,
+    services: Services | None,
+    settings: Settings,
+    models: ModelPool,
 ) -> Verifier:
     if choice == "gateway":
         from gateway.bootstrap import build_verifier
 
-        return services.verifier if services is not None else build_verifier(settings, policy, embedder)
+        if services is not None:
+            return services.verifier
+        return build_verifier(settings, policy, embedder, models)
     return LocalEntailmentVerifier(embedder, policy.thresholds.verification)
 
 

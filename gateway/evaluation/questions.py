@@ -24,7 +24,7 @@ from typing import Any
 from gateway.errors import ConfigurationError, UpstreamError
 from gateway.evaluation.records import ExpectedScope, Question
 from gateway.knowledge.corpus import SourceDocument
-from gateway.upstream.base import CompletionClient
+from gateway.models.base import ChatModel
 
 BUNDLED_QUESTIONS = Path(__file__).resolve().parent / "questions" / "bundled.jsonl"
 """The question set written for the bundled knowledge base (shipped inside the package)."""
@@ -164,7 +164,7 @@ def parse_generated(raw: str) -> str:
 
 
 async def generate_questions(
-    documents: Iterable[SourceDocument], client: CompletionClient
+    documents: Iterable[SourceDocument], model: ChatModel
 ) -> tuple[list[Question], list[GenerationFailure]]:
     """One question per document; documents whose reply breaks the rules are reported, not guessed."""
     questions: list[Question] = []
@@ -178,7 +178,7 @@ async def generate_questions(
             },
         ]
         try:
-            raw = await client.complete(
+            raw = await model.complete(
                 messages, temperature=0.0, schema=GENERATION_SCHEMA, schema_name="eval_question"
             )
             text = parse_generated(raw)

@@ -26,9 +26,9 @@ from gateway.errors import ConfigurationError, UpstreamError
 from gateway.evaluation.questions import parse_question
 from gateway.evaluation.records import Question, SourceRef, SystemAnswer
 from gateway.evaluation.scoring import looks_like_refusal
+from gateway.models.base import ChatModel
 from gateway.pipeline.run import answer as gateway_answer
 from gateway.services import Services
-from gateway.upstream.base import CompletionClient
 
 Clock = Callable[[], float]
 
@@ -136,8 +136,8 @@ def _text_answer(text: str) -> tuple[str, tuple[SourceRef, ...]]:
 class RawModelSystem:
     """The upstream model with no gateway: asked for a short answer and the URLs backing it."""
 
-    def __init__(self, client: CompletionClient, clock: Clock = time.perf_counter, name: str = "raw") -> None:
-        self._client = client
+    def __init__(self, model: ChatModel, clock: Clock = time.perf_counter, name: str = "raw") -> None:
+        self._model = model
         self._clock = clock
         self.name = name
 
@@ -145,7 +145,7 @@ class RawModelSystem:
         messages = [{"role": "system", "content": RAW_PROMPT}, {"role": "user", "content": question.question}]
         started = self._clock()
         try:
-            raw = await self._client.complete(
+            raw = await self._model.complete(
                 messages, temperature=0.0, schema=RAW_SCHEMA, schema_name="answer_with_sources"
             )
         except UpstreamError as err:

@@ -1,7 +1,7 @@
 """Bounds on the model's reply, checked before the CPU-heavy stages (splitting, verifying) run, and
 the check that no conversational sentence of it reads like an instruction to a model or system.
 
-The reply's length is bounded where it is read (``OpenAIUpstream.draft``, setting
+The reply's length is bounded where it is read (``ModelUpstream.draft``, setting
 ``upstream_max_reply_chars``). Here: a reply that repeats one sentence more than
 ``max_repeated_sentences`` times, or that splits into more than ``max_draft_statements`` statements,
 is refused as ``malformed_output`` (a degenerate loop of the model, or

@@ -37,6 +37,7 @@ from gateway.domain import (
     Verdict,
 )
 from gateway.errors import MalformedDraft, StageError, StoreError, UpstreamError, VerifierError
+from gateway.models.limits import request_deadline
 from gateway.pipeline.badge import badge
 from gateway.pipeline.bounds import check_repeats, check_statements, instruction_sentence
 from gateway.pipeline.cleanup import Cleanup, judge_claims
@@ -48,7 +49,6 @@ from gateway.pipeline.triage import answerable_request, deferred_questions, red_
 from gateway.pipeline.verify import verify
 from gateway.services import Services
 from gateway.settings import Settings
-from gateway.upstream.limited import request_deadline
 
 log = structlog.get_logger("gateway.pipeline")
 
@@ -282,7 +282,7 @@ class _Run:
             tasks[index] = asyncio.create_task(self._rewrite(cleaning.results[index], note))
         deadline = self.services.settings.upstream_deadline
         resolved: set[int] = set()
-        try:  # each call ends by the request deadline (LimitedUpstream); this is the backstop
+        try:  # each call ends by the request deadline (LimitedModel); this is the backstop
             budget = deadline + REWRITE_GRACE_SECONDS - (time.perf_counter() - self.model_started)
             with anyio.move_on_after(budget):
                 for index, task in tasks.items():

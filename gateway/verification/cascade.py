@@ -32,9 +32,10 @@ from pathlib import Path
 
 from gateway.domain import ClaimToCheck, Evidence, Passage, Verdict, VerdictLabel
 from gateway.knowledge.embedding import Embedder
+from gateway.models.openai_compatible import Endpoint
+from gateway.models.pool import ModelPool
 from gateway.policy.verification import VerificationPolicy
 from gateway.settings import Settings
-from gateway.upstream.base import CallGate
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.base import Verifier
 from gateway.verification.binding import Binding, quote_context, restates
@@ -232,22 +233,19 @@ def build_nli(settings: Settings, policy: VerificationPolicy) -> NLIStage | None
 
 
 def build_verifier(
-    settings: Settings, policy: VerificationPolicy, embedder: Embedder, gate: CallGate | None = None
+    settings: Settings, policy: VerificationPolicy, embedder: Embedder, models: ModelPool | None = None
 ) -> Verifier:
-    """The configured cascade: the entailment model and the judge join when configured; the judge's
-    calls go through ``gate`` (the shared model-call limits) when given."""
+    """The configured cascade: the entailment model and the judge join when configured. The judge's
+    model comes from ``models`` (the process's ModelPool: its limits, metrics and closing), which is
+    then required."""
     anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
     local = LocalEntailmentVerifier(embedder, policy)
     judge: LLMJudgeVerifier | None = None
     if settings.judge_base_url:
+        if models is None:
+            raise ValueError("the LLM judge is configured: pass the ModelPool its model comes from")
         judge = LLMJudgeVerifier(
-            JudgeConfig(
-                base_url=settings.judge_base_url,
-                api_key=settings.judge_api_key.reveal(),
-                model=settings.judge_model,
-                timeout=settings.judge_timeout,
-                quote_threshold=policy.quote_fuzzy_threshold,
-            ),
-            gate=gate,
+            models.model(Endpoint.judge(settings), "judge"),
+            JudgeConfig(timeout=settings.judge_timeout, quote_threshold=policy.quote_fuzzy_threshold),
         )
     return CascadeVerifier(anchoring, local, judge, policy, build_nli(settings, policy))

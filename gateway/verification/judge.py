@@ -1,11 +1,13 @@
-"""LLM judge: asks any OpenAI-compatible model whether the cited passages entail a claim.
+"""LLM judge: asks a chat model whether the cited passages entail a claim.
 
 The judge is the expensive, optional last step of the cascade. It is asked for strict JSON
-(``verdict``, ``quote``, ``reason``) at temperature 0. Every failure for one claim (timeout, HTTP error,
-refusal, malformed JSON, unknown verdict) fails closed: the claim is ``unsupported`` with check
-``judge_error``; ``verify`` never raises for a single claim. A "supported" verdict must carry a quote
-that really occurs in a cited passage (``anchoring.find_quote``), otherwise it is downgraded: a judge
-that cannot point at its evidence is not trusted.
+(``verdict``, ``quote``, ``reason``) at temperature 0, through a ``ChatModel`` (``gateway.models``: in
+the gateway, the judge endpoint's model behind the process's limits and metrics). Every failure for
+one claim (timeout, HTTP error, no free slot, malformed JSON, unknown verdict) fails closed: the claim
+is ``unsupported`` with check ``judge_error``; ``verify`` never raises for a single claim. A
+"supported" verdict must carry a quote that really occurs in a cited passage
+(``anchoring.find_quote``), otherwise it is downgraded: a judge that cannot point at its evidence is
+not trusted.
 """
 
 from __future__ import annotations
@@ -13,16 +15,13 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
-import openai
-from openai import AsyncOpenAI
-from openai.types.chat import ChatCompletionMessageParam
-from openai.types.shared_params import ResponseFormatJSONSchema
 
 from gateway.domain import ClaimToCheck, Evidence, Passage, Verdict, VerdictLabel
-from gateway.errors import UpstreamError
-from gateway.upstream.base import CallGate
+from gateway.errors import MalformedDraft, UpstreamBusy, UpstreamError, UpstreamTimeout
+from gateway.models.base import ChatModel, Messages
 from gateway.verification.anchoring import find_quote
 
 JUDGE_ERROR = "judge_error"
@@ -51,32 +50,25 @@ Decide whether the passages, and only the passages, establish the statement:
 Return JSON only. "quote" is a short verbatim excerpt copied character for character from one
 passage that decides the verdict (empty when unsupported). "reason" is one short sentence."""
 
-VERDICT_FORMAT: ResponseFormatJSONSchema = {
-    "type": "json_schema",
-    "json_schema": {
-        "name": "claim_verdict",
-        "strict": True,
-        "schema": {
-            "type": "object",
-            "properties": {
-                "verdict": {"type": "string", "enum": [label.value for label in VerdictLabel]},
-                "quote": {"type": "string"},
-                "reason": {"type": "string"},
-            },
-            "required": ["verdict", "quote", "reason"],
-            "additionalProperties": False,
-        },
+JUDGE_TEMPERATURE = 0.0
+"""Judging is a decision, not writing: no sampling."""
+VERDICT_SCHEMA_NAME = "claim_verdict"
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": [label.value for label in VerdictLabel]},
+        "quote": {"type": "string"},
+        "reason": {"type": "string"},
     },
+    "required": ["verdict", "quote", "reason"],
+    "additionalProperties": False,
 }
 
 
 @dataclass(frozen=True)
 class JudgeConfig:
-    base_url: str
-    api_key: str
-    model: str
     timeout: float
-    max_retries: int = 0
+    """Seconds one claim's judge call may take, waiting for a slot included (``GATEWAY_JUDGE_TIMEOUT``)."""
     quote_threshold: float = 0.85
     """Fuzzy threshold (0..1) at which the judge's quote counts as found in a passage."""
     max_concurrency: int = 4
@@ -87,7 +79,7 @@ class JudgeOutputError(ValueError):
     """The judge answered, but not with the JSON verdict it was asked for."""
 
 
-def build_messages(claim: ClaimToCheck) -> list[ChatCompletionMessageParam]:
+def build_messages(claim: ClaimToCheck) -> Messages:
     passages = "\n\n".join(f"[{number}] {passage.text}" for number, passage in claim.sources)
     user = f"Passages:\n{passages}\n\nStatement: {claim.text}"
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
@@ -110,23 +102,13 @@ def parse_output(content: str | None) -> tuple[VerdictLabel, str, str]:
 
 
 class LLMJudgeVerifier:
-    """Verifier protocol over an OpenAI-compatible chat endpoint; fails closed per claim."""
+    """Verifier protocol over a chat model; fails closed per claim."""
 
     name = "judge"
 
-    def __init__(
-        self, config: JudgeConfig, client: AsyncOpenAI | None = None, gate: CallGate | None = None
-    ) -> None:
-        """``gate``: the process's shared model-call limits (``LimitedUpstream``), so judge calls wait
-        for the same slots and deadline as drafts and rewrites, and their failures are counted."""
+    def __init__(self, model: ChatModel, config: JudgeConfig) -> None:
+        self._model = model
         self._config = config
-        self._gate = gate
-        self._client = client or AsyncOpenAI(
-            base_url=config.base_url,
-            api_key=config.api_key or "none",
-            timeout=config.timeout,
-            max_retries=config.max_retries,
-        )
 
     async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
         results: list[Verdict | None] = [None] * len(claims)
@@ -152,31 +134,26 @@ class LLMJudgeVerifier:
             )
         try:
             with anyio.fail_after(self._config.timeout):
-                if self._gate is None:
-                    content = await self._ask(claim)
-                else:
-                    content = await self._gate.call("judge", lambda: self._ask(claim))
+                content = await self._model.complete(
+                    build_messages(claim),
+                    temperature=JUDGE_TEMPERATURE,
+                    schema=VERDICT_SCHEMA,
+                    schema_name=VERDICT_SCHEMA_NAME,
+                )
             label, quote, reason = parse_output(content)
-        except (TimeoutError, openai.APITimeoutError):
+        except TimeoutError:
             return _failed(f"the judge did not answer within {self._config.timeout:g}s", TIMEOUT)
-        except UpstreamError as err:  # no free slot, or the shared deadline passed
+        except UpstreamTimeout as err:  # the endpoint's read timeout, or the call's / request's deadline
+            return _failed(f"the judge did not answer in time: {err}", TIMEOUT)
+        except UpstreamBusy as err:  # no free slot
             return _failed(f"the judge call was not completed: {err}", ERROR)
-        except openai.APIError as err:
-            return _failed(f"judge API error: {type(err).__name__}", ERROR)
+        except MalformedDraft as err:  # an answer, but not a chat completion
+            return _failed(f"malformed judge output: {err}", INVALID_OUTPUT)
+        except UpstreamError as err:
+            return _failed(f"judge API error: {type(err).__name__}: {err}", ERROR)
         except JudgeOutputError as err:
             return _failed(f"malformed judge output: {err}", INVALID_OUTPUT)
         return self._anchored(claim, label, quote, reason)
-
-    async def _ask(self, claim: ClaimToCheck) -> str | None:
-        response = await self._client.chat.completions.create(
-            model=self._config.model,
-            messages=build_messages(claim),
-            temperature=0,
-            response_format=VERDICT_FORMAT,
-        )
-        if not response.choices:
-            raise JudgeOutputError("no choices in the response")
-        return response.choices[0].message.content
 
     def _anchored(self, claim: ClaimToCheck, label: VerdictLabel, quote: str, reason: str) -> Verdict:
         """Attach the quote's location; a verdict whose quote is not in any cited passage is downgraded."""

@@ -78,7 +78,7 @@ def create_app(
             yield
         finally:
             if owned and holder.services is not None:
-                await holder.services.upstream.aclose()
+                await holder.services.aclose_models()
                 holder.services.audit.close()
             limiter.close()
 

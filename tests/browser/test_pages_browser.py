@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from gateway.settings import Secret
-from tests.support.scripted_upstream import contract_answer, running_upstream
+from gateway.testing import contract_answer, running_upstream
 from tests.support.stack import running_gateway
 
 pytestmark = pytest.mark.browser

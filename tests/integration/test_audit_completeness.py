@@ -20,11 +20,10 @@ import httpx
 import pytest
 
 from gateway.audit import AuditFilter
+from gateway.testing import Reply, ScriptedUpstream, running_upstream, serve_in_thread
 from gateway.web.app import create_app
 from tests.support import cleanup_scenarios as s
 from tests.support.cleanup_stack import pin_chat_verifier, policy_copy
-from tests.support.scripted_upstream import Reply, ScriptedUpstream, running_upstream
-from tests.support.servers import serve_in_thread
 from tests.support.stack import running_gateway
 
 HELD_REWRITE = s.contract_answer(

@@ -1,6 +1,6 @@
 """Every model call bounded, bounded work, a free loop (issue 19, items 2 and 3).
 
-Rewrite calls share the draft's ``LimitedUpstream`` (slots, queue, per-request deadline, error
+Rewrite calls share the draft's ``LimitedModel`` (slots, queue, per-request deadline, error
 metrics) and a per-request cap; a trickling rewrite is cut at the request's deadline; the model's reply
 is bounded in size and repetition (refused as ``malformed_output``, counted); and ``/healthz`` stays
 responsive while a 1 MB draft is split and verified off the event loop.
@@ -18,10 +18,10 @@ import httpx
 import pytest
 
 from gateway.audit import AuditFilter
+from gateway.testing import Reply, ScriptedUpstream, running_upstream
 from tests.support import cleanup_scenarios as s
 from tests.support.cleanup_stack import pin_chat_verifier, policy_copy
 from tests.support.fault_server import running_fault_server
-from tests.support.scripted_upstream import Reply, ScriptedUpstream, running_upstream
 from tests.support.stack import running_gateway
 
 HEALTHZ_BOUND_SECONDS = 0.2

@@ -8,7 +8,7 @@ import httpx
 import openai
 import pytest
 
-from tests.support.scripted_upstream import Reply, contract_answer, running_upstream
+from gateway.testing import Reply, contract_answer, running_upstream
 from tests.support.stack import openai_client, running_gateway
 
 PARACETAMOL_DOSE = "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours."
@@ -172,7 +172,7 @@ def scripted_base(gateway) -> str:  # type: ignore[no-untyped-def]
 
 
 def test_connection_refused_is_a_safe_refusal(make_services) -> None:  # type: ignore[no-untyped-def]
-    from tests.support.servers import free_port
+    from gateway.testing import free_port
 
     services = make_services(upstream_base_url=f"http://127.0.0.1:{free_port()}/v1", upstream_retries=0)
     with running_gateway(services) as url:

@@ -11,8 +11,8 @@ import httpx
 import pytest
 
 from gateway.settings import Secret
+from gateway.testing import running_upstream
 from tests.conftest import FIXTURE_KB
-from tests.support.scripted_upstream import running_upstream
 from tests.support.stack import running_gateway
 
 pytestmark = pytest.mark.slow

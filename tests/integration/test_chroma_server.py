@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from gateway.testing import free_port, serve_in_thread
 from tests.conftest import FIXTURE_KB, REPO
-from tests.support.servers import free_port, serve_in_thread
 
 pytestmark = pytest.mark.slow
 CHROMA = Path(sys.executable).parent / "chroma"

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from gateway.services import Services
+from gateway.testing import ScriptedUpstream, running_upstream
 from tests.support import cleanup_scenarios as s
 from tests.support.cleanup_stack import pin_chat_verifier, policy_copy
-from tests.support.scripted_upstream import ScriptedUpstream, running_upstream
 from tests.support.stack import openai_client, running_gateway
 
 Ask = Callable[[str], tuple[str, dict[str, Any]]]

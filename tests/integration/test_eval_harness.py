@@ -23,12 +23,11 @@ from gateway.evaluation.scoring import KnowledgeBaseFirst, StatementChecker
 from gateway.evaluation.systems import RAW_PROMPT, HttpGateway, InProcessGateway, RawModelSystem, load_replay
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.corpus import load_manifest
+from gateway.models import OpenAIChatModel
 from gateway.resources import bundled
-from gateway.upstream.openai_upstream import OpenAIUpstream
+from gateway.testing import Reply, ScriptedUpstream, contract_answer, serve_in_thread
 from gateway.verification.local import LocalEntailmentVerifier
 from tests.conftest import FIXTURE_KB
-from tests.support.scripted_upstream import Reply, ScriptedUpstream, contract_answer
-from tests.support.servers import serve_in_thread
 from tests.support.stack import running_gateway
 
 PARA_URL = "https://www.nhs.uk/medicines/paracetamol-for-adults/"
@@ -77,24 +76,20 @@ GATEWAY_REPLIES = {
 }
 
 
-class RoutedUpstream(ScriptedUpstream):
+def route(body: dict[str, Any]) -> Reply:
     """Answers by who is asking (the raw prompt or the gateway's contract) and by the question."""
-
-    def _next(self, body: dict[str, Any]) -> Reply:
-        messages = body["messages"]
-        question = next(m["content"] for m in reversed(messages) if m["role"] == "user")
-        with self._lock:
-            self.requests.append(body)
-        if messages[0]["content"] == RAW_PROMPT:
-            return Reply(content=RAW_REPLIES[question])
-        if messages[0]["content"] == GENERATION_PROMPT:
-            title = question.splitlines()[0].removeprefix("Document title: ")
-            if title == "Hay fever":  # breaks the self-contained rule: must be skipped, not kept
-                return Reply(content=json.dumps({"question": "What does the document say about pollen?"}))
-            return Reply(content=json.dumps({"question": f"What should adults know about {title.lower()}?"}))
-        if any("Passages:" in m["content"] for m in messages if m["role"] == "system"):
-            return Reply(content=GATEWAY_REPLIES[question])
-        return Reply(status=500, content="unexpected request")
+    messages = body["messages"]
+    question = next(m["content"] for m in reversed(messages) if m["role"] == "user")
+    if messages[0]["content"] == RAW_PROMPT:
+        return Reply(content=RAW_REPLIES[question])
+    if messages[0]["content"] == GENERATION_PROMPT:
+        title = question.splitlines()[0].removeprefix("Document title: ")
+        if title == "Hay fever":  # breaks the self-contained rule: must be skipped, not kept
+            return Reply(content=json.dumps({"question": "What does the document say about pollen?"}))
+        return Reply(content=json.dumps({"question": f"What should adults know about {title.lower()}?"}))
+    if any("Passages:" in m["content"] for m in messages if m["role"] == "system"):
+        return Reply(content=GATEWAY_REPLIES[question])
+    return Reply(status=500, content="unexpected request")
 
 
 class StepClock:
@@ -109,10 +104,11 @@ class StepClock:
 
 
 @pytest.fixture(scope="module")
-def upstream() -> Iterator[tuple[RoutedUpstream, str]]:
-    routed = RoutedUpstream()
-    with serve_in_thread(routed.app()) as url:
-        yield routed, f"{url}/v1"
+def upstream() -> Iterator[tuple[ScriptedUpstream, str]]:
+    scripted = ScriptedUpstream()
+    scripted.responder = route
+    with serve_in_thread(scripted.app()) as url:
+        yield scripted, f"{url}/v1"
 
 
 @pytest.fixture
@@ -133,10 +129,10 @@ def checker(embedder):  # type: ignore[no-untyped-def]
 
 
 def raw_system(base_url: str) -> RawModelSystem:
-    client = OpenAIUpstream(
+    model = OpenAIChatModel(
         base_url=base_url, api_key="k", model="m", timeout=10.0, retries=0, response_format="json_schema"
     )
-    return RawModelSystem(client, clock=StepClock())
+    return RawModelSystem(model, clock=StepClock())
 
 
 SPEC = BootstrapSpec(resamples=500, seed=3)

@@ -1,6 +1,6 @@
 """Faults beyond test_chat_api's basics: each ends in a safe refusal, counted, audited, with no model text.
 
-The gateway calls the upstream without streaming (``OpenAIUpstream.draft`` reads one completion), so
+The gateway calls the upstream without streaming (``ModelUpstream.draft`` reads one completion), so
 "a truncated or stalled event stream" from the upstream is exercised as its non-streaming equivalents:
 a body cut short, a body that stalls half-way, headers with no body, a slow drip, a reset, garbage,
 and an event stream returned where a completion was expected. The client side is tested both ways:
@@ -12,18 +12,16 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Sequence
 from typing import Any
 
 import httpx
 import pytest
 
 from gateway.audit import AuditFilter
-from gateway.domain import ClaimToCheck, Passage, Verdict
+from gateway.domain import Passage
 from gateway.errors import StoreError, VerifierError
+from gateway.testing import Reply, ScriptedVerifier, contract_answer, free_port, running_upstream
 from tests.support.fault_server import running_fault_server
-from tests.support.scripted_upstream import Reply, contract_answer, running_upstream
-from tests.support.servers import free_port
 from tests.support.stack import running_gateway
 
 QUESTION = "How much paracetamol can an adult take?"
@@ -144,16 +142,6 @@ class FailingStore:
         return int(await self.inner.count())
 
 
-class RaisingVerifier:
-    name = "anchoring"
-
-    def __init__(self, error: Exception) -> None:
-        self.error = error
-
-    async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
-        raise self.error
-
-
 @pytest.fixture(scope="module")
 def scripted():  # type: ignore[no-untyped-def]
     with running_upstream() as (upstream, base_url):
@@ -213,7 +201,7 @@ def test_verifier_raising_refuses_the_verified_looking_draft(error, scripted, ma
     upstream.reset()
     upstream.default = Reply(content=supported_answer())
     services = make_services(upstream_base_url=base_url, upstream_retries=0)
-    services.verifier = RaisingVerifier(error)
+    services.verifier = ScriptedVerifier("anchoring", error=error)
     with running_gateway(services) as url:
         for stream in (False, True):
             status, content, _raw, trust = ask(url, stream)

@@ -13,7 +13,7 @@ import pytest
 from bench.bench_gateway import five_claim_answer
 from bench.load_test import run_load
 from gateway.settings import Secret
-from tests.support.scripted_upstream import running_upstream
+from gateway.testing import running_upstream
 from tests.support.stack import running_gateway
 
 KEY = "short-load-key"

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from gateway.settings import Secret
-from tests.support.scripted_upstream import contract_answer, running_upstream
+from gateway.testing import contract_answer, running_upstream
 from tests.support.stack import openai_client, running_gateway
 
 CLINICIAN_KEY = "clin-key-for-tests-1"

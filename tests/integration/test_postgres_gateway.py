@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from gateway.settings import Secret
-from tests.support.scripted_upstream import Reply, contract_answer, running_upstream
+from gateway.testing import Reply, contract_answer, running_upstream
 from tests.support.stack import running_gateway
 
 CLINICIAN_KEY = "clin-key-for-pg-tests"

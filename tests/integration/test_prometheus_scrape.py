@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from gateway.testing import Reply, contract_answer, running_upstream
 from tests.support.prometheus import GATEWAY_JOB, running_prometheus
-from tests.support.scripted_upstream import Reply, contract_answer, running_upstream
 from tests.support.stack import openai_client, running_gateway
 
 pytestmark = [pytest.mark.prometheus, pytest.mark.timeout(90)]

@@ -14,9 +14,9 @@ import pytest
 
 from gateway.errors import RateLimiterUnavailable
 from gateway.settings import Secret, Settings
+from gateway.testing import free_port
 from gateway.web.rate_limits import TokenBucketLimiter, build_rate_limiter
 from gateway.web.redis_limiter import RedisTokenBucketLimiter, redis_client
-from tests.support.servers import free_port
 
 KEY = "shared-limit-key"
 
@@ -125,8 +125,8 @@ def test_settings_choose_the_limiter(redis_server) -> None:  # type: ignore[no-u
 
 @pytest.fixture
 def two_gateways(make_services, redis_server, prefix: str) -> Iterator[tuple[list[str], object]]:  # type: ignore[no-untyped-def]
+    from gateway.testing import serve_in_thread
     from gateway.web.app import create_app
-    from tests.support.servers import serve_in_thread
 
     settings_changes = {
         "api_keys": (Secret(KEY),),
@@ -159,8 +159,8 @@ def test_two_gateways_share_one_limit(two_gateways) -> None:  # type: ignore[no-
 
 
 def test_redis_down_gives_a_counted_503_and_unready(make_services, prefix: str) -> None:  # type: ignore[no-untyped-def]
+    from gateway.testing import serve_in_thread
     from gateway.web.app import create_app
-    from tests.support.servers import serve_in_thread
     from tests.support.services import running_redis
 
     with running_redis() as server:

@@ -15,7 +15,7 @@ import structlog
 
 from gateway.logs import MASK, configure_logging, drop_patient_text, mask_secrets
 from gateway.settings import Secret
-from tests.support.scripted_upstream import Reply, contract_answer, running_upstream
+from gateway.testing import Reply, contract_answer, running_upstream
 from tests.support.stack import running_gateway
 
 DOSE = "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours."

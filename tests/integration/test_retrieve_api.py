@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
+from gateway.testing import serve_in_thread
 from gateway.web.app import create_app
-from tests.support.servers import serve_in_thread
 
 FIELDS = {"id", "document_id", "score", "title", "url", "org", "tier", "text"}
 

@@ -8,7 +8,7 @@ import pytest
 
 from gateway.audit import AuditFilter
 from gateway.settings import Secret
-from tests.support.scripted_upstream import running_upstream
+from gateway.testing import running_upstream
 from tests.support.stack import running_gateway
 
 CLINICIAN_KEY = "clin-key-for-triage-tests"

@@ -21,10 +21,10 @@ import httpx
 import pytest
 
 from bench.bench_gateway import five_claim_answer
+from gateway.testing import running_upstream
 from gateway.web.client_keys import hash_key
 from tests.conftest import FIXTURE_KB
 from tests.support.replicas import running_chroma, start_replica, stop, wait_ready
-from tests.support.scripted_upstream import running_upstream
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 

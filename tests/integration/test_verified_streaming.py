@@ -14,9 +14,9 @@ from typing import Any
 import httpx
 import pytest
 
+from gateway.testing import Reply, ScriptedUpstream, running_upstream
 from tests.support import cleanup_scenarios as s
 from tests.support.cleanup_stack import pin_chat_verifier, policy_copy
-from tests.support.scripted_upstream import Reply, ScriptedUpstream, running_upstream
 from tests.support.stack import openai_client, running_gateway
 
 FIRST_TOKEN_COUNT = "gateway_time_to_first_verified_token_seconds_count"

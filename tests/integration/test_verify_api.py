@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from gateway.resources import bundled
+from gateway.testing import SubstringVerifier
 from tests.support.pages import running_site
 from tests.support.stack import running_gateway
-from tests.support.substring_verifier import SubstringVerifier
 
 RESPONSE_KEYS = {
     "claims",

@@ -34,7 +34,7 @@ def module_services(embedder, fixture_store, tmp_path_factory) -> Iterator[Calla
 
 @pytest.fixture(scope="module")
 def upstream() -> Iterator[tuple[Any, str]]:
-    from tests.support.scripted_upstream import running_upstream
+    from gateway.testing import running_upstream
 
     with running_upstream() as (scripted, base_url):
         yield scripted, base_url

@@ -14,7 +14,7 @@ import pytest
 
 from gateway.audit import AuditFilter
 from gateway.settings import Secret
-from tests.support.scripted_upstream import Reply, contract_answer
+from gateway.testing import Reply, contract_answer
 from tests.support.stack import running_gateway
 
 CLIENT_KEY = "hardening-client-key-1f2e3d"

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.scripted_upstream import Reply, contract_answer, passage_number
+from gateway.testing import Reply, contract_answer, passage_number
 from tests.support.stack import running_gateway
 
 PLANTED = (

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.support.scripted_upstream import Reply, contract_answer, passage_number
+from gateway.testing import Reply, contract_answer, passage_number
 
 __all__ = ["contract_answer"]
 

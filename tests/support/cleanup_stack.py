@@ -41,6 +41,6 @@ def pin_chat_verifier(services: Services) -> Services:
     local = LocalEntailmentVerifier(services.embedder, verification)
     services.verifier = CascadeVerifier(anchoring, local, None, verification)
     services.rewriter = build_rewriter(
-        services.settings, services.policy, services.embedder, services.verifier, services.upstream
+        services.settings, services.policy, services.embedder, services.verifier, services.models
     )
     return services

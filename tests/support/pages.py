@@ -27,7 +27,7 @@ from typing import Any
 from litestar import Litestar, Request, Response, get
 from litestar.response import Stream
 
-from tests.support.servers import serve_in_thread
+from gateway.testing import serve_in_thread
 
 FLU_HTML = """<!doctype html><html><head><title>Flu - symptoms and treatment</title></head>
 <body><nav><a href="/">Home</a> | <a href="/a-z">Health A to Z</a></nav>

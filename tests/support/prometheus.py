@@ -19,7 +19,7 @@ import httpx
 import pytest
 import yaml
 
-from tests.support.servers import free_port
+from gateway.testing import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 PROMETHEUS_DIR = REPO / "deploy" / "prometheus"

@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.servers import free_port
+from gateway.testing import free_port
 
 BIN = Path(sys.executable).parent
 CHROMA = BIN / "chroma"

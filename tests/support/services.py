@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.servers import free_port
+from gateway.testing import free_port
 
 PG_BIN = Path(os.environ.get("GATEWAY_TEST_PG_BIN", "/usr/lib/postgresql/15/bin"))
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"

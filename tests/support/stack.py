@@ -7,8 +7,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from gateway.services import Services
+from gateway.testing import serve_in_thread
 from gateway.web.app import create_app
-from tests.support.servers import serve_in_thread
 
 
 @contextmanager

@@ -30,6 +30,7 @@ from gateway.pipeline.cleanup import PLANTED_CHECK, Cleanup, cite, judge_claims,
 from gateway.policy.cleanup import CleanupPolicy
 from gateway.policy.loader import load_policy
 from gateway.policy.verification import VerificationPolicy
+from gateway.testing import ScriptedChatModel
 from gateway.text import passage_from_text, sentence_spans
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.cascade import CascadeVerifier
@@ -313,32 +314,18 @@ async def test_source_rewriter_never_uses_a_planted_instruction(embedder) -> Non
 async def test_the_llm_rewriter_is_tried_first_and_the_source_is_the_fallback(embedder) -> None:  # type: ignore[no-untyped-def]
     verifier = cascade_verifier(embedder)
     claim = quoted("Adults can take 2 g of paracetamol every 2 hours.", "500 mg to 1 g of paracetamol")
-    good = StubCompletion(json.dumps({"rewrite": DOSE, "quote": DOSE}))
+    good = ScriptedChatModel(json.dumps({"rewrite": DOSE, "quote": DOSE}))
     first = UpstreamRewriter(good, verifier, POLICY)
     result = await source_rewriter(verifier, first).rewrite(claim, PASSAGES, REQUEST)
     assert good.calls
     assert result.outcome is ClaimOutcome.REWRITTEN
     assert "rewritten by the upstream rewriter" in result.reason
-    failing = UpstreamRewriter(StubCompletion(UpstreamTimeout("slow")), verifier, POLICY)
+    failing = UpstreamRewriter(ScriptedChatModel(UpstreamTimeout("slow")), verifier, POLICY)
     result = await source_rewriter(verifier, failing).rewrite(claim, PASSAGES, REQUEST)
     assert result.outcome is ClaimOutcome.REWRITTEN
     assert result.final_text == DOSE
     assert result.rewrite_verdict is not None
     assert result.rewrite_verdict.method == "source_rewrite"
-
-
-class StubCompletion:
-    """Stands in for OpenAIUpstream.complete (the integration tests drive the real one over HTTP)."""
-
-    def __init__(self, reply: str | Exception) -> None:
-        self.reply = reply
-        self.calls: list[dict[str, Any]] = []
-
-    async def complete(self, messages: list[dict[str, str]], **kwargs: Any) -> str:
-        self.calls.append({"messages": messages, **kwargs})
-        if isinstance(self.reply, Exception):
-            raise self.reply
-        return self.reply
 
 
 @pytest.mark.parametrize(
@@ -357,13 +344,13 @@ class StubCompletion:
     ],
 )
 async def test_upstream_rewriter_outcomes(anchoring, reply, outcome, reason) -> None:  # type: ignore[no-untyped-def]
-    client = StubCompletion(reply)
+    client = ScriptedChatModel(reply)
     result = await UpstreamRewriter(client, anchoring, POLICY).rewrite(
         failed("Adults can take 2 g of paracetamol every 2 hours."), PASSAGES, REQUEST
     )
     assert result.outcome is outcome
     assert reason in result.reason
-    call = client.calls[0]
+    call = client.requests[0]
     assert call["schema_name"] == "claim_rewrite"
     assert "[1]" in call["messages"][1]["content"]
     assert PLANTED not in call["messages"][1]["content"]

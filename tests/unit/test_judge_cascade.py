@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
 from gateway.domain import ClaimToCheck, Evidence, Passage, Span, Verdict, VerdictLabel
 from gateway.metrics import GatewayMetrics, count_verifier_failures
+from gateway.models import Endpoint, ModelPool, OpenAIChatModel
 from gateway.policy.verification import VerificationPolicy
 from gateway.settings import Secret, Settings
+from gateway.testing import Reply, ScriptedChatModel, ScriptedUpstream, ScriptedVerifier, serve_in_thread
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.calibration import ScoreCalibration
 from gateway.verification.cascade import CascadeVerifier, build_verifier
@@ -25,72 +25,37 @@ TEXT = "Adults can take 500 mg every 4 to 6 hours. Do not take more than 4 g in 
 SLOW_SECONDS = 3.0
 
 
-class FakeModel(BaseHTTPRequestHandler):
-    """Answers /v1/chat/completions according to the requested model name."""
+VERDICTS = {
+    "good": json.dumps(
+        {"verdict": "supported", "quote": "take 500 mg every 4 to 6 hours", "reason": "stated"}
+    ),
+    "contradict": json.dumps(
+        {"verdict": "contradicted", "quote": "Do not take more than 4 g", "reason": "x"}
+    ),
+    "invented": json.dumps({"verdict": "supported", "quote": "take 5 g at once", "reason": "made up"}),
+    "garbage": "I think it is probably fine!",
+    "badverdict": json.dumps({"verdict": "maybe", "quote": "", "reason": ""}),
+    "slow": json.dumps({"verdict": "supported", "quote": "take 500 mg", "reason": "late"}),
+}
 
-    requests: ClassVar[list[dict[str, Any]]] = []
 
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        FakeModel.requests.append(body)
-        behaviour = body["model"]
-        if behaviour == "error":
-            self._send(500, {"error": {"message": "boom", "type": "server_error"}})
-            return
-        if behaviour == "slow":
-            time.sleep(SLOW_SECONDS)
-        content = {
-            "good": json.dumps(
-                {"verdict": "supported", "quote": "take 500 mg every 4 to 6 hours", "reason": "stated"}
-            ),
-            "contradict": json.dumps(
-                {"verdict": "contradicted", "quote": "Do not take more than 4 g", "reason": "x"}
-            ),
-            "invented": json.dumps(
-                {"verdict": "supported", "quote": "take 5 g at once", "reason": "made up"}
-            ),
-            "garbage": "I think it is probably fine!",
-            "badverdict": json.dumps({"verdict": "maybe", "quote": "", "reason": ""}),
-            "slow": json.dumps({"verdict": "supported", "quote": "take 500 mg", "reason": "late"}),
-        }[behaviour]
-        self._send(
-            200,
-            {
-                "id": "chatcmpl-1",
-                "object": "chat.completion",
-                "created": 0,
-                "model": behaviour,
-                "choices": [
-                    {
-                        "index": 0,
-                        "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": content},
-                    }
-                ],
-            },
-        )
+def by_model(body: dict[str, Any]) -> Reply:
+    """Answers according to the requested model name."""
+    behaviour = body["model"]
+    if behaviour == "error":
+        return Reply(status=500, content="boom")
+    return Reply(content=VERDICTS[behaviour], delay=SLOW_SECONDS if behaviour == "slow" else 0.0)
 
-    def _send(self, status: int, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
-    def log_message(self, format: str, *args: Any) -> None:
-        return
+MODEL = ScriptedUpstream()
+"""The judge's model server: every request it got is in ``MODEL.requests``."""
+MODEL.responder = by_model
 
 
 @pytest.fixture(scope="module")
 def server_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeModel)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+    with serve_in_thread(MODEL.app()) as url:
+        yield f"{url}/v1"
 
 
 def passage() -> Passage:
@@ -112,7 +77,8 @@ def claim(text: str = "Adults may take 500 mg every 4 to 6 hours.", quote: str |
 
 
 def judge(url: str, model: str, timeout: float = 5.0) -> LLMJudgeVerifier:
-    return LLMJudgeVerifier(JudgeConfig(base_url=url, api_key="test", model=model, timeout=timeout))
+    endpoint = Endpoint(base_url=url, api_key=Secret("test"), model=model, timeout=timeout, retries=0)
+    return LLMJudgeVerifier(OpenAIChatModel.from_endpoint(endpoint), JudgeConfig(timeout=timeout))
 
 
 async def test_good_answer_is_anchored(server_url: str) -> None:
@@ -124,7 +90,7 @@ async def test_good_answer_is_anchored(server_url: str) -> None:
         TEXT[verdict.evidence.span.start : verdict.evidence.span.end].lower()
         == "take 500 mg every 4 to 6 hours"
     )
-    sent = FakeModel.requests[-1]
+    sent = MODEL.requests[-1]
     assert sent["temperature"] == 0
     assert sent["response_format"]["type"] == "json_schema"
     assert TEXT in sent["messages"][-1]["content"]
@@ -190,21 +156,6 @@ async def test_judge_failures_are_closed_failures_and_counted(
     )
 
 
-class Scripted:
-    """A verifier returning preset verdicts, recording what it was asked."""
-
-    def __init__(self, name: str, verdicts: Sequence[Verdict]) -> None:
-        self.name = name
-        self._verdicts = list(verdicts)
-        self.calls: list[list[str]] = []
-
-    async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
-        self.calls.append([c.text for c in claims])
-        if self.name == "judge":
-            return [self._verdicts[0] for _ in claims]
-        return self._verdicts[: len(claims)]
-
-
 def local_verdict(score: float, label: VerdictLabel = VerdictLabel.UNSUPPORTED) -> Verdict:
     return Verdict(label, score, "local", "similarity", "", Evidence(1, "p1", TEXT[:10], Span(0, 10)))
 
@@ -218,7 +169,9 @@ POLICY = VerificationPolicy(
 )
 
 
-def cascade(local: Scripted, judge_: Scripted | None, policy: VerificationPolicy = POLICY) -> CascadeVerifier:
+def cascade(
+    local: ScriptedVerifier, judge_: ScriptedVerifier | None, policy: VerificationPolicy = POLICY
+) -> CascadeVerifier:
     return CascadeVerifier(QuoteAnchoringVerifier(0.85, 12), local, judge_, policy)
 
 
@@ -234,14 +187,14 @@ async def test_only_uncertain_claims_escalate_within_budget() -> None:
         replace(local_verdict(s), evidence=Evidence(1, "p1", t, Span(0, len(t))))
         for s, t in zip(scores, texts, strict=True)
     ]
-    local = Scripted("local", restated)
-    judge_ = Scripted("judge", [JUDGED])
+    local = ScriptedVerifier("local", restated)
+    judge_ = ScriptedVerifier("judge", each=JUDGED)
     claims = [replace(claim(t), quote_bound=False) for t in texts]
     policy = replace(POLICY, check_support_probability=0.6)
     anchoring = QuoteAnchoringVerifier(0.85, 12)
     verifier = CascadeVerifier(anchoring, local, judge_, policy, calibration=RESTATED_LINEAR)
     verdicts = await verifier.verify(claims)
-    assert judge_.calls == [["claim 1", "claim 2"]]
+    assert judge_.texts == [["claim 1", "claim 2"]]
     assert [v.method for v in verdicts] == ["local", "judge", "judge", "local", "local"]
     assert verdicts[0].label is VerdictLabel.SUPPORTED
     assert verdicts[3].label is VerdictLabel.SUPPORTED
@@ -249,7 +202,7 @@ async def test_only_uncertain_claims_escalate_within_budget() -> None:
 
 
 async def test_a_chat_claim_without_an_anchored_quote_is_never_supported_locally() -> None:
-    local = Scripted("local", [local_verdict(0.95), local_verdict(0.95)])
+    local = ScriptedVerifier("local", [local_verdict(0.95), local_verdict(0.95)])
     claims = [claim(), claim(quote="never exceed ten grams daily")]
     missing, fabricated = await cascade(local, None).verify(claims)
     for verdict in (missing, fabricated):
@@ -261,7 +214,7 @@ async def test_a_chat_claim_without_an_anchored_quote_is_never_supported_locally
 
 async def test_anchored_quote_supports_only_a_claim_that_restates_it() -> None:
     quote = "Do not take more than 4 g in 24 hours"
-    local = Scripted("local", [local_verdict(0.2), local_verdict(0.9), local_verdict(0.9)])
+    local = ScriptedVerifier("local", [local_verdict(0.2), local_verdict(0.9), local_verdict(0.9)])
     claims = [
         claim("Do not take more than 4 g in 24 hours.", quote),
         claim("Do not take more than 4 g of paracetamol in 24 hours with alcohol.", quote),
@@ -281,15 +234,15 @@ async def test_anchored_quote_supports_only_a_claim_that_restates_it() -> None:
 
 
 async def test_local_contradiction_beats_a_real_quote() -> None:
-    local = Scripted("local", [local_verdict(0.1, VerdictLabel.CONTRADICTED)])
-    judge_ = Scripted("judge", [JUDGED])
+    local = ScriptedVerifier("local", [local_verdict(0.1, VerdictLabel.CONTRADICTED)])
+    judge_ = ScriptedVerifier("judge", each=JUDGED)
     [verdict] = await cascade(local, judge_).verify([claim(quote="Do not take more than 4 g in 24 hours")])
     assert verdict.label is VerdictLabel.CONTRADICTED
     assert judge_.calls == []
 
 
 async def test_cascade_with_real_judge_server(server_url: str) -> None:
-    local = Scripted("local", [local_verdict(0.5)])
+    local = ScriptedVerifier("local", [local_verdict(0.5)])
     verifier = cascade(local, judge(server_url, "error"))  # type: ignore[arg-type]
     [verdict] = await verifier.verify([claim()])
     assert verdict.label is VerdictLabel.UNSUPPORTED
@@ -299,9 +252,9 @@ async def test_cascade_with_real_judge_server(server_url: str) -> None:
 def test_build_verifier_adds_the_judge_only_when_configured(embedder: Any) -> None:
     policy = VerificationPolicy()
     without = build_verifier(Settings(), policy, embedder)
-    with_judge = build_verifier(
-        Settings(judge_base_url="http://127.0.0.1:9/v1", judge_api_key=Secret("k")), policy, embedder
-    )
+    configured = Settings(judge_base_url="http://127.0.0.1:9/v1", judge_api_key=Secret("k"))
+    models = ModelPool(configured, connect=lambda endpoint: ScriptedChatModel())
+    with_judge = build_verifier(configured, policy, embedder, models)
     assert isinstance(without, CascadeVerifier)
     assert without.name == "cascade"
     assert without._judge is None

@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gateway.domain import ChatRequest, ClaimToCheck, Draft, Message, Passage, Role, Verdict, VerdictLabel
+from gateway.domain import ChatRequest, Message, Passage, Role
 from gateway.errors import AuditError, StoreError, UpstreamHTTPError, UpstreamTimeout, UpstreamUnavailable
 from gateway.metrics import (
     OTHER,
@@ -20,8 +19,7 @@ from gateway.metrics import (
     tier_label,
 )
 from gateway.pipeline.run import answer
-from gateway.upstream.contract import parse_draft
-from tests.support.scripted_upstream import contract_answer
+from gateway.testing import ScriptedDrafts, ScriptedVerifier, contract_answer
 
 PARACETAMOL_DOSE = "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours."
 PARACETAMOL_MAX = "Do not take more than 4 g of paracetamol in 24 hours."
@@ -48,36 +46,6 @@ def partly_supported_reply() -> str:
             (FABRICATED, [1], "paracetamol cures migraines within ten minutes"),
         ],
     )
-
-
-class ScriptedDrafts:
-    """An Upstream that returns queued contract replies (parsed by the real contract) or raises."""
-
-    name = "scripted"
-
-    def __init__(self, *replies: str | Exception) -> None:
-        self.replies = list(replies)
-        self.calls = 0
-
-    async def draft(self, request: ChatRequest, passages: Sequence[Passage]) -> Draft:
-        self.calls += 1
-        reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        return parse_draft(reply, len(passages), 0.0)
-
-    async def aclose(self) -> None:
-        return None
-
-
-class NamedVerifier:
-    """Supports every claim, under a verifier name chosen by the test."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
-        return [Verdict(VerdictLabel.SUPPORTED, 1.0, self.name, "test") for _ in claims]
 
 
 class BrokenStore:
@@ -241,7 +209,7 @@ async def test_store_failure_is_counted_at_the_retrieve_stage(services) -> None:
 )
 async def test_method_label_is_bounded(services, verifier_name, label) -> None:  # type: ignore[no-untyped-def]
     services.upstream = ScriptedDrafts(supported_reply())
-    services.verifier = NamedVerifier(verifier_name)
+    services.verifier = ScriptedVerifier.supporting(verifier_name)
     await answer(ask(), services)
     m = services.metrics
     assert value(m, "gateway_claim_verdicts_total", method=label, verdict="supported") == 2
@@ -332,14 +300,14 @@ RECORDED_OUTSIDE_THE_PIPELINE = {
     "gateway_cited_url_failures": "gateway/checkonly/service.py count_report (test_verify_api.py)",
     "gateway_auth_failures": "gateway/web/auth.py",
     "gateway_rate_limited": "gateway/web/auth.py",
-    "gateway_upstream_in_flight": "gateway/upstream/limited.py (a gauge, 0 at rest)",
-    "gateway_upstream_waiting": "gateway/upstream/limited.py (a gauge, 0 at rest)",
+    "gateway_upstream_in_flight": "gateway/models/limits.py (a gauge, 0 at rest)",
+    "gateway_upstream_waiting": "gateway/models/limits.py (a gauge, 0 at rest)",
     "gateway_rate_limiter_errors": "gateway/web/rate_limits.py build_rate_limiter (Redis did not answer)",
     "gateway_dependency_up": "gateway/web/ops.py readyz",
     "gateway_auth_throttled": "gateway/web/auth.py and clinician_auth.py (tests/security/test_hardening.py)",
     "gateway_rejected_requests": "gateway/web/errors.py counted_rejections (4xx before the pipeline)",
     "gateway_audit_errors": "gateway/pipeline/record.py and gateway/health.py, when the store fails",
-    "gateway_model_calls": "gateway/upstream/limited.py LimitedUpstream.call",
+    "gateway_model_calls": "gateway/models/metered.py MeteredModel (test_model_boundary.py)",
     "gateway_rewrites_skipped": "gateway/pipeline/run.py, rewrite cap or deadline reached",
     "gateway_draft_limit_exceeded": "gateway/pipeline/record.py, DraftLimitExceeded",
 }

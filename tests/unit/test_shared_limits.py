@@ -1,4 +1,4 @@
-"""The judge and the rewriter share the draft's LimitedUpstream: slots, per-request deadline, metrics."""
+"""The judge and the rewriter share the draft's limits: slots, per-request deadline, metrics."""
 
 from __future__ import annotations
 
@@ -9,19 +9,24 @@ import pytest
 from gateway.domain import ClaimToCheck, Passage
 from gateway.errors import UpstreamTimeout
 from gateway.metrics import GatewayMetrics
-from gateway.upstream.limited import LimitedUpstream, request_deadline
+from gateway.models import CallLimits, ChatModel, LimitedModel, MeteredModel, request_deadline
+from gateway.testing import ScriptedChatModel
+from gateway.upstream.model_upstream import ModelUpstream
 from gateway.verification.judge import JUDGE_ERROR, JudgeConfig, LLMJudgeVerifier
-from tests.unit.test_limited_upstream import REQUEST, SlowUpstream
+from tests.unit.test_limited_upstream import REQUEST
 
 PASSAGE = Passage(
     "p1", "d1", "Adults can take 500 mg.", "Paracetamol", "https://x.org", "org", "guideline", None, 1.0
 )
 
 
-def limited(inner: SlowUpstream, metrics: GatewayMetrics, deadline: float = 5.0) -> LimitedUpstream:
-    return LimitedUpstream(
-        inner, max_concurrency=1, queue_size=0, queue_timeout=5.0, deadline=deadline, metrics=metrics
-    )
+def limits(metrics: GatewayMetrics, deadline: float = 5.0) -> CallLimits:
+    return CallLimits(max_concurrency=1, queue_size=0, queue_timeout=5.0, deadline=deadline, metrics=metrics)
+
+
+def held_by(purpose: str, model: ChatModel, metrics: GatewayMetrics) -> MeteredModel:
+    """``model`` as a holder with ``purpose`` gets it (``ModelPool.model``)."""
+    return MeteredModel(model, metrics, purpose)
 
 
 def value(metrics: GatewayMetrics, name: str, **labels: str) -> float:
@@ -30,17 +35,15 @@ def value(metrics: GatewayMetrics, name: str, **labels: str) -> float:
 
 async def test_a_judge_call_waits_for_the_drafts_slot_and_fails_closed_when_none_is_free() -> None:
     metrics = GatewayMetrics()
-    inner = SlowUpstream()
-    gate = limited(inner, metrics)
-    # the judge's own client points at a closed port: it must never be reached without a slot
-    config = JudgeConfig(base_url="http://127.0.0.1:9/v1", api_key="", model="m", timeout=5.0)
-    judge = LLMJudgeVerifier(config, gate=gate)
-    holding = asyncio.create_task(gate.draft(REQUEST, ()))
+    inner = ScriptedChatModel(default="ok", held=True)
+    shared = LimitedModel(inner, limits(metrics))  # one endpoint: the draft's and the judge's model
+    judge = LLMJudgeVerifier(held_by("judge", shared, metrics), JudgeConfig(timeout=5.0))
+    holding = asyncio.create_task(ModelUpstream(held_by("draft", shared, metrics)).draft(REQUEST, ()))
     await asyncio.sleep(0.01)
     verdict = await judge.judge(
         ClaimToCheck(text="Adults can take 500 mg.", quote=None, sources=((1, PASSAGE),))
     )
-    inner.release.set()
+    inner.release()
     await holding
     assert verdict.check == JUDGE_ERROR
     assert "not completed" in verdict.reason
@@ -51,17 +54,20 @@ async def test_a_judge_call_waits_for_the_drafts_slot_and_fails_closed_when_none
 async def test_every_call_of_a_request_ends_by_the_requests_deadline() -> None:
     """Each call alone is allowed 5 s; the request's 0.3 s budget, started by its first call, wins."""
     metrics = GatewayMetrics()
-    gate = limited(SlowUpstream(seconds=0.1), metrics)
+    shared = limits(metrics)
+    drafts = held_by("draft", LimitedModel(ScriptedChatModel(default="ok", delay=0.1), shared), metrics)
+    rewrites = held_by("rewrite", LimitedModel(ScriptedChatModel(default="{}", delay=5.0), shared), metrics)
     with request_deadline(0.3):
-        await gate.draft(REQUEST, ())  # the first call starts the request's clock
+        await ModelUpstream(drafts).draft(REQUEST, ())  # the first call starts the request's clock
         with pytest.raises(UpstreamTimeout):
-            await gate.call("rewrite", lambda: asyncio.sleep(5.0))
+            await rewrites.complete([])
     assert value(metrics, "gateway_upstream_errors_total", type="timeout") == 1
     assert value(metrics, "gateway_model_calls_total", purpose="rewrite", result="error") == 1
     assert value(metrics, "gateway_model_calls_total", purpose="draft", result="ok") == 1
 
 
 async def test_outside_a_request_the_per_call_deadline_applies() -> None:
-    gate = limited(SlowUpstream(), GatewayMetrics(), deadline=0.2)
+    metrics = GatewayMetrics()
+    slow = LimitedModel(ScriptedChatModel(default="{}", delay=5.0), limits(metrics, deadline=0.2))
     with pytest.raises(UpstreamTimeout):
-        await gate.call("judge", lambda: asyncio.sleep(5.0))
+        await held_by("judge", slow, metrics).complete([])

@@ -11,8 +11,8 @@ from gateway import cli
 from gateway.checkonly import batch as verify_batch
 from gateway.cli import main
 from gateway.fetching.fetcher import SafeFetcher
+from gateway.testing import SubstringVerifier
 from tests.support.pages import running_site
-from tests.support.substring_verifier import SubstringVerifier
 
 FLU = "Flu symptoms come on quickly. Most people feel better within a week."
 
@@ -33,7 +33,7 @@ def keep_logging(monkeypatch):  # type: ignore[no-untyped-def]
 def components(monkeypatch):  # type: ignore[no-untyped-def]
     verifier = SubstringVerifier()
     fetcher = SafeFetcher(allowed_domains=["127.0.0.1"], allow_loopback=True)
-    monkeypatch.setattr(verify_batch, "build_components", lambda settings: (verifier, fetcher))
+    monkeypatch.setattr(verify_batch, "build_components", lambda settings, models: (verifier, fetcher))
     return verifier, fetcher
 
 
@@ -117,7 +117,7 @@ def test_results_go_to_stdout_without_out(tmp_path, components, capsys) -> None:
 def test_verifier_failure_skips_the_row(tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
     fetcher = SafeFetcher(allowed_domains=[])
     monkeypatch.setattr(
-        verify_batch, "build_components", lambda settings: (SubstringVerifier(fail=True), fetcher)
+        verify_batch, "build_components", lambda settings, models: (SubstringVerifier(fail=True), fetcher)
     )
     source = write_rows(
         tmp_path / "in.jsonl", [{"answer": "Flu [1].", "sources": [{"id": "1", "text": FLU}]}]

@@ -21,7 +21,7 @@ from typing import Any
 from litestar import Litestar, Request, Response, post
 from litestar.response import Stream
 
-from tests.support.servers import serve_in_thread
+from gateway.testing.servers import serve_in_thread
 
 HOLD_LIMIT_SECONDS = 30.0
 """A held reply is released after this long even if the test never sets its event."""

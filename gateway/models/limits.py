@@ -1,48 +1,40 @@
-"""A wrapper that bounds what any Upstream may cost: concurrency, queueing and total time.
+"""The limits on model calls: concurrency, queueing and total time, as a wrapper around a ChatModel.
 
-``LimitedUpstream(inner, ...)`` implements the Upstream protocol around another upstream:
+``LimitedModel(model, limits)`` is a ChatModel whose calls run under ``CallLimits``:
 
-* at most ``max_concurrency`` drafts run at once;
+* at most ``max_concurrency`` calls run at once;
 * up to ``queue_size`` further calls wait for a slot, each at most ``queue_timeout`` seconds;
 * a call that finds the queue full fails at once with ``UpstreamBusy`` (kind ``queue_full``), one that
   waits too long with ``UpstreamQueueTimeout`` (kind ``queue_timeout``);
-* a running draft that takes longer than ``deadline`` seconds in total (retries, a slow drip of bytes
+* a running call that takes longer than ``deadline`` seconds in total (retries, a slow drip of bytes
   or a stalled body included: the SDK's own timeout is per read) is cancelled with ``UpstreamTimeout``;
 * within ``request_deadline(seconds)`` (set by the pipeline for each request), every call also ends
   by the request's deadline, counted from its first model call: the draft, its rewrites and the
   judge's calls share one budget, waiting for a slot included.
 
-All three are UpstreamErrors, so the pipeline fails closed as for any upstream failure: the patient
-gets the upstream-error refusal, the request is audited, and ``gateway_upstream_errors_total{type}``
-counts it. The gauges ``gateway_upstream_in_flight`` and ``gateway_upstream_waiting`` show the state.
-
-The same slots, queue and deadline bound every other model call of the process: the rewriter's
-completions (``complete``, purpose ``rewrite``) and the LLM judge's (``call("judge", ...)``). Their
-failures are counted here in ``gateway_upstream_errors_total{type}`` (a draft's are counted with the
-request in ``pipeline.record``), and every call in ``gateway_model_calls_total{purpose,result}``.
+All three are UpstreamErrors, so the pipeline fails closed as for any upstream failure. The limits are
+per endpoint (``ModelPool``): the draft and the rewriter share one endpoint's slots and queue. The
+gauges ``gateway_upstream_in_flight`` and ``gateway_upstream_waiting`` show the state (summed over
+endpoints); calls are counted by ``MeteredModel``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
 import anyio
 
-from gateway.domain import ChatRequest, Draft, Passage
-from gateway.errors import UpstreamBusy, UpstreamError, UpstreamQueueTimeout, UpstreamTimeout
-from gateway.metrics import upstream_error_label
-from gateway.upstream.base import Upstream
+from gateway.errors import UpstreamBusy, UpstreamQueueTimeout, UpstreamTimeout
+from gateway.models.base import Call, ChatModel, WrapperModel
 
 if TYPE_CHECKING:
     from gateway.metrics import GatewayMetrics
     from gateway.settings import Settings
-
-T = TypeVar("T")
 
 
 class _Budget:
@@ -80,10 +72,11 @@ def _remaining(limit: float) -> float:
     return limit if budget is None else min(limit, budget.remaining())
 
 
-class LimitedUpstream:
+class CallLimits:
+    """Slots, a bounded wait queue and a deadline: shared by every model of one endpoint."""
+
     def __init__(
         self,
-        inner: Upstream,
         *,
         max_concurrency: int,
         queue_size: int,
@@ -93,8 +86,6 @@ class LimitedUpstream:
     ) -> None:
         if max_concurrency < 1 or queue_size < 0 or queue_timeout <= 0 or deadline <= 0:
             raise ValueError("max_concurrency >= 1, queue_size >= 0, queue_timeout and deadline > 0")
-        self.inner = inner
-        self.name = inner.name
         self.max_concurrency = max_concurrency
         self.queue_size = queue_size
         self.queue_timeout = queue_timeout
@@ -105,11 +96,8 @@ class LimitedUpstream:
         self.waiting = 0
 
     @classmethod
-    def from_settings(
-        cls, inner: Upstream, settings: Settings, metrics: GatewayMetrics | None = None
-    ) -> LimitedUpstream:
+    def from_settings(cls, settings: Settings, metrics: GatewayMetrics | None = None) -> CallLimits:
         return cls(
-            inner,
             max_concurrency=settings.upstream_max_concurrency,
             queue_size=settings.upstream_queue_size,
             queue_timeout=settings.upstream_queue_timeout,
@@ -117,69 +105,17 @@ class LimitedUpstream:
             metrics=metrics,
         )
 
-    async def draft(self, request: ChatRequest, passages: Sequence[Passage]) -> Draft:
-        return await self.call("draft", lambda: self.inner.draft(request, passages))
-
-    async def complete(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        user: str | None = None,
-        schema: dict[str, Any] | None = None,
-        schema_name: str = "cited_answer",
-    ) -> str:
-        """One completion of the inner upstream (``CompletionClient``), as a ``rewrite`` call."""
-        complete = getattr(self.inner, "complete", None)
-        if complete is None:
-            raise UpstreamError(f"the {self.name!r} upstream cannot make free-form completions")
-
-        async def run() -> str:
-            text: str = await complete(
-                messages,
-                temperature=temperature,
-                max_tokens=max_tokens,
-                user=user,
-                schema=schema,
-                schema_name=schema_name,
-            )
-            return text
-
-        return await self.call("rewrite", run)
-
-    async def call(self, purpose: str, fn: Callable[[], Awaitable[T]]) -> T:
-        """Run one model call under the slots, queue and deadline; count it by ``purpose``."""
-        try:
-            result = await self._bounded(fn)
-        except Exception as err:
-            self._count(purpose, err)
-            raise
-        if self._metrics is not None:
-            self._metrics.model_calls.labels(purpose=purpose, result="ok").inc()
-        return result
-
-    async def _bounded(self, fn: Callable[[], Awaitable[T]]) -> T:
+    async def run(self, call: Call) -> str:
+        """Make ``call`` in a slot, within the deadline (per call, and the request's)."""
         async with self._slot():
             with anyio.move_on_after(_remaining(self.deadline)) as scope:
-                return await fn()
+                return await call()
         if scope.cancelled_caught:
             raise UpstreamTimeout(
                 f"the upstream did not finish within the {self.deadline:g}s deadline (per call and "
                 "per request)"
             )
         raise UpstreamTimeout("the upstream call was cancelled")  # pragma: no cover - unreachable
-
-    def _count(self, purpose: str, error: Exception) -> None:
-        if self._metrics is None:
-            return
-        self._metrics.model_calls.labels(purpose=purpose, result="error").inc()
-        if purpose != "draft":  # a draft's error is counted once, with its request (pipeline.record)
-            kind = error.kind if isinstance(error, UpstreamError) else "upstream_error"
-            self._metrics.upstream_errors.labels(type=upstream_error_label(kind)).inc()
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
     @asynccontextmanager
     async def _slot(self) -> AsyncIterator[None]:
@@ -209,9 +145,30 @@ class LimitedUpstream:
     def _set_waiting(self, delta: int) -> None:
         self.waiting += delta
         if self._metrics is not None:
-            self._metrics.upstream_waiting.set(self.waiting)
+            self._metrics.upstream_waiting.inc(delta)
 
     def _set_in_flight(self, delta: int) -> None:
         self.in_flight += delta
         if self._metrics is not None:
-            self._metrics.upstream_in_flight.set(self.in_flight)
+            self._metrics.upstream_in_flight.inc(delta)
+
+
+class LimitedModel(WrapperModel):
+    """A ChatModel whose calls run under ``limits`` (see the module doc)."""
+
+    def __init__(self, wrapped: ChatModel, limits: CallLimits) -> None:
+        super().__init__(wrapped)
+        self.limits = limits
+
+    @property
+    def in_flight(self) -> int:
+        """Calls running now under these limits (every model sharing them)."""
+        return self.limits.in_flight
+
+    @property
+    def waiting(self) -> int:
+        """Calls waiting for a slot now."""
+        return self.limits.waiting
+
+    async def around(self, call: Call) -> str:
+        return await self.limits.run(call)

@@ -1,21 +1,17 @@
-"""Any OpenAI-compatible chat endpoint, through the official SDK.
+"""Any OpenAI-compatible chat endpoint, through the official SDK: the one client of an endpoint.
 
 The SDK's exceptions are translated here, and only here, into the gateway's UpstreamError family.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-import anyio.to_thread
 import openai
 from openai.types.chat import ChatCompletion
 
-from gateway.domain import ChatRequest, Draft, Passage
 from gateway.errors import (
-    DraftLimitExceeded,
     MalformedDraft,
     UpstreamError,
     UpstreamHTTPError,
@@ -23,11 +19,50 @@ from gateway.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from gateway.settings import ResponseFormat, Settings
-from gateway.upstream.contract import DRAFT_SCHEMA, build_messages, parse_draft
+from gateway.models.base import Messages
+from gateway.settings import ResponseFormat, Secret, Settings
 
 
-class OpenAIUpstream:
+@dataclass(frozen=True)
+class Endpoint:
+    """One configured OpenAI-compatible endpoint and how to call it (the key is never shown)."""
+
+    base_url: str
+    api_key: Secret
+    model: str
+    timeout: float
+    """The SDK's timeout, per read; ``LimitedModel`` bounds a whole call."""
+    retries: int
+    response_format: ResponseFormat = "json_schema"
+    """How a JSON schema is asked for: ``json_schema`` (strict), ``json_object``, or ``text`` (not at all)."""
+
+    @classmethod
+    def upstream(cls, settings: Settings) -> Endpoint:
+        """The chat model that drafts (and rewrites): ``GATEWAY_UPSTREAM_*``."""
+        return cls(
+            base_url=settings.upstream_base_url,
+            api_key=settings.upstream_api_key,
+            model=settings.upstream_model,
+            timeout=settings.upstream_timeout,
+            retries=settings.upstream_retries,
+            response_format=settings.upstream_response_format,
+        )
+
+    @classmethod
+    def judge(cls, settings: Settings) -> Endpoint:
+        """The LLM judge's model: ``GATEWAY_JUDGE_*``; asked for strict JSON, never retried."""
+        return cls(
+            base_url=settings.judge_base_url,
+            api_key=settings.judge_api_key,
+            model=settings.judge_model,
+            timeout=settings.judge_timeout,
+            retries=0,
+        )
+
+
+class OpenAIChatModel:
+    """ChatModel over an OpenAI-compatible endpoint; owns its ``openai.AsyncOpenAI`` client."""
+
     name = "openai"
 
     def __init__(
@@ -38,54 +73,34 @@ class OpenAIUpstream:
         model: str,
         timeout: float,
         retries: int,
-        response_format: ResponseFormat,
-        max_reply_chars: int = 200_000,
+        response_format: ResponseFormat = "json_schema",
     ) -> None:
         self._client = openai.AsyncOpenAI(
             base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=retries
         )
         self._model = model
         self._response_format = response_format
-        self._max_reply_chars = max_reply_chars
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> OpenAIUpstream:
+    def from_endpoint(cls, endpoint: Endpoint) -> OpenAIChatModel:
         return cls(
-            base_url=settings.upstream_base_url,
-            api_key=settings.upstream_api_key.reveal(),
-            model=settings.upstream_model,
-            timeout=settings.upstream_timeout,
-            retries=settings.upstream_retries,
-            response_format=settings.upstream_response_format,
-            max_reply_chars=settings.upstream_max_reply_chars,
+            base_url=endpoint.base_url,
+            api_key=endpoint.api_key.reveal(),
+            model=endpoint.model,
+            timeout=endpoint.timeout,
+            retries=endpoint.retries,
+            response_format=endpoint.response_format,
         )
-
-    async def draft(self, request: ChatRequest, passages: Sequence[Passage]) -> Draft:
-        started = time.perf_counter()
-        content = await self.complete(
-            build_messages(request, passages),
-            temperature=request.temperature,
-            max_tokens=request.max_tokens,
-            user=request.user,
-        )
-        if len(content) > self._max_reply_chars:
-            raise DraftLimitExceeded(
-                f"the upstream's reply is {len(content)} characters long; at most "
-                f"{self._max_reply_chars} are accepted",
-                limit="reply_chars",
-            )
-        seconds = time.perf_counter() - started
-        return await anyio.to_thread.run_sync(parse_draft, content, len(passages), seconds)
 
     async def complete(
         self,
-        messages: list[dict[str, str]],
+        messages: Messages,
         *,
         temperature: float | None = None,
         max_tokens: int | None = None,
         user: str | None = None,
         schema: dict[str, Any] | None = None,
-        schema_name: str = "cited_answer",
+        schema_name: str = "response",
     ) -> str:
         """One chat completion; returns the message text or raises an UpstreamError."""
         kwargs: dict[str, Any] = {"model": self._model, "messages": messages}
@@ -95,7 +110,7 @@ class OpenAIUpstream:
             kwargs["max_tokens"] = max_tokens
         if user:
             kwargs["user"] = user
-        response_format = self._format(schema or DRAFT_SCHEMA, schema_name)
+        response_format = self._format(schema, schema_name)
         if response_format is not None:
             kwargs["response_format"] = response_format
         try:
@@ -128,12 +143,12 @@ class OpenAIUpstream:
             raise MalformedDraft("the upstream's answer was cut off by the token limit")
         return choice.message.content or ""
 
-    def _format(self, schema: dict[str, Any], name: str) -> dict[str, Any] | None:
+    def _format(self, schema: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
+        if schema is None or self._response_format == "text":
+            return None
         if self._response_format == "json_schema":
             return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
-        if self._response_format == "json_object":
-            return {"type": "json_object"}
-        return None
+        return {"type": "json_object"}
 
     async def aclose(self) -> None:
         await self._client.close()

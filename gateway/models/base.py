@@ -1,0 +1,79 @@
+"""The chat-model contract, and the base of the wrappers that add limits, metrics and closing to a model."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import Any, Protocol
+
+Messages = list[dict[str, str]]
+"""A chat conversation in OpenAI's shape: ``{"role": ..., "content": ...}`` per message."""
+
+Call = Callable[[], Awaitable[str]]
+"""One model call, ready to make: what a wrapper runs under what it adds."""
+
+
+class ChatModel(Protocol):
+    """One chat completion from a model: the boundary every model call of the gateway crosses.
+
+    ``complete`` returns the reply's text, or raises an UpstreamError subclass (``gateway.errors``);
+    ``schema`` asks for JSON under that JSON schema (named ``schema_name``) where the endpoint can do it.
+    """
+
+    @property
+    def name(self) -> str:
+        """Names the kind of model in logs and audit records (``openai``, ``scripted``)."""
+        ...
+
+    async def complete(
+        self,
+        messages: Messages,
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        user: str | None = None,
+        schema: dict[str, Any] | None = None,
+        schema_name: str = "response",
+    ) -> str: ...
+
+    async def aclose(self) -> None: ...
+
+
+class WrapperModel:
+    """A ChatModel around another (pydantic-ai's ``WrapperModel``): it delegates everything; a subclass
+    overrides ``around`` to add something around each call, or ``aclose``."""
+
+    def __init__(self, wrapped: ChatModel) -> None:
+        self.wrapped = wrapped
+
+    @property
+    def name(self) -> str:
+        return self.wrapped.name
+
+    async def complete(
+        self,
+        messages: Messages,
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        user: str | None = None,
+        schema: dict[str, Any] | None = None,
+        schema_name: str = "response",
+    ) -> str:
+        call = partial(
+            self.wrapped.complete,
+            messages,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            user=user,
+            schema=schema,
+            schema_name=schema_name,
+        )
+        return await self.around(call)
+
+    async def around(self, call: Call) -> str:
+        """Make ``call`` (the wrapped model's completion); a wrapper adds its work around it."""
+        return await call()
+
+    async def aclose(self) -> None:
+        await self.wrapped.aclose()

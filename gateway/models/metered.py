@@ -1,0 +1,39 @@
+"""Metrics as a wrapper: every model call counted by why it was made and how it ended."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gateway.errors import UpstreamError
+from gateway.metrics import MODEL_CALL_PURPOSES, bounded, upstream_error_label
+from gateway.models.base import Call, ChatModel, WrapperModel
+
+if TYPE_CHECKING:
+    from gateway.metrics import GatewayMetrics
+
+
+class MeteredModel(WrapperModel):
+    """Counts each call in ``gateway_model_calls_total{purpose,result}``, and each failure of a call
+    other than a draft in ``gateway_upstream_errors_total{type}`` (a draft's failure is counted once,
+    with its request, in ``pipeline.record``).
+
+    ``purpose`` (draft, rewrite, judge) is the holder's: each holder of a shared model gets its own
+    ``MeteredModel`` around it. Outside ``LimitedModel``, so refusals for want of a slot are counted.
+    """
+
+    def __init__(self, wrapped: ChatModel, metrics: GatewayMetrics, purpose: str) -> None:
+        super().__init__(wrapped)
+        self.metrics = metrics
+        self.purpose = bounded(purpose, MODEL_CALL_PURPOSES)
+
+    async def around(self, call: Call) -> str:
+        try:
+            text = await call()
+        except Exception as err:
+            self.metrics.model_calls.labels(purpose=self.purpose, result="error").inc()
+            if self.purpose != "draft":
+                kind = err.kind if isinstance(err, UpstreamError) else "upstream_error"
+                self.metrics.upstream_errors.labels(type=upstream_error_label(kind)).inc()
+            raise
+        self.metrics.model_calls.labels(purpose=self.purpose, result="ok").inc()
+        return text

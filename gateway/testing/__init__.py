@@ -1,0 +1,36 @@
+"""Test doubles shipped with the gateway, written once (as pydantic-ai ships ``TestModel``).
+
+- ``models``: ``ScriptedChatModel`` (a ChatModel answering from a script, recording its calls) and
+  ``ScriptedDrafts`` (an Upstream over one), for unit tests: no network;
+- ``verifiers``: ``ScriptedVerifier`` (preset verdicts or error) and ``SubstringVerifier``;
+- ``openai_server``: ``ScriptedUpstream``, a scripted OpenAI-compatible chat server on loopback (real
+  HTTP, for integration tests through the real openai SDK), with ``Reply`` and ``contract_answer``;
+- ``servers``: ``serve_in_thread`` (any ASGI app on a free loopback port) and ``free_port``.
+
+Nothing here is used by the running gateway.
+"""
+
+from gateway.testing.models import ScriptedChatModel, ScriptedDrafts
+from gateway.testing.openai_server import (
+    Reply,
+    ScriptedUpstream,
+    contract_answer,
+    passage_number,
+    running_upstream,
+)
+from gateway.testing.servers import free_port, serve_in_thread
+from gateway.testing.verifiers import ScriptedVerifier, SubstringVerifier
+
+__all__ = [
+    "Reply",
+    "ScriptedChatModel",
+    "ScriptedDrafts",
+    "ScriptedUpstream",
+    "ScriptedVerifier",
+    "SubstringVerifier",
+    "contract_answer",
+    "free_port",
+    "passage_number",
+    "running_upstream",
+    "serve_in_thread",
+]
