@@ -58,6 +58,7 @@ from gateway.verification.base import Verifier
 from gateway.verification.calibration import DEFAULT_PATH as DATA
 from gateway.verification.calibration import ScoreCalibration
 from gateway.verification.cascade import CascadeVerifier, restatement_score
+from gateway.verification.checks.analysis import Analyses
 from gateway.verification.entailment import NLIStage, load_entailment_model
 from gateway.verification.local import LocalEntailmentVerifier, TextEncoder
 
@@ -245,7 +246,7 @@ class CachedLocal:
     def __init__(self, verdicts: dict[str, Verdict]) -> None:
         self._verdicts = verdicts
 
-    async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
+    async def verify(self, claims: Sequence[ClaimToCheck], analyses: Analyses | None = None) -> list[Verdict]:
         return [self._verdicts[c.sources[0][1].id] for c in claims]
 
 

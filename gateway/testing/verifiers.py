@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from gateway.domain import ClaimToCheck, Evidence, Span, Verdict, VerdictLabel
 from gateway.errors import VerifierError
 from gateway.text import normalise
+from gateway.verification.checks.analysis import Analyses
 
 
 class ScriptedVerifier:
@@ -43,7 +44,7 @@ class ScriptedVerifier:
         """The claim texts of every call."""
         return [[claim.text for claim in call] for call in self.calls]
 
-    async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
+    async def verify(self, claims: Sequence[ClaimToCheck], analyses: Analyses | None = None) -> list[Verdict]:
         self.calls.append(list(claims))
         if self.error is not None:
             raise self.error
@@ -62,7 +63,7 @@ class SubstringVerifier:
         self.calls: list[list[ClaimToCheck]] = []
         self.fail = fail
 
-    async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
+    async def verify(self, claims: Sequence[ClaimToCheck], analyses: Analyses | None = None) -> list[Verdict]:
         self.calls.append(list(claims))
         if self.fail:
             raise VerifierError("scripted verifier failure")

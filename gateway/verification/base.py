@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from gateway.domain import ClaimToCheck, Verdict
+
+if TYPE_CHECKING:
+    from gateway.verification.checks.analysis import Analyses
 
 
 class Verifier(Protocol):
@@ -19,3 +22,15 @@ class Verifier(Protocol):
     name: str
 
     async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]: ...
+
+
+class LocalVerifier(Protocol):
+    """The cascade's local stage: a Verifier that is handed the request's text analyses, so that what
+    it analyses (a claim, its evidence windows) is not analysed again by the cascade's binding. One
+    that does not analyse text ignores them."""
+
+    name: str
+
+    async def verify(
+        self, claims: Sequence[ClaimToCheck], analyses: Analyses | None = None
+    ) -> list[Verdict]: ...

@@ -37,7 +37,7 @@ from gateway.models.pool import ModelPool
 from gateway.policy.verification import VerificationPolicy
 from gateway.settings import Settings
 from gateway.verification.anchoring import QuoteAnchoringVerifier
-from gateway.verification.base import Verifier
+from gateway.verification.base import LocalVerifier, Verifier
 from gateway.verification.binding import Binding, quote_context, restates
 from gateway.verification.calibration import ScoreCalibration
 from gateway.verification.checks.analysis import Analyses
@@ -62,7 +62,7 @@ class CascadeVerifier:
     def __init__(
         self,
         anchoring: QuoteAnchoringVerifier,
-        local: Verifier,
+        local: LocalVerifier,
         judge: Verifier | None,
         policy: VerificationPolicy,
         nli: NLIStage | None = None,
@@ -78,17 +78,10 @@ class CascadeVerifier:
     async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
         anchors = await self._anchoring.verify(claims)
         analyses = Analyses()
-        local = await self._local_verdicts(claims, analyses)
+        local = await self._local.verify(claims, analyses)
         verdicts = [self.combine(c, a, v, analyses) for c, a, v in zip(claims, anchors, local, strict=True)]
         verdicts = await self._entail(claims, verdicts)
         return await self._escalate(claims, verdicts)
-
-    async def _local_verdicts(self, claims: Sequence[ClaimToCheck], analyses: Analyses) -> list[Verdict]:
-        """The built-in local verifier shares the request's text analyses with binding (a claim and
-        its best window are then analysed once); any other local stage is called as a plain Verifier."""
-        if isinstance(self._local, LocalEntailmentVerifier):
-            return await self._local.verify(claims, analyses)
-        return await self._local.verify(claims)
 
     def combine(
         self, claim: ClaimToCheck, anchor: Verdict, local: Verdict, analyses: Analyses | None = None
