@@ -22,6 +22,8 @@ reason, and the error is counted.
 
 from __future__ import annotations
 
+from typing import Self
+
 
 class GatewayError(Exception):
     """Base of every error the gateway raises on purpose."""
@@ -91,7 +93,22 @@ class RateLimiterUnavailable(ServiceUnavailableError):
         self.retry_after = retry_after
 
 
-class AuditError(GatewayError):
+class RunError(GatewayError):
+    """Something failed at run time. ``stage`` names the stage it failed in (set by the stage runner,
+    ``gateway.pipeline.stages``); ``kind`` is a bounded label used in metrics."""
+
+    kind = "error"
+    stage = ""
+
+    @classmethod
+    def from_exception(cls, stage: str, error: BaseException) -> Self:
+        """Wrap an unexpected exception once, naming the stage it escaped from."""
+        wrapped = cls(f"{stage} stage failed: {type(error).__name__}: {error}")
+        wrapped.stage = stage
+        return wrapped
+
+
+class AuditError(RunError):
     """The audit store could not record a request (locked, deleted, unwritable, closed).
 
     Raised by every ``AuditStore`` backend (``write``, ``check``) in place of the driver's own error.
@@ -100,21 +117,11 @@ class AuditError(GatewayError):
     """
 
     kind = "audit"
+    stage = "record"
 
 
-class StageError(GatewayError):
-    """A pipeline stage failed at run time. `kind` is a bounded label used in metrics."""
-
-    kind = "error"
-
-    @classmethod
-    def from_exception(cls, stage: str, error: BaseException) -> StageError:
-        """Wrap an unexpected exception once, naming the stage it escaped from."""
-        wrapped = cls(f"{stage} stage failed: {type(error).__name__}: {error}")
-        wrapped.stage = stage
-        return wrapped
-
-    stage = ""
+class StageError(RunError):
+    """A pipeline stage failed at run time: the request is refused with a reason, counted and audited."""
 
 
 class UpstreamError(StageError):
@@ -154,7 +161,11 @@ class UpstreamHTTPError(UpstreamError):
 
 
 class MalformedDraft(UpstreamError):
+    """The model answered, but not under the citation contract or over a bound on its reply."""
+
     kind = "malformed"
+    stage = "draft"
+    """The model's reply is at fault wherever it is measured (also the bounds checked when splitting)."""
 
 
 class DraftLimitExceeded(MalformedDraft):

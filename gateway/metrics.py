@@ -84,8 +84,9 @@ AUTH_FAILURE_REASONS = ("missing", "invalid", "forbidden")
 """Why a request was turned away by authentication (401 missing/invalid, 403 forbidden)."""
 ACCESS_AREAS = ("client", "staff", "metrics")
 """Which credential a path needs (``gateway.web.auth``)."""
-PIPELINE_STAGES = ("triage", "retrieve", "draft", "verify", "cleanup", "rewrite", "badge", "record")
-"""Stages named by ``gateway_stage_errors_total{stage}``."""
+PIPELINE_STAGES = ("triage", "retrieve", "draft", "split", "verify", "cleanup", "rewrite", "badge", "record")
+"""Stages named by ``gateway_stage_errors_total{stage}``: the pipeline's stages (``gateway.pipeline.run``)
+and ``rewrite``, one claim's rewrite inside cleanup (its failure removes that claim, no refusal)."""
 URL_FAILURE_REASONS = ("blocked", "timeout", "status", "too_large", "not_text", "connection", "invalid")
 """Why a cited web URL was not valid (``FetchError.reason``)."""
 MODEL_STAGES = ("judge", "nli")
