@@ -21,7 +21,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from openai.types.shared_params import ResponseFormatJSONSchema
 
 from gateway.domain import ClaimToCheck, Evidence, Passage, Verdict, VerdictLabel
-from gateway.errors import UpstreamError
+from gateway.errors import JudgeOutputError, UpstreamError
 from gateway.upstream.base import CallGate
 from gateway.verification.anchoring import find_quote
 
@@ -81,10 +81,6 @@ class JudgeConfig:
     """Fuzzy threshold (0..1) at which the judge's quote counts as found in a passage."""
     max_concurrency: int = 4
     """Judge calls of one verify() in flight at once."""
-
-
-class JudgeOutputError(ValueError):
-    """The judge answered, but not with the JSON verdict it was asked for."""
 
 
 def build_messages(claim: ClaimToCheck) -> list[ChatCompletionMessageParam]:
