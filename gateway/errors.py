@@ -1,26 +1,36 @@
-"""The gateway's error tree.
+"""The gateway's error tree: three families, as pydantic-ai's ``UserError`` / ``AgentRunError``.
 
 GatewayError
- ├── ConfigurationError        the operator's mistake: bad setting or policy file (stops start-up)
- ├── RequestError              the client's mistake: rendered as a 4xx in OpenAI's error format
- │    ├── AuthenticationError / PermissionDeniedError / RateLimitedError / PayloadTooLargeError
+ ├── ConfigurationError        the operator's mistake: a setting, policy, keys or shipped data file is
+ │                             invalid (stale trained weights included); stops start-up (CLI exit 2)
+ ├── RequestError              refused at the HTTP boundary, before the pipeline, in OpenAI's error
+ │    │                        format: the client's mistake (4xx) or a gateway that cannot take it now
+ │    ├── AuthenticationError (401) ── LoginRequired   a browser without a staff session: to the login page
+ │    ├── PermissionDeniedError (403) / NotFoundError (404) / PayloadTooLargeError (413)
+ │    ├── RateLimitedError (429)
  │    └── ServiceUnavailableError (503) ── RateLimiterUnavailable   the shared limiter cannot be asked
- ├── AuditError                the audit store (SQLite or PostgreSQL) could not be written or checked:
- │                             the request fails closed with a 503, nothing is sent
- └── StageError                something failed at run time inside a pipeline stage
-      ├── UpstreamError        the chat model could not give a usable draft
-      │    ├── UpstreamTimeout / UpstreamUnavailable / UpstreamHTTPError / UpstreamRateLimited
-      │    ├── UpstreamBusy / UpstreamQueueTimeout   no upstream slot free (concurrency limit)
-      │    └── MalformedDraft  it answered, but not under the citation contract
-      ├── StoreError           the knowledge store could not be read
-      ├── VerifierError        a verifier could not decide
-      └── FetchError           a cited URL could not be fetched (or was refused by the SSRF rules)
+ └── RunError                  something failed at run time; ``stage`` names where
+      ├── AuditError           the audit store could not be written or checked: the request fails as a
+      │                        whole with a 503, nothing is sent
+      └── StageError           a pipeline stage failed: the request is refused with a reason, counted, audited
+           ├── UpstreamError   the chat model could not give a usable draft
+           │    ├── UpstreamTimeout / UpstreamUnavailable / UpstreamHTTPError / UpstreamRateLimited
+           │    ├── UpstreamBusy ── UpstreamQueueTimeout   no upstream slot free (concurrency limit)
+           │    └── MalformedDraft ── DraftLimitExceeded   it answered, but not under the citation contract
+           ├── StoreError      the knowledge store could not be read
+           ├── VerifierError   a verifier could not decide
+           │    └── JudgeOutputError   the judge answered, but not with its JSON verdict
+           └── FetchError      a cited URL could not be fetched (or was refused by the SSRF rules)
 
-Run-time errors never become a 500 with model text: the pipeline turns each into a refusal with a
-reason, and the error is counted.
+Run-time errors never become a 500 with model text: the stage runner (``gateway.pipeline.stages``)
+names and counts a failed stage and the pipeline refuses with a reason. Every class here is rendered
+by the one exception map (``gateway.web.errors.exception_handlers``). Modules may keep private
+control-flow exceptions that never leave them (``fetching.fetcher._Refused``, ``knowledge.loaders._Bad``).
 """
 
 from __future__ import annotations
+
+from typing import Self
 
 
 class GatewayError(Exception):
@@ -53,6 +63,14 @@ class RequestError(GatewayError):
 class AuthenticationError(RequestError):
     status_code = 401
     error_type = "authentication_error"
+
+
+class LoginRequired(AuthenticationError):
+    """A browser asked for a staff page without a valid session: it is sent to the login page."""
+
+    def __init__(self, next_path: str) -> None:
+        super().__init__("Log in to see this page.", code="login_required")
+        self.next_path = next_path
 
 
 class PermissionDeniedError(RequestError):
@@ -91,7 +109,22 @@ class RateLimiterUnavailable(ServiceUnavailableError):
         self.retry_after = retry_after
 
 
-class AuditError(GatewayError):
+class RunError(GatewayError):
+    """Something failed at run time. ``stage`` names the stage it failed in (set by the stage runner,
+    ``gateway.pipeline.stages``); ``kind`` is a bounded label used in metrics."""
+
+    kind = "error"
+    stage = ""
+
+    @classmethod
+    def from_exception(cls, stage: str, error: BaseException) -> Self:
+        """Wrap an unexpected exception once, naming the stage it escaped from."""
+        wrapped = cls(f"{stage} stage failed: {type(error).__name__}: {error}")
+        wrapped.stage = stage
+        return wrapped
+
+
+class AuditError(RunError):
     """The audit store could not record a request (locked, deleted, unwritable, closed).
 
     Raised by every ``AuditStore`` backend (``write``, ``check``) in place of the driver's own error.
@@ -100,21 +133,11 @@ class AuditError(GatewayError):
     """
 
     kind = "audit"
+    stage = "record"
 
 
-class StageError(GatewayError):
-    """A pipeline stage failed at run time. `kind` is a bounded label used in metrics."""
-
-    kind = "error"
-
-    @classmethod
-    def from_exception(cls, stage: str, error: BaseException) -> StageError:
-        """Wrap an unexpected exception once, naming the stage it escaped from."""
-        wrapped = cls(f"{stage} stage failed: {type(error).__name__}: {error}")
-        wrapped.stage = stage
-        return wrapped
-
-    stage = ""
+class StageError(RunError):
+    """A pipeline stage failed at run time: the request is refused with a reason, counted and audited."""
 
 
 class UpstreamError(StageError):
@@ -154,7 +177,11 @@ class UpstreamHTTPError(UpstreamError):
 
 
 class MalformedDraft(UpstreamError):
+    """The model answered, but not under the citation contract or over a bound on its reply."""
+
     kind = "malformed"
+    stage = "draft"
+    """The model's reply is at fault wherever it is measured (also the bounds checked when splitting)."""
 
 
 class DraftLimitExceeded(MalformedDraft):
@@ -171,6 +198,10 @@ class StoreError(StageError):
 
 class VerifierError(StageError):
     kind = "verifier"
+
+
+class JudgeOutputError(VerifierError):
+    """The judge answered, but not with the JSON verdict it was asked for (its claim fails closed)."""
 
 
 class FetchError(StageError):

@@ -85,8 +85,9 @@ AUTH_FAILURE_REASONS = ("missing", "invalid", "forbidden")
 """Why a request was turned away by authentication (401 missing/invalid, 403 forbidden)."""
 ACCESS_AREAS = ("client", "staff", "metrics")
 """Which credential a path needs (``gateway.web.auth``)."""
-PIPELINE_STAGES = ("triage", "retrieve", "draft", "verify", "cleanup", "rewrite", "badge", "record")
-"""Stages named by ``gateway_stage_errors_total{stage}``."""
+PIPELINE_STAGES = ("triage", "retrieve", "draft", "split", "verify", "cleanup", "rewrite", "badge", "record")
+"""Stages named by ``gateway_stage_errors_total{stage}``: the pipeline's stages (``gateway.pipeline.run``)
+and ``rewrite``, one claim's rewrite inside cleanup (its failure removes that claim, no refusal)."""
 URL_FAILURE_REASONS = tuple(reason.value for reason in FetchReason)
 """Why a cited web URL was not valid (``FetchResult.reason``: the fetcher's bounded reasons)."""
 MODEL_STAGES = ("judge", "nli")

@@ -71,7 +71,7 @@ USER_AGENT = "clinical-trust-gateway/0.1 (+source verification)"
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 
-class _Refused(Exception):
+class _Refused(Exception):  # private control flow, never leaves this module: outside the error tree
     """Internal: a fetch stopped for a bounded reason (turned into a FetchResult or a FetchError)."""
 
     def __init__(

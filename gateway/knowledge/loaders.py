@@ -61,7 +61,7 @@ class LoadFailure:
 Loaded = SourceDocument | LoadFailure
 
 
-class _Bad(Exception):
+class _Bad(Exception):  # private control flow, never leaves this module: outside the error tree
     """A reason to skip one source; becomes a LoadFailure."""
 
 

@@ -97,9 +97,21 @@ def badge(outcome: Outcome, passages: Sequence[Passage], policy: TierPolicy, tod
         if result.outcome is not ClaimOutcome.REMOVED and badges and not outcome.refused:
             best_scores.append(badges[0].trust_score)
         reports.append(claim_report(result, badges, outcome.refused))
+    summary = summarise(outcome, best_scores)
+    return TrustReport(claims=tuple(reports), summary=summary, sources=tuple(passages))
+
+
+def unbadged(outcome: Outcome, passages: Sequence[Passage]) -> TrustReport:
+    """The report without per-claim badges: of an outcome with no claim (a failed stage's refusal, an
+    interrupted run), the same as ``badge`` gives without its tier lookups; of a refusal whose badging
+    failed, its summary (an answer whose badging fails is refused instead)."""
+    return TrustReport(claims=(), summary=summarise(outcome, ()), sources=tuple(passages))
+
+
+def summarise(outcome: Outcome, best_scores: Sequence[float]) -> TrustSummary:
     claims = outcome.claims
     supported = sum(1 for c in claims if c.verdict.supported)
-    summary = TrustSummary(
+    return TrustSummary(
         claims=len(claims),
         supported=supported,
         rewritten=sum(1 for c in claims if c.outcome is ClaimOutcome.REWRITTEN),
@@ -112,4 +124,3 @@ def badge(outcome: Outcome, passages: Sequence[Passage], policy: TierPolicy, tod
         statement_support=round(supported / len(claims), 4) if claims else None,
         response_supported=bool(claims) and supported == len(claims),
     )
-    return TrustReport(claims=tuple(reports), summary=summary, sources=tuple(passages))

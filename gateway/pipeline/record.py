@@ -16,14 +16,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from gateway.domain import ChatRequest, ClaimOutcome, RefusalReason
-from gateway.errors import (
-    AuditError,
-    DraftLimitExceeded,
-    StageError,
-    StoreError,
-    UpstreamError,
-    VerifierError,
-)
+from gateway.errors import AuditError, DraftLimitExceeded, StageError, UpstreamError
 from gateway.logs import PATIENT_TEXT_OPT_IN
 from gateway.metrics import (
     DRAFT_LIMITS,
@@ -76,9 +69,8 @@ def _count_metrics(result: PipelineResult, services: Services) -> None:
     ).inc()
     if outcome.refused and outcome.refusal_reason is not None:
         m.refusals.labels(reason=outcome.refusal_reason.value).inc()
-    error = result.error
+    error = result.error  # its stage was counted when it failed (``StageRunner``)
     if error is not None:
-        m.stage_errors.labels(stage=stage_label(_failed_stage(error))).inc()
         if isinstance(error, UpstreamError):
             m.upstream_errors.labels(type=upstream_error_label(error.kind)).inc()
         if isinstance(error, DraftLimitExceeded):
@@ -119,22 +111,6 @@ def _observe_timings(result: PipelineResult, services: Services) -> None:
         m.upstream_latency.observe(timings.upstream)
     if result.verdicts:
         m.verification_latency.observe(timings.verification)
-
-
-_STAGE_BY_ERROR: tuple[tuple[type[StageError], str], ...] = (
-    (UpstreamError, "draft"),
-    (StoreError, "retrieve"),
-    (VerifierError, "verify"),
-)
-
-
-def _failed_stage(error: StageError) -> str:
-    if error.stage:
-        return error.stage
-    for kind, stage in _STAGE_BY_ERROR:
-        if isinstance(error, kind):
-            return stage
-    return error.kind
 
 
 def _grounded_sentences(result: PipelineResult) -> dict[int, bool]:
@@ -188,7 +164,7 @@ def audit_record(result: PipelineResult, services: Services) -> tuple[dict[str, 
             "retrieval": result.timings.retrieval,
             "verification": result.timings.verification,
         },
-        "error": to_jsonable(result.error) if result.error else None,
+        "error": _error_json(result.error),
         "interruption": result.interruption,
         "sent": result.sent,
         "upstream": services.upstream.name,
@@ -196,6 +172,13 @@ def audit_record(result: PipelineResult, services: Services) -> tuple[dict[str, 
         "context": services.policy.context.name,
     }
     return scrub(row), scrub(record)
+
+
+def _error_json(error: StageError | None) -> dict[str, Any] | None:
+    """The failed stage's error: type, message and the stage it failed in."""
+    if error is None:
+        return None
+    return {**to_jsonable(error), "stage": stage_label(error.stage)}
 
 
 def scrub(value: Any) -> Any:
@@ -310,7 +293,7 @@ def log_fields(result: PipelineResult, services: Services) -> dict[str, Any]:
         fields["sent_chars"] = len(result.sent)
     if result.error is not None:
         fields["error_type"] = type(result.error).__name__
-        fields["error_stage"] = stage_label(_failed_stage(result.error))
+        fields["error_stage"] = stage_label(result.error.stage)
     if services.settings.log_patient_text:
         fields["question"] = result.request.question
         fields["answer"] = result.outcome.answer
@@ -330,7 +313,8 @@ async def record(result: PipelineResult, services: Services, *, blocking: bool =
     """Audit first (the response must not leave without a trace), then metrics and the log line.
 
     When the audit record cannot be completed the request is counted and logged as an error at the
-    ``record`` stage and an AuditError propagates, so the client gets an error, not the answer.
+    ``record`` stage and an AuditError propagates, so the client gets an error, not the answer (the
+    stage runner counts it in ``gateway_stage_errors_total{stage="record"}``).
     ``blocking`` writes on the calling thread: for an interrupted run, whose task may be cancelled
     again (a server stop) while a worker-thread write waits, which would lose the record.
     """
@@ -343,7 +327,6 @@ async def record(result: PipelineResult, services: Services, *, blocking: bool =
     except Exception as err:
         services.metrics.audit_errors.labels(operation="complete").inc()
         services.metrics.requests.labels(outcome="error").inc()
-        services.metrics.stage_errors.labels(stage="record").inc()
         fields = log_fields(result, services)
         fields.update(outcome="error", error_type=type(err).__name__, error_stage="record")
         log.error(LOG_EVENT, **fields)

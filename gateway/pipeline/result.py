@@ -29,6 +29,23 @@ class Timings:
     first_token: float | None = None
     """Seconds from the start to the first verified text handed to a sink (streaming only)."""
 
+    def add(self, stage: str, seconds: float) -> None:
+        """Count a stage's run time (``StageRunner``). Verification is verify and cleanup together;
+        splitting is not reported on its own."""
+        match stage:
+            case "triage":
+                self.triage += seconds
+            case "retrieve":
+                self.retrieval += seconds
+            case "draft":
+                self.upstream += seconds
+            case "verify" | "cleanup":
+                self.verification += seconds
+            case "badge":
+                self.badge += seconds
+            case "record":
+                self.record += seconds
+
     @property
     def added(self) -> float:
         return max(0.0, self.total - self.upstream)

@@ -10,6 +10,9 @@ Exactly one audit row per request: ``open_request`` writes it provisionally befo
 ``AuditError`` there means nothing was done or sent), and the run completes it whatever happens,
 including when it is cancelled (a streaming client that went away, a server stop): the recording is
 shielded from the cancellation and names the interruption as the outcome.
+
+Every stage, triage to record, runs through one ``StageRunner`` (``gateway.pipeline.stages``): it times
+the stage, names it on a failure and counts it; ``answer`` turns a failed stage into a refusal.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import asyncio
 import datetime as dt
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
 import anyio
@@ -34,21 +37,24 @@ from gateway.domain import (
     Scope,
     Statement,
     Triage,
+    TrustReport,
     Verdict,
 )
-from gateway.errors import MalformedDraft, StageError, StoreError, UpstreamError, VerifierError
+from gateway.errors import AuditError, StageError
 from gateway.models.limits import request_deadline
-from gateway.pipeline.badge import badge
+from gateway.pipeline.badge import badge, unbadged
 from gateway.pipeline.bounds import check_repeats, check_statements, instruction_sentence
 from gateway.pipeline.cleanup import Cleanup, judge_claims
 from gateway.pipeline.record import record, record_start
 from gateway.pipeline.result import PipelineResult, Timings
 from gateway.pipeline.retrieve import retrieve
 from gateway.pipeline.split import split
+from gateway.pipeline.stages import Stage, StageRunner, refusal_reason
 from gateway.pipeline.triage import answerable_request, deferred_questions, red_flag_notes, triage
 from gateway.pipeline.verify import verify
 from gateway.services import Services
 from gateway.settings import Settings
+from gateway.upstream.base import Upstream
 
 log = structlog.get_logger("gateway.pipeline")
 
@@ -113,61 +119,35 @@ async def answer(
 
 
 async def _answer(run: _Run) -> PipelineResult:
-    request, services = run.request, run.services
+    request, services, stage = run.request, run.services, run.stage
     policy = services.policy
-
     try:
-        run.triage = await triage(request, services)
-    except Exception as err:  # an emergency cannot be ruled out: refuse, pointing to urgent help
-        return await run.fail(RefusalReason.TRIAGE_ERROR, StageError.from_exception("triage", err))
-    if run.triage.scope is not Scope.IN_SCOPE:
-        return await run.refuse(RefusalReason(run.triage.scope.value), run.triage.reason)
+        run.triage = await stage(TRIAGE, request, services)
+        if run.triage.scope is not Scope.IN_SCOPE:
+            return await run.refuse(RefusalReason(run.triage.scope.value), run.triage.reason)
 
-    stage = "retrieve"
-    try:
-        started = time.perf_counter()
-        run.timings.triage = started - run.timings.started
         question = " ".join(run.triage.answerable) or request.question
-        retrieval = await retrieve(question, services.store, policy.thresholds.retrieval)
-        run.timings.retrieval = time.perf_counter() - started
+        retrieval = await stage(RETRIEVE, question, services.store, policy.thresholds.retrieval)
         run.passages, run.best_relevance = retrieval.passages, retrieval.best_relevance
         if not retrieval.relevant:
             return await run.refuse(RefusalReason.NO_RELEVANT_CONTEXT, "no vetted passage is relevant enough")
 
-        stage = "draft"
-        started = run.model_started = time.perf_counter()
-        try:
-            run.draft = await services.upstream.draft(answerable_request(request, run.triage), run.passages)
-        finally:
-            run.timings.upstream = time.perf_counter() - started
-        run.statements = await anyio.to_thread.run_sync(bounded_split, run.draft, services.settings)
-        claims = [s for s in run.statements if s.is_claim]
-        if instruction_sentence(run.statements, policy.thresholds.cleanup.planted_instruction):
+        run.model_started = time.perf_counter()  # the request's model deadline counts from here
+        draft = await stage(DRAFT, services.upstream, answerable_request(request, run.triage), run.passages)
+        run.draft = draft
+        reply = await stage(SPLIT, draft, services.settings, policy.thresholds.cleanup.planted_instruction)
+        run.statements = reply.statements
+        if reply.instruction:
             # claims resting on one are caught by cleanup; this is a sentence shown unverified
             detail = "the draft contains a sentence that reads like an instruction to a model or system"
             return await run.refuse(RefusalReason.SAFETY_CRITICAL_FAILED, detail)
 
-        stage = "verify"
-        started = time.perf_counter()
-        run.verdicts = tuple(await verify(claims, run.passages, services.verifier))
-        stage = "cleanup"
-        judged = await anyio.to_thread.run_sync(
-            judge_claims, run.statements, run.verdicts, run.passages, policy.thresholds.cleanup
-        )
-        cleaning = Cleanup(run.draft.answer, run.statements, judged, policy.thresholds.cleanup)
-        await run.clean_up(cleaning)
-        run.timings.verification = time.perf_counter() - started
-        outcome = cleaning.outcome()
-    except MalformedDraft as err:
-        return await run.fail(RefusalReason.MALFORMED_OUTPUT, err)
-    except UpstreamError as err:
-        return await run.fail(RefusalReason.UPSTREAM_ERROR, err)
-    except StoreError as err:
-        return await run.fail(RefusalReason.STORE_ERROR, err)
-    except (VerifierError, StageError) as err:
-        return await run.fail(RefusalReason.VERIFIER_ERROR, err)
-    except Exception as err:  # fail closed: an unexpected failure is refused, named and counted, never sent
-        return await run.fail(_REASON_BY_STAGE[stage], StageError.from_exception(stage, err))
+        claims = [s for s in run.statements if s.is_claim]
+        verdicts = await stage(VERIFY, claims, run.passages, services.verifier)
+        run.verdicts = tuple(verdicts)
+        outcome = await stage(CLEANUP, run, draft)
+    except StageError as err:  # named and counted by the runner; fail closed: refused, never sent
+        return await run.fail(err)
 
     if outcome.refused and outcome.refusal_reason is not None:
         return await run.finish(outcome, refusal_message=services.messages.refusal(outcome.refusal_reason))
@@ -218,12 +198,26 @@ def bounded_split(draft: Draft, settings: Settings) -> tuple[Statement, ...]:
     return tuple(statements)
 
 
-_REASON_BY_STAGE = {
-    "retrieve": RefusalReason.STORE_ERROR,
-    "draft": RefusalReason.UPSTREAM_ERROR,
-    "verify": RefusalReason.VERIFIER_ERROR,
-    "cleanup": RefusalReason.VERIFIER_ERROR,
-}
+@dataclass(frozen=True)
+class SplitReply:
+    """The draft split into statements (the split stage's output)."""
+
+    statements: tuple[Statement, ...]
+    instruction: bool
+    """A statement shown unverified (not a claim) reads like an instruction to a model or system."""
+
+
+async def _split(draft: Draft, settings: Settings, planted: Sequence[str]) -> SplitReply:
+    statements = await anyio.to_thread.run_sync(bounded_split, draft, settings)
+    return SplitReply(statements, instruction_sentence(statements, planted))
+
+
+async def _draft(upstream: Upstream, request: ChatRequest, passages: Sequence[Passage]) -> Draft:
+    return await upstream.draft(request, passages)
+
+
+async def _badge(outcome: Outcome, passages: Sequence[Passage], services: Services) -> TrustReport:
+    return badge(outcome, passages, services.policy.tiers, services.today())
 
 
 def _notes(triage_result: Triage, services: Services) -> str:
@@ -254,6 +248,7 @@ class _Run:
         self.recorded = False
         self.created_at = opened.created_at
         self.timings = Timings()
+        self.stage = StageRunner(services.metrics, self.timings)
         self.triage = Triage(Scope.IN_SCOPE, "not triaged")
         self.passages: tuple[Passage, ...] = ()
         self.best_relevance: float | None = None
@@ -263,7 +258,17 @@ class _Run:
         self.model_started = time.perf_counter()
         """When the draft call started: the request's model deadline counts from here."""
 
-    async def clean_up(self, cleaning: Cleanup) -> None:
+    async def clean_up(self, draft: Draft) -> Outcome:
+        """The cleanup stage: judge each claim by its verdict, then ``rewrite`` the failing ones."""
+        policy = self.services.policy.thresholds.cleanup
+        judged = await anyio.to_thread.run_sync(
+            judge_claims, self.statements, self.verdicts, self.passages, policy
+        )
+        cleaning = Cleanup(draft.answer, self.statements, judged, policy)
+        await self.rewrite(cleaning)
+        return cleaning.outcome()
+
+    async def rewrite(self, cleaning: Cleanup) -> None:
         """Rewrite the failing claims concurrently; release each sentence as soon as it is final.
 
         Bounded: at most ``max_rewrites_per_request`` rewrites may call the model (the rest get only
@@ -359,7 +364,9 @@ class _Run:
         outcome = Outcome("", self.statements, (), True, reason, detail)
         return await self.finish(outcome, refusal_message=message)
 
-    async def fail(self, reason: RefusalReason, error: StageError) -> PipelineResult:
+    async def fail(self, error: StageError) -> PipelineResult:
+        """Refuse the request whose stage failed (already named and counted by the runner)."""
+        reason = refusal_reason(error)
         message = self.services.messages.refusal(reason, rule=None)
         outcome = Outcome("", self.statements, (), True, reason, f"{type(error).__name__}: {error}")
         return await self.finish(outcome, refusal_message=message, error=error)
@@ -372,28 +379,43 @@ class _Run:
         detail = f"the request was interrupted ({label}) after {len(self.sent)} characters were sent"
         outcome = Outcome(self.sent, self.statements, (), False, None, detail)
         try:
-            await self._record(outcome, None, label, blocking=True)
-        except Exception as err:  # counted and logged by record(); nothing more can be done here
+            await self._record(outcome, unbadged(outcome, self.passages), None, label, blocking=True)
+        except Exception as err:  # counted and logged by the runner and record(); nothing more to do
             log.error("interrupted_record_failed", request_id=self.request_id, error=type(err).__name__)
 
     async def finish(
         self, outcome: Outcome, refusal_message: str | None = None, error: StageError | None = None
     ) -> PipelineResult:
+        """Badge the outcome, hand the sink what it has not had, and record it.
+
+        Fails closed: an answer whose badging fails is refused instead (no text leaves without its
+        badges); a refusal keeps its reason (an emergency stays an emergency) with an unbadged report.
+        """
         if refusal_message is not None:
             outcome = outcome.with_answer(refusal_message)
         outcome = outcome.with_declined(_notes(self.triage, self.services))
+        if error is not None:  # a failed stage's refusal carries no claim: nothing to badge
+            report = unbadged(outcome, self.passages)
+        else:
+            try:
+                report = await self.stage(BADGE, outcome, self.passages, self.services)
+            except StageError as err:
+                if not outcome.refused:
+                    return await self.fail(err)
+                report, error = unbadged(outcome, self.passages), err
         await self._flush(outcome.answer)
-        return await self._record(outcome, error, None)
+        return await self._record(outcome, report, error, None)
 
     async def _record(
-        self, outcome: Outcome, error: StageError | None, interruption: str | None, *, blocking: bool = False
+        self,
+        outcome: Outcome,
+        report: TrustReport,
+        error: StageError | None,
+        interruption: str | None,
+        *,
+        blocking: bool = False,
     ) -> PipelineResult:
         self.recorded = True
-        if self.timings.triage == 0.0:  # refused at triage: everything so far was triage
-            self.timings.triage = time.perf_counter() - self.timings.started
-        badging = time.perf_counter()
-        report = badge(outcome, self.passages, self.services.policy.tiers, self.services.today())
-        self.timings.badge = time.perf_counter() - badging
         self.timings.total = time.perf_counter() - self.timings.started
         result = PipelineResult(
             request_id=self.request_id,
@@ -412,7 +434,16 @@ class _Run:
             interruption=interruption,
             sent=self.sent,
         )
-        recording = time.perf_counter()
-        await record(result, self.services, blocking=blocking)
-        self.timings.record = time.perf_counter() - recording
+        await self.stage(RECORD, result, self.services, blocking=blocking)
         return result
+
+
+TRIAGE = Stage("triage", triage)
+RETRIEVE = Stage("retrieve", retrieve)
+DRAFT = Stage("draft", _draft)
+SPLIT = Stage("split", _split)
+VERIFY = Stage("verify", verify)
+CLEANUP = Stage("cleanup", _Run.clean_up)
+BADGE = Stage("badge", _badge)
+RECORD = Stage("record", record, failure=AuditError)
+"""The stages of a chat request, in order (``answer`` wires them)."""

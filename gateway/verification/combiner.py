@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gateway.errors import ConfigurationError
 from gateway.verification.checks.analysis import AnalysedText
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult
 from gateway.verification.checks.words import bigram_coverage, coverage, stem
@@ -104,8 +105,12 @@ class LogisticCombiner:
     @classmethod
     def load(cls, path: Path = WEIGHTS_FILE) -> LogisticCombiner:
         data = json.loads(path.read_text(encoding="utf-8"))
-        if tuple(data["features"]) != FEATURES:
-            raise ValueError(f"{path}: features {data['features']} differ from {list(FEATURES)}; retrain")
+        if tuple(data["features"]) != FEATURES:  # weights trained for other features: stale, not usable
+            raise ConfigurationError(
+                str(path),
+                "features",
+                f"{data['features']} differ from {list(FEATURES)}; retrain with bench/train_combiner.py",
+            )
         return cls(
             tuple(float(w) for w in data["weights"]),
             float(data["bias"]),

@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 
 from gateway.domain import ClaimToCheck, Evidence, Passage, Verdict, VerdictLabel
-from gateway.errors import MalformedDraft, UpstreamBusy, UpstreamError, UpstreamTimeout
+from gateway.errors import JudgeOutputError, MalformedDraft, UpstreamBusy, UpstreamError, UpstreamTimeout
 from gateway.models.base import ChatModel, Messages
 from gateway.verification.anchoring import find_quote
 
@@ -73,10 +73,6 @@ class JudgeConfig:
     """Fuzzy threshold (0..1) at which the judge's quote counts as found in a passage."""
     max_concurrency: int = 4
     """Judge calls of one verify() in flight at once."""
-
-
-class JudgeOutputError(ValueError):
-    """The judge answered, but not with the JSON verdict it was asked for."""
 
 
 def build_messages(claim: ClaimToCheck) -> Messages:

@@ -177,7 +177,7 @@ class LocalEntailmentVerifier:
         try:
             assessments = await anyio.to_thread.run_sync(self.assess_all, list(claims), analyses)
         except (RuntimeError, ValueError, OSError) as err:
-            raise VerifierError.from_exception(self.name, err) from err
+            raise VerifierError(f"the {self.name} verifier failed: {type(err).__name__}: {err}") from err
         return [a.verdict(self.name) for a in assessments]
 
     def assess_all(

@@ -10,24 +10,17 @@ import anyio.to_thread
 import structlog
 from litestar import Litestar
 from litestar.di import Provide
-from litestar.exceptions import HTTPException
 from litestar.openapi import OpenAPIConfig
 
 from gateway.bootstrap import build_services
-from gateway.errors import AuditError, RequestError, ServiceUnavailableError
+from gateway.errors import ServiceUnavailableError
 from gateway.metrics import GatewayMetrics
 from gateway.services import Services
 from gateway.settings import Settings
 from gateway.web.auth import access_control, failed_auth_throttle
 from gateway.web.auth_state import SessionRevocations
 from gateway.web.chat import chat_completions, list_models
-from gateway.web.errors import (
-    audit_error_handler,
-    counted_rejections,
-    http_exception_handler,
-    internal_error_handler,
-    request_error_handler,
-)
+from gateway.web.errors import exception_handlers
 from gateway.web.ops import healthz, metrics, readyz
 from gateway.web.pages import page_handlers
 from gateway.web.rate_limits import LimiterHandle, build_rate_limiter
@@ -94,12 +87,7 @@ def create_app(
             "auth_throttle": Provide(lambda: throttle, sync_to_thread=False),
         },
         lifespan=[lifespan],
-        exception_handlers={
-            RequestError: counted_rejections(request_error_handler, current_metrics),
-            AuditError: audit_error_handler,
-            HTTPException: counted_rejections(http_exception_handler, current_metrics),
-            Exception: internal_error_handler,
-        },
+        exception_handlers=exception_handlers(current_metrics),
         request_max_body_size=settings.max_body_bytes,
         middleware=[access_control(settings, current_metrics, sessions, throttle, limiter=limiter)],
         openapi_config=OpenAPIConfig(title="Clinical trust gateway", version="0.1.0", path="/schema"),

@@ -46,7 +46,6 @@ import hmac
 import math
 from collections.abc import Callable
 from typing import Any, Literal
-from urllib.parse import quote
 
 import anyio.to_thread
 import structlog
@@ -56,6 +55,7 @@ from litestar.types import ASGIApp, Receive, Scope, Send
 
 from gateway.errors import (
     AuthenticationError,
+    LoginRequired,
     PermissionDeniedError,
     RateLimitedError,
     RequestError,
@@ -63,7 +63,7 @@ from gateway.errors import (
 from gateway.settings import Settings
 from gateway.web.auth_state import MAX_ENTRIES, FailedAuthThrottle, SessionRevocations
 from gateway.web.client_keys import ClientKeyring, check_exposure
-from gateway.web.clinician_auth import LOGIN_PATH, LoginRequired, StaffAuth, bearer_token
+from gateway.web.clinician_auth import LOGIN_PATH, StaffAuth, bearer_token, login_location
 from gateway.web.rate_limits import MetricsSource, RateLimiter, TokenBucketLimiter
 
 log = structlog.get_logger("gateway.auth")
@@ -139,6 +139,9 @@ class AccessGuard:
                 self._check_staff(request)
                 return None
             return self._check_client(request)
+        except LoginRequired:  # an AuthenticationError that sends a browser to the login page
+            self._count(area, "missing")
+            raise
         except AuthenticationError as err:
             missing = (err.code or "").startswith("missing")
             self._count(area, "missing" if missing else "invalid")
@@ -147,9 +150,6 @@ class AccessGuard:
             raise
         except PermissionDeniedError:
             self._count(area, "forbidden")
-            raise
-        except LoginRequired:
-            self._count(area, "missing")
             raise
 
     def _check_client(self, request: Request[Any, Any, Any]) -> str | None:
@@ -184,6 +184,8 @@ class AccessGuard:
     def _check_staff(self, request: Request[Any, Any, Any]) -> None:
         try:
             self.staff.require(request)
+        except LoginRequired:  # a browser goes to the login page, whatever key it sent
+            raise
         except AuthenticationError:
             bearer = bearer_token(request)
             if bearer and self.keyring.identify(bearer) is not None:
@@ -237,7 +239,7 @@ class AccessMiddleware:
             else:
                 key_name = self.guard.check(request)
         except LoginRequired as login:
-            await _redirect(send, f"{LOGIN_PATH}?next={quote(login.next_path, safe='/')}")
+            await _redirect(send, login_location(login.next_path))
             return
         except RequestError:
             raise  # rendered by the app's RequestError handler in OpenAI's error format

@@ -12,12 +12,12 @@ from litestar import MediaType, Request, Response, get, post
 from litestar.response import Stream
 from litestar.serialization import encode_json
 
-from gateway.errors import AuditError, ServiceUnavailableError
+from gateway.errors import AuditError
 from gateway.pipeline.result import PipelineResult
 from gateway.pipeline.run import answer, open_request, stream_answer
 from gateway.services import Services
 from gateway.web.chat_schema import RequestLimits, parse_chat_request
-from gateway.web.errors import error_body
+from gateway.web.errors import audit_unavailable_body, error_body
 from gateway.web.openapi_bodies import CHAT_BODY, with_body
 from gateway.web.serializers import chunk_payload, completion_json, trust_json
 
@@ -35,10 +35,7 @@ REQUEST_ID_HEADER = "x-request-id"
 async def chat_completions(request: Request[Any, Any, Any], services: Services) -> Response[Any]:
     held = time.perf_counter()
     chat = parse_chat_request(await request.body(), RequestLimits.from_settings(services.settings))
-    try:  # the provisional audit row, before any work and any text
-        opened = await open_request(chat, services)
-    except AuditError as err:
-        raise _audit_unavailable() from err
+    opened = await open_request(chat, services)  # before any work and any text; AuditError: a 503
     if chat.stream:  # verified streaming: headers go out before the result exists (no Server-Timing)
         request_id = opened.request_id
         return Stream(
@@ -47,10 +44,7 @@ async def chat_completions(request: Request[Any, Any, Any], services: Services) 
             headers={REQUEST_ID_HEADER: request_id, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
     parsed = time.perf_counter()
-    try:
-        result = await answer(chat, services, opened=opened)
-    except AuditError as err:  # the final record failed: the answer is not sent
-        raise _audit_unavailable() from err
+    result = await answer(chat, services, opened=opened)  # AuditError: the answer is not sent (a 503)
     serialising = time.perf_counter()
     trust = trust_json(result, services.policy.tiers, services.today(), services.settings)
     body = encode_json(completion_json(result, chat.model, trust))
@@ -58,13 +52,6 @@ async def chat_completions(request: Request[Any, Any, Any], services: Services) 
     timing = server_timing(result, parse=parsed - held, serialise=done - serialising, held=done - held)
     headers = {REQUEST_ID_HEADER: result.request_id, "Server-Timing": timing}
     return Response(body, media_type=MediaType.JSON, headers=headers)
-
-
-def _audit_unavailable() -> ServiceUnavailableError:
-    return ServiceUnavailableError(
-        "The audit trail cannot be written, so the gateway is not answering; nothing was sent.",
-        code="audit_unavailable",
-    )
 
 
 def server_timing(result: PipelineResult, *, parse: float, serialise: float, held: float) -> str:
@@ -110,8 +97,7 @@ async def _events(
             final["trust"] = trust_json(item, services.policy.tiers, services.today(), services.settings)
             yield _sse(final)
     except AuditError:  # the final record failed: end with an error event, no trust and no [DONE]
-        err = _audit_unavailable()
-        yield _sse(error_body(err.message, err.error_type, None, err.code))
+        yield _sse(audit_unavailable_body())
         return
     except Exception as exc:  # a bug after text went out: say so on the stream, never [DONE]
         log.error("stream_failed", request_id=request_id, error_type=type(exc).__name__, exc_info=exc)

@@ -43,7 +43,7 @@ from litestar.datastructures import Cookie
 from litestar.params import Parameter
 from litestar.response import Redirect
 
-from gateway.errors import AuthenticationError, PermissionDeniedError
+from gateway.errors import AuthenticationError, LoginRequired, PermissionDeniedError
 from gateway.services import Services
 from gateway.settings import Secret, Settings
 from gateway.web.auth_state import FailedAuthThrottle, SessionRevocations
@@ -72,14 +72,6 @@ class _Key:
     key_id: str
     secret: bytes
     signing_key: bytes
-
-
-class LoginRequired(Exception):
-    """A browser asked for a staff page without a valid session: send it to the login page."""
-
-    def __init__(self, next_path: str) -> None:
-        super().__init__("login required")
-        self.next_path = next_path
 
 
 class StaffAuth:
@@ -268,8 +260,9 @@ async def provide_staff(
     return StaffAuth.from_settings(services.settings, sessions).require(request)
 
 
-def login_redirect_handler(_: Request[Any, Any, Any], exc: LoginRequired) -> Response[Any]:
-    return Redirect(f"{LOGIN_PATH}?next={quote(exc.next_path, safe='/')}", status_code=303)
+def login_location(next_path: str) -> str:
+    """Where a browser without a staff session is sent (``LoginRequired``): the login form, then back."""
+    return f"{LOGIN_PATH}?next={quote(next_path, safe='/')}"
 
 
 @get(LOGIN_PATH, summary="Clinician login form", include_in_schema=False)

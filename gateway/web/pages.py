@@ -21,15 +21,7 @@ from gateway.resources import bundled
 from gateway.services import Services
 from gateway.settings import Settings
 from gateway.web.audit_pages import audit_detail, audit_list, audit_record_json
-from gateway.web.clinician_auth import (
-    LoginRequired,
-    Principal,
-    login_page,
-    login_redirect_handler,
-    login_submit,
-    logout,
-    provide_staff,
-)
+from gateway.web.clinician_auth import Principal, login_page, login_submit, logout, provide_staff
 from gateway.web.rendering import PageRenderer
 from gateway.web.views import TIER_SHORT, request_view
 
@@ -86,7 +78,6 @@ def page_handlers(settings: Settings) -> list[Any]:
         path="/",
         route_handlers=[clinician_index, clinician_request, audit_list, audit_detail, audit_record_json],
         dependencies={**pages_dependency, "staff": Provide(provide_staff)},
-        exception_handlers={LoginRequired: login_redirect_handler},
     )
     static = create_static_files_router(
         path="/static", directories=[renderer.static_dir], include_in_schema=False, name="static"

@@ -13,8 +13,9 @@ from typing import Any
 from litestar import MediaType, Request, Response, post
 
 from gateway.domain import Passage
-from gateway.errors import RequestError, ServiceUnavailableError, StoreError
-from gateway.knowledge.store import SearchFilters
+from gateway.errors import RequestError
+from gateway.knowledge.store import KnowledgeStore, SearchFilters
+from gateway.pipeline.stages import Stage, StageRunner
 from gateway.services import Services
 from gateway.web.chat_schema import parse_json_object
 from gateway.web.openapi_bodies import RETRIEVE_BODY, with_body
@@ -58,6 +59,13 @@ def parse_retrieve_request(body: bytes, max_k: int, max_chars: int) -> RetrieveR
     return RetrieveRequest(query.strip(), k, SearchFilters(_strings(data, "tiers"), _strings(data, "orgs")))
 
 
+async def _search(store: KnowledgeStore, parsed: RetrieveRequest) -> list[Passage]:
+    return await store.search(parsed.query, parsed.k, parsed.filters)
+
+
+SEARCH = Stage("retrieve", _search)
+
+
 def passage_json(passage: Passage) -> dict[str, Any]:
     return {
         "id": passage.id,
@@ -80,11 +88,6 @@ def passage_json(passage: Passage) -> dict[str, Any]:
 async def retrieve_passages(request: Request[Any, Any, Any], services: Services) -> Response[Any]:
     settings = services.settings
     parsed = parse_retrieve_request(await request.body(), settings.retrieve_max_k, settings.max_message_chars)
-    try:
-        passages = await services.store.search(parsed.query, parsed.k, parsed.filters)
-    except StoreError as err:
-        services.metrics.stage_errors.labels(stage="retrieve").inc()
-        raise ServiceUnavailableError(
-            f"The knowledge store could not be searched ({type(err).__name__}).", code="store_error"
-        ) from None
+    run = StageRunner(services.metrics)  # a failure: counted, then a 503 store_error (web/errors.py)
+    passages = await run(SEARCH, services.store, parsed)
     return Response({"passages": [passage_json(p) for p in passages]}, media_type=MediaType.JSON)

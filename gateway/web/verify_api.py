@@ -12,11 +12,14 @@ from litestar import MediaType, Request, Response, post
 from gateway.checkonly.inputs import parse_check_input
 from gateway.checkonly.rendering import report_json
 from gateway.checkonly.service import check_answer, count_report
-from gateway.errors import ServiceUnavailableError, StageError
 from gateway.fetching.fetcher import SafeFetcher
+from gateway.pipeline.stages import Stage, StageRunner
 from gateway.services import Services
 from gateway.web.chat_schema import parse_json_object
 from gateway.web.openapi_bodies import VERIFY_BODY, with_body
+
+CHECK = Stage("verify", check_answer)
+"""The check-only use case as one stage: split, fetch, verify (never a partial verdict list)."""
 
 
 @post(
@@ -31,13 +34,7 @@ async def verify_answer(request: Request[Any, Any, Any], services: Services) -> 
     fetcher = services.fetcher or SafeFetcher.from_policy(
         services.policy.thresholds.verification, services.settings
     )
-    try:
-        report = await check_answer(checked.answer, checked.sources, services.verifier, fetcher)
-    except StageError as err:
-        services.metrics.stage_errors.labels(stage="verify").inc()
-        raise ServiceUnavailableError(
-            f"The verifier could not decide ({type(err).__name__}); nothing was checked.",
-            code="verifier_error",
-        ) from None
+    run = StageRunner(services.metrics)  # a failure: counted, then a 503 verifier_error (web/errors.py)
+    report = await run(CHECK, checked.answer, checked.sources, services.verifier, fetcher)
     count_report(report, services.metrics)
     return Response(report_json(report), media_type=MediaType.JSON)

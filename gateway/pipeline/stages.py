@@ -1,0 +1,94 @@
+"""The stage contract and the one runner every stage of a request goes through.
+
+A ``Stage`` is a name and a typed ``run``. ``StageRunner`` runs one: it times it (into the request's
+``Timings``), and when it fails wraps the error once, naming the stage (an error that already names its
+stage keeps it), counts it in ``gateway_stage_errors_total{stage}`` and raises it. The caller turns a
+``StageError`` into a refusal whose reason ``refusal_reason`` chooses; an ``AuditError`` (the record
+stage) fails the request as a whole. Nothing here knows what any stage does: the wiring is
+``gateway.pipeline.run.answer``, and the web handlers run their one stage through the same runner.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Generic, ParamSpec, TypeVar
+
+from gateway.domain import RefusalReason
+from gateway.errors import MalformedDraft, RunError, StageError, StoreError, UpstreamError, VerifierError
+from gateway.metrics import GatewayMetrics, stage_label
+from gateway.pipeline.result import Timings
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Stage(Generic[P, T]):
+    """One step of a request: its name (the metric, audit and log label) and what it runs."""
+
+    name: str
+    """One of ``gateway.metrics.PIPELINE_STAGES``, so that its failures are counted under it."""
+    run: Callable[P, Awaitable[T]]
+    failure: type[RunError] = StageError
+    """What an unexpected exception becomes: a StageError (the request is refused with a reason) or,
+    for the record stage, an AuditError (nothing may be sent without its record)."""
+
+
+class StageRunner:
+    """Runs the stages of one request (or of one web call, without timings)."""
+
+    def __init__(self, metrics: GatewayMetrics, timings: Timings | None = None) -> None:
+        self._metrics = metrics
+        self._timings = timings
+
+    async def __call__(self, stage: Stage[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        started = time.perf_counter()
+        try:
+            return await stage.run(*args, **kwargs)
+        except Exception as err:  # a cancellation is not an Exception: it passes untouched
+            failure = err if isinstance(err, RunError) else stage.failure.from_exception(stage.name, err)
+            failure.stage = failure.stage or stage.name
+            self._metrics.stage_errors.labels(stage=stage_label(failure.stage)).inc()
+            if failure is err:
+                raise
+            raise failure from err
+        finally:
+            if self._timings is not None:
+                self._timings.add(stage.name, time.perf_counter() - started)
+
+
+_REASON_BY_ERROR: tuple[tuple[type[StageError], RefusalReason], ...] = (
+    (MalformedDraft, RefusalReason.MALFORMED_OUTPUT),
+    (UpstreamError, RefusalReason.UPSTREAM_ERROR),
+    (StoreError, RefusalReason.STORE_ERROR),
+    (VerifierError, RefusalReason.VERIFIER_ERROR),
+)
+"""Errors whose type says more than the stage they surfaced in (a malformed reply is no outage)."""
+
+REASON_BY_STAGE: dict[str, RefusalReason] = {
+    "triage": RefusalReason.TRIAGE_ERROR,
+    "retrieve": RefusalReason.STORE_ERROR,
+    "draft": RefusalReason.UPSTREAM_ERROR,
+    "split": RefusalReason.VERIFIER_ERROR,
+    "verify": RefusalReason.VERIFIER_ERROR,
+    "cleanup": RefusalReason.VERIFIER_ERROR,
+    "badge": RefusalReason.VERIFIER_ERROR,
+}
+"""The refusal when a stage fails with an untyped error. Splitting, cleanup and badging are part of
+producing a checked answer: when they fail the answer could not be checked (``verifier_error``)."""
+
+
+def refusal_reason(error: StageError) -> RefusalReason:
+    """Why a request whose stage failed is refused.
+
+    Triage keeps its own reason whatever failed there: an emergency was not ruled out, and that
+    refusal points to urgent help. Elsewhere a typed error names the failure, else the stage does.
+    """
+    if error.stage == "triage":
+        return RefusalReason.TRIAGE_ERROR
+    for kind, reason in _REASON_BY_ERROR:
+        if isinstance(error, kind):
+            return reason
+    return REASON_BY_STAGE.get(error.stage, RefusalReason.VERIFIER_ERROR)

@@ -1,0 +1,246 @@
+"""A fault injected into each stage of a chat request is refused with the right reason, counted under
+that stage in ``gateway_stage_errors_total`` (and no other), and audited naming the stage.
+
+The pipeline is the real one (``make_services``: fixture knowledge store, extractive upstream, real
+verifier and cleanup); each case breaks one stage with an unexpected ``RuntimeError`` (a bug), either
+through the services object or by patching the function the stage calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+
+import gateway.pipeline.record as record_module
+import gateway.pipeline.run as run_module
+from gateway.audit import AuditFilter
+from gateway.domain import ChatRequest, ClaimToCheck, Draft, Message, Passage, RefusalReason, Role, Verdict
+from gateway.errors import AuditError, DraftLimitExceeded, StageError, StoreError
+from gateway.metrics import PIPELINE_STAGES, GatewayMetrics
+from gateway.pipeline.run import answer
+from gateway.pipeline.stages import REASON_BY_STAGE, refusal_reason
+from gateway.services import Services
+
+QUESTION = "How much paracetamol can an adult take in a day?"
+BUG = "injected fault"
+
+
+def ask(question: str = QUESTION) -> ChatRequest:
+    return ChatRequest(messages=(Message(Role.USER, question),), model="m")
+
+
+def stage_errors(metrics: GatewayMetrics) -> dict[str, float]:
+    """Every non-zero ``gateway_stage_errors_total`` series, by stage."""
+    return {
+        s.labels["stage"]: s.value
+        for family in metrics.registry.collect()
+        for s in family.samples
+        if s.name == "gateway_stage_errors_total" and s.value
+    }
+
+
+def bug(*_: Any, **__: Any) -> Any:
+    raise RuntimeError(BUG)
+
+
+class FailingEncoder:
+    """The embedder with ``encode`` broken: what triage meets when the model fails at run time."""
+
+    def __init__(self, real: Any) -> None:
+        self._real = real
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+    def encode(self, texts: Sequence[str]) -> Any:
+        raise RuntimeError(BUG)
+
+
+class BrokenStore:
+    async def search(self, query: str, k: int, filters: Any = None) -> list[Passage]:
+        raise RuntimeError(BUG)
+
+    async def count(self) -> int:
+        return 0
+
+
+class BrokenUpstream:
+    name = "broken"
+
+    async def draft(self, request: ChatRequest, passages: Sequence[Passage]) -> Draft:
+        raise RuntimeError(BUG)
+
+    async def aclose(self) -> None:
+        return None
+
+
+class BrokenVerifier:
+    name = "broken"
+
+    async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
+        raise RuntimeError(BUG)
+
+
+def break_triage(services: Services, _: pytest.MonkeyPatch) -> None:
+    services.embedder = FailingEncoder(services.embedder)
+
+
+def break_retrieve(services: Services, _: pytest.MonkeyPatch) -> None:
+    services.store = BrokenStore()  # type: ignore[assignment]
+
+
+def break_draft(services: Services, _: pytest.MonkeyPatch) -> None:
+    services.upstream = BrokenUpstream()  # type: ignore[assignment]
+
+
+def break_split(_: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(run_module, "split", bug)
+
+
+def break_verify(services: Services, _: pytest.MonkeyPatch) -> None:
+    services.verifier = BrokenVerifier()  # type: ignore[assignment]
+
+
+def break_cleanup(_: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(run_module, "judge_claims", bug)
+
+
+def break_badge(services: Services, _: pytest.MonkeyPatch) -> None:
+    services.today = bug  # type: ignore[method-assign]
+
+
+FAULTS: dict[str, tuple[Callable[[Services, pytest.MonkeyPatch], None], RefusalReason]] = {
+    "triage": (break_triage, RefusalReason.TRIAGE_ERROR),
+    "retrieve": (break_retrieve, RefusalReason.STORE_ERROR),
+    "draft": (break_draft, RefusalReason.UPSTREAM_ERROR),
+    "split": (break_split, RefusalReason.VERIFIER_ERROR),
+    "verify": (break_verify, RefusalReason.VERIFIER_ERROR),
+    "cleanup": (break_cleanup, RefusalReason.VERIFIER_ERROR),
+    "badge": (break_badge, RefusalReason.VERIFIER_ERROR),
+}
+
+
+async def test_the_unbroken_pipeline_answers(make_services) -> None:  # type: ignore[no-untyped-def]
+    """The baseline every fault case departs from: this question is answered, with claims."""
+    services = make_services()
+    result = await answer(ask(), services)
+    assert not result.outcome.refused
+    assert result.outcome.claims
+    assert stage_errors(services.metrics) == {}
+
+
+@pytest.mark.parametrize("stage", list(FAULTS))
+async def test_a_failing_stage_is_refused_counted_and_audited_under_its_name(  # type: ignore[no-untyped-def]
+    make_services, monkeypatch, stage: str
+) -> None:
+    services = make_services()
+    inject, reason = FAULTS[stage]
+    inject(services, monkeypatch)
+    result = await answer(ask(), services)
+
+    assert result.outcome.refused
+    assert result.outcome.refusal_reason is reason
+    assert result.report.summary.reason is reason
+    assert result.answer == services.messages.refusal(reason, rule=None)
+    assert "paracetamol" not in result.answer.lower()  # nothing of the answer leaves
+    assert isinstance(result.error, StageError)
+    assert result.error.stage == stage
+    assert BUG in str(result.error)
+
+    assert stage_errors(services.metrics) == {stage: 1.0}
+    m = services.metrics.registry
+    assert m.get_sample_value("gateway_requests_total", {"outcome": "error"}) == 1.0
+    assert m.get_sample_value("gateway_refusals_total", {"reason": reason.value}) == 1.0
+    upstream_errors = [
+        s.value
+        for family in m.collect()
+        for s in family.samples
+        if s.name == "gateway_upstream_errors_total" and s.value
+    ]
+    assert upstream_errors == []  # a bug is never counted as an upstream failure
+
+    (row,) = services.audit.list(AuditFilter())
+    assert (row.id, row.outcome, row.refused, row.reason) == (result.request_id, "error", True, reason.value)
+    record = services.audit.get(result.request_id)
+    assert record is not None
+    assert record["error"] == {"type": "StageError", "message": str(result.error), "stage": stage}
+    assert record["trust"]["summary"]["reason"] == reason.value
+
+
+async def test_a_refusal_whose_badging_fails_keeps_its_reason(make_services) -> None:  # type: ignore[no-untyped-def]
+    """An emergency stays an emergency when badging fails: its message points to urgent help."""
+    services = make_services()
+    break_badge(services, pytest.MonkeyPatch())
+    result = await answer(ask("I have crushing chest pain and I can't catch my breath"), services)
+    assert result.outcome.refusal_reason is RefusalReason.EMERGENCY
+    assert result.report.claims == ()
+    assert result.error is not None
+    assert result.error.stage == "badge"
+    assert stage_errors(services.metrics) == {"badge": 1.0}
+    (row,) = services.audit.list(AuditFilter())
+    assert (row.outcome, row.reason) == ("emergency", "emergency")
+
+
+async def test_a_draft_over_a_bound_is_the_model_fault_not_the_splitter(make_services) -> None:  # type: ignore[no-untyped-def]
+    services = make_services(max_draft_statements=1)
+    result = await answer(ask(), services)
+    assert result.outcome.refusal_reason is RefusalReason.MALFORMED_OUTPUT
+    assert isinstance(result.error, DraftLimitExceeded)
+    assert stage_errors(services.metrics) == {"draft": 1.0}
+    record = services.audit.get(result.request_id)
+    assert record is not None
+    assert record["error"]["stage"] == "draft"
+
+
+@pytest.mark.parametrize("where", ["audit_write", "after_the_write"])
+async def test_a_failing_record_stage_is_an_audit_error_and_sends_nothing(  # type: ignore[no-untyped-def]
+    make_services, monkeypatch, where: str
+) -> None:
+    """Both the audit write and a bug after it fail the request as a whole (the caller sends nothing
+    and answers 503): the record of the answer cannot be trusted."""
+    services = make_services()
+    if where == "audit_write":
+        original = services.audit.write
+        calls: list[int] = []
+
+        async def fail_second(row: Any, record: Any) -> None:
+            calls.append(1)
+            if len(calls) == 2:
+                raise OSError("disk full")
+            await original(row, record)
+
+        services.audit.write = fail_second
+    else:
+        monkeypatch.setattr(record_module, "_count_metrics", bug)
+    with pytest.raises(AuditError) as caught:
+        await answer(ask(), services, request_id="req_record_fault")
+    assert caught.value.stage == "record"
+    assert stage_errors(services.metrics) == {"record": 1.0}
+    operation = {"operation": "complete"}
+    audit_errors = services.metrics.registry.get_sample_value("gateway_audit_errors_total", operation)
+    assert audit_errors == (1.0 if where == "audit_write" else 0.0)
+    (row,) = services.audit.list(AuditFilter())
+    # the provisional row stays incomplete; a bug after the write leaves the written row (not sent)
+    assert row.outcome == ("incomplete" if where == "audit_write" else "answered")
+
+
+def test_refusal_reasons() -> None:
+    assert set(REASON_BY_STAGE) <= set(PIPELINE_STAGES)
+    stages = [getattr(run_module, name) for name in ("TRIAGE", "RETRIEVE", "DRAFT", "SPLIT", "VERIFY")]
+    stages += [getattr(run_module, name) for name in ("CLEANUP", "BADGE", "RECORD")]
+    assert [s.name for s in stages] == [*REASON_BY_STAGE, "record"]
+    assert all(s.name in PIPELINE_STAGES for s in stages)
+
+    def failed(error: StageError, stage: str) -> StageError:
+        error.stage = error.stage or stage
+        return error
+
+    # triage keeps its reason whatever failed there: an emergency was not ruled out
+    assert refusal_reason(failed(StoreError("x"), "triage")) is RefusalReason.TRIAGE_ERROR
+    # elsewhere a typed error names the failure; a malformed reply is no outage of the upstream
+    assert refusal_reason(failed(StoreError("x"), "cleanup")) is RefusalReason.STORE_ERROR
+    too_long = failed(DraftLimitExceeded("x", limit="statements"), "split")
+    assert (too_long.stage, refusal_reason(too_long)) == ("draft", RefusalReason.MALFORMED_OUTPUT)
+    assert refusal_reason(failed(StageError("x"), "retrieve")) is RefusalReason.STORE_ERROR
