@@ -130,7 +130,7 @@ def test_word_boundaries_do_not_match_inside_words() -> None:
         ("expecting our first baby in june, i'm losing a lot of blood with big clots", "pregnancy_bleeding"),
         ("my 6 week old baby is burning up and won't feed", "sick_infant"),
         ("I'm 32 weeks and I haven't felt the baby kick since last night", "reduced_fetal_movement"),
-        ("my daughter drank some bleach", "poisoning"),
+        ("my little one had a drink from the bottle of white spirit in the shed", "poisoning"),
     ],
 )
 def test_emergencies_in_patients_words_are_recognised_without_a_rule(
