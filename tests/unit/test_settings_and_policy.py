@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from gateway.errors import ConfigurationError
-from gateway.policy.coercion import load_file
 from gateway.policy.loader import Thresholds, load_policy
 from gateway.policy.tiers import TierPolicy
 from gateway.resources import bundled
 from gateway.settings import Secret, Settings
+from gateway.validation import load_file
 
 
 def test_settings_read_prefixed_environment_variables() -> None:
