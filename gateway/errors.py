@@ -2,7 +2,9 @@
 
 GatewayError
  ├── ConfigurationError        the operator's mistake: a setting, policy, keys or shipped data file is
- │                             invalid (stale trained weights included); stops start-up (CLI exit 2)
+ │    │                        invalid (stale trained weights included); stops start-up (CLI exit 2)
+ │    └── InvalidValue         a policy dataclass's own check failed (also a ValueError, so that pydantic
+ │                             records it where the dataclass sits in the file: ``gateway.validation``)
  ├── RequestError              refused at the HTTP boundary, before the pipeline, in OpenAI's error
  │    │                        format: the client's mistake (4xx) or a gateway that cannot take it now
  │    ├── AuthenticationError (401) ── LoginRequired   a browser without a staff session: to the login page
@@ -45,6 +47,14 @@ class ConfigurationError(GatewayError):
         self.source = source
         self.key = key
         self.reason = reason
+
+
+class InvalidValue(ConfigurationError, ValueError):
+    """A check in a policy dataclass failed; ``source`` is the dataclass, ``key`` its field.
+
+    Built directly, it is the ConfigurationError; validated from a file, pydantic records it at the
+    dataclass's location and ``gateway.validation.configuration_error`` names the file and dotted key.
+    """
 
 
 class RequestError(GatewayError):

@@ -1,57 +1,58 @@
-"""Settings: one typed dataclass, read from environment variables prefixed ``GATEWAY_``.
+"""Settings: one pydantic-settings model, read from environment variables prefixed ``GATEWAY_``.
 
 Every field has a default that runs the embedded configuration (bundled knowledge base, built-in
-extractive responder, no key). A bad value raises ConfigurationError naming the variable.
+extractive responder, no key). ``Settings(...)`` takes only its arguments; ``Settings.from_env`` reads
+the environment (lists are comma separated, an empty value unsets an optional path). A bad value raises
+ConfigurationError naming the variable (``gateway.validation.configuration_error``).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
-import types
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Literal, Self
+
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from gateway.errors import ConfigurationError
+from gateway.validation import configuration_error
 
 ENV_PREFIX = "GATEWAY_"
 
 
-class Secret:
+class Secret(SecretStr):
     """A value that never shows itself in a repr, a log line or an error message."""
 
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
     def reveal(self) -> str:
-        return self._value
+        return self.get_secret_value()
 
-    def __bool__(self) -> bool:
-        return bool(self._value)
 
-    def __repr__(self) -> str:
-        return "Secret('**********')" if self._value else "Secret('')"
+def _no_secret() -> Secret:
+    return Secret("")
 
-    __str__ = __repr__
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Secret) and other._value == self._value
-
-    def __hash__(self) -> int:
-        return hash(self._value)
-
+Secrets = Annotated[tuple[Secret, ...], NoDecode]
+"""A comma-separated list of secrets in the environment."""
 
 ResponseFormat = Literal["json_schema", "json_object", "text"]
 RetrievalMode = Literal["hybrid", "dense", "lexical"]
 EmbeddingPrecision = Literal["auto", "bf16", "fp32"]
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, frozen=True, extra="ignore", use_attribute_docstrings=True
+    )
+
     host: str = "127.0.0.1"
     """Interface the HTTP server binds to."""
     port: int = 8000
@@ -76,7 +77,7 @@ class Settings:
     """Ingest the knowledge directory at start-up when the collection is empty."""
     upstream_base_url: str = ""
     """OpenAI-compatible base URL of the chat model; empty selects the built-in extractive responder."""
-    upstream_api_key: Secret = field(default_factory=lambda: Secret(""))
+    upstream_api_key: Secret = Field(default_factory=_no_secret)
     """API key sent to the upstream."""
     upstream_model: str = "gpt-4o-mini"
     """Model name sent to the upstream."""
@@ -88,7 +89,7 @@ class Settings:
     """How the citation contract is requested: json_schema, json_object or text (inline markers)."""
     judge_base_url: str = ""
     """OpenAI-compatible base URL of an LLM judge; empty disables the judge."""
-    judge_api_key: Secret = field(default_factory=lambda: Secret(""))
+    judge_api_key: Secret = Field(default_factory=_no_secret)
     """API key sent to the judge."""
     judge_model: str = "gpt-4o-mini"
     """Model name sent to the judge."""
@@ -103,7 +104,7 @@ class Settings:
     """Largest request body accepted, in bytes."""
     audit_path: Path | None = None
     """SQLite audit database (default: ``<data_dir>/audit.sqlite3``)."""
-    audit_url: Secret = field(default_factory=lambda: Secret(""))
+    audit_url: Secret = Field(default_factory=_no_secret)
     """PostgreSQL audit trail shared by replicas (``postgresql://user:pass@host/db``); empty: SQLite."""
     audit_pool_size: int = 10
     """Most PostgreSQL connections one process keeps for the audit trail."""
@@ -113,21 +114,21 @@ class Settings:
     """Keep the request's ``user`` field and metadata in the audit record."""
     log_patient_text: bool = False
     """Include question and answer text in the structured log line."""
-    api_keys: tuple[Secret, ...] = ()
+    api_keys: Secrets = ()
     """Client API keys (comma separated). Empty: no key needed (allowed on loopback only)."""
-    clinician_keys: tuple[Secret, ...] = ()
+    clinician_keys: Secrets = ()
     """Credentials for the clinician view, audit pages and ingestion (comma separated)."""
     allow_loopback_fetch: bool = False
     """Let the URL fetcher reach loopback addresses. For tests only."""
     model_name: str = "trust-gateway"
     """Model id the gateway advertises at /v1/models."""
-    page_api_key: Secret = field(default_factory=lambda: Secret(""))
+    page_api_key: Secret = Field(default_factory=_no_secret)
     """API key the patient page at / sends with its chat calls (page users can see it; keep it low-limit)."""
     clinician_session_hours: float = 8.0
     """Lifetime of a clinician's signed login cookie, in hours."""
     api_keys_file: Path | None = None
     """File of hashed client API keys, one ``name:sha256hex`` per line (``trust-gateway keys hash``)."""
-    metrics_token: Secret = field(default_factory=lambda: Secret(""))
+    metrics_token: Secret = Field(default_factory=_no_secret)
     """Bearer token /metrics requires when set; empty leaves /metrics open (network-restrict it)."""
     max_messages: int = 64
     """Most messages one chat request may carry."""
@@ -139,7 +140,7 @@ class Settings:
     """Requests per minute each client key may make to /v1/* (token bucket); 0 disables the limit."""
     rate_limit_burst: int = 30
     """Requests a client key may make at once before the per-minute rate applies."""
-    redis_url: Secret = field(default_factory=lambda: Secret(""))
+    redis_url: Secret = Field(default_factory=_no_secret)
     """Redis for rate limits shared by replicas (``redis://host:6379/0``); empty: per process."""
     redis_timeout: float = 0.5
     """Seconds a rate-limit call to Redis may take; then the request is refused with a 503."""
@@ -180,7 +181,36 @@ class Settings:
     embedding_cache_size: int = 4096
     """Query-sized texts whose embeddings are kept (LRU, about 1.5 KB each); 0 disables the cache."""
 
-    def __post_init__(self) -> None:
+    @field_validator("api_keys", "clinician_keys", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        """A list from the environment is comma separated."""
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator(
+        "data_dir",
+        "knowledge_dir",
+        "policy_dir",
+        "templates_dir",
+        "chroma_path",
+        "nli_model",
+        "audit_path",
+        "api_keys_file",
+        mode="after",
+    )
+    @classmethod
+    def _expand(cls, value: Path | None) -> Path | None:
+        return value.expanduser() if value is not None else None
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        """The range checks; each raises ConfigurationError naming the variable (pydantic passes it on)."""
+        self._check_limits()
+        return self
+
+    def _check_limits(self) -> None:
         if not 1 <= self.retrieve_max_k <= 500:
             raise ConfigurationError("GATEWAY_RETRIEVE_MAX_K", "retrieve_max_k", "must be in 1..500")
         _check_hardening(self)
@@ -227,85 +257,66 @@ class Settings:
         return self.audit_path or self.data_dir / "audit.sqlite3"
 
     def with_changes(self, **changes: Any) -> Settings:
-        return dataclasses.replace(self, **changes)
+        return self._build({**{name: getattr(self, name) for name in type(self).model_fields}, **changes})
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Build settings from ``GATEWAY_*`` variables; keyword overrides win (the CLI's flags)."""
-        environ = os.environ if environ is None else environ
-        hints = get_type_hints(cls)
-        values: dict[str, Any] = {}
-        for f in dataclasses.fields(cls):
-            var = ENV_PREFIX + f.name.upper()
-            if var in environ:
-                values[f.name] = _parse(var, environ[var], hints[f.name])
+        values = _Environment(cls, os.environ if environ is None else environ)()
         values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+        return cls._build(values)
+
+    @classmethod
+    def _build(cls, values: dict[str, Any]) -> Settings:
+        try:
+            return cls(**values)
+        except ValidationError as err:
+            raise configuration_error(err, cls, ENV_PREFIX, env_prefix=ENV_PREFIX) from None
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Only the arguments: the environment is read by ``from_env``, never by ``Settings()``."""
+        return (init_settings,)
 
     @classmethod
     def documented_variables(cls) -> list[tuple[str, str, str]]:
         """(variable, default, description) for every setting, for the README and ``--help``."""
-        import ast
-        import inspect
-
-        source = inspect.getsource(cls)
-        docs: dict[str, str] = {}
-        body = ast.parse(source).body[0]
-        assert isinstance(body, ast.ClassDef)
-        for node, nxt in zip(body.body, body.body[1:], strict=False):
-            if (
-                isinstance(node, ast.AnnAssign)
-                and isinstance(node.target, ast.Name)
-                and isinstance(nxt, ast.Expr)
-                and isinstance(nxt.value, ast.Constant)
-            ):
-                docs[node.target.id] = str(nxt.value.value)
         defaults = cls()
         rows = []
-        for f in dataclasses.fields(cls):
-            value = getattr(defaults, f.name)
-            shown = "" if value is None or value == () else str(value)
-            if isinstance(value, Secret):
-                shown = ""
-            rows.append((ENV_PREFIX + f.name.upper(), shown, docs.get(f.name, "")))
+        for name, info in cls.model_fields.items():
+            value = getattr(defaults, name)
+            shown = "" if value is None or value == () or isinstance(value, Secret) else str(value)
+            rows.append((ENV_PREFIX + name.upper(), shown, info.description or ""))
         return rows
 
 
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off", ""}
+class _Environment(EnvSettingsSource):
+    """``GATEWAY_*`` variables of a given mapping (``os.environ``, or a test's dict)."""
 
+    def __init__(self, settings_cls: type[BaseSettings], environ: Mapping[str, str]) -> None:
+        self._environ = environ
+        super().__init__(settings_cls)
 
-def _parse(var: str, raw: str, hint: Any) -> Any:
-    origin = get_origin(hint)
-    args = get_args(hint)
-    if origin in (Union, types.UnionType):
-        non_none = [a for a in args if a is not type(None)]
-        if raw == "":
-            return None
-        return _parse(var, raw, non_none[0])
-    if origin is tuple:
-        return tuple(_parse(var, part.strip(), args[0]) for part in raw.split(",") if part.strip())
-    if origin is Literal:
-        if raw not in args:
-            raise ConfigurationError(var, var, f"must be one of {', '.join(map(str, args))}, got {raw!r}")
-        return raw
-    if hint is bool:
-        low = raw.strip().lower()
-        if low in _TRUE:
-            return True
-        if low in _FALSE:
-            return False
-        raise ConfigurationError(var, var, f"must be true or false, got {raw!r}")
-    if hint is int or hint is float:
-        try:
-            return hint(raw)
-        except ValueError:
-            raise ConfigurationError(var, var, f"must be a number, got {raw!r}") from None
-    if hint is Path:
-        return Path(raw).expanduser()
-    if hint is Secret:
-        return Secret(raw)
-    return raw
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return {key.lower(): value for key, value in self._environ.items() if key.startswith(ENV_PREFIX)}
+
+    def prepare_field_value(
+        self, field_name: str, field: FieldInfo, value: Any, value_is_complex: bool
+    ) -> Any:
+        """An empty variable unsets an optional setting and turns a switch off, as it always has."""
+        if value == "":
+            if field.annotation is bool:
+                return False
+            if not field.is_required() and field.default is None:
+                return None
+        return super().prepare_field_value(field_name, field, value, value_is_complex)
 
 
 def _check_hardening(settings: Settings) -> None:

@@ -27,12 +27,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import with_config
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import JaroWinkler
 
-from gateway.errors import ConfigurationError
+from gateway.errors import ConfigurationError, InvalidValue
 from gateway.knowledge.lexical import STOPWORDS, Vocabulary, _stem, surface_tokens
-from gateway.policy.coercion import build
+from gateway.validation import FILE_CONFIG, load_file
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
@@ -45,6 +46,7 @@ _CONNECTIVES = frozenset({"also", "and", "but", "so", "then", "plus", "oh", "ok"
 """Words that may open a question sentence before its question word ("also, is it safe ...")."""
 
 
+@with_config(FILE_CONFIG)
 @dataclass(frozen=True)
 class QueryWords:
     """``policies/query.yaml``: what question focus removes, keeps and carries over."""
@@ -71,8 +73,8 @@ class QueryWords:
                 try:
                     re.compile(pattern)
                 except re.error as err:
-                    raise ConfigurationError(
-                        "query", key, f"bad regular expression {pattern!r}: {err}"
+                    raise InvalidValue(
+                        "QueryWords", key, f"bad regular expression {pattern!r}: {err}"
                     ) from None
         for key, lo, hi in (
             ("max_questions", 1, 20),
@@ -88,7 +90,7 @@ class QueryWords:
         ):
             value = getattr(self, key)
             if not lo <= value <= hi:
-                raise ConfigurationError("query", key, f"must be between {lo} and {hi}, got {value}")
+                raise InvalidValue("QueryWords", key, f"must be between {lo} and {hi}, got {value}")
 
     @cached_property
     def courtesy(self) -> re.Pattern[str]:
@@ -195,18 +197,7 @@ class _UniqueKeyLoader(yaml.SafeLoader):
 
 
 def load_query_words(path: Path) -> QueryWords:
-    if not path.is_file():
-        raise ConfigurationError(str(path), "-", "file not found")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as err:
-        raise ConfigurationError(str(path), "-", f"not valid YAML: {err}") from None
-    try:
-        return build(QueryWords, data or {}, str(path), "")
-    except ConfigurationError as err:
-        if err.source == "query":
-            raise ConfigurationError(str(path), err.key, err.reason) from None
-        raise
+    return load_file(path, QueryWords)
 
 
 class Lexicon:

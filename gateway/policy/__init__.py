@@ -10,7 +10,8 @@ Layout of a policy directory::
 Any unknown key, wrong type or out-of-range value stops start-up with a ConfigurationError naming the
 file, the dotted key and the reason.
 
-One module per concern: ``coercion`` (YAML to a checked dataclass, and the range and pattern checks),
+Each file is validated by pydantic over these frozen dataclasses (``gateway.validation``: the loading,
+the range and pattern checks, and the one conversion of its errors); one module per concern:
 ``retrieval``, ``verification``, ``cleanup`` and ``tiers`` (the sections of thresholds.yaml and
 tiers.yaml), ``contexts`` (operating contexts and their triage rules), ``triage`` (semantic triage)
 and ``loader`` (the whole ``Policy`` of a directory).

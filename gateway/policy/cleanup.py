@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from gateway.policy.coercion import check_range, compile_all
+from gateway.validation import check_range, compile_all
 
 
 @dataclass(frozen=True)
@@ -39,5 +39,5 @@ class CleanupPolicy:
         check_range(self, "max_removed_share", 0.0, 1.0)
         check_range(self, "rewrite_min_similarity", -1.0, 1.0)
         for rule in self.safety_critical:
-            compile_all(rule.patterns, f"cleanup.safety_critical[{rule.id}]")
-        compile_all(self.planted_instruction, "cleanup.planted_instruction")
+            compile_all(self, rule.patterns, f"safety_critical[{rule.id}]")
+        compile_all(self, self.planted_instruction, "planted_instruction")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gateway.policy.coercion import compile_all
+from pydantic import with_config
+
+from gateway.validation import FILE_CONFIG, compile_all
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,7 @@ class TriageRule:
     red flags where a denial must not be trusted (suicidal intent)."""
 
 
+@with_config(FILE_CONFIG)
 @dataclass(frozen=True)
 class OperatingContext:
     name: str
@@ -44,10 +47,10 @@ class OperatingContext:
     """Patterns that make a question a report about someone's situation now ("I have", "my dad is")."""
 
     def __post_init__(self) -> None:
-        compile_all(self.clinical_terms, "clinical_terms")
-        compile_all(self.in_scope, "in_scope")
-        compile_all(self.information_questions, "information_questions")
-        compile_all(self.personal_report, "personal_report")
+        compile_all(self, self.clinical_terms, "clinical_terms")
+        compile_all(self, self.in_scope, "in_scope")
+        compile_all(self, self.information_questions, "information_questions")
+        compile_all(self, self.personal_report, "personal_report")
         for group in ("emergency", "non_clinical", "out_of_scope"):
             for rule in getattr(self, group):
-                compile_all(rule.patterns, f"{group}[{rule.id}]")
+                compile_all(self, rule.patterns, f"{group}[{rule.id}]")

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import with_config
+
 from gateway.errors import ConfigurationError
 from gateway.policy.cleanup import CleanupPolicy
-from gateway.policy.coercion import load_file
 from gateway.policy.contexts import OperatingContext
 from gateway.policy.retrieval import RetrievalPolicy
 from gateway.policy.tiers import TierPolicy
@@ -15,8 +16,10 @@ from gateway.policy.triage import TriagePolicy, load_triage_policy
 from gateway.policy.verification import VerificationPolicy
 from gateway.resources import bundled
 from gateway.settings import Settings
+from gateway.validation import FILE_CONFIG, load_file
 
 
+@with_config(FILE_CONFIG)
 @dataclass(frozen=True)
 class Thresholds:
     retrieval: RetrievalPolicy = field(default_factory=RetrievalPolicy)

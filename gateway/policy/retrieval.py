@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gateway.policy.coercion import check_range
+from gateway.validation import check_range
 
 
 @dataclass(frozen=True)

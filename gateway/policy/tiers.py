@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gateway.policy.coercion import check_range, field_error
+from pydantic import with_config
+
+from gateway.validation import FILE_CONFIG, check_range, field_error
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,7 @@ class TierRule:
     doc_types: tuple[str, ...] = ()
 
 
+@with_config(FILE_CONFIG)
 @dataclass(frozen=True)
 class TierPolicy:
     tiers: tuple[Tier, ...]

@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
+from pydantic import with_config
 
-from gateway.errors import ConfigurationError
+from gateway.errors import ConfigurationError, InvalidValue
+from gateway.validation import FILE_CONFIG, read_yaml, validate
 
 CATEGORY_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 CLASSIFIER_HEADS = ("emergency", "clinical")
@@ -44,17 +45,18 @@ class NegationPolicy:
 
     def __post_init__(self) -> None:
         if not 1 <= self.window_words <= 20:
-            raise ConfigurationError("NegationPolicy", "window_words", "must be between 1 and 20")
+            raise InvalidValue("NegationPolicy", "window_words", "must be between 1 and 20")
         for key in ("cues", "pseudo", "terminators"):
             for i, pattern in enumerate(getattr(self, key)):
                 try:
                     re.compile(pattern)
                 except re.error as err:
-                    raise ConfigurationError(
+                    raise InvalidValue(
                         "NegationPolicy", f"{key}[{i}]", f"bad regular expression: {err}"
                     ) from None
 
 
+@with_config(FILE_CONFIG)
 @dataclass(frozen=True)
 class TriageSettings:
     exemplar_threshold: float = 0.62
@@ -92,13 +94,14 @@ class TriageSettings:
         ):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
-                raise ConfigurationError("TriageSettings", name, f"must be between 0 and 1, got {value}")
+                raise InvalidValue("TriageSettings", name, f"must be between 0 and 1, got {value}")
         if not 0 <= self.context_turns <= 20:
-            raise ConfigurationError("TriageSettings", "context_turns", "must be between 0 and 20")
+            raise InvalidValue("TriageSettings", "context_turns", "must be between 0 and 20")
         if not 100 <= self.context_max_chars <= 20_000:
-            raise ConfigurationError("TriageSettings", "context_max_chars", "must be between 100 and 20000")
+            raise InvalidValue("TriageSettings", "context_max_chars", "must be between 100 and 20000")
 
 
+@with_config(FILE_CONFIG)
 @dataclass(frozen=True)
 class EmergencyCategory:
     label: str
@@ -111,15 +114,14 @@ class EmergencyCategory:
 
     def __post_init__(self) -> None:
         if not self.label.strip():
-            raise ConfigurationError("EmergencyCategory", "label", "must not be empty")
+            raise InvalidValue("EmergencyCategory", "label", "must not be empty")
         if not self.exemplars or any(not e.strip() for e in self.exemplars):
-            raise ConfigurationError(
-                "EmergencyCategory", "exemplars", "needs at least one non-empty exemplar"
-            )
+            raise InvalidValue("EmergencyCategory", "exemplars", "needs at least one non-empty exemplar")
         if self.threshold is not None and not 0.0 <= self.threshold <= 1.0:
-            raise ConfigurationError("EmergencyCategory", "threshold", "must be between 0 and 1")
+            raise InvalidValue("EmergencyCategory", "threshold", "must be between 0 and 1")
 
 
+@with_config(FILE_CONFIG)
 @dataclass(frozen=True)
 class ContrastBanks:
     non_emergency: tuple[str, ...]
@@ -130,7 +132,7 @@ class ContrastBanks:
         for key in ("non_emergency", "health_questions", "non_health"):
             texts = getattr(self, key)
             if not texts or any(not t.strip() for t in texts):
-                raise ConfigurationError("ContrastBanks", key, "needs at least one non-empty exemplar")
+                raise InvalidValue("ContrastBanks", key, "needs at least one non-empty exemplar")
 
 
 @dataclass(frozen=True)
@@ -173,44 +175,28 @@ class TriagePolicy:
 
 def load_triage_policy(directory: Path, dimensions: int = 384) -> TriagePolicy:
     settings_file = directory / "triage.yaml"
-    settings = build_file(settings_file, TriageSettings)
+    settings = validate(TriageSettings, read_yaml(settings_file), str(settings_file))
     categories = load_categories(directory / "emergency_exemplars.yaml")
-    banks = build_file(directory / "contrast_exemplars.yaml", ContrastBanks)
+    banks_file = directory / "contrast_exemplars.yaml"
+    banks = validate(ContrastBanks, read_yaml(banks_file), str(banks_file))
     classifier = load_classifier(directory / settings.classifier_file, dimensions)
     return TriagePolicy(settings, categories, banks, classifier, directory)
 
 
-def _read_yaml(path: Path) -> Any:
-    if not path.is_file():
-        raise ConfigurationError(str(path), "-", "file not found")
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as err:
-        raise ConfigurationError(str(path), "-", f"not valid YAML: {err}") from None
-
-
-def build_file(path: Path, cls: type[Any]) -> Any:
-    from gateway.policy.coercion import build  # gateway.policy.loader imports this module
-
-    return build(cls, _read_yaml(path), str(path), "")
-
-
 def load_categories(path: Path) -> dict[str, EmergencyCategory]:
-    data = _read_yaml(path)
+    data = read_yaml(path)
     if not isinstance(data, dict) or set(data) != {"categories"}:
         raise ConfigurationError(str(path), "-", "expected exactly one key: categories")
     raw = data["categories"]
     if not isinstance(raw, dict) or not raw:
         raise ConfigurationError(str(path), "categories", "expected a non-empty mapping of category ids")
-    from gateway.policy.coercion import build
-
     categories: dict[str, EmergencyCategory] = {}
     for name, body in raw.items():
         if not isinstance(name, str) or not CATEGORY_ID.match(name):
             raise ConfigurationError(
                 str(path), f"categories.{name}", "ids are lower_snake_case, at most 40 chars"
             )
-        categories[name] = build(EmergencyCategory, body, str(path), f"categories.{name}")
+        categories[name] = validate(EmergencyCategory, body, str(path), f"categories.{name}")
     return categories
 
 

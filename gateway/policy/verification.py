@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from gateway.policy.coercion import check_range, field_error
+from gateway.validation import check_range, field_error
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from gateway.errors import (
     DraftLimitExceeded,
     FetchError,
     GatewayError,
+    InvalidValue,
     LoginRequired,
     RateLimitedError,
     RequestError,
@@ -44,6 +45,7 @@ def error_classes() -> list[type[GatewayError]]:
 
 EXAMPLES: dict[type[GatewayError], Callable[[], GatewayError]] = {
     ConfigurationError: lambda: ConfigurationError("policies/thresholds.yaml", "retrieval.top_k", "too big"),
+    InvalidValue: lambda: InvalidValue("RetrievalPolicy", "top_k", "must be between 1 and 50, got 99"),
     LoginRequired: lambda: LoginRequired("/audit?outcome=error"),
     RateLimitedError: lambda: RateLimitedError("slow down", retry_after=7),
     UpstreamHTTPError: lambda: UpstreamHTTPError("bad gateway", status_code=502),

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from gateway.errors import ConfigurationError
-from gateway.policy.coercion import load_file
 from gateway.policy.loader import Thresholds, load_policy
 from gateway.policy.tiers import TierPolicy
 from gateway.resources import bundled
 from gateway.settings import Secret, Settings
+from gateway.validation import load_file
 
 
 def test_settings_read_prefixed_environment_variables() -> None:
@@ -119,3 +119,41 @@ def test_tier_rules_must_name_declared_tiers(tmp_path: Path) -> None:
 def test_unknown_context_lists_the_available_ones() -> None:
     with pytest.raises(ConfigurationError, match=r"available: .*general"):
         load_policy(bundled("policies"), "no-such-context")
+
+
+def test_a_type_error_names_the_variable_or_the_file_and_key(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError) as info:
+        Settings.from_env({"GATEWAY_UPSTREAM_TIMEOUT": "soon"})
+    assert (info.value.source, info.value.key) == ("GATEWAY_UPSTREAM_TIMEOUT", "GATEWAY_UPSTREAM_TIMEOUT")
+    assert "'soon'" in info.value.reason
+    path = tmp_path / "thresholds.yaml"
+    path.write_text("retrieval:\n  min_relevance: high\n")
+    with pytest.raises(ConfigurationError) as info:
+        load_file(path, Thresholds)
+    assert (info.value.source, info.value.key) == (str(path), "retrieval.min_relevance")
+    assert info.value.reason == "expected a number, got 'high'"
+    path = tmp_path / "tiers.yaml"
+    path.write_text("tiers:\n  - {id: a, label: A, base_score: 2}\ndefault_tier: a\n")
+    with pytest.raises(ConfigurationError) as info:
+        load_file(path, TierPolicy)
+    assert (info.value.source, info.value.key) == (str(path), "tiers[0].base_score")
+    assert info.value.reason.startswith("must be between")
+
+
+def test_an_unknown_policy_key_is_still_refused(tmp_path: Path) -> None:
+    path = tmp_path / "thresholds.yaml"
+    path.write_text("verification:\n  quote_fuzzy_treshold: 0.9\n")
+    with pytest.raises(ConfigurationError) as info:
+        load_file(path, Thresholds)
+    assert (info.value.source, info.value.key) == (str(path), "verification.quote_fuzzy_treshold")
+    assert info.value.reason.startswith("unknown key; expected one of quote_fuzzy_threshold,")
+
+
+def test_settings_ignore_other_variables_and_stay_frozen() -> None:
+    settings = Settings.from_env({"GATEWAY_NO_SUCH_SETTING": "1", "HOME": "/root", "GATEWAY_POLICY_DIR": ""})
+    assert settings.policy_dir is None
+    with pytest.raises(Exception, match="frozen"):
+        settings.port = 1  # type: ignore[misc]
+    assert settings.with_changes(port=9100).port == 9100
+    with pytest.raises(ConfigurationError, match="GATEWAY_PORT"):
+        settings.with_changes(port=0)

@@ -22,10 +22,10 @@ from gateway.domain import (
 )
 from gateway.errors import ConfigurationError
 from gateway.pipeline.badge import badge, badges_for, response_trust
-from gateway.policy.coercion import load_file
 from gateway.policy.tiers import AgeStep, Tier, TierPolicy, TierRule
 from gateway.resources import bundled
 from gateway.tiers import resolve_tier, trust_score
+from gateway.validation import load_file
 from gateway.web.serializers import badge_json, claim_json, source_json
 
 TODAY = dt.date(2026, 6, 1)

@@ -1,0 +1,170 @@
+"""Typed edges: pydantic validates what an operator gives (``GATEWAY_*`` variables, policy YAML), and
+``configuration_error`` turns its ``ValidationError`` into the one ``ConfigurationError`` naming the
+variable or the file and dotted key (``retrieval.min_relevance``, ``units[21]``) with a readable reason.
+
+A dataclass's own checks (``__post_init__``) raise ``InvalidValue``: a ConfigurationError when the
+dataclass is built directly, and, being a ValueError too, recorded by pydantic at the dataclass's
+location when it is validated from a file, so the key still names where it sits in the file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import types
+from pathlib import Path
+from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
+
+import yaml
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
+
+from gateway.errors import ConfigurationError, InvalidValue
+
+T = TypeVar("T")
+
+FILE_CONFIG = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+"""Config of a dataclass read from a file (``@with_config(FILE_CONFIG)``; the dataclasses inside it
+inherit it): an unknown key is an error, and a number where text is expected is taken as text."""
+
+_REASONS = {
+    "int_type": "expected an integer, got {input!r}",
+    "int_parsing": "expected an integer, got {input!r}",
+    "int_from_float": "expected an integer, got {input!r}",
+    "float_type": "expected a number, got {input!r}",
+    "float_parsing": "expected a number, got {input!r}",
+    "bool_type": "expected true or false, got {input!r}",
+    "bool_parsing": "expected true or false, got {input!r}",
+    "string_type": "expected text, got {input!r}",
+    "literal_error": "must be one of {expected}, got {input!r}",
+    "tuple_type": "expected a list, got {kind}",
+    "list_type": "expected a list, got {kind}",
+    "dataclass_type": "expected a mapping, got {kind}",
+    "dataclass_args_type": "expected a mapping, got {kind}",
+    "dict_type": "expected a mapping, got {kind}",
+}
+_UNKNOWN = ("unexpected_keyword_argument", "extra_forbidden")
+_MISSING = ("missing", "missing_argument")
+
+
+def configuration_error(
+    err: ValidationError, root: type, source: str, prefix: str = "", *, env_prefix: str = ""
+) -> ConfigurationError:
+    """The ConfigurationError for the first problem pydantic found validating ``root``.
+
+    A policy names ``source`` (the file) and the dotted key below ``prefix``; settings
+    (``env_prefix``) name the variable as both source and key, as the operator sets it.
+    """
+    error = err.errors()[0]
+    loc = error["loc"]
+    key, reason = _describe(error, root)
+    if env_prefix:
+        variable = env_prefix + str(loc[0]).upper() if loc else source
+        return ConfigurationError(variable, variable, reason)
+    return ConfigurationError(source, _join(prefix, key) or "-", reason)
+
+
+def validate(cls: type[T], data: Any, source: str, prefix: str = "") -> T:
+    """Validate parsed YAML into ``cls`` (a dataclass with ``extra="forbid"`` config)."""
+    try:
+        return TypeAdapter(cls).validate_python(data)
+    except ValidationError as err:
+        raise configuration_error(err, cls, source, prefix) from None
+
+
+def read_yaml(path: Path) -> Any:
+    if not path.is_file():
+        raise ConfigurationError(str(path), "-", "file not found")
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as err:
+        raise ConfigurationError(str(path), "-", f"not valid YAML: {err}") from None
+
+
+def load_file(path: Path, cls: type[T]) -> T:
+    """Read a YAML file into ``cls``; every error names the file and the dotted key."""
+    return validate(cls, read_yaml(path), str(path))
+
+
+def check_range(obj: object, name: str, lo: float, hi: float) -> None:
+    value = getattr(obj, name)
+    if not lo <= value <= hi:
+        raise field_error(obj, name, f"must be between {lo} and {hi}, got {value}")
+
+
+def field_error(obj: object, name: str, reason: str) -> InvalidValue:
+    return InvalidValue(type(obj).__name__, name, reason)
+
+
+def compile_all(obj: object, patterns: tuple[str, ...], key: str) -> None:
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as err:
+            raise field_error(obj, key, f"bad regular expression {pattern!r}: {err}") from None
+
+
+def _describe(error: ErrorDetails, root: type) -> tuple[str, str]:
+    loc = error["loc"]
+    kind = error["type"]
+    if kind == "value_error":
+        cause = (error.get("ctx") or {}).get("error")
+        if isinstance(cause, ConfigurationError):
+            return _join(_path(loc), cause.key), cause.reason
+        return _path(loc), str(cause)
+    if kind in _UNKNOWN:
+        known = _field_names(root, loc[:-1])
+        expected = f"; expected one of {', '.join(known)}" if known else ""
+        return _path(loc), f"unknown key{expected}"
+    if kind in _MISSING:
+        last = loc[-1] if loc else "-"
+        if isinstance(last, int):
+            return _path(loc[:-1]), "too few items in the list"
+        return _path(loc[:-1]), f"missing required key {last!r}"
+    template = _REASONS.get(kind)
+    if template is None:
+        return _path(loc), error["msg"]
+    value = error.get("input")
+    expected = (error.get("ctx") or {}).get("expected", "")
+    return _path(loc), template.format(input=value, kind=type(value).__name__, expected=expected)
+
+
+def _field_names(root: type, loc: tuple[int | str, ...]) -> list[str]:
+    """Field names of the dataclass at ``loc`` below ``root`` (for an "unknown key" reason)."""
+    hint: Any = root
+    try:
+        for part in loc:
+            hint = _unwrap(hint, part)
+        hint = _unwrap(hint, None)
+        return [f.name for f in dataclasses.fields(hint)] if dataclasses.is_dataclass(hint) else []
+    except (KeyError, IndexError, TypeError, NameError):
+        return []
+
+
+def _unwrap(hint: Any, part: int | str | None) -> Any:
+    if get_origin(hint) in (Union, types.UnionType):
+        hint = next(a for a in get_args(hint) if a is not type(None))
+    if part is None:
+        return hint
+    if isinstance(part, int):
+        args = get_args(hint)
+        return args[0] if len(args) == 2 and args[1] is Ellipsis else args[part]
+    return get_type_hints(hint)[part]
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text = f"{text}.{part}" if text else part
+    return text
+
+
+def _join(path: str, key: str) -> str:
+    if not key or key == "-":
+        return path
+    if not path:
+        return key
+    return f"{path}{key}" if key.startswith("[") else f"{path}.{key}"
