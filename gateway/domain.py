@@ -298,6 +298,15 @@ class Badge:
 
 
 @dataclass(frozen=True)
+class SourceTier:
+    """A source's tier and trust score, resolved once at badge time (``gateway.tiers.resolve_tier``)."""
+
+    tier: str
+    tier_label: str
+    trust_score: float
+
+
+@dataclass(frozen=True)
 class ClaimReport:
     text: str
     span: Span | None
@@ -335,3 +344,6 @@ class TrustReport:
     claims: tuple[ClaimReport, ...]
     summary: TrustSummary
     sources: tuple[Passage, ...]
+    source_tiers: tuple[SourceTier, ...] = ()
+    """One per source, in order, resolved when the claims were badged; empty for a report built
+    without badging (``pipeline.badge.unbadged``): readers then use ``tiers.source_tier``."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 from urllib.parse import urlparse
 
-from gateway.domain import Passage
+from gateway.domain import Passage, SourceTier
 from gateway.policy.tiers import Tier, TierPolicy
 
 DAYS_PER_YEAR = 365.25
@@ -81,3 +81,22 @@ def age_penalty(reviewed_on: dt.date | None, today: dt.date, policy: TierPolicy)
 def trust_score(tier: Tier, reviewed_on: dt.date | None, today: dt.date, policy: TierPolicy) -> float:
     """The tier's base score less the age penalty, clamped at 0 and rounded to 3 places."""
     return round(max(0.0, tier.base_score - age_penalty(reviewed_on, today, policy)), 3)
+
+
+def resolved_tier(passage: Passage, today: dt.date, policy: TierPolicy) -> SourceTier:
+    """The passage's tier and trust score as of ``today``: what badging records for every source."""
+    tier = resolve_tier(passage, policy)
+    return SourceTier(tier.id, tier.label, trust_score(tier, passage.reviewed_on, today, policy))
+
+
+def source_tier(
+    passage: Passage, resolved: SourceTier | None, today: dt.date, policy: TierPolicy
+) -> SourceTier:
+    """The one fallback for readers of a trust report (the API's serializers, the audit pages).
+
+    The tier resolved at badge time when the report (or the stored record) carries it; otherwise,
+    for an audit record written before tiers were recorded or a report built without badging (a
+    failed stage's refusal), it is resolved now from the passage's stored fields (``tier``, ``url``,
+    ``org``, ``doc_type``, ``reviewed_on``) under the current policy and ``today``.
+    """
+    return resolved if resolved is not None else resolved_tier(passage, today, policy)

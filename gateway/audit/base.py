@@ -2,18 +2,24 @@
 
 A backend keeps one row per request: the columns the audit list filters on, plus the whole record
 (question, passages, draft, verdicts, cleanup actions, answer, trust report) as JSON text, exactly as
-written. ``write`` is an idempotent upsert keyed by the request id, committed durably before it
-returns; every driver failure is raised as ``AuditError`` (never the driver's own exception), so the
-pipeline can refuse to answer without a trace. *When* to record is the pipeline's decision
+written: the pipeline hands it encoded (``gateway.audit.record``: the schema and its decoder); a
+mapping is encoded by the backend. The store itself never interprets the record. ``write`` is an
+idempotent upsert keyed by the request id, committed durably before it returns; every driver
+failure is raised as ``AuditError`` (never the driver's own exception), so the pipeline
+can refuse to answer without a trace. *When* to record is the pipeline's decision
 (``gateway.pipeline.record``), not the store's.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+RecordJson = Mapping[str, Any] | bytes
+"""A record as a backend takes it: UTF-8 JSON (``record.encode_record``), or a mapping to encode."""
 
 ROW_COLUMNS = (
     "id",
@@ -65,18 +71,22 @@ class AuditStore(Protocol):
     backend: str
     """Bounded label of the backend: ``sqlite`` or ``postgres``."""
 
-    async def write(self, row: Mapping[str, Any], record: Mapping[str, Any]) -> None:
+    async def write(self, row: Mapping[str, Any], record: RecordJson) -> None:
         """Upsert the request's row and record, committed when this returns; AuditError otherwise."""
         ...
 
-    def write_sync(self, row: Mapping[str, Any], record: Mapping[str, Any]) -> None: ...
+    def write_sync(self, row: Mapping[str, Any], record: RecordJson) -> None: ...
 
     def list(self, flt: AuditFilter) -> list[AuditRow]:
         """Rows matching ``flt``, newest first."""
         ...
 
     def get(self, request_id: str) -> dict[str, Any] | None:
-        """The stored record of one request, or None."""
+        """The stored record of one request as plain JSON values, or None (the export, scripts)."""
+        ...
+
+    def get_text(self, request_id: str) -> str | None:
+        """The stored record's text exactly as written, or None (``record.load_record`` types it)."""
         ...
 
     def count(self) -> int: ...
@@ -86,6 +96,13 @@ class AuditStore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def record_text(record: RecordJson) -> str:
+    """The record's JSON text: encoded bytes as they are, a mapping through ``json.dumps``."""
+    if isinstance(record, bytes):
+        return record.decode("utf-8")
+    return json.dumps(record, ensure_ascii=False, default=str)
 
 
 def check_row(row: Mapping[str, Any]) -> None:

@@ -26,7 +26,16 @@ import structlog
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
-from gateway.audit.base import ROW_COLUMNS, AuditFilter, AuditRow, check_row, filter_clauses, to_row
+from gateway.audit.base import (
+    ROW_COLUMNS,
+    AuditFilter,
+    AuditRow,
+    RecordJson,
+    check_row,
+    filter_clauses,
+    record_text,
+    to_row,
+)
 from gateway.audit.migrations import TABLE, migrate
 from gateway.errors import AuditError
 
@@ -101,17 +110,17 @@ class PostgresAuditStore:
     def close(self) -> None:
         self._pool.close(timeout=5)
 
-    async def write(self, row: Mapping[str, Any], record: Mapping[str, Any]) -> None:
+    async def write(self, row: Mapping[str, Any], record: RecordJson) -> None:
         await anyio.to_thread.run_sync(self.write_sync, row, record)
 
-    def write_sync(self, row: Mapping[str, Any], record: Mapping[str, Any]) -> None:
+    def write_sync(self, row: Mapping[str, Any], record: RecordJson) -> None:
         check_row(row)
         values = dict(row)
         values["created_at"] = dt.datetime.fromisoformat(str(row["created_at"]))
         values["refused"] = bool(row["refused"])
         values["question"] = _text(str(row["question"]))
         values["answer"] = _text(str(row["answer"]))
-        params = [*(values[c] for c in ROW_COLUMNS), json.dumps(record, ensure_ascii=False, default=str)]
+        params = [*(values[c] for c in ROW_COLUMNS), record_text(record)]
         try:
             with self._pool.connection() as conn:
                 conn.execute(_UPSERT.encode(), params)
@@ -133,11 +142,15 @@ class PostgresAuditStore:
         return [to_row((r[0], _iso(r[1]), *r[2:])) for r in rows]
 
     def get(self, request_id: str) -> dict[str, Any] | None:
-        rows = self._read(f"SELECT record FROM {TABLE} WHERE id = %s", [request_id])  # noqa: S608
-        if not rows:
+        text = self.get_text(request_id)
+        if text is None:
             return None
-        record: dict[str, Any] = json.loads(rows[0][0])
+        record: dict[str, Any] = json.loads(text)
         return record
+
+    def get_text(self, request_id: str) -> str | None:
+        rows = self._read(f"SELECT record FROM {TABLE} WHERE id = %s", [request_id])  # noqa: S608
+        return str(rows[0][0]) if rows else None
 
     def count(self) -> int:
         return int(self._read(f"SELECT COUNT(*) FROM {TABLE}", [])[0][0])  # noqa: S608

@@ -23,7 +23,16 @@ from typing import Any
 
 import anyio.to_thread
 
-from gateway.audit.base import ROW_COLUMNS, AuditFilter, AuditRow, check_row, filter_clauses, to_row
+from gateway.audit.base import (
+    ROW_COLUMNS,
+    AuditFilter,
+    AuditRow,
+    RecordJson,
+    check_row,
+    filter_clauses,
+    record_text,
+    to_row,
+)
 from gateway.errors import AuditError
 
 _SCHEMA = """
@@ -88,13 +97,13 @@ class AuditLog:
         with self._lock:
             self._db.close()
 
-    async def write(self, row: Mapping[str, Any], record: Mapping[str, Any]) -> None:
+    async def write(self, row: Mapping[str, Any], record: RecordJson) -> None:
         await anyio.to_thread.run_sync(self.write_sync, row, record)
 
-    def write_sync(self, row: Mapping[str, Any], record: Mapping[str, Any]) -> None:
+    def write_sync(self, row: Mapping[str, Any], record: RecordJson) -> None:
         check_row(row)
         try:
-            values = [*(row[c] for c in ROW_COLUMNS), json.dumps(record, ensure_ascii=False, default=str)]
+            values = [*(row[c] for c in ROW_COLUMNS), record_text(record)]
             with self._lock:
                 self._ensure_same_file()
                 self._transaction(_UPSERT, values)
@@ -147,11 +156,15 @@ class AuditLog:
         return [to_row(r) for r in self._read(sql, [*params, flt.limit, flt.offset])]
 
     def get(self, request_id: str) -> dict[str, Any] | None:
-        rows = self._read("SELECT record FROM requests WHERE id = ?", [request_id])
-        if not rows:
+        text = self.get_text(request_id)
+        if text is None:
             return None
-        record: dict[str, Any] = json.loads(rows[0][0])
+        record: dict[str, Any] = json.loads(text)
         return record
+
+    def get_text(self, request_id: str) -> str | None:
+        rows = self._read("SELECT record FROM requests WHERE id = ?", [request_id])
+        return str(rows[0][0]) if rows else None
 
     def count(self) -> int:
         return int(self._read("SELECT COUNT(*) FROM requests", [])[0][0])

@@ -19,17 +19,31 @@ from gateway.domain import (
     ClaimResult,
     Outcome,
     Passage,
+    SourceTier,
     TrustReport,
     TrustSummary,
 )
 from gateway.policy.tiers import TierPolicy
-from gateway.tiers import resolve_tier, trust_score
+from gateway.tiers import resolved_tier
+
+
+def source_tiers(passages: Sequence[Passage], policy: TierPolicy, today: dt.date) -> tuple[SourceTier, ...]:
+    """Every source's tier, resolved once per request: the badges, the API and the audit read these."""
+    return tuple(resolved_tier(p, today, policy) for p in passages)
 
 
 def badges_for(
-    result: ClaimResult, passages: Sequence[Passage], policy: TierPolicy, today: dt.date
+    result: ClaimResult,
+    passages: Sequence[Passage],
+    policy: TierPolicy,
+    today: dt.date,
+    tiers: Sequence[SourceTier] | None = None,
 ) -> tuple[Badge, ...]:
-    """One badge per distinct source of the claim; the supporting (evidence) source first."""
+    """One badge per distinct source of the claim; the supporting (evidence) source first.
+
+    ``tiers`` are the sources' resolved tiers (``source_tiers``), resolved here when not given."""
+    if tiers is None:
+        tiers = source_tiers(passages, policy, today)
     verdict = result.rewrite_verdict or result.verdict
     evidence = verdict.evidence
     numbers = list(dict.fromkeys(result.statement.source_numbers))
@@ -40,15 +54,15 @@ def badges_for(
         if not 1 <= number <= len(passages):
             continue
         passage = passages[number - 1]
-        tier = resolve_tier(passage, policy)
+        tier = tiers[number - 1]
         quote = evidence.text if evidence and evidence.source_number == number else None
         badges.append(
             Badge(
                 source_number=number,
                 passage_id=passage.id,
-                tier=tier.id,
-                tier_label=tier.label,
-                trust_score=trust_score(tier, passage.reviewed_on, today, policy),
+                tier=tier.tier,
+                tier_label=tier.tier_label,
+                trust_score=tier.trust_score,
                 title=passage.title,
                 org=passage.org,
                 url=passage.url,
@@ -92,19 +106,21 @@ def claim_report(result: ClaimResult, badges: tuple[Badge, ...], refused: bool) 
 def badge(outcome: Outcome, passages: Sequence[Passage], policy: TierPolicy, today: dt.date) -> TrustReport:
     reports = []
     best_scores = []
+    tiers = source_tiers(passages, policy, today)
     for result in outcome.claims:
-        badges = badges_for(result, passages, policy, today)
+        badges = badges_for(result, passages, policy, today, tiers)
         if result.outcome is not ClaimOutcome.REMOVED and badges and not outcome.refused:
             best_scores.append(badges[0].trust_score)
         reports.append(claim_report(result, badges, outcome.refused))
     summary = summarise(outcome, best_scores)
-    return TrustReport(claims=tuple(reports), summary=summary, sources=tuple(passages))
+    return TrustReport(claims=tuple(reports), summary=summary, sources=tuple(passages), source_tiers=tiers)
 
 
 def unbadged(outcome: Outcome, passages: Sequence[Passage]) -> TrustReport:
     """The report without per-claim badges: of an outcome with no claim (a failed stage's refusal, an
     interrupted run), the same as ``badge`` gives without its tier lookups; of a refusal whose badging
-    failed, its summary (an answer whose badging fails is refused instead)."""
+    failed, its summary (an answer whose badging fails is refused instead). Its sources carry no
+    resolved tier: readers resolve them through ``tiers.source_tier``."""
     return TrustReport(claims=(), summary=summarise(outcome, ()), sources=tuple(passages))
 
 

@@ -15,6 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from gateway.audit.record import (
+    INCOMPLETE,
+    AuditRecord,
+    ErrorRecord,
+    PassageRecord,
+    TimingsRecord,
+    TrustRecord,
+    encode_record,
+    scrub,
+)
 from gateway.domain import ChatRequest, ClaimOutcome, RefusalReason
 from gateway.errors import AuditError, DraftLimitExceeded, StageError, UpstreamError
 from gateway.logs import PATIENT_TEXT_OPT_IN
@@ -30,16 +40,11 @@ from gateway.metrics import (
     upstream_error_label,
 )
 from gateway.pipeline.result import PipelineResult
-from gateway.serialize import to_jsonable
 
 if TYPE_CHECKING:
     from gateway.services import Services
 
 log = structlog.get_logger("gateway.request")
-
-
-INCOMPLETE = "incomplete"
-"""Outcome of the provisional audit row, until the request completes it."""
 
 
 def request_outcome(result: PipelineResult) -> str:
@@ -124,11 +129,9 @@ def _grounded_sentences(result: PipelineResult) -> dict[int, bool]:
     return grounded
 
 
-def audit_record(result: PipelineResult, services: Services) -> tuple[dict[str, Any], dict[str, Any]]:
-    request = result.request
-    keep_identifiers = services.settings.store_patient_identifiers
+def _row(result: PipelineResult) -> dict[str, Any]:
     summary = result.report.summary
-    row = {
+    return {
         "id": result.request_id,
         "created_at": result.created_at.isoformat(),
         "outcome": request_outcome(result),
@@ -138,70 +141,59 @@ def audit_record(result: PipelineResult, services: Services) -> tuple[dict[str, 
         "claims": summary.claims,
         "rewritten": summary.rewritten,
         "removed": summary.removed,
-        "question": request.question,
+        "question": result.request.question,
         "answer": result.outcome.answer,
     }
-    record = {
-        "request_id": result.request_id,
-        "created_at": result.created_at.isoformat(),
-        "question": request.question,
-        "messages": to_jsonable(request.messages),
-        "model": request.model,
-        "user": request.user if keep_identifiers else None,
-        "metadata": dict(request.metadata) if keep_identifiers else None,
-        "triage": to_jsonable(result.triage),
-        "passages": to_jsonable(result.passages),
-        "best_relevance": result.best_relevance,
-        "draft": to_jsonable(result.draft),
-        "statements": to_jsonable(result.statements),
-        "verdicts": to_jsonable(result.verdicts),
-        "cleanup": to_jsonable(result.outcome.claims),
-        "answer": result.outcome.answer,
-        "trust": to_jsonable(result.report),
-        "timings": {
-            "total": result.timings.total,
-            "upstream": result.timings.upstream,
-            "retrieval": result.timings.retrieval,
-            "verification": result.timings.verification,
-        },
-        "error": _error_json(result.error),
-        "interruption": result.interruption,
-        "sent": result.sent,
-        "upstream": services.upstream.name,
-        "verifier": services.verifier.name,
-        "context": services.policy.context.name,
-    }
-    return scrub(row), scrub(record)
 
 
-def _error_json(error: StageError | None) -> dict[str, Any] | None:
+def audit_record(result: PipelineResult, services: Services) -> tuple[dict[str, Any], AuditRecord]:
+    """The row's summary columns and the completed record (``gateway.audit.record``)."""
+    request = result.request
+    keep_identifiers = services.settings.store_patient_identifiers
+    timings = result.timings
+    record = AuditRecord(
+        request_id=result.request_id,
+        created_at=result.created_at.isoformat(),
+        question=request.question,
+        messages=request.messages,
+        model=request.model,
+        user=request.user if keep_identifiers else None,
+        metadata=dict(request.metadata) if keep_identifiers else None,
+        triage=result.triage,
+        passages=tuple(PassageRecord.of(p) for p in result.passages),
+        best_relevance=result.best_relevance,
+        draft=result.draft,
+        statements=result.statements,
+        verdicts=result.verdicts,
+        cleanup=result.outcome.claims,
+        answer=result.outcome.answer,
+        trust=TrustRecord.of(result.report),
+        timings=TimingsRecord(
+            total=timings.total,
+            upstream=timings.upstream,
+            retrieval=timings.retrieval,
+            verification=timings.verification,
+        ),
+        error=_error_record(result.error),
+        interruption=result.interruption,
+        sent=result.sent,
+        upstream=services.upstream.name,
+        verifier=services.verifier.name,
+        context=services.policy.context.name,
+    )
+    return scrub(_row(result)), record
+
+
+def _error_record(error: StageError | None) -> ErrorRecord | None:
     """The failed stage's error: type, message and the stage it failed in."""
     if error is None:
         return None
-    return {**to_jsonable(error), "stage": stage_label(error.stage)}
-
-
-def scrub(value: Any) -> Any:
-    """The value with every unpaired UTF-16 surrogate replaced by U+FFFD, so it can be stored as UTF-8.
-
-    Text the gateway did not write (a model's draft, a client's ``user`` field) may carry one.
-    """
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-        return value
-    if isinstance(value, dict):
-        return {scrub(k): scrub(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [scrub(v) for v in value]
-    return value
+    return ErrorRecord(type=type(error).__name__, message=str(error), stage=stage_label(error.stage))
 
 
 def provisional_record(
     request_id: str, created_at: dt.datetime, request: ChatRequest, services: Services
-) -> tuple[dict[str, Any], dict[str, Any]]:
+) -> tuple[dict[str, Any], AuditRecord]:
     """The row written when a request starts: enough to find it if it never completes."""
     keep_identifiers = services.settings.store_patient_identifiers
     row = {
@@ -217,27 +209,27 @@ def provisional_record(
         "question": request.question,
         "answer": "",
     }
-    record = {
-        "request_id": request_id,
-        "created_at": created_at.isoformat(),
-        "status": INCOMPLETE,
-        "question": request.question,
-        "messages": to_jsonable(request.messages),
-        "model": request.model,
-        "stream": request.stream,
-        "user": request.user if keep_identifiers else None,
-        "metadata": dict(request.metadata) if keep_identifiers else None,
-    }
-    return scrub(row), scrub(record)
+    record = AuditRecord(
+        request_id=request_id,
+        created_at=created_at.isoformat(),
+        status=INCOMPLETE,
+        question=request.question,
+        messages=request.messages,
+        model=request.model,
+        stream=request.stream,
+        user=request.user if keep_identifiers else None,
+        metadata=dict(request.metadata) if keep_identifiers else None,
+    )
+    return scrub(row), record
 
 
 async def record_start(
     request_id: str, created_at: dt.datetime, request: ChatRequest, services: Services
 ) -> None:
     """Write the provisional row. AuditError (counted, logged) when it fails: refuse, send nothing."""
-    row, record_json = provisional_record(request_id, created_at, request, services)
+    row, provisional = provisional_record(request_id, created_at, request, services)
     try:
-        await services.audit.write(row, record_json)
+        await services.audit.write(row, encode_record(provisional))
     except Exception as err:
         services.metrics.audit_errors.labels(operation="begin").inc()
         services.metrics.requests.labels(outcome="error").inc()
@@ -318,8 +310,9 @@ async def record(result: PipelineResult, services: Services, *, blocking: bool =
     ``blocking`` writes on the calling thread: for an interrupted run, whose task may be cancelled
     again (a server stop) while a worker-thread write waits, which would lose the record.
     """
-    row, record_json = audit_record(result, services)
+    row, completed = audit_record(result, services)
     try:
+        record_json = encode_record(completed)
         if blocking:
             services.audit.write_sync(row, record_json)
         else:

@@ -1,5 +1,7 @@
 """The audit trail pages: ``/audit`` (filtered list), ``/audit/{id}`` (one record), and
 ``/audit/{id}/record.json`` (the stored record as JSON, for scripts). All need a staff credential.
+A stored record that does not match the schema (``gateway.audit.record``) is shown as such, with the
+reason and its stored text, on the pages of that request (``record_unreadable``); the list is unaffected.
 
 Filters (query parameters): ``refused``, ``rewritten``, ``removed``, ``emergency`` (``yes`` / ``no``;
 empty means either), ``outcome`` (answered, rewritten, refused, emergency, error), ``from`` and
@@ -9,20 +11,23 @@ empty means either), ``outcome`` (answered, rewritten, refused, emergency, error
 from __future__ import annotations
 
 import datetime as dt
-import json
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
 import anyio.to_thread
+import structlog
 from litestar import MediaType, Request, Response, get
 
 from gateway.audit import AuditFilter
+from gateway.audit.record import AuditRecord, UnreadableRecord, load_record
 from gateway.errors import NotFoundError
 from gateway.services import Services
 from gateway.web.clinician_auth import Principal
 from gateway.web.rendering import SECURITY_HEADERS, PageRenderer
-from gateway.web.views import request_view
+from gateway.web.views import pipeline_data, request_view
+
+log = structlog.get_logger("gateway.audit")
 
 PAGE_SIZE = 50
 MAX_OFFSET = 1_000_000_000
@@ -126,31 +131,46 @@ async def audit_list(
     )
 
 
-async def _record(services: Services, request_id: str) -> dict[str, Any]:
-    record = await anyio.to_thread.run_sync(services.audit.get, request_id)
-    if record is None:
+async def _text(services: Services, request_id: str) -> str:
+    text = await anyio.to_thread.run_sync(services.audit.get_text, request_id)
+    if text is None:
         raise NotFoundError(f"No request {request_id!r} in the audit trail.", code="request_not_found")
+    return text
+
+
+async def stored_record(services: Services, request_id: str) -> AuditRecord | UnreadableRecord:
+    """The request's typed record (404 when there is none), or what makes it unreadable (logged)."""
+    record = load_record(request_id, await _text(services, request_id))
+    if isinstance(record, UnreadableRecord):
+        log.warning("audit_record_unreadable", request_id=request_id, reason=record.reason)
     return record
+
+
+def unreadable_page(
+    pages: PageRenderer, unreadable: UnreadableRecord, staff: Principal, section: str
+) -> Response[str]:
+    """The page of a request whose stored record does not decode: the reason and the text as stored."""
+    return pages.page("record_unreadable", {"unreadable": unreadable, "staff": staff, "section": section})
 
 
 @get("/audit/{request_id:str}", summary="Audit trail: one request", include_in_schema=False)
 async def audit_detail(
     request_id: str, services: Services, pages: PageRenderer, staff: Principal
 ) -> Response[str]:
-    record = await _record(services, request_id)
+    record = await stored_record(services, request_id)
+    if isinstance(record, UnreadableRecord):
+        return unreadable_page(pages, record, staff, "audit")
     view = request_view(record, services.policy.tiers, services.today())
-    pretty = {
-        key: json.dumps(record.get(key), indent=2, ensure_ascii=False, default=str)
-        for key in ("triage", "draft", "statements", "verdicts", "cleanup", "timings", "error")
-    }
     return pages.page(
-        "audit_detail", {"view": view, "record": record, "pretty": pretty, "staff": staff, "section": "audit"}
+        "audit_detail",
+        {"view": view, "pretty": pipeline_data(record), "staff": staff, "section": "audit"},
     )
 
 
 @get("/audit/{request_id:str}/record.json", summary="Audit trail: one stored record", include_in_schema=False)
-async def audit_record_json(request_id: str, services: Services, staff: Principal) -> Response[Any]:
-    record = await _record(services, request_id)
+async def audit_record_json(request_id: str, services: Services, staff: Principal) -> Response[str]:
+    """The stored text exactly as written (also for a record the pages cannot read)."""
+    text = await _text(services, request_id)
     return Response(
-        record, media_type=MediaType.JSON, headers={"Cache-Control": SECURITY_HEADERS["Cache-Control"]}
+        text, media_type=MediaType.JSON, headers={"Cache-Control": SECURITY_HEADERS["Cache-Control"]}
     )

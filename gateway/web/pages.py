@@ -16,11 +16,17 @@ from litestar.di import Provide
 from litestar.static_files import create_static_files_router
 
 from gateway.audit import AuditFilter
-from gateway.errors import NotFoundError
+from gateway.audit.record import UnreadableRecord
 from gateway.resources import bundled
 from gateway.services import Services
 from gateway.settings import Settings
-from gateway.web.audit_pages import audit_detail, audit_list, audit_record_json
+from gateway.web.audit_pages import (
+    audit_detail,
+    audit_list,
+    audit_record_json,
+    stored_record,
+    unreadable_page,
+)
 from gateway.web.clinician_auth import Principal, login_page, login_submit, logout, provide_staff
 from gateway.web.rendering import PageRenderer
 from gateway.web.views import TIER_SHORT, request_view
@@ -54,9 +60,9 @@ async def clinician_index(services: Services, pages: PageRenderer, staff: Princi
 async def clinician_request(
     request_id: str, services: Services, pages: PageRenderer, staff: Principal
 ) -> Response[str]:
-    record = await anyio.to_thread.run_sync(services.audit.get, request_id)
-    if record is None:
-        raise NotFoundError(f"No request {request_id!r} in the audit trail.", code="request_not_found")
+    record = await stored_record(services, request_id)
+    if isinstance(record, UnreadableRecord):
+        return unreadable_page(pages, record, staff, "clinician")
     view = request_view(record, services.policy.tiers, services.today())
     return pages.page("clinician_request", {"view": view, "staff": staff, "section": "clinician"})
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
-from gateway.domain import Badge, ClaimOutcome, ClaimReport, Evidence, Passage, Span, TrustReport
+from gateway.domain import Badge, ClaimOutcome, ClaimReport, Evidence, Passage, SourceTier, Span, TrustReport
 from gateway.pipeline.result import PipelineResult
 from gateway.policy.tiers import TierPolicy
-from gateway.tiers import resolve_tier, trust_score
+from gateway.tiers import source_tier
 
 if TYPE_CHECKING:
     from gateway.settings import Settings
@@ -87,8 +87,11 @@ def _claim_fields(claim: ClaimReport) -> dict[str, Any]:
     }
 
 
-def source_json(number: int, passage: Passage, tiers: TierPolicy, today: dt.date) -> dict[str, Any]:
-    tier = resolve_tier(passage, tiers)
+def source_json(
+    number: int, passage: Passage, tiers: TierPolicy, today: dt.date, resolved: SourceTier | None = None
+) -> dict[str, Any]:
+    """One source; its tier is the one resolved at badge time (``resolved``), see ``tiers.source_tier``."""
+    tier = source_tier(passage, resolved, today, tiers)
     return {
         "id": str(number),
         "passage_id": passage.id,
@@ -96,9 +99,9 @@ def source_json(number: int, passage: Passage, tiers: TierPolicy, today: dt.date
         "title": passage.title,
         "url": passage.url,
         "org": passage.org,
-        "tier": tier.id,
-        "tier_label": tier.label,
-        "trust_score": trust_score(tier, passage.reviewed_on, today, tiers),
+        "tier": tier.tier,
+        "tier_label": tier.tier_label,
+        "trust_score": tier.trust_score,
         "reviewed_on": passage.reviewed_on.isoformat() if passage.reviewed_on else None,
         "doc_type": passage.doc_type,
         "relevance": round(passage.score, 4),
@@ -151,8 +154,15 @@ def trust_json(
             "statement_support": s.statement_support,
             "response_supported": s.response_supported,
         },
-        "sources": [source_json(n, p, tiers, today) for n, p in enumerate(report.sources, start=1)],
+        "sources": [
+            source_json(n, p, tiers, today, _resolved(report, n))
+            for n, p in enumerate(report.sources, start=1)
+        ],
     }
+
+
+def _resolved(report: TrustReport, number: int) -> SourceTier | None:
+    return report.source_tiers[number - 1] if len(report.source_tiers) >= number else None
 
 
 def completion_json(result: PipelineResult, model: str, trust: dict[str, Any]) -> dict[str, Any]:

@@ -1,20 +1,24 @@
 """View models for the clinician and audit pages, built from a stored audit record.
 
 The pages read the audit record (not live pipeline objects), so what a clinician sees is exactly what
-was recorded for the request. Everything here is plain data; the templates escape it.
+was recorded for the request: the typed ``AuditRecord`` (``gateway.audit.record``), tiers included as
+resolved at badge time (``tiers.source_tier`` resolves them only for records without). Everything
+here is plain data; the templates escape it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from gateway.domain import Passage
-from gateway.knowledge.corpus import parse_date
+from msgspec import UNSET
+
+from gateway.audit.record import AuditRecord, PassageRecord, builtins
+from gateway.domain import Badge, ClaimReport, Evidence, SourceTier, TrustSummary
 from gateway.policy.tiers import TierPolicy
-from gateway.tiers import resolve_tier, trust_score
+from gateway.tiers import source_tier
 
 TIER_SHORT = {
     "regulatory": "Regulator / research",
@@ -77,7 +81,7 @@ class ClaimView:
     tier_label: str
     tier_short: str
     trust_score: float | None
-    badges: tuple[dict[str, Any], ...]
+    badges: tuple[Badge, ...]
     evidence_text: str | None
     passage: SourceView | None
     marked: MarkedPassage | None
@@ -94,7 +98,7 @@ class RequestView:
     refused: bool
     reason: str | None
     detail: str
-    summary: Mapping[str, Any]
+    summary: TrustSummary
     triage_layer: str
     """The triage layer that decided the scope (rule, exemplar, classifier, context, default)."""
     triage_rule: str | None
@@ -102,7 +106,14 @@ class RequestView:
     segments: tuple[Segment, ...]
     claims: tuple[ClaimView, ...]
     sources: tuple[SourceView, ...]
-    record: Mapping[str, Any] = field(repr=False)
+    model: str
+    upstream: str
+    """The upstream, verifier and operating context that served it (empty while incomplete)."""
+    verifier: str
+    context: str
+    user: str | None
+    metadata: Mapping[str, str] | None
+    record: AuditRecord = field(repr=False)
 
     @property
     def delivered(self) -> tuple[ClaimView, ...]:
@@ -113,28 +124,24 @@ class RequestView:
         return tuple(c for c in self.claims if not c.in_answer)
 
 
-def _passage(data: Mapping[str, Any]) -> Passage:
-    return Passage(
-        id=str(data.get("id", "")),
-        document_id=str(data.get("document_id", "")),
-        text=str(data.get("text", "")),
-        title=str(data.get("title", "")),
-        url=str(data.get("url", "")),
-        org=str(data.get("org", "")),
-        tier=str(data.get("tier", "")),
-        reviewed_on=parse_date(data.get("reviewed_on"), "audit record", "reviewed_on"),
-        score=float(data.get("score") or 0.0),
-        doc_type=str(data.get("doc_type") or "article"),
-    )
+EMPTY_SUMMARY = TrustSummary(0, 0, 0, 0, 0, False, None, "", None, None, False)
+"""The summary shown for a provisional record (the request never completed)."""
+
+PIPELINE_PARTS = ("triage", "draft", "statements", "verdicts", "cleanup", "timings", "error")
+"""The parts of the record the audit page shows as JSON."""
 
 
 def source_views(
-    passages: Sequence[Mapping[str, Any]], tiers: TierPolicy, today: dt.date
+    passages: Sequence[PassageRecord],
+    tiers: TierPolicy,
+    today: dt.date,
+    resolved: Sequence[SourceTier] = (),
 ) -> list[SourceView]:
+    """One view per source; ``resolved`` are the tiers recorded at badge time (see ``tiers.source_tier``)."""
     views = []
-    for number, data in enumerate(passages, start=1):
-        passage = _passage(data)
-        tier = resolve_tier(passage, tiers)
+    for number, stored in enumerate(passages, start=1):
+        passage = stored.passage()
+        tier = source_tier(passage, resolved[number - 1] if number <= len(resolved) else None, today, tiers)
         views.append(
             SourceView(
                 number=number,
@@ -142,27 +149,25 @@ def source_views(
                 title=passage.title,
                 org=passage.org,
                 url=passage.url,
-                tier=tier.id,
-                tier_label=tier.label,
-                tier_short=TIER_SHORT.get(tier.id, tier.label),
-                trust_score=trust_score(tier, passage.reviewed_on, today, tiers),
+                tier=tier.tier,
+                tier_label=tier.tier_label,
+                tier_short=TIER_SHORT.get(tier.tier, tier.tier_label),
+                trust_score=tier.trust_score,
                 reviewed_on=passage.reviewed_on.isoformat() if passage.reviewed_on else None,
                 text=passage.text,
-                relevance=round(passage.score, 3) if data.get("score") is not None else None,
+                relevance=round(passage.score, 3),
             )
         )
     return views
 
 
-def mark_evidence(text: str, evidence: Mapping[str, Any] | None) -> MarkedPassage | None:
+def mark_evidence(text: str, evidence: Evidence | None) -> MarkedPassage | None:
     """Split the passage around the evidence span (or, failing that, the evidence text)."""
-    if not evidence:
+    if evidence is None:
         return None
-    quote = str(evidence.get("text") or "")
-    span = evidence.get("span") or {}
-    start, end = span.get("start"), span.get("end")
-    in_range = isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text)
-    if in_range and (not quote or text[start:end].strip() == quote.strip()):
+    quote = evidence.text
+    start, end = evidence.span.start, evidence.span.end
+    if 0 <= start < end <= len(text) and (not quote or text[start:end].strip() == quote.strip()):
         return MarkedPassage(text[:start], text[start:end], text[end:])
     if quote and quote in text:
         start = text.index(quote)
@@ -170,52 +175,49 @@ def mark_evidence(text: str, evidence: Mapping[str, Any] | None) -> MarkedPassag
     return None
 
 
-def _claim_views(claims: Sequence[Mapping[str, Any]], sources: Sequence[SourceView]) -> list[ClaimView]:
+def _claim_views(claims: Sequence[ClaimReport], sources: Sequence[SourceView]) -> list[ClaimView]:
     by_passage = {s.passage_id: s for s in sources}
     views = []
     for number, claim in enumerate(claims, start=1):
-        badges = tuple(claim.get("badges") or ())
-        first = badges[0] if badges else None
-        evidence = claim.get("evidence")
-        passage = None
-        if evidence:
-            passage = by_passage.get(str(evidence.get("passage_id")))
+        first = claim.badges[0] if claim.badges else None
+        evidence = claim.evidence
+        passage = by_passage.get(evidence.passage_id) if evidence else None
         if passage is None and first is not None:
-            passage = by_passage.get(str(first.get("passage_id")))
-        tier = str(first.get("tier")) if first else "unknown"
+            passage = by_passage.get(first.passage_id)
+        tier = first.tier if first else "unknown"
         views.append(
             ClaimView(
                 number=number,
-                text=str(claim.get("text", "")),
-                original_text=str(claim.get("original_text", "")),
-                outcome=str(claim.get("outcome", "")),
-                verdict=str(claim.get("verdict", "")),
-                original_verdict=str(claim.get("original_verdict") or claim.get("verdict", "")),
-                score=claim.get("score"),
-                method=str(claim.get("method", "")),
-                check=str(claim.get("check", "")),
-                reason=str(claim.get("reason", "")),
-                source_numbers=tuple(int(n) for n in claim.get("source_numbers") or ()),
+                text=claim.text,
+                original_text=claim.original_text,
+                outcome=claim.outcome.value,
+                verdict=claim.verdict.value,
+                original_verdict=(claim.original_verdict or claim.verdict).value,
+                score=claim.score,
+                method=claim.method,
+                check=claim.check,
+                reason=claim.reason,
+                source_numbers=claim.source_numbers,
                 tier=tier,
-                tier_label=str(first.get("tier_label")) if first else "No source",
+                tier_label=first.tier_label if first else "No source",
                 tier_short=TIER_SHORT.get(tier, tier) if first else "No source",
-                trust_score=first.get("trust_score") if first else None,
-                badges=badges,
-                evidence_text=str(evidence.get("text")) if evidence else None,
+                trust_score=first.trust_score if first else None,
+                badges=claim.badges,
+                evidence_text=evidence.text if evidence else None,
                 passage=passage,
                 marked=mark_evidence(passage.text, evidence) if passage else None,
-                in_answer=claim.get("span") is not None,
+                in_answer=claim.span is not None,
             )
         )
     return views
 
 
-def _segments(answer: str, claims: Sequence[Mapping[str, Any]], views: Sequence[ClaimView]) -> list[Segment]:
+def _segments(answer: str, claims: Sequence[ClaimReport], views: Sequence[ClaimView]) -> list[Segment]:
     spans = []
     for claim, view in zip(claims, views, strict=True):
-        span = claim.get("span")
-        if span and 0 <= span["start"] < span["end"] <= len(answer):
-            spans.append((span["start"], span["end"], view))
+        span = claim.span
+        if span and 0 <= span.start < span.end <= len(answer):
+            spans.append((span.start, span.end, view))
     spans.sort(key=lambda s: s[0])
     segments, position = [], 0
     for start, end, view in spans:
@@ -230,28 +232,49 @@ def _segments(answer: str, claims: Sequence[Mapping[str, Any]], views: Sequence[
     return segments
 
 
-def request_view(record: Mapping[str, Any], tiers: TierPolicy, today: dt.date) -> RequestView:
-    trust = record.get("trust") or {}
-    summary = trust.get("summary") or {}
-    claims = list(trust.get("claims") or ())
-    sources = source_views(list(trust.get("sources") or record.get("passages") or ()), tiers, today)
+def request_view(record: AuditRecord, tiers: TierPolicy, today: dt.date) -> RequestView:
+    trust = record.trust if record.trust is not UNSET else None
+    summary = trust.summary if trust is not None else EMPTY_SUMMARY
+    claims = trust.claims if trust is not None else ()
+    if trust is not None and trust.sources:
+        sources = source_views(trust.sources, tiers, today, trust.source_tiers)
+    else:  # as before: the retrieved passages when the report kept no sources (no tier was resolved)
+        sources = source_views(record.passages if record.passages is not UNSET else (), tiers, today)
     views = _claim_views(claims, sources)
-    answer = str(record.get("answer", ""))
-    triage = record.get("triage") or {}
+    answer = record.answer if record.answer is not UNSET else ""
+    triage = record.triage if record.triage is not UNSET else None
     return RequestView(
-        request_id=str(record.get("request_id", "")),
-        created_at=str(record.get("created_at", "")),
-        question=str(record.get("question", "")),
+        request_id=record.request_id,
+        created_at=record.created_at,
+        question=record.question,
         answer=answer,
-        scope=str(triage.get("scope", "")),
-        triage_layer=str(triage.get("layer") or "-"),
-        triage_rule=triage.get("recognised") or triage.get("rule"),
-        refused=bool(summary.get("refused")),
-        reason=summary.get("reason"),
-        detail=str(summary.get("detail", "")),
+        scope=triage.scope.value if triage else "",
+        triage_layer=triage.layer.value if triage else "-",
+        triage_rule=(triage.recognised or triage.rule) if triage else None,
+        refused=summary.refused,
+        reason=summary.reason.value if summary.reason else None,
+        detail=summary.detail,
         summary=summary,
         segments=tuple(_segments(answer, claims, views)),
         claims=tuple(views),
         sources=tuple(sources),
+        model=record.model,
+        upstream=_text(record.upstream),
+        verifier=_text(record.verifier),
+        context=_text(record.context),
+        user=record.user,
+        metadata=record.metadata,
         record=record,
     )
+
+
+def _text(value: str | object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def pipeline_data(record: AuditRecord) -> dict[str, str]:
+    """The record's pipeline parts as indented JSON (``null`` for a part a provisional record lacks)."""
+    return {
+        key: json.dumps(builtins(getattr(record, key)), indent=2, ensure_ascii=False, default=str)
+        for key in PIPELINE_PARTS
+    }

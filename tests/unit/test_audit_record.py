@@ -1,0 +1,94 @@
+"""The audit record's schema (``gateway.audit.record``): records stored before it still decode and render."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from gateway.audit.record import AuditRecord, UnreadableRecord, encode_record, load_record
+from gateway.web.views import pipeline_data, request_view
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "audit"
+OLD_RECORDS = sorted(p.name for p in FIXTURES.glob("*.json"))
+TODAY = dt.date(2026, 11, 23)
+
+
+def old(name: str) -> str:
+    return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", OLD_RECORDS)
+def test_a_record_written_before_the_schema_decodes_and_encodes_to_the_same_json(name: str) -> None:
+    """The fixtures were written by the gateway before the schema existed (``json.dumps`` of dicts)."""
+    record = load_record("req", old(name))
+    assert isinstance(record, AuditRecord), record
+    stored = json.loads(old(name))
+    again = json.loads(encode_record(record))
+    if "trust" in stored:  # the one addition: the tiers resolved at badge time (none recorded then)
+        assert again["trust"].pop("source_tiers") == []
+    assert again == stored
+    assert list(again) == list(stored)  # same fields, same order
+
+
+def test_the_provisional_record_keeps_its_own_fields_only() -> None:
+    record = load_record("req", old("incomplete.json"))
+    assert isinstance(record, AuditRecord)
+    assert not record.complete
+    assert (record.status, record.stream, record.user) == ("incomplete", True, "patient-7")
+    assert set(json.loads(encode_record(record))) == set(json.loads(old("incomplete.json")))
+
+
+@pytest.mark.parametrize("name", OLD_RECORDS)
+def test_an_old_record_renders_with_tiers_resolved_from_its_stored_passages(name: str, make_services) -> None:  # type: ignore[no-untyped-def]
+    tiers = make_services().policy.tiers
+    record = load_record("req", old(name))
+    assert isinstance(record, AuditRecord)
+    view = request_view(record, tiers, TODAY)
+    stored = json.loads(old(name))
+    assert view.request_id == stored["request_id"]
+    assert view.question == stored["question"]
+    assert len(view.claims) == len(stored.get("trust", {}).get("claims", []))
+    assert set(pipeline_data(record)) == {
+        "triage",
+        "draft",
+        "statements",
+        "verdicts",
+        "cleanup",
+        "timings",
+        "error",
+    }
+    if name == "rewritten_removed.json":
+        assert [c.outcome for c in view.claims] == ["verified", "verified", "removed"]
+        assert view.sources[0].tier == "clinical_reference"  # resolved now from the stored passage
+        assert view.claims[0].tier == "clinical_reference"  # the stored badge
+        assert view.claims[0].marked is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("not json at all", "JSON"),
+        ('{"request_id": "r", "created_at": "c", "question": 7}', "$.question"),
+        (
+            '{"request_id": "r", "created_at": "c", "question": "q", "messages": [], "model": "m", '
+            '"user": null, "metadata": null, "trust": {"claims": "none"}}',
+            "$.trust",
+        ),
+    ],
+)
+def test_a_record_that_does_not_match_is_unreadable_with_its_reason(text: str, where: str) -> None:
+    record = load_record("req_bad", text)
+    assert isinstance(record, UnreadableRecord)
+    assert record.request_id == "req_bad"
+    assert where in record.reason
+    assert record.text == text
+
+
+def test_unpaired_surrogates_are_replaced_so_the_record_can_be_stored() -> None:
+    record = AuditRecord(
+        request_id="r", created_at="c", question="q\ud800", messages=(), model="m", user=None, metadata=None
+    )
+    assert json.loads(encode_record(record))["question"] == "q\ufffd"
