@@ -19,6 +19,7 @@ Sets: ``bench/data/triage_messages.jsonl`` and ``../shared/eval/triage/`` (all r
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
@@ -98,12 +99,10 @@ def context_negator() -> Negator | None:
         from medspacy.context import ConText
     except ImportError:
         return None
-    try:
-        from loguru import logger  # PyRuSH logs every token at DEBUG
+    with contextlib.suppress(ImportError):  # no loguru: nothing logs PyRuSH's per-token DEBUG lines
+        from loguru import logger
 
         logger.remove()
-    except ImportError:
-        pass
     nlp = medspacy.load(medspacy_enable=["medspacy_pyrush"])
     context = ConText(nlp)
     return spacy_negator(nlp, context, "is_negated")
