@@ -69,7 +69,8 @@ def closest_sentence(claim: str, passage: Any) -> str:
     from rapidfuzz import fuzz
 
     sentences = [text for _, text in passage.sentences()] or [passage.text]
-    return max(sentences, key=lambda s: fuzz.token_set_ratio(claim.lower(), s.lower()))
+    best: str = max(sentences, key=lambda s: fuzz.token_set_ratio(claim.lower(), s.lower()))
+    return best
 
 
 async def run_row(row: dict[str, Any], verifier: Any, rewriter: Any, policy: Any) -> Any:
@@ -100,7 +101,8 @@ async def run_row(row: dict[str, Any], verifier: Any, rewriter: Any, policy: Any
 
 
 def outcome(result: Any) -> str:
-    return {"verified": "kept"}.get(result.outcome.value, result.outcome.value)
+    value: str = result.outcome.value
+    return {"verified": "kept"}.get(value, value)
 
 
 def share(counter: collections.Counter[str], *keys: str) -> str:

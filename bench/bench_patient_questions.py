@@ -34,7 +34,6 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
 QUESTIONS = REPO / "bench" / "data" / "patient_questions.jsonl"
 THRESHOLDS = (0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60)
 
@@ -107,11 +106,11 @@ def gate_rates(best: list[tuple[float, bool]], threshold: float) -> tuple[float,
 
 
 def open_store(args: argparse.Namespace, questions: list[dict[str, Any]]) -> Any:
-    from bench_retrieval import DATA, TIERS_BY_ORG
-
+    from bench.bench_retrieval import DATA, TIERS_BY_ORG
+    from gateway.knowledge.corpus import SourceDocument
     from gateway.knowledge.embedding import Embedder
     from gateway.knowledge.ingest import Ingestor
-    from gateway.knowledge.loaders import SourceDocument, iter_jsonl
+    from gateway.knowledge.loaders import iter_jsonl
     from gateway.knowledge.query import load_planner
     from gateway.knowledge.store import ChromaStore
     from gateway.resources import bundled

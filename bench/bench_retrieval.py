@@ -208,9 +208,10 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
 
+    from gateway.knowledge.corpus import SourceDocument
     from gateway.knowledge.embedding import Embedder
     from gateway.knowledge.ingest import Ingestor
-    from gateway.knowledge.loaders import SourceDocument, iter_jsonl
+    from gateway.knowledge.loaders import iter_jsonl
     from gateway.knowledge.store import ChromaStore, SearchOptions
     from gateway.settings import Settings
 
@@ -295,8 +296,9 @@ def main() -> None:
 def lexical_at_scale(queries: int) -> None:
     """BM25 over the whole corpus (chunked exactly as ingestion does): build time, latency, quality."""
     from gateway.knowledge.chunking import chunk_document
+    from gateway.knowledge.corpus import SourceDocument
     from gateway.knowledge.lexical import LexicalIndex
-    from gateway.knowledge.loaders import SourceDocument, iter_jsonl
+    from gateway.knowledge.loaders import iter_jsonl
 
     documents = [r for r in iter_jsonl(DATA, tiers_by_org=TIERS_BY_ORG) if isinstance(r, SourceDocument)]
     started = time.perf_counter()

@@ -21,10 +21,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bench_verifier
-
+from bench import bench_verifier
 from gateway.verification.checks import analysis, polarity
 from gateway.verification.checks.words import STOPWORDS, WORD, stem
 
@@ -67,7 +65,8 @@ def context_negations() -> Any:
 def main() -> int:
     analysis.negations = context_negations()  # type: ignore[attr-defined]
     sys.argv = [sys.argv[0], "--cache", "/tmp/bench_verifier_local_context.jsonl", *sys.argv[1:]]
-    return asyncio.run(bench_verifier.main())
+    status: int = asyncio.run(bench_verifier.main())
+    return status
 
 
 if __name__ == "__main__":

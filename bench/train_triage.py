@@ -40,7 +40,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from bench.triage_data import ROOT, encode_cached, shared_rows
 from gateway.knowledge.embedding import Embedder
-from gateway.policy.triage import ContrastBanks, build_file, load_categories
+from gateway.policy.triage import load_categories, load_contrast_banks
 
 POLICY = ROOT / "policies" / "triage"
 KB = ROOT.parent / "shared" / "eval" / "kb" / "medquad_kb.jsonl"
@@ -84,9 +84,12 @@ def main() -> None:
 
     embedder = Embedder()
     categories = load_categories(POLICY / "emergency_exemplars.yaml")
-    banks: ContrastBanks = build_file(POLICY / "contrast_exemplars.yaml", ContrastBanks)
+    banks = load_contrast_banks(POLICY / "contrast_exemplars.yaml")
     exemplars = [e for c in categories.values() for e in c.exemplars]
-    enc = lambda texts, name: encode_cached(embedder, texts, args.cache, name)  # noqa: E731
+
+    def enc(texts: list[str], name: str) -> np.ndarray:
+        return encode_cached(embedder, texts, args.cache, name)
+
     v_emerg = enc(exemplars, "exemplars")
     v_nonem = enc(list(banks.non_emergency), "non_emergency")
     v_health = enc(list(banks.health_questions), "health_questions")

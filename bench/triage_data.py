@@ -51,7 +51,8 @@ def encode_cached(embedder: Embedder, texts: Sequence[str], cache: Path | None, 
     digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
     path = cache / f"{name}-{embedder.precision}-{digest}.npy" if cache else None
     if path is not None and path.is_file():
-        return np.load(path)
+        cached: np.ndarray = np.load(path)
+        return cached
     vectors = embedder.encode(list(texts)) if texts else np.zeros((0, embedder.dimensions), np.float32)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)

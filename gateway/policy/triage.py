@@ -177,10 +177,13 @@ def load_triage_policy(directory: Path, dimensions: int = 384) -> TriagePolicy:
     settings_file = directory / "triage.yaml"
     settings = validate(TriageSettings, read_yaml(settings_file), str(settings_file))
     categories = load_categories(directory / "emergency_exemplars.yaml")
-    banks_file = directory / "contrast_exemplars.yaml"
-    banks = validate(ContrastBanks, read_yaml(banks_file), str(banks_file))
+    banks = load_contrast_banks(directory / "contrast_exemplars.yaml")
     classifier = load_classifier(directory / settings.classifier_file, dimensions)
     return TriagePolicy(settings, categories, banks, classifier, directory)
+
+
+def load_contrast_banks(path: Path) -> ContrastBanks:
+    return validate(ContrastBanks, read_yaml(path), str(path))
 
 
 def load_categories(path: Path) -> dict[str, EmergencyCategory]:
