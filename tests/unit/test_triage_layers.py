@@ -85,11 +85,14 @@ def test_pseudo_negations_and_unnegatable_rules_still_fire(message: str, rule: s
     [
         ("my daughter has a rash that doesnt fade when i press a glass on it and a fever", "meningitis"),
         ("he has a non-blanching rash on his legs", "meningitis"),
+        ("my son has purple spots that don't fade when I press a glass on them", "meningitis"),
+        ("my toddler was chewing on a nicotine patch she found in my bag", "poisoning"),
+        ("my 2 year old drank some vape juice", "poisoning"),
         ("i want to go to sleep and never wake up", "suicidal_intent"),
         ("sometimes I wish I could fall asleep and not wake up", "suicidal_intent"),
     ],
 )
-def test_glass_test_rash_and_indirect_suicidal_wording_fire_their_rules(message: str, rule: str) -> None:
+def test_glass_test_rash_poisoning_and_indirect_suicidal_wording_fire_their_rules(message: str, rule: str) -> None:
     fired = red_flag(message, GENERAL, NEGATION)
     assert fired is not None
     assert fired.id == rule
@@ -99,6 +102,8 @@ def test_glass_test_rash_and_indirect_suicidal_wording_fire_their_rules(message:
     "message",
     [
         "the rash fades when i press a glass on it, is it just heat rash?",
+        "the spots go away when I press a glass on them, is that ok?",
+        "I use nicotine patches to stop smoking, can I shower with one on?",
         "no rash that doesn't fade under a glass, just a high temperature",
         "my baby falls asleep and doesn't wake up for feeds, is that normal?",
         "What does it mean if a rash doesn't fade when you press a glass on it?",
