@@ -166,8 +166,7 @@ async def test_shutdown_closes_every_model_of_the_process(embedder, fixture_stor
         judge_api_key=Secret("k"),
     )
     connections = ScriptedConnections(default="ok")
-    models = ModelPool(settings, GatewayMetrics(), connect=connections)
-    services = build_services(settings, embedder=embedder, store=fixture_store, models=models)
+    services = build_services(settings, embedder=embedder, store=fixture_store, connect=connections)
     app = create_app(settings, build=lambda _: services)
     async with AsyncTestClient(app) as client:
         assert (await client.get("/healthz")).status_code == 200
