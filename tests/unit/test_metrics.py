@@ -67,6 +67,12 @@ def partly_supported_reply() -> str:
     )
 
 
+def repeated_reply() -> str:
+    """One sentence five times: over ``max_repeated_sentences`` (3), refused as malformed_output."""
+    sentence = f"{PARACETAMOL_DOSE[:-1]} [1]."
+    return contract_answer(" ".join([sentence] * 5), [(PARACETAMOL_DOSE, [1], PARACETAMOL_DOSE)])
+
+
 class BrokenStore:
     async def search(self, query: str, k: int) -> list[Passage]:
         raise StoreError("the store is down")
@@ -199,6 +205,36 @@ async def test_upstream_errors_by_type(services, error, error_type) -> None:  # 
     assert value(m, "gateway_stage_errors_total", stage="draft") == 1
     # a failed upstream call is still an upstream call: it counts toward latency and error rate
     assert value(m, "gateway_upstream_duration_seconds_count") == 1
+
+
+@pytest.mark.parametrize(
+    ("reply", "series", "labels"),
+    [
+        (UpstreamTimeout("slow"), "gateway_upstream_errors_total", {"type": "timeout"}),
+        (repeated_reply(), "gateway_draft_limit_exceeded_total", {"limit": "repeated_sentences"}),
+    ],
+)
+async def test_a_failed_draft_is_counted_even_when_its_record_fails(  # type: ignore[no-untyped-def]
+    services, monkeypatch, reply, series, labels
+) -> None:
+    """The draft's failure is counted where it is handled, not when the request's record is written."""
+    services.upstream = ScriptedDrafts(reply)
+    provisional = services.audit.write
+    writes: list[Any] = []
+
+    async def completion_fails(row: Any, record: Any) -> None:
+        writes.append(row)
+        if len(writes) == 2:
+            raise OSError("disk full")
+        await provisional(row, record)
+
+    monkeypatch.setattr(services.audit, "write", completion_fails)
+    with pytest.raises(AuditError):
+        await answer(ask(), services)
+    m = services.metrics
+    assert value(m, "gateway_audit_errors_total", operation="complete") == 1
+    assert value(m, series, **labels) == 1
+    assert value(m, "gateway_stage_errors_total", stage="draft") == 1
 
 
 async def test_malformed_draft_is_an_upstream_error_of_type_malformed(services) -> None:  # type: ignore[no-untyped-def]
@@ -360,12 +396,6 @@ def exported(text: str, series: str) -> float:
         if line.startswith(series + " "):
             return float(line.split()[-1])
     raise AssertionError(f"{series} not exported")
-
-
-def repeated_reply() -> str:
-    """One sentence five times: over ``max_repeated_sentences`` (3), refused as malformed_output."""
-    sentence = f"{PARACETAMOL_DOSE[:-1]} [1]."
-    return contract_answer(" ".join([sentence] * 5), [(PARACETAMOL_DOSE, [1], PARACETAMOL_DOSE)])
 
 
 def upstream_gauges(metrics: GatewayMetrics) -> tuple[float, float]:
