@@ -16,6 +16,7 @@ from gateway.knowledge.store import ChromaStore, SearchOptions
 from gateway.messages import Messages
 from gateway.metrics import GatewayMetrics
 from gateway.models import Endpoint, ModelPool
+from gateway.models.pool import Connect
 from gateway.pipeline.semantic_triage import SemanticTriage
 from gateway.policy.loader import Policy, load_configured_policy
 from gateway.resources import bundled
@@ -30,9 +31,14 @@ from gateway.verification.cascade import build_verifier as build_verification_ca
 log = structlog.get_logger("gateway.startup")
 
 
-def build_models(settings: Settings, metrics: GatewayMetrics | None = None) -> ModelPool:
-    """The process's chat models: one per configured endpoint, behind its limits, counted in ``metrics``."""
-    return ModelPool(settings, metrics)
+def build_models(
+    settings: Settings, metrics: GatewayMetrics | None = None, connect: Connect | None = None
+) -> ModelPool:
+    """The process's chat models: one per configured endpoint, behind its limits, counted in ``metrics``;
+    ``connect`` makes the model that calls an endpoint (default: the OpenAI client)."""
+    if connect is None:
+        return ModelPool(settings, metrics)
+    return ModelPool(settings, metrics, connect=connect)
 
 
 def build_upstream(settings: Settings, embedder: Embedder, models: ModelPool) -> Upstream:
@@ -116,10 +122,11 @@ def build_services(
     settings: Settings,
     embedder: Embedder | None = None,
     store: ChromaStore | None = None,
-    models: ModelPool | None = None,
+    connect: Connect | None = None,
 ) -> Services:
-    """Everything a request needs. Pass ``embedder``/``store`` to share already-loaded ones, ``models``
-    for chat models of your own (tests: ``ModelPool(settings, metrics, connect=...)``)."""
+    """Everything a request needs. Pass ``embedder``/``store`` to share already-loaded ones, ``connect``
+    for chat models of your own (tests: ``gateway.testing.ScriptedConnections``): the pool is built
+    here either way, so its calls are counted in the services' one metrics registry."""
     policy = load_configured_policy(settings)
     embedder = embedder or Embedder.from_settings(settings)
     if store is None:
@@ -130,7 +137,7 @@ def build_services(
     metrics = GatewayMetrics()
     metrics.declare_tiers(t.id for t in policy.tiers.tiers)
     metrics.knowledge_passages.set(store.count_sync())
-    models = models or build_models(settings, metrics)
+    models = build_models(settings, metrics, connect)
     verifier = build_verifier(settings, policy, embedder, models)
     services = Services(
         settings=settings,

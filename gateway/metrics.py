@@ -32,6 +32,7 @@ from gateway.domain import (
     Verdict,
     VerdictLabel,
 )
+from gateway.errors import DraftLimitExceeded, UpstreamError
 from gateway.fetching.result import FetchReason
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
@@ -452,3 +453,14 @@ def count_verifier_failures(verdicts: Iterable[Verdict], metrics: GatewayMetrics
             metrics.verifier_failures.labels(
                 stage=bounded(verdict.method, MODEL_STAGES), kind=bounded(verdict.failure, MODEL_FAILURES)
             ).inc()
+
+
+def count_draft_failure(error: Exception, metrics: GatewayMetrics) -> None:
+    """When a request's draft failed: ``gateway_upstream_errors_total{type}`` for an upstream failure
+    (the draft's model calls are not counted there by ``MeteredModel``), and
+    ``gateway_draft_limit_exceeded_total{limit}`` for a reply over a bound. Called where the failed stage
+    is handled, so the count does not depend on the request's record being written."""
+    if isinstance(error, UpstreamError):
+        metrics.upstream_errors.labels(type=upstream_error_label(error.kind)).inc()
+    if isinstance(error, DraftLimitExceeded):
+        metrics.draft_limits.labels(limit=bounded(error.limit, DRAFT_LIMITS)).inc()

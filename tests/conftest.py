@@ -48,15 +48,16 @@ def fixture_store(embedder, tmp_path_factory):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def make_services(embedder, fixture_store, tmp_path):  # type: ignore[no-untyped-def]
-    """Build Services over the fixture store with fresh metrics and audit; settings overridable."""
+    """Build Services over the fixture store with fresh metrics and audit; settings overridable, and
+    ``connect`` for scripted chat models (``gateway.testing.ScriptedConnections``)."""
     from gateway.bootstrap import build_services
     from gateway.settings import Settings
 
     built = []
 
-    def factory(**overrides):  # type: ignore[no-untyped-def]
+    def factory(connect=None, **overrides):  # type: ignore[no-untyped-def]
         settings = Settings(data_dir=tmp_path, knowledge_dir=FIXTURE_KB, **overrides)
-        services = build_services(settings, embedder=embedder, store=fixture_store)
+        services = build_services(settings, embedder=embedder, store=fixture_store, connect=connect)
         built.append(services)
         return services
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 class MeteredModel(WrapperModel):
     """Counts each call in ``gateway_model_calls_total{purpose,result}``, and each failure of a call
     other than a draft in ``gateway_upstream_errors_total{type}`` (a draft's failure is counted once,
-    with its request, in ``pipeline.record``).
+    by the pipeline when its draft stage fails: ``metrics.count_draft_failure``).
 
     ``purpose`` (draft, rewrite, judge) is the holder's: each holder of a shared model gets its own
     ``MeteredModel`` around it. Outside ``LimitedModel``, so refusals for want of a slot are counted.

@@ -26,10 +26,9 @@ from gateway.audit.record import (
     scrub,
 )
 from gateway.domain import ChatRequest, ClaimOutcome, RefusalReason
-from gateway.errors import AuditError, DraftLimitExceeded, StageError, UpstreamError
+from gateway.errors import AuditError, StageError, UpstreamError
 from gateway.logs import PATIENT_TEXT_OPT_IN
 from gateway.metrics import (
-    DRAFT_LIMITS,
     TRIAGE_LAYERS,
     bounded,
     count_verifier_failures,
@@ -37,7 +36,6 @@ from gateway.metrics import (
     method_label,
     stage_label,
     tier_label,
-    upstream_error_label,
 )
 from gateway.pipeline.result import PipelineResult
 
@@ -74,12 +72,7 @@ def _count_metrics(result: PipelineResult, services: Services) -> None:
     ).inc()
     if outcome.refused and outcome.refusal_reason is not None:
         m.refusals.labels(reason=outcome.refusal_reason.value).inc()
-    error = result.error  # its stage was counted when it failed (``StageRunner``)
-    if error is not None:
-        if isinstance(error, UpstreamError):
-            m.upstream_errors.labels(type=upstream_error_label(error.kind)).inc()
-        if isinstance(error, DraftLimitExceeded):
-            m.draft_limits.labels(limit=bounded(error.limit, DRAFT_LIMITS)).inc()
+    # a failed stage was counted when it failed: ``StageRunner`` and ``metrics.count_draft_failure``
     if result.best_relevance is not None:
         m.context_relevance.observe(result.best_relevance)
         relevant = outcome.refusal_reason is not RefusalReason.NO_RELEVANT_CONTEXT

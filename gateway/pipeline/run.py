@@ -41,6 +41,7 @@ from gateway.domain import (
     Verdict,
 )
 from gateway.errors import AuditError, StageError
+from gateway.metrics import count_draft_failure
 from gateway.models.limits import request_deadline
 from gateway.pipeline.badge import badge, unbadged
 from gateway.pipeline.bounds import check_repeats, check_statements, instruction_sentence
@@ -365,7 +366,9 @@ class _Run:
         return await self.finish(outcome, refusal_message=message)
 
     async def fail(self, error: StageError) -> PipelineResult:
-        """Refuse the request whose stage failed (already named and counted by the runner)."""
+        """Refuse the request whose stage failed (already named and counted by the runner); a failed
+        draft is counted now by its type, before anything else can fail."""
+        count_draft_failure(error, self.services.metrics)
         reason = refusal_reason(error)
         message = self.services.messages.refusal(reason, rule=None)
         outcome = Outcome("", self.statements, (), True, reason, f"{type(error).__name__}: {error}")

@@ -1,7 +1,8 @@
 """Test doubles shipped with the gateway, written once (as pydantic-ai ships ``TestModel``).
 
-- ``models``: ``ScriptedChatModel`` (a ChatModel answering from a script, recording its calls) and
-  ``ScriptedDrafts`` (an Upstream over one), for unit tests: no network;
+- ``models``: ``ScriptedChatModel`` (a ChatModel answering from a script, recording its calls),
+  ``ScriptedDrafts`` (an Upstream over one) and ``ScriptedConnections`` (a ``ModelPool``'s connect
+  handing out scripted models per endpoint), for unit tests: no network;
 - ``verifiers``: ``ScriptedVerifier`` (preset verdicts or error) and ``SubstringVerifier``;
 - ``openai_server``: ``ScriptedUpstream``, a scripted OpenAI-compatible chat server on loopback (real
   HTTP, for integration tests through the real openai SDK), with ``Reply`` and ``contract_answer``;
@@ -10,7 +11,7 @@
 Nothing here is used by the running gateway.
 """
 
-from gateway.testing.models import ScriptedChatModel, ScriptedDrafts
+from gateway.testing.models import ScriptedChatModel, ScriptedConnections, ScriptedDrafts
 from gateway.testing.openai_server import (
     Reply,
     ScriptedUpstream,
@@ -24,6 +25,7 @@ from gateway.testing.verifiers import ScriptedVerifier, SubstringVerifier
 __all__ = [
     "Reply",
     "ScriptedChatModel",
+    "ScriptedConnections",
     "ScriptedDrafts",
     "ScriptedUpstream",
     "ScriptedVerifier",

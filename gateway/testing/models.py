@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Mapping
 from typing import Any
 
 from gateway.errors import UpstreamUnavailable
 from gateway.models.base import Messages
+from gateway.models.openai_compatible import Endpoint
 from gateway.upstream.model_upstream import ModelUpstream
 
 Script = str | Exception
@@ -101,3 +103,30 @@ class ScriptedDrafts(ModelUpstream):
     @property
     def calls(self) -> int:
         return self.scripted.calls
+
+
+class ScriptedConnections:
+    """A ``ModelPool``'s ``connect`` (``ModelPool(settings, metrics, connect=...)``, or
+    ``build_services(..., connect=...)``): no network. An endpoint whose base URL is in ``models`` gets
+    that model; any other a new ``ScriptedChatModel(*replies, default=default, held=held)``. Every
+    model handed out is kept in ``made`` by base URL, for the test to script, release and inspect."""
+
+    def __init__(
+        self,
+        *replies: Script,
+        default: Script | None = None,
+        held: bool = False,
+        models: Mapping[str, ScriptedChatModel] | None = None,
+    ) -> None:
+        self.replies = replies
+        self.default = default
+        self.held = held
+        self.models = dict(models or {})
+        self.made: dict[str, ScriptedChatModel] = {}
+
+    def __call__(self, endpoint: Endpoint) -> ScriptedChatModel:
+        model = self.models.get(endpoint.base_url)
+        if model is None:
+            model = ScriptedChatModel(*self.replies, default=self.default, held=self.held)
+        self.made[endpoint.base_url] = model
+        return model

@@ -23,13 +23,15 @@ from gateway.verification.local import LocalEntailmentVerifier
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
 
 
-def policy_copy(directory: Path, **cleanup: Any) -> Path:
-    """A copy of the bundled policies with ``cleanup`` keys of thresholds.yaml overridden."""
+def policy_copy(directory: Path, verification: dict[str, Any] | None = None, **cleanup: Any) -> Path:
+    """A copy of the bundled policies with ``cleanup`` (and ``verification``) keys of thresholds.yaml
+    overridden."""
     target = directory / "policies"
     shutil.copytree(POLICIES, target, dirs_exist_ok=True)
     path = target / "thresholds.yaml"
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     data["cleanup"].update(cleanup)
+    data["verification"].update(verification or {})
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     return target
 

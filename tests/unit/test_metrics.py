@@ -1,13 +1,21 @@
 """Metrics are recorded with the right semantics: requests run through the real pipeline
-(``make_services``: fixture knowledge store, real verifier and cleanup), then the registry is read."""
+(``make_services``: fixture knowledge store, real verifier and cleanup), then the registry is read.
+
+The guard, ``test_every_metric_is_recorded``, drives every path that records a metric through the real
+app on one registry (scripted models, no network but loopback) and has no exemption list."""
 
 from __future__ import annotations
 
+import asyncio
 import re
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from litestar import Litestar
 
 from gateway.domain import ChatRequest, Message, Passage, Role
 from gateway.errors import AuditError, StoreError, UpstreamHTTPError, UpstreamTimeout, UpstreamUnavailable
@@ -19,7 +27,18 @@ from gateway.metrics import (
     tier_label,
 )
 from gateway.pipeline.run import answer
-from gateway.testing import ScriptedDrafts, ScriptedVerifier, contract_answer
+from gateway.settings import Secret
+from gateway.testing import (
+    ScriptedChatModel,
+    ScriptedConnections,
+    ScriptedDrafts,
+    ScriptedVerifier,
+    contract_answer,
+    free_port,
+)
+from gateway.web.app import create_app
+from tests.support.cleanup_stack import policy_copy
+from tests.support.pages import running_site
 
 PARACETAMOL_DOSE = "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours."
 PARACETAMOL_MAX = "Do not take more than 4 g of paracetamol in 24 hours."
@@ -46,6 +65,12 @@ def partly_supported_reply() -> str:
             (FABRICATED, [1], "paracetamol cures migraines within ten minutes"),
         ],
     )
+
+
+def repeated_reply() -> str:
+    """One sentence five times: over ``max_repeated_sentences`` (3), refused as malformed_output."""
+    sentence = f"{PARACETAMOL_DOSE[:-1]} [1]."
+    return contract_answer(" ".join([sentence] * 5), [(PARACETAMOL_DOSE, [1], PARACETAMOL_DOSE)])
 
 
 class BrokenStore:
@@ -182,6 +207,36 @@ async def test_upstream_errors_by_type(services, error, error_type) -> None:  # 
     assert value(m, "gateway_upstream_duration_seconds_count") == 1
 
 
+@pytest.mark.parametrize(
+    ("reply", "series", "labels"),
+    [
+        (UpstreamTimeout("slow"), "gateway_upstream_errors_total", {"type": "timeout"}),
+        (repeated_reply(), "gateway_draft_limit_exceeded_total", {"limit": "repeated_sentences"}),
+    ],
+)
+async def test_a_failed_draft_is_counted_even_when_its_record_fails(  # type: ignore[no-untyped-def]
+    services, monkeypatch, reply, series, labels
+) -> None:
+    """The draft's failure is counted where it is handled, not when the request's record is written."""
+    services.upstream = ScriptedDrafts(reply)
+    provisional = services.audit.write
+    writes: list[Any] = []
+
+    async def completion_fails(row: Any, record: Any) -> None:
+        writes.append(row)
+        if len(writes) == 2:
+            raise OSError("disk full")
+        await provisional(row, record)
+
+    monkeypatch.setattr(services.audit, "write", completion_fails)
+    with pytest.raises(AuditError):
+        await answer(ask(), services)
+    m = services.metrics
+    assert value(m, "gateway_audit_errors_total", operation="complete") == 1
+    assert value(m, series, **labels) == 1
+    assert value(m, "gateway_stage_errors_total", stage="draft") == 1
+
+
 async def test_malformed_draft_is_an_upstream_error_of_type_malformed(services) -> None:  # type: ignore[no-untyped-def]
     services.upstream = ScriptedDrafts('{"answer": 3}')
     await answer(ask(), services)
@@ -292,46 +347,203 @@ def test_names_follow_prometheus_conventions() -> None:
     assert "gateway_ready" in names
 
 
-RECORDED_OUTSIDE_THE_PIPELINE = {
-    "gateway_time_to_first_verified_token_seconds": "gateway/pipeline/run.py, streamed answers only",
-    "gateway_cited_urls": "gateway/checkonly/service.py count_report (test_verify_api.py)",
-    "gateway_verifier_failures": "gateway/pipeline/record.py and gateway/checkonly/service.py count_report, "
-    "only when a judge or entailment model fails (test_model_failures_are_counted)",
-    "gateway_cited_url_failures": "gateway/checkonly/service.py count_report (test_verify_api.py)",
-    "gateway_auth_failures": "gateway/web/auth.py",
-    "gateway_rate_limited": "gateway/web/auth.py",
-    "gateway_upstream_in_flight": "gateway/models/limits.py (a gauge, 0 at rest)",
-    "gateway_upstream_waiting": "gateway/models/limits.py (a gauge, 0 at rest)",
-    "gateway_rate_limiter_errors": "gateway/web/rate_limits.py build_rate_limiter (Redis did not answer)",
-    "gateway_dependency_up": "gateway/web/ops.py readyz",
-    "gateway_auth_throttled": "gateway/web/auth.py and clinician_auth.py (tests/security/test_hardening.py)",
-    "gateway_rejected_requests": "gateway/web/errors.py counted_rejections (4xx before the pipeline)",
-    "gateway_audit_errors": "gateway/pipeline/record.py and gateway/health.py, when the store fails",
-    "gateway_model_calls": "gateway/models/metered.py MeteredModel (test_model_boundary.py)",
-    "gateway_rewrites_skipped": "gateway/pipeline/run.py, rewrite cap or deadline reached",
-    "gateway_draft_limit_exceeded": "gateway/pipeline/record.py, DraftLimitExceeded",
-}
-"""Every metric not moved by a non-streamed request names where it is recorded. A new metric must be
-recorded by the pipeline or be listed here with its place."""
+# --- the guard: every collector moves, through the real app, on one registry ----------------------
+
+CLIENT_KEY = "client-key"
+LIMITED_KEY = "limited-key"
+"""A second client key: its own token bucket is emptied (429) without touching the first's."""
+UPSTREAM_URL = "http://127.0.0.1:9/v1"
+JUDGE_URL = "http://127.0.0.1:10/v1"
+"""Never contacted: the pool connects to scripted models (``ScriptedConnections``)."""
+BURST = 20
+CHECKED_ANSWER = (
+    "Flu symptoms come on quickly [flu]. Flu spreads by coughs [flu]. Antibiotics cure flu [evil]."
+)
+"""For /v1/verify: [flu] is a fetched page, [evil] a URL off the allow-list."""
+JUDGED = "Flu spreads by coughs."
+"""The claim the flu page neither supports nor contradicts: it goes to the judge."""
+"""Each key's bucket: enough for every /v1 call of the scenario made with ``CLIENT_KEY``."""
 
 
-async def test_every_metric_is_recorded_by_the_pipeline(make_services) -> None:  # type: ignore[no-untyped-def]
-    """Drive the scenarios above through one registry; every collector must have moved, except those
-    recorded outside the request pipeline (named above, each with the place that records it)."""
-    services = make_services()
-    services.upstream = ScriptedDrafts(partly_supported_reply(), UpstreamTimeout("slow"), supported_reply())
-    for question in (QUESTION, QUESTION, EMERGENCY, NO_CONTEXT, QUESTION):
-        await answer(ask(question), services)
+class Observed:
+    """The metric families seen with a non-zero sample at any look at the registry, so a gauge that is
+    back at 0 at rest (``gateway_upstream_in_flight``) counts when it was seen set during the run."""
+
+    def __init__(self, metrics: GatewayMetrics) -> None:
+        self.metrics = metrics
+        self.moved: set[str] = set()
+
+    def look(self) -> None:
+        for family in self.metrics.registry.collect():
+            if any(s.value for s in family.samples if not s.name.endswith("_created")):
+                self.moved.add(family.name)
+
+    def never_moved(self) -> list[str]:
+        return sorted({family.name for family in self.metrics.registry.collect()} - self.moved)
+
+
+def chat(question: str = QUESTION, *, stream: bool = False) -> dict[str, Any]:
+    return {"model": "clinic-bot", "messages": [{"role": "user", "content": question}], "stream": stream}
+
+
+def bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def exported(text: str, series: str) -> float:
+    """The value of ``series`` in a /metrics scrape."""
+    for line in text.splitlines():
+        if line.startswith(series + " "):
+            return float(line.split()[-1])
+    raise AssertionError(f"{series} not exported")
+
+
+def upstream_gauges(metrics: GatewayMetrics) -> tuple[float, float]:
+    """(calls in flight, calls waiting for a slot) as the gauges say now."""
+    return value(metrics, "gateway_upstream_in_flight"), value(metrics, "gateway_upstream_waiting")
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Let the event loop run until ``condition`` holds; fail (not hang) if it never does."""
+    for _ in range(3000):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the condition never held")
+
+
+def audit_check_down() -> None:
+    raise AuditError("the audit disk is full")
+
+
+async def audit_write_down(row: Any, record: Any) -> None:
+    raise AuditError("the audit disk is full")
+
+
+@asynccontextmanager
+async def serving(app: Litestar, address: str = "127.0.0.1") -> AsyncIterator[httpx.AsyncClient]:
+    """``app`` in this event loop (its lifespan run), called from client ``address``."""
+    transport = httpx.ASGITransport(app=app, client=(address, 50000))
+    async with app.lifespan(), httpx.AsyncClient(transport=transport, base_url="http://gateway") as client:
+        yield client
+
+
+async def test_every_metric_is_recorded(make_services, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """One scenario through the real app (``create_app`` over one ``Services``, hence one registry)
+    drives every path that records a metric; every collector of that registry must have moved. No
+    exemption: a metric this scenario cannot move is a metric to drive here, or to delete."""
+    draft_model = ScriptedChatModel(
+        partly_supported_reply(),  # held in flight, then rewritten (the rewrite cap is 0)
+        supported_reply(),  # held waiting for the slot
+        supported_reply(),  # streamed
+        UpstreamTimeout("slow"),
+        repeated_reply(),
+        held=True,
+    )
+    judge_model = ScriptedChatModel(default=UpstreamHTTPError("the judge is down", status_code=500))
+    connections = ScriptedConnections(models={UPSTREAM_URL: draft_model, JUDGE_URL: judge_model})
+    policy = policy_copy(
+        tmp_path,
+        verification={
+            "uncertain_band": [0.0, 1.0],  # every claim not decided locally goes to the (failing) judge
+            "url_allowed_domains": ["127.0.0.1"],
+        },
+        rewriter="upstream",
+    )
+    overrides: dict[str, Any] = {
+        "policy_dir": policy,
+        "allow_loopback_fetch": True,
+        "upstream_base_url": UPSTREAM_URL,
+        "judge_base_url": JUDGE_URL,
+        "judge_api_key": Secret("judge-key"),
+        "upstream_max_concurrency": 1,
+        "upstream_queue_size": 1,
+        "max_rewrites_per_request": 0,
+        "api_keys": (Secret(CLIENT_KEY), Secret(LIMITED_KEY)),
+        "rate_limit_per_minute": 1.0,
+        "rate_limit_burst": BURST,
+        "auth_failures_per_minute": 1.0,
+        "auth_failures_burst": 2,
+    }
+    services = make_services(connect=connections, **overrides)
+    observed = Observed(services.metrics)
+    client_key = bearer(CLIENT_KEY)
+
+    with running_site() as (_site, site_url):
+        async with serving(create_app(services.settings, services=services)) as gateway:
+            # two chat requests at once against one upstream slot: one in flight, one waiting
+            first = asyncio.create_task(gateway.post("/v1/chat/completions", json=chat(), headers=client_key))
+            second = asyncio.create_task(
+                gateway.post("/v1/chat/completions", json=chat(), headers=client_key)
+            )
+            await until(lambda: draft_model.calls == 1 and upstream_gauges(services.metrics) == (1, 1))
+            held = (await gateway.get("/metrics")).text
+            observed.look()
+            draft_model.release()
+            for task in (first, second):
+                assert (await task).status_code == 200
+            assert exported(held, "gateway_upstream_in_flight") == 1
+            assert exported(held, "gateway_upstream_waiting") == 1
+            assert value(services.metrics, "gateway_upstream_in_flight") == 0  # back at rest
+
+            streamed = await gateway.post("/v1/chat/completions", json=chat(stream=True), headers=client_key)
+            assert streamed.status_code == 200
+            assert streamed.text.rstrip().endswith("data: [DONE]")
+            # the draft times out; the draft repeats a sentence; no draft: emergency, no relevant context
+            for question in (QUESTION, QUESTION, EMERGENCY, NO_CONTEXT):
+                response = await gateway.post("/v1/chat/completions", json=chat(question), headers=client_key)
+                assert response.status_code == 200
+            verified = await gateway.post(
+                "/v1/verify",
+                json={
+                    "answer": CHECKED_ANSWER,
+                    "sources": [
+                        {"id": "flu", "url": f"{site_url}/page/flu"},
+                        {"id": "evil", "url": "https://evil.example/flu"},
+                    ],
+                },
+                headers=client_key,
+            )
+            assert verified.status_code == 200
+            report = verified.json()
+            assert (report["url_validity"]["valid"], report["url_validity"]["total"]) == (1, 2)
+            judged = next(c for c in report["claims"] if c["text"] == JUDGED)
+            assert (judged["method"], judged["verdict"]) == ("judge", "unsupported")  # failed closed
+            rejected = await gateway.post("/v1/chat/completions", json={"messages": "hi"}, headers=client_key)
+            assert rejected.status_code == 400
+            assert (await gateway.get("/readyz")).status_code == 200
+            limited = [
+                (await gateway.get("/v1/models", headers=bearer(LIMITED_KEY))) for _ in range(BURST + 1)
+            ]
+            assert [r.status_code for r in limited] == [200] * BURST + [429]
+
+            with monkeypatch.context() as broken:  # the audit store fails: begin (a 503), check (not ready)
+                broken.setattr(services.audit, "write", audit_write_down)
+                broken.setattr(services.audit, "check", audit_check_down)
+                refused = await gateway.post("/v1/chat/completions", json=chat(), headers=client_key)
+                assert refused.status_code == 503
+                assert (await gateway.get("/readyz")).status_code == 503
+            observed.look()
+
+        async with serving(create_app(services.settings, services=services), "192.0.2.7") as gateway:
+            statuses = [
+                (await gateway.get("/v1/models", headers=bearer("wrong"))).status_code for _ in range(3)
+            ]
+            assert statuses == [401, 401, 429]  # the third failure finds the address's bucket (2) empty
+
+        nothing_listens = Secret(f"redis://127.0.0.1:{free_port()}/0")
+        redis_down = services.settings.model_copy(update={"redis_url": nothing_listens})
+        async with serving(create_app(redis_down, services=services)) as gateway:
+            assert (await gateway.get("/v1/models", headers=client_key)).status_code == 503
+
+    observed.look()
+    assert draft_model.calls == 5
     m = services.metrics
-    never = [
-        family.name
-        for family in m.registry.collect()
-        if family.name not in RECORDED_OUTSIDE_THE_PIPELINE
-        and not any(s.value > 0 for s in family.samples if not s.name.endswith("_created"))
-    ]
-    assert never == [], f"never recorded: {never}"
-    registered = {family.name for family in m.registry.collect()}
-    assert set(RECORDED_OUTSIDE_THE_PIPELINE) <= registered
+    assert value(m, "gateway_verifier_failures_total", stage="judge", kind="error") >= 1
+    assert value(m, "gateway_rate_limited_total") == 1
+    assert value(m, "gateway_auth_throttled_total") == 1
+    assert value(m, "gateway_rate_limiter_errors_total") == 1
+    assert observed.never_moved() == []
 
 
 def test_every_metric_is_documented_in_the_operations_guide() -> None:

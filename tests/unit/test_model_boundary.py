@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
 
 import pytest
 from litestar.testing import AsyncTestClient
@@ -26,7 +25,7 @@ from gateway.models import (
 )
 from gateway.policy.loader import load_configured_policy
 from gateway.settings import Secret, Settings
-from gateway.testing import ScriptedChatModel, ScriptedVerifier
+from gateway.testing import ScriptedChatModel, ScriptedConnections, ScriptedVerifier
 from gateway.upstream.extractive import ExtractiveResponder
 from gateway.web.app import create_app
 from tests.conftest import FIXTURE_KB
@@ -39,20 +38,6 @@ JUDGE_URL = "http://127.0.0.1:10/v1"
 
 def value(metrics: GatewayMetrics, name: str, **labels: str) -> float:
     return metrics.registry.get_sample_value(name, labels) or 0.0
-
-
-class Connections:
-    """A pool's ``connect``: one scripted model per endpoint, kept to look at."""
-
-    def __init__(self, *replies: str, **scripts: Any) -> None:
-        self.replies = replies
-        self.scripts = scripts
-        self.made: dict[str, ScriptedChatModel] = {}
-
-    def __call__(self, endpoint: Endpoint) -> ScriptedChatModel:
-        model = ScriptedChatModel(*self.replies, **self.scripts)
-        self.made[endpoint.base_url] = model
-        return model
 
 
 # ---- metrics ---------------------------------------------------------------------------------------
@@ -108,7 +93,7 @@ async def test_closing_the_openai_model_closes_its_client() -> None:
 
 async def test_one_model_per_endpoint_shared_by_its_holders_and_closed_once() -> None:
     settings = Settings(upstream_base_url=UPSTREAM_URL, judge_base_url=JUDGE_URL)
-    connections = Connections(default="ok")
+    connections = ScriptedConnections(default="ok")
     models = ModelPool(settings, GatewayMetrics(), connect=connections)
     upstream = Endpoint.upstream(settings)
     draft, rewrite = models.model(upstream, "draft"), models.model(upstream, "rewrite")
@@ -126,14 +111,14 @@ async def test_one_model_per_endpoint_shared_by_its_holders_and_closed_once() ->
 
 def test_two_endpoints_at_one_base_url_share_its_slots() -> None:
     settings = Settings(upstream_base_url=UPSTREAM_URL, judge_base_url=UPSTREAM_URL, judge_model="other")
-    models = ModelPool(settings, connect=Connections())
+    models = ModelPool(settings, connect=ScriptedConnections())
     models.model(Endpoint.upstream(settings), "draft")
     models.model(Endpoint.judge(settings), "judge")
     assert models.limits(Endpoint.upstream(settings)) is models.limits(Endpoint.judge(settings))
 
 
 def test_the_extractive_responder_needs_no_model() -> None:
-    models = ModelPool(Settings(), connect=Connections())
+    models = ModelPool(Settings(), connect=ScriptedConnections())
     assert isinstance(build_upstream(Settings(), None, models), ExtractiveResponder)  # type: ignore[arg-type]
     assert models.limits(Endpoint.upstream(Settings())) is None
 
@@ -144,7 +129,7 @@ def test_the_extractive_responder_needs_no_model() -> None:
 async def test_a_rewrite_waits_for_the_slot_a_draft_holds_and_is_closed_with_it() -> None:
     settings = Settings(upstream_base_url=UPSTREAM_URL, upstream_max_concurrency=1, upstream_queue_size=1)
     rewrite = json.dumps({"rewrite": DOSE, "quote": DOSE})
-    connections = Connections("The draft [1].", default=rewrite, held=True)
+    connections = ScriptedConnections("The draft [1].", default=rewrite, held=True)
     models = ModelPool(settings, GatewayMetrics(), connect=connections)
     upstream = build_upstream(settings, None, models)  # type: ignore[arg-type]
     verifier = ScriptedVerifier.supporting("anchoring")
@@ -180,9 +165,8 @@ async def test_shutdown_closes_every_model_of_the_process(embedder, fixture_stor
         judge_base_url=JUDGE_URL,
         judge_api_key=Secret("k"),
     )
-    connections = Connections(default="ok")
-    models = ModelPool(settings, GatewayMetrics(), connect=connections)
-    services = build_services(settings, embedder=embedder, store=fixture_store, models=models)
+    connections = ScriptedConnections(default="ok")
+    services = build_services(settings, embedder=embedder, store=fixture_store, connect=connections)
     app = create_app(settings, build=lambda _: services)
     async with AsyncTestClient(app) as client:
         assert (await client.get("/healthz")).status_code == 200
