@@ -299,7 +299,9 @@ async def record(result: PipelineResult, services: Services, *, blocking: bool =
 
     When the audit record cannot be completed the request is counted and logged as an error at the
     ``record`` stage and an AuditError propagates, so the client gets an error, not the answer (the
-    stage runner counts it in ``gateway_stage_errors_total{stage="record"}``).
+    stage runner counts it in ``gateway_stage_errors_total{stage="record"}``). A failure after the
+    write (counting, the log line) is counted there too but does not fail the request: the record
+    already says what the patient is sent, and withholding the answer would make it false.
     ``blocking`` writes on the calling thread: for an interrupted run, whose task may be cancelled
     again (a server stop) while a worker-thread write waits, which would lose the record.
     """
@@ -319,5 +321,11 @@ async def record(result: PipelineResult, services: Services, *, blocking: bool =
         if isinstance(err, AuditError):
             raise
         raise AuditError(f"cannot write the audit record: {type(err).__name__}: {err}") from err
-    _count_metrics(result, services)
-    _log(result, services)
+    try:
+        _count_metrics(result, services)
+        _log(result, services)
+    except Exception as err:  # the record is written and true: a counting bug must not withhold the answer
+        services.metrics.stage_errors.labels(stage="record").inc()
+        log.error(
+            "metrics_failed", request_id=result.request_id, error_type=type(err).__name__, error=str(err)
+        )

@@ -194,36 +194,47 @@ async def test_a_draft_over_a_bound_is_the_model_fault_not_the_splitter(make_ser
     assert record["error"]["stage"] == "draft"
 
 
-@pytest.mark.parametrize("where", ["audit_write", "after_the_write"])
-async def test_a_failing_record_stage_is_an_audit_error_and_sends_nothing(  # type: ignore[no-untyped-def]
-    make_services, monkeypatch, where: str
+async def test_a_failing_audit_write_is_an_audit_error_and_sends_nothing(  # type: ignore[no-untyped-def]
+    make_services,
 ) -> None:
-    """Both the audit write and a bug after it fail the request as a whole (the caller sends nothing
-    and answers 503): the record of the answer cannot be trusted."""
+    """The final audit write fails: the request fails as a whole (the caller sends nothing and answers
+    503), and the provisional row stays incomplete."""
     services = make_services()
-    if where == "audit_write":
-        original = services.audit.write
-        calls: list[int] = []
+    original = services.audit.write
+    calls: list[int] = []
 
-        async def fail_second(row: Any, record: Any) -> None:
-            calls.append(1)
-            if len(calls) == 2:
-                raise OSError("disk full")
-            await original(row, record)
+    async def fail_second(row: Any, record: Any) -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            raise OSError("disk full")
+        await original(row, record)
 
-        services.audit.write = fail_second
-    else:
-        monkeypatch.setattr(record_module, "_count_metrics", bug)
+    services.audit.write = fail_second
     with pytest.raises(AuditError) as caught:
         await answer(ask(), services, request_id="req_record_fault")
     assert caught.value.stage == "record"
     assert stage_errors(services.metrics) == {"record": 1.0}
     operation = {"operation": "complete"}
-    audit_errors = services.metrics.registry.get_sample_value("gateway_audit_errors_total", operation)
-    assert audit_errors == (1.0 if where == "audit_write" else 0.0)
+    assert services.metrics.registry.get_sample_value("gateway_audit_errors_total", operation) == 1.0
     (row,) = services.audit.list(AuditFilter())
-    # the provisional row stays incomplete; a bug after the write leaves the written row (not sent)
-    assert row.outcome == ("incomplete" if where == "audit_write" else "answered")
+    assert row.outcome == "incomplete"
+
+
+async def test_a_bug_after_the_audit_write_is_counted_and_the_recorded_answer_is_sent(  # type: ignore[no-untyped-def]
+    make_services, monkeypatch
+) -> None:
+    """Counting fails after the record is written: the answer the record describes is still returned
+    (withholding it would make the record false), and the failure is counted at the record stage."""
+    services = make_services()
+    monkeypatch.setattr(record_module, "_count_metrics", bug)
+    result = await answer(ask(), services, request_id="req_after_write")
+    assert not result.outcome.refused
+    assert stage_errors(services.metrics) == {"record": 1.0}
+    operation = {"operation": "complete"}
+    assert services.metrics.registry.get_sample_value("gateway_audit_errors_total", operation) == 0.0
+    (row,) = services.audit.list(AuditFilter())
+    assert row.outcome == "answered"
+    assert row.id == result.request_id == "req_after_write"
 
 
 def test_refusal_reasons() -> None:

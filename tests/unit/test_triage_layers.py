@@ -92,7 +92,7 @@ def test_pseudo_negations_and_unnegatable_rules_still_fire(message: str, rule: s
         ("sometimes I wish I could fall asleep and not wake up", "suicidal_intent"),
     ],
 )
-def test_glass_test_rash_poisoning_and_indirect_suicidal_wording_fire_their_rules(message: str, rule: str) -> None:
+def test_glass_test_poisoning_and_indirect_suicidal_wording_fire_their_rules(message: str, rule: str) -> None:
     fired = red_flag(message, GENERAL, NEGATION)
     assert fired is not None
     assert fired.id == rule
