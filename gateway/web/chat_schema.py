@@ -18,8 +18,9 @@ Two readings of the same body, one result:
   each message's type, role, content and length), ``model``, ``temperature``,
   ``max_completion_tokens`` or else ``max_tokens``, ``stream``, ``user``, ``metadata``.
 
-A msgspec ``ValidationError`` names its place as a path (``$.messages[0].content``); ``_request_error``
-turns it into the ``param`` OpenAI clients read (``messages[0].content``) and the field's ``code``.
+A msgspec ``ValidationError`` names its place as a path (``$.messages[0].content``), which
+``gateway.body_errors.convert`` turns into the ``param`` OpenAI clients read (``messages[0].content``);
+``_request_error`` gives the field's message and ``code``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
+from gateway.body_errors import convert
 from gateway.domain import ChatRequest, Message, Role
 from gateway.errors import RequestError
 
@@ -326,7 +328,6 @@ def _max_tokens(field: Callable[[str], Any], cap: int) -> int | None:
 
 # --- msgspec's ValidationError as the gateway's RequestError ------------------------------------------
 
-_AT = re.compile(r" - at `\$(?P<path>[^`]*)`$")
 _TEXT_PART = re.compile(r"messages\[\d+\]\.content\[\d+\]")
 _EXPECTED = {
     "messages": "'{param}' must be an array of messages.",
@@ -345,17 +346,12 @@ _EXPECTED = {
 
 
 def _convert(value: Any, type_: Any, param: str) -> Any:
-    try:
-        return msgspec.convert(value, type_)
-    except msgspec.ValidationError as err:
-        raise _request_error(err, param, value) from None
+    return convert(value, type_, param, lambda path: _request_error(path, param, value))
 
 
-def _request_error(err: msgspec.ValidationError, param: str, value: Any) -> RequestError:
-    """The RequestError for msgspec's ``err`` converting ``value`` (found at ``param``): the path in
-    msgspec's message (``$.content[0].type``, relative to ``value``) joined to ``param``."""
-    at = _AT.search(str(err))
-    path = param + (at["path"] if at else "")
+def _request_error(path: str, param: str, value: Any) -> RequestError:
+    """The RequestError for ``value`` (found at ``param``) not fitting its type at ``path``
+    (``messages[0].content[0].type``)."""
     part = _TEXT_PART.match(path)
     if part:
         return RequestError(

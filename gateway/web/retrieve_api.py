@@ -8,10 +8,12 @@ best first; ``score`` is the relevance in [0, 1] the relevance gate uses (docs/k
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
+import msgspec
 from litestar import MediaType, Request, Response, post
 
+from gateway.body_errors import convert
 from gateway.domain import Passage
 from gateway.errors import RequestError
 from gateway.knowledge.store import KnowledgeStore, SearchFilters
@@ -21,7 +23,24 @@ from gateway.web.chat_schema import parse_json_object
 from gateway.web.openapi_bodies import RETRIEVE_BODY, with_body
 
 DEFAULT_K = 10
-_FIELDS = frozenset({"query", "k", "tiers", "orgs"})
+
+NonBlank = Annotated[str, msgspec.Meta(pattern=r"\S")]
+"""A string with a character other than whitespace (one ``str.strip`` leaves something of)."""
+
+
+class RetrieveBody(msgspec.Struct):
+    """The body of ``POST /v1/retrieve``; any other field is refused (code ``unknown_field``). Each field
+    is converted when it is checked, in this order, whatever the order of the body's keys."""
+
+    query: NonBlank
+    """At most ``max_message_chars`` characters; searched stripped."""
+    k: Annotated[int, msgspec.Meta(ge=1)] = DEFAULT_K
+    """At most ``retrieve_max_k``."""
+    tiers: list[NonBlank] | None = None
+    orgs: list[NonBlank] | None = None
+
+
+_FIELDS = {field.name: field for field in msgspec.structs.fields(RetrieveBody)}
 
 
 @dataclass(frozen=True)
@@ -31,32 +50,33 @@ class RetrieveRequest:
     filters: SearchFilters
 
 
-def _strings(data: dict[str, Any], name: str) -> tuple[str, ...]:
-    value = data.get(name)
-    if value is None:
-        return ()
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise RequestError(f"'{name}' must be a list of non-empty strings.", param=name, code="invalid_type")
-    return tuple(v.strip() for v in value)
-
-
 def parse_retrieve_request(body: bytes, max_k: int, max_chars: int) -> RetrieveRequest:
     """Validate the body; every error is a RequestError naming the field."""
     data = parse_json_object(body)
-    unknown = sorted(set(data) - _FIELDS)
+    unknown = sorted(set(data) - _FIELDS.keys())
     if unknown:
         raise RequestError(f"Unknown field '{unknown[0]}'.", param=unknown[0], code="unknown_field")
-    query = data.get("query")
-    if not isinstance(query, str) or not query.strip():
-        raise RequestError("'query' must be a non-empty string.", param="query", code="invalid_value")
+    query = _field(data, "query", "'query' must be a non-empty string.", "invalid_value")
     if len(query) > max_chars:
         raise RequestError(
             f"'query' is longer than {max_chars} characters.", param="query", code="string_above_max_length"
         )
-    k = data.get("k", DEFAULT_K)
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= max_k:
-        raise RequestError(f"'k' must be an integer in 1..{max_k}.", param="k", code="invalid_value")
-    return RetrieveRequest(query.strip(), k, SearchFilters(_strings(data, "tiers"), _strings(data, "orgs")))
+    k_rule = f"'k' must be an integer in 1..{max_k}."
+    k = _field(data, "k", k_rule, "invalid_value")
+    if k > max_k:
+        raise RequestError(k_rule, param="k", code="invalid_value")
+    tiers, orgs = (
+        tuple(v.strip() for v in _field(data, name, f"'{name}' must be a list of non-empty strings.") or ())
+        for name in ("tiers", "orgs")
+    )
+    return RetrieveRequest(query.strip(), k, SearchFilters(tiers, orgs))
+
+
+def _field(data: dict[str, Any], name: str, rule: str, code: str = "invalid_type") -> Any:
+    """``data[name]`` (its default when absent) as its ``RetrieveBody`` type, or the RequestError ``rule``."""
+    field = _FIELDS[name]
+    value = data.get(name, None if field.required else field.default)
+    return convert(value, field.type, name, lambda _: RequestError(rule, param=name, code=code))
 
 
 async def _search(store: KnowledgeStore, parsed: RetrieveRequest) -> list[Passage]:
