@@ -133,7 +133,7 @@ class PostgresServer:
         )
         if done.returncode != 0:
             raise RuntimeError(f"psql failed: {done.stderr}")
-        return done.stdout.strip()
+        return str(done.stdout).strip()
 
 
 def postgres_available() -> str | None:
