@@ -41,13 +41,16 @@ def build_models(
     return ModelPool(settings, metrics, connect=connect)
 
 
-def build_upstream(settings: Settings, embedder: Embedder, models: ModelPool) -> Upstream:
+def build_upstream(
+    settings: Settings, embedder: Embedder, models: ModelPool, min_relevance: float = 0.0
+) -> Upstream:
     """The configured upstream: the upstream endpoint's model from ``models`` (limits, deadline,
-    metrics), or the extractive responder, which calls no model, when no endpoint is configured."""
+    metrics), or the extractive responder, which calls no model, when no endpoint is configured; it
+    quotes only passages at or above ``min_relevance`` (the policy's relevance gate)."""
     if settings.upstream_base_url:
         model = models.model(Endpoint.upstream(settings), "draft")
         return ModelUpstream(model, settings.upstream_max_reply_chars)
-    return ExtractiveResponder(embedder)
+    return ExtractiveResponder(embedder, min_relevance)
 
 
 def build_verifier(
@@ -145,7 +148,7 @@ def build_services(
         embedder=embedder,
         store=store,
         models=models,
-        upstream=build_upstream(settings, embedder, models),
+        upstream=build_upstream(settings, embedder, models, policy.thresholds.retrieval.min_relevance),
         verifier=verifier,
         rewriter=build_rewriter(settings, policy, embedder, verifier, models),
         messages=Messages(settings.templates_dir or bundled("templates"), policy.context),

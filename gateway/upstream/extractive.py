@@ -6,6 +6,12 @@ verification) runs offline. Every sentence comes from one document, the one hold
 closest to the question: a sentence lifted from another document keeps its words but loses its subject
 ("Adult doses usually range from 250 mg to 500 mg three times a day" from an amoxicillin leaflet reads
 as a paracetamol dose in an answer about paracetamol), and verification cannot see that.
+
+Only passages as relevant as the relevance gate asks of the best one (``retrieval.min_relevance``) are
+quoted: a weaker passage is in the context for the model's sake, not as an answer. Without this, "side
+effects of ibuprofen" was answered from the amoxicillin leaflet (relevance 0.45), whose "the most common
+side effects of amoxicillin are ..." is the sentence closest to the question, while the ibuprofen label
+(0.56) was retrieved first.
 """
 
 from __future__ import annotations
@@ -31,8 +37,9 @@ PER_PASSAGE = 2
 class ExtractiveResponder:
     name = "extractive"
 
-    def __init__(self, embedder: Embedder) -> None:
+    def __init__(self, embedder: Embedder, min_relevance: float = 0.0) -> None:
         self._embedder = embedder
+        self._min_relevance = min_relevance
 
     async def draft(self, request: ChatRequest, passages: Sequence[Passage]) -> Draft:
         started = time.perf_counter()
@@ -54,7 +61,10 @@ class ExtractiveResponder:
         candidates: list[tuple[int, int, str]] = []
         documents: list[str] = []
         vectors = []
+        floor = self._min_relevance if any(p.score >= self._min_relevance for p in passages) else 0.0
         for number, passage in enumerate(passages, start=1):
+            if passage.score < floor:
+                continue
             sentences = passage.sentences()
             matrix = passage.sentence_vectors
             if matrix is None or len(matrix) != len(sentences):

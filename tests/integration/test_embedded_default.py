@@ -72,6 +72,9 @@ def test_bundled_index_is_ready(bundled_gateway) -> None:  # type: ignore[no-unt
     [
         ("How much paracetamol can an adult take in a day?", "paracetamol-adults"),
         ("How should I take levothyroxine?", "levothyroxine"),
+        # the amoxicillin leaflet's "the most common side effects of amoxicillin are ..." is the closest
+        # sentence, but its passage is below the relevance gate; the ibuprofen label is not
+        ("What are the side effects of ibuprofen?", "ibuprofen-otc-label"),
     ],
 )
 def test_embedded_default_quotes_only_the_document_that_answers(
