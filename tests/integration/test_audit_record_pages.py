@@ -9,7 +9,6 @@ import pytest
 
 from gateway.audit import AuditFilter
 from gateway.settings import Secret
-from gateway.testing import running_upstream
 from tests.integration.test_pages_and_audit import (
     CLINICIAN_KEY,
     PAGE_KEY,
@@ -18,12 +17,6 @@ from tests.integration.test_pages_and_audit import (
     ask,
 )
 from tests.support.stack import running_gateway
-
-
-@pytest.fixture(scope="module")
-def upstream():  # type: ignore[no-untyped-def]
-    with running_upstream() as (scripted, base_url):
-        yield scripted, base_url
 
 
 @pytest.fixture

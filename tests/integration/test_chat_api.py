@@ -8,17 +8,11 @@ import httpx
 import openai
 import pytest
 
-from gateway.testing import Reply, contract_answer, running_upstream
+from gateway.testing import Reply, contract_answer
 from tests.support.stack import openai_client, running_gateway
 
 PARACETAMOL_DOSE = "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours."
 PARACETAMOL_MAX = "Do not take more than 4 g of paracetamol in 24 hours."
-
-
-@pytest.fixture(scope="module")
-def upstream():  # type: ignore[no-untyped-def]
-    with running_upstream() as (scripted, base_url):
-        yield scripted, base_url
 
 
 @pytest.fixture

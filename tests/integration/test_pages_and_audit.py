@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from gateway.settings import Secret
-from gateway.testing import contract_answer, running_upstream
+from gateway.testing import contract_answer
 from tests.support.stack import openai_client, running_gateway
 
 CLINICIAN_KEY = "clin-key-for-tests-1"
@@ -21,12 +21,6 @@ HTML = {"accept": "text/html,application/xhtml+xml"}
 STAFF = {"authorization": f"Bearer {CLINICIAN_KEY}"}
 PAGE_KEY = "page-key-123"
 CLIENT = {"authorization": f"Bearer {PAGE_KEY}"}
-
-
-@pytest.fixture(scope="module")
-def upstream():  # type: ignore[no-untyped-def]
-    with running_upstream() as (scripted, base_url):
-        yield scripted, base_url
 
 
 @pytest.fixture

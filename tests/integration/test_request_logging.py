@@ -15,7 +15,7 @@ import structlog
 
 from gateway.logs import MASK, configure_logging, drop_patient_text, mask_secrets
 from gateway.settings import Secret
-from gateway.testing import Reply, contract_answer, running_upstream
+from gateway.testing import Reply, contract_answer
 from tests.support.stack import running_gateway
 
 DOSE = "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours."
@@ -42,12 +42,6 @@ def log_stream() -> Iterator[io.StringIO]:
         yield stream
     finally:
         structlog.configure(**saved)
-
-
-@pytest.fixture(scope="module")
-def upstream():  # type: ignore[no-untyped-def]
-    with running_upstream() as (scripted, base_url):
-        yield scripted, base_url
 
 
 def lines(stream: io.StringIO) -> list[dict[str, Any]]:

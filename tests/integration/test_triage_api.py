@@ -8,16 +8,9 @@ import pytest
 
 from gateway.audit import AuditFilter
 from gateway.settings import Secret
-from gateway.testing import running_upstream
 from tests.support.stack import running_gateway
 
 CLINICIAN_KEY = "clin-key-for-triage-tests"
-
-
-@pytest.fixture(scope="module")
-def upstream():  # type: ignore[no-untyped-def]
-    with running_upstream() as (scripted, base_url):
-        yield scripted, base_url
 
 
 @pytest.fixture
