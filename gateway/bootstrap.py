@@ -36,9 +36,7 @@ def build_models(
 ) -> ModelPool:
     """The process's chat models: one per configured endpoint, behind its limits, counted in ``metrics``;
     ``connect`` makes the model that calls an endpoint (default: the OpenAI client)."""
-    if connect is None:
-        return ModelPool(settings, metrics)
-    return ModelPool(settings, metrics, connect=connect)
+    return ModelPool(settings, metrics, connect)
 
 
 def build_upstream(

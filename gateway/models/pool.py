@@ -38,11 +38,12 @@ class ModelPool:
         self,
         settings: Settings,
         metrics: GatewayMetrics | None = None,
-        connect: Connect = OpenAIChatModel.from_endpoint,
+        connect: Connect | None = None,
     ) -> None:
+        """``connect`` makes the model that calls an endpoint (default: the OpenAI client)."""
         self._settings = settings
         self._metrics = metrics
-        self._connect = connect
+        self._connect = connect or OpenAIChatModel.from_endpoint
         self._limits: dict[str, CallLimits] = {}
         self._models: dict[Endpoint, ClosingModel] = {}
 
