@@ -76,6 +76,12 @@ def document_of_record(rid: str) -> str:
     return document_of_chunk(rid.rsplit("@", 1)[0])
 
 
+def committed(rid: str, hashes: dict[str, str]) -> bool:
+    """Whether record ``rid`` belongs to its document's committed version (``hashes``: id -> hash)."""
+    chunk_id, _, content_hash = rid.rpartition("@")
+    return hashes.get(document_of_chunk(chunk_id)) == content_hash
+
+
 def registry_id(document_id: str) -> str:
     return f"doc:{document_id}"
 

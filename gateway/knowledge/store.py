@@ -50,10 +50,11 @@ from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.fusion import best_window_cosine, fuse_lists, relevance
 from gateway.knowledge.ingest import Ingestor
 from gateway.knowledge.query import Lexicon, PlannedQuery, QueryPlanner, model_words
+from gateway.knowledge.record_cache import RecordCache
 from gateway.knowledge.records import (
     IngestSummary,
     chunk_order,
-    decode_vectors,
+    committed,
     document_of_chunk,
     record_id,
     record_passage,
@@ -151,6 +152,7 @@ class ChromaStore(ChromaWriter):
         self.planner = planner
         self._lexicon: tuple[str, Lexicon] | None = None
         super().__init__(client, collection, embedder, cache_dir)
+        self._records = RecordCache(self._passages, self._vectors, embedder.dimensions)
 
     @classmethod
     def open(
@@ -227,15 +229,14 @@ class ChromaStore(ChromaWriter):
         plans = self.plan(query, options)
         vectors = self._embedder.encode([p.text for p in plans])  # one batch for every query
         width = max(k, options.candidates)
-        records: dict[str, tuple[str, dict[str, Any], float]] = {}
+        cosines: dict[str, float] = {}
         lists: list[list[str]] = []
         if options.mode != "lexical":
             for hits in self._dense(vectors, width, filters):
                 ranked: list[str] = []
-                for rid, text, meta, cosine in hits:
-                    if hashes.get(str(meta.get("document_id"))) == meta.get("doc_hash"):
-                        if rid not in records or records[rid][2] < cosine:
-                            records[rid] = (text, meta, cosine)
+                for rid, cosine in hits:
+                    if committed(rid, hashes):
+                        cosines[rid] = max(cosine, cosines.get(rid, cosine))
                         ranked.append(rid)
                 lists.append(ranked)
         if options.mode != "dense":
@@ -248,21 +249,22 @@ class ChromaStore(ChromaWriter):
             lists.extend(self._title_lists(vectors[asking], width, filters, lists))
         fused = fuse_lists(lists)
         depth = max(k, options.rerank_depth) if options.rerank else k
-        top = fused[:depth]
-        self._fetch_missing([rid for rid in top if rid not in records], vectors, records)
-        top = [rid for rid in top if rid in records]
-        sentence_vectors = self._sentence_vectors(top)
+        stored = self._records.get(fused[:depth])
+        top = [rid for rid in fused[:depth] if rid in stored]
+        for rid in top:
+            if rid not in cosines:  # found by BM25 or its title only: score it against the best query
+                cosines[rid] = float((np.asarray(vectors, dtype=np.float32) @ stored[rid].embedding).max())
         if options.rerank:
             key = {
-                rid: 0.5 * records[rid][2]
+                rid: 0.5 * cosines[rid]
                 + 0.5
-                * max(best_window_cosine(v, sentence_vectors.get(rid)) or records[rid][2] for v in vectors)
+                * max(best_window_cosine(v, stored[rid].sentence_vectors) or cosines[rid] for v in vectors)
                 for rid in top
             }
             top = sorted(top, key=lambda rid: -key[rid])
         return [
             record_passage(
-                records[rid][1], records[rid][0], relevance(records[rid][2]), sentence_vectors.get(rid)
+                stored[rid].meta, stored[rid].text, relevance(cosines[rid]), stored[rid].sentence_vectors
             )
             for rid in top[:k]
         ]
@@ -316,59 +318,21 @@ class ChromaStore(ChromaWriter):
             result.append(ranked)
         return result
 
-    def _dense(
-        self, vectors: Vector, width: int, filters: SearchFilters
-    ) -> list[list[tuple[str, str, dict[str, Any], float]]]:
+    def _dense(self, vectors: Vector, width: int, filters: SearchFilters) -> list[list[tuple[str, float]]]:
+        """Per query, the nearest passage records and their cosines (ids only: text is read if kept)."""
         try:
             result = self._passages.query(
                 query_embeddings=np.asarray(vectors, dtype=np.float32),
                 n_results=width + 8,
                 where=filters.where(),
-                include=["documents", "metadatas", "distances"],
+                include=["distances"],
             )
         except Exception as err:
             raise StoreError(f"passage query failed: {err}") from err
         return [
-            [
-                (rid, text, meta or {}, 1.0 - float(distance))
-                for rid, text, meta, distance in zip(ids, texts, metas, distances, strict=True)
-            ]
-            for ids, texts, metas, distances in zip(
-                result["ids"], result["documents"], result["metadatas"], result["distances"], strict=True
-            )
+            [(rid, 1.0 - float(distance)) for rid, distance in zip(ids, distances, strict=True)]
+            for ids, distances in zip(result["ids"], result["distances"], strict=True)
         ]
-
-    def _fetch_missing(
-        self, ids: list[str], vectors: Vector, records: dict[str, tuple[str, dict[str, Any], float]]
-    ) -> None:
-        """Passages not found densely: read them with their embedding to score them (best query)."""
-        if not ids:
-            return
-        try:
-            result = self._passages.get(ids=ids, include=["documents", "metadatas", "embeddings"])
-        except Exception as err:
-            raise StoreError(f"passage lookup failed: {err}") from err
-        for rid, text, meta, embedding in zip(
-            result["ids"], result["documents"], result["metadatas"], result["embeddings"], strict=True
-        ):
-            cosine = float(
-                (np.asarray(vectors, dtype=np.float32) @ np.asarray(embedding, dtype=np.float32)).max()
-            )
-            records[rid] = (text, meta or {}, cosine)
-
-    def _sentence_vectors(self, ids: list[str]) -> dict[str, Vector]:
-        if not ids:
-            return {}
-        try:
-            result = self._vectors.get(ids=ids, include=["metadatas"])
-        except Exception as err:
-            raise StoreError(f"sentence vector lookup failed: {err}") from err
-        dimensions = self._embedder.dimensions
-        return {
-            rid: decode_vectors(str(meta["vectors"]), dimensions)
-            for rid, meta in zip(result["ids"], result["metadatas"], strict=True)
-            if meta and meta.get("vectors")
-        }
 
     def get_sync(self, passage_ids: Sequence[str]) -> list[Passage]:
         """Committed passages by chunk id (score 1.0), in the order asked; unknown ids are skipped."""
@@ -379,16 +343,10 @@ class ChromaStore(ChromaWriter):
             for pid in passage_ids
             if document_of_chunk(pid) in hashes
         ]
-        if not wanted:
-            return []
-        try:
-            result = self._passages.get(ids=wanted, include=["documents", "metadatas"])
-        except Exception as err:
-            raise StoreError(f"passage lookup failed: {err}") from err
-        vectors = self._sentence_vectors(list(result["ids"]))
+        stored = self._records.get(wanted)
         found = {
-            str(meta["chunk_id"]): record_passage(meta, text, 1.0, vectors.get(rid))
-            for rid, text, meta in zip(result["ids"], result["documents"], result["metadatas"], strict=True)
+            str(r.meta["chunk_id"]): record_passage(r.meta, r.text, 1.0, r.sentence_vectors)
+            for r in stored.values()
         }
         return [found[p] for p in passage_ids if p in found]
 

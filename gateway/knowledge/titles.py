@@ -37,6 +37,12 @@ def title_record_id(document_id: str, content_hash: str) -> str:
     return f"{document_id}@{content_hash}"
 
 
+def _hit(rid: str, distance: float) -> TitleHit:
+    """A title record's hit, read from its id ``<document id>@<content hash>`` (no metadata read)."""
+    document_id, _, doc_hash = rid.rpartition("@")
+    return TitleHit(document_id, doc_hash, 1.0 - distance)
+
+
 class TitleIndex:
     """The ``<collection>_titles`` Chroma collection (cosine HNSW)."""
 
@@ -67,19 +73,17 @@ class TitleIndex:
                 query_embeddings=np.asarray(vectors, dtype=np.float32),
                 n_results=n,
                 where=where,
-                include=["metadatas", "distances"],
+                include=["distances"],
             )
         except Exception as err:
             raise StoreError(f"title query failed: {err}") from err
         return [
             [
-                TitleHit(
-                    str(meta.get("document_id", "")), str(meta.get("doc_hash", "")), 1.0 - float(distance)
-                )
-                for meta, distance in zip(metadatas, distances, strict=True)
-                if meta
+                _hit(rid, float(distance))
+                for rid, distance in zip(ids, distances, strict=True)
+                if "@" in rid
             ]
-            for metadatas, distances in zip(result["metadatas"], result["distances"], strict=True)
+            for ids, distances in zip(result["ids"], result["distances"], strict=True)
         ]
 
     def ids(self, where: dict[str, Any] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:

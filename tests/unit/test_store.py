@@ -62,3 +62,36 @@ def test_reopened_store_keeps_passages(embedder, tmp_path: Path) -> None:  # typ
     reopened = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
     assert reopened.count_sync() == 2
     assert reopened.search_sync("big toe pain", 1)[0].document_id == "gout"
+
+
+def test_search_reads_stored_passages_once_and_serves_a_changed_document(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
+    store.upsert_documents([DOC])
+    first = store.search_sync("what eases a gout attack", 2)
+    reads = store._records.reads
+    again = store.search_sync("what eases a gout attack", 2)
+    assert store._records.reads == reads  # text, metadata and vectors came from the record cache
+    assert [(p.id, p.text, p.score) for p in again] == [(p.id, p.text, p.score) for p in first]
+    assert store.get_sync([first[0].id])[0].text == first[0].text
+    assert store._records.reads == reads
+    # A changed document is stored under new record ids, so the warm cache cannot serve the old text.
+    changed = dataclasses.replace(
+        DOC, text="# Gout\n\n## Treatment\nColchicine taken early can shorten a gout attack."
+    )
+    store.upsert_documents([changed])
+    found = store.search_sync("what eases a gout attack", 2)
+    assert [p.text for p in found] == ["Colchicine taken early can shorten a gout attack."]
+    assert store.get_sync(["gout:0.0"])[0].text == "Colchicine taken early can shorten a gout attack."
+
+
+def test_record_cache_is_bounded(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from gateway.knowledge.record_cache import RecordCache
+
+    store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
+    store.upsert_documents([DOC])
+    cache = RecordCache(store._passages, store._vectors, embedder.dimensions, size=1)
+    ids = store._passages.get(include=[])["ids"]
+    assert len(ids) == 2
+    assert set(cache.get(ids)) == set(ids)  # a read larger than the cache still answers in full
+    assert len(cache) == 1
+    assert cache.get(["gout:9.9@missing"]) == {}
