@@ -73,6 +73,8 @@ class Settings(BaseSettings):
     """URL of a Chroma server (``http://host:port``); empty means the embedded store."""
     collection: str = "vetted_passages"
     """Chroma collection holding the passages."""
+    index_refresh_seconds: float = 1.0
+    """How often a search re-reads the index version to see another process's commits; 0: every search."""
     build_index_if_missing: bool = True
     """Ingest the knowledge directory at start-up when the collection is empty."""
     upstream_base_url: str = ""
@@ -214,6 +216,10 @@ class Settings(BaseSettings):
         if not 1 <= self.retrieve_max_k <= 500:
             raise ConfigurationError("GATEWAY_RETRIEVE_MAX_K", "retrieve_max_k", "must be in 1..500")
         _check_hardening(self)
+        if not 0 <= self.index_refresh_seconds <= 60:
+            raise ConfigurationError(
+                "GATEWAY_INDEX_REFRESH_SECONDS", "index_refresh_seconds", "must be in 0..60"
+            )
         if not 0 <= self.embedding_threads <= 256:
             raise ConfigurationError("GATEWAY_EMBEDDING_THREADS", "embedding_threads", "must be in 0..256")
         if not 0 <= self.embedding_cache_size <= 1_000_000:

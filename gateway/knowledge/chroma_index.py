@@ -8,6 +8,7 @@ in-process BM25 index and its on-disk cache in step with the committed passages.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,8 +47,11 @@ class ChromaIndex:
         collection: str,
         embedder: Embedder,
         cache_dir: Path | None = None,
+        refresh_interval: float = 0.0,
     ) -> None:
         self._embedder = embedder
+        self._refresh_interval = refresh_interval
+        self._version_read_at = -float("inf")
         self._collection = collection
         self._cache_dir = cache_dir
         self._write_lock = threading.Lock()
@@ -105,6 +109,7 @@ class ChromaIndex:
 
     def refresh(self) -> None:
         """Catch up with commits made by any process: registry snapshot and BM25 index."""
+        self._version_read_at = time.monotonic()
         version = self._read_version()
         if version == self._snapshot.version:
             return
@@ -112,6 +117,16 @@ class ChromaIndex:
             if version == self._snapshot.version:
                 return
             self._catch_up(version)
+
+    def refresh_if_due(self) -> None:
+        """``refresh`` unless the version was read less than ``refresh_interval`` seconds ago.
+
+        Searches call this: reading the version is a Chroma round trip (about 0.5 ms), and another
+        process's commit may be seen up to the interval late. Writes, counts and ``committed_hashes``
+        refresh at once, so this process always sees its own commits.
+        """
+        if time.monotonic() - self._version_read_at >= self._refresh_interval:
+            self.refresh()
 
     def _catch_up(self, version: str) -> None:
         hashes: dict[str, str] = {}

@@ -20,9 +20,10 @@ a run killed half-way leaves the previous index fully searchable; its orphans ar
 Search is hybrid: Chroma's dense ANN and an in-process BM25 index (``lexical.py``) built from the
 committed passages, fused by reciprocal rank and optionally re-ranked on sentence windows
 (``fusion.py``). ``Passage.score`` is the dense cosine relevance (see fusion.py for why). The BM25
-index follows the registry's version: each search checks the version (one small read) and applies
-the changes another process committed; it is saved beside the index (``<data_dir>/lexical``) keyed
-by that version, so a restart does not re-read every passage. Chroma runs embedded
+index follows the registry's version: a search checks the version (one small read, at most once per
+``GATEWAY_INDEX_REFRESH_SECONDS``) and applies the changes another process committed; it is saved
+beside the index (``<data_dir>/lexical``) keyed by that version, so a restart does not re-read every
+passage. Chroma runs embedded
 (PersistentClient, the default) or as a server (HttpClient); both are driven through this class.
 
 The store is layered by job: ``records.py`` (record ids, metadata, encoded vectors),
@@ -147,11 +148,12 @@ class ChromaStore(ChromaWriter):
         options: SearchOptions | None = None,
         cache_dir: Path | None = None,
         planner: QueryPlanner | None = None,
+        refresh_interval: float = 0.0,
     ) -> None:
         self.options = options or SearchOptions()
         self.planner = planner
         self._lexicon: tuple[str, Lexicon] | None = None
-        super().__init__(client, collection, embedder, cache_dir)
+        super().__init__(client, collection, embedder, cache_dir, refresh_interval)
         self._records = RecordCache(self._passages, self._vectors, embedder.dimensions)
 
     @classmethod
@@ -188,7 +190,13 @@ class ChromaStore(ChromaWriter):
         except Exception as err:
             raise StoreError(f"cannot reach the Chroma store: {err}") from err
         store = cls(
-            client, settings.collection, embedder, options=options, cache_dir=cache_dir, planner=planner
+            client,
+            settings.collection,
+            embedder,
+            options=options,
+            cache_dir=cache_dir,
+            planner=planner,
+            refresh_interval=settings.index_refresh_seconds,
         )
         store.path = None if settings.chroma_url else settings.resolved_chroma_path
         return store
@@ -222,7 +230,7 @@ class ChromaStore(ChromaWriter):
         """
         options = options or self.options
         filters = filters or SearchFilters()
-        self.refresh()
+        self.refresh_if_due()
         hashes = self._snapshot.hashes
         if not hashes:
             return []
@@ -336,7 +344,7 @@ class ChromaStore(ChromaWriter):
 
     def get_sync(self, passage_ids: Sequence[str]) -> list[Passage]:
         """Committed passages by chunk id (score 1.0), in the order asked; unknown ids are skipped."""
-        self.refresh()
+        self.refresh_if_due()
         hashes = self._snapshot.hashes
         wanted = [
             record_id(pid, hashes[document_of_chunk(pid)])

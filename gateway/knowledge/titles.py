@@ -78,11 +78,7 @@ class TitleIndex:
         except Exception as err:
             raise StoreError(f"title query failed: {err}") from err
         return [
-            [
-                _hit(rid, float(distance))
-                for rid, distance in zip(ids, distances, strict=True)
-                if "@" in rid
-            ]
+            [_hit(rid, float(distance)) for rid, distance in zip(ids, distances, strict=True) if "@" in rid]
             for ids, distances in zip(result["ids"], result["distances"], strict=True)
         ]
 

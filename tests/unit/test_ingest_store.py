@@ -207,9 +207,21 @@ def test_lexical_index_survives_restart_via_cache(store, embedder, tmp_path: Pat
 
 
 def test_second_store_sees_commits_of_the_first(store, embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    other = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
+    other = ChromaStore.open(Settings(data_dir=tmp_path, index_refresh_seconds=0), embedder)
     Ingestor(store, embedder).run([doc("gout", "Gout: a brand new sentence about febuxostat.")])
     hits = other.search_sync("febuxostat", 1, options=SearchOptions(mode="lexical", rerank=False))
+    assert hits
+    assert "febuxostat" in hits[0].text
+
+
+def test_searches_read_the_version_at_most_once_per_interval(store, embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    other = ChromaStore.open(Settings(data_dir=tmp_path, index_refresh_seconds=60), embedder)
+    lexical = SearchOptions(mode="lexical", rerank=False)
+    Ingestor(store, embedder).run([doc("gout", "Gout: a brand new sentence about febuxostat.")])
+    assert store.search_sync("febuxostat", 1, options=lexical)  # the writer sees its own commit at once
+    assert other.search_sync("febuxostat", 1, options=lexical) == []  # within the interval: not yet
+    assert other.count_sync() == store.count_sync()  # a count reads the version at once: caught up
+    hits = other.search_sync("febuxostat", 1, options=lexical)
     assert hits
     assert "febuxostat" in hits[0].text
 
