@@ -18,8 +18,15 @@ Clients:
   then msgspec), ``post`` (the SDK's generic ``post`` with a msgspec-encoded body, raw response, then
   msgspec) and ``httpx`` (a plain ``httpx.AsyncClient`` POST, msgspec both ways).
 
+With ``--gateway BLOCKS`` it measures the draft stage inside a serving gateway instead: the gateway
+(bundled corpus, full pipeline) runs in a thread of this process, its upstream model switches between
+the old and the new client every 40 requests (BLOCKS blocks each), and a client asks new questions
+at concurrency 1; printed: ``Server-Timing`` ``upstream`` (the draft stage) and ``total`` of the
+requests that were drafted (a question refused for want of a relevant passage has no draft).
+
 Usage:
     .venv/bin/python bench/bench_upstream_client.py [--calls 300] [--rounds 5] [--candidates]
+    .venv/bin/python bench/bench_upstream_client.py --gateway 6
 """
 
 from __future__ import annotations
@@ -44,11 +51,14 @@ import openai
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.bench_gateway import percentile  # noqa: E402
+from bench.bench_gateway import chat_body, next_question, percentile, timing_ms  # noqa: E402
 from bench.bench_vs_litellm import start_upstream  # noqa: E402
+from gateway.bootstrap import build_services  # noqa: E402
 from gateway.domain import ChatRequest, Message, Role  # noqa: E402
 from gateway.logs import configure_logging  # noqa: E402
-from gateway.models import OpenAIChatModel  # noqa: E402
+from gateway.models import Messages, OpenAIChatModel  # noqa: E402
+from gateway.resources import bundled  # noqa: E402
+from gateway.settings import Settings  # noqa: E402
 from gateway.text import passage_from_text  # noqa: E402
 from gateway.upstream.contract import DRAFT_SCHEMA, build_messages  # noqa: E402
 
@@ -99,6 +109,12 @@ def request_body(messages: list[dict[str, str]]) -> dict[str, Any]:
 Call = Callable[[], Awaitable[str]]
 
 
+async def sdk_create(client: openai.AsyncOpenAI, body: dict[str, Any]) -> str:
+    """The old client's call: the SDK's typed ``create``, its pydantic ``ChatCompletion`` read."""
+    completion = await client.chat.completions.create(**body)
+    return completion.choices[0].message.content or ""
+
+
 def clients(
     base_url: str, messages: list[dict[str, str]], candidates: bool
 ) -> tuple[dict[str, Call], list[Any]]:
@@ -108,8 +124,7 @@ def clients(
     model = OpenAIChatModel(base_url=base_url, api_key=KEY, model="bench", timeout=30.0, retries=2)
 
     async def old() -> str:
-        completion = await sdk.chat.completions.create(**body)
-        return completion.choices[0].message.content or ""
+        return await sdk_create(sdk, body)
 
     async def new() -> str:
         return await model.complete(messages, schema=DRAFT_SCHEMA, schema_name="cited_answer")
@@ -195,6 +210,82 @@ async def run(base_url: str, calls_per_round: int, rounds: int, candidates: bool
             await (client.aclose() if hasattr(client, "aclose") else client.close())
 
 
+class SwitchedModel(OpenAIChatModel):
+    """The gateway's client, or the old SDK call in its place while ``old`` is set (``--gateway``)."""
+
+    old = False
+
+    async def complete(
+        self,
+        messages: Messages,
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        user: str | None = None,
+        schema: dict[str, Any] | None = None,
+        schema_name: str = "response",
+    ) -> str:
+        if not SwitchedModel.old:
+            return await super().complete(
+                messages,
+                temperature=temperature,
+                max_tokens=max_tokens,
+                user=user,
+                schema=schema,
+                schema_name=schema_name,
+            )
+        body: dict[str, Any] = {"model": self._model, "messages": messages}
+        if temperature is not None:
+            body["temperature"] = temperature
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        if user:
+            body["user"] = user
+        response_format = self._format(schema, schema_name)
+        if response_format is not None:
+            body["response_format"] = response_format
+        return await sdk_create(self._client, body)
+
+
+def in_gateway(base_url: str, data: Path, blocks: int) -> None:
+    """Server-Timing ``upstream`` and ``total`` per request, old and new client in alternate blocks."""
+    from tests.support.stack import running_gateway
+
+    settings = Settings(
+        data_dir=data, knowledge_dir=bundled("knowledge"), upstream_base_url=base_url, upstream_retries=1
+    )
+    print("building services over the bundled corpus ...", flush=True)
+    services = build_services(settings, connect=SwitchedModel.from_endpoint)
+    timings: dict[bool, tuple[list[float], list[float]]] = {True: ([], []), False: ([], [])}
+    with running_gateway(services) as url, httpx.Client(timeout=60) as client:
+        gated = f"{url}/v1/chat/completions"
+        for old in (True, False):  # warm-up: the model, caches, connections
+            SwitchedModel.old = old
+            for _ in range(10):
+                client.post(gated, json=chat_body(next_question())).raise_for_status()
+        for block in range(blocks):
+            for old in (True, False) if block % 2 == 0 else (False, True):
+                SwitchedModel.old = old
+                upstream, total = timings[old]
+                for _ in range(40):
+                    response = client.post(gated, json=chat_body(next_question()))
+                    response.raise_for_status()
+                    drafted = timing_ms(response.headers["server-timing"], "upstream")
+                    if drafted > 0:  # a question refused before the draft (no relevant passage) has none
+                        upstream.append(drafted)
+                        total.append(timing_ms(response.headers["server-timing"], "total"))
+            print(f"  block {block + 1}/{blocks} done, load average {os.getloadavg()[0]:.2f}", flush=True)
+    print(f"\n{'client':<8} {'upstream median':>15} {'p95':>8} {'total median':>13} {'p95':>8}")
+    for old, (upstream, total) in timings.items():
+        name, p95 = "old" if old else "new", percentile(upstream, 0.95)
+        print(
+            f"{name:<8} {statistics.median(upstream):>13.2f}ms {p95:>6.2f}ms "
+            f"{statistics.median(total):>11.1f}ms {percentile(total, 0.95):>6.1f}ms"
+        )
+    counts = f"{len(timings[True][0])} / {len(timings[False][0])}"
+    print(f"({counts} drafted requests; Server-Timing, ms as the gateway reports them)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -204,13 +295,19 @@ def main() -> None:
     parser.add_argument(
         "--candidates", action="store_true", help="also the raw, post and plain httpx clients"
     )
+    parser.add_argument(
+        "--gateway", type=int, default=0, metavar="BLOCKS", help="measure inside a serving gateway instead"
+    )
     args = parser.parse_args()
-    configure_logging("INFO")  # as ``serve``: the SDK's per-call INFO line is off
+    configure_logging("WARNING" if args.gateway else "INFO")  # either way the SDK's per-call line is off
     print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
     with tempfile.TemporaryDirectory() as tmp:
         process, base_url = start_upstream(Path(tmp))
         try:
-            asyncio.run(run(base_url, args.calls, args.rounds, args.candidates))
+            if args.gateway:
+                in_gateway(base_url, Path(tmp) / "data", args.gateway)
+            else:
+                asyncio.run(run(base_url, args.calls, args.rounds, args.candidates))
         finally:
             process.terminate()
             process.wait(timeout=10)
