@@ -81,11 +81,12 @@ def serve_upstream(port: int) -> None:
     scripted = ScriptedUpstream()
     scripted.responder = any_answer
     scripted.requests = _Discard()  # the bench sends thousands; keep memory flat
+    scripted.headers = _Discard()
     uvicorn.run(scripted.app(), host="127.0.0.1", port=port, log_level="warning", access_log=False)
 
 
-class _Discard(list[dict[str, Any]]):
-    def append(self, item: dict[str, Any]) -> None:
+class _Discard(list[Any]):
+    def append(self, item: Any) -> None:
         return None
 
 

@@ -5,7 +5,8 @@ judge (``verification.judge``) and the evaluation's raw model and question gener
 (``evaluation``) all call ``ChatModel.complete``. What every call needs is a wrapper around a model,
 not code in its callers (pydantic-ai's ``WrapperModel``):
 
-- ``openai_compatible``: ``OpenAIChatModel``, the one client of an endpoint; SDK errors translated;
+- ``openai_compatible``: ``OpenAIChatModel``, the one client of an endpoint (the openai SDK's generic
+  ``post``, the body read with msgspec); SDK errors translated;
 - ``limits``: ``LimitedModel``, slots, queue and deadline (per call and per request);
 - ``metered``: ``MeteredModel``, calls and failures counted by purpose;
 - ``closing``: ``ClosingModel``, closed once however many hold it;

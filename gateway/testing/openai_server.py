@@ -34,6 +34,8 @@ class Reply:
     delay: float = 0.0
     raw_body: str | None = None
     """Sent verbatim instead of a completion (for malformed responses)."""
+    media_type: str = "application/json"
+    """The content type ``raw_body`` is sent with (``text/event-stream`` where a completion is expected)."""
     finish_reason: str = "stop"
     stream_cut_after: int | None = None
     """For streamed replies: stop sending after this many chunks, without [DONE]."""
@@ -73,6 +75,8 @@ class ScriptedUpstream:
         self.responder: Callable[[dict[str, Any]], Reply] | None = None
         """When set, computes the reply from the request (after queued replies run out)."""
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        """The headers of each request in ``requests`` (lower-case names)."""
         self._lock = threading.Lock()
 
     def queue(self, *replies: Reply | str | Callable[[dict[str, Any]], Reply]) -> None:
@@ -85,12 +89,14 @@ class ScriptedUpstream:
         with self._lock:
             self.replies.clear()
             self.requests.clear()
+            self.headers.clear()
             self.default = None
             self.responder = None
 
-    def _next(self, body: dict[str, Any]) -> Reply:
+    def _next(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
         with self._lock:
             self.requests.append(body)
+            self.headers.append(headers)
             if self.replies:
                 reply = self.replies.popleft()
                 return reply(body) if callable(reply) else reply
@@ -106,7 +112,7 @@ class ScriptedUpstream:
         @post("/v1/chat/completions", status_code=200)
         async def completions(request: Request[Any, Any, Any]) -> Response[Any]:
             body = await request.json()
-            reply = scripted._next(body)
+            reply = scripted._next(body, dict(request.headers))
             if reply.delay:
                 await asyncio.sleep(reply.delay)
             if reply.hold_until is not None:
@@ -118,7 +124,7 @@ class ScriptedUpstream:
                     headers=reply.headers,
                 )
             if reply.raw_body is not None:
-                return Response(reply.raw_body, media_type="application/json")
+                return Response(reply.raw_body, media_type=reply.media_type)
             if body.get("stream"):
                 return Stream(_stream(reply, body.get("model", "m")), media_type="text/event-stream")
             return Response(_completion(reply, body.get("model", "m")))
