@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import anyio.to_thread
 from rapidfuzz import fuzz
@@ -24,13 +25,22 @@ class Anchor:
     exact: bool
 
 
-def _normalised_with_offsets(text: str) -> tuple[str, list[int]]:
-    """``normalise(text)`` plus, for each output character, its offset in ``text``."""
+@lru_cache(maxsize=4096)
+def _normalised_char(ch: str) -> str:
+    return " " if ch.isspace() else normalise(ch)
+
+
+@lru_cache(maxsize=256)
+def _normalised_with_offsets(text: str) -> tuple[str, tuple[int, ...]]:
+    """``normalise(text)`` plus, for each output character, its offset in ``text``.
+
+    Kept for the last passages seen: every claim citing a passage aligns against the same text.
+    """
     out: list[str] = []
     offsets: list[int] = []
     previous_space = True
     for i, ch in enumerate(text):
-        piece = normalise(ch) if not ch.isspace() else " "
+        piece = _normalised_char(ch)
         if piece == " " or piece == "":
             if not previous_space:
                 out.append(" ")
@@ -44,7 +54,7 @@ def _normalised_with_offsets(text: str) -> tuple[str, list[int]]:
     while out and out[-1] == " ":
         out.pop()
         offsets.pop()
-    return "".join(out), offsets
+    return "".join(out), tuple(offsets)
 
 
 def find_quote(quote: str, passage_text: str, threshold: float) -> Anchor | None:
