@@ -155,8 +155,25 @@ def clients(
         response.raise_for_status()
         return _DECODER.decode(response.content).choices[0].message.content or ""
 
-    calls |= {"raw": raw, "post": post, "httpx": plain_httpx}
-    closing.append(plain)
+    aio_sdk = openai.AsyncOpenAI(
+        base_url=base_url,
+        api_key=KEY,
+        timeout=30.0,
+        max_retries=2,
+        http_client=openai.DefaultAioHttpClient(),
+    )
+
+    async def post_aiohttp() -> str:
+        response = await aio_sdk.post(
+            "/chat/completions",
+            cast_to=httpx2.Response,
+            content=_ENCODER.encode(body),
+            options={"headers": json_headers},
+        )
+        return _DECODER.decode(response.content).choices[0].message.content or ""
+
+    calls |= {"raw": raw, "post": post, "httpx": plain_httpx, "post+aiohttp": post_aiohttp}
+    closing += [plain, aio_sdk]
     return calls, closing
 
 
