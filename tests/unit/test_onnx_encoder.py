@@ -1,11 +1,13 @@
 """MiniLM in ONNX Runtime: same vectors as torch, one export cached and reused, clean fallbacks.
 
-The real model is exported once for the module (about 1-5 s); only the two tests that must export
-again (corrupt cache, unwritable cache) do.
+The real model is exported once for the module (about 1-5 s); tests that need a cache of their own
+link that file instead of exporting again, except the two that must export (corrupt, unwritable).
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +15,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from gateway.knowledge import onnx_encoder
-from gateway.knowledge.embedding import Embedder, default_model_path
+from gateway.knowledge.embedding import ONNX_MAX_TEXTS, Embedder, default_model_path
 from gateway.knowledge.onnx_encoder import OnnxEncoder, cached_model_file, max_seq_length
 
 MODEL = Path(default_model_path())
@@ -41,6 +43,13 @@ def encoder(onnx_cache: Path) -> OnnxEncoder:
 @pytest.fixture(scope="module")
 def torch_fp32() -> Embedder:
     return Embedder(precision="fp32", cache_size=0)
+
+
+def linked_cache(encoder: OnnxEncoder, directory: Path) -> Path:
+    """A cache directory holding the module's export under its key (a link: no second export)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    cached_model_file(MODEL, directory).symlink_to(encoder.model_file)
+    return directory
 
 
 def test_vectors_match_torch_fp32_for_short_long_empty_and_non_ascii_texts(
@@ -101,3 +110,36 @@ def test_an_unwritable_cache_exports_for_this_process_only(encoder: OnnxEncoder,
     assert [e["event"] for e in logs if e["log_level"] == "warning"] == ["onnx_cache_unwritable"]
     assert not uncached.model_file.exists()  # the temporary export is gone; the session holds the graph
     assert np.allclose(uncached.encode(TEXTS[:2]), encoder.encode(TEXTS[:2]), atol=1e-6)
+
+
+def test_serving_embedder_uses_onnx_for_small_calls_and_bf16_torch_for_large_ones(
+    encoder: OnnxEncoder, tmp_path: Path
+) -> None:
+    cache = linked_cache(encoder, tmp_path / "cache")
+    serving = Embedder(precision="bf16", threads=1, cache_size=0, onnx_dir=cache)
+    assert serving.runtime == "onnx fp32 + torch bf16"
+    texts = [f"question number {i} about gout" for i in range(ONNX_MAX_TEXTS + 1)]
+    assert np.array_equal(serving.encode(texts[:ONNX_MAX_TEXTS]), encoder.encode(texts[:ONNX_MAX_TEXTS]))
+    large = serving.encode(texts)
+    assert not np.array_equal(large[:ONNX_MAX_TEXTS], encoder.encode(texts[:ONNX_MAX_TEXTS]))
+    assert np.all((large * encoder.encode(texts)).sum(axis=1) >= 0.999)
+    fp32 = Embedder(precision="fp32", threads=1, cache_size=0, onnx_dir=cache)
+    assert fp32.runtime == "onnx fp32"  # faster than torch fp32 at every size: no torch model loaded
+    assert np.array_equal(fp32.encode(texts), encoder.encode(texts))
+
+
+def test_a_model_onnx_cannot_serve_falls_back_to_torch_with_a_warning(
+    encoder: OnnxEncoder, tmp_path: Path
+) -> None:
+    model = tmp_path / "model"  # the installed model without its sentence-transformers config
+    shutil.copytree(
+        MODEL, model, copy_function=os.symlink, ignore=shutil.ignore_patterns("sentence_bert_config.json")
+    )
+    cache = linked_cache(encoder, tmp_path / "cache")
+    with capture_logs() as logs:
+        embedder = Embedder(str(model), precision="fp32", cache_size=0, onnx_dir=cache)
+    warnings = [e for e in logs if e["log_level"] == "warning"]
+    assert [e["event"] for e in warnings] == ["onnx_runtime_unavailable"]
+    assert "max_seq_length" in warnings[0]["reason"]
+    assert embedder.runtime == "torch fp32"
+    assert embedder.encode(TEXTS[:2]).shape == (2, Embedder.dimensions)
