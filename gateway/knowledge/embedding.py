@@ -4,7 +4,7 @@
 and the verifier. On a CPU with native bfloat16 arithmetic (AVX-512 BF16 or AMX) the model runs in
 bfloat16: about three times the fp32 throughput on this project's 2-core machine, with embeddings at
 cosine 0.9998 or more to fp32 ones (docs/benchmarks.md); elsewhere bfloat16 is emulated and slower, so
-``auto`` keeps fp32. An embedder given ``onnx_dir`` also runs MiniLM exported
+``auto`` keeps fp32. A serving process (``from_settings`` without ``bulk``) also runs MiniLM exported
 to ONNX Runtime (``onnx_encoder``): model calls of up to ``ONNX_MAX_TEXTS`` texts (a question, a
 message's planned queries) run there in fp32, in 0.7 of torch bf16's time for one text; larger
 calls (requests coalesced under load, ingestion) stay on torch bf16, as fast at four texts and faster
@@ -154,10 +154,16 @@ class Embedder:
 
     @classmethod
     def from_settings(cls, settings: Settings, *, bulk: bool = False) -> Embedder:
-        """The configured embedder; ``bulk`` (ingestion, batch jobs) defaults to every core."""
+        """The configured embedder: ONNX Runtime when serving, torch for ``bulk`` (ingestion, batch jobs).
+
+        ``bulk`` also defaults to every core. The exported graph is cached under ``<data_dir>/cache``.
+        """
         threads = settings.embedding_threads or (bulk_threads() if bulk else serving_threads())
         return cls(
-            precision=settings.embedding_precision, threads=threads, cache_size=settings.embedding_cache_size
+            precision=settings.embedding_precision,
+            threads=threads,
+            cache_size=settings.embedding_cache_size,
+            onnx_dir=None if bulk else settings.data_dir / "cache",
         )
 
     @property

@@ -17,6 +17,7 @@ from structlog.testing import capture_logs
 from gateway.knowledge import onnx_encoder
 from gateway.knowledge.embedding import ONNX_MAX_TEXTS, Embedder, default_model_path
 from gateway.knowledge.onnx_encoder import OnnxEncoder, cached_model_file, max_seq_length
+from gateway.settings import Settings
 
 MODEL = Path(default_model_path())
 TEXTS = [
@@ -126,6 +127,15 @@ def test_serving_embedder_uses_onnx_for_small_calls_and_bf16_torch_for_large_one
     fp32 = Embedder(precision="fp32", threads=1, cache_size=0, onnx_dir=cache)
     assert fp32.runtime == "onnx fp32"  # faster than torch fp32 at every size: no torch model loaded
     assert np.array_equal(fp32.encode(texts), encoder.encode(texts))
+
+
+def test_from_settings_serves_with_onnx_from_the_data_dir_and_ingests_with_torch(
+    encoder: OnnxEncoder, tmp_path: Path
+) -> None:
+    linked_cache(encoder, tmp_path / "cache")
+    settings = Settings(data_dir=tmp_path, embedding_precision="fp32", embedding_threads=1)
+    assert Embedder.from_settings(settings).runtime == "onnx fp32"
+    assert Embedder.from_settings(settings, bulk=True).runtime == "torch fp32"
 
 
 def test_a_model_onnx_cannot_serve_falls_back_to_torch_with_a_warning(
