@@ -116,7 +116,8 @@ def open_store(args: argparse.Namespace, questions: list[dict[str, Any]]) -> Any
     from gateway.resources import bundled
     from gateway.settings import Settings
 
-    embedder = Embedder()
+    embedder = Embedder(onnx_dir=args.onnx_cache)
+    print(f"MiniLM: {embedder.runtime}", flush=True)
     planner = load_planner(args.policies or bundled("policies"))
     store = ChromaStore.open(Settings(data_dir=args.data_dir), embedder, planner=planner)
     if args.subset:
@@ -143,6 +144,11 @@ def main() -> None:
     parser.add_argument("--policies", type=Path, help="policy directory (default: the bundled one)")
     parser.add_argument("--only", nargs="*", help="configurations to run (default: all)")
     parser.add_argument("--misses", action="store_true", help="print the questions the last one missed")
+    parser.add_argument(
+        "--onnx-cache",
+        type=Path,
+        help="encode as a serving process: ONNX Runtime for small calls (queries), graph cached here",
+    )
     args = parser.parse_args()
 
     from gateway.policy.loader import load_policy

@@ -36,6 +36,11 @@ def main() -> None:
     parser.add_argument(
         "--plain", action="store_true", help="no question focus, vocabulary or title matching"
     )
+    parser.add_argument(
+        "--onnx-cache",
+        type=Path,
+        help="encode as a serving process: ONNX Runtime for small calls (queries), graph cached here",
+    )
     args = parser.parse_args()
 
     from gateway.knowledge.corpus import load_manifest
@@ -47,7 +52,8 @@ def main() -> None:
     from gateway.settings import Settings
 
     questions = yaml.safe_load(QUESTIONS.read_text(encoding="utf-8"))
-    embedder = Embedder()
+    embedder = Embedder(onnx_dir=args.onnx_cache)
+    print(f"MiniLM: {embedder.runtime}")
     options = SearchOptions(focus=not args.plain, question_matching=not args.plain)
     with tempfile.TemporaryDirectory() as tmp:
         store = ChromaStore.open(

@@ -163,7 +163,7 @@ class Settings(BaseSettings):
     retrieve_max_k: int = 50
     """Largest ``k`` one /v1/retrieve request may ask for."""
     embedding_precision: EmbeddingPrecision = "auto"
-    """MiniLM arithmetic: auto (bf16 where the CPU has native bfloat16, else fp32), bf16 or fp32."""
+    """MiniLM arithmetic in torch: auto (bf16 where the CPU has native bfloat16, else fp32), bf16 or fp32."""
     upstream_max_reply_chars: int = 200_000
     """Longest model reply accepted, in characters; a longer one is refused as malformed_output."""
     max_repeated_sentences: int = 3

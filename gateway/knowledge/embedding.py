@@ -3,10 +3,15 @@
 ``Embedder`` is loaded once (in the app's lifespan or the CLI) and shared by the store, the retriever
 and the verifier. On a CPU with native bfloat16 arithmetic (AVX-512 BF16 or AMX) the model runs in
 bfloat16: about three times the fp32 throughput on this project's 2-core machine, with embeddings at
-cosine 0.996 or more to fp32 ones (docs/benchmarks.md); elsewhere bfloat16 is emulated and slower, so
-``auto`` keeps fp32. ``MiniLMEmbeddingFunction`` adapts it to Chroma's embedding-function interface and
-is registered under a fixed name, so a persisted collection reopens without Chroma's default model
-(which downloads from a hub and cannot work here).
+cosine 0.9998 or more to fp32 ones (docs/benchmarks.md); elsewhere bfloat16 is emulated and slower, so
+``auto`` keeps fp32. A serving process (``from_settings`` without ``bulk``) also runs MiniLM exported
+to ONNX Runtime (``onnx_encoder``): model calls of up to ``ONNX_MAX_TEXTS`` texts (a question, a
+message's planned queries) run there in fp32, in 0.7 of torch bf16's time for one text; larger
+calls (requests coalesced under load, ingestion) stay on torch bf16, as fast at four texts and faster
+from eight up. With torch in fp32, ONNX Runtime takes every call. If ONNX Runtime cannot be set up,
+torch encodes everything and a warning says why. ``MiniLMEmbeddingFunction`` adapts it to Chroma's
+embedding-function interface and is registered under a fixed name, so a persisted collection reopens
+without Chroma's default model (which downloads from a hub and cannot work here).
 
 Encoding is shared by every request, so it is organised like a database's group commit: the first
 caller encodes at once (no added wait when requests come one at a time); texts that callers queue
@@ -27,11 +32,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+import structlog
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from gateway.domain import Vector, unit_rows
+from gateway.knowledge.onnx_encoder import OnnxEncoder, OnnxUnavailable
 from gateway.settings import EmbeddingPrecision, Settings
+
+log = structlog.get_logger("gateway.startup")
 
 EMBEDDING_FUNCTION_NAME = "trust-gateway-minilm"
 CACHEABLE_CHARS = 512
@@ -40,6 +49,13 @@ CACHEABLE_CALL = 64
 """Calls of up to this many texts use the cache; bulk calls (ingestion) bypass it and never evict it."""
 MAX_COALESCED_TEXTS = 256
 """Most texts one model call takes from the queue; the rest wait for the next call."""
+ONNX_MAX_TEXTS = 3
+"""Largest model call that ONNX Runtime (fp32) encodes when torch runs bf16; larger ones go to torch.
+
+Measured with one thread (docs/benchmarks.md): ONNX Runtime takes 0.7 of torch bf16's time for one
+text, 0.96 for three, 1.0-1.06 for four and 1.2-1.4 times as long for 8 to 16; against torch fp32 it
+is faster at every size, so with fp32 it encodes every call.
+"""
 
 
 def serving_threads(cpus: int | None = None) -> int:
@@ -93,8 +109,9 @@ class _Pending:
 class Embedder:
     """Unit-normalised MiniLM embeddings (384 dimensions). Thread-safe; encoding is CPU-bound.
 
-    ``threads`` sets torch's intra-op threads for the whole process (None leaves torch's default);
-    ``cache_size`` bounds the text cache (0 disables it).
+    ``threads`` sets torch's intra-op threads for the whole process (None leaves torch's default) and
+    ONNX Runtime's (None: ``serving_threads()``); ``cache_size`` bounds the text cache (0 disables it);
+    ``onnx_dir`` turns ONNX Runtime on, with the exported graph cached in that directory.
     """
 
     dimensions = 384
@@ -107,25 +124,25 @@ class Embedder:
         *,
         threads: int | None = None,
         cache_size: int = 4096,
+        onnx_dir: Path | None = None,
     ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        from sentence_transformers import SentenceTransformer
-
         self.model_path = model_path or default_model_path()
-        self._model = SentenceTransformer(self.model_path, device="cpu")
-        self.precision = resolve_precision(precision)
-        if self.precision == "bf16":
-            import torch
-
-            self._model.to(torch.bfloat16)
         if threads is not None:
             import torch
 
             if threads < 1:
                 raise ValueError(f"threads must be >= 1, got {threads}")
-            torch.set_num_threads(threads)
+            torch.set_num_threads(threads)  # also for the torch models the process may load later
+        self.precision = resolve_precision(precision)
+        """torch's arithmetic; ONNX Runtime always runs fp32."""
+        self._onnx = self._open_onnx(onnx_dir, threads or serving_threads()) if onnx_dir else None
+        # torch fp32 is slower than ONNX Runtime at every call size: it is then only the fallback
+        self._model: Any = None
+        if self._onnx is None or self.precision == "bf16":
+            self._model = self._load_torch(self.precision)
         self._batch_size = batch_size
         self._mutex = threading.Lock()
         self._queue: deque[_Pending] = deque()
@@ -137,11 +154,43 @@ class Embedder:
 
     @classmethod
     def from_settings(cls, settings: Settings, *, bulk: bool = False) -> Embedder:
-        """The configured embedder; ``bulk`` (ingestion, batch jobs) defaults to every core."""
+        """The configured embedder: ONNX Runtime when serving, torch for ``bulk`` (ingestion, batch jobs).
+
+        ``bulk`` also defaults to every core. The exported graph is cached under ``<data_dir>/cache``.
+        """
         threads = settings.embedding_threads or (bulk_threads() if bulk else serving_threads())
         return cls(
-            precision=settings.embedding_precision, threads=threads, cache_size=settings.embedding_cache_size
+            precision=settings.embedding_precision,
+            threads=threads,
+            cache_size=settings.embedding_cache_size,
+            onnx_dir=None if bulk else settings.data_dir / "cache",
         )
+
+    @property
+    def runtime(self) -> str:
+        """What encodes: ``torch bf16``, ``onnx fp32``, or ``onnx fp32 + torch bf16`` (by call size)."""
+        torch = f"torch {self.precision}" if self._model is not None else ""
+        return " + ".join(part for part in ("onnx fp32" if self._onnx else "", torch) if part)
+
+    def _open_onnx(self, cache_dir: Path, threads: int) -> OnnxEncoder | None:
+        """The ONNX Runtime encoder, or None (logged) to keep torch: a speed feature never fails start-up."""
+        try:
+            encoder = OnnxEncoder.open(Path(self.model_path), cache_dir, threads)
+        except OnnxUnavailable as err:
+            log.warning("onnx_runtime_unavailable", fallback="torch", reason=str(err))
+            return None
+        log.info("onnx_runtime_ready", model_file=str(encoder.model_file), threads=threads)
+        return encoder
+
+    def _load_torch(self, precision: Literal["bf16", "fp32"]) -> Any:
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(self.model_path, device="cpu")
+        if precision == "bf16":
+            import torch
+
+            model.to(torch.bfloat16)
+        return model
 
     def encode(self, texts: Sequence[str]) -> Vector:
         """One unit vector per text, in order; raises what the model raised for this caller's texts.
@@ -268,6 +317,8 @@ class Embedder:
 
     def _model_encode(self, texts: list[str]) -> Vector:
         self.model_calls += 1
+        if self._onnx is not None and (self._model is None or len(texts) <= ONNX_MAX_TEXTS):
+            return self._onnx.encode(texts)
         vectors = self._model.encode(
             texts, batch_size=self._batch_size, convert_to_tensor=True, show_progress_bar=False
         )

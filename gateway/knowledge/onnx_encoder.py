@@ -1,0 +1,256 @@
+"""MiniLM in ONNX Runtime: the serving processes' encoder (questions, claims: small calls).
+
+Exported once from the installed model with ``torch.onnx.export`` and cached as
+``<cache_dir>/minilm-<digest>.onnx``; the digest covers the weights file, the model's config and
+``EXPORT_FORMAT``, so a changed model (or a changed graph) is exported again. The graph takes the
+tokeniser's ids and attention mask and returns unit-normalised mean-pooled sentence vectors, the
+same as the sentence-transformers pipeline (``Transformer`` → mean ``Pooling`` → ``Normalize``) in
+fp32: cosine 0.9999999 to it (docs/benchmarks.md). Tokenisation is the model directory's fast
+tokenizer, truncated to the sentence-transformers ``max_seq_length`` of that directory.
+
+Opening never half-works: a cached file ONNX Runtime cannot load is exported again, a cache that
+cannot be written is exported to a temporary directory for this process only, and an export that
+fails or disagrees with torch on a probe raises ``OnnxUnavailable``, on which the embedder keeps torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import structlog
+
+from gateway.domain import Vector, unit_rows
+
+log = structlog.get_logger("gateway.startup")
+
+EXPORT_FORMAT = 1
+"""Version of the exported graph (inputs, pooling, opset); part of the cache key."""
+OPSET = 17
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+PROBE_TEXTS = ("hi", "How much paracetamol can an adult take in one day?", "Fièvre chez l'enfant : 頭痛")
+"""Texts the exported graph must encode like torch before it is used or cached (padded in one call)."""
+PROBE_MIN_COSINE = 0.9999
+
+
+class OnnxUnavailable(Exception):
+    """ONNX Runtime cannot encode MiniLM in this process (a library, the export or the model is missing)."""
+
+
+def max_seq_length(model_path: Path) -> int:
+    """The sentence-transformers truncation limit of the model directory (``sentence_bert_config.json``)."""
+    try:
+        config = json.loads((model_path / "sentence_bert_config.json").read_text(encoding="utf-8"))
+        return int(config["max_seq_length"])
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise OnnxUnavailable(f"no max_seq_length in {model_path}: {err}") from err
+
+
+def model_digest(model_path: Path) -> str:
+    """The cache key: sha-256 of the weights file and ``config.json``, and the export format."""
+    weights = next((model_path / name for name in WEIGHT_FILES if (model_path / name).is_file()), None)
+    if weights is None:
+        raise OnnxUnavailable(f"no weights file ({', '.join(WEIGHT_FILES)}) in {model_path}")
+    digest = hashlib.sha256(f"export-format {EXPORT_FORMAT}\n".encode())
+    for part in (weights, model_path / "config.json"):
+        with part.open("rb") as stream:
+            digest.update(hashlib.file_digest(stream, "sha256").digest())
+    return digest.hexdigest()[:20]
+
+
+def cached_model_file(model_path: Path, cache_dir: Path) -> Path:
+    return cache_dir / f"minilm-{model_digest(model_path)}.onnx"
+
+
+class OnnxEncoder:
+    """Unit MiniLM vectors from ONNX Runtime; ``threads`` intra-op threads, no spinning thread pool.
+
+    ``encode`` is safe to call from several threads (ONNX Runtime sessions are), though the embedder
+    makes one call at a time.
+    """
+
+    def __init__(self, model_file: Path, model_path: Path, threads: int) -> None:
+        """Open an exported graph; raises what ONNX Runtime or the tokenizer raise (``open`` wraps it)."""
+        if threads < 1:
+            raise ValueError(f"threads must be >= 1, got {threads}")
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        # an idle pool that spins waits on a core the other requests and processes need
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+        options.log_severity_level = 3
+        self._session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+        self._tokenizer = _tokenizer(model_path)
+        self.model_file = model_file
+        self.threads = threads
+        self.dimensions = int(self._session.get_outputs()[0].shape[1])
+
+    @classmethod
+    def open(cls, model_path: Path, cache_dir: Path, threads: int) -> OnnxEncoder:
+        """The encoder of ``model_path``, exported into ``cache_dir`` on first use; raises OnnxUnavailable."""
+        try:
+            import onnxruntime  # noqa: F401
+            import tokenizers  # noqa: F401
+        except ImportError as err:
+            raise OnnxUnavailable(f"{err.name} is not installed") from err
+        target = cached_model_file(model_path, cache_dir)
+        if target.is_file():
+            try:
+                return cls(target, model_path, threads)
+            except _ort_errors() as err:
+                log.warning("onnx_cache_unreadable", path=str(target), error=f"{type(err).__name__}: {err}")
+        try:
+            cache_dir.mkdir(parents=True, exist_ok=True)
+            export_model(model_path, target)
+        except OSError as err:  # the cache cannot be written: export for this process only
+            log.warning("onnx_cache_unwritable", path=str(cache_dir), error=f"{type(err).__name__}: {err}")
+            return cls._uncached(model_path, target.name, threads)
+        return cls._opened(target, model_path, threads)
+
+    @classmethod
+    def _uncached(cls, model_path: Path, name: str, threads: int) -> OnnxEncoder:
+        try:
+            with tempfile.TemporaryDirectory(prefix="minilm-onnx-") as scratch:
+                export_model(model_path, Path(scratch) / name)
+                return cls._opened(Path(scratch) / name, model_path, threads)  # the session keeps the graph
+        except OSError as err:
+            raise OnnxUnavailable(f"export failed: {type(err).__name__}: {err}") from err
+
+    @classmethod
+    def _opened(cls, model_file: Path, model_path: Path, threads: int) -> OnnxEncoder:
+        failures: tuple[type[Exception], ...] = (OSError, *_ort_errors())
+        try:
+            return cls(model_file, model_path, threads)
+        except failures as err:
+            raise OnnxUnavailable(f"cannot open {model_file}: {type(err).__name__}: {err}") from err
+
+    def encode(self, texts: Sequence[str]) -> Vector:
+        """One unit float32 vector per text, in order (like ``Embedder._model_encode``)."""
+        if not texts:
+            return np.zeros((0, self.dimensions), dtype=np.float32)
+        encodings = self._tokenizer.encode_batch(list(texts))
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        (vectors,) = self._session.run(["embedding"], feeds)
+        return unit_rows(vectors)
+
+
+def export_model(model_path: Path, target: Path) -> None:
+    """Export MiniLM to ``target`` atomically (written beside it, checked, renamed); logs the time.
+
+    Raises OSError when ``target``'s directory cannot be written, OnnxUnavailable for anything else.
+    """
+    started = time.perf_counter()
+    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    partial.touch()  # an unwritable directory fails here, before the costly export
+    try:
+        try:
+            wrapper = _pooled_model(model_path)
+            _trace(wrapper, partial)
+            _check_against_torch(wrapper, partial, model_path)
+        except (OSError, OnnxUnavailable):
+            raise
+        except Exception as err:  # an exporter or library failure: the caller keeps torch
+            raise OnnxUnavailable(f"export failed: {type(err).__name__}: {err}") from err
+        partial.replace(target)
+    finally:
+        partial.unlink(missing_ok=True)
+    log.info("onnx_model_exported", path=str(target), seconds=round(time.perf_counter() - started, 2))
+
+
+def _tokenizer(model_path: Path) -> Any:
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(model_path / "tokenizer.json"))
+    padding = tokenizer.padding or {}
+    pad_token = padding.get("pad_token", "[PAD]")
+    pad_id = padding.get("pad_id", tokenizer.token_to_id(pad_token) or 0)
+    tokenizer.no_padding()  # the file may pad every text to a fixed length: pad a call to its longest
+    tokenizer.enable_padding(pad_id=pad_id, pad_token=pad_token)
+    tokenizer.enable_truncation(max_length=max_seq_length(model_path))
+    return tokenizer
+
+
+def _pooled_model(model_path: Path) -> Any:
+    """BERT followed by the mean pooling and normalisation of sentence-transformers, as one module.
+
+    The BERT model is called with keywords (positional arguments meet its ``use_cache`` parameter);
+    eager attention traces into plain matrix products and an additive mask.
+    """
+    import torch
+    from transformers import AutoModel
+
+    class MeanPooled(torch.nn.Module):
+        def __init__(self, bert: torch.nn.Module) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(
+            self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor
+        ) -> torch.Tensor:
+            hidden = self.bert(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+            weights = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            mean = (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(mean, p=2.0, dim=1)
+
+    bert = AutoModel.from_pretrained(str(model_path), attn_implementation="eager", dtype=torch.float32)
+    return MeanPooled(bert).eval()
+
+
+def _trace(wrapper: Any, path: Path) -> None:
+    import torch
+
+    ids = torch.tensor([[101, 7592, 2088, 102], [101, 7592, 102, 0]], dtype=torch.long)
+    mask = (ids != 0).long()  # one padded row, so the mask is traced as data, never folded away
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    axes: dict[str, dict[int, str]] = {name: {0: "texts", 1: "tokens"} for name in names}
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the legacy exporter's deprecation and tracer notes
+        torch.onnx.export(
+            wrapper,
+            (ids, mask, torch.zeros_like(ids)),
+            str(path),
+            dynamo=False,
+            input_names=names,
+            output_names=["embedding"],
+            dynamic_axes={**axes, "embedding": {0: "texts"}},
+            opset_version=OPSET,
+        )
+
+
+def _check_against_torch(wrapper: Any, path: Path, model_path: Path) -> None:
+    """Encode the probe texts with the graph and with torch; refuse a graph that disagrees."""
+    import torch
+
+    encoder = OnnxEncoder(path, model_path, threads=1)
+    exported = encoder.encode(PROBE_TEXTS)
+    encodings = encoder._tokenizer.encode_batch(list(PROBE_TEXTS))
+    ids = torch.tensor([e.ids for e in encodings], dtype=torch.long)
+    mask = torch.tensor([e.attention_mask for e in encodings], dtype=torch.long)
+    with torch.no_grad():
+        expected = wrapper(ids, mask, torch.zeros_like(ids)).numpy()
+    cosines = (exported * unit_rows(expected)).sum(axis=1)
+    if float(cosines.min()) < PROBE_MIN_COSINE:
+        raise OnnxUnavailable(f"exported graph disagrees with torch (cosine {float(cosines.min()):.6f})")
+
+
+def _ort_errors() -> tuple[type[Exception], ...]:
+    """What ONNX Runtime raises for a file it cannot load (its errors derive from Exception only)."""
+    from onnxruntime.capi import onnxruntime_pybind11_state as state
+
+    return (state.Fail, state.InvalidProtobuf, state.InvalidGraph, state.NoSuchFile, state.InvalidArgument)
