@@ -57,6 +57,7 @@ from gateway.bootstrap import build_services  # noqa: E402
 from gateway.domain import ChatRequest, Message, Role  # noqa: E402
 from gateway.logs import configure_logging  # noqa: E402
 from gateway.models import Messages, OpenAIChatModel  # noqa: E402
+from gateway.models.openai_compatible import _COMPLETION  # noqa: E402
 from gateway.resources import bundled  # noqa: E402
 from gateway.settings import Settings  # noqa: E402
 from gateway.text import passage_from_text  # noqa: E402
@@ -67,20 +68,7 @@ QUESTION = "How much paracetamol can an adult take, and how often?"
 KEY = "sk-bench-upstream"
 
 
-class _Message(msgspec.Struct):
-    content: str | None = None
-
-
-class _Choice(msgspec.Struct):
-    message: _Message
-    finish_reason: str | None = None
-
-
-class _Completion(msgspec.Struct):
-    choices: list[_Choice]
-
-
-_DECODER = msgspec.json.Decoder(_Completion)
+_DECODER = _COMPLETION  # the gateway's own reading of a completion: the fields it uses
 _ENCODER = msgspec.json.Encoder()
 
 
