@@ -129,14 +129,19 @@ def clients(
         response = await sdk.chat.completions.with_raw_response.create(**body)
         return _DECODER.decode(response.content).choices[0].message.content or ""
 
-    async def post() -> str:
-        response = await sdk.post(
-            "/chat/completions",
-            cast_to=httpx2.Response,
-            content=_ENCODER.encode(body),
-            options={"headers": json_headers},
-        )
-        return _DECODER.decode(response.content).choices[0].message.content or ""
+    def sdk_post(client: openai.AsyncOpenAI) -> Call:
+        """The SDK's generic ``post`` of a msgspec-encoded body, the raw response read with msgspec."""
+
+        async def call() -> str:
+            response = await client.post(
+                "/chat/completions",
+                cast_to=httpx2.Response,
+                content=_ENCODER.encode(body),
+                options={"headers": json_headers},
+            )
+            return _DECODER.decode(response.content).choices[0].message.content or ""
+
+        return call
 
     async def plain_httpx() -> str:
         response = await plain.post("/chat/completions", content=_ENCODER.encode(body), headers=json_headers)
@@ -148,17 +153,9 @@ def clients(
         api_key=KEY,
         timeout=30.0,
         max_retries=2,
-        http_client=openai.DefaultAioHttpClient(),
+        http_client=openai.DefaultAioHttpClient(),  # the SDK's aiohttp transport (LiteLLM's)
     )
-
-    async def post_aiohttp() -> str:
-        response = await aio_sdk.post(
-            "/chat/completions",
-            cast_to=httpx2.Response,
-            content=_ENCODER.encode(body),
-            options={"headers": json_headers},
-        )
-        return _DECODER.decode(response.content).choices[0].message.content or ""
+    post, post_aiohttp = sdk_post(sdk), sdk_post(aio_sdk)
 
     calls |= {"raw": raw, "post": post, "httpx": plain_httpx, "post+aiohttp": post_aiohttp}
     closing += [plain, aio_sdk]
