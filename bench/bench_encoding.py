@@ -3,8 +3,9 @@
 Run: ``HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_encoding.py [--calls 40] [--agreement 3000]``
 
 Runtimes, each an ``Embedder`` with one model thread and no cache (so every call reaches the model):
-torch bf16 (the default on CPUs with native bfloat16), torch fp32, and ONNX Runtime fp32 (exported
-into ``--cache``; a serving process uses it for calls of up to ``ONNX_MAX_TEXTS`` texts). Timing:
+torch bf16 (the default on CPUs with native bfloat16), torch fp32, and ONNX Runtime fp32 and int8
+(exported into ``--cache``; a serving process uses one of them, by ``GATEWAY_EMBEDDING_ONNX_WEIGHTS``,
+for calls of up to ``ONNX_MAX_TEXTS`` texts). Timing:
 ``--calls`` rounds; each round times, for every batch size, one call per runtime (the order rotating),
 each on texts the previous calls did not have: patients' questions (``bench/data/patient_questions.jsonl``)
 and claims (``../shared/eval/claims``). Prints median and p95 ms per call, the ratio of each median to
@@ -12,9 +13,9 @@ torch bf16's, and the load average before and after.
 
 Agreement (``--agreement N``, 0 to skip): N distinct texts (claims, knowledge-base sentences, triage
 questions, from ``../shared/eval``) encoded by each runtime in calls of 32; prints min and mean cosine of
-ONNX Runtime's vectors to torch fp32's and to torch bf16's (and bf16 to fp32), then, for the first 256
-texts, each runtime's vector of a text encoded alone against the same text in a call of 16 (what
-coalescing with other requests' texts can change). Prints tables; asserts nothing.
+ONNX Runtime's vectors (fp32 and int8) to torch fp32's and to torch bf16's (and bf16 to fp32), then,
+for the first 256 texts, each runtime's vector of a text encoded alone against the same text in a
+call of 16 (what coalescing with other requests' texts can change). Prints tables; asserts nothing.
 """
 
 from __future__ import annotations
@@ -86,7 +87,8 @@ def runtimes(cache: Path) -> dict[str, Embedder]:
     return {
         "torch bf16": Embedder(precision="bf16", threads=1, cache_size=0),
         "torch fp32": Embedder(precision="fp32", threads=1, cache_size=0),
-        "ORT fp32": Embedder(precision="fp32", threads=1, cache_size=0, onnx_dir=cache),
+        "ORT fp32": Embedder(precision="fp32", threads=1, cache_size=0, onnx_dir=cache, onnx_weights="fp32"),
+        "ORT int8": Embedder(precision="fp32", threads=1, cache_size=0, onnx_dir=cache, onnx_weights="int8"),
     }
 
 
@@ -141,7 +143,14 @@ def agreement(embedders: dict[str, Embedder], count: int) -> None:
     print(f"\n{len(texts)} distinct texts (claims, MedQuAD sentences, triage questions), calls of 32:")
     print("| vectors | min cosine | mean cosine |")
     print("| --- | --- | --- |")
-    for a, b in (("ORT fp32", "torch fp32"), ("ORT fp32", "torch bf16"), ("torch bf16", "torch fp32")):
+    pairs = (
+        ("ORT fp32", "torch fp32"),
+        ("ORT fp32", "torch bf16"),
+        ("torch bf16", "torch fp32"),
+        ("ORT int8", "torch fp32"),
+        ("ORT int8", "torch bf16"),
+    )
+    for a, b in pairs:
         cosines = (vectors[a] * vectors[b]).sum(axis=1)
         print(f"| {a} to {b} | {cosines.min():.7f} | {cosines.mean():.7f} |")
     sample = texts[:256]

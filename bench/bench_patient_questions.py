@@ -116,7 +116,7 @@ def open_store(args: argparse.Namespace, questions: list[dict[str, Any]]) -> Any
     from gateway.resources import bundled
     from gateway.settings import Settings
 
-    embedder = Embedder(onnx_dir=args.onnx_cache)
+    embedder = Embedder(onnx_dir=args.onnx_cache, onnx_weights=args.onnx_weights)
     print(f"MiniLM: {embedder.runtime}", flush=True)
     planner = load_planner(args.policies or bundled("policies"))
     store = ChromaStore.open(Settings(data_dir=args.data_dir), embedder, planner=planner)
@@ -148,6 +148,9 @@ def main() -> None:
         "--onnx-cache",
         type=Path,
         help="encode as a serving process: ONNX Runtime for small calls (queries), graph cached here",
+    )
+    parser.add_argument(
+        "--onnx-weights", choices=("int8", "fp32"), default="int8", help="the ONNX graph's weights"
     )
     args = parser.parse_args()
 

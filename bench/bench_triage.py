@@ -46,6 +46,10 @@ from gateway.policy.loader import load_policy
 DATA = ROOT / "bench" / "data" / "triage_messages.jsonl"
 
 
+ONE_BY_ONE = False
+"""Encode each text in its own call (``--onnx-cache``): the serving path, in ONNX Runtime."""
+
+
 def request_of(turns: list[str]) -> ChatRequest:
     messages: list[Message] = []
     for turn in turns:
@@ -65,7 +69,8 @@ def triage_all(
     correct = spelling_corrector(model)
     plans: list[TriagePlan] = [plan(r, context, model.policy, correct) for r in requests]
     texts = [t for p in plans for t in p.texts]
-    scores = model.score(encode_cached(model.encoder, texts, cache, name))  # type: ignore[arg-type]
+    vectors = encode_cached(model.encoder, texts, cache, name, one_by_one=ONE_BY_ONE)  # type: ignore[arg-type]
+    scores = model.score(vectors)
     results, start = [], 0
     for p in plans:
         n = len(p.texts)
@@ -204,10 +209,21 @@ def main() -> None:
     parser.add_argument("--no-shared", action="store_true")
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument("-v", "--verbose", action="store_true", help="list every error")
+    parser.add_argument(
+        "--onnx-cache",
+        type=Path,
+        help="encode each text alone in ONNX Runtime, as a serving process does (graph cached here)",
+    )
+    parser.add_argument("--onnx-weights", choices=("int8", "fp32"), default="int8")
     args = parser.parse_args()
 
     policy = load_policy(ROOT / "policies", args.context)
     embedder = Embedder()
+    if args.onnx_cache is not None:
+        global ONE_BY_ONE
+        ONE_BY_ONE = True
+        embedder = Embedder(cache_size=0, onnx_dir=args.onnx_cache, onnx_weights=args.onnx_weights)
+    print(f"MiniLM: {embedder.runtime}{', one text per call' if ONE_BY_ONE else ''}")
     spelling = None if args.no_spelling else load_planner(ROOT / "policies").words
     model = SemanticTriage(policy.triage, embedder, spelling)
     requests = bench_set(policy.context, model, args.cache, args.verbose)

@@ -392,7 +392,10 @@ async def main() -> int:
     parser.add_argument(
         "--onnx-cache",
         type=Path,
-        help="encode claims with ONNX Runtime fp32 (a serving process's small calls), graph cached here",
+        help="encode claims with ONNX Runtime (a serving process's small calls), graph cached here",
+    )
+    parser.add_argument(
+        "--onnx-weights", choices=("int8", "fp32"), default="int8", help="the ONNX graph's weights"
     )
     args = parser.parse_args()
     if not EVAL.is_dir():
@@ -403,7 +406,11 @@ async def main() -> int:
     claims_embedder = embedder
     if args.onnx_cache is not None:
         claims_embedder = Embedder(
-            precision="fp32", cache_size=0, threads=args.threads, onnx_dir=args.onnx_cache
+            precision="fp32",
+            cache_size=0,
+            threads=args.threads,
+            onnx_dir=args.onnx_cache,
+            onnx_weights=args.onnx_weights,
         )
     print(f"MiniLM: evidence {embedder.runtime}, claims {claims_embedder.runtime}, {args.threads} thread(s)")
     policy = VerificationPolicy()

@@ -41,6 +41,9 @@ def main() -> None:
         type=Path,
         help="encode as a serving process: ONNX Runtime for small calls (queries), graph cached here",
     )
+    parser.add_argument(
+        "--onnx-weights", choices=("int8", "fp32"), default="int8", help="the ONNX graph's weights"
+    )
     args = parser.parse_args()
 
     from gateway.knowledge.corpus import load_manifest
@@ -52,7 +55,7 @@ def main() -> None:
     from gateway.settings import Settings
 
     questions = yaml.safe_load(QUESTIONS.read_text(encoding="utf-8"))
-    embedder = Embedder(onnx_dir=args.onnx_cache)
+    embedder = Embedder(onnx_dir=args.onnx_cache, onnx_weights=args.onnx_weights)
     print(f"MiniLM: {embedder.runtime}")
     options = SearchOptions(focus=not args.plain, question_matching=not args.plain)
     with tempfile.TemporaryDirectory() as tmp:

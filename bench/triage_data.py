@@ -46,14 +46,23 @@ def shared_rows(name: str, split: str | None = None) -> list[SharedRow]:
     return rows
 
 
-def encode_cached(embedder: Embedder, texts: Sequence[str], cache: Path | None, name: str) -> np.ndarray:
-    """Encode ``texts`` (in one pass of batches), reusing ``cache/<name>-<digest>.npy`` when present."""
+def encode_cached(
+    embedder: Embedder, texts: Sequence[str], cache: Path | None, name: str, *, one_by_one: bool = False
+) -> np.ndarray:
+    """Encode ``texts`` (in one pass of batches, or ``one_by_one`` as a serving process encodes a
+    one-question message), reusing ``cache/<name>-<runtime>-<digest>.npy`` when present."""
     digest = hashlib.sha256("\n".join(texts).encode()).hexdigest()[:16]
-    path = cache / f"{name}-{embedder.precision}-{digest}.npy" if cache else None
+    runtime = embedder.runtime.replace(" + ", "+").replace(" ", "-") + ("-single" if one_by_one else "")
+    path = cache / f"{name}-{runtime}-{digest}.npy" if cache else None
     if path is not None and path.is_file():
         cached: np.ndarray = np.load(path)
         return cached
-    vectors = embedder.encode(list(texts)) if texts else np.zeros((0, embedder.dimensions), np.float32)
+    if not texts:
+        vectors = np.zeros((0, embedder.dimensions), np.float32)
+    elif one_by_one:
+        vectors = np.concatenate([embedder.encode([text]) for text in texts])
+    else:
+        vectors = embedder.encode(list(texts))
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         np.save(path, vectors)

@@ -46,6 +46,7 @@ Secrets = Annotated[tuple[Secret, ...], NoDecode]
 ResponseFormat = Literal["json_schema", "json_object", "text"]
 RetrievalMode = Literal["hybrid", "dense", "lexical"]
 EmbeddingPrecision = Literal["auto", "bf16", "fp32"]
+OnnxWeightsSetting = Literal["auto", "int8", "fp32"]
 
 
 class Settings(BaseSettings):
@@ -164,6 +165,9 @@ class Settings(BaseSettings):
     """Largest ``k`` one /v1/retrieve request may ask for."""
     embedding_precision: EmbeddingPrecision = "auto"
     """MiniLM arithmetic in torch: auto (bf16 where the CPU has native bfloat16, else fp32), bf16 or fp32."""
+    embedding_onnx_weights: OnnxWeightsSetting = "auto"
+    """Weights of the ONNX Runtime encoder of small serving calls: auto (int8 where the CPU has int8 dot
+    products, else fp32), int8 or fp32."""
     upstream_max_reply_chars: int = 200_000
     """Longest model reply accepted, in characters; a longer one is refused as malformed_output."""
     max_repeated_sentences: int = 3

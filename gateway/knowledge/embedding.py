@@ -37,8 +37,8 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from gateway.domain import Vector, unit_rows
-from gateway.knowledge.onnx_encoder import OnnxEncoder, OnnxUnavailable
-from gateway.settings import EmbeddingPrecision, Settings
+from gateway.knowledge.onnx_encoder import OnnxEncoder, OnnxUnavailable, OnnxWeights
+from gateway.settings import EmbeddingPrecision, OnnxWeightsSetting, Settings
 
 log = structlog.get_logger("gateway.startup")
 
@@ -73,19 +73,34 @@ def bulk_threads(cpus: int | None = None) -> int:
     return max(1, cpus or os.cpu_count() or 1)
 
 
+def _cpu_flags(cpuinfo: Path) -> set[str]:
+    try:
+        return set(cpuinfo.read_text(errors="replace").split())
+    except OSError:
+        return set()
+
+
 def native_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
     """Whether this CPU multiplies bfloat16 in hardware (x86 flags ``avx512_bf16`` or ``amx_bf16``)."""
-    try:
-        flags = cpuinfo.read_text(errors="replace").split()
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
+    return bool(_cpu_flags(cpuinfo) & {"avx512_bf16", "amx_bf16"})
+
+
+def native_int8_dot(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether this CPU has int8 dot-product instructions (x86 ``avx512_vnni``, ``avx_vnni`` or AMX)."""
+    return bool(_cpu_flags(cpuinfo) & {"avx512_vnni", "avx_vnni", "amx_int8"})
 
 
 def resolve_precision(precision: EmbeddingPrecision) -> Literal["bf16", "fp32"]:
     if precision == "auto":
         return "bf16" if native_bf16() else "fp32"
     return precision
+
+
+def resolve_onnx_weights(weights: OnnxWeightsSetting) -> OnnxWeights:
+    """``auto``: int8 where the CPU has int8 dot products (measured there), fp32 elsewhere."""
+    if weights == "auto":
+        return "int8" if native_int8_dot() else "fp32"
+    return weights
 
 
 def default_model_path() -> str:
@@ -111,7 +126,8 @@ class Embedder:
 
     ``threads`` sets torch's intra-op threads for the whole process (None leaves torch's default) and
     ONNX Runtime's (None: ``serving_threads()``); ``cache_size`` bounds the text cache (0 disables it);
-    ``onnx_dir`` turns ONNX Runtime on, with the exported graph cached in that directory.
+    ``onnx_dir`` turns ONNX Runtime on, with the exported graph cached in that directory, its weights
+    ``onnx_weights`` (int8 falls back to fp32 with a warning when it cannot be made or disagrees).
     """
 
     dimensions = 384
@@ -125,6 +141,7 @@ class Embedder:
         threads: int | None = None,
         cache_size: int = 4096,
         onnx_dir: Path | None = None,
+        onnx_weights: OnnxWeights = "fp32",
     ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -138,7 +155,9 @@ class Embedder:
             torch.set_num_threads(threads)  # also for the torch models the process may load later
         self.precision = resolve_precision(precision)
         """torch's arithmetic; ONNX Runtime always runs fp32."""
-        self._onnx = self._open_onnx(onnx_dir, threads or serving_threads()) if onnx_dir else None
+        self._onnx = (
+            self._open_onnx(onnx_dir, threads or serving_threads(), onnx_weights) if onnx_dir else None
+        )
         # torch fp32 is slower than ONNX Runtime at every call size: it is then only the fallback
         self._model: Any = None
         if self._onnx is None or self.precision == "bf16":
@@ -164,22 +183,26 @@ class Embedder:
             threads=threads,
             cache_size=settings.embedding_cache_size,
             onnx_dir=None if bulk else settings.data_dir / "cache",
+            onnx_weights=resolve_onnx_weights(settings.embedding_onnx_weights),
         )
 
     @property
     def runtime(self) -> str:
-        """What encodes: ``torch bf16``, ``onnx fp32``, or ``onnx fp32 + torch bf16`` (by call size)."""
+        """What encodes: ``torch bf16``, ``onnx int8``, or ``onnx int8 + torch bf16`` (by call size)."""
+        onnx = f"onnx {self._onnx.weights}" if self._onnx is not None else ""
         torch = f"torch {self.precision}" if self._model is not None else ""
-        return " + ".join(part for part in ("onnx fp32" if self._onnx else "", torch) if part)
+        return " + ".join(part for part in (onnx, torch) if part)
 
-    def _open_onnx(self, cache_dir: Path, threads: int) -> OnnxEncoder | None:
+    def _open_onnx(self, cache_dir: Path, threads: int, weights: OnnxWeights) -> OnnxEncoder | None:
         """The ONNX Runtime encoder, or None (logged) to keep torch: a speed feature never fails start-up."""
         try:
-            encoder = OnnxEncoder.open(Path(self.model_path), cache_dir, threads)
+            encoder = OnnxEncoder.open(Path(self.model_path), cache_dir, threads, weights)
         except OnnxUnavailable as err:
             log.warning("onnx_runtime_unavailable", fallback="torch", reason=str(err))
             return None
-        log.info("onnx_runtime_ready", model_file=str(encoder.model_file), threads=threads)
+        log.info(
+            "onnx_runtime_ready", model_file=str(encoder.model_file), weights=encoder.weights, threads=threads
+        )
         return encoder
 
     def _load_torch(self, precision: Literal["bf16", "fp32"]) -> Any:

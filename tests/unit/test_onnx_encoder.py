@@ -6,6 +6,7 @@ link that file instead of exporting again, except the two that must export (corr
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from pathlib import Path
@@ -15,8 +16,14 @@ import pytest
 from structlog.testing import capture_logs
 
 from gateway.knowledge import onnx_encoder
-from gateway.knowledge.embedding import ONNX_MAX_TEXTS, Embedder, default_model_path
-from gateway.knowledge.onnx_encoder import OnnxEncoder, cached_model_file, max_seq_length
+from gateway.knowledge.embedding import (
+    ONNX_MAX_TEXTS,
+    Embedder,
+    default_model_path,
+    native_int8_dot,
+    resolve_onnx_weights,
+)
+from gateway.knowledge.onnx_encoder import OnnxEncoder, OnnxUnavailable, cached_model_file, max_seq_length
 from gateway.settings import Settings
 
 MODEL = Path(default_model_path())
@@ -134,7 +141,9 @@ def test_from_settings_serves_with_onnx_from_the_data_dir_and_ingests_with_torch
 ) -> None:
     linked_cache(encoder, tmp_path / "cache")
     settings = Settings(data_dir=tmp_path, embedding_precision="fp32", embedding_threads=1)
-    assert Embedder.from_settings(settings).runtime == "onnx fp32"
+    assert Embedder.from_settings(settings.model_copy(update={"embedding_onnx_weights": "fp32"})).runtime == (
+        "onnx fp32"
+    )
     assert Embedder.from_settings(settings, bulk=True).runtime == "torch fp32"
 
 
@@ -153,3 +162,134 @@ def test_a_model_onnx_cannot_serve_falls_back_to_torch_with_a_warning(
     assert "max_seq_length" in warnings[0]["reason"]
     assert embedder.runtime == "torch fp32"
     assert embedder.encode(TEXTS[:2]).shape == (2, Embedder.dimensions)
+
+
+# --- int8 weights ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def int8_cache(encoder: OnnxEncoder, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return linked_cache(encoder, tmp_path_factory.mktemp("int8-cache"))
+
+
+@pytest.fixture(scope="module")
+def int8_encoder(int8_cache: Path) -> OnnxEncoder:
+    """The module's one quantisation (under a second), from the module's fp32 export."""
+    return OnnxEncoder.open(MODEL, int8_cache, threads=1, weights="int8")
+
+
+def test_int8_graph_is_quantised_cached_beside_the_fp32_one_and_agrees_with_it(
+    int8_encoder: OnnxEncoder, int8_cache: Path, encoder: OnnxEncoder
+) -> None:
+    import onnx
+
+    assert int8_encoder.weights == "int8"
+    assert int8_encoder.model_file == cached_model_file(MODEL, int8_cache, "int8")
+    graph = onnx.load(str(int8_encoder.model_file)).graph
+    weights = {tensor.name for tensor in graph.initializer}
+    quantised = [n.name.split("/")[3] for n in graph.node if n.op_type == "MatMulNBits"]
+    fp32 = [n.name.split("/")[3] for n in graph.node if n.op_type == "MatMul" and n.input[1] in weights]
+    assert sorted(quantised) == sorted(["layer.0", "layer.1", "layer.2", "layer.3"] * 6)
+    assert sorted(fp32) == sorted(["layer.4", "layer.5"] * 6)  # the last two keep fp32 weights
+    quantised, reference = int8_encoder.encode(TEXTS), encoder.encode(TEXTS)
+    assert quantised.shape == reference.shape
+    assert np.allclose(np.linalg.norm(quantised, axis=1), 1.0, atol=1e-5)
+    cosines = (quantised * reference).sum(axis=1)
+    worded = np.array([bool(text.strip()) for text in TEXTS])
+    assert np.all(cosines[worded] >= 0.999), cosines
+    assert np.all(cosines[~worded] >= 0.998), cosines  # no words: only [CLS] [SEP] (0.9987 measured)
+    assert not np.allclose(quantised, reference, atol=1e-6)
+    alone = np.concatenate([int8_encoder.encode([text]) for text in TEXTS])
+    assert np.all((alone * quantised).sum(axis=1) >= 0.9999)  # padding in a call barely moves a vector
+
+
+def test_a_second_start_reuses_the_int8_graph(
+    int8_encoder: OnnxEncoder, int8_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_quantisation(*_: object) -> None:
+        raise AssertionError("quantised again")
+
+    monkeypatch.setattr(onnx_encoder, "quantise_int8", no_quantisation)
+    again = OnnxEncoder.open(MODEL, int8_cache, threads=1, weights="int8")
+    assert again.weights == "int8"
+    assert np.array_equal(again.encode(TEXTS[:2]), int8_encoder.encode(TEXTS[:2]))
+
+
+def test_a_corrupt_int8_file_is_quantised_again(
+    encoder: OnnxEncoder, int8_encoder: OnnxEncoder, tmp_path: Path
+) -> None:
+    cache = linked_cache(encoder, tmp_path)
+    target = cached_model_file(MODEL, cache, "int8")
+    target.write_bytes(b"\x08\x07not an onnx graph" * 100)
+    with capture_logs() as logs:
+        rebuilt = OnnxEncoder.open(MODEL, cache, threads=1, weights="int8")
+    assert [e["event"] for e in logs if e["log_level"] == "warning"] == ["onnx_cache_unreadable"]
+    assert rebuilt.weights == "int8"
+    assert np.array_equal(rebuilt.encode(TEXTS[:2]), int8_encoder.encode(TEXTS[:2]))
+
+
+def test_int8_that_cannot_be_made_serves_fp32_with_a_warning(
+    encoder: OnnxEncoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def failing(*_: object) -> None:
+        raise OnnxUnavailable("int8 quantisation failed: the quantiser broke")
+
+    monkeypatch.setattr(onnx_encoder, "quantise_int8", failing)
+    with capture_logs() as logs:
+        opened = OnnxEncoder.open(MODEL, linked_cache(encoder, tmp_path), threads=1, weights="int8")
+    warnings = [e for e in logs if e["log_level"] == "warning"]
+    assert [e["event"] for e in warnings] == ["onnx_int8_unavailable"]
+    assert "the quantiser broke" in warnings[0]["reason"]
+    assert opened.weights == "fp32"
+    assert np.array_equal(opened.encode(TEXTS[:2]), encoder.encode(TEXTS[:2]))
+
+
+def test_an_int8_graph_that_disagrees_with_fp32_is_not_used(
+    encoder: OnnxEncoder, int8_encoder: OnnxEncoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = linked_cache(encoder, tmp_path)
+    cached_model_file(MODEL, cache, "int8").symlink_to(int8_encoder.model_file)
+    monkeypatch.setattr(onnx_encoder, "INT8_PROBE_MIN_COSINE", 0.9999999)  # stricter than int8 reaches
+    with capture_logs() as logs:
+        opened = OnnxEncoder.open(MODEL, cache, threads=1, weights="int8")
+    warnings = [e for e in logs if e["log_level"] == "warning"]
+    assert [e["event"] for e in warnings] == ["onnx_int8_unavailable"]
+    assert "disagrees" in warnings[0]["reason"]
+    assert opened.weights == "fp32"
+
+
+def test_a_graph_without_named_encoder_layers_is_not_quantised(encoder: OnnxEncoder) -> None:
+    import onnx
+
+    model = onnx.load(str(encoder.model_file))
+    for index, node in enumerate(model.graph.node):
+        node.name = f"node_{index}"  # another exporter's names
+    with pytest.raises(OnnxUnavailable, match="no encoder layer"):
+        onnx_encoder.fp32_products(model)
+
+
+def test_serving_embedder_with_int8_weights(int8_encoder: OnnxEncoder, int8_cache: Path) -> None:
+    serving = Embedder(precision="bf16", threads=1, cache_size=0, onnx_dir=int8_cache, onnx_weights="int8")
+    assert serving.runtime == "onnx int8 + torch bf16"
+    assert np.array_equal(serving.encode(TEXTS[:2]), int8_encoder.encode(TEXTS[:2]))
+
+
+def test_auto_weights_are_int8_only_where_the_cpu_has_int8_dot_products(tmp_path: Path) -> None:
+    with_vnni, without = tmp_path / "vnni", tmp_path / "plain"
+    with_vnni.write_text("flags\t\t: fpu sse2 avx2 avx512f avx512_vnni\n")
+    without.write_text("flags\t\t: fpu sse2 avx2 avx512f\n")
+    assert native_int8_dot(with_vnni)
+    assert not native_int8_dot(without)
+    assert not native_int8_dot(tmp_path / "missing")
+    assert resolve_onnx_weights("auto") == ("int8" if native_int8_dot() else "fp32")
+    assert resolve_onnx_weights("fp32") == "fp32"
+    assert resolve_onnx_weights("int8") == "int8"
+
+
+def test_importing_the_quantiser_leaves_the_process_logging_alone() -> None:
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    with onnx_encoder._root_logging_kept():
+        logging.basicConfig(level=logging.INFO)  # what the quantiser's module does on import
+    assert root.handlers == handlers
+    assert root.level == level
