@@ -6,10 +6,14 @@ answer refused, then the rest (a refusal, the notes for declined questions) at t
 over is never retracted: the pieces always concatenate to ``PipelineResult.answer``. ``stream_answer``
 wraps this as an async iterator for the HTTP layer.
 
-Exactly one audit row per request: ``open_request`` writes it provisionally before anything runs (an
-``AuditError`` there means nothing was done or sent), and the run completes it whatever happens,
-including when it is cancelled (a streaming client that went away, a server stop): the recording is
-shielded from the cancellation and names the interruption as the outcome.
+Exactly one audit row per request: it is written provisionally, and the run completes it whatever
+happens, including when it is cancelled (a streaming client that went away, a server stop): the
+recording is shielded from the cancellation and names the interruption as the outcome. The
+provisional row is committed before anything leaves the gateway: before the model is asked, before any
+text is sent, and before the final record. ``answer`` writes it while triage runs (triage is local
+and sends nothing; the write's fsync and the question's encoding overlap); the streaming handler
+writes it first with ``open_request``, since its headers go out before the result exists. An
+``AuditError`` from it means nothing was sent: the answer is refused with a 503.
 
 Every stage, triage to record, runs through one ``StageRunner`` (``gateway.pipeline.stages``): it times
 the stage, names it on a failure and counts it; ``answer`` turns a failed stage into a refusal.
@@ -76,17 +80,21 @@ CANCELLED = "cancelled"
 
 @dataclass(frozen=True)
 class OpenedRequest:
-    """A request whose provisional audit row is written (``open_request``)."""
+    """A request's identity; its provisional audit row is written (``open_request``) or being written."""
 
     request_id: str
     created_at: dt.datetime
+
+
+def new_opened(request_id: str | None = None) -> OpenedRequest:
+    return OpenedRequest(request_id or new_request_id(), dt.datetime.now(dt.UTC))
 
 
 async def open_request(
     request: ChatRequest, services: Services, request_id: str | None = None
 ) -> OpenedRequest:
     """Write the request's provisional audit row; AuditError (counted) when the store cannot be written."""
-    opened = OpenedRequest(request_id or new_request_id(), dt.datetime.now(dt.UTC))
+    opened = new_opened(request_id)
     await record_start(opened.request_id, opened.created_at, request, services)
     return opened
 
@@ -102,13 +110,22 @@ async def answer(
 ) -> PipelineResult:
     """Triage, retrieve, draft, split, verify, clean up, badge and record one chat request.
 
+    Without ``opened`` (a request whose provisional row is already written), the provisional row is
+    written while triage runs, and committed before anything leaves the gateway.
+
     Never raises for a run-time failure of a stage: the patient gets a safe refusal naming the reason,
     and the error is counted and audited. Raises AuditError when the audit row cannot be written
-    (before anything runs, or at the end: then the caller must not send the answer). When cancelled,
-    completes the audit row with outcome ``interruption`` and re-raises the cancellation.
+    (provisionally, before anything is sent, or at the end: then the caller must not send the
+    answer). When cancelled, completes the audit row with outcome ``interruption`` and re-raises the
+    cancellation.
     """
-    opened = opened or await open_request(request, services, request_id)
-    run = _Run(request, services, opened, sink)
+    provisional = None
+    if opened is None:
+        opened = new_opened(request_id)
+        provisional = asyncio.ensure_future(
+            record_start(opened.request_id, opened.created_at, request, services)
+        )
+    run = _Run(request, services, opened, sink, provisional)
     try:
         with request_deadline(services.settings.upstream_deadline):
             return await _answer(run)
@@ -124,6 +141,7 @@ async def _answer(run: _Run) -> PipelineResult:
     policy = services.policy
     try:
         run.triage = await stage(TRIAGE, request, services)
+        await run.opened()  # the provisional row is committed before the model is asked or text sent
         if run.triage.scope is not Scope.IN_SCOPE:
             return await run.refuse(RefusalReason(run.triage.scope.value), run.triage.reason)
 
@@ -239,9 +257,16 @@ class _Run:
     """The state one request accumulates; turns it into a recorded PipelineResult."""
 
     def __init__(
-        self, request: ChatRequest, services: Services, opened: OpenedRequest, sink: TextSink | None = None
+        self,
+        request: ChatRequest,
+        services: Services,
+        opened: OpenedRequest,
+        sink: TextSink | None = None,
+        provisional: asyncio.Future[None] | None = None,
     ) -> None:
         self.request = request
+        self.provisional = provisional
+        """The provisional audit row's write when it runs alongside triage (None: already committed)."""
         self.services = services
         self.request_id = opened.request_id
         self.sink = sink
@@ -258,6 +283,14 @@ class _Run:
         self.verdicts: tuple[Verdict, ...] = ()
         self.model_started = time.perf_counter()
         """When the draft call started: the request's model deadline counts from here."""
+
+    async def opened(self) -> None:
+        """Wait until the provisional row is committed; AuditError (already counted) when it failed.
+
+        Shielded: a cancelled request still waits for its provisional row before completing it.
+        """
+        if self.provisional is not None:
+            await asyncio.shield(self.provisional)
 
     async def clean_up(self, draft: Draft) -> Outcome:
         """The cleanup stage: judge each claim by its verdict, then ``rewrite`` the failing ones."""
@@ -418,6 +451,7 @@ class _Run:
         *,
         blocking: bool = False,
     ) -> PipelineResult:
+        await self.opened()  # the final record comes after the provisional one (AuditError: no answer)
         self.recorded = True
         self.timings.total = time.perf_counter() - self.timings.started
         result = PipelineResult(

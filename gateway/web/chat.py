@@ -35,8 +35,8 @@ REQUEST_ID_HEADER = "x-request-id"
 async def chat_completions(request: Request[Any, Any, Any], services: Services) -> Response[Any]:
     held = time.perf_counter()
     chat = parse_chat_request(await request.body(), RequestLimits.from_settings(services.settings))
-    opened = await open_request(chat, services)  # before any work and any text; AuditError: a 503
     if chat.stream:  # verified streaming: headers go out before the result exists (no Server-Timing)
+        opened = await open_request(chat, services)  # the provisional row first; AuditError: a 503
         request_id = opened.request_id
         return Stream(
             _events(stream_answer(chat, services, opened), chat.model, request_id, services),
@@ -44,7 +44,8 @@ async def chat_completions(request: Request[Any, Any, Any], services: Services) 
             headers={REQUEST_ID_HEADER: request_id, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
     parsed = time.perf_counter()
-    result = await answer(chat, services, opened=opened)  # AuditError: the answer is not sent (a 503)
+    # the provisional row is written alongside triage; AuditError (then or at the end): a 503, no answer
+    result = await answer(chat, services)
     serialising = time.perf_counter()
     trust = trust_json(result, services.policy.tiers, services.today(), services.settings)
     body = encode_json(completion_json(result, chat.model, trust))
@@ -57,9 +58,9 @@ async def chat_completions(request: Request[Any, Any, Any], services: Services) 
 def server_timing(result: PipelineResult, *, parse: float, serialise: float, held: float) -> str:
     """Stage durations in the standard Server-Timing header, so clients can see what the gateway adds.
 
-    ``total`` is the whole time the handler held the request: parsing, the provisional audit row, the
-    pipeline (badges and the committed audit record included) and JSON serialisation; only the socket
-    write comes after it.
+    ``total`` is the whole time the handler held the request: parsing, the pipeline (the provisional
+    audit row, written alongside triage; badges and the committed audit record included) and JSON
+    serialisation; only the socket write comes after it.
     """
     t = result.timings
     stages = {

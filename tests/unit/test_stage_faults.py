@@ -8,6 +8,7 @@ through the services object or by patching the function the stage calls.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,7 +21,7 @@ from gateway.domain import ChatRequest, ClaimToCheck, Draft, Message, Passage, R
 from gateway.errors import AuditError, DraftLimitExceeded, StageError, StoreError
 from gateway.metrics import PIPELINE_STAGES, GatewayMetrics
 from gateway.pipeline.run import answer
-from gateway.pipeline.stages import REASON_BY_STAGE, refusal_reason
+from gateway.pipeline.stages import REASON_BY_STAGE, Stage, refusal_reason
 from gateway.services import Services
 
 QUESTION = "How much paracetamol can an adult take in a day?"
@@ -235,6 +236,108 @@ async def test_a_bug_after_the_audit_write_is_counted_and_the_recorded_answer_is
     (row,) = services.audit.list(AuditFilter())
     assert row.outcome == "answered"
     assert row.id == result.request_id == "req_after_write"
+
+
+class SlowProvisionalWrite:
+    """The audit store with its provisional write slowed down (and optionally failing), logging the order
+    in which the provisional commit, triage and the model call happen."""
+
+    def __init__(self, services: Services, events: list[str], fail: bool = False) -> None:
+        self.original = services.audit.write
+        self.events = events
+        self.fail = fail
+
+    async def __call__(self, row: Any, record: Any) -> None:
+        first = not any(e.startswith("provisional") for e in self.events)
+        if first:
+            self.events.append("provisional started")
+            await asyncio.sleep(0.3)  # longer than triage takes
+            if self.fail:
+                self.events.append("provisional failed")
+                raise OSError("disk full")
+            await self.original(row, record)
+            self.events.append("provisional committed")
+            return
+        await self.original(row, record)
+        self.events.append("final committed")
+
+
+def watch_stages(services: Services, events: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    triage = run_module.TRIAGE.run
+
+    async def triaged(*args: Any) -> Any:
+        result = await triage(*args)
+        events.append("triaged")
+        return result
+
+    monkeypatch.setattr(run_module, "TRIAGE", Stage("triage", triaged))
+    draft = services.upstream.draft
+
+    async def drafted(*args: Any) -> Any:
+        events.append("model asked")
+        return await draft(*args)
+
+    monkeypatch.setattr(services.upstream, "draft", drafted)
+
+
+async def test_the_provisional_row_is_written_alongside_triage_and_committed_before_the_model_is_asked(  # type: ignore[no-untyped-def]
+    make_services, monkeypatch
+) -> None:
+    services = make_services()
+    events: list[str] = []
+    services.audit.write = SlowProvisionalWrite(services, events)
+    watch_stages(services, events, monkeypatch)
+    result = await answer(ask(), services)
+    assert not result.outcome.refused
+    assert events == [
+        "provisional started",
+        "triaged",  # triage ran while the row was being written
+        "provisional committed",
+        "model asked",
+        "final committed",
+    ]
+
+
+@pytest.mark.parametrize("question", [QUESTION, "I have crushing chest pain and I can't catch my breath"])
+async def test_a_failing_provisional_write_alongside_triage_sends_nothing(  # type: ignore[no-untyped-def]
+    make_services, monkeypatch, question: str
+) -> None:
+    """Whatever triage decided (an answer to draft, an emergency to refuse), a provisional row that
+    cannot be written fails the request (a 503 at the handler): no model call, no final record."""
+    services = make_services()
+    events: list[str] = []
+    services.audit.write = SlowProvisionalWrite(services, events, fail=True)
+    watch_stages(services, events, monkeypatch)
+    with pytest.raises(AuditError, match="disk full"):
+        await answer(ask(question), services)
+    assert events == ["provisional started", "triaged", "provisional failed"]
+    m = services.metrics.registry
+    assert m.get_sample_value("gateway_audit_errors_total", {"operation": "begin"}) == 1.0
+    assert m.get_sample_value("gateway_requests_total", {"outcome": "error"}) == 1.0
+    assert services.audit.list(AuditFilter()) == []
+
+
+async def test_a_request_cancelled_during_triage_waits_for_its_provisional_row_then_completes_it(  # type: ignore[no-untyped-def]
+    make_services, monkeypatch
+) -> None:
+    services = make_services()
+    events: list[str] = []
+    services.audit.write = SlowProvisionalWrite(services, events)
+    triage = run_module.TRIAGE.run
+
+    async def slow_triage(*args: Any) -> Any:
+        await asyncio.sleep(10)
+        return await triage(*args)
+
+    monkeypatch.setattr(run_module, "TRIAGE", Stage("triage", slow_triage))
+    task = asyncio.create_task(answer(ask(), services, request_id="req_cancelled_in_triage"))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert events == ["provisional started", "provisional committed"]  # then completed synchronously:
+    (row,) = services.audit.list(AuditFilter())
+    assert (row.id, row.outcome) == ("req_cancelled_in_triage", "cancelled")
 
 
 def test_refusal_reasons() -> None:
