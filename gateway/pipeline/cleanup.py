@@ -25,11 +25,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 
 from rapidfuzz import fuzz
 
-from gateway.cleanup.common import is_planted
+from gateway.cleanup.common import is_planted, matches_any
 from gateway.domain import (
     ClaimOutcome,
     ClaimResult,
@@ -58,15 +57,10 @@ _CONNECTIVE = re.compile(
 _CLOSING = re.compile(r"([.!?]+[\"')\]]*)\s*$")
 
 
-@lru_cache(maxsize=256)
-def _pattern(expression: str) -> re.Pattern[str]:
-    return re.compile(expression, re.IGNORECASE)
-
-
 def safety_rule(text: str, policy: CleanupPolicy) -> str | None:
     """The id of the first safety-critical rule the text matches, if any."""
     for rule in policy.safety_critical:
-        if any(_pattern(p).search(text) for p in rule.patterns):
+        if matches_any(text, rule.patterns):
             return rule.id
     return None
 
@@ -120,11 +114,10 @@ def evidence_context(evidence: Evidence, passages: Sequence[Passage]) -> str:
     """The whole sentences of the cited passage that the evidence span touches."""
     if not 1 <= evidence.source_number <= len(passages):
         return evidence.text
-    text = passages[evidence.source_number - 1].text
-    span = evidence.span
-    touched = [
-        text[s.start : s.end] for s in sentence_spans(text) if s.start < span.end and span.start < s.end
-    ]
+    passage = passages[evidence.source_number - 1]
+    text, span = passage.text, evidence.span
+    sentences = passage.sentence_spans or sentence_spans(text)  # stored at ingestion: not split again
+    touched = [text[s.start : s.end] for s in sentences if s.start < span.end and span.start < s.end]
     return " ".join(touched) or evidence.text
 
 
