@@ -308,7 +308,7 @@ class ChromaStore(ChromaWriter):
         hashes = self._snapshot.hashes
         ranked_elsewhere = {rid: rank for ranked in lists for rank, rid in enumerate(ranked)}
         result: list[list[str]] = []
-        for hits in self._titles.query(vectors, width, None):
+        for hits in self._titles.query(vectors, width, None, self._snapshot.version):
             ranked: list[str] = []
             with self._read_lock:
                 for hit in hits:

@@ -95,3 +95,46 @@ def test_record_cache_is_bounded(embedder, tmp_path: Path) -> None:  # type: ign
     assert set(cache.get(ids)) == set(ids)  # a read larger than the cache still answers in full
     assert len(cache) == 1
     assert cache.get(["gout:9.9@missing"]) == {}
+
+
+def titled(doc_id: str, title: str) -> SourceDocument:
+    return dataclasses.replace(DOC, id=doc_id, title=title, text=f"# {title}\n\n{title} is described here.")
+
+
+def test_titles_are_searched_exactly_in_memory_per_index_version(
+    embedder, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    from gateway.knowledge import titles as titles_module
+
+    store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
+    store.upsert_documents(
+        [DOC, titled("asthma", "What is asthma?"), titled("flu", "How long does flu last?")]
+    )
+    index = store._titles
+    questions = embedder.encode(["how long will my flu go on", "big toe pain", "wheezing and asthma"])
+    version = store._snapshot.version
+    exact = index.query(questions, 3, None, version)
+    from_chroma = index.query(questions, 3, None)
+    assert [[h.document_id for h in hits] for hits in exact] == [
+        [h.document_id for h in hits] for hits in from_chroma
+    ]
+    assert [hits[0].document_id for hits in exact] == ["flu", "gout", "asthma"]
+    for hits, chroma_hits in zip(exact, from_chroma, strict=True):
+        assert [round(h.cosine, 4) for h in hits] == [round(h.cosine, 4) for h in chroma_hits]
+    loaded = index._loaded
+    assert loaded is not None
+    assert loaded.version == version
+    index.query(questions, 3, None, version)
+    assert index._loaded is loaded  # read once per version
+
+    store.upsert_documents([titled("gout", "Gout and uric acid")])  # a commit: a new version
+    assert store._snapshot.version != version
+    found = store.search_sync("what is gout and uric acid", 1)
+    assert index._loaded is not None
+    assert index._loaded.version == store._snapshot.version
+    assert found[0].document_id == "gout"
+
+    monkeypatch.setattr(titles_module, "EXACT_MAX_TITLES", 2)  # too many to hold: Chroma answers
+    index._loaded = None
+    assert [h.document_id for h in index.query(questions[:1], 1, None, "another")[0]] == ["flu"]
+    assert index._loaded is None
