@@ -34,6 +34,9 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from bench.serving_encoder import add_serving_encoder_arguments  # noqa: E402
+
 QUESTIONS = REPO / "bench" / "data" / "patient_questions.jsonl"
 THRESHOLDS = (0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60)
 
@@ -144,14 +147,7 @@ def main() -> None:
     parser.add_argument("--policies", type=Path, help="policy directory (default: the bundled one)")
     parser.add_argument("--only", nargs="*", help="configurations to run (default: all)")
     parser.add_argument("--misses", action="store_true", help="print the questions the last one missed")
-    parser.add_argument(
-        "--onnx-cache",
-        type=Path,
-        help="encode as a serving process: ONNX Runtime for small calls (queries), graph cached here",
-    )
-    parser.add_argument(
-        "--onnx-weights", choices=("int8", "fp32"), default="int8", help="the ONNX graph's weights"
-    )
+    add_serving_encoder_arguments(parser, "the queries (small calls)")
     args = parser.parse_args()
 
     from gateway.policy.loader import load_policy

@@ -34,6 +34,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.serving_encoder import add_serving_encoder_arguments
 from bench.triage_data import EVAL, ROOT, encode_cached, shared_rows
 from gateway.domain import ChatRequest, Message, Role, Scope, Triage
 from gateway.knowledge.embedding import Embedder
@@ -209,12 +210,7 @@ def main() -> None:
     parser.add_argument("--no-shared", action="store_true")
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument("-v", "--verbose", action="store_true", help="list every error")
-    parser.add_argument(
-        "--onnx-cache",
-        type=Path,
-        help="encode each text alone in ONNX Runtime, as a serving process does (graph cached here)",
-    )
-    parser.add_argument("--onnx-weights", choices=("int8", "fp32"), default="int8")
+    add_serving_encoder_arguments(parser, "each text alone")
     args = parser.parse_args()
 
     policy = load_policy(ROOT / "policies", args.context)

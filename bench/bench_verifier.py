@@ -48,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sklearn.isotonic import IsotonicRegression
 from sklearn.metrics import roc_auc_score
 
+from bench.serving_encoder import add_serving_encoder_arguments
 from gateway.domain import ClaimToCheck, Evidence, Passage, Span, Vector, Verdict, VerdictLabel
 from gateway.knowledge.embedding import Embedder, serving_threads
 from gateway.policy.verification import VerificationPolicy
@@ -389,14 +390,7 @@ async def main() -> int:
     parser.add_argument(
         "--threads", type=int, default=serving_threads(), help="MiniLM threads (default: a serving process's)"
     )
-    parser.add_argument(
-        "--onnx-cache",
-        type=Path,
-        help="encode claims with ONNX Runtime (a serving process's small calls), graph cached here",
-    )
-    parser.add_argument(
-        "--onnx-weights", choices=("int8", "fp32"), default="int8", help="the ONNX graph's weights"
-    )
+    add_serving_encoder_arguments(parser, "the claims (small calls)")
     args = parser.parse_args()
     if not EVAL.is_dir():
         print(f"skipped: {EVAL} is not present")
