@@ -85,9 +85,13 @@ def model_digest(model_path: Path) -> str:
     return digest.hexdigest()[:20]
 
 
-def cached_model_file(model_path: Path, cache_dir: Path, weights: OnnxWeights = "fp32") -> Path:
-    suffix = "" if weights == "fp32" else f"-{weights}"
-    return cache_dir / f"minilm-{model_digest(model_path)}{suffix}.onnx"
+def cached_model_file(model_path: Path, cache_dir: Path) -> Path:
+    return cache_dir / f"minilm-{model_digest(model_path)}.onnx"
+
+
+def int8_model_file(fp32_file: Path) -> Path:
+    """Where the int8 graph made from ``fp32_file`` is kept: beside it."""
+    return fp32_file.with_name(f"{fp32_file.stem}-int8.onnx")
 
 
 class OnnxEncoder:
@@ -137,7 +141,7 @@ class OnnxEncoder:
         target = cached_model_file(model_path, cache_dir)
         if target.is_file():
             try:
-                return cls._weighted(cls(target, model_path, threads), cache_dir, weights)
+                return cls._weighted(cls(target, model_path, threads), weights)
             except _ort_errors() as err:
                 log.warning("onnx_cache_unreadable", path=str(target), error=f"{type(err).__name__}: {err}")
         try:
@@ -146,7 +150,7 @@ class OnnxEncoder:
         except OSError as err:  # the cache cannot be written: export for this process only
             log.warning("onnx_cache_unwritable", path=str(cache_dir), error=f"{type(err).__name__}: {err}")
             return cls._uncached(model_path, target.name, threads, weights)
-        return cls._weighted(cls._opened(target, model_path, threads), cache_dir, weights)
+        return cls._weighted(cls._opened(target, model_path, threads), weights)
 
     @classmethod
     def _uncached(cls, model_path: Path, name: str, threads: int, weights: OnnxWeights) -> OnnxEncoder:
@@ -154,7 +158,7 @@ class OnnxEncoder:
             with tempfile.TemporaryDirectory(prefix="minilm-onnx-") as scratch:
                 export_model(model_path, Path(scratch) / name)
                 fp32 = cls._opened(Path(scratch) / name, model_path, threads)
-                return cls._weighted(fp32, Path(scratch), weights)  # the session keeps the graph
+                return cls._weighted(fp32, weights)  # the sessions keep their graphs
         except OSError as err:
             raise OnnxUnavailable(f"export failed: {type(err).__name__}: {err}") from err
 
@@ -169,11 +173,11 @@ class OnnxEncoder:
             raise OnnxUnavailable(f"cannot open {model_file}: {type(err).__name__}: {err}") from err
 
     @classmethod
-    def _weighted(cls, fp32: OnnxEncoder, cache_dir: Path, weights: OnnxWeights) -> OnnxEncoder:
+    def _weighted(cls, fp32: OnnxEncoder, weights: OnnxWeights) -> OnnxEncoder:
         """``fp32`` itself, or its int8 graph (cached beside it) when asked for and it agrees with it."""
         if weights == "fp32":
             return fp32
-        target = cache_dir / f"{fp32.model_file.stem}-int8.onnx"
+        target = int8_model_file(fp32.model_file)
         try:
             quantised = None
             if target.is_file():

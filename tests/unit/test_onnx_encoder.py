@@ -23,7 +23,13 @@ from gateway.knowledge.embedding import (
     native_int8_dot,
     resolve_onnx_weights,
 )
-from gateway.knowledge.onnx_encoder import OnnxEncoder, OnnxUnavailable, cached_model_file, max_seq_length
+from gateway.knowledge.onnx_encoder import (
+    OnnxEncoder,
+    OnnxUnavailable,
+    cached_model_file,
+    int8_model_file,
+    max_seq_length,
+)
 from gateway.settings import Settings
 
 MODEL = Path(default_model_path())
@@ -184,7 +190,7 @@ def test_int8_graph_is_quantised_cached_beside_the_fp32_one_and_agrees_with_it(
     import onnx
 
     assert int8_encoder.weights == "int8"
-    assert int8_encoder.model_file == cached_model_file(MODEL, int8_cache, "int8")
+    assert int8_encoder.model_file == int8_model_file(cached_model_file(MODEL, int8_cache))
     graph = onnx.load(str(int8_encoder.model_file)).graph
     weights = {tensor.name for tensor in graph.initializer}
     quantised = [n.name.split("/")[3] for n in graph.node if n.op_type == "MatMulNBits"]
@@ -219,13 +225,24 @@ def test_a_corrupt_int8_file_is_quantised_again(
     encoder: OnnxEncoder, int8_encoder: OnnxEncoder, tmp_path: Path
 ) -> None:
     cache = linked_cache(encoder, tmp_path)
-    target = cached_model_file(MODEL, cache, "int8")
+    target = int8_model_file(cached_model_file(MODEL, cache))
     target.write_bytes(b"\x08\x07not an onnx graph" * 100)
     with capture_logs() as logs:
         rebuilt = OnnxEncoder.open(MODEL, cache, threads=1, weights="int8")
     assert [e["event"] for e in logs if e["log_level"] == "warning"] == ["onnx_cache_unreadable"]
     assert rebuilt.weights == "int8"
     assert np.array_equal(rebuilt.encode(TEXTS[:2]), int8_encoder.encode(TEXTS[:2]))
+
+
+def test_an_unwritable_cache_quantises_for_this_process_only(
+    int8_encoder: OnnxEncoder, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    uncached = OnnxEncoder.open(MODEL, blocker / "cache", threads=1, weights="int8")
+    assert uncached.weights == "int8"
+    assert not uncached.model_file.exists()  # made in a temporary directory, gone; the session has it
+    assert np.allclose(uncached.encode(TEXTS[:2]), int8_encoder.encode(TEXTS[:2]), atol=1e-6)
 
 
 def test_int8_that_cannot_be_made_serves_fp32_with_a_warning(
@@ -248,7 +265,7 @@ def test_an_int8_graph_that_disagrees_with_fp32_is_not_used(
     encoder: OnnxEncoder, int8_encoder: OnnxEncoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cache = linked_cache(encoder, tmp_path)
-    cached_model_file(MODEL, cache, "int8").symlink_to(int8_encoder.model_file)
+    int8_model_file(cached_model_file(MODEL, cache)).symlink_to(int8_encoder.model_file)
     monkeypatch.setattr(onnx_encoder, "INT8_PROBE_MIN_COSINE", 0.9999999)  # stricter than int8 reaches
     with capture_logs() as logs:
         opened = OnnxEncoder.open(MODEL, cache, threads=1, weights="int8")
