@@ -47,8 +47,9 @@ from gateway.policy.loader import load_policy
 DATA = ROOT / "bench" / "data" / "triage_messages.jsonl"
 
 
-ONE_BY_ONE = False
-"""Encode each text in its own call (``--onnx-cache``): the serving path, in ONNX Runtime."""
+def one_by_one(encoder: Embedder) -> bool:
+    """An encoder with ONNX Runtime (``--onnx-cache``) stands for the serving path: each text alone."""
+    return encoder.runtime.startswith("onnx")
 
 
 def request_of(turns: list[str]) -> ChatRequest:
@@ -70,7 +71,7 @@ def triage_all(
     correct = spelling_corrector(model)
     plans: list[TriagePlan] = [plan(r, context, model.policy, correct) for r in requests]
     texts = [t for p in plans for t in p.texts]
-    vectors = encode_cached(model.encoder, texts, cache, name, one_by_one=ONE_BY_ONE)  # type: ignore[arg-type]
+    vectors = encode_cached(model.encoder, texts, cache, name, one_by_one=one_by_one(model.encoder))  # type: ignore[arg-type]
     scores = model.score(vectors)
     results, start = [], 0
     for p in plans:
@@ -216,10 +217,8 @@ def main() -> None:
     policy = load_policy(ROOT / "policies", args.context)
     embedder = Embedder()
     if args.onnx_cache is not None:
-        global ONE_BY_ONE
-        ONE_BY_ONE = True
         embedder = Embedder(cache_size=0, onnx_dir=args.onnx_cache, onnx_weights=args.onnx_weights)
-    print(f"MiniLM: {embedder.runtime}{', one text per call' if ONE_BY_ONE else ''}")
+    print(f"MiniLM: {embedder.runtime}{', one text per call' if one_by_one(embedder) else ''}")
     spelling = None if args.no_spelling else load_planner(ROOT / "policies").words
     model = SemanticTriage(policy.triage, embedder, spelling)
     requests = bench_set(policy.context, model, args.cache, args.verbose)
