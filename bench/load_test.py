@@ -6,7 +6,7 @@ answer quoting the passages it was sent (``bench_gateway.five_claim_answer``). C
 tasks with httpx; a share of them ask for SSE streams.
 
 load (default): ``--clients`` concurrent clients for ``--duration`` seconds; prints throughput,
-    p50/p95/p99 latency, status counts, 5xx count, and checks that the audit database holds exactly
+    p50/p95/p99/p99.9/max latency, status counts, 5xx count, and checks that the audit database holds exactly
     one row per request sent (no lost audit record).
 soak (``--soak``): the same load for longer, sampling the gateway's RSS (``/proc/<pid>/status``)
     every ``--sample-every`` seconds; prints the samples and the slope (MB per minute) fitted over the
@@ -209,7 +209,8 @@ def print_result(label: str, result: LoadResult, clients: int) -> None:
     print(f"  throughput         {ok / result.seconds:8.1f} answered requests/s")
     print(
         f"  latency ms         p50 {result.percentile(0.5) * 1000:7.1f}   p95 "
-        f"{result.percentile(0.95) * 1000:7.1f}   p99 {result.percentile(0.99) * 1000:7.1f}"
+        f"{result.percentile(0.95) * 1000:7.1f}   p99 {result.percentile(0.99) * 1000:7.1f}   p99.9 "
+        f"{result.percentile(0.999) * 1000:7.1f}   max {result.percentile(1.0) * 1000:7.1f}"
     )
     print(
         f"  statuses           {dict(sorted(result.statuses.items()))}   client errors {dict(result.errors)}"
@@ -381,6 +382,8 @@ def main() -> int:
         "p50_ms": round(total.percentile(0.5) * 1000, 1),
         "p95_ms": round(total.percentile(0.95) * 1000, 1),
         "p99_ms": round(total.percentile(0.99) * 1000, 1),
+        "p999_ms": round(total.percentile(0.999) * 1000, 1),
+        "max_ms": round(total.percentile(1.0) * 1000, 1),
         "server_errors": total.server_errors,
         "audit_rows": rows,
         "rss_start_mb": round(rss_start, 1),
