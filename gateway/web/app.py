@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from typing import Any
 
 import anyio.to_thread
@@ -21,6 +21,7 @@ from gateway.web.auth import access_control, failed_auth_throttle
 from gateway.web.auth_state import SessionRevocations
 from gateway.web.chat import chat_completions, list_models
 from gateway.web.errors import exception_handlers
+from gateway.web.heap import frozen_heap
 from gateway.web.ops import healthz, metrics, readyz
 from gateway.web.pages import page_handlers
 from gateway.web.rate_limits import LimiterHandle, build_rate_limiter
@@ -67,8 +68,13 @@ def create_app(
         owned = holder.services is None
         if owned:
             holder.services = await anyio.to_thread.run_sync(build, settings)
+        # A serving process freezes its start-up heap; tests and benches that pass services keep theirs.
+        heap = frozen_heap() if owned else nullcontext(0)
         try:
-            yield
+            with heap as frozen:
+                if owned:
+                    log.info("startup_heap_frozen", objects=frozen)
+                yield
         finally:
             if owned and holder.services is not None:
                 await holder.services.aclose_models()
