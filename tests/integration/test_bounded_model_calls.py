@@ -19,6 +19,7 @@ import pytest
 
 from gateway.audit import AuditFilter
 from gateway.testing import Reply, ScriptedUpstream, running_upstream
+from gateway.web.heap import frozen_heap
 from tests.support import cleanup_scenarios as s
 from tests.support.cleanup_stack import pin_chat_verifier, policy_copy
 from tests.support.fault_server import running_fault_server
@@ -194,7 +195,9 @@ def test_healthz_answers_while_a_1mb_draft_is_processed(build) -> None:  # type:
         result.update(ask(url, timeout=300))
         done.set()
 
-    with running_gateway(services) as url, httpx.Client(timeout=10) as client:
+    # The test process's heap stands for the serving process's start-up heap, frozen as serve freezes
+    # it: a full collection over the whole test suite's objects holds the GIL for over half a second.
+    with frozen_heap(), running_gateway(services) as url, httpx.Client(timeout=10) as client:
         client.get(f"{url}/healthz")  # warm the connection
         caller = threading.Thread(target=call, args=(url,))
         caller.start()
