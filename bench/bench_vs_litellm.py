@@ -15,7 +15,9 @@ concurrency 1: one request to the upstream directly, one through LiteLLM, one th
 rotating order; "added" is a request's latency minus the median direct latency of the round (the
 gateway also reports its own held time minus upstream time from ``Server-Timing``).
 concurrency 16: the same number of requests through LiteLLM and the gateway, alternating which goes
-first; requests/s and CPU milliseconds per request (read from /proc for each server process).
+first; requests/s and CPU milliseconds per request (read from /proc for each server process, and
+for the upstream and this client together), and from them the requests/s each proxy would reach if
+every core were busy: the ceiling that more worker processes could approach, no further.
 The figures printed are medians over rounds; the load average is printed with each round because
 the machine may be shared. A bench, never run in CI; no test asserts a timing.
 
@@ -56,6 +58,7 @@ from gateway.testing import (  # noqa: E402
 )
 
 MASTER_KEY = "sk-bench-litellm-master"
+CORES = len(os.sched_getaffinity(0))
 MODEL = "bench-model"
 FIXED_SENTENCES = [
     "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours",
@@ -219,6 +222,8 @@ class Target:
     """Server-Timing entries at concurrency 1, by name (the gateway only)."""
     rps16: list[float] = field(default_factory=list)
     cpu_ms: list[float] = field(default_factory=list)
+    around_cpu_ms: list[float] = field(default_factory=list)
+    """CPU ms per request, at concurrency 16, of the rest of the bench: the upstream and this client."""
     added: list[float] = field(default_factory=list)
 
 
@@ -279,13 +284,17 @@ async def concurrent_run(target: Target, concurrency: int, n: int) -> float:
         return n / (time.perf_counter() - started)
 
 
-def throughput_round(targets: list[Target], concurrency: int, n: int, first: int) -> None:
+def throughput_round(targets: list[Target], concurrency: int, n: int, first: int, upstream_pid: int) -> None:
     for k in range(len(targets)):
         target = targets[(first + k) % len(targets)]
         cpu_before = cpu_seconds(target.pid) if target.pid else 0.0
+        around_before = cpu_seconds(upstream_pid) + time.process_time()
         target.rps16.append(asyncio.run(concurrent_run(target, concurrency, n)))
         if target.pid:
             target.cpu_ms.append((cpu_seconds(target.pid) - cpu_before) * 1000 / n)
+        target.around_cpu_ms.append(
+            (cpu_seconds(upstream_pid) + time.process_time() - around_before) * 1000 / n
+        )
 
 
 def report(
@@ -294,12 +303,18 @@ def report(
     def med(values: list[float]) -> float:
         return statistics.median(values) if values else float("nan")
 
+    def ceiling(t: Target) -> float:
+        """The most requests/s this machine's cores could give with every one of them busy."""
+        return CORES * 1000 / (med(t.cpu_ms) + med(t.around_cpu_ms))
+
     rows: list[tuple[str, Callable[[Target], str]]] = [
         ("added median ms (c=1)", lambda t: f"{med(t.added):.1f}"),
         ("added p95 ms (c=1)", lambda t: f"{percentile(t.added, 0.95):.1f}"),
         ("total median ms (c=1)", lambda t: f"{med(t.totals):.1f}"),
         (f"requests/s (c={concurrency})", lambda t: f"{med(t.rps16):.1f}"),
         (f"CPU ms per request (c={concurrency})", lambda t: f"{med(t.cpu_ms):.1f}"),
+        (f"  + upstream and client (c={concurrency})", lambda t: f"{med(t.around_cpu_ms):.1f}"),
+        (f"  req/s if {CORES} cores were all busy", lambda t: f"{ceiling(t):.1f}"),
     ]
     print(
         f"\nupstream direct: median {med(direct.totals):.1f} ms, p95 {percentile(direct.totals, 0.95):.1f} ms"
@@ -336,6 +351,9 @@ def report(
         "gateway_rps": med(gateway.rps16),
         "litellm_cpu_ms": med(litellm.cpu_ms),
         "gateway_cpu_ms": med(gateway.cpu_ms),
+        "litellm_around_cpu_ms": med(litellm.around_cpu_ms),
+        "gateway_around_cpu_ms": med(gateway.around_cpu_ms),
+        "cores": CORES,
         "loads": loads,
     }
 
@@ -401,7 +419,9 @@ def main() -> int:
                 for r in range(args.rounds):
                     start_load = loadavg()
                     sequential_round(client, direct, [litellm, gateway], args.requests)
-                    throughput_round([litellm, gateway], args.concurrency, args.throughput_requests, first=r)
+                    throughput_round(
+                        [litellm, gateway], args.concurrency, args.throughput_requests, r, upstream.pid
+                    )
                     loads.append(f"{start_load} -> {loadavg()}")
                     print(
                         f"round {r + 1}: c16 req/s LiteLLM {litellm.rps16[-1]:.1f}, gateway "
