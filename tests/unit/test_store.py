@@ -121,20 +121,19 @@ def test_titles_are_searched_exactly_in_memory_per_index_version(
     assert [hits[0].document_id for hits in exact] == ["flu", "gout", "asthma"]
     for hits, chroma_hits in zip(exact, from_chroma, strict=True):
         assert [round(h.cosine, 4) for h in hits] == [round(h.cosine, 4) for h in chroma_hits]
-    loaded = index._loaded
+    loaded = index.exact._loaded
     assert loaded is not None
     assert loaded.version == version
     index.query(questions, 3, None, version)
-    assert index._loaded is loaded  # read once per version
+    assert index.exact._loaded is loaded  # read once per version
 
     store.upsert_documents([titled("gout", "Gout and uric acid")])  # a commit: a new version
     assert store._snapshot.version != version
     found = store.search_sync("what is gout and uric acid", 1)
-    assert index._loaded is not None
-    assert index._loaded.version == store._snapshot.version
+    assert index.exact.loaded_version() == store._snapshot.version
     assert found[0].document_id == "gout"
 
     monkeypatch.setattr(titles_module, "EXACT_MAX_TITLES", 2)  # too many to hold: Chroma answers
-    index._loaded = None
+    index.exact._loaded = None
     assert [h.document_id for h in index.query(questions[:1], 1, None, "another")[0]] == ["flu"]
-    assert index._loaded is None
+    assert index.exact.loaded_version() is None

@@ -1,0 +1,93 @@
+"""Exact nearest neighbours in memory over one Chroma collection's vectors, read once per index version.
+
+For a collection of up to some thousands of records, one matrix product finds the exact nearest
+vectors faster than a Chroma query finds approximate ones through its HNSW index (Chroma's call is
+about 0.7 ms of Python and SQLite whatever the size; the product over 325 vectors takes 0.01 ms;
+docs/benchmarks.md). The vectors are read from Chroma on the first search of each index version
+(every commit changes the version), so a search never sees vectors older than the version it names.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gateway.domain import Vector
+from gateway.errors import StoreError
+
+PAGE = 5000
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    """A collection's ids and unit vectors as of one index version."""
+
+    version: str
+    ids: tuple[str, ...]
+    vectors: np.ndarray
+
+
+class ExactVectors:
+    """Exact cosine search over the vectors of ``collection`` (stored unit length), for ``what`` records."""
+
+    def __init__(self, collection: Any, what: str) -> None:
+        self._collection = collection
+        self._what = what
+        self._loaded: _Loaded | None = None
+        self._loading = threading.Lock()
+
+    def nearest(
+        self, queries: Vector, n: int, version: str, max_records: int
+    ) -> list[list[tuple[str, float]]] | None:
+        """Each query's ``n`` nearest record ids and cosines, best first; None when the collection
+        holds more than ``max_records`` records (too many to keep in memory: ask Chroma)."""
+        loaded = self._load(version, max_records)
+        if loaded is None:
+            return None
+        if not loaded.ids:
+            return [[] for _ in queries]
+        cosines = np.asarray(queries, dtype=np.float32) @ loaded.vectors.T
+        result: list[list[tuple[str, float]]] = []
+        for row in cosines:
+            nearest = np.argpartition(-row, n - 1)[:n] if n < len(row) else np.arange(len(row))
+            order = nearest[np.argsort(-row[nearest], kind="stable")]
+            result.append([(loaded.ids[i], float(row[i])) for i in order])
+        return result
+
+    def loaded_version(self) -> str | None:
+        """The index version whose vectors are held (None: none held)."""
+        return self._loaded.version if self._loaded is not None else None
+
+    def _load(self, version: str, max_records: int) -> _Loaded | None:
+        loaded = self._loaded
+        if loaded is not None and loaded.version == version:
+            return loaded
+        with self._loading:
+            loaded = self._loaded
+            if loaded is not None and loaded.version == version:
+                return loaded
+            try:
+                count = int(self._collection.count())
+            except Exception as err:
+                raise StoreError(f"cannot count {self._what} records: {err}") from err
+            if count > max_records:
+                return None
+            ids: list[str] = []
+            pages: list[np.ndarray] = []
+            try:
+                for offset in range(0, max_records + PAGE, PAGE):
+                    page = self._collection.get(include=["embeddings"], limit=PAGE, offset=offset)
+                    if page["ids"]:
+                        ids += page["ids"]
+                        vectors = np.asarray(page["embeddings"], dtype=np.float32)
+                        pages.append(vectors.reshape(len(page["ids"]), -1))
+                    if len(page["ids"]) < PAGE:
+                        break
+            except Exception as err:
+                raise StoreError(f"cannot read the {self._what} vectors: {err}") from err
+            matrix = np.concatenate(pages) if pages else np.zeros((0, 0), dtype=np.float32)
+            self._loaded = _Loaded(version, tuple(ids), matrix)
+            return self._loaded
