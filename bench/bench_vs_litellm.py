@@ -49,7 +49,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.bench_gateway import REPEAT, five_claim_answer, next_question, percentile  # noqa: E402
-from bench.load_test import CLIENT_KEY, start_gateway  # noqa: E402
+from bench.load_test import CLIENT_KEY, cpu_seconds, start_gateway  # noqa: E402
 from gateway.testing import (  # noqa: E402
     Reply,
     ScriptedUpstream,
@@ -177,30 +177,6 @@ def stop(process: subprocess.Popen[bytes]) -> None:
             process.wait(timeout=20)
         except subprocess.TimeoutExpired:
             process.kill()
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of a process and its descendants (LiteLLM may run its server in a child)."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    for proc in [pid, *_descendants(pid)]:
-        try:
-            fields = Path(f"/proc/{proc}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / ticks
-    return total
-
-
-def _descendants(pid: int) -> list[int]:
-    try:
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    except OSError:
-        return []
-    found = [int(c) for c in children]
-    for child in list(found):
-        found += _descendants(child)
-    return found
 
 
 def loadavg() -> str:

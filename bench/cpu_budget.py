@@ -35,13 +35,16 @@ from bench.bench_gateway import next_question  # noqa: E402
 from bench.bench_vs_litellm import (  # noqa: E402
     Target,
     concurrent_run,
-    cpu_seconds,
     loadavg,
     start_upstream,
     stop,
     timed_post,
 )
-from bench.load_test import CLIENT_KEY, start_gateway  # noqa: E402
+from bench.load_test import (  # noqa: E402
+    CLIENT_KEY,
+    cpu_seconds,
+    start_gateway,
+)
 
 STAGES: list[tuple[str, tuple[str, ...]]] = [
     # (stage, substrings of a stack); the first rule with a match in the stack decides, so the more

@@ -32,6 +32,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import sqlite3
@@ -140,6 +141,30 @@ async def run_load(
 def audit_rows(path: Path) -> int:
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
         return int(db.execute("SELECT COUNT(*) FROM requests").fetchone()[0])
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process and its descendants (LiteLLM may run its server in a child)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for proc in [pid, *_descendants(pid)]:
+        try:
+            fields = Path(f"/proc/{proc}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+def _descendants(pid: int) -> list[int]:
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+    found = [int(c) for c in children]
+    for child in list(found):
+        found += _descendants(child)
+    return found
 
 
 def rss_mb(pid: int) -> float:
@@ -322,6 +347,12 @@ def main() -> int:
         help="corpus to index (default: the 5-document test corpus; the bundled one is knowledge/)",
     )
     parser.add_argument(
+        "--index",
+        type=Path,
+        help="a data directory with an index built elsewhere (e.g. bench_patient_questions.py --subset "
+        "2000 --data-dir DIR), copied and served with --knowledge added to it",
+    )
+    parser.add_argument(
         "--replicas", type=int, default=1, help="N >= 2: N gateways over shared Chroma/PostgreSQL/Redis"
     )
     args = parser.parse_args()
@@ -336,6 +367,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp, running_upstream() as (scripted, upstream_url):
         scripted.responder = five_claim_answer
         data = Path(tmp)
+        if args.index:
+            shutil.copytree(args.index, data, dirs_exist_ok=True)
         print(f"starting trust-gateway serve over {args.knowledge} ...", flush=True)
         process, url = start_gateway(data, upstream_url, args.knowledge, data / "gateway.log")
         try:
@@ -343,6 +376,7 @@ def main() -> int:
             asyncio.run(run_load(url, 4, 3.0, CLIENT_KEY, args.stream_share))
             warm_rows = audit_rows(data / "audit.sqlite3")
             rss_start = rss_mb(process.pid)
+            cpu_start = cpu_seconds(process.pid)
             samples: list[tuple[float, float]] = []
             total = LoadResult()
             started = time.perf_counter()
@@ -364,6 +398,7 @@ def main() -> int:
                         flush=True,
                     )
             rows = audit_rows(data / "audit.sqlite3") - warm_rows
+            cpu_ms = (cpu_seconds(process.pid) - cpu_start) * 1000 / max(1, total.sent)
         finally:
             process.send_signal(signal.SIGINT)
             try:
@@ -374,6 +409,7 @@ def main() -> int:
     verdict = "ok" if rows == total.sent else "LOST"
     print(f"  audit rows         {rows} for {total.sent} requests sent ({verdict})")
     print(f"  gateway RSS        start {rss_start:.1f} MB, end {samples[-1][1]:.1f} MB")
+    print(f"  gateway CPU        {cpu_ms:.1f} ms per request")
     summary: dict[str, Any] = {
         "clients": args.clients,
         "seconds": round(total.seconds, 1),
@@ -388,6 +424,7 @@ def main() -> int:
         "audit_rows": rows,
         "rss_start_mb": round(rss_start, 1),
         "rss_end_mb": round(samples[-1][1], 1),
+        "cpu_ms_per_request": round(cpu_ms, 1),
     }
     if args.soak:
         steady = samples[len(samples) // 4 :]
