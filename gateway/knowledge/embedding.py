@@ -35,6 +35,7 @@ import numpy as np
 import structlog
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
+from threadpoolctl import threadpool_limits
 
 from gateway.domain import Vector, unit_rows
 from gateway.knowledge.onnx_encoder import OnnxEncoder, OnnxUnavailable, OnnxWeights
@@ -170,6 +171,12 @@ class Embedder:
         self._cache_size = cache_size
         self.model_calls = 0
         """Model calls made so far (each may hold several callers' texts)."""
+        if threads is not None:
+            # every native thread pool loaded by now too (numpy's and scipy's BLAS, scikit-learn's
+            # OpenMP): BLAS serves the cosine products of search and verification, and its idle
+            # threads spin; with two of them on two cores a serving process spent more CPU spinning
+            # than working (docs/benchmarks.md)
+            threadpool_limits(threads)
 
     @classmethod
     def from_settings(cls, settings: Settings, *, bulk: bool = False) -> Embedder:
