@@ -3,8 +3,10 @@
 The bundled corpus is indexed in a temporary directory; every question is encoded first, so the
 figures leave MiniLM out. Printed: median and p95 ms per call of a passages query asking for
 documents + metadata + distances (what a search asked before #18) against ids + distances (what it
-asks now), the titles query both ways, the registry version read, and ``search_sync`` with the record
-cache cold (first time a passage is read) and warm.
+asks now) and against the exact search in memory (``exact.py``, what a search of a collection of up
+to ``EXACT_MAX_PASSAGES`` does now), the titles query both ways, the registry version read, and
+``search_sync`` with the record cache cold (first time a passage is read) and warm, then warm with
+the dense search asked of Chroma.
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_search_trips.py [--questions 60]
 """
@@ -51,8 +53,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     from gateway.bootstrap import build_services
+    from gateway.knowledge import store as store_module
     from gateway.knowledge.records import STATE_ID
-    from gateway.knowledge.store import ChromaStore
+    from gateway.knowledge.store import EXACT_MAX_PASSAGES, ChromaStore
     from gateway.settings import Settings
 
     services = build_services(Settings(data_dir=Path(tempfile.mkdtemp())))
@@ -83,6 +86,12 @@ def main() -> None:
         n,
     )
     print(f"{'':52s} ratio {ids / full:.2f}x")
+    exact = timed(
+        "passages exact in memory (exact.py)",
+        lambda i: store._exact_passages.nearest(vectors[i : i + 1], 48, store.version, EXACT_MAX_PASSAGES),
+        n,
+    )
+    print(f"{'':52s} ratio to the ids query {exact / ids:.2f}x")
     timed(
         "titles query: metadatas, distances",
         lambda i: titles.query(
@@ -100,6 +109,11 @@ def main() -> None:
     cold = timed("search_sync, record cache cold", lambda i: store.search_sync(questions[i], 8), n)
     warm = timed("search_sync, record cache warm", lambda i: store.search_sync(questions[i], 8), n)
     print(f"{'':52s} ratio {warm / cold:.2f}x; records cached: {len(store._records)}")
+    store_module.EXACT_MAX_PASSAGES = 0  # the dense search asked of Chroma, as before
+    chroma = timed(
+        "search_sync, record cache warm, dense by Chroma", lambda i: store.search_sync(questions[i], 8), n
+    )
+    print(f"{'':52s} exact / Chroma {warm / chroma:.2f}x")
 
 
 if __name__ == "__main__":

@@ -37,6 +37,8 @@ class ExactVectors:
         self._collection = collection
         self._what = what
         self._loaded: _Loaded | None = None
+        self._oversized: str | None = None
+        """The last index version at which the collection held too many records to keep."""
         self._loading = threading.Lock()
 
     def nearest(
@@ -63,31 +65,38 @@ class ExactVectors:
 
     def _load(self, version: str, max_records: int) -> _Loaded | None:
         loaded = self._loaded
-        if loaded is not None and loaded.version == version:
-            return loaded
-        with self._loading:
-            loaded = self._loaded
-            if loaded is not None and loaded.version == version:
-                return loaded
-            try:
-                count = int(self._collection.count())
-            except Exception as err:
-                raise StoreError(f"cannot count {self._what} records: {err}") from err
-            if count > max_records:
-                return None
-            ids: list[str] = []
-            pages: list[np.ndarray] = []
-            try:
-                for offset in range(0, max_records + PAGE, PAGE):
-                    page = self._collection.get(include=["embeddings"], limit=PAGE, offset=offset)
-                    if page["ids"]:
-                        ids += page["ids"]
-                        vectors = np.asarray(page["embeddings"], dtype=np.float32)
-                        pages.append(vectors.reshape(len(page["ids"]), -1))
-                    if len(page["ids"]) < PAGE:
-                        break
-            except Exception as err:
-                raise StoreError(f"cannot read the {self._what} vectors: {err}") from err
-            matrix = np.concatenate(pages) if pages else np.zeros((0, 0), dtype=np.float32)
-            self._loaded = _Loaded(version, tuple(ids), matrix)
-            return self._loaded
+        if (loaded is None or loaded.version != version) and self._oversized != version:
+            with self._loading:
+                loaded = self._loaded
+                if (loaded is None or loaded.version != version) and self._oversized != version:
+                    loaded = self._read(version, max_records)
+        if loaded is None or loaded.version != version or len(loaded.ids) > max_records:
+            return None
+        return loaded
+
+    def _read(self, version: str, max_records: int) -> _Loaded | None:
+        """Read the collection's vectors from Chroma (None: more than ``max_records``, noted for
+        ``version`` so that its searches do not count again)."""
+        try:
+            count = int(self._collection.count())
+        except Exception as err:
+            raise StoreError(f"cannot count {self._what} records: {err}") from err
+        if count > max_records:
+            self._oversized = version
+            return None
+        ids: list[str] = []
+        pages: list[np.ndarray] = []
+        try:
+            for offset in range(0, max_records + PAGE, PAGE):
+                page = self._collection.get(include=["embeddings"], limit=PAGE, offset=offset)
+                if page["ids"]:
+                    ids += page["ids"]
+                    vectors = np.asarray(page["embeddings"], dtype=np.float32)
+                    pages.append(vectors.reshape(len(page["ids"]), -1))
+                if len(page["ids"]) < PAGE:
+                    break
+        except Exception as err:
+            raise StoreError(f"cannot read the {self._what} vectors: {err}") from err
+        matrix = np.concatenate(pages) if pages else np.zeros((0, 0), dtype=np.float32)
+        self._loaded = _Loaded(version, tuple(ids), matrix)
+        return self._loaded

@@ -1,11 +1,16 @@
 """The shared Chroma server goes down under a running gateway: the patient gets a safe refusal with
 the store_error reason (never model text), it is counted and audited, /readyz says which dependency
-failed, and the gateway serves again once Chroma is back."""
+failed, and the gateway serves again once Chroma is back. Until the index version is next read (at
+most ``GATEWAY_INDEX_REFRESH_SECONDS`` after the last read), a search whose vectors and records the
+process holds is answered from the last committed version, as any search is between two reads."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -18,9 +23,15 @@ from tests.support.stack import running_gateway
 pytestmark = pytest.mark.slow
 KEY = "chroma-down-key"
 QUESTION = "How much paracetamol can an adult take?"
+HEADERS = {"Authorization": f"Bearer {KEY}"}
+BODY = {"model": "m", "messages": [{"role": "user", "content": QUESTION}]}
 
 
-def test_chroma_down_is_a_counted_audited_refusal_and_unready(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@contextmanager
+def gateway_over_chroma(
+    embedder: Any, tmp_path: Path, refresh_seconds: float
+) -> Iterator[tuple[str, Any, Any, Any]]:
+    """A gateway over a Chroma server holding the test corpus; yields (url, chroma, upstream, services)."""
     from bench.bench_gateway import five_claim_answer
     from gateway.bootstrap import build_services
     from gateway.knowledge.corpus import load_manifest
@@ -29,53 +40,81 @@ def test_chroma_down_is_a_counted_audited_refusal_and_unready(embedder, tmp_path
     from tests.support.replicas import running_chroma
 
     with running_chroma(tmp_path) as chroma, running_upstream() as (scripted, upstream_url):
-        chroma_url = chroma.url
         scripted.responder = five_claim_answer
         settings = Settings(
             data_dir=tmp_path / "gw",
-            chroma_url=chroma_url,
+            chroma_url=chroma.url,
             knowledge_dir=FIXTURE_KB,
             upstream_base_url=upstream_url,
             upstream_retries=0,
             api_keys=(Secret(KEY),),
+            index_refresh_seconds=refresh_seconds,
         )
-        writer = ChromaStore.open(settings, embedder)
-        writer.upsert_documents(load_manifest(FIXTURE_KB))
+        ChromaStore.open(settings, embedder).upsert_documents(load_manifest(FIXTURE_KB))
         services = build_services(settings, embedder=embedder)
         try:
             with running_gateway(services) as url:
-                headers = {"Authorization": f"Bearer {KEY}"}
-                body = {"model": "m", "messages": [{"role": "user", "content": QUESTION}]}
-                first = httpx.post(f"{url}/v1/chat/completions", json=body, headers=headers, timeout=60)
-                assert first.status_code == 200
-                assert first.json()["trust"]["summary"]["refused"] is False
-                asked_upstream = len(scripted.requests)
-
-                chroma.stop()
-                try:
-                    refused = httpx.post(
-                        f"{url}/v1/chat/completions", json=body, headers=headers, timeout=120
-                    )
-                    assert refused.status_code == 200  # a refusal is an answer: the safe message
-                    summary = refused.json()["trust"]["summary"]
-                    assert summary["refused"] is True
-                    assert summary["reason"] == "store_error"
-                    assert len(scripted.requests) == asked_upstream  # the model was never asked
-                    ready = httpx.get(f"{url}/readyz", timeout=120)
-                    assert ready.status_code == 503
-                    assert ready.json()["failed"] == ["knowledge_store"]
-                    metrics = httpx.get(f"{url}/metrics").text
-                    assert 'gateway_refusals_total{reason="store_error"} 1.0' in metrics
-                    assert 'gateway_stage_errors_total{stage="retrieve"} 1.0' in metrics
-                    assert 'gateway_dependency_up{dependency="knowledge_store"} 0.0' in metrics
-                    assert services.audit.count() == 2
-                finally:
-                    chroma.start()
-                deadline = time.monotonic() + 90
-                while httpx.get(f"{url}/readyz", timeout=30).status_code != 200:
-                    assert time.monotonic() < deadline
-                    time.sleep(0.5)
-                again = httpx.post(f"{url}/v1/chat/completions", json=body, headers=headers, timeout=60)
-                assert again.json()["trust"]["summary"]["refused"] is False
+                yield url, chroma, scripted, services
         finally:
             services.audit.close()
+
+
+def test_chroma_down_is_a_counted_audited_refusal_and_unready(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # every search reads the index version, so the first search after the outage meets it
+    with gateway_over_chroma(embedder, tmp_path, refresh_seconds=0) as (url, chroma, scripted, services):
+        first = httpx.post(f"{url}/v1/chat/completions", json=BODY, headers=HEADERS, timeout=60)
+        assert first.status_code == 200
+        assert first.json()["trust"]["summary"]["refused"] is False
+        asked_upstream = len(scripted.requests)
+
+        chroma.stop()
+        try:
+            refused = httpx.post(f"{url}/v1/chat/completions", json=BODY, headers=HEADERS, timeout=120)
+            assert refused.status_code == 200  # a refusal is an answer: the safe message
+            summary = refused.json()["trust"]["summary"]
+            assert summary["refused"] is True
+            assert summary["reason"] == "store_error"
+            assert len(scripted.requests) == asked_upstream  # the model was never asked
+            ready = httpx.get(f"{url}/readyz", timeout=120)
+            assert ready.status_code == 503
+            assert ready.json()["failed"] == ["knowledge_store"]
+            metrics = httpx.get(f"{url}/metrics").text
+            assert 'gateway_refusals_total{reason="store_error"} 1.0' in metrics
+            assert 'gateway_stage_errors_total{stage="retrieve"} 1.0' in metrics
+            assert 'gateway_dependency_up{dependency="knowledge_store"} 0.0' in metrics
+            assert services.audit.count() == 2
+        finally:
+            chroma.start()
+        deadline = time.monotonic() + 90
+        while httpx.get(f"{url}/readyz", timeout=30).status_code != 200:
+            assert time.monotonic() < deadline
+            time.sleep(0.5)
+        again = httpx.post(f"{url}/v1/chat/completions", json=BODY, headers=HEADERS, timeout=60)
+        assert again.json()["trust"]["summary"]["refused"] is False
+
+
+def test_between_two_version_reads_held_passages_answer_and_others_are_refused(
+    embedder, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    with gateway_over_chroma(embedder, tmp_path, refresh_seconds=60) as (url, chroma, _, services):
+        first = httpx.post(f"{url}/v1/chat/completions", json=BODY, headers=HEADERS, timeout=60)
+        assert first.json()["trust"]["summary"]["refused"] is False
+        sources = {s["passage_id"] for s in first.json()["trust"]["sources"]}
+        assert sources
+
+        chroma.stop()
+        try:
+            # the same question: its passages' vectors and records are held; the version read an
+            # instant ago stands for the next 60 s, as it does with Chroma up
+            held = httpx.post(f"{url}/v1/chat/completions", json=BODY, headers=HEADERS, timeout=120)
+            assert held.json()["trust"]["summary"]["refused"] is False
+            assert {s["passage_id"] for s in held.json()["trust"]["sources"]} == sources
+            # a question needing a record the process has not read yet cannot be answered
+            other = {"model": "m", "messages": [{"role": "user", "content": "What helps hay fever?"}]}
+            refused = httpx.post(f"{url}/v1/chat/completions", json=other, headers=HEADERS, timeout=120)
+            summary = refused.json()["trust"]["summary"]
+            assert summary["refused"] is True
+            assert summary["reason"] == "store_error"
+            assert services.audit.count() == 3
+        finally:
+            chroma.start()

@@ -137,3 +137,38 @@ def test_titles_are_searched_exactly_in_memory_per_index_version(
     index.exact._loaded = None
     assert [h.document_id for h in index.query(questions[:1], 1, None, "another")[0]] == ["flu"]
     assert index.exact.loaded_version() is None
+
+
+def test_passages_are_searched_exactly_in_memory_unless_filtered_or_too_many(
+    embedder, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    from gateway.knowledge import store as store_module
+    from gateway.knowledge.store import SearchFilters
+
+    store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
+    store.upsert_documents(
+        [DOC, titled("asthma", "What is asthma?"), titled("flu", "How long does flu last?")]
+    )
+    questions = embedder.encode(["sudden pain in the big toe", "wheezing and asthma"])
+    exact = store._dense(questions, 5, SearchFilters())
+    assert store._exact_passages.loaded_version() == store._snapshot.version
+
+    monkeypatch.setattr(store_module, "EXACT_MAX_PASSAGES", 2)  # too many to hold: Chroma answers
+    store._exact_passages._loaded = None
+    from_chroma = store._dense(questions, 5, SearchFilters())
+    assert store._exact_passages.loaded_version() is None
+    assert [[rid for rid, _ in hits] for hits in exact] == [[rid for rid, _ in hits] for hits in from_chroma]
+    for hits, chroma_hits in zip(exact, from_chroma, strict=True):
+        assert [round(c, 4) for _, c in hits] == [round(c, 4) for _, c in chroma_hits]
+    assert exact[0][0][0].startswith("gout:0.0@")  # the symptoms passage
+    assert exact[1][0][0].startswith("asthma:")
+
+    monkeypatch.setattr(store_module, "EXACT_MAX_PASSAGES", 10_000)
+    assert store._dense(questions, 5, SearchFilters(orgs=("CDC",))) == [[], []]  # filtered: Chroma answers
+    assert store._exact_passages.loaded_version() is None
+
+    version = store._snapshot.version
+    store.upsert_documents([titled("flu", "Flu and fever")])  # a commit: new vectors at a new version
+    assert store._snapshot.version != version
+    assert store.search_sync("flu and fever", 1)[0].document_id == "flu"
+    assert store._exact_passages.loaded_version() == store._snapshot.version
