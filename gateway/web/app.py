@@ -27,6 +27,7 @@ from gateway.web.pages import page_handlers
 from gateway.web.rate_limits import LimiterHandle, build_rate_limiter
 from gateway.web.retrieve_api import retrieve_passages
 from gateway.web.verify_api import verify_answer
+from gateway.web.warm_up import warm_up
 
 log = structlog.get_logger("gateway.http")
 
@@ -68,6 +69,7 @@ def create_app(
         owned = holder.services is None
         if owned:
             holder.services = await anyio.to_thread.run_sync(build, settings)
+            await warm_up(holder.services)
         # A serving process freezes its start-up heap; tests and benches that pass services keep theirs.
         heap = frozen_heap() if owned else nullcontext(0)
         try:
