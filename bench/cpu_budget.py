@@ -69,7 +69,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("verification", ("verification/", "pipeline/verify.py", "gateway/checkonly/")),
     ("cleanup", ("pipeline/cleanup.py", "gateway/cleanup/")),
     ("badge", ("pipeline/badge.py", "gateway/tiers.py")),
-    ("audit + metrics + log", ("pipeline/record.py", "gateway/audit.py", "prometheus_client", "structlog")),
+    ("audit + metrics + log", ("pipeline/record.py", "gateway/audit/", "prometheus_client", "structlog")),
     ("JSON (response)", ("web/serializers.py", "encode_json", "msgspec")),
     (
         "request parsing + auth",
@@ -85,8 +85,18 @@ LOOP_IN_C = "event loop in C (uvloop, httptools) or waiting for a core"
 httptools, or a runnable thread that the kernel has not scheduled (py-spy counts it as active)."""
 
 
+PARKED = "parked threads (waiting for work or a lock: no CPU)"
+"""Samples whose innermost frame waits: a worker thread in ``Condition.wait`` or blocked on its work
+queue (``_worker``). py-spy reports them as active (the wait is a C call it cannot tell from work), so
+they are counted apart and left out of the CPU split; stop 26's budget had them in its event-loop row."""
+PARKED_FRAMES = ("Condition.wait (", "Event.wait (", "_worker (")
+
+
 def stage_of(stack: str) -> str:
-    if stack.rsplit(";", 1)[-1].startswith("Runner.run ("):
+    innermost = stack.rsplit(";", 1)[-1]
+    if innermost.startswith(PARKED_FRAMES):
+        return PARKED
+    if innermost.startswith("Runner.run ("):
         return LOOP_IN_C
     for stage, needles in STAGES:
         if any(needle in stack for needle in needles):
@@ -175,11 +185,13 @@ def main() -> int:
         counts = read_samples(raw)
         if args.keep:
             shutil.copy(raw, args.keep)
+    parked = counts.pop(PARKED, 0)
     total = sum(counts.values())
     print(
         f"\n{sent} requests at concurrency {args.concurrency} in {seconds:.1f} s: "
         f"{sent / seconds:.1f} req/s; "
-        f"gateway CPU {cpu_ms:.1f} ms per request (/proc); {total} active samples; "
+        f"gateway CPU {cpu_ms:.1f} ms per request (/proc); {total} working samples ({parked} parked, left "
+        f"out); "
         f"load {load_before} -> {load_after}"
     )
     print(f"{'stage':58} {'samples':>8} {'share':>7} {'CPU ms/request':>15}")
