@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ from rapidfuzz.distance import JaroWinkler
 
 from gateway.errors import ConfigurationError, InvalidValue
 from gateway.knowledge.lexical import STOPWORDS, Vocabulary, _stem, surface_tokens
+from gateway.knowledge.rewrite import RewriteWords
 from gateway.validation import FILE_CONFIG, load_file
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
@@ -66,6 +67,8 @@ class QueryWords:
     spelling_near_score: float = 74.0
     spelling_near_jaro_winkler: float = 0.92
     spelling_max_length_difference: int = 3
+    model_rewrite: RewriteWords = field(default_factory=RewriteWords)
+    """The optional query rewrite by the upstream model (rewrite.py): its prompt and bounds."""
 
     def __post_init__(self) -> None:
         for key in ("courtesy_sentences", "filler_phrases", "question_cues"):
