@@ -125,9 +125,11 @@ def _alternation(patterns: Sequence[str]) -> re.Pattern[str]:
 
 @dataclass(frozen=True)
 class Synonyms:
-    """``policies/vocabulary.yaml``: brand -> generic and lay -> clinical terms, keys lower-case."""
+    """``policies/vocabulary.yaml``: brand -> generic and lay -> clinical terms, keys lower-case, and
+    the question types' wordings (``lexical_only``: their terms go to BM25, never into the dense text)."""
 
     terms: dict[str, tuple[str, ...]]
+    lexical_only: frozenset[str] = frozenset()
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:
@@ -144,7 +146,10 @@ class Synonyms:
         return frozenset(w for key in self.terms for w in _WORD.findall(key))
 
 
-_VOCABULARY_GROUPS = ("brands", "lay_terms")
+_VOCABULARY_GROUPS = ("brands", "lay_terms", "question_types")
+_LEXICAL_ONLY_GROUPS = frozenset({"question_types"})
+"""Groups whose terms are added to the BM25 text only: what a question asks (its type), worded as the
+sources title their sections, is a ranking hint among one topic's sections, not a topic for MiniLM."""
 
 
 def load_vocabulary(path: Path) -> Synonyms:
@@ -165,6 +170,7 @@ def load_vocabulary(path: Path) -> Synonyms:
             source, unknown[0], f"unknown key; expected one of {', '.join(_VOCABULARY_GROUPS)}"
         )
     terms: dict[str, tuple[str, ...]] = {}
+    lexical_only: set[str] = set()
     for group in _VOCABULARY_GROUPS:
         entries = data.get(group) or {}
         if not isinstance(entries, dict):
@@ -181,7 +187,9 @@ def load_vocabulary(path: Path) -> Synonyms:
             if normal in terms:
                 raise ConfigurationError(source, where, "this word is already listed")
             terms[normal] = tuple(" ".join(v.split()) for v in values)
-    return Synonyms(terms)
+            if group in _LEXICAL_ONLY_GROUPS:
+                lexical_only.add(normal)
+    return Synonyms(terms, frozenset(lexical_only))
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -398,8 +406,11 @@ class QueryPlanner:
 
         def insert(match: re.Match[str]) -> str:
             key = match.group(1)
-            terms = [t for t in self.synonyms.terms[key.lower()] if t.lower() != key.lower()]
+            normal = " ".join(key.lower().split())
+            terms = [t for t in self.synonyms.terms[normal] if t.lower() != normal]
             added.extend(terms)
+            if normal in self.synonyms.lexical_only:
+                return key
             foreign = lexicon is None or not all(lexicon.indexed(w) for w in _WORD.findall(key))
             return f"{key} ({', '.join(terms)})" if terms and foreign else key
 
