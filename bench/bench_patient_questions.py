@@ -16,6 +16,13 @@ CC BY 4.0).
     HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_patient_questions.py --subset 2000 --data-dir /tmp/kb2k
     HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_patient_questions.py --data-dir /tmp/kb16k --modes
 
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_patient_questions.py --data-dir /tmp/kb16k --latency
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_patient_questions.py --bm25-full
+
+``--latency`` times the configurations taking turns on every question (a shared machine's load then
+falls on each alike) and prints median, p95 and the p95 ratio to the baseline. ``--bm25-full`` needs
+no index: BM25 alone over the whole knowledge base (chunked as ingestion does, about a minute),
+baseline and current planner, the one full-size figure when the 16k dense index cannot be built.
 With ``--data-dir`` an index already built there (``bench_retrieval.py --data-dir``) is used as it
 is; ``--subset N`` first ingests (idempotently) every answering section plus random others up to N.
 By default two configurations are compared on each set, side by side: ``baseline`` (the serving
@@ -211,9 +218,72 @@ def row(set_name: str, name: str, result: dict[str, Any], n: int, threshold: flo
     )
 
 
+def bm25_full(sets: dict[str, list[dict[str, Any]]], planners: list[tuple[str, Any]]) -> None:
+    """BM25 alone over the whole knowledge base (chunked as ingestion does; no MiniLM, about a
+    minute): each planned query's BM25 list, fused, at section level. The one full-size figure a
+    shared two-core machine can afford when building the 16k dense index is not."""
+    from bench.bench_retrieval import DATA, TIERS_BY_ORG
+    from gateway.knowledge.chunking import chunk_document
+    from gateway.knowledge.corpus import SourceDocument
+    from gateway.knowledge.embedding import default_model_path
+    from gateway.knowledge.fusion import fuse_lists
+    from gateway.knowledge.lexical import LexicalIndex
+    from gateway.knowledge.loaders import iter_jsonl
+    from gateway.knowledge.query import model_words
+
+    index = LexicalIndex()
+    documents = [r for r in iter_jsonl(DATA, tiers_by_org=TIERS_BY_ORG) if isinstance(r, SourceDocument)]
+    for document in documents:
+        for chunk in chunk_document(document):
+            index.add(chunk.id, f"{document.title} {chunk.section} {chunk.text}", document.tier, document.org)
+    section_of = {c.id: d.id for d in documents for c in chunk_document(d)}
+    dictionary = model_words(default_model_path())
+    print(f"\nBM25 alone, full size: {len(documents)} sections, {len(index)} passages")
+    print(f"{'set':<6}{'configuration':<30}{'n':>5}{'R@5':>7}{'R@10':>7}{'MRR@10':>8}")
+    for set_name, questions in sets.items():
+        covered = [q for q in questions if q["relevant"]]
+        for name, planner in planners:
+            lexicon = planner.lexicon(index.vocabulary(), dictionary)
+            found5 = found10 = 0
+            reciprocal = 0.0
+            for item in covered:
+                plans = planner.plan(item["question"], lexicon)
+                fused = fuse_lists([[h.record_id for h in index.search(p.lexical, 30)] for p in plans])
+                sections = list(dict.fromkeys(section_of[rid] for rid in fused))[:10]
+                ranks = [i for i, sid in enumerate(sections) if sid in set(item["relevant"])]
+                if ranks:
+                    found10 += 1
+                    found5 += ranks[0] < 5
+                    reciprocal += 1 / (ranks[0] + 1)
+            n = max(1, len(covered))
+            print(
+                f"{set_name:<6}{name:<30}{len(covered):>5}{found5 / n:>7.3f}{found10 / n:>7.3f}"
+                f"{reciprocal / n:>8.3f}",
+                flush=True,
+            )
+
+
+def interleaved_latency(store: Any, questions: list[dict[str, Any]], configurations: list[Any]) -> None:
+    """Search latency of each configuration, the configurations taking turns on every question, so a
+    shared machine's changing load falls on all of them alike."""
+    times: dict[str, list[float]] = {name: [] for name, _, _ in configurations}
+    for item in questions:
+        for name, planner, options in configurations:
+            store.planner = planner
+            started = time.perf_counter()
+            store.search_sync(item["question"], 10, options=options)
+            times[name].append((time.perf_counter() - started) * 1000)
+    first = next(iter(times))
+    print(f"\nlatency, configurations interleaved per question ({len(questions)} questions, k = 10)")
+    for name, values in times.items():
+        p50, p95 = statistics.median(values), percentile(values, 0.95)
+        ratio = p95 / percentile(times[first], 0.95)
+        print(f"  {name:<30} median {p50:7.1f} ms   p95 {p95:7.1f} ms   p95 x {first}: {ratio:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--data-dir", type=Path, required=True, help="index directory (kept)")
+    parser.add_argument("--data-dir", type=Path, help="index directory (kept); required but with --bm25-full")
     parser.add_argument("--subset", type=int, default=0, help="ingest answering sections + others up to N")
     parser.add_argument("--policies", type=Path, help="policy directory (default: the bundled one)")
     parser.add_argument("--sets", nargs="*", choices=SETS, default=list(SETS), help="question sets to run")
@@ -221,14 +291,32 @@ def main() -> None:
     parser.add_argument("--no-baseline", action="store_true", help="run the current configuration only")
     parser.add_argument("--modes", action="store_true", help="also the retriever ablations on the own set")
     parser.add_argument("--misses", action="store_true", help="print what the current configuration missed")
+    parser.add_argument(
+        "--latency", action="store_true", help="only the configurations' latency, interleaved per question"
+    )
+    parser.add_argument(
+        "--bm25-full", action="store_true", help="only BM25 over the whole knowledge base (no index needed)"
+    )
     add_serving_encoder_arguments(parser, "the queries (small calls)")
     args = parser.parse_args()
+    if args.data_dir is None and not args.bm25_full:
+        parser.error("--data-dir is required (except with --bm25-full)")
 
     from gateway.knowledge.store import SearchOptions
     from gateway.policy.loader import load_policy
     from gateway.resources import bundled
 
     sets = load_sets(args.sets)
+    if args.bm25_full:
+        from gateway.knowledge.query import load_planner
+
+        current = load_planner(args.policies or bundled("policies"))
+        old = None if args.no_baseline else baseline_planner(args.baseline_rev)
+        planners = ([(f"baseline ({args.baseline_rev})", old)] if old is not None else []) + [
+            ("current", current)
+        ]
+        bm25_full(sets, planners)
+        return
     store = open_store(args, [q for questions in sets.values() for q in questions])
     policy = load_policy(args.policies or bundled("policies"), "general").thresholds.retrieval
     print(
@@ -249,6 +337,10 @@ def main() -> None:
     configurations.append(("current", current_planner, SearchOptions()))
     for question in next(iter(sets.values()))[:5]:  # warm-up: model, vectors, lexicon
         store.search_sync(question["question"], 10)
+    if args.latency:
+        interleaved_latency(store, [q for qs in sets.values() for q in qs], configurations)
+        store.planner = current_planner
+        return
     print(f"\n{HEADER}")
     summary: dict[str, dict[str, float]] = {}
     last: dict[str, dict[str, Any]] = {}
