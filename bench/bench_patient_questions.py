@@ -170,7 +170,7 @@ def gate_rates(best: list[tuple[float, bool]], threshold: float) -> tuple[float,
     return answered, leaked
 
 
-def open_store(args: argparse.Namespace, questions: list[dict[str, Any]]) -> Any:
+def open_store(args: argparse.Namespace, questions: list[dict[str, Any]]) -> tuple[Any, Any]:
     from bench.bench_retrieval import DATA, TIERS_BY_ORG
     from gateway.knowledge.corpus import SourceDocument
     from gateway.knowledge.embedding import Embedder
@@ -181,7 +181,8 @@ def open_store(args: argparse.Namespace, questions: list[dict[str, Any]]) -> Any
     from gateway.resources import bundled
     from gateway.settings import Settings
 
-    embedder = Embedder(onnx_dir=args.onnx_cache, onnx_weights=args.onnx_weights)
+    # no text cache: a configuration must not find its query encoded by the one run before it
+    embedder = Embedder(onnx_dir=args.onnx_cache, onnx_weights=args.onnx_weights, cache_size=0)
     print(f"MiniLM: {embedder.runtime}", flush=True)
     planner = load_planner(args.policies or bundled("policies"))
     store = ChromaStore.open(Settings(data_dir=args.data_dir), embedder, planner=planner)
@@ -199,7 +200,7 @@ def open_store(args: argparse.Namespace, questions: list[dict[str, Any]]) -> Any
             f"({time.perf_counter() - started:.1f} s)",
             flush=True,
         )
-    return store
+    return store, embedder
 
 
 HEADER = (
@@ -263,13 +264,13 @@ def bm25_full(sets: dict[str, list[dict[str, Any]]], planners: list[tuple[str, A
             )
 
 
-def interleaved_latency(store: Any, questions: list[dict[str, Any]], configurations: list[Any]) -> None:
-    """Search latency of each configuration, the configurations taking turns on every question, so a
-    shared machine's changing load falls on all of them alike."""
+def interleaved_latency(questions: list[dict[str, Any]], configurations: list[Any]) -> None:
+    """Search latency of each configuration, the configurations taking turns on every question (in
+    alternating order), so a shared machine's changing load falls on all of them alike."""
     times: dict[str, list[float]] = {name: [] for name, _, _ in configurations}
-    for item in questions:
-        for name, planner, options in configurations:
-            store.planner = planner
+    for number, item in enumerate(questions):
+        turn = configurations if number % 2 == 0 else configurations[::-1]
+        for name, store, options in turn:
             started = time.perf_counter()
             store.search_sync(item["question"], 10, options=options)
             times[name].append((time.perf_counter() - started) * 1000)
@@ -317,7 +318,7 @@ def main() -> None:
         ]
         bm25_full(sets, planners)
         return
-    store = open_store(args, [q for questions in sets.values() for q in questions])
+    store, embedder = open_store(args, [q for questions in sets.values() for q in questions])
     policy = load_policy(args.policies or bundled("policies"), "general").thresholds.retrieval
     print(
         f"MedQuAD (Ben Abacha & Demner-Fushman 2019, CC BY 4.0): {store.count_sync()} passages; "
@@ -329,17 +330,20 @@ def main() -> None:
         + f"; gate min_relevance {policy.min_relevance}; load average {os.getloadavg()[0]:.1f}",
         flush=True,
     )
-    current_planner = store.planner
     old_planner = None if args.no_baseline else baseline_planner(args.baseline_rev)
     configurations: list[tuple[str, Any, Any]] = []
-    if old_planner is not None:
-        configurations.append((f"baseline ({args.baseline_rev})", old_planner, baseline_options()))
-    configurations.append(("current", current_planner, SearchOptions()))
+    if old_planner is not None:  # a store of its own: the planner's lexicon is cached per store
+        from gateway.knowledge.store import ChromaStore
+        from gateway.settings import Settings
+
+        old_store = ChromaStore.open(Settings(data_dir=args.data_dir), embedder, planner=old_planner)
+        configurations.append((f"baseline ({args.baseline_rev})", old_store, baseline_options()))
+    configurations.append(("current", store, SearchOptions()))
     for question in next(iter(sets.values()))[:5]:  # warm-up: model, vectors, lexicon
-        store.search_sync(question["question"], 10)
+        for _, searched, _ in configurations:
+            searched.search_sync(question["question"], 10)
     if args.latency:
-        interleaved_latency(store, [q for qs in sets.values() for q in qs], configurations)
-        store.planner = current_planner
+        interleaved_latency([q for qs in sets.values() for q in qs], configurations)
         return
     print(f"\n{HEADER}")
     summary: dict[str, dict[str, float]] = {}
@@ -348,10 +352,9 @@ def main() -> None:
         covered = sum(1 for q in questions if q["relevant"])
         runs = list(configurations)
         if args.modes and set_name == "own":
-            runs += [(name, current_planner, options) for name, options in modes().items()]
-        for name, planner, options in runs:
-            store.planner = planner
-            result = evaluate(store, questions, options)
+            runs += [(name, store, options) for name, options in modes().items()]
+        for name, searched, options in runs:
+            result = evaluate(searched, questions, options)
             print(row(set_name, name, result, covered, policy.min_relevance), flush=True)
             summary[f"{set_name}/{name}"] = {
                 "recall5": round(result["recall5"], 3),
@@ -360,7 +363,6 @@ def main() -> None:
             }
             if name == "current":
                 last[set_name] = result
-        store.planner = current_planner
     if "own" in last:
         print("\nrelevance gate, own set, current: threshold, covered answered, uncovered answered")
         for threshold in THRESHOLDS:
