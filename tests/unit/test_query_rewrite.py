@@ -141,3 +141,14 @@ def test_a_bad_rewrite_bound_in_the_policy_names_its_key(tmp_path: Path) -> None
     path.write_text("model_rewrite:\n  prompt: '  '\n", encoding="utf-8")
     with pytest.raises(ConfigurationError, match=r"model_rewrite\.prompt"):
         load_query_words(path)
+
+
+async def test_the_restatement_finds_what_a_vague_message_cannot_in_the_real_store(fixture_store) -> None:  # type: ignore[no-untyped-def]
+    policy = load_configured_policy(Settings()).thresholds.retrieval
+    vague = "ok so about the thing from the leaflet, how much is too much for me"
+    alone = await retrieve(vague, fixture_store, policy)
+    restated = rewriter(ScriptedChatModel("What is the maximum daily dose of paracetamol for adults?"))
+    helped = await retrieve(vague, fixture_store, policy, restated)
+    assert helped.best_relevance > alone.best_relevance
+    assert helped.relevant
+    assert helped.passages[0].document_id == "paracetamol"
