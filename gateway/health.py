@@ -60,6 +60,9 @@ async def check_knowledge_store(services: Services) -> Check:
         passages = await (probe() if probe is not None else services.store.count())
     except StoreError as err:
         return Check(False, str(err), public="the knowledge store does not answer")
+    quarantined = getattr(services.store, "quarantined_count", None)
+    if quarantined is not None:
+        services.metrics.knowledge_quarantined.set(quarantined())
     if passages == 0:
         return Check(False, "the knowledge store is empty", 0)
     return Check(True, "ok", passages)

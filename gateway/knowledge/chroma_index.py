@@ -46,6 +46,8 @@ class Snapshot:
     hashes: dict[str, str] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     """Passages per committed document."""
+    quarantined: dict[str, int] = field(default_factory=dict)
+    """Sentences quarantined as instructions, per committed document (instructions.py)."""
 
 
 class ChromaIndex:
@@ -183,7 +185,7 @@ class ChromaIndex:
         read again at the newer version. Nothing is applied until a consistent read is in hand.
         """
         for _ in range(CATCH_UP_ATTEMPTS):
-            hashes, counts = self._read_registry()
+            hashes, counts, quarantined = self._read_registry()
             latest = self._read_version()
             if latest != version:
                 version = latest
@@ -197,7 +199,7 @@ class ChromaIndex:
                 for rid in cached_ids(cached):
                     by_document.setdefault(document_of_record(rid), []).append(rid)
                 self._records_by_document = by_document
-                self._snapshot = Snapshot(version=version, hashes=hashes, counts=counts)
+                self._snapshot = Snapshot(version, hashes, counts, quarantined)
                 log.debug("index_refreshed", version=version, documents=len(hashes), cached=True)
                 return
             changed = [d for d, h in hashes.items() if previous.get(d) != h]
@@ -219,22 +221,24 @@ class ChromaIndex:
                 self._lexical.add(rid, text, tier, org)
                 self._records_by_document.setdefault(document_id, []).append(rid)
             self._save_lexical(version)
-            self._snapshot = Snapshot(version=version, hashes=hashes, counts=counts)
+            self._snapshot = Snapshot(version, hashes, counts, quarantined)
             log.debug("index_refreshed", version=version, documents=len(hashes))
             return
         raise StoreError("the knowledge index kept changing while it was read; try again")
 
-    def _read_registry(self) -> tuple[dict[str, str], dict[str, int]]:
+    def _read_registry(self) -> tuple[dict[str, str], dict[str, int], dict[str, int]]:
         hashes: dict[str, str] = {}
         counts: dict[str, int] = {}
+        quarantined: dict[str, int] = {}
         try:
             for _, meta in self._scan(self._registry, include=["metadatas"]):
                 if meta.get("kind") == "document":
                     hashes[str(meta["document_id"])] = str(meta["doc_hash"])
                     counts[str(meta["document_id"])] = int(meta.get("passages", 0))
+                    quarantined[str(meta["document_id"])] = int(meta.get("quarantined", 0))
         except Exception as err:
             raise StoreError(f"cannot read the index registry: {err}") from err
-        return hashes, counts
+        return hashes, counts, quarantined
 
     def _committed_rows(
         self, document_ids: Sequence[str], hashes: dict[str, str]

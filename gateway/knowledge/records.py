@@ -52,6 +52,8 @@ class PreparedDocument:
     sentence_vectors: tuple[Vector, ...]
     title_vector: Vector | None = None
     """The document title's vector, for question matching (None: no title record is written)."""
+    quarantined: int = 0
+    """Sentences removed as instructions to a model or system (instructions.py); kept in the registry."""
 
     @property
     def record_ids(self) -> list[str]:

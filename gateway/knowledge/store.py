@@ -57,6 +57,7 @@ from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.exact import ExactVectors
 from gateway.knowledge.fusion import best_window_cosine, fuse_lists, relevance
 from gateway.knowledge.ingest import Ingestor
+from gateway.knowledge.instructions import InstructionDetector
 from gateway.knowledge.query import Lexicon, PlannedQuery, QueryPlanner, model_words
 from gateway.knowledge.record_cache import RecordCache
 from gateway.knowledge.records import (
@@ -65,6 +66,7 @@ from gateway.knowledge.records import (
     chunk_order,
     committed,
     document_of_chunk,
+    document_of_record,
     record_id,
     record_passage,
 )
@@ -166,9 +168,12 @@ class ChromaStore(ChromaWriter):
         planner: QueryPlanner | None = None,
         refresh_interval: float = 0.0,
         reopen: Callable[[], Any] | None = None,
+        instructions: InstructionDetector | None = None,
     ) -> None:
         self.options = options or SearchOptions()
         self.planner = planner
+        self.instructions = instructions
+        """Drops instruction sentences from every passage returned (instructions.py); None: no check."""
         self._lexicon: tuple[str, Lexicon] | None = None
         super().__init__(client, collection, embedder, cache_dir, refresh_interval, reopen)
         self._records = RecordCache(self._passages, self._vectors, embedder.dimensions)
@@ -224,6 +229,7 @@ class ChromaStore(ChromaWriter):
             planner=planner,
             refresh_interval=settings.index_refresh_seconds,
             reopen=reopen,
+            instructions=InstructionDetector.from_settings(settings, embedder),
         )
         store.path = None if settings.chroma_url else settings.resolved_chroma_path
         return store
@@ -241,6 +247,16 @@ class ChromaStore(ChromaWriter):
     async def probe(self) -> int:
         """Committed passages, after proving one can be read as a search reads it (``/readyz``)."""
         return await anyio.to_thread.run_sync(self.probe_sync)
+
+    def quarantined_count(self) -> int:
+        """Sentences quarantined as instructions in the committed documents (ingest report)."""
+        return sum(self._snapshot.quarantined.values())
+
+    def _without_instructions(self, passages: list[Passage]) -> list[Passage]:
+        if self.instructions is None:
+            return passages
+        cleaned = [self.instructions.clean_passage(p) for p in passages]
+        return [p for p in cleaned if p is not None]
 
     def probe_sync(self) -> int:
         """Refresh, then read one committed passage record afresh (text, vector and sentence vectors);
@@ -290,7 +306,7 @@ class ChromaStore(ChromaWriter):
         options = options or self.options
         filters = filters or SearchFilters()
         self.refresh_if_due()
-        return self._consistent(lambda: self._search(query, k, filters, options))
+        return self._without_instructions(self._consistent(lambda: self._search(query, k, filters, options)))
 
     def _search(self, query: str, k: int, filters: SearchFilters, options: SearchOptions) -> list[Passage]:
         snapshot = self._snapshot
@@ -424,7 +440,7 @@ class ChromaStore(ChromaWriter):
     def get_sync(self, passage_ids: Sequence[str]) -> list[Passage]:
         """Committed passages by chunk id (score 1.0), in the order asked; unknown ids are skipped."""
         self.refresh_if_due()
-        return self._consistent(lambda: self._get(passage_ids))
+        return self._without_instructions(self._consistent(lambda: self._get(passage_ids)))
 
     def _get(self, passage_ids: Sequence[str]) -> list[Passage]:
         hashes = self._snapshot.hashes
@@ -434,7 +450,9 @@ class ChromaStore(ChromaWriter):
             if document_of_chunk(pid) in hashes
         ]
         stored = self._records.get(wanted)
-        if any(rid not in stored for rid in wanted):
+        with self._read_lock:
+            known = {r for rid in wanted for r in self._records_by_document.get(document_of_record(rid), ())}
+        if any(rid not in stored and rid in known for rid in wanted):  # committed, yet gone: re-read
             raise IndexMoved(self._snapshot.version)
         found = {
             str(r.meta["chunk_id"]): record_passage(r.meta, r.text, 1.0, r.sentence_vectors)
@@ -457,4 +475,4 @@ class ChromaStore(ChromaWriter):
 
     def upsert_documents(self, documents: Iterable[SourceDocument]) -> IngestSummary:
         """Add new documents, replace changed ones, skip unchanged ones (by content hash)."""
-        return Ingestor(self, self._embedder).run(documents).summary
+        return Ingestor(self, self._embedder, detector=self.instructions).run(documents).summary
