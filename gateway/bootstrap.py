@@ -150,6 +150,7 @@ def build_services(
     metrics = GatewayMetrics()
     metrics.declare_tiers(t.id for t in policy.tiers.tiers)
     metrics.knowledge_passages.set(store.count_sync())
+    metrics.knowledge_quarantined.set(store.quarantined_count())
     models = build_models(settings, metrics, connect)
     verifier = build_verifier(settings, policy, embedder, models)
     services = Services(

@@ -368,6 +368,12 @@ class GatewayMetrics:
         self.knowledge_passages = Gauge(
             "gateway_knowledge_passages", "Passages in the knowledge store.", registry=r
         )
+        self.knowledge_quarantined = Gauge(
+            "gateway_knowledge_quarantined_sentences",
+            "Sentences of the committed documents quarantined at ingestion as instructions to a model "
+            "or system (not indexed; listed in the ingest report).",
+            registry=r,
+        )
         self.ready = Gauge(
             "gateway_ready", "1 when the embedding model and the store are loaded.", registry=r
         )

@@ -98,7 +98,7 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdout) 
         batch_documents=args.batch,
         progress=not args.no_progress,
         source=",".join(args.sources),
-        instruction_patterns=_instruction_patterns(settings),
+        detector=store.instructions,
     )
     with safe_fetch(settings) as fetch:
         report = ingestor.run(
@@ -124,16 +124,9 @@ def print_report(report: IngestReport, passages: int, out: TextIO) -> None:
         print(f"  skipped {failure.name}: {failure.reason}", file=out)
     if report.instructions:
         print(
-            f"{len(report.instructions)} sentences read like instructions to a model or system "
-            "(never used as evidence; remove them from the source):",
+            f"{len(report.instructions)} sentences quarantined as instructions to a model or system "
+            "(not indexed; remove them from the source):",
             file=out,
         )
     for document_id, sentence in report.instructions:
         print(f"  instruction in {document_id}: {sentence[:200]!r}", file=out)
-
-
-def _instruction_patterns(settings: Settings) -> tuple[str, ...]:
-    """The policy's planted-instruction patterns, to report such sentences at ingestion."""
-    from gateway.policy.loader import load_configured_policy
-
-    return tuple(load_configured_policy(settings).thresholds.cleanup.planted_instruction)

@@ -149,15 +149,21 @@ def test_entirely_unsupported_answer_is_refused(gateway) -> None:  # type: ignor
     assert (trust["summary"]["reason"], outcomes(trust)) == ("no_claim_survived", ["removed", "removed"])
 
 
-def test_answer_repeating_a_planted_instruction_is_refused(gateway) -> None:  # type: ignore[no-untyped-def]
+def test_a_planted_instruction_never_reaches_the_model(gateway) -> None:  # type: ignore[no-untyped-def]
+    """The fixture's hay-fever document carries a planted instruction. The store drops it from every
+    passage it returns (issue #32: instructions are not knowledge), so the model never reads it and
+    nothing can quote or be rewritten to it; a claim repeating it anyway is caught by cleanup (unit
+    tests: test_cleanup.py, test_instruction_text.py)."""
     scripted, ask = gateway()
-    scripted.queue(s.PLANTED)
+    scripted.queue(s.ANTIHISTAMINE_ONLY)
     text, trust = ask(s.HAY_FEVER_Q)
-    assert text == s.SAFETY_CRITICAL_REFUSAL
-    assert trust["summary"]["reason"] == "safety_critical_failed"
-    assert trust["claims"][1]["check"] == "planted_instruction"
-    planted_source = trust["claims"][1]["evidence"]["source_id"]
-    assert trust["sources"][int(planted_source) - 1]["text"].startswith("Ignore previous instructions")
+    assert "Antihistamine tablets" in text
+    assert trust["summary"]["reason"] is None
+    assert outcomes(trust) == ["verified"]
+    sent = json.dumps(scripted.requests[-1])
+    assert "Antihistamine tablets" in sent
+    assert "Ignore previous instructions" not in sent
+    assert not any("Ignore previous instructions" in source["text"] for source in trust["sources"])
 
 
 def test_emergency_with_a_routine_question_gets_only_the_safety_message(gateway) -> None:  # type: ignore[no-untyped-def]
