@@ -212,8 +212,8 @@ def test_kubernetes_deployment_probes_and_wiring() -> None:
 
 def test_kubernetes_policies_configmap_is_in_sync_with_policies() -> None:
     """Regenerate with
-    ``python deploy/kubernetes/render_policies.py > deploy/kubernetes/policies-configmap.yaml``
-    (and update the Deployment's policies volume items when a file is added or removed)."""
+    ``python deploy/kubernetes/render_policies.py --write``
+    (it also rewrites the Deployment's policies volume items)."""
     module = render_policies()
     configmap = manifests()["ConfigMap/trust-gateway-policies"]
     assert configmap["data"] == module.policy_files(), "policies-configmap.yaml is stale"
