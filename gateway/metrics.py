@@ -46,6 +46,7 @@ REQUEST_OUTCOMES = (
     "rewritten",
     "refused",
     "emergency",
+    "ended_early",
     "error",
     "client_disconnected",
     "cancelled",
@@ -58,7 +59,7 @@ MODEL_CALL_PURPOSES = ("draft", "rewrite", "judge")
 CALL_RESULTS = ("ok", "error")
 REWRITE_SKIP_REASONS = ("cap", "deadline")
 """Why a failing claim was removed without a rewrite attempt finishing."""
-DRAFT_LIMITS = ("reply_chars", "repeated_sentences", "statements")
+DRAFT_LIMITS = ("reply_chars", "line_chars", "repeated_sentences", "statements")
 """Bounds on the model's reply that refuse it as ``malformed_output``."""
 REJECTED_STATUSES = ("400", "401", "403", "404", "405", "413", "429", "503")
 """HTTP statuses of requests turned away before the pipeline (never audited, counted here)."""
@@ -158,6 +159,13 @@ class GatewayMetrics:
         self.refusals = Counter(
             "gateway_refusals",
             "Answers replaced by a refusal or safety message, by reason (RefusalReason).",
+            ["reason"],
+            registry=r,
+        )
+        self.ended_early = Counter(
+            "gateway_answers_ended_early",
+            "Answers that stopped after verified sentences were sent, ending with a note (docs/safety.md), "
+            "by reason (RefusalReason).",
             ["reason"],
             registry=r,
         )
@@ -378,6 +386,7 @@ class GatewayMetrics:
         for outcome in REQUEST_OUTCOMES:
             self.requests.labels(outcome=outcome)
         for reason in REFUSAL_REASONS:
+            self.ended_early.labels(reason=reason)
             self.refusals.labels(reason=reason)
         for scope in TRIAGE_SCOPES:
             for layer in TRIAGE_LAYERS:

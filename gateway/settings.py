@@ -170,6 +170,9 @@ class Settings(BaseSettings):
     products, else fp32), int8 or fp32."""
     upstream_max_reply_chars: int = 200_000
     """Longest model reply accepted, in characters; a longer one is refused as malformed_output."""
+    upstream_max_line_chars: int = 4_000
+    """Longest line (one sentence of the streamed citation contract) accepted, in characters; a longer
+    one ends the answer as malformed_output (docs/contract.md)."""
     max_repeated_sentences: int = 3
     """Times one sentence may recur in a model reply; more is refused as malformed_output."""
     max_draft_statements: int = 300
@@ -338,6 +341,7 @@ def _check_hardening(settings: Settings) -> None:
         "rate_limit_burst",
         "upstream_max_concurrency",
         "upstream_max_reply_chars",
+        "upstream_max_line_chars",
         "max_repeated_sentences",
         "max_draft_statements",
         "auth_failures_burst",

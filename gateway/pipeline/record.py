@@ -46,7 +46,8 @@ log = structlog.get_logger("gateway.request")
 
 
 def request_outcome(result: PipelineResult) -> str:
-    """Bounded label: answered, rewritten, refused, emergency, error, client_disconnected or cancelled."""
+    """Bounded label: answered, rewritten, refused, emergency, ended_early, error, client_disconnected or
+    cancelled."""
     if result.interruption is not None:
         return result.interruption
     outcome = result.outcome
@@ -54,6 +55,8 @@ def request_outcome(result: PipelineResult) -> str:
         return "emergency"
     if result.error is not None:
         return "error"
+    if outcome.ended_early:
+        return "ended_early"
     if outcome.refused:
         return "refused"
     if any(c.outcome is not ClaimOutcome.VERIFIED for c in outcome.claims):
@@ -72,6 +75,8 @@ def _count_metrics(result: PipelineResult, services: Services) -> None:
     ).inc()
     if outcome.refused and outcome.refusal_reason is not None:
         m.refusals.labels(reason=outcome.refusal_reason.value).inc()
+    if outcome.ended_early and outcome.refusal_reason is not None:
+        m.ended_early.labels(reason=outcome.refusal_reason.value).inc()
     # a failed stage was counted when it failed: ``StageRunner`` and ``metrics.count_draft_failure``
     if result.best_relevance is not None:
         m.context_relevance.observe(result.best_relevance)
