@@ -17,7 +17,7 @@ markers), a ten-claim answer at 80 tokens/s, and the built-in extractive respond
 and p95 over ``--runs`` questions per row. Targets: first verified sentence <= raw first sentence + 0.3
 s; complete <= 1.2x raw complete; characters <= 1.5x.
 
-Usage: .venv/bin/python bench/bench_streaming.py [--runs 7] [--knowledge DIR]
+Usage: .venv/bin/python bench/bench_streaming.py [--runs 5] [--knowledge DIR]
 """
 
 from __future__ import annotations
@@ -54,9 +54,6 @@ QUESTIONS = [
     "How is high blood pressure treated?",
     "What are the symptoms of type 2 diabetes?",
     "How should I use eye drops after cataract surgery?",
-    "What are the common side effects of amoxicillin?",
-    "How can I lower my cholesterol?",
-    "What should I do about hay fever?",
 ]
 FIRST_SENTENCE_TARGET = 0.3
 COMPLETE_TARGET = 1.2
@@ -159,7 +156,7 @@ def cell(values: list[float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=7, help="questions per row (median and p95)")
+    parser.add_argument("--runs", type=int, default=5, help="questions per row (median and p95)")
     parser.add_argument("--knowledge", type=Path, default=None)
     args = parser.parse_args()
     configure_logging("WARNING")

@@ -89,7 +89,8 @@ class Settings(BaseSettings):
     upstream_retries: int = 1
     """Retries the openai SDK makes on connection errors, 429 and 5xx."""
     upstream_response_format: ResponseFormat = "json_schema"
-    """How the citation contract is requested: json_schema, json_object or text (inline markers)."""
+    """How the upstream's JSON answers (the rewriter's) are requested: json_schema, json_object or text.
+    The draft streams JSON Lines and asks for no schema (docs/contract.md)."""
     judge_base_url: str = ""
     """OpenAI-compatible base URL of an LLM judge; empty disables the judge."""
     judge_api_key: Secret = Field(default_factory=_no_secret)

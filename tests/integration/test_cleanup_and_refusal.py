@@ -149,12 +149,17 @@ def test_entirely_unsupported_answer_is_refused(gateway) -> None:  # type: ignor
     assert (trust["summary"]["reason"], outcomes(trust)) == ("no_claim_survived", ["removed", "removed"])
 
 
-def test_answer_repeating_a_planted_instruction_is_refused(gateway) -> None:  # type: ignore[no-untyped-def]
+def test_answer_repeating_a_planted_instruction_ends_after_the_verified_sentence(gateway) -> None:  # type: ignore[no-untyped-def]
+    """The verified first sentence was already released (streaming or not: the same pipeline), so the
+    answer ends there with a note instead of being refused (docs/safety.md, section 5)."""
     scripted, ask = gateway()
     scripted.queue(s.PLANTED)
     text, trust = ask(s.HAY_FEVER_Q)
-    assert text == s.SAFETY_CRITICAL_REFUSAL
+    assert text.startswith(s.ANTIHISTAMINE[:-1])
+    assert "I have stopped this answer here" in text
+    assert "double the usual dose" not in text
     assert trust["summary"]["reason"] == "safety_critical_failed"
+    assert trust["summary"]["ended_early"] is True
     assert trust["claims"][1]["check"] == "planted_instruction"
     planted_source = trust["claims"][1]["evidence"]["source_id"]
     assert trust["sources"][int(planted_source) - 1]["text"].startswith("Ignore previous instructions")
