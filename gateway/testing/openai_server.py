@@ -97,7 +97,7 @@ def _passages(body: dict[str, Any]) -> dict[int, str]:
 def contract_reply(
     body: dict[str, Any],
     claims: Sequence[tuple[str, int | None, str | None]],
-    urgency: tuple[str, str] = ("routine", "a question about usual care"),
+    urgency: tuple[str, str] = ("routine", ""),
 ) -> str:
     """Exactly the reply a model following the citation contract requested in ``body`` writes for
     ``claims``, each ``(sentence, passage_number, quote)`` (number and quote None for a sentence that

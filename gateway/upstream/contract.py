@@ -2,7 +2,7 @@
 
 The model sees numbered passages and answers in JSON Lines (one JSON value per line, docs/contract.md):
 
-    {"urgency": "routine", "why": "asks about the usual dose"}
+    {"urgency": "routine"}
     ["Adults can take 500mg to 1g every 4 to 6 hours.", [2]]
     ["Do not take more than four grams a day.", [2], "more than 4g in 24 hours"]
     ["The passages do not say whether it is safe with alcohol."]
@@ -66,7 +66,7 @@ personal dosing decisions.
 Answer format: JSON Lines, one JSON value per line, and nothing else (no code fence, no text \
 outside the lines).
 Line 1 is your read of how urgently the patient needs care:
-{"urgency": "emergency" or "urgent" or "routine", "why": "<at most 12 words>"}
+{"urgency": "emergency" or "urgent" or "routine", "why": "<at most 12 words; only if not routine>"}
 emergency: the patient (or the person they describe) may need emergency care now; urgent: they \
 should see a clinician today; routine: anything else.
 Then one line per sentence of your answer, in the order you would say them:
@@ -77,7 +77,7 @@ consecutive words copied character for character from that passage sentence:
 Write each sentence once, without [n] markers. A sentence that states no fact (a greeting, \
 "The passages do not say ...") is just ["<sentence>"].
 Example:
-{"urgency": "routine", "why": "asks about usual dosing"}
+{"urgency": "routine"}
 ["Adults can take 500mg to 1g every 4 to 6 hours.", [2]]
 ["Do not take more than four grams a day.", [2], "more than 4g in 24 hours"]
 ["The passages do not say whether it is safe with alcohol."]
@@ -180,8 +180,11 @@ def _dialogue(history: Sequence[Message]) -> list[dict[str, str]]:
 # --- writing the contract (the extractive responder, the test helpers) ----------------------------------
 
 
-def urgency_line(level: Urgency | str, reason: str) -> str:
-    return msgspec.json.encode({URGENCY_KEY: str(level), URGENCY_REASON_KEY: reason}).decode()
+def urgency_line(level: Urgency | str, reason: str = "") -> str:
+    line = {URGENCY_KEY: str(level)}
+    if reason:
+        line[URGENCY_REASON_KEY] = reason
+    return msgspec.json.encode(line).decode()
 
 
 def sentence_line(text: str, numbers: Sequence[int] = (), anchor: str | None = None) -> str:
