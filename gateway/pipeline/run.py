@@ -31,7 +31,7 @@ import datetime as dt
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, replace
 
@@ -42,12 +42,10 @@ from gateway.domain import (
     ChatRequest,
     ClaimResult,
     Draft,
-    DraftFormat,
     Outcome,
     Passage,
     RefusalReason,
     Scope,
-    Span,
     Statement,
     Triage,
     TrustReport,
@@ -58,24 +56,16 @@ from gateway.metrics import count_draft_failure
 from gateway.models.limits import request_deadline
 from gateway.pipeline import model_triage
 from gateway.pipeline.badge import badge, unbadged
-from gateway.pipeline.bounds import (
-    check_repeat_counts,
-    check_repeats,
-    check_statements,
-    instruction_sentence,
-    sentence_keys,
-)
 from gateway.pipeline.cleanup import Cleanup, judge_claims
 from gateway.pipeline.record import record, record_start
 from gateway.pipeline.result import PipelineResult, Timings
 from gateway.pipeline.retrieve import retrieve
-from gateway.pipeline.split import split
 from gateway.pipeline.stages import Stage, StageRunner, refusal_reason
+from gateway.pipeline.streamed import Bounds, Rewrites, next_part, split_streamed
 from gateway.pipeline.triage import answerable_request, deferred_questions, red_flag_notes, triage
 from gateway.pipeline.verify import verify
 from gateway.services import Services
-from gateway.settings import Settings
-from gateway.upstream.contract import DraftEnd, DraftPart, DraftSentence, UrgencyRead, assemble
+from gateway.upstream.contract import DraftEnd, DraftSentence, UrgencyRead, assemble
 
 log = structlog.get_logger("gateway.pipeline")
 
@@ -87,9 +77,6 @@ def new_request_id() -> str:
     return f"req_{uuid.uuid4().hex}"
 
 
-REWRITE_GRACE_SECONDS = 1.0
-"""How long after the request's model deadline the rewrite phase is cut off even if a rewrite (or its
-re-verification) has not returned; the calls themselves end at the deadline."""
 CLIENT_DISCONNECTED = "client_disconnected"
 CANCELLED = "cancelled"
 
@@ -214,56 +201,6 @@ async def stream_answer(
                 await asyncio.wait({task})
 
 
-def bounded_split(draft: Draft, settings: Settings) -> tuple[Statement, ...]:
-    """The draft's statements, refused (DraftLimitExceeded) when it repeats a sentence too often or
-    has too many. CPU work on up to ``upstream_max_reply_chars``: run it off the event loop."""
-    check_repeats(draft.answer, settings.max_repeated_sentences)
-    statements = split(draft)
-    check_statements(len(statements), settings.max_draft_statements)
-    return tuple(statements)
-
-
-@dataclass(frozen=True)
-class SplitReply:
-    """One streamed sentence split into statements (the split stage's output)."""
-
-    statements: tuple[Statement, ...]
-    instruction: bool
-    """A statement shown unverified (not a claim) reads like an instruction to a model or system."""
-
-
-def split_sentence(sentence: DraftSentence, offset: int, first_index: int) -> tuple[Statement, ...]:
-    """The statements of one streamed sentence, placed in the whole answer: spans shifted by ``offset``
-    (where its text starts in the answer), sentence indices counted on from ``first_index``."""
-    claim = sentence.claim
-    cited = sentence.cited
-    draft = Draft(cited, (claim,) if claim else (), DraftFormat.JSON_LINES, cited)
-    return tuple(
-        replace(
-            statement,
-            span=Span(statement.span.start + offset, statement.span.end + offset),
-            sentence_index=statement.sentence_index + first_index,
-        )
-        for statement in split(draft)
-    )
-
-
-async def _split(
-    sentence: DraftSentence, offset: int, first_index: int, bounds: _Bounds, planted: Sequence[str]
-) -> SplitReply:
-    """Split one streamed sentence, refusing (DraftLimitExceeded) a reply that repeats a sentence too
-    often or has too many statements."""
-    bounds.repeats.update(sentence_keys(sentence.cited))
-    check_repeat_counts(bounds.repeats, bounds.settings.max_repeated_sentences)
-    statements = split_sentence(sentence, offset, first_index)
-    check_statements(bounds.statements + len(statements), bounds.settings.max_draft_statements)
-    return SplitReply(statements, instruction_sentence(statements, planted))
-
-
-async def _next_part(parts: AsyncGenerator[DraftPart, None]) -> DraftPart | None:
-    return await anext(parts, None)
-
-
 async def _badge(outcome: Outcome, passages: Sequence[Passage], services: Services) -> TrustReport:
     return badge(outcome, passages, services.policy.tiers, services.today())
 
@@ -338,7 +275,7 @@ class _Run:
         services, settings = self.services, self.services.settings
         policy = services.policy.thresholds.cleanup
         cleaning = self.cleaning = Cleanup("", (), (), policy)
-        rewrites = _Rewrites(self, cleaning)
+        rewrites = Rewrites(self, cleaning)
         sentences: list[DraftSentence] = []
         repeats: Counter[str] = Counter()
         answer = ""
@@ -360,7 +297,7 @@ class _Run:
                     offset = len(answer) + 1 if answer else 0
                     answer = f"{answer} {part.cited}" if answer else part.cited
                     first_index = self.statements[-1].sentence_index + 1 if self.statements else 0
-                    bounds = _Bounds(repeats, len(self.statements), settings)
+                    bounds = Bounds(repeats, len(self.statements), settings)
                     planted = policy.planted_instruction
                     reply = await self.stage(SPLIT, part, offset, first_index, bounds, planted)
                     self.statements += reply.statements
@@ -382,7 +319,7 @@ class _Run:
             rewrites.cancel()
 
     async def clean_sentence(
-        self, rewrites: _Rewrites, answer: str, statements: Sequence[Statement], verdicts: Sequence[Verdict]
+        self, rewrites: Rewrites, answer: str, statements: Sequence[Statement], verdicts: Sequence[Verdict]
     ) -> None:
         """The cleanup stage of one sentence: judge its claims, rewrite the failing ones, release."""
         policy = self.services.policy.thresholds.cleanup
@@ -398,12 +335,12 @@ class _Run:
         claims = tuple(self.cleaning.results) if self.cleaning is not None else ()
         return Outcome("", self.statements, claims, True, reason, detail)
 
-    def _skip(self, cleaning: Cleanup, index: int, why: str, reason: str) -> None:
+    def skip_rewrite(self, cleaning: Cleanup, index: int, why: str, reason: str) -> None:
         failed = cleaning.results[index]
         cleaning.resolve(index, replace(failed, reason=f"{reason}; {failed.reason}"))
         self.services.metrics.rewrites_skipped.labels(reason=why).inc()
 
-    async def _rewrite(self, failed: ClaimResult, capped: str | None = None) -> ClaimResult:
+    async def rewrite_claim(self, failed: ClaimResult, capped: str | None = None) -> ClaimResult:
         """One claim's rewrite (without a model call when ``capped`` says why). A crash removes that
         claim (counted, logged), never the stream's integrity."""
         try:
@@ -546,81 +483,10 @@ class _Run:
         return result
 
 
-@dataclass
-class _Bounds:
-    """What the split stage checks a streamed sentence against (``bounds``): repeats and statements."""
-
-    repeats: Counter[str]
-    statements: int
-    settings: Settings
-
-
-class _Rewrites:
-    """The rewrites of one streamed answer's failing claims.
-
-    Without a model (the rewrite to the source) a claim is rewritten at once, before the next sentence
-    is read. With a model (``rewriter: upstream``/``auto`` with an upstream), up to
-    ``max_rewrites_per_request`` rewrites run as tasks alongside the stream (the rest get the source
-    rewrite at once); each is resolved when done (``harvest``), and ``finish`` waits for the last ones
-    within what is left of the request's model deadline (then they are removed).
-    """
-
-    def __init__(self, run: _Run, cleaning: Cleanup) -> None:
-        self._run = run
-        self._cleaning = cleaning
-        self._tasks: dict[int, asyncio.Task[ClaimResult]] = {}
-        rewriter = run.services.rewriter
-        self._uses_model = rewriter.uses_model
-        self._cap = run.services.settings.max_rewrites_per_request
-        self._started = 0
-
-    async def start(self, index: int) -> None:
-        failed = self._cleaning.results[index]
-        if not self._uses_model:
-            self._cleaning.resolve(index, await self._run._rewrite(failed))
-            return
-        if self._started < self._cap:
-            self._started += 1
-            self._tasks[index] = asyncio.create_task(self._run._rewrite(failed))
-            return
-        self._run.services.metrics.rewrites_skipped.labels(reason="cap").inc()
-        note = f"not rewritten by the model: the per-request cap of {self._cap} model rewrites was reached"
-        self._cleaning.resolve(index, await self._run._rewrite(failed, note))
-
-    def harvest(self) -> None:
-        """Resolve the model rewrites that are done."""
-        for index, task in list(self._tasks.items()):
-            if task.done():
-                del self._tasks[index]
-                self._cleaning.resolve(index, task.result())
-
-    async def finish(self) -> None:
-        """Wait for the running rewrites, releasing in order as each is resolved; within the deadline."""
-        run = self._run
-        deadline = run.services.settings.upstream_deadline
-        budget = deadline + REWRITE_GRACE_SECONDS - (time.perf_counter() - run.model_started)
-        with anyio.move_on_after(budget):
-            for index in sorted(self._tasks):
-                result = await self._tasks[index]
-                del self._tasks[index]
-                self._cleaning.resolve(index, result)
-                await run.release(*self._cleaning.ready())
-        self.harvest()
-        reason = f"not rewritten: the request's {deadline:g}s model deadline passed"
-        for index in sorted(self._tasks):
-            run._skip(self._cleaning, index, "deadline", reason)
-        self.cancel()
-
-    def cancel(self) -> None:
-        for task in self._tasks.values():
-            task.cancel()
-        self._tasks.clear()
-
-
 TRIAGE = Stage("triage", triage)
 RETRIEVE = Stage("retrieve", retrieve)
-DRAFT = Stage("draft", _next_part)
-SPLIT = Stage("split", _split)
+DRAFT = Stage("draft", next_part)
+SPLIT = Stage("split", split_streamed)
 VERIFY = Stage("verify", verify)
 CLEANUP = Stage("cleanup", _Run.clean_sentence)
 BADGE = Stage("badge", _badge)
