@@ -303,6 +303,17 @@ class GatewayMetrics:
             ["operation"],
             registry=r,
         )
+        self.audit_chain_seq = Gauge(
+            "gateway_audit_chain_head_seq",
+            "The audit chain's newest entry number (gateway.audit.chain), read periodically.",
+            registry=r,
+        )
+        self.audit_chain_hash = Gauge(
+            "gateway_audit_chain_head_hash52",
+            "The first 13 hex digits (52 bits) of the audit chain head's hash as a number, to anchor it "
+            "outside the database; the full hash is in the audit_chain_head log line.",
+            registry=r,
+        )
         self.model_calls = Counter(
             "gateway_model_calls",
             "Model calls made under the shared upstream limits, by purpose and result.",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, nullcontext
 from typing import Any
@@ -12,6 +14,8 @@ from litestar import Litestar
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 
+from gateway.audit.heartbeat import beat as beat_once
+from gateway.audit.heartbeat import chain_heartbeat
 from gateway.bootstrap import build_services
 from gateway.errors import ServiceUnavailableError
 from gateway.metrics import GatewayMetrics
@@ -72,12 +76,23 @@ def create_app(
             await warm_up(holder.services)
         # A serving process freezes its start-up heap; tests and benches that pass services keep theirs.
         heap = frozen_heap() if owned else nullcontext(0)
+        running = holder.get()
+        beat = None
+        if settings.audit_chain_log_seconds > 0:
+            await beat_once(running.audit.chain_head, running.metrics)
+            beat = asyncio.create_task(
+                chain_heartbeat(running.audit.chain_head, running.metrics, settings.audit_chain_log_seconds)
+            )
         try:
             with heap as frozen:
                 if owned:
                     log.info("startup_heap_frozen", objects=frozen)
                 yield
         finally:
+            if beat is not None:
+                beat.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await beat
             if owned and holder.services is not None:
                 await holder.services.aclose_models()
                 holder.services.audit.close()
