@@ -129,6 +129,8 @@ class Settings(BaseSettings):
     """Client API keys (comma separated). Empty: no key needed (allowed on loopback only)."""
     clinician_keys: Secrets = ()
     """Credentials for the clinician view, audit pages and ingestion (comma separated)."""
+    admin_keys: Secrets = ()
+    """Administrator credentials: everything a clinician key opens, plus the audit access log."""
     allow_loopback_fetch: bool = False
     """Let the URL fetcher reach loopback addresses. For tests only."""
     model_name: str = "trust-gateway"
@@ -195,7 +197,7 @@ class Settings(BaseSettings):
     embedding_cache_size: int = 4096
     """Query-sized texts whose embeddings are kept (LRU, about 1.5 KB each); 0 disables the cache."""
 
-    @field_validator("api_keys", "clinician_keys", mode="before")
+    @field_validator("api_keys", "clinician_keys", "admin_keys", mode="before")
     @classmethod
     def _split(cls, value: Any) -> Any:
         """A list from the environment is comma separated."""

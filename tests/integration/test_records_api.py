@@ -1,0 +1,99 @@
+"""Records through the serving gateway (issue 33): patient text encrypted at rest, every view of a
+record in the access log, and the chain intact after real traffic, streamed and not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+
+from gateway.audit.crypto import new_key_text
+from gateway.audit.integrity import verify_store
+from gateway.settings import Secret
+from gateway.testing import contract_answer
+from tests.support.stack import running_gateway
+
+CLINICIAN_KEY = "clin-key-for-tests-1"
+ADMIN_KEY = "admin-key-for-tests-1"
+CLIENT_KEY = "client-key-for-tests"
+DOSE = "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours."
+NAME = "Philippa Quenby-Arkwright"
+NHS_NUMBER = "485 777 3456"
+QUESTION = f"My name is {NAME}, NHS number {NHS_NUMBER}. How much paracetamol can I take?"
+
+
+@pytest.fixture
+def gateway(upstream, make_services):  # type: ignore[no-untyped-def]
+    scripted, base_url = upstream
+    scripted.reset()
+    services = make_services(
+        upstream_base_url=base_url,
+        upstream_retries=0,
+        upstream_timeout=5.0,
+        api_keys=(Secret(CLIENT_KEY),),
+        clinician_keys=(Secret(CLINICIAN_KEY),),
+        admin_keys=(Secret(ADMIN_KEY),),
+        audit_key=Secret(new_key_text("ward-1")),
+    )
+    with running_gateway(services) as url:
+        yield scripted, url, services
+
+
+def ask(url: str, *, stream: bool = False) -> httpx.Response:
+    body = {"model": "m", "messages": [{"role": "user", "content": QUESTION}], "stream": stream}
+    response = httpx.post(
+        f"{url}/v1/chat/completions", json=body, headers={"authorization": f"Bearer {CLIENT_KEY}"}, timeout=30
+    )
+    assert response.status_code == 200, response.text
+    return response
+
+
+def raw_bytes(path: Path) -> bytes:
+    """The database file and its write-ahead log, as a thief with the disk would read them."""
+    return b"".join(p.read_bytes() for p in (path, Path(f"{path}-wal")) if p.exists())
+
+
+def test_patient_text_never_reaches_the_disk_in_clear_and_staff_still_read_it(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, services = gateway
+    scripted.queue(contract_answer(f"{DOSE[:-1]} [1].", [(DOSE, [1], DOSE)]))
+    scripted.queue(contract_answer(f"{DOSE[:-1]} [1].", [(DOSE, [1], DOSE)]))
+    plain = ask(url)
+    ask(url, stream=True)
+    request_id = plain.headers["x-request-id"]
+    stored = raw_bytes(services.settings.resolved_audit_path)
+    for secret in (NAME, NHS_NUMBER, "Quenby", "485 777"):
+        assert secret.encode() not in stored
+    assert DOSE[:30].encode() not in stored  # the answer and the draft are sealed too
+    assert b'"label":"supported"' in stored  # verdicts stay queryable
+    page = httpx.get(
+        f"{url}/clinician/requests/{request_id}", headers={"authorization": f"Bearer {CLINICIAN_KEY}"}
+    )
+    assert page.status_code == 200
+    assert NAME in page.text  # decrypted for the clinician
+    assert verify_store(services.audit, None).intact
+
+
+def test_every_view_is_in_the_access_log_which_only_admins_read(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = gateway
+    scripted.queue(contract_answer(f"{DOSE[:-1]} [1].", [(DOSE, [1], DOSE)]))
+    request_id = ask(url).headers["x-request-id"]
+    clinician = {"authorization": f"Bearer {CLINICIAN_KEY}"}
+    admin = {"authorization": f"Bearer {ADMIN_KEY}"}
+    assert httpx.get(f"{url}/clinician/requests/{request_id}", headers=clinician).status_code == 200
+    assert httpx.get(f"{url}/audit/{request_id}", headers=admin).status_code == 200
+    assert httpx.get(f"{url}/audit/{request_id}/record.json", headers=clinician).status_code == 200
+    denied = httpx.get(f"{url}/audit/access", headers=clinician)
+    assert denied.status_code == 403
+    assert denied.json()["error"]["code"] == "admin_only"
+    log = httpx.get(f"{url}/audit/access", headers=admin)
+    assert log.status_code == 200
+    rows = log.text.split("<tbody>", 1)[1]
+    assert rows.count(request_id) >= 3 * 2  # three views, each with a link and its text
+    for action, who in (
+        ("view:clinician", "clinician#1"),
+        ("view:audit", "admin#1"),
+        ("view:record.json", "clinician#1"),
+    ):
+        assert action in rows
+        assert who in rows
