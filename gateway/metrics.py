@@ -60,7 +60,7 @@ REWRITE_SKIP_REASONS = ("cap", "deadline")
 """Why a failing claim was removed without a rewrite attempt finishing."""
 DRAFT_LIMITS = ("reply_chars", "repeated_sentences", "statements")
 """Bounds on the model's reply that refuse it as ``malformed_output``."""
-REJECTED_STATUSES = ("400", "401", "403", "404", "405", "413", "429", "503")
+REJECTED_STATUSES = ("400", "401", "403", "404", "405", "413", "415", "429", "503")
 """HTTP statuses of requests turned away before the pipeline (never audited, counted here)."""
 VERDICTS = tuple(v.value for v in VerdictLabel)
 REFUSAL_REASONS = tuple(r.value for r in RefusalReason)

@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio.to_thread
 import structlog
-from litestar import Litestar
+from litestar import Litestar, Request
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 
@@ -24,16 +24,28 @@ from gateway.settings import Settings
 from gateway.web.auth import access_control, failed_auth_throttle
 from gateway.web.auth_state import SessionRevocations
 from gateway.web.chat import chat_completions, list_models
+from gateway.web.chat_schema import check_json_content_type
 from gateway.web.errors import exception_handlers
 from gateway.web.heap import frozen_heap
 from gateway.web.ops import healthz, metrics, readyz
 from gateway.web.pages import page_handlers
 from gateway.web.rate_limits import LimiterHandle, build_rate_limiter
+from gateway.web.request_ids import add_request_id
 from gateway.web.retrieve_api import retrieve_passages
 from gateway.web.verify_api import verify_answer
 from gateway.web.warm_up import warm_up
 
 log = structlog.get_logger("gateway.http")
+
+
+JSON_API_PREFIX = "/v1/"
+"""Every POST under this prefix takes a JSON body (chat, verify, retrieve, ingest)."""
+
+
+def json_bodies_only(request: Request[Any, Any, Any]) -> None:
+    """415 (OpenAI's error shape) for a POST to the JSON API whose body is not ``application/json``."""
+    if request.method == "POST" and request.url.path.startswith(JSON_API_PREFIX):
+        check_json_content_type(request.headers.get("content-type"))
 
 
 class ServiceHolder:
@@ -113,6 +125,8 @@ def create_app(
         exception_handlers=exception_handlers(current_metrics),
         request_max_body_size=settings.max_body_bytes,
         middleware=[access_control(settings, current_metrics, sessions, throttle, limiter=limiter)],
+        before_request=json_bodies_only,
+        before_send=[add_request_id],
         openapi_config=OpenAPIConfig(title="Clinical trust gateway", version="0.1.0", path="/schema"),
         debug=False,
     )

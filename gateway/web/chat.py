@@ -19,6 +19,7 @@ from gateway.services import Services
 from gateway.web.chat_schema import RequestLimits, parse_chat_request
 from gateway.web.errors import audit_unavailable_body, error_body
 from gateway.web.openapi_bodies import CHAT_BODY, with_body
+from gateway.web.request_ids import request_id_of
 from gateway.web.serializers import chunk_payload, completion_json, trust_json
 
 log = structlog.get_logger("gateway.http")
@@ -35,8 +36,9 @@ REQUEST_ID_HEADER = "x-request-id"
 async def chat_completions(request: Request[Any, Any, Any], services: Services) -> Response[Any]:
     held = time.perf_counter()
     chat = parse_chat_request(await request.body(), RequestLimits.from_settings(services.settings))
+    edge_id = request_id_of(request)  # the id the x-request-id middleware gave this request
     if chat.stream:  # verified streaming: headers go out before the result exists (no Server-Timing)
-        opened = await open_request(chat, services)  # the provisional row first; AuditError: a 503
+        opened = await open_request(chat, services, edge_id)  # the provisional row first; AuditError: a 503
         request_id = opened.request_id
         return Stream(
             _events(stream_answer(chat, services, opened), chat.model, request_id, services),
@@ -45,7 +47,7 @@ async def chat_completions(request: Request[Any, Any, Any], services: Services) 
         )
     parsed = time.perf_counter()
     # the provisional row is written alongside triage; AuditError (then or at the end): a 503, no answer
-    result = await answer(chat, services)
+    result = await answer(chat, services, edge_id)
     serialising = time.perf_counter()
     trust = trust_json(result, services.policy.tiers, services.today(), services.settings)
     body = encode_json(completion_json(result, chat.model, trust))

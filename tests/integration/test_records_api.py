@@ -10,6 +10,7 @@ import pytest
 
 from gateway.audit.crypto import new_key_text
 from gateway.audit.integrity import verify_store
+from gateway.errors import AuditError
 from gateway.settings import Secret
 from gateway.testing import contract_answer
 from tests.support.stack import running_gateway
@@ -97,3 +98,61 @@ def test_every_view_is_in_the_access_log_which_only_admins_read(gateway) -> None
     ):
         assert action in rows
         assert who in rows
+
+
+def test_every_response_has_a_request_id_errors_included(gateway, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    _, url, services = gateway
+    client = {"authorization": f"Bearer {CLIENT_KEY}"}
+    body = {"model": "m", "messages": [{"role": "user", "content": "How much paracetamol?"}]}
+    responses = {
+        "models": httpx.get(f"{url}/v1/models", headers=client),
+        "401": httpx.post(f"{url}/v1/chat/completions", json=body),
+        "404": httpx.get(f"{url}/v1/nothing-here", headers=client),
+        "400": httpx.post(f"{url}/v1/chat/completions", json={**body, "top_p": "x"}, headers=client),
+        "415": httpx.post(f"{url}/v1/chat/completions", data={"messages": "hi"}, headers=client),
+        "page": httpx.get(f"{url}/healthz"),
+    }
+    for name, response in responses.items():
+        assert response.headers.get("x-request-id", "").startswith("req_"), name
+    ids = {r.headers["x-request-id"] for r in responses.values()}
+    assert len(ids) == len(responses)  # one id per request
+    assert responses["400"].json()["error"]["param"] == "top_p"
+
+    async def audit_down(*_: object) -> None:
+        raise AuditError("disk full")
+
+    before = services.audit.count()
+    monkeypatch.setattr(services.audit, "write", audit_down)
+    refused = httpx.post(f"{url}/v1/chat/completions", json=body, headers=client, timeout=30)
+    assert refused.status_code == 503
+    assert refused.json()["error"]["code"] == "audit_unavailable"
+    assert refused.headers["x-request-id"].startswith("req_")
+    monkeypatch.undo()
+    assert services.audit.count() == before
+
+
+@pytest.mark.parametrize(
+    ("content", "content_type"),
+    [
+        (b"messages=hi&model=m", "application/x-www-form-urlencoded"),
+        (b'{"model": "m", "messages": [{"role": "user", "content": "hi"}]}', "text/plain"),
+        (b"<chat><model>m</model></chat>", "application/xml"),
+    ],
+)
+def test_a_json_endpoint_refuses_other_bodies_with_415(gateway, content: bytes, content_type: str) -> None:  # type: ignore[no-untyped-def]
+    _, url, services = gateway
+    before = services.audit.count()
+    for path in ("/v1/chat/completions", "/v1/verify", "/v1/retrieve"):
+        response = httpx.post(
+            f"{url}{path}",
+            content=content,
+            headers={"authorization": f"Bearer {CLIENT_KEY}", "content-type": content_type},
+        )
+        assert response.status_code == 415, (path, response.text)
+        error = response.json()["error"]
+        assert (error["type"], error["code"], error["param"]) == (
+            "invalid_request_error",
+            "unsupported_media_type",
+            "Content-Type",
+        )
+    assert services.audit.count() == before  # refused before the pipeline: nothing answered
