@@ -25,6 +25,7 @@ from gateway.web.auth import access_control, failed_auth_throttle
 from gateway.web.auth_state import SessionRevocations
 from gateway.web.chat import chat_completions, list_models
 from gateway.web.chat_schema import check_json_content_type
+from gateway.web.disclosure import load_disclosure
 from gateway.web.errors import exception_handlers
 from gateway.web.heap import frozen_heap
 from gateway.web.ops import healthz, metrics, readyz
@@ -74,6 +75,7 @@ def create_app(
     def current_metrics() -> GatewayMetrics | None:
         return holder.services.metrics if holder.services else None
 
+    disclosure = load_disclosure(settings)  # a bad disclosure.yaml stops start-up here
     limiter = build_rate_limiter(settings, current_metrics)
     handle = LimiterHandle(limiter)
 
@@ -120,6 +122,7 @@ def create_app(
             "limiter": Provide(provide_limiter, sync_to_thread=False),
             "sessions": Provide(lambda: sessions, sync_to_thread=False),
             "auth_throttle": Provide(lambda: throttle, sync_to_thread=False),
+            "disclosure": Provide(lambda: disclosure, sync_to_thread=False),
         },
         lifespan=[lifespan],
         exception_handlers=exception_handlers(current_metrics),

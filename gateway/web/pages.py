@@ -30,6 +30,7 @@ from gateway.web.audit_pages import (
     unreadable_page,
 )
 from gateway.web.clinician_auth import Principal, login_page, login_submit, logout, provide_staff
+from gateway.web.disclosure import Disclosure
 from gateway.web.rendering import PageRenderer
 from gateway.web.views import TIER_SHORT, request_view
 
@@ -37,7 +38,7 @@ RECENT_ANSWERS = 50
 
 
 @get("/", summary="Patient chat page", include_in_schema=False)
-async def patient_page(services: Services, pages: PageRenderer) -> Response[str]:
+async def patient_page(services: Services, pages: PageRenderer, disclosure: Disclosure) -> Response[str]:
     settings = services.settings
     context = services.policy.context
     return pages.page(
@@ -48,6 +49,7 @@ async def patient_page(services: Services, pages: PageRenderer) -> Response[str]
             "emergency_number": context.emergency_number,
             "referral": context.referral,
             "tier_short": TIER_SHORT,
+            "disclosure": disclosure,
         },
     )
 

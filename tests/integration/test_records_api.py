@@ -3,6 +3,7 @@ record in the access log, and the chain intact after real traffic, streamed and 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import httpx
@@ -13,6 +14,7 @@ from gateway.audit.integrity import verify_store
 from gateway.errors import AuditError
 from gateway.settings import Secret
 from gateway.testing import contract_answer
+from gateway.web.disclosure import Disclosure
 from tests.support.stack import running_gateway
 
 CLINICIAN_KEY = "clin-key-for-tests-1"
@@ -21,6 +23,7 @@ CLIENT_KEY = "client-key-for-tests"
 DOSE = "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours."
 NAME = "Philippa Quenby-Arkwright"
 NHS_NUMBER = "485 777 3456"
+AUDIT_KEY = new_key_text("ward-1")
 QUESTION = f"My name is {NAME}, NHS number {NHS_NUMBER}. How much paracetamol can I take?"
 
 
@@ -35,7 +38,7 @@ def gateway(upstream, make_services):  # type: ignore[no-untyped-def]
         api_keys=(Secret(CLIENT_KEY),),
         clinician_keys=(Secret(CLINICIAN_KEY),),
         admin_keys=(Secret(ADMIN_KEY),),
-        audit_key=Secret(new_key_text("ward-1")),
+        audit_key=Secret(AUDIT_KEY),
     )
     with running_gateway(services) as url:
         yield scripted, url, services
@@ -156,3 +159,60 @@ def test_a_json_endpoint_refuses_other_bodies_with_415(gateway, content: bytes, 
             "Content-Type",
         )
     assert services.audit.count() == before  # refused before the pipeline: nothing answered
+
+
+def test_every_patient_facing_answer_and_the_patient_page_carry_the_ai_disclosure(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = gateway
+    notice = Disclosure().notice
+    scripted.queue(contract_answer(f"{DOSE[:-1]} [1].", [(DOSE, [1], DOSE)]))
+    scripted.queue(contract_answer(f"{DOSE[:-1]} [1].", [(DOSE, [1], DOSE)]))
+    body = ask(url).json()
+    assert body["choices"][0]["message"]["content"].endswith("\n\n" + notice)
+    assert body["trust"]["ai_disclosure"] == {"shown": True, "notice": notice}
+    events = [
+        json.loads(line[len("data: ") :])
+        for line in ask(url, stream=True).text.splitlines()
+        if line.startswith("data: {")
+    ]
+    pieces = [e["choices"][0]["delta"].get("content", "") for e in events if "choices" in e]
+    assert pieces[-2] == "\n\n" + notice  # the last piece of text, before the final chunk
+    assert events[-1]["trust"]["ai_disclosure"]["shown"] is True
+    page = httpx.get(f"{url}/")
+    assert 'id="ai-disclosure"' in page.text
+    assert notice in page.text
+
+
+def test_export_as_json_lines_and_fhir_carries_what_rebuilds_each_answer(
+    gateway, tmp_path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    from gateway.cli import main
+
+    scripted, url, services = gateway
+    scripted.queue(contract_answer(f"{DOSE[:-1]} [1].", [(DOSE, [1], DOSE)]))
+    request_id = ask(url).headers["x-request-id"]
+    monkeypatch.setenv("GATEWAY_AUDIT_PATH", str(services.settings.resolved_audit_path))
+    monkeypatch.setenv("GATEWAY_AUDIT_KEY", AUDIT_KEY)
+    window = ["--since", "2000-01-01", "--until", "2100-01-01"]
+    lines_path, fhir_path = tmp_path / "records.jsonl", tmp_path / "records.ndjson"
+    assert main(["audit", "export", *window, "--out", str(lines_path)]) == 0
+    assert main(["audit", "export", *window, "--format", "fhir", "--out", str(fhir_path)]) == 0
+    (line,) = [json.loads(x) for x in lines_path.read_text().splitlines()]
+    assert line["record"]["request_id"] == request_id
+    assert NAME in line["record"]["question"]  # decrypted for the records system
+    rebuild = line["rebuild"]
+    assert len(rebuild["policy_hash"]) == 64
+    assert rebuild["gateway_version"]
+    assert rebuild["model"] == "m"
+    assert rebuild["passages"]
+    assert all(len(p["version"]) == 16 for p in rebuild["passages"])
+    assert rebuild["claims"][0]["verdict"] == "supported"
+    event, provenance = [json.loads(x) for x in fhir_path.read_text().splitlines()]
+    assert (event["resourceType"], provenance["resourceType"]) == ("AuditEvent", "Provenance")
+    assert event["entity"][0]["what"]["identifier"]["value"] == request_id
+    details = {d["type"]: d["valueString"] for d in event["entity"][0]["detail"]}
+    assert details["policy_hash"] == rebuild["policy_hash"]
+    assert details["claim[1]"].startswith("verdict=supported")
+    sources = [e["what"]["identifier"]["value"] for e in provenance["entity"]]
+    assert sources == [f"{p['id']}@{p['version']}" for p in rebuild["passages"]]
+    actions = [entry.action for entry in services.audit.access_log(10)]
+    assert actions[:2] == ["export:fhir", "export:jsonl"]
