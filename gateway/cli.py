@@ -133,6 +133,12 @@ def cmd_keys(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_audit(args: argparse.Namespace) -> int:
+    from gateway.audit import command
+
+    return command.run(args, _settings(args))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trust-gateway", description="Clinical trust gateway")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -181,6 +187,14 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     verify.add_argument("--context", help="operating context (GATEWAY_CONTEXT)")
     verify.set_defaults(func=cmd_verify)
+
+    audit = sub.add_parser(
+        "audit", help="audit trail: verify the chain, keys, retention, holds, export, access"
+    )
+    from gateway.audit.command import add_arguments as add_audit_arguments
+
+    add_audit_arguments(audit)
+    audit.set_defaults(func=cmd_audit)
 
     settings = sub.add_parser("settings", help="list every GATEWAY_* variable with its default")
     settings.set_defaults(func=cmd_settings)

@@ -61,7 +61,7 @@ REWRITE_SKIP_REASONS = ("cap", "deadline")
 """Why a failing claim was removed without a rewrite attempt finishing."""
 DRAFT_LIMITS = ("reply_chars", "line_chars", "repeated_sentences", "statements")
 """Bounds on the model's reply that refuse it as ``malformed_output``."""
-REJECTED_STATUSES = ("400", "401", "403", "404", "405", "413", "429", "503")
+REJECTED_STATUSES = ("400", "401", "403", "404", "405", "413", "415", "429", "503")
 """HTTP statuses of requests turned away before the pipeline (never audited, counted here)."""
 VERDICTS = tuple(v.value for v in VerdictLabel)
 REFUSAL_REASONS = tuple(r.value for r in RefusalReason)
@@ -309,6 +309,17 @@ class GatewayMetrics:
             "Audit store failures by operation: begin (provisional row; the request is refused), "
             "complete (final row), check (readiness probe).",
             ["operation"],
+            registry=r,
+        )
+        self.audit_chain_seq = Gauge(
+            "gateway_audit_chain_head_seq",
+            "The audit chain's newest entry number (gateway.audit.chain), read periodically.",
+            registry=r,
+        )
+        self.audit_chain_hash = Gauge(
+            "gateway_audit_chain_head_hash52",
+            "The first 13 hex digits (52 bits) of the audit chain head's hash as a number, to anchor it "
+            "outside the database; the full hash is in the audit_chain_head log line.",
             registry=r,
         )
         self.model_calls = Counter(

@@ -114,6 +114,14 @@ class Settings(BaseSettings):
     """Most PostgreSQL connections one process keeps for the audit trail."""
     audit_timeout: float = 5.0
     """Seconds an audit write or read may wait (connection and statement); then the request is refused."""
+    audit_key: Secret = Field(default_factory=_no_secret)
+    """Audit encryption keys ``KEYID:BASE64``, comma separated; the last encrypts (``audit keygen``)."""
+    audit_key_file: Path | None = None
+    """File of audit encryption keys, one ``KEYID:BASE64`` per line (the last encrypts)."""
+    audit_retention_days: int = 0
+    """Days an audit record is kept before ``trust-gateway audit prune`` deletes it; 0: kept forever."""
+    audit_chain_log_seconds: float = 300.0
+    """Seconds between the audit chain head's log line and metric update; 0 turns them off."""
     store_patient_identifiers: bool = False
     """Keep the request's ``user`` field and metadata in the audit record."""
     log_patient_text: bool = False
@@ -122,6 +130,8 @@ class Settings(BaseSettings):
     """Client API keys (comma separated). Empty: no key needed (allowed on loopback only)."""
     clinician_keys: Secrets = ()
     """Credentials for the clinician view, audit pages and ingestion (comma separated)."""
+    admin_keys: Secrets = ()
+    """Administrator credentials: everything a clinician key opens, plus the audit access log."""
     allow_loopback_fetch: bool = False
     """Let the URL fetcher reach loopback addresses. For tests only."""
     model_name: str = "trust-gateway"
@@ -191,7 +201,7 @@ class Settings(BaseSettings):
     embedding_cache_size: int = 4096
     """Query-sized texts whose embeddings are kept (LRU, about 1.5 KB each); 0 disables the cache."""
 
-    @field_validator("api_keys", "clinician_keys", mode="before")
+    @field_validator("api_keys", "clinician_keys", "admin_keys", mode="before")
     @classmethod
     def _split(cls, value: Any) -> Any:
         """A list from the environment is comma separated."""
@@ -207,6 +217,7 @@ class Settings(BaseSettings):
         "chroma_path",
         "nli_model",
         "audit_path",
+        "audit_key_file",
         "api_keys_file",
         mode="after",
     )
@@ -371,6 +382,14 @@ def _check_shared_services(settings: Settings) -> None:
     if redis_url and not redis_url.startswith(("redis://", "rediss://", "unix://")):
         raise ConfigurationError(
             "GATEWAY_REDIS_URL", "redis_url", "must start with redis://, rediss:// or unix://"
+        )
+    if settings.audit_retention_days < 0:
+        raise ConfigurationError(
+            "GATEWAY_AUDIT_RETENTION_DAYS", "audit_retention_days", "must be 0 (keep forever) or more"
+        )
+    if settings.audit_chain_log_seconds < 0:
+        raise ConfigurationError(
+            "GATEWAY_AUDIT_CHAIN_LOG_SECONDS", "audit_chain_log_seconds", "must be 0 (off) or more"
         )
     if not 1 <= settings.audit_pool_size <= 200:
         raise ConfigurationError("GATEWAY_AUDIT_POOL_SIZE", "audit_pool_size", "must be in 1..200")

@@ -15,6 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from gateway.audit.provenance import (
+    PassageVersion,
+    RecordProvenance,
+    gateway_version,
+    passage_version,
+    policy_hash,
+)
 from gateway.audit.record import (
     INCOMPLETE,
     AuditRecord,
@@ -38,6 +45,7 @@ from gateway.metrics import (
     tier_label,
 )
 from gateway.pipeline.result import PipelineResult
+from gateway.resources import bundled
 
 if TYPE_CHECKING:
     from gateway.services import Services
@@ -178,6 +186,14 @@ def audit_record(result: PipelineResult, services: Services) -> tuple[dict[str, 
         upstream=services.upstream.name,
         verifier=services.verifier.name,
         context=services.policy.context.name,
+        provenance=RecordProvenance(
+            gateway_version=gateway_version(),
+            policy_hash=policy_hash(services.settings.policy_dir or bundled("policies")),
+            passages=tuple(
+                PassageVersion(id=p.id, document_id=p.document_id, version=passage_version(p.text))
+                for p in result.passages
+            ),
+        ),
     )
     return scrub(_row(result)), record
 

@@ -20,6 +20,7 @@ import pytest
 from gateway.audit import AuditFilter
 from gateway.testing import Reply, ScriptedUpstream, running_upstream
 from gateway.upstream.contract import sentence_line, urgency_line
+from gateway.web.disclosure import Disclosure
 from tests.support import cleanup_scenarios as s
 from tests.support.cleanup_stack import pin_chat_verifier, policy_copy
 from tests.support.stack import openai_client, running_gateway
@@ -78,6 +79,9 @@ def stream(
             assert choice.finish_reason == "stop"
             trust = chunk.model_extra["trust"]
     assert trust is not None
+    disclosure = trust.get("ai_disclosure")
+    if disclosure and disclosure["shown"]:  # the AI disclosure is the last piece (gateway.web.disclosure)
+        assert pieces.pop().endswith(disclosure["notice"])
     return pieces, trust
 
 
@@ -97,7 +101,7 @@ def test_supported_answer_streams_sentence_by_sentence_and_matches_the_non_strea
     completion = openai_client(url).chat.completions.create(
         model="m", messages=[{"role": "user", "content": s.PARACETAMOL_Q}]
     )
-    assert completion.choices[0].message.content == "".join(pieces)
+    assert completion.choices[0].message.content == "".join(pieces) + Disclosure().suffix
     assert first_token_count(url) == 1.0  # streamed answers only
 
 

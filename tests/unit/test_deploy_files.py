@@ -231,6 +231,7 @@ MODELS = {
     ("v1", "ConfigMap"): "V1ConfigMap",
     ("v1", "Secret"): "V1Secret",
     ("batch/v1", "Job"): "V1Job",
+    ("batch/v1", "CronJob"): "V1CronJob",
     ("policy/v1", "PodDisruptionBudget"): "V1PodDisruptionBudget",
     ("autoscaling/v2", "HorizontalPodAutoscaler"): "V2HorizontalPodAutoscaler",
 }
@@ -356,6 +357,15 @@ def test_shared_services_come_from_secrets_and_the_chroma_statefulset() -> None:
     assert job["containers"][0]["image"] == container["image"]
     assert job["containers"][0]["args"][0] == "ingest"
     assert job["securityContext"]["runAsNonRoot"] is True
+    # retention: the prune CronJob reaches the same audit database, with the same keys, and is off by default
+    prune = found["CronJob/trust-gateway-audit-prune"]["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    prune_env = {e["name"]: e for e in prune["containers"][0]["env"]}
+    assert prune["containers"][0]["args"] == ["audit", "prune"]
+    assert prune["containers"][0]["image"] == container["image"]
+    assert prune_env["GATEWAY_AUDIT_URL"]["valueFrom"] == env["GATEWAY_AUDIT_URL"]["valueFrom"]
+    assert prune_env["GATEWAY_AUDIT_KEY"]["valueFrom"] == env["GATEWAY_AUDIT_KEY"]["valueFrom"]
+    assert prune_env["GATEWAY_AUDIT_RETENTION_DAYS"]["value"] == "0"
+    assert found["CronJob/trust-gateway-audit-prune"]["spec"]["concurrencyPolicy"] == "Forbid"
     chroma_container = chroma_set["spec"]["template"]["spec"]["containers"][0]
     port_names = {p["name"] for p in chroma_container["ports"]}
     assert chroma_service["spec"]["ports"][0]["targetPort"] in port_names
