@@ -171,6 +171,8 @@ class AuditRecord(msgspec.Struct, frozen=True, kw_only=True):
     upstream: str | UnsetType = UNSET
     verifier: str | UnsetType = UNSET
     context: str | UnsetType = UNSET
+    trace_id: str | UnsetType = UNSET
+    """The OpenTelemetry trace id of the request, when it was traced (absent otherwise)."""
 
     @property
     def complete(self) -> bool:

@@ -14,6 +14,7 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 import structlog
+from msgspec import UNSET
 
 from gateway.audit.record import (
     INCOMPLETE,
@@ -38,6 +39,7 @@ from gateway.metrics import (
     tier_label,
 )
 from gateway.pipeline.result import PipelineResult
+from gateway.telemetry.ids import current_trace_id
 
 if TYPE_CHECKING:
     from gateway.services import Services
@@ -173,6 +175,7 @@ def audit_record(result: PipelineResult, services: Services) -> tuple[dict[str, 
         upstream=services.upstream.name,
         verifier=services.verifier.name,
         context=services.policy.context.name,
+        trace_id=current_trace_id() or UNSET,
     )
     return scrub(_row(result)), record
 
@@ -212,6 +215,7 @@ def provisional_record(
         stream=request.stream,
         user=request.user if keep_identifiers else None,
         metadata=dict(request.metadata) if keep_identifiers else None,
+        trace_id=current_trace_id() or UNSET,
     )
     return scrub(row), record
 
