@@ -15,11 +15,20 @@ from typing import Protocol, runtime_checkable
 
 from opentelemetry.util.types import AttributeValue
 
-from gateway.domain import ChatRequest, Draft, Outcome, Statement, Triage, TrustReport, Verdict
+from gateway.domain import ChatRequest, Draft, Outcome, Passage, Statement, Triage, TrustReport, Verdict
 from gateway.pipeline.result import PipelineResult
-from gateway.pipeline.retrieve import Retrieval
 
 Attributes = dict[str, AttributeValue]
+
+
+@runtime_checkable
+class _Retrieval(Protocol):
+    """The retrieve stage's result (``gateway.pipeline.retrieve.Retrieval``, whose module imports the
+    store: tracing stays light to import)."""
+
+    passages: tuple[Passage, ...]
+    best_relevance: float
+    relevant: bool
 
 
 @runtime_checkable
@@ -61,7 +70,7 @@ def outcome_attributes(
     """What the stage produced, as attributes named ``gateway.<stage>.*`` (and ``gen_ai.*`` for the draft)."""
     if isinstance(result, Triage):
         return _triage(result)
-    if isinstance(result, Retrieval):
+    if isinstance(result, _Retrieval):
         return {
             "gateway.retrieve.passages": len(result.passages),
             "gateway.retrieve.best_relevance": round(result.best_relevance, 4),

@@ -7,11 +7,13 @@ errors in OpenAI's shape, access rules, limits and exactly one audit record per 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import httpx
 import openai
 import pytest
 
+from gateway.errors import AuditError
 from gateway.settings import Secret
 from gateway.testing import Reply
 from tests.integration.test_chat_api import PARACETAMOL_DOSE, PARACETAMOL_MAX, supported_answer
@@ -264,3 +266,33 @@ def test_schema_publishes_the_request_body(gateway) -> None:  # type: ignore[no-
     body = schema["paths"]["/v1/responses"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     assert set(body["required"]) == {"model", "input"}
     assert "previous_response_id" not in json.dumps(body)
+
+
+def test_audit_failure_after_text_went_out_ends_the_stream_as_failed(gateway) -> None:  # type: ignore[no-untyped-def]
+    """The final record cannot be written: an ``error`` event and ``response.failed``, never
+    ``response.completed`` nor ``trust``; the SDK's final response is then unavailable."""
+    scripted, url, services = gateway
+    scripted.queue(supported_answer())
+    original = services.audit.write
+    writes: list[int] = []
+
+    async def fail_completion(row: Any, record: Any) -> None:
+        writes.append(1)
+        if len(writes) == 2:  # the provisional row passes, the completed record fails
+            raise AuditError("disk full")
+        await original(row, record)
+
+    services.audit.write = fail_completion  # type: ignore[method-assign]
+    try:
+        with openai_client(url).responses.stream(model="m", input=QUESTION) as stream:
+            events = list(stream)
+            with pytest.raises(RuntimeError):
+                stream.get_final_response()
+    finally:
+        services.audit.write = original  # type: ignore[method-assign]
+    kinds = [e.type for e in events]
+    assert kinds[-2:] == ["error", "response.failed"]
+    assert "response.completed" not in kinds
+    assert events[-2].code == "audit_unavailable"
+    assert events[-1].response.status == "failed"
+    assert "trust" not in (events[-1].response.model_extra or {})
