@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,11 +27,17 @@ def _settings(args: argparse.Namespace) -> Settings:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from gateway.telemetry.exporter import tracer_provider_from_env
     from gateway.web.app import create_app
 
     settings = _settings(args)
-    app = create_app(settings)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", access_log=False)
+    tracer_provider = tracer_provider_from_env(os.environ)  # None unless OTEL_* names an endpoint
+    app = create_app(settings, tracer_provider=tracer_provider)
+    try:
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", access_log=False)
+    finally:
+        if tracer_provider is not None:
+            tracer_provider.shutdown()  # flush the spans still batched
     return 0
 
 

@@ -200,6 +200,9 @@ class Settings(BaseSettings):
     """MiniLM threads per process; 0: one per four cores when serving, every core when ingesting."""
     embedding_cache_size: int = 4096
     """Query-sized texts whose embeddings are kept (LRU, about 1.5 KB each); 0 disables the cache."""
+    otel_capture_content: bool = False
+    """Put patient text (the conversation and the model's draft) on OpenTelemetry spans. PHI: off by
+    default; turn on only when the trace backend may hold patient data (docs/observability.md)."""
 
     @field_validator("api_keys", "clinician_keys", "admin_keys", mode="before")
     @classmethod

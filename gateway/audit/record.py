@@ -175,6 +175,8 @@ class AuditRecord(msgspec.Struct, frozen=True, kw_only=True):
     provenance: RecordProvenance | UnsetType = UNSET
     """Gateway version, policy files' hash, passages' versions (``gateway.audit.provenance``); absent in
     provisional records and in records written before it existed."""
+    trace_id: str | UnsetType = UNSET
+    """The OpenTelemetry trace id of the request, when it was traced (absent otherwise)."""
 
     @property
     def complete(self) -> bool:

@@ -14,6 +14,7 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 import structlog
+from msgspec import UNSET
 
 from gateway.audit.provenance import (
     PassageVersion,
@@ -46,6 +47,7 @@ from gateway.metrics import (
 )
 from gateway.pipeline.result import PipelineResult
 from gateway.resources import bundled
+from gateway.telemetry.ids import current_trace_id
 
 if TYPE_CHECKING:
     from gateway.services import Services
@@ -194,6 +196,7 @@ def audit_record(result: PipelineResult, services: Services) -> tuple[dict[str, 
                 for p in result.passages
             ),
         ),
+        trace_id=current_trace_id() or UNSET,
     )
     return scrub(_row(result)), record
 
@@ -233,6 +236,7 @@ def provisional_record(
         stream=request.stream,
         user=request.user if keep_identifiers else None,
         metadata=dict(request.metadata) if keep_identifiers else None,
+        trace_id=current_trace_id() or UNSET,
     )
     return scrub(row), record
 

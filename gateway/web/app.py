@@ -13,6 +13,7 @@ import structlog
 from litestar import Litestar, Request
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
+from opentelemetry.sdk.trace import TracerProvider
 
 from gateway.audit.heartbeat import beat as beat_once
 from gateway.audit.heartbeat import chain_heartbeat
@@ -21,6 +22,8 @@ from gateway.errors import ServiceUnavailableError
 from gateway.metrics import GatewayMetrics
 from gateway.services import Services
 from gateway.settings import Settings
+from gateway.telemetry.http import tracing_middleware
+from gateway.telemetry.tracing import tracing_for
 from gateway.web.auth import access_control, failed_auth_throttle
 from gateway.web.auth_state import SessionRevocations
 from gateway.web.chat import chat_completions, list_models
@@ -32,6 +35,7 @@ from gateway.web.ops import healthz, metrics, readyz
 from gateway.web.pages import page_handlers
 from gateway.web.rate_limits import LimiterHandle, build_rate_limiter
 from gateway.web.request_ids import add_request_id
+from gateway.web.responses_api import create_response
 from gateway.web.retrieve_api import retrieve_passages
 from gateway.web.verify_api import verify_answer
 from gateway.web.warm_up import warm_up
@@ -65,8 +69,11 @@ def create_app(
     settings: Settings,
     services: Services | None = None,
     build: Callable[[Settings], Services] = build_services,
+    *,
+    tracer_provider: TracerProvider | None = None,
 ) -> Litestar:
-    """The gateway app. Pass ``services`` to reuse already-built ones (tests, benchmarks)."""
+    """The gateway app. Pass ``services`` to reuse already-built ones (tests, benchmarks), and a
+    ``tracer_provider`` to trace requests (``gateway.telemetry``; none: no tracing, no cost)."""
     holder = ServiceHolder(services)
 
     sessions = SessionRevocations()
@@ -114,6 +121,7 @@ def create_app(
 
     handlers: list[Any] = [chat_completions, list_models, healthz, readyz, metrics, verify_answer]
     handlers.append(retrieve_passages)
+    handlers.append(create_response)
     handlers += page_handlers(settings)
     return Litestar(
         route_handlers=handlers,
@@ -127,7 +135,10 @@ def create_app(
         lifespan=[lifespan],
         exception_handlers=exception_handlers(current_metrics),
         request_max_body_size=settings.max_body_bytes,
-        middleware=[access_control(settings, current_metrics, sessions, throttle, limiter=limiter)],
+        middleware=[
+            *([tracing_middleware(tracing_for(tracer_provider, settings))] if tracer_provider else []),
+            access_control(settings, current_metrics, sessions, throttle, limiter=limiter),
+        ],
         before_request=json_bodies_only,
         before_send=[add_request_id],
         openapi_config=OpenAPIConfig(title="Clinical trust gateway", version="0.1.0", path="/schema"),

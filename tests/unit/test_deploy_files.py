@@ -376,3 +376,30 @@ def test_shared_services_come_from_secrets_and_the_chroma_statefulset() -> None:
     # readiness is /readyz, which checks all three (tests/integration/test_postgres_gateway.py,
     # test_redis_limits.py and test_chroma_down.py exercise each failure)
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+
+
+# --- OpenTelemetry collector -----------------------------------------------------------------------
+
+
+def test_the_collector_receives_the_gateways_otlp_and_drops_content_attributes() -> None:
+    services = compose()["services"]
+    collector = services["otel-collector"]
+    assert collector["profiles"] == ["tracing"]  # started only with --profile tracing
+    mount = next(m for m in collector["volumes"] if m.startswith("./otel/"))
+    config = yaml.safe_load((DEPLOY / mount.split(":")[0]).read_text())
+    assert mount.split(":")[1] in " ".join(collector["command"])
+    protocols = config["receivers"]["otlp"]["protocols"]
+    published = {str(p).rsplit(":", 1)[1] for p in collector["ports"]}
+    for protocol in protocols.values():
+        assert protocol["endpoint"].rsplit(":", 1)[1] in published
+    pipeline = config["service"]["pipelines"]["traces"]
+    assert pipeline["receivers"] == ["otlp"]
+    for kind in ("processors", "exporters"):
+        assert set(pipeline[kind]) <= set(config[kind]), kind
+    dropped = {a["key"] for a in config["processors"]["attributes/phi"]["actions"] if a["action"] == "delete"}
+    assert dropped == {"gen_ai.input.messages", "gen_ai.output.messages"}
+    assert "attributes/phi" in pipeline["processors"]
+    # the gateway is pointed at the collector only when asked, and never captures content by default
+    environment = services["gateway"]["environment"]
+    assert environment["OTEL_EXPORTER_OTLP_ENDPOINT"] == "${OTEL_EXPORTER_OTLP_ENDPOINT:-}"
+    assert environment["GATEWAY_OTEL_CAPTURE_CONTENT"] == "false"
