@@ -266,6 +266,7 @@ class RefusalReason(StrEnum):
     OUT_OF_SCOPE = "out_of_scope"
     NON_CLINICAL = "non_clinical"
     NO_RELEVANT_CONTEXT = "no_relevant_context"
+    NOTHING_TO_QUOTE = "nothing_to_quote"
     TOO_MANY_REMOVED = "too_many_removed"
     SAFETY_CRITICAL_FAILED = "safety_critical_failed"
     NO_CLAIM_SURVIVED = "no_claim_survived"

@@ -21,6 +21,8 @@ GatewayError
            │    ├── UpstreamBusy ── UpstreamQueueTimeout   no upstream slot free (concurrency limit)
            │    └── MalformedDraft ── DraftLimitExceeded   it answered, but not under the citation contract
            ├── StoreError      the knowledge store could not be read
+           ├── NothingToQuote  the extractive responder found no passage sentence close enough to the
+           │                   question: a refusal (``nothing_to_quote``), not a failure nor a stage error
            ├── VerifierError   a verifier could not decide
            │    └── JudgeOutputError   the judge answered, but not with its JSON verdict
            └── FetchError      a cited URL could not be fetched (or was refused by the SSRF rules)
@@ -191,6 +193,15 @@ class UpstreamHTTPError(UpstreamError):
     def __init__(self, message: str, *, status_code: int) -> None:
         super().__init__(message)
         self.status_code = status_code
+
+
+class NothingToQuote(StageError):
+    """The built-in extractive responder found no passage sentence close enough to the question.
+
+    A correct refusal (``RefusalReason.NOTHING_TO_QUOTE``), not an outage: the stage runner does not
+    count it as a stage error and the request is counted as refused, not as an error."""
+
+    stage = "draft"
 
 
 class MalformedDraft(UpstreamError):

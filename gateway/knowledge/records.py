@@ -26,6 +26,11 @@ DUMMY_EMBEDDING = [1.0]
 """The registry and vector collections are never searched; their records carry a 1-d placeholder."""
 
 
+class IndexMoved(Exception):  # control flow inside gateway.knowledge: outside the error tree
+    """A read found the index changed under the version it was made for (records superseded and
+    deleted by a newer commit). The store refreshes and tries once more; it never leaves the store."""
+
+
 @dataclass(frozen=True)
 class IngestSummary:
     added: int = 0

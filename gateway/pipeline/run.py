@@ -51,7 +51,7 @@ from gateway.domain import (
     TrustReport,
     Verdict,
 )
-from gateway.errors import AuditError, StageError
+from gateway.errors import AuditError, NothingToQuote, StageError
 from gateway.metrics import count_draft_failure
 from gateway.models.limits import request_deadline
 from gateway.pipeline import model_triage
@@ -396,6 +396,8 @@ class _Run:
     async def fail(self, error: StageError) -> PipelineResult:
         """Refuse the request whose stage failed (already named and counted by the runner); a failed
         draft is counted now by its type, before anything else can fail."""
+        if isinstance(error, NothingToQuote):  # the extractive responder's refusal, not a failure
+            return await self.refuse(RefusalReason.NOTHING_TO_QUOTE, str(error))
         count_draft_failure(error, self.services.metrics)
         reason = refusal_reason(error)
         message = self.services.messages.refusal(reason, rule=None)

@@ -18,7 +18,15 @@ from dataclasses import dataclass
 from typing import Generic, ParamSpec, TypeVar
 
 from gateway.domain import RefusalReason
-from gateway.errors import MalformedDraft, RunError, StageError, StoreError, UpstreamError, VerifierError
+from gateway.errors import (
+    MalformedDraft,
+    NothingToQuote,
+    RunError,
+    StageError,
+    StoreError,
+    UpstreamError,
+    VerifierError,
+)
 from gateway.metrics import GatewayMetrics, stage_label
 from gateway.pipeline.result import Timings
 from gateway.telemetry import tracing
@@ -59,6 +67,8 @@ class StageRunner:
         started = time.perf_counter()
         try:
             return await stage.run(*args, **kwargs)
+        except NothingToQuote:  # a refusal the pipeline makes, not a failure: not counted here
+            raise
         except Exception as err:  # a cancellation is not an Exception: it passes untouched
             failure = err if isinstance(err, RunError) else stage.failure.from_exception(stage.name, err)
             failure.stage = failure.stage or stage.name
@@ -72,6 +82,7 @@ class StageRunner:
 
 
 _REASON_BY_ERROR: tuple[tuple[type[StageError], RefusalReason], ...] = (
+    (NothingToQuote, RefusalReason.NOTHING_TO_QUOTE),
     (MalformedDraft, RefusalReason.MALFORMED_OUTPUT),
     (UpstreamError, RefusalReason.UPSTREAM_ERROR),
     (StoreError, RefusalReason.STORE_ERROR),
