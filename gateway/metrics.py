@@ -54,7 +54,7 @@ REQUEST_OUTCOMES = (
 """Final outcome of a chat request (``gateway_requests_total{outcome}``)."""
 AUDIT_OPERATIONS = ("begin", "complete", "check")
 """Audit store operations that can fail (``gateway_audit_errors_total{operation}``)."""
-MODEL_CALL_PURPOSES = ("draft", "rewrite", "judge")
+MODEL_CALL_PURPOSES = ("draft", "rewrite", "judge", "query")
 """Why the gateway called a model (``models.MeteredModel``: the holder of the model)."""
 CALL_RESULTS = ("ok", "error")
 REWRITE_SKIP_REASONS = ("cap", "deadline")

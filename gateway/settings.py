@@ -174,6 +174,11 @@ class Settings(BaseSettings):
     """Re-order fused candidates by MiniLM cosine on sentence windows (off: it lost on MedQuAD)."""
     retrieve_max_k: int = 50
     """Largest ``k`` one /v1/retrieve request may ask for."""
+    query_rewrite: bool = False
+    """Before retrieval, ask the upstream model to restate the patient's message as a search query (one
+    short call, added to the message, never replacing it; needs ``upstream_base_url``)."""
+    query_rewrite_deadline: float = 2.0
+    """Seconds the query rewrite may take; past that retrieval goes on with the message as it is."""
     embedding_precision: EmbeddingPrecision = "auto"
     """MiniLM arithmetic in torch: auto (bf16 where the CPU has native bfloat16, else fp32), bf16 or fp32."""
     embedding_onnx_weights: OnnxWeightsSetting = "auto"
@@ -369,9 +374,13 @@ def _check_hardening(settings: Settings) -> None:
     for name in ("rate_limit_per_minute", "auth_failures_per_minute", "max_rewrites_per_request"):
         if getattr(settings, name) < 0:
             raise ConfigurationError(ENV_PREFIX + name.upper(), name, "must be >= 0")
-    for name in ("upstream_queue_timeout", "upstream_deadline"):
+    for name in ("upstream_queue_timeout", "upstream_deadline", "query_rewrite_deadline"):
         if getattr(settings, name) <= 0:
             raise ConfigurationError(ENV_PREFIX + name.upper(), name, "must be positive")
+    if settings.query_rewrite and not settings.upstream_base_url:
+        raise ConfigurationError(
+            "GATEWAY_QUERY_REWRITE", "query_rewrite", "needs an upstream model (GATEWAY_UPSTREAM_BASE_URL)"
+        )
 
 
 def _check_shared_services(settings: Settings) -> None:

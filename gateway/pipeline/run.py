@@ -149,7 +149,9 @@ async def _answer(run: _Run) -> PipelineResult:
             return await run.refuse(RefusalReason(run.triage.scope.value), run.triage.reason)
 
         question = " ".join(run.triage.answerable) or request.question
-        retrieval = await stage(RETRIEVE, question, services.store, policy.thresholds.retrieval)
+        retrieval = await stage(
+            RETRIEVE, question, services.store, policy.thresholds.retrieval, services.query_rewriter
+        )
         run.passages, run.best_relevance = retrieval.passages, retrieval.best_relevance
         if not retrieval.relevant:
             return await run.refuse(RefusalReason.NO_RELEVANT_CONTEXT, "no vetted passage is relevant enough")
