@@ -48,7 +48,7 @@ def build_upstream(
     quotes only passages at or above ``min_relevance`` (the policy's relevance gate)."""
     if settings.upstream_base_url:
         model = models.model(Endpoint.upstream(settings), "draft")
-        return ModelUpstream(model, settings.upstream_max_reply_chars)
+        return ModelUpstream(model, settings.upstream_max_reply_chars, settings.upstream_max_line_chars)
     return ExtractiveResponder(embedder, min_relevance)
 
 

@@ -9,6 +9,7 @@ GatewayError
  │    │                        format: the client's mistake (4xx) or a gateway that cannot take it now
  │    ├── AuthenticationError (401) ── LoginRequired   a browser without a staff session: to the login page
  │    ├── PermissionDeniedError (403) / NotFoundError (404) / PayloadTooLargeError (413)
+ │    ├── UnsupportedMediaTypeError (415)   a JSON endpoint sent a form, text or XML
  │    ├── RateLimitedError (429)
  │    └── ServiceUnavailableError (503) ── RateLimiterUnavailable   the shared limiter cannot be asked
  └── RunError                  something failed at run time; ``stage`` names where
@@ -97,6 +98,12 @@ class NotFoundError(RequestError):
 
 class PayloadTooLargeError(RequestError):
     status_code = 413
+
+
+class UnsupportedMediaTypeError(RequestError):
+    """A JSON endpoint was sent a body that is not ``application/json`` (a form post, text, XML)."""
+
+    status_code = 415
 
 
 class RateLimitedError(RequestError):

@@ -20,6 +20,8 @@ from typing import Any, TextIO
 
 import structlog
 
+from gateway.telemetry.ids import current_trace_id
+
 MASK = "**********"
 PATIENT_TEXT_KEYS = frozenset({"question", "answer", "messages", "content", "prompt", "completion"})
 """Event fields that may hold patient text."""
@@ -62,6 +64,14 @@ def drop_patient_text(_: Any, __: str, event: EventDict) -> EventDict:
     return event
 
 
+def add_trace_id(_: Any, __: str, event: EventDict) -> EventDict:
+    """structlog processor: the OpenTelemetry trace id of the running request, when it is traced."""
+    trace_id = current_trace_id()
+    if trace_id is not None:
+        event.setdefault("trace_id", trace_id)
+    return event
+
+
 def configure_logging(level: str = "INFO", *, stream: TextIO | None = None) -> None:
     """JSON lines on ``stream`` (default stderr), secrets masked, patient text only where opted in."""
     out = stream or sys.stderr
@@ -72,6 +82,7 @@ def configure_logging(level: str = "INFO", *, stream: TextIO | None = None) -> N
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
+            add_trace_id,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             drop_patient_text,
             mask_secrets,

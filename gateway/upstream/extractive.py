@@ -22,14 +22,15 @@ side effects of amoxicillin are ..." is the sentence closest to the question, wh
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 
 import anyio.to_thread
 import numpy as np
 
-from gateway.domain import ChatRequest, Draft, DraftClaim, DraftFormat, Passage
+from gateway.domain import ChatRequest, Draft, Passage
 from gateway.errors import NothingToQuote
 from gateway.knowledge.embedding import Embedder
+from gateway.upstream.contract import DraftEnd, DraftPart, DraftSentence, assemble, sentence_line
 
 MAX_SENTENCES = 3
 """Sentences in an extractive answer: enough to answer, few enough to read."""
@@ -86,21 +87,28 @@ class ExtractiveResponder:
         self._embedder = embedder
         self._min_relevance = min_relevance
 
-    async def draft(self, request: ChatRequest, passages: Sequence[Passage]) -> Draft:
+    async def stream(
+        self, request: ChatRequest, passages: Sequence[Passage]
+    ) -> AsyncGenerator[DraftPart, None]:
+        """The same parts a model following the contract writes: each chosen sentence, cited, quoted
+        verbatim (no urgency read: the responder has no judgement of its own)."""
         started = time.perf_counter()
         chosen = await anyio.to_thread.run_sync(self._choose, request.question, passages)
         if not chosen:
             raise NothingToQuote("no passage sentence is close enough to the question to quote")
-        parts = [cite(sentence, number) for number, sentence in chosen]
-        claims = tuple(DraftClaim(text=s, source_numbers=(n,), quote=s) for n, s in chosen)
-        answer = " ".join(parts)
-        return Draft(
-            answer=answer,
-            claims=claims,
-            format=DraftFormat.JSON,
-            raw=answer,
-            upstream_seconds=time.perf_counter() - started,
-        )
+        for number, sentence in chosen:
+            yield DraftSentence(sentence, (number,), sentence)
+        raw = "\n".join(sentence_line(s, (n,), s) for n, s in chosen)
+        yield DraftEnd(raw, time.perf_counter() - started)
+
+    async def draft(self, request: ChatRequest, passages: Sequence[Passage]) -> Draft:
+        sentences: list[DraftSentence] = []
+        async for part in self.stream(request, passages):
+            if isinstance(part, DraftSentence):
+                sentences.append(part)
+            elif isinstance(part, DraftEnd):
+                return assemble(sentences, part.raw, part.seconds)
+        raise AssertionError("the stream ends with DraftEnd")  # pragma: no cover
 
     def _choose(self, question: str, passages: Sequence[Passage]) -> list[tuple[int, str]]:
         candidates: list[tuple[int, int, str]] = []
@@ -143,12 +151,3 @@ class ExtractiveResponder:
 
     async def aclose(self) -> None:
         return None
-
-
-def cite(sentence: str, number: int) -> str:
-    """Put the marker before the sentence's closing punctuation: "... a day [2]."."""
-    body = sentence.rstrip()
-    end = len(body)
-    while end and body[end - 1] in ".!?":
-        end -= 1
-    return f"{body[:end]} [{number}]{body[end:]}"

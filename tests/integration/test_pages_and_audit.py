@@ -10,6 +10,7 @@ import pytest
 
 from gateway.settings import Secret
 from gateway.testing import contract_answer
+from gateway.web.disclosure import Disclosure
 from tests.support.stack import openai_client, running_gateway
 
 CLINICIAN_KEY = "clin-key-for-tests-1"
@@ -210,7 +211,7 @@ def test_audit_record_is_committed_before_the_response_arrives(gateway) -> None:
         reader.close()
     assert record is not None
     assert record["question"] == "How much paracetamol can an adult take?"
-    assert record["answer"] == completion.choices[0].message.content
+    assert completion.choices[0].message.content == record["answer"] + Disclosure().suffix
     assert next(p["document_id"] for p in record["passages"]) == "paracetamol"
     assert FABRICATED[:-1] in record["draft"]["raw"] or FABRICATED in record["draft"]["answer"]
     assert len(record["verdicts"]) == 3
