@@ -53,10 +53,11 @@ def test_non_streaming_answer_parses_with_the_sdk_and_carries_trust(gateway) -> 
         assert claim["outcome"] == "verified"
         cited = trust["sources"][int(claim["source_ids"][0]) - 1]
         assert cited["document_id"] == "paracetamol"
-    # the model was given the numbered passages and the contract
+    # the model was given the numbered passages and the JSON Lines contract, and asked to stream it
     sent = scripted.requests[-1]
     assert "Passages:" in sent["messages"][1]["content"]
-    assert sent["response_format"]["type"] == "json_schema"
+    assert sent["stream"] is True
+    assert "response_format" not in sent  # docs/contract.md: the draft is JSON Lines, not one object
 
 
 def test_streaming_answer_is_consumed_by_the_sdk_iterator(gateway) -> None:  # type: ignore[no-untyped-def]

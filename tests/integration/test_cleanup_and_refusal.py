@@ -1,6 +1,6 @@
 """SourceCleanup and refusal end to end: the openai SDK -> gateway -> scripted upstream, non-streaming.
 
-Every test asserts exactly the text the client receives. The verifier is pinned to quote anchoring
+Every test asserts exactly the text the client receives (before the AI disclosure that ends it). The verifier is pinned to quote anchoring
 (tests/support/cleanup_stack.py) so the text depends on cleanup, not on the verifier of the day.
 """
 
@@ -14,10 +14,12 @@ import pytest
 
 from gateway.services import Services
 from gateway.testing import ScriptedUpstream, running_upstream
+from gateway.web.disclosure import Disclosure
 from tests.support import cleanup_scenarios as s
 from tests.support.cleanup_stack import pin_chat_verifier, policy_copy
 from tests.support.stack import openai_client, running_gateway
 
+DISCLOSURE = Disclosure().suffix
 Ask = Callable[[str], tuple[str, dict[str, Any]]]
 
 
@@ -51,7 +53,9 @@ def gateway(upstream, make_services, tmp_path):  # type: ignore[no-untyped-def]
             completion = openai_client(url).chat.completions.create(
                 model="m", messages=[{"role": "user", "content": question}]
             )
-            return completion.choices[0].message.content, completion.model_extra["trust"]
+            content = completion.choices[0].message.content
+            assert content.endswith(DISCLOSURE)  # every answer, refusals included, says it is automated
+            return content.removesuffix(DISCLOSURE), completion.model_extra["trust"]
 
         return scripted, ask
 

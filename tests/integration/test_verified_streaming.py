@@ -218,11 +218,14 @@ EMERGENCY_MESSAGE = f"This could be an emergency. Please call {s.EMERGENCY_NUMBE
 
 
 def complete(url: str, question: str) -> tuple[str, dict[str, Any]]:
-    """The non-streamed answer and its trust object."""
+    """The non-streamed answer (before the AI disclosure that ends it, as ``stream`` gives it) and its
+    trust object."""
     completion = openai_client(url).chat.completions.create(
         model="m", messages=[{"role": "user", "content": question}]
     )
-    return completion.choices[0].message.content or "", completion.model_extra["trust"]
+    content = completion.choices[0].message.content or ""
+    assert content.endswith(Disclosure().suffix)
+    return content.removesuffix(Disclosure().suffix), completion.model_extra["trust"]
 
 
 def both(url: str, question: str) -> tuple[list[str], dict[str, Any], str, dict[str, Any]]:
