@@ -1,7 +1,8 @@
 """SourceCleanup and refusal end to end: the openai SDK -> gateway -> scripted upstream, non-streaming.
 
-Every test asserts exactly the text the client receives (before the AI disclosure that ends it). The verifier is pinned to quote anchoring
-(tests/support/cleanup_stack.py) so the text depends on cleanup, not on the verifier of the day.
+Every test asserts exactly the text the client receives (before the AI disclosure that ends it). The
+verifier is pinned to quote anchoring (tests/support/cleanup_stack.py) so the text depends on cleanup,
+not on the verifier of the day.
 """
 
 from __future__ import annotations
