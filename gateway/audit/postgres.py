@@ -26,9 +26,8 @@ import structlog
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
-from gateway.audit import ledger
+import gateway.audit.ledger as ledger
 from gateway.audit.base import (
-    ROW_COLUMNS,
     AuditFilter,
     AuditRow,
     RecordJson,
@@ -38,6 +37,7 @@ from gateway.audit.base import (
     to_row,
 )
 from gateway.audit.chain import ChainHead, Checkpoint, canonical_content
+from gateway.audit.columns import ROW_COLUMNS
 from gateway.audit.migrations import TABLE, migrate
 from gateway.errors import AuditError
 

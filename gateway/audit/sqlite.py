@@ -23,9 +23,8 @@ from typing import Any, TypeVar
 
 import anyio.to_thread
 
-from gateway.audit import ledger
+import gateway.audit.ledger as ledger
 from gateway.audit.base import (
-    ROW_COLUMNS,
     AuditFilter,
     AuditRow,
     RecordJson,
@@ -35,6 +34,7 @@ from gateway.audit.base import (
     to_row,
 )
 from gateway.audit.chain import ChainEntry, ChainHead, Checkpoint, canonical_content
+from gateway.audit.columns import ROW_COLUMNS
 from gateway.errors import AuditError
 
 T = TypeVar("T")

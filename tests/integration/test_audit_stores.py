@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from gateway.audit import AuditFilter, AuditLog, AuditStore
-from gateway.audit.base import ROW_COLUMNS
+from gateway.audit.columns import ROW_COLUMNS
 from gateway.errors import AuditError
 
 NOW = dt.datetime(2026, 11, 23, 9, 0, tzinfo=dt.UTC)
