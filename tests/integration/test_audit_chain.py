@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from gateway.audit import AuditFilter, AuditLog, AuditStore
-from gateway.audit.columns import ROW_COLUMNS
 from gateway.audit.chain import ChainHead
+from gateway.audit.columns import ROW_COLUMNS
 from gateway.audit.crypto import Keyring, new_key_text, parse_keys
 from gateway.audit.integrity import prune_store, verify_store
 from gateway.audit.sealed import SealedStore, check_key
