@@ -283,7 +283,7 @@ class _Run:
         answer = ""
         try:
             async with aclosing(services.upstream.stream(request, self.passages)) as parts:
-                while (part := await self.stage(DRAFT, parts)) is not None:
+                while (part := await self.stage(DRAFT, parts, request)) is not None:
                     if isinstance(part, UrgencyRead):
                         self.urgency = part
                         self.draft = assemble(sentences, "", 0.0, part)

@@ -18,7 +18,7 @@ from typing import Protocol
 
 import anyio
 
-from gateway.domain import ClaimResult, Draft, DraftFormat, Span, Statement
+from gateway.domain import ChatRequest, ClaimResult, Draft, DraftFormat, Span, Statement
 from gateway.pipeline.bounds import check_repeat_counts, check_statements, instruction_sentence, sentence_keys
 from gateway.pipeline.cleanup import Cleanup
 from gateway.pipeline.split import split
@@ -81,7 +81,9 @@ async def split_streamed(
     return SplitReply(statements, instruction_sentence(statements, planted))
 
 
-async def next_part(parts: AsyncGenerator[DraftPart, None]) -> DraftPart | None:
+async def next_part(parts: AsyncGenerator[DraftPart, None], request: ChatRequest) -> DraftPart | None:
+    """The next part of the draft (None at its end). ``request`` is the model call's request: it names
+    the call on the stage's span (``gateway.telemetry``), one span per part."""
     return await anext(parts, None)
 
 

@@ -15,8 +15,19 @@ from typing import Protocol, runtime_checkable
 
 from opentelemetry.util.types import AttributeValue
 
-from gateway.domain import ChatRequest, Draft, Outcome, Passage, Statement, Triage, TrustReport, Verdict
+from gateway.domain import (
+    ChatRequest,
+    Draft,
+    Outcome,
+    Passage,
+    Statement,
+    Triage,
+    TrustReport,
+    UrgencyRead,
+    Verdict,
+)
 from gateway.pipeline.result import PipelineResult
+from gateway.upstream.contract import DraftEnd, DraftSentence
 
 Attributes = dict[str, AttributeValue]
 
@@ -78,6 +89,15 @@ def outcome_attributes(
         }
     if isinstance(result, Draft):
         return _draft(result, capture_content)
+    if isinstance(result, UrgencyRead):
+        return {
+            "gateway.draft.part": "urgency",
+            "gateway.draft.urgency": result.level.value if result.level else "none",
+        }
+    if isinstance(result, DraftSentence):
+        return {"gateway.draft.part": "sentence", "gateway.draft.citations": len(result.source_numbers)}
+    if isinstance(result, DraftEnd):
+        return _draft_end(result, capture_content)
     if isinstance(result, _SplitReply):
         return {
             "gateway.split.statements": len(result.statements),
@@ -118,6 +138,18 @@ def _draft(draft: Draft, capture_content: bool) -> Attributes:
     }
     if capture_content:
         output = [{"role": "assistant", "parts": [{"type": "text", "content": draft.answer}]}]
+        attributes["gen_ai.output.messages"] = json.dumps(output, ensure_ascii=False)
+    return attributes
+
+
+def _draft_end(end: DraftEnd, capture_content: bool) -> Attributes:
+    """The last part of a streamed draft: the whole reply's time (and, when captured, its text)."""
+    attributes: Attributes = {
+        "gateway.draft.part": "end",
+        "gateway.draft.upstream_ms": round(end.seconds * 1000, 3),
+    }
+    if capture_content:
+        output = [{"role": "assistant", "parts": [{"type": "text", "content": end.raw}]}]
         attributes["gen_ai.output.messages"] = json.dumps(output, ensure_ascii=False)
     return attributes
 

@@ -99,6 +99,17 @@ def stage_spans(exporter: InMemorySpanExporter) -> dict[str, ReadableSpan]:
     }
 
 
+def spans_of(exporter: InMemorySpanExporter, stage: str) -> list[ReadableSpan]:
+    """Every span of one stage, in the order they started: the draft, split, verify and cleanup stages
+    run once per part of the streamed draft (docs/contract.md)."""
+    spans = [s for s in exporter.get_finished_spans() if (s.attributes or {}).get("gateway.stage") == stage]
+    return sorted(spans, key=lambda s: s.start_time or 0)
+
+
+def total(spans: list[ReadableSpan], attribute: str) -> int:
+    return sum(int((s.attributes or {}).get(attribute, 0)) for s in spans)  # type: ignore[arg-type]
+
+
 def server_span(exporter: InMemorySpanExporter) -> ReadableSpan:
     (span,) = [s for s in exporter.get_finished_spans() if s.name.startswith("POST /v1/")]
     return span
@@ -129,12 +140,14 @@ def test_a_request_is_one_trace_with_a_span_per_stage(traced, exporter, log_stre
     assert server.attributes["http.response.status_code"] == 200
     assert stages["triage"].attributes["gateway.triage.scope"] == "in_scope"
     assert stages["retrieve"].attributes["gateway.retrieve.relevant"] is True
-    draft = stages["draft"]
-    assert draft.name == f"chat {services.settings.upstream_model}"
-    assert draft.attributes["gen_ai.operation.name"] == "chat"
-    assert draft.attributes["gen_ai.request.model"] == services.settings.upstream_model
-    assert stages["split"].attributes["gateway.split.claims"] == 2
-    assert stages["verify"].attributes["gateway.verify.supported"] == 2
+    drafts = spans_of(exporter, "draft")  # one span per part: the urgency read, each sentence, the end
+    assert [d.attributes["gateway.draft.part"] for d in drafts] == ["urgency", "sentence", "sentence", "end"]
+    for draft in drafts:
+        assert draft.name == f"chat {services.settings.upstream_model}"
+        assert draft.attributes["gen_ai.operation.name"] == "chat"
+        assert draft.attributes["gen_ai.request.model"] == services.settings.upstream_model
+    assert total(spans_of(exporter, "split"), "gateway.split.claims") == 2
+    assert total(spans_of(exporter, "verify"), "gateway.verify.supported") == 2
     assert stages["badge"].attributes["gateway.badge.supported"] == 2
     assert stages["record"].attributes["gateway.request.id"] == request_id
     # no patient text in any span by default
@@ -153,10 +166,10 @@ def test_content_capture_is_an_explicit_opt_in(traced, exporter) -> None:  # typ
     scripted, url, _ = traced(otel_capture_content=True)
     scripted.queue(supported_answer())
     openai_client(url).chat.completions.create(model="m", messages=[{"role": "user", "content": QUESTION}])
-    draft = stage_spans(exporter)["draft"]
-    (message,) = json.loads(str(draft.attributes["gen_ai.input.messages"]))
+    drafts = spans_of(exporter, "draft")
+    (message,) = json.loads(str(drafts[0].attributes["gen_ai.input.messages"]))
     assert message["parts"][0]["content"] == QUESTION
-    assert "paracetamol" in str(draft.attributes["gen_ai.output.messages"])
+    assert "paracetamol" in str(drafts[-1].attributes["gen_ai.output.messages"])  # the end: the whole reply
 
 
 def test_a_failed_stage_is_an_error_span_and_the_caller_trace_continues(traced, exporter) -> None:  # type: ignore[no-untyped-def]
