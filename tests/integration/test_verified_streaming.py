@@ -372,6 +372,8 @@ def cut_after_sentences(content: str, sentences: int) -> int:
 
 
 CUT = lines((s.DOSE, 1), (s.MAXIMUM, 1), (s.GAP, 1))
+TWO = lines((s.DOSE, 1), (s.MAXIMUM, 1))
+"""Stalled before its last token: only the first sentence is complete."""
 
 
 @pytest.mark.parametrize(
@@ -386,7 +388,7 @@ CUT = lines((s.DOSE, 1), (s.MAXIMUM, 1), (s.GAP, 1))
         ),
         (
             "stall",
-            Reply(content=CUT, stream_stall=30.0),
+            Reply(content=TWO, stream_stall=30.0),
             {"upstream_deadline": 3.0},
             "upstream_error",
             "timeout",
