@@ -18,29 +18,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from gateway.audit.columns import ROW_COLUMNS as ROW_COLUMNS  # re-exported: where it always was
+
 if TYPE_CHECKING:
-    from gateway.audit import ledger
+    import gateway.audit.ledger as ledger
     from gateway.audit.chain import ChainHead, Checkpoint
 
 T = TypeVar("T")
 
 RecordJson = Mapping[str, Any] | bytes
 """A record as a backend takes it: UTF-8 JSON (``record.encode_record``), or a mapping to encode."""
-
-ROW_COLUMNS = (
-    "id",
-    "created_at",
-    "outcome",
-    "scope",
-    "refused",
-    "reason",
-    "claims",
-    "rewritten",
-    "removed",
-    "question",
-    "answer",
-)
-"""The summary columns of a row, in order; ``write`` takes exactly these keys plus the record."""
 
 
 @dataclass(frozen=True)

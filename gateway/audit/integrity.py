@@ -11,7 +11,7 @@ import datetime as dt
 import hashlib
 from dataclasses import replace
 
-from gateway.audit import ledger
+import gateway.audit.ledger as ledger
 from gateway.audit.base import AuditStore
 from gateway.audit.chain import ChainHead, ChainReport, Checkpoint, verify_chain
 from gateway.audit.crypto import Keyring

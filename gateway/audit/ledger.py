@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.audit.base import ROW_COLUMNS
 from gateway.audit.chain import EMPTY_HEAD, ChainEntry, ChainHead, Checkpoint, now_text, row_content
+from gateway.audit.columns import ROW_COLUMNS
 
 Run = Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]
 """Execute one statement with bound parameters; its rows (``[]`` for a statement without)."""

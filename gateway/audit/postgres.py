@@ -26,7 +26,7 @@ import structlog
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
-from gateway.audit import ledger
+import gateway.audit.ledger as ledger
 from gateway.audit.base import (
     ROW_COLUMNS,
     AuditFilter,

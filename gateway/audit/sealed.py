@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 import anyio.to_thread
 
-from gateway.audit import ledger
+import gateway.audit.ledger as ledger
 from gateway.audit.base import AuditFilter, AuditRow, AuditStore, RecordJson, record_text
 from gateway.audit.chain import ChainHead, Checkpoint
 from gateway.audit.crypto import Keyring, KeyUnavailable, is_sealed

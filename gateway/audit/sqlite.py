@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 import anyio.to_thread
 
-from gateway.audit import ledger
+import gateway.audit.ledger as ledger
 from gateway.audit.base import (
     ROW_COLUMNS,
     AuditFilter,
