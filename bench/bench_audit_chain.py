@@ -28,7 +28,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gateway.audit import AuditLog
-from gateway.audit.base import ROW_COLUMNS, AuditStore
+from gateway.audit.base import AuditStore
+from gateway.audit.columns import ROW_COLUMNS
 from gateway.audit.crypto import Keyring, new_key_text, parse_keys
 from gateway.audit.integrity import verify_store
 from gateway.audit.sealed import SealedStore

@@ -39,6 +39,10 @@ def gateway(upstream, make_services):  # type: ignore[no-untyped-def]
         yield scripted, url, services
 
 
+QUESTION = "How much paracetamol can an adult take?"
+"""Retrieval puts the paracetamol leaflet first for it: the scripted answers cite passage [1]."""
+
+
 def answer_with_removed_claim() -> str:
     return contract_answer(
         f"{DOSE[:-1]} [1]. {MAXIMUM[:-1]} [1]. {FABRICATED[:-1]} [1].",
@@ -225,7 +229,7 @@ def test_streamed_request_is_audited_by_the_time_the_stream_ends(gateway) -> Non
     with httpx.stream(
         "POST",
         f"{url}/v1/chat/completions",
-        json={"model": "m", "stream": True, "messages": [{"role": "user", "content": "paracetamol dose?"}]},
+        json={"model": "m", "stream": True, "messages": [{"role": "user", "content": QUESTION}]},
         headers=CLIENT,
         timeout=30,
     ) as response:
@@ -234,7 +238,7 @@ def test_streamed_request_is_audited_by_the_time_the_stream_ends(gateway) -> Non
     assert lines[-1] == "data: [DONE]"
     record = services.audit.get(request_id)
     assert record is not None
-    assert record["trust"]["summary"]["claims"] == 3
+    assert [c["outcome"] for c in record["cleanup"]] == ["verified", "verified", "removed"]
 
 
 @pytest.mark.parametrize("keep", [False, True])
