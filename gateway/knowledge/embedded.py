@@ -1,4 +1,4 @@
-"""Opening the embedded Chroma store (PersistentClient) afresh.
+"""The embedded Chroma store (PersistentClient): opened afresh, and one process at a time inside it.
 
 ``chromadb.PersistentClient(path)`` hands every caller of one process the same cached client, whose
 vector indexes were loaded when it first opened them and never see what another process adds later
@@ -6,12 +6,92 @@ vector indexes were loaded when it first opened them and never see what another 
 directory, which loads the indexes as they are on disk now; ``chroma_index.ChromaIndex`` calls it
 whenever it sees a commit made by another process. The new client replaces the cached one for later
 ``PersistentClient(path)`` calls of this process; clients already handed out keep working.
+
+Chroma's embedded store is not safe for two processes at once (its maintainers say so; a gateway
+searching while an ``ingest`` pruned the same directory hung both processes in our tests). Every call
+into it therefore goes through ``locked``: a file lock in the store's directory that readers share and
+a writer holds alone, taken per call, so a search waits at most for one write batch of an ingest.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+LOCK_FILE = "trust-gateway.lock"
+
+WRITES = frozenset(
+    {
+        "add",
+        "upsert",
+        "update",
+        "delete",
+        "modify",
+        "create_collection",
+        "get_or_create_collection",
+        "delete_collection",
+        "reset",
+    }
+)
+"""Client and collection methods that change the store (held alone); every other call shares."""
+
+
+class StoreLock:
+    """A shared/exclusive lock on a file, across processes and threads alike.
+
+    Each hold opens its own descriptor: ``flock`` locks belong to an open file description, so two
+    threads of one process conflict exactly as two processes do.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @contextmanager
+    def hold(self, exclusive: bool) -> Iterator[None]:
+        descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            yield
+        finally:
+            os.close(descriptor)  # releases the lock
+
+
+class Locked:
+    """A Chroma client or collection whose every method call holds the store's lock."""
+
+    def __init__(self, target: Any, lock: StoreLock) -> None:
+        self._target = target
+        self._lock = lock
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._target, name)
+        if not callable(value):
+            return value
+        exclusive = name in WRITES
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with self._lock.hold(exclusive):
+                result = value(*args, **kwargs)
+            return Locked(result, self._lock) if _is_collection(result) else result
+
+        return call
+
+
+def _is_collection(value: Any) -> bool:
+    from chromadb.api.models.Collection import Collection
+
+    return isinstance(value, Collection)
+
+
+def locked(path: Path, open_client: Callable[[], Any]) -> Locked:
+    """``open_client()`` (which opens the store at ``path``) under the lock, the client wrapped."""
+    lock = StoreLock(path / LOCK_FILE)
+    with lock.hold(exclusive=True):
+        return Locked(open_client(), lock)
 
 
 def open_embedded(path: Path) -> Any:

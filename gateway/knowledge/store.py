@@ -52,7 +52,7 @@ from gateway.errors import StoreError
 from gateway.knowledge.chroma_index import Snapshot
 from gateway.knowledge.chroma_writer import ChromaWriter
 from gateway.knowledge.corpus import SourceDocument
-from gateway.knowledge.embedded import open_embedded
+from gateway.knowledge.embedded import locked, open_embedded
 from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.exact import ExactVectors
 from gateway.knowledge.fusion import best_window_cosine, fuse_lists, relevance
@@ -201,6 +201,7 @@ class ChromaStore(ChromaWriter):
 
         chroma_settings = ChromaSettings(anonymized_telemetry=False)
         reopen: Callable[[], Any] | None = None
+        client: Any
         try:
             if settings.chroma_url:
                 url = urlparse(settings.chroma_url)
@@ -215,9 +216,9 @@ class ChromaStore(ChromaWriter):
             else:
                 path = settings.resolved_chroma_path
                 path.mkdir(parents=True, exist_ok=True)
-                client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+                client = locked(path, partial(chromadb.PersistentClient, str(path), chroma_settings))
                 cache_dir = path / "lexical"
-                reopen = partial(open_embedded, path)
+                reopen = partial(locked, path, partial(open_embedded, path))
         except Exception as err:
             raise StoreError(f"cannot reach the Chroma store: {err}") from err
         store = cls(
