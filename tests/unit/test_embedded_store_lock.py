@@ -45,7 +45,8 @@ def test_another_process_writing_holds_this_one_back(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         text=True,
     )
-    assert holder.stdout is not None and holder.stdin is not None
+    assert holder.stdout is not None
+    assert holder.stdin is not None
     assert holder.stdout.readline().strip() == "held"
     entered = threading.Event()
 
