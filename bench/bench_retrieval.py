@@ -34,7 +34,14 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-DATA = REPO.parent / "shared" / "eval" / "kb" / "medquad_kb.jsonl"
+DATA = next(
+    (
+        root / "shared" / "eval" / "kb" / "medquad_kb.jsonl"
+        for root in (REPO.parent, REPO.parents[1])  # a checkout beside shared/, or a worktree one deeper
+        if (root / "shared" / "eval" / "kb" / "medquad_kb.jsonl").is_file()
+    ),
+    REPO.parent / "shared" / "eval" / "kb" / "medquad_kb.jsonl",
+)
 
 TIERS_BY_ORG = {
     "NLM Genetics Home Reference": "clinical_reference",

@@ -88,7 +88,13 @@ def main() -> None:
     print(f"{'':52s} ratio {ids / full:.2f}x")
     exact = timed(
         "passages exact in memory (exact.py)",
-        lambda i: store._exact_passages.nearest(vectors[i : i + 1], 48, store.version, EXACT_MAX_PASSAGES),
+        lambda i: store._exact_passages.nearest(
+            vectors[i : i + 1],
+            48,
+            store.version,
+            lambda: store.committed_record_ids(store.version),
+            EXACT_MAX_PASSAGES,
+        ),
         n,
     )
     print(f"{'':52s} ratio to the ids query {exact / ids:.2f}x")

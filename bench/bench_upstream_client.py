@@ -54,6 +54,7 @@ sys.path.insert(0, str(REPO))
 from bench.bench_gateway import chat_body, next_question, percentile, timing_ms  # noqa: E402
 from bench.bench_vs_litellm import start_upstream  # noqa: E402
 from gateway.bootstrap import build_services  # noqa: E402
+from gateway.cleanup.upstream import REWRITE_SCHEMA as DRAFT_SCHEMA  # noqa: E402
 from gateway.domain import ChatRequest, Message, Role  # noqa: E402
 from gateway.logs import configure_logging  # noqa: E402
 from gateway.models import Messages, OpenAIChatModel  # noqa: E402
@@ -61,7 +62,7 @@ from gateway.models.openai_compatible import _COMPLETION  # noqa: E402
 from gateway.resources import bundled  # noqa: E402
 from gateway.settings import Settings  # noqa: E402
 from gateway.text import passage_from_text  # noqa: E402
-from gateway.upstream.contract import DRAFT_SCHEMA, build_messages  # noqa: E402
+from gateway.upstream.contract import build_messages  # noqa: E402
 
 LEAFLET = REPO / "knowledge" / "docs" / "paracetamol-adults.md"
 QUESTION = "How much paracetamol can an adult take, and how often?"
@@ -86,6 +87,8 @@ def draft_messages() -> list[dict[str, str]]:
 
 
 def request_body(messages: list[dict[str, str]]) -> dict[str, Any]:
+    # the draft itself asks for no schema since it streams JSON Lines (docs/contract.md): a schema'd
+    # call (the rewriter's) keeps the client comparison as it was measured
     schema = {"name": "cited_answer", "strict": True, "schema": DRAFT_SCHEMA}
     return {
         "model": "bench",

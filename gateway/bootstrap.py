@@ -12,6 +12,7 @@ from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.corpus import load_manifest
 from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.query import QueryPlanner, load_planner
+from gateway.knowledge.rewrite import QueryRewriter
 from gateway.knowledge.store import ChromaStore, SearchOptions
 from gateway.messages import Messages
 from gateway.metrics import GatewayMetrics
@@ -47,7 +48,7 @@ def build_upstream(
     quotes only passages at or above ``min_relevance`` (the policy's relevance gate)."""
     if settings.upstream_base_url:
         model = models.model(Endpoint.upstream(settings), "draft")
-        return ModelUpstream(model, settings.upstream_max_reply_chars)
+        return ModelUpstream(model, settings.upstream_max_reply_chars, settings.upstream_max_line_chars)
     return ExtractiveResponder(embedder, min_relevance)
 
 
@@ -109,6 +110,17 @@ def build_planner(settings: Settings) -> QueryPlanner:
     return load_planner(settings.policy_dir or bundled("policies"), fallback=bundled("policies"))
 
 
+def build_query_rewriter(settings: Settings, models: ModelPool) -> QueryRewriter | None:
+    """The upstream model's query rewrite (knowledge/rewrite.py) when ``query_rewrite`` is on: the
+    upstream endpoint's model (its slots, queue and deadline), counted as purpose ``query``."""
+    if not settings.query_rewrite or not settings.upstream_base_url:
+        return None
+    words = build_planner(settings).words.model_rewrite
+    return QueryRewriter(
+        models.model(Endpoint.upstream(settings), "query"), words, settings.query_rewrite_deadline
+    )
+
+
 def ensure_index(store: ChromaStore, settings: Settings) -> None:
     """Ingest the configured (or bundled) corpus when the collection is empty."""
     if store.count_sync() > 0 or not settings.build_index_if_missing:
@@ -138,6 +150,7 @@ def build_services(
     metrics = GatewayMetrics()
     metrics.declare_tiers(t.id for t in policy.tiers.tiers)
     metrics.knowledge_passages.set(store.count_sync())
+    metrics.knowledge_quarantined.set(store.quarantined_count())
     models = build_models(settings, metrics, connect)
     verifier = build_verifier(settings, policy, embedder, models)
     services = Services(
@@ -154,6 +167,7 @@ def build_services(
         audit=open_audit_store(settings),
         fetcher=build_fetcher(settings, policy),
         triage_model=SemanticTriage(policy.triage, embedder, build_planner(settings).words),
+        query_rewriter=build_query_rewriter(settings, models),
     )
     metrics.ready.set(1)
     log.info(

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,11 +27,20 @@ def _settings(args: argparse.Namespace) -> Settings:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from gateway.knowledge.embedded import serve_store
+    from gateway.telemetry.exporter import tracer_provider_from_env
     from gateway.web.app import create_app
 
     settings = _settings(args)
-    app = create_app(settings)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", access_log=False)
+    if not settings.chroma_url:  # an ingest refuses to write the embedded store while it is served
+        serve_store(settings.resolved_chroma_path)
+    tracer_provider = tracer_provider_from_env(os.environ)  # None unless OTEL_* names an endpoint
+    app = create_app(settings, tracer_provider=tracer_provider)
+    try:
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", access_log=False)
+    finally:
+        if tracer_provider is not None:
+            tracer_provider.shutdown()  # flush the spans still batched
     return 0
 
 
@@ -133,6 +143,12 @@ def cmd_keys(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_audit(args: argparse.Namespace) -> int:
+    from gateway.audit import command
+
+    return command.run(args, _settings(args))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="trust-gateway", description="Clinical trust gateway")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -181,6 +197,14 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     verify.add_argument("--context", help="operating context (GATEWAY_CONTEXT)")
     verify.set_defaults(func=cmd_verify)
+
+    audit = sub.add_parser(
+        "audit", help="audit trail: verify the chain, keys, retention, holds, export, access"
+    )
+    from gateway.audit.command import add_arguments as add_audit_arguments
+
+    add_audit_arguments(audit)
+    audit.set_defaults(func=cmd_audit)
 
     settings = sub.add_parser("settings", help="list every GATEWAY_* variable with its default")
     settings.set_defaults(func=cmd_settings)

@@ -77,6 +77,9 @@ class TriageLayer(StrEnum):
     """An earlier turn of the conversation (an emergency reported before; a clinical topic inherited)."""
     DEFAULT = "default"
     """Nothing decided: treated as a health question (refusing one is the worse error)."""
+    MODEL = "model"
+    """The answering model's own urgency read (first line of the citation contract) raised it to an
+    emergency: a second net behind the other layers; it can only raise urgency (``model_triage``)."""
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,28 @@ class DraftClaim:
     quote: str | None = None
 
 
+class Urgency(StrEnum):
+    """The answering model's read of how urgently the patient needs care (the contract's first line)."""
+
+    EMERGENCY = "emergency"
+    URGENT = "urgent"
+    ROUTINE = "routine"
+
+
+@dataclass(frozen=True)
+class UrgencyRead:
+    """The model's urgency read; ``level`` is None when the line was missing or malformed (``problem``)."""
+
+    level: Urgency | None
+    reason: str = ""
+    problem: str | None = None
+    """Why there is no usable read (``missing``; ``malformed: ...`` naming the bad value), or a note on
+    it (``late: not the first line``)."""
+
+
 class DraftFormat(StrEnum):
+    JSON_LINES = "jsonl"
+    """The streamed citation contract (``upstream.contract``): one JSON object per sentence."""
     JSON = "json"
     INLINE = "inline"
 
@@ -159,6 +183,8 @@ class Draft:
     raw: str
     unanswered: tuple[str, ...] = ()
     upstream_seconds: float = 0.0
+    urgency: UrgencyRead | None = None
+    """The model's urgency read (``upstream.contract``); None when the upstream gives none."""
 
 
 class StatementKind(StrEnum):
@@ -240,6 +266,7 @@ class RefusalReason(StrEnum):
     OUT_OF_SCOPE = "out_of_scope"
     NON_CLINICAL = "non_clinical"
     NO_RELEVANT_CONTEXT = "no_relevant_context"
+    NOTHING_TO_QUOTE = "nothing_to_quote"
     TOO_MANY_REMOVED = "too_many_removed"
     SAFETY_CRITICAL_FAILED = "safety_critical_failed"
     NO_CLAIM_SURVIVED = "no_claim_survived"
@@ -272,6 +299,9 @@ class Outcome:
     refused: bool = False
     refusal_reason: RefusalReason | None = None
     refusal_detail: str = ""
+    ended_early: bool = False
+    """Verified sentences were released, then the answer had to stop (``refusal_reason`` says why): the
+    answer is what was released plus a visible note; nothing released is retracted (docs/safety.md)."""
 
     def with_answer(self, answer: str) -> Outcome:
         return replace(self, answer=answer)
@@ -337,6 +367,8 @@ class TrustSummary:
     trust_score: float | None
     statement_support: float | None
     response_supported: bool
+    ended_early: bool = False
+    """The answer stopped after verified sentences were sent (``reason`` says why; docs/safety.md)."""
 
 
 @dataclass(frozen=True)

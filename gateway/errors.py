@@ -9,6 +9,7 @@ GatewayError
  │    │                        format: the client's mistake (4xx) or a gateway that cannot take it now
  │    ├── AuthenticationError (401) ── LoginRequired   a browser without a staff session: to the login page
  │    ├── PermissionDeniedError (403) / NotFoundError (404) / PayloadTooLargeError (413)
+ │    ├── UnsupportedMediaTypeError (415)   a JSON endpoint sent a form, text or XML
  │    ├── RateLimitedError (429)
  │    └── ServiceUnavailableError (503) ── RateLimiterUnavailable   the shared limiter cannot be asked
  └── RunError                  something failed at run time; ``stage`` names where
@@ -20,6 +21,8 @@ GatewayError
            │    ├── UpstreamBusy ── UpstreamQueueTimeout   no upstream slot free (concurrency limit)
            │    └── MalformedDraft ── DraftLimitExceeded   it answered, but not under the citation contract
            ├── StoreError      the knowledge store could not be read
+           ├── NothingToQuote  the extractive responder found no passage sentence close enough to the
+           │                   question: a refusal (``nothing_to_quote``), not a failure nor a stage error
            ├── VerifierError   a verifier could not decide
            │    └── JudgeOutputError   the judge answered, but not with its JSON verdict
            └── FetchError      a cited URL could not be fetched (or was refused by the SSRF rules)
@@ -95,6 +98,12 @@ class NotFoundError(RequestError):
 
 class PayloadTooLargeError(RequestError):
     status_code = 413
+
+
+class UnsupportedMediaTypeError(RequestError):
+    """A JSON endpoint was sent a body that is not ``application/json`` (a form post, text, XML)."""
+
+    status_code = 415
 
 
 class RateLimitedError(RequestError):
@@ -184,6 +193,15 @@ class UpstreamHTTPError(UpstreamError):
     def __init__(self, message: str, *, status_code: int) -> None:
         super().__init__(message)
         self.status_code = status_code
+
+
+class NothingToQuote(StageError):
+    """The built-in extractive responder found no passage sentence close enough to the question.
+
+    A correct refusal (``RefusalReason.NOTHING_TO_QUOTE``), not an outage: the stage runner does not
+    count it as a stage error and the request is counted as refused, not as an error."""
+
+    stage = "draft"
 
 
 class MalformedDraft(UpstreamError):

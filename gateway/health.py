@@ -1,7 +1,9 @@
 """Readiness checks of the stores a request depends on: real probes, not cached flags.
 
-``/readyz`` runs them on every call. The knowledge store must answer a count with at least one
-passage and, when embedded, its directory must still exist and be readable (Chroma keeps serving
+``/readyz`` runs them on every call. The knowledge store must catch up with the committed index
+(reopening an embedded store another process wrote to), answer a count with at least one passage and
+read one committed passage record afresh, as a search reads it (``ChromaStore.probe``); when
+embedded, its directory must still exist and be readable (Chroma keeps serving
 from open handles after its directory is deleted, which would otherwise go unnoticed). The audit store
 must pass its backend's probe (``AuditStore.check``: a committed write on SQLite).
 """
@@ -53,10 +55,14 @@ async def check_knowledge_store(services: Services) -> Check:
         problem = _directory_problem(path)
         if problem is not None:
             return Check(False, problem)
+    probe = getattr(services.store, "probe", None)
     try:
-        passages = await services.store.count()
+        passages = await (probe() if probe is not None else services.store.count())
     except StoreError as err:
         return Check(False, str(err), public="the knowledge store does not answer")
+    quarantined = getattr(services.store, "quarantined_count", None)
+    if quarantined is not None:
+        services.metrics.knowledge_quarantined.set(quarantined())
     if passages == 0:
         return Check(False, "the knowledge store is empty", 0)
     return Check(True, "ok", passages)

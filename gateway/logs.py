@@ -20,6 +20,8 @@ from typing import Any, TextIO
 
 import structlog
 
+from gateway.telemetry.ids import current_trace_id
+
 MASK = "**********"
 PATIENT_TEXT_KEYS = frozenset({"question", "answer", "messages", "content", "prompt", "completion"})
 """Event fields that may hold patient text."""
@@ -62,16 +64,32 @@ def drop_patient_text(_: Any, __: str, event: EventDict) -> EventDict:
     return event
 
 
+def add_trace_id(_: Any, __: str, event: EventDict) -> EventDict:
+    """structlog processor: the OpenTelemetry trace id of the running request, when it is traced."""
+    trace_id = current_trace_id()
+    if trace_id is not None:
+        event.setdefault("trace_id", trace_id)
+    return event
+
+
+def _current_stderr(*_: Any) -> structlog.PrintLogger:
+    """A logger on ``sys.stderr`` as it is now, not as it was when logging was configured (a CLI run
+    inside a test configures logging while stderr is that test's capture, closed after it)."""
+    return structlog.PrintLogger(file=sys.stderr)
+
+
 def configure_logging(level: str = "INFO", *, stream: TextIO | None = None) -> None:
     """JSON lines on ``stream`` (default stderr), secrets masked, patient text only where opted in."""
     out = stream or sys.stderr
     logging.basicConfig(format="%(message)s", stream=out, level=level)
+    factory = structlog.PrintLoggerFactory(file=stream) if stream is not None else _current_stderr
     for noisy in _NOISY_LOGGERS:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
+            add_trace_id,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             drop_patient_text,
             mask_secrets,
@@ -79,6 +97,6 @@ def configure_logging(level: str = "INFO", *, stream: TextIO | None = None) -> N
             structlog.processors.JSONRenderer(default=repr),
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level)),
-        logger_factory=structlog.PrintLoggerFactory(file=out),
+        logger_factory=factory,
         cache_logger_on_first_use=False,
     )

@@ -9,6 +9,9 @@ import jinja2
 from gateway.domain import RefusalReason
 from gateway.policy.contexts import OperatingContext
 
+NOTES = ("ended_early", "model_urgent")
+"""Notes a streamed answer may end with (docs/safety.md), checked at start-up like the refusals."""
+
 
 class Messages:
     """Renders ``templates/messages/<name>.txt.j2`` with the operating context."""
@@ -23,8 +26,8 @@ class Messages:
             keep_trailing_newline=False,
         )
         self._context = context
-        for reason in RefusalReason:
-            self._env.get_template(self._name(reason.value))
+        for name in (*(reason.value for reason in RefusalReason), *NOTES):
+            self._env.get_template(self._name(name))
 
     @staticmethod
     def _name(name: str) -> str:

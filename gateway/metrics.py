@@ -46,6 +46,7 @@ REQUEST_OUTCOMES = (
     "rewritten",
     "refused",
     "emergency",
+    "ended_early",
     "error",
     "client_disconnected",
     "cancelled",
@@ -53,14 +54,14 @@ REQUEST_OUTCOMES = (
 """Final outcome of a chat request (``gateway_requests_total{outcome}``)."""
 AUDIT_OPERATIONS = ("begin", "complete", "check")
 """Audit store operations that can fail (``gateway_audit_errors_total{operation}``)."""
-MODEL_CALL_PURPOSES = ("draft", "rewrite", "judge")
+MODEL_CALL_PURPOSES = ("draft", "rewrite", "judge", "query")
 """Why the gateway called a model (``models.MeteredModel``: the holder of the model)."""
 CALL_RESULTS = ("ok", "error")
 REWRITE_SKIP_REASONS = ("cap", "deadline")
 """Why a failing claim was removed without a rewrite attempt finishing."""
-DRAFT_LIMITS = ("reply_chars", "repeated_sentences", "statements")
+DRAFT_LIMITS = ("reply_chars", "line_chars", "repeated_sentences", "statements")
 """Bounds on the model's reply that refuse it as ``malformed_output``."""
-REJECTED_STATUSES = ("400", "401", "403", "404", "405", "413", "429", "503")
+REJECTED_STATUSES = ("400", "401", "403", "404", "405", "413", "415", "429", "503")
 """HTTP statuses of requests turned away before the pipeline (never audited, counted here)."""
 VERDICTS = tuple(v.value for v in VerdictLabel)
 REFUSAL_REASONS = tuple(r.value for r in RefusalReason)
@@ -158,6 +159,13 @@ class GatewayMetrics:
         self.refusals = Counter(
             "gateway_refusals",
             "Answers replaced by a refusal or safety message, by reason (RefusalReason).",
+            ["reason"],
+            registry=r,
+        )
+        self.ended_early = Counter(
+            "gateway_answers_ended_early",
+            "Answers that stopped after verified sentences were sent, ending with a note (docs/safety.md), "
+            "by reason (RefusalReason).",
             ["reason"],
             registry=r,
         )
@@ -303,6 +311,17 @@ class GatewayMetrics:
             ["operation"],
             registry=r,
         )
+        self.audit_chain_seq = Gauge(
+            "gateway_audit_chain_head_seq",
+            "The audit chain's newest entry number (gateway.audit.chain), read periodically.",
+            registry=r,
+        )
+        self.audit_chain_hash = Gauge(
+            "gateway_audit_chain_head_hash52",
+            "The first 13 hex digits (52 bits) of the audit chain head's hash as a number, to anchor it "
+            "outside the database; the full hash is in the audit_chain_head log line.",
+            registry=r,
+        )
         self.model_calls = Counter(
             "gateway_model_calls",
             "Model calls made under the shared upstream limits, by purpose and result.",
@@ -368,6 +387,12 @@ class GatewayMetrics:
         self.knowledge_passages = Gauge(
             "gateway_knowledge_passages", "Passages in the knowledge store.", registry=r
         )
+        self.knowledge_quarantined = Gauge(
+            "gateway_knowledge_quarantined_sentences",
+            "Sentences of the committed documents quarantined at ingestion as instructions to a model "
+            "or system (not indexed; listed in the ingest report).",
+            registry=r,
+        )
         self.ready = Gauge(
             "gateway_ready", "1 when the embedding model and the store are loaded.", registry=r
         )
@@ -378,6 +403,7 @@ class GatewayMetrics:
         for outcome in REQUEST_OUTCOMES:
             self.requests.labels(outcome=outcome)
         for reason in REFUSAL_REASONS:
+            self.ended_early.labels(reason=reason)
             self.refusals.labels(reason=reason)
         for scope in TRIAGE_SCOPES:
             for layer in TRIAGE_LAYERS:

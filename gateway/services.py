@@ -10,6 +10,7 @@ from gateway.audit import AuditStore
 from gateway.cleanup.protocol import Rewriter
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.embedding import Embedder
+from gateway.knowledge.rewrite import QueryRewriter
 from gateway.knowledge.store import KnowledgeStore
 from gateway.messages import Messages
 from gateway.metrics import GatewayMetrics
@@ -45,6 +46,8 @@ class Services:
     """The process's SSRF-safe web fetcher (``bootstrap.build_fetcher``); shared so its cache is."""
     triage_model: SemanticTriage | None = None
     """Triage's semantic layers, exemplar banks encoded once (``bootstrap``; built on first use if absent)."""
+    query_rewriter: QueryRewriter | None = None
+    """The upstream model's query rewrite before retrieval (``GATEWAY_QUERY_REWRITE``; off: None)."""
 
     async def aclose_models(self) -> None:
         """Close the upstream and every chat model of the process (each client once)."""

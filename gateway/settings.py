@@ -89,7 +89,8 @@ class Settings(BaseSettings):
     upstream_retries: int = 1
     """Retries the openai SDK makes on connection errors, 429 and 5xx."""
     upstream_response_format: ResponseFormat = "json_schema"
-    """How the citation contract is requested: json_schema, json_object or text (inline markers)."""
+    """How the upstream's JSON answers (the rewriter's) are requested: json_schema, json_object or text.
+    The draft streams JSON Lines and asks for no schema (docs/contract.md)."""
     judge_base_url: str = ""
     """OpenAI-compatible base URL of an LLM judge; empty disables the judge."""
     judge_api_key: Secret = Field(default_factory=_no_secret)
@@ -113,6 +114,14 @@ class Settings(BaseSettings):
     """Most PostgreSQL connections one process keeps for the audit trail."""
     audit_timeout: float = 5.0
     """Seconds an audit write or read may wait (connection and statement); then the request is refused."""
+    audit_key: Secret = Field(default_factory=_no_secret)
+    """Audit encryption keys ``KEYID:BASE64``, comma separated; the last encrypts (``audit keygen``)."""
+    audit_key_file: Path | None = None
+    """File of audit encryption keys, one ``KEYID:BASE64`` per line (the last encrypts)."""
+    audit_retention_days: int = 0
+    """Days an audit record is kept before ``trust-gateway audit prune`` deletes it; 0: kept forever."""
+    audit_chain_log_seconds: float = 300.0
+    """Seconds between the audit chain head's log line and metric update; 0 turns them off."""
     store_patient_identifiers: bool = False
     """Keep the request's ``user`` field and metadata in the audit record."""
     log_patient_text: bool = False
@@ -121,6 +130,8 @@ class Settings(BaseSettings):
     """Client API keys (comma separated). Empty: no key needed (allowed on loopback only)."""
     clinician_keys: Secrets = ()
     """Credentials for the clinician view, audit pages and ingestion (comma separated)."""
+    admin_keys: Secrets = ()
+    """Administrator credentials: everything a clinician key opens, plus the audit access log."""
     allow_loopback_fetch: bool = False
     """Let the URL fetcher reach loopback addresses. For tests only."""
     model_name: str = "trust-gateway"
@@ -163,6 +174,11 @@ class Settings(BaseSettings):
     """Re-order fused candidates by MiniLM cosine on sentence windows (off: it lost on MedQuAD)."""
     retrieve_max_k: int = 50
     """Largest ``k`` one /v1/retrieve request may ask for."""
+    query_rewrite: bool = False
+    """Before retrieval, ask the upstream model to restate the patient's message as a search query (one
+    short call, added to the message, never replacing it; needs ``upstream_base_url``)."""
+    query_rewrite_deadline: float = 2.0
+    """Seconds the query rewrite may take; past that retrieval goes on with the message as it is."""
     embedding_precision: EmbeddingPrecision = "auto"
     """MiniLM arithmetic in torch: auto (bf16 where the CPU has native bfloat16, else fp32), bf16 or fp32."""
     embedding_onnx_weights: OnnxWeightsSetting = "auto"
@@ -170,6 +186,9 @@ class Settings(BaseSettings):
     products, else fp32), int8 or fp32."""
     upstream_max_reply_chars: int = 200_000
     """Longest model reply accepted, in characters; a longer one is refused as malformed_output."""
+    upstream_max_line_chars: int = 4_000
+    """Longest line (one sentence of the streamed citation contract) accepted, in characters; a longer
+    one ends the answer as malformed_output (docs/contract.md)."""
     max_repeated_sentences: int = 3
     """Times one sentence may recur in a model reply; more is refused as malformed_output."""
     max_draft_statements: int = 300
@@ -186,8 +205,11 @@ class Settings(BaseSettings):
     """MiniLM threads per process; 0: one per four cores when serving, every core when ingesting."""
     embedding_cache_size: int = 4096
     """Query-sized texts whose embeddings are kept (LRU, about 1.5 KB each); 0 disables the cache."""
+    otel_capture_content: bool = False
+    """Put patient text (the conversation and the model's draft) on OpenTelemetry spans. PHI: off by
+    default; turn on only when the trace backend may hold patient data (docs/observability.md)."""
 
-    @field_validator("api_keys", "clinician_keys", mode="before")
+    @field_validator("api_keys", "clinician_keys", "admin_keys", mode="before")
     @classmethod
     def _split(cls, value: Any) -> Any:
         """A list from the environment is comma separated."""
@@ -203,6 +225,7 @@ class Settings(BaseSettings):
         "chroma_path",
         "nli_model",
         "audit_path",
+        "audit_key_file",
         "api_keys_file",
         mode="after",
     )
@@ -338,6 +361,7 @@ def _check_hardening(settings: Settings) -> None:
         "rate_limit_burst",
         "upstream_max_concurrency",
         "upstream_max_reply_chars",
+        "upstream_max_line_chars",
         "max_repeated_sentences",
         "max_draft_statements",
         "auth_failures_burst",
@@ -350,9 +374,13 @@ def _check_hardening(settings: Settings) -> None:
     for name in ("rate_limit_per_minute", "auth_failures_per_minute", "max_rewrites_per_request"):
         if getattr(settings, name) < 0:
             raise ConfigurationError(ENV_PREFIX + name.upper(), name, "must be >= 0")
-    for name in ("upstream_queue_timeout", "upstream_deadline"):
+    for name in ("upstream_queue_timeout", "upstream_deadline", "query_rewrite_deadline"):
         if getattr(settings, name) <= 0:
             raise ConfigurationError(ENV_PREFIX + name.upper(), name, "must be positive")
+    if settings.query_rewrite and not settings.upstream_base_url:
+        raise ConfigurationError(
+            "GATEWAY_QUERY_REWRITE", "query_rewrite", "needs an upstream model (GATEWAY_UPSTREAM_BASE_URL)"
+        )
 
 
 def _check_shared_services(settings: Settings) -> None:
@@ -366,6 +394,14 @@ def _check_shared_services(settings: Settings) -> None:
     if redis_url and not redis_url.startswith(("redis://", "rediss://", "unix://")):
         raise ConfigurationError(
             "GATEWAY_REDIS_URL", "redis_url", "must start with redis://, rediss:// or unix://"
+        )
+    if settings.audit_retention_days < 0:
+        raise ConfigurationError(
+            "GATEWAY_AUDIT_RETENTION_DAYS", "audit_retention_days", "must be 0 (keep forever) or more"
+        )
+    if settings.audit_chain_log_seconds < 0:
+        raise ConfigurationError(
+            "GATEWAY_AUDIT_CHAIN_LOG_SECONDS", "audit_chain_log_seconds", "must be 0 (off) or more"
         )
     if not 1 <= settings.audit_pool_size <= 200:
         raise ConfigurationError("GATEWAY_AUDIT_POOL_SIZE", "audit_pool_size", "must be in 1..200")

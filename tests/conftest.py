@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -58,6 +60,28 @@ def make_services(embedder, fixture_store, tmp_path):  # type: ignore[no-untyped
     def factory(connect=None, **overrides):  # type: ignore[no-untyped-def]
         settings = Settings(data_dir=tmp_path, knowledge_dir=FIXTURE_KB, **overrides)
         services = build_services(settings, embedder=embedder, store=fixture_store, connect=connect)
+        built.append(services)
+        return services
+
+    yield factory
+    for services in built:
+        services.audit.close()
+
+
+@pytest.fixture(scope="module")
+def module_services(embedder, fixture_store, tmp_path_factory) -> Iterator[Callable[..., Any]]:  # type: ignore[no-untyped-def]
+    """Like ``make_services`` but module-scoped, for gateways shared by a module's tests (the
+    failed-authentication throttle off unless a test turns it on)."""
+    from gateway.bootstrap import build_services
+    from gateway.settings import Settings
+
+    built: list[Any] = []
+
+    def factory(**overrides: Any) -> Any:
+        data_dir = tmp_path_factory.mktemp("module")
+        overrides = {"auth_failures_per_minute": 0.0, **overrides}
+        settings = Settings(data_dir=data_dir, knowledge_dir=FIXTURE_KB, **overrides)
+        services = build_services(settings, embedder=embedder, store=fixture_store)
         built.append(services)
         return services
 

@@ -1,6 +1,9 @@
 """Render policies/ as the ConfigMap of deploy/kubernetes/policies-configmap.yaml.
 
-    python deploy/kubernetes/render_policies.py > deploy/kubernetes/policies-configmap.yaml
+    python deploy/kubernetes/render_policies.py --write
+
+writes deploy/kubernetes/policies-configmap.yaml and the policies volume ``items`` of
+deploy/kubernetes/deployment.yaml (without ``--write`` the ConfigMap is printed).
 
 A ConfigMap key cannot hold "/", so ``contexts/general.yaml`` becomes the key
 ``contexts__general.yaml``; the Deployment's volume ``items`` map each key back to its path.
@@ -9,6 +12,7 @@ tests/unit/test_deploy_files.py fails when the file and policies/ disagree.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -53,5 +57,24 @@ def render() -> str:
     return header + yaml.safe_dump(manifest, sort_keys=False, allow_unicode=True, width=120)
 
 
+_ITEMS_BLOCK = re.compile(r"(name: trust-gateway-policies\n(\s*)items:\n)((?:\2  .*\n)+)")
+
+
+def render_deployment(text: str) -> str:
+    """The Deployment's text with the policies volume ``items`` listing every policy file."""
+    match = _ITEMS_BLOCK.search(text)
+    if match is None:
+        raise SystemExit("deployment.yaml: no 'items:' under the trust-gateway-policies volume")
+    indent = match.group(2) + "  "
+    lines = "".join(f"{indent}- key: {item['key']}\n{indent}  path: {item['path']}\n" for item in items())
+    return text[: match.start(3)] + lines + text[match.end(3) :]
+
+
 if __name__ == "__main__":
-    sys.stdout.write(render())
+    if sys.argv[1:] == ["--write"]:
+        here = Path(__file__).resolve().parent
+        (here / "policies-configmap.yaml").write_text(render(), encoding="utf-8")
+        deployment = here / "deployment.yaml"
+        deployment.write_text(render_deployment(deployment.read_text(encoding="utf-8")), encoding="utf-8")
+    else:
+        sys.stdout.write(render())

@@ -16,25 +16,18 @@ import datetime as dt
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from gateway.audit.columns import ROW_COLUMNS
+
+if TYPE_CHECKING:
+    import gateway.audit.ledger as ledger
+    from gateway.audit.chain import ChainHead, Checkpoint
+
+T = TypeVar("T")
 
 RecordJson = Mapping[str, Any] | bytes
 """A record as a backend takes it: UTF-8 JSON (``record.encode_record``), or a mapping to encode."""
-
-ROW_COLUMNS = (
-    "id",
-    "created_at",
-    "outcome",
-    "scope",
-    "refused",
-    "reason",
-    "claims",
-    "rewritten",
-    "removed",
-    "question",
-    "answer",
-)
-"""The summary columns of a row, in order; ``write`` takes exactly these keys plus the record."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +89,40 @@ class AuditStore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+    # --- the tamper-evident chain, retention, legal holds and the access log (``ledger``) -------
+
+    def chain_head(self) -> ChainHead:
+        """The newest chain entry's ``seq`` and hash."""
+        ...
+
+    def read_chain(self, consume: Callable[[ledger.ChainSnapshot], T]) -> T:
+        """``consume`` one consistent snapshot of the chain entries, the rows' hashes and the checkpoint."""
+        ...
+
+    def records_between(self, since: dt.datetime, until: dt.datetime) -> ledger.RecordTexts:
+        """``(request_id, record text)`` of the rows created in ``[since, until)``, oldest first."""
+        ...
+
+    def prune(
+        self, cutoff: dt.datetime, sign: Callable[[Checkpoint], tuple[Checkpoint, str]]
+    ) -> ledger.PruneResult:
+        """Delete rows created before ``cutoff`` (not on hold) and leave a checkpoint ``sign`` signs."""
+        ...
+
+    def hold(self, request_id: str, reason: str, held_by: str) -> None: ...
+
+    def release(self, request_id: str) -> bool: ...
+
+    def holds(self) -> ledger.Holds: ...
+
+    def log_access(self, entry: ledger.AccessEntry) -> None:
+        """Record one view of a record, or one export (committed when this returns)."""
+        ...
+
+    def access_log(self, limit: int, offset: int = 0) -> ledger.AccessEntries:
+        """The newest access entries first."""
+        ...
 
 
 def record_text(record: RecordJson) -> str:

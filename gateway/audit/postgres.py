@@ -17,8 +17,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import anyio.to_thread
 import psycopg
@@ -26,8 +26,8 @@ import structlog
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
+import gateway.audit.ledger as ledger
 from gateway.audit.base import (
-    ROW_COLUMNS,
     AuditFilter,
     AuditRow,
     RecordJson,
@@ -36,10 +36,13 @@ from gateway.audit.base import (
     record_text,
     to_row,
 )
+from gateway.audit.chain import ChainHead, Checkpoint, canonical_content
+from gateway.audit.columns import ROW_COLUMNS
 from gateway.audit.migrations import TABLE, migrate
 from gateway.errors import AuditError
 
 log = structlog.get_logger("gateway.audit")
+T = TypeVar("T")
 
 _UPSERT = (
     f"INSERT INTO {TABLE} ({', '.join(ROW_COLUMNS)}, record) "  # noqa: S608 (fixed names only)
@@ -101,6 +104,11 @@ class PostgresAuditStore:
             pool.open(wait=True, timeout=timeout)
             with pool.connection() as conn:
                 migrate(conn)
+                with conn.transaction():
+                    _lock_chain(conn)
+                    adopted = ledger.adopt_unchained(_runner(conn), "%s", TABLE)
+            if adopted:
+                log.info("audit_chain_adopted", rows=adopted)
         except psycopg.Error as err:
             pool.close(timeout=1)
             raise AuditError(f"cannot open the audit database {where}: {type(err).__name__}: {err}") from err
@@ -121,9 +129,12 @@ class PostgresAuditStore:
         values["question"] = _text(str(row["question"]))
         values["answer"] = _text(str(row["answer"]))
         params = [*(values[c] for c in ROW_COLUMNS), record_text(record)]
+        content = canonical_content(params)
         try:
-            with self._pool.connection() as conn:
+            with self._pool.connection() as conn, conn.transaction():
+                _lock_chain(conn)  # one order of chain entries across replicas, held to the commit
                 conn.execute(_UPSERT.encode(), params)
+                ledger.append(_runner(conn), "%s", str(row["id"]), content)
         except psycopg.Error as err:
             raise AuditError(
                 f"the audit record was not written to {self.where}: {type(err).__name__}: {err}"
@@ -155,6 +166,71 @@ class PostgresAuditStore:
     def count(self) -> int:
         return int(self._read(f"SELECT COUNT(*) FROM {TABLE}", [])[0][0])  # noqa: S608
 
+    # --- the chain, retention, holds and the access log (``gateway.audit.ledger``) ---------------
+
+    def chain_head(self) -> ChainHead:
+        return self._with(ledger.head)
+
+    def read_chain(self, consume: Callable[[ledger.ChainSnapshot], T]) -> T:
+        """``consume`` one REPEATABLE READ snapshot of the chain, its rows and its newest checkpoint."""
+
+        def snapshot(conn: psycopg.Connection[Any]) -> T:
+            with conn.transaction():
+                conn.execute(b"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                run = _runner(conn)
+                return consume(
+                    ledger.ChainSnapshot(
+                        entries=ledger.entries(run, "%s"),
+                        contents=ledger.contents(run, "%s", TABLE),
+                        checkpoint=ledger.latest_checkpoint(run),
+                    )
+                )
+
+        return self._on_connection(snapshot)
+
+    def records_between(self, since: dt.datetime, until: dt.datetime) -> ledger.RecordTexts:
+        return self._with(lambda run: list(ledger.records(run, "%s", TABLE, since, until)))
+
+    def prune(
+        self, cutoff: dt.datetime, sign: Callable[[Checkpoint], tuple[Checkpoint, str]]
+    ) -> ledger.PruneResult:
+        return self._locked(lambda run: ledger.prune(run, "%s", TABLE, cutoff, cutoff.isoformat(), sign))
+
+    def hold(self, request_id: str, reason: str, held_by: str) -> None:
+        self._locked(lambda run: ledger.hold(run, "%s", request_id, reason, held_by))
+
+    def release(self, request_id: str) -> bool:
+        return self._locked(lambda run: ledger.release(run, "%s", request_id))
+
+    def holds(self) -> ledger.Holds:
+        return self._with(ledger.holds)
+
+    def log_access(self, entry: ledger.AccessEntry) -> None:
+        self._with(lambda run: ledger.log_access(run, "%s", entry))
+
+    def access_log(self, limit: int, offset: int = 0) -> ledger.AccessEntries:
+        return self._with(lambda run: ledger.access_entries(run, "%s", limit, offset))
+
+    def _with(self, work: Callable[[ledger.Run], T]) -> T:
+        return self._on_connection(lambda conn: work(_runner(conn)))
+
+    def _locked(self, work: Callable[[ledger.Run], T]) -> T:
+        """``work`` in one transaction holding the chain lock (prune and holds change what is kept)."""
+
+        def locked(conn: psycopg.Connection[Any]) -> T:
+            with conn.transaction():
+                _lock_chain(conn)
+                return work(_runner(conn))
+
+        return self._on_connection(locked)
+
+    def _on_connection(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
+        try:
+            with self._pool.connection() as conn:
+                return work(conn)
+        except psycopg.Error as err:
+            raise AuditError(f"the audit database {self.where} failed: {type(err).__name__}: {err}") from err
+
     def _read(self, sql: str, params: Sequence[Any]) -> Sequence[tuple[Any, ...]]:
         try:
             with self._pool.connection() as conn:
@@ -164,6 +240,18 @@ class PostgresAuditStore:
             raise AuditError(
                 f"the audit database {self.where} cannot be read: {type(err).__name__}: {err}"
             ) from err
+
+
+def _lock_chain(conn: psycopg.Connection[Any]) -> None:
+    conn.execute(b"SELECT pg_advisory_xact_lock(%s)", (ledger.CHAIN_LOCK_KEY,))
+
+
+def _runner(conn: psycopg.Connection[Any]) -> ledger.Run:
+    def run(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        cursor = conn.execute(sql.encode(), params)
+        return cursor.fetchall() if cursor.description else []
+
+    return run
 
 
 def _iso(moment: dt.datetime) -> str:

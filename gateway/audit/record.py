@@ -30,6 +30,7 @@ import msgspec
 import numpy as np
 from msgspec import UNSET, UnsetType
 
+from gateway.audit.provenance import RecordProvenance
 from gateway.domain import (
     ClaimReport,
     ClaimResult,
@@ -171,6 +172,11 @@ class AuditRecord(msgspec.Struct, frozen=True, kw_only=True):
     upstream: str | UnsetType = UNSET
     verifier: str | UnsetType = UNSET
     context: str | UnsetType = UNSET
+    provenance: RecordProvenance | UnsetType = UNSET
+    """Gateway version, policy files' hash, passages' versions (``gateway.audit.provenance``); absent in
+    provisional records and in records written before it existed."""
+    trace_id: str | UnsetType = UNSET
+    """The OpenTelemetry trace id of the request, when it was traced (absent otherwise)."""
 
     @property
     def complete(self) -> bool:

@@ -17,14 +17,14 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio.to_thread
 
+import gateway.audit.ledger as ledger
 from gateway.audit.base import (
-    ROW_COLUMNS,
     AuditFilter,
     AuditRow,
     RecordJson,
@@ -33,7 +33,12 @@ from gateway.audit.base import (
     record_text,
     to_row,
 )
+from gateway.audit.chain import ChainEntry, ChainHead, Checkpoint, canonical_content
+from gateway.audit.columns import ROW_COLUMNS
 from gateway.errors import AuditError
+
+T = TypeVar("T")
+_TABLE = "requests"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS requests (
@@ -93,9 +98,32 @@ class AuditLog:
         except (sqlite3.Error, OSError) as err:
             raise AuditError(f"cannot open the audit database {path}: {err}") from err
 
+        try:
+            with self._lock:
+                self._db.executescript(ledger.schema_sql("INTEGER PRIMARY KEY"))
+                self._in_transaction(lambda run: ledger.adopt_unchained(run, "?", _TABLE))
+        except sqlite3.Error as err:
+            raise AuditError(f"cannot open the audit chain in {path}: {err}") from err
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    def _run(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        return self._db.execute(sql, params).fetchall()
+
+    def _in_transaction(self, work: Callable[[ledger.Run], T]) -> T:
+        """``work`` inside one write transaction (``BEGIN IMMEDIATE``: the file's write lock, which
+        also orders chain appends of other processes on the same file)."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            result = work(self._run)
+            self._db.execute("COMMIT")
+        except BaseException:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise
+        return result
 
     async def write(self, row: Mapping[str, Any], record: RecordJson) -> None:
         await anyio.to_thread.run_sync(self.write_sync, row, record)
@@ -104,9 +132,15 @@ class AuditLog:
         check_row(row)
         try:
             values = [*(row[c] for c in ROW_COLUMNS), record_text(record)]
+            content = canonical_content(values)
+
+            def upsert_and_chain(run: ledger.Run) -> ChainEntry:
+                run(_UPSERT, values)
+                return ledger.append(run, "?", str(row["id"]), content)
+
             with self._lock:
                 self._ensure_same_file()
-                self._transaction(_UPSERT, values)
+                self._in_transaction(upsert_and_chain)
         except AuditError:
             raise
         except (sqlite3.Error, OSError, ValueError) as err:
@@ -120,23 +154,14 @@ class AuditLog:
                 self._db.execute(f"PRAGMA busy_timeout = {CHECK_BUSY_TIMEOUT_MS}")
                 try:
                     sql = "INSERT OR REPLACE INTO health (id, checked_at) VALUES (1, ?)"
-                    self._transaction(sql, [dt.datetime.now(dt.UTC).isoformat()])
+                    now = [dt.datetime.now(dt.UTC).isoformat()]
+                    self._in_transaction(lambda run: run(sql, now))
                 finally:
                     self._db.execute(f"PRAGMA busy_timeout = {_DEFAULT_BUSY_TIMEOUT_MS}")
         except AuditError:
             raise
         except (sqlite3.Error, OSError) as err:
             raise AuditError(f"the audit database cannot be written: {type(err).__name__}: {err}") from err
-
-    def _transaction(self, sql: str, params: list[Any]) -> None:
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            self._db.execute(sql, params)
-            self._db.execute("COMMIT")
-        except BaseException:
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
-            raise
 
     def _ensure_same_file(self) -> None:
         try:
@@ -168,6 +193,76 @@ class AuditLog:
 
     def count(self) -> int:
         return int(self._read("SELECT COUNT(*) FROM requests", [])[0][0])
+
+    # --- the chain, retention, holds and the access log (``gateway.audit.ledger``) ---------------
+
+    def chain_head(self) -> ChainHead:
+        return self._reading(ledger.head)
+
+    def read_chain(self, consume: Callable[[ledger.ChainSnapshot], T]) -> T:
+        """``consume`` a consistent snapshot of the chain, its rows and its newest checkpoint."""
+
+        def snapshot(run: ledger.Run) -> T:
+            return consume(
+                ledger.ChainSnapshot(
+                    entries=ledger.entries(run, "?"),
+                    contents=ledger.contents(run, "?", _TABLE),
+                    checkpoint=ledger.latest_checkpoint(run),
+                )
+            )
+
+        with self._lock:
+            self._db.execute("BEGIN")  # a read transaction: one snapshot of the WAL
+            try:
+                return self._catching(snapshot)
+            finally:
+                self._db.execute("COMMIT")
+
+    def records_between(self, since: dt.datetime, until: dt.datetime) -> ledger.RecordTexts:
+        return self._reading(
+            lambda run: list(ledger.records(run, "?", _TABLE, since.isoformat(), until.isoformat()))
+        )
+
+    def prune(
+        self, cutoff: dt.datetime, sign: Callable[[Checkpoint], tuple[Checkpoint, str]]
+    ) -> ledger.PruneResult:
+        with self._lock:
+            self._ensure_same_file()
+            return self._catching(
+                lambda _: self._in_transaction(
+                    lambda run: ledger.prune(run, "?", _TABLE, cutoff.isoformat(), cutoff.isoformat(), sign)
+                )
+            )
+
+    def hold(self, request_id: str, reason: str, held_by: str) -> None:
+        self._writing(lambda run: ledger.hold(run, "?", request_id, reason, held_by))
+
+    def release(self, request_id: str) -> bool:
+        return self._writing(lambda run: ledger.release(run, "?", request_id))
+
+    def holds(self) -> ledger.Holds:
+        return self._reading(ledger.holds)
+
+    def log_access(self, entry: ledger.AccessEntry) -> None:
+        self._writing(lambda run: ledger.log_access(run, "?", entry))
+
+    def access_log(self, limit: int, offset: int = 0) -> ledger.AccessEntries:
+        return self._reading(lambda run: ledger.access_entries(run, "?", limit, offset))
+
+    def _reading(self, work: Callable[[ledger.Run], T]) -> T:
+        with self._lock:
+            return self._catching(work)
+
+    def _writing(self, work: Callable[[ledger.Run], T]) -> T:
+        with self._lock:
+            self._ensure_same_file()
+            return self._catching(lambda _: self._in_transaction(work))
+
+    def _catching(self, work: Callable[[ledger.Run], T]) -> T:
+        try:
+            return work(self._run)
+        except sqlite3.Error as err:
+            raise AuditError(f"the audit database failed: {type(err).__name__}: {err}") from err
 
     def _read(self, sql: str, params: Sequence[Any]) -> Sequence[Any]:
         with self._lock:

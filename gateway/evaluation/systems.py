@@ -250,6 +250,7 @@ class HttpGateway:
                 error="the response carries no 'trust' object",
                 latency_seconds=latency,
             )
+        text = without_disclosure(text, trust)
         summary = trust.get("summary") or {}
         sources_json = [s for s in trust.get("sources") or [] if isinstance(s, dict)]
         relevances = [
@@ -360,3 +361,13 @@ def _replay_sources(items: Any, source: str, line: int) -> tuple[SourceRef, ...]
 
 def system_names(systems: Sequence[System]) -> list[str]:
     return [s.name for s in systems]
+
+
+def without_disclosure(text: str, trust: dict[str, Any]) -> str:
+    """The answer without the AI disclosure that ends it (``trust.ai_disclosure``): the notice is
+    the gateway's, not a statement of the answer, and is not scored."""
+    disclosure = trust.get("ai_disclosure")
+    notice = disclosure.get("notice") if isinstance(disclosure, dict) and disclosure.get("shown") else None
+    if isinstance(notice, str) and notice and text.endswith(notice):
+        return text.removesuffix(notice).rstrip()
+    return text

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,10 +19,20 @@ import structlog
 from gateway.errors import StoreError
 from gateway.knowledge.embedding import Embedder, MiniLMEmbeddingFunction
 from gateway.knowledge.lexical import LexicalIndex
-from gateway.knowledge.records import PAGE, STATE_ID, cached_ids, document_of_record, lexical_text
+from gateway.knowledge.records import (
+    PAGE,
+    STATE_ID,
+    IndexMoved,
+    cached_ids,
+    document_of_record,
+    lexical_text,
+)
 from gateway.knowledge.titles import TitleIndex
 
 log = structlog.get_logger("gateway.knowledge")
+
+CATCH_UP_ATTEMPTS = 5
+"""Consistent reads of the registry tried before a refresh gives up (each retry follows a commit)."""
 
 _HNSW = {"space": "cosine", "ef_construction": 64, "batch_size": 2000, "sync_threshold": 5000}
 """Passage ANN index: cosine; a larger write batch makes bulk ingestion cheaper."""
@@ -36,6 +46,8 @@ class Snapshot:
     hashes: dict[str, str] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     """Passages per committed document."""
+    quarantined: dict[str, int] = field(default_factory=dict)
+    """Sentences quarantined as instructions, per committed document (instructions.py)."""
 
 
 class ChromaIndex:
@@ -48,8 +60,11 @@ class ChromaIndex:
         embedder: Embedder,
         cache_dir: Path | None = None,
         refresh_interval: float = 0.0,
+        reopen: Callable[[], Any] | None = None,
     ) -> None:
         self._embedder = embedder
+        self._reopen = reopen
+        self._retired: list[Any] = []
         self._refresh_interval = refresh_interval
         self._version_read_at = -float("inf")
         self._collection = collection
@@ -61,7 +76,14 @@ class ChromaIndex:
         self._records_by_document: dict[str, list[str]] = {}
         self.path: Path | None = None
         """The embedded store's directory (None for a Chroma server); ``gateway.health`` checks it."""
-        function = MiniLMEmbeddingFunction(embedder)
+        self._open_collections(client)
+        self.refresh()
+
+    def _open_collections(self, client: Any) -> None:
+        """Open (or create) the four collections through ``client``."""
+        collection = self._collection
+        function = MiniLMEmbeddingFunction(self._embedder)
+        self._client = client
         try:
             self._passages = client.get_or_create_collection(
                 collection, embedding_function=function, configuration={"hnsw": _HNSW}
@@ -85,7 +107,30 @@ class ChromaIndex:
             )
         except Exception as err:
             raise StoreError(f"cannot open Chroma collection {collection!r}: {err}") from err
-        self.refresh()
+
+    def _reconnect(self) -> None:
+        """Open the embedded store afresh (called with the read lock held, on another process's commit).
+
+        An embedded Chroma client keeps each collection's vector index in memory and never sees
+        records another process adds: reading their vectors fails ("Error finding id") and its
+        nearest-neighbour queries miss them. A fresh client loads the index as committed on disk.
+        The previous client is kept until the next reconnection, so searches still running on it
+        finish; the one before that is released.
+        """
+        if self._reopen is None:
+            return
+        try:
+            client = self._reopen()
+        except Exception as err:
+            raise StoreError(f"cannot reopen the Chroma store: {err}") from err
+        previous = self._client
+        self._open_collections(client)
+        self._retired = [previous]
+        self._reopened()
+        log.info("store_reopened", reason="index changed by another process")
+
+    def _reopened(self) -> None:
+        """Hook: the collections were replaced by ``_reconnect`` (subclasses rebind their readers)."""
 
     # Reading the committed state -------------------------------------------------------------------
 
@@ -116,6 +161,8 @@ class ChromaIndex:
         with self._read_lock:
             if version == self._snapshot.version:
                 return
+            if self._snapshot.version:  # not the first load: another process committed
+                self._reconnect()
             self._catch_up(version)
 
     def refresh_if_due(self) -> None:
@@ -129,53 +176,103 @@ class ChromaIndex:
             self.refresh()
 
     def _catch_up(self, version: str) -> None:
+        """Bring the snapshot and the BM25 index to the committed state, read consistently.
+
+        The registry is read between two reads of the version record (which every commit writes
+        last); if a commit landed in between, it is read again. The changed documents' passages are
+        then read and counted against the registry's passage counts: a document whose count falls
+        short was superseded (its old passages deleted) after the registry was read, so everything is
+        read again at the newer version. Nothing is applied until a consistent read is in hand.
+        """
+        for _ in range(CATCH_UP_ATTEMPTS):
+            hashes, counts, quarantined = self._read_registry()
+            latest = self._read_version()
+            if latest != version:
+                version = latest
+                continue
+            previous = self._snapshot.hashes
+            first_load = not previous and not len(self._lexical)
+            cached = self._load_lexical(version) if first_load else None
+            if cached is not None:
+                self._lexical = cached
+                by_document: dict[str, list[str]] = {}
+                for rid in cached_ids(cached):
+                    by_document.setdefault(document_of_record(rid), []).append(rid)
+                self._records_by_document = by_document
+                self._snapshot = Snapshot(version, hashes, counts, quarantined)
+                log.debug("index_refreshed", version=version, documents=len(hashes), cached=True)
+                return
+            changed = [d for d, h in hashes.items() if previous.get(d) != h]
+            rows = self._committed_rows(changed, hashes)
+            found: dict[str, int] = {}
+            for document_id, _, _, _, _ in rows:
+                found[document_id] = found.get(document_id, 0) + 1
+            short = [d for d in changed if counts.get(d) and found.get(d, 0) < counts[d]]
+            if short:
+                latest = self._read_version()
+                if latest != version:  # superseded while being read: read the newer version
+                    version = latest
+                    continue
+                log.warning("index_incomplete", documents=short[:10], missing=len(short))
+            gone = [d for d in previous if d not in hashes or hashes[d] != previous[d]]
+            for document_id in gone:
+                self._lexical.remove(self._records_by_document.pop(document_id, []))
+            for document_id, rid, text, tier, org in rows:
+                self._lexical.add(rid, text, tier, org)
+                self._records_by_document.setdefault(document_id, []).append(rid)
+            self._save_lexical(version)
+            self._snapshot = Snapshot(version, hashes, counts, quarantined)
+            log.debug("index_refreshed", version=version, documents=len(hashes))
+            return
+        raise StoreError("the knowledge index kept changing while it was read; try again")
+
+    def _read_registry(self) -> tuple[dict[str, str], dict[str, int], dict[str, int]]:
         hashes: dict[str, str] = {}
         counts: dict[str, int] = {}
+        quarantined: dict[str, int] = {}
         try:
             for _, meta in self._scan(self._registry, include=["metadatas"]):
                 if meta.get("kind") == "document":
                     hashes[str(meta["document_id"])] = str(meta["doc_hash"])
                     counts[str(meta["document_id"])] = int(meta.get("passages", 0))
+                    quarantined[str(meta["document_id"])] = int(meta.get("quarantined", 0))
         except Exception as err:
             raise StoreError(f"cannot read the index registry: {err}") from err
-        previous = self._snapshot.hashes
-        first_load = not previous and not len(self._lexical)
-        cached = self._load_lexical(version) if first_load else None
-        if cached is not None:
-            self._lexical = cached
-            self._records_by_document = {}
-            for rid in cached_ids(cached):
-                self._records_by_document.setdefault(document_of_record(rid), []).append(rid)
-        else:
-            changed = [d for d, h in hashes.items() if previous.get(d) != h]
-            gone = [d for d in previous if d not in hashes or hashes[d] != previous[d]]
-            for document_id in gone:
-                self._lexical.remove(self._records_by_document.pop(document_id, []))
-            self._index_documents(changed, hashes)
-            self._save_lexical(version)
-        self._snapshot = Snapshot(version=version, hashes=hashes, counts=counts)
-        log.debug("index_refreshed", version=version, documents=len(hashes))
+        return hashes, counts, quarantined
 
-    def _index_documents(self, document_ids: Sequence[str], hashes: dict[str, str]) -> None:
-        """Add the committed passages of ``document_ids`` to the BM25 index."""
+    def _committed_rows(
+        self, document_ids: Sequence[str], hashes: dict[str, str]
+    ) -> list[tuple[str, str, str, str, str]]:
+        """(document id, record id, BM25 text, tier, org) of the committed passages of ``document_ids``."""
         if not document_ids:
-            return
+            return []
         wanted = set(document_ids)
         if len(wanted) > 200:
             rows: Iterable[tuple[str, dict[str, Any], str]] = self._scan_passages(None)
         else:
             rows = self._scan_passages({"document_id": {"$in": sorted(wanted)}})
+        found: list[tuple[str, str, str, str, str]] = []
         for rid, meta, text in rows:
             document_id = str(meta.get("document_id", ""))
             if document_id not in wanted or hashes.get(document_id) != meta.get("doc_hash"):
                 continue
-            self._lexical.add(
-                rid,
-                lexical_text(str(meta.get("title", "")), str(meta.get("section", "")), text),
-                str(meta.get("tier", "")),
-                str(meta.get("org", "")),
+            found.append(
+                (
+                    document_id,
+                    rid,
+                    lexical_text(str(meta.get("title", "")), str(meta.get("section", "")), text),
+                    str(meta.get("tier", "")),
+                    str(meta.get("org", "")),
+                )
             )
-            self._records_by_document.setdefault(document_id, []).append(rid)
+        return found
+
+    def committed_record_ids(self, version: str) -> list[str]:
+        """Every committed passage record id at index ``version`` (IndexMoved: the index moved on)."""
+        with self._read_lock:
+            if self._snapshot.version != version:
+                raise IndexMoved(version)
+            return [rid for rids in self._records_by_document.values() for rid in rids]
 
     def _scan(
         self, collection: Any, include: list[str], where: dict[str, Any] | None = None

@@ -103,6 +103,7 @@ class ChromaWriter(ChromaIndex):
                             "document_id": p.document.id,
                             "doc_hash": p.document.content_hash,
                             "passages": len(p.chunks),
+                            "quarantined": p.quarantined,
                             "title": p.document.title,
                             "source": source,
                             "committed_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -116,6 +117,7 @@ class ChromaWriter(ChromaIndex):
             with self._read_lock:
                 hashes = dict(self._snapshot.hashes)
                 counts = dict(self._snapshot.counts)
+                quarantined = dict(self._snapshot.quarantined)
                 for item in prepared:
                     document = item.document
                     self._lexical.remove(self._records_by_document.pop(document.id, []))
@@ -130,7 +132,8 @@ class ChromaWriter(ChromaIndex):
                     self._records_by_document[document.id] = rids
                     hashes[document.id] = document.content_hash
                     counts[document.id] = len(item.chunks)
-                self._snapshot = Snapshot(version=version, hashes=hashes, counts=counts)
+                    quarantined[document.id] = item.quarantined
+                self._snapshot = Snapshot(version, hashes, counts, quarantined)
             replaced = {
                 p.document.id: p.document.content_hash
                 for p in prepared

@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from gateway.errors import ConfigurationError
+from gateway.knowledge.plaintext import plain_text, provenance_problem
 
 
 @dataclass(frozen=True)
@@ -74,11 +75,15 @@ def load_manifest(directory: Path) -> list[SourceDocument]:
         path = directory / str(entry["file"])
         if not path.is_file():
             raise ConfigurationError(str(manifest), f"{key}.file", f"{path} not found")
+        for field in ("title", "org", "url"):
+            problem = provenance_problem(field, str(entry[field]))
+            if problem is not None:
+                raise ConfigurationError(str(manifest), f"{key}.{field}", f"document {doc_id}: {problem}")
         documents.append(
             SourceDocument(
                 id=doc_id,
                 title=str(entry["title"]),
-                text=path.read_text(encoding="utf-8"),
+                text=plain_text(path.read_text(encoding="utf-8")),
                 org=str(entry["org"]),
                 url=str(entry["url"]),
                 tier=str(entry.get("tier") or ""),

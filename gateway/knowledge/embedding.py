@@ -23,6 +23,7 @@ one request compute it once, and a repeated question costs nothing.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from collections import OrderedDict, deque
@@ -33,6 +34,7 @@ from typing import Any, Literal
 
 import numpy as np
 import structlog
+from cachetools import LRUCache
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 from threadpoolctl import threadpool_limits
@@ -49,6 +51,11 @@ CACHEABLE_CHARS = 512
 CACHEABLE_CALL = 64
 """Calls of up to this many texts use the cache; bulk calls (ingestion) bypass it and never evict it."""
 MAX_COALESCED_TEXTS = 256
+BULK_CALLS_REMEMBERED = 8
+"""Large calls whose vectors are kept whole: the fixed banks of exemplars (triage, instructions) that
+every rebuild of the services over this embedder encodes again (a policy reload, the test suite)."""
+BULK_CALL_REMEMBERED_TEXTS = 4096
+"""Calls up to this many texts are remembered (a bank); an ingestion batch is not."""
 """Most texts one model call takes from the queue; the rest wait for the next call."""
 ONNX_MAX_TEXTS = 3
 """Largest model call that ONNX Runtime (fp32) encodes when torch runs bf16; larger ones go to torch.
@@ -169,6 +176,7 @@ class Embedder:
         self._busy = False
         self._cache: OrderedDict[str, Vector] = OrderedDict()
         self._cache_size = cache_size
+        self._bulk_calls: LRUCache[str, Vector] = LRUCache(BULK_CALLS_REMEMBERED)
         self.model_calls = 0
         """Model calls made so far (each may hold several callers' texts)."""
         if threads is not None:
@@ -231,6 +239,8 @@ class Embedder:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         texts = list(texts)
+        if CACHEABLE_CALL < len(texts) <= BULK_CALL_REMEMBERED_TEXTS and self._cache_size:
+            return self._remembered_bulk(texts)
         if len(texts) > MAX_COALESCED_TEXTS:
             return self._encode_bulk(texts)
         if not self._cache_size or len(texts) > CACHEABLE_CALL:
@@ -242,6 +252,20 @@ class Embedder:
             self._remember(computed)
             rows = [computed[t] if row is None else row for t, row in zip(texts, rows, strict=True)]
         return np.stack([row for row in rows if row is not None])
+
+    def _remembered_bulk(self, texts: list[str]) -> Vector:
+        """A large call, answered from the last few identical calls (same texts, same order)."""
+        key = hashlib.sha256("\x1f".join(texts).encode("utf-8", "surrogatepass")).hexdigest()
+        with self._mutex:
+            known = self._bulk_calls.get(key)
+        if known is not None:
+            return known.copy()
+        vectors = (
+            self._encode_bulk(texts) if len(texts) > MAX_COALESCED_TEXTS else self._encode_coalesced(texts)
+        )
+        with self._mutex:
+            self._bulk_calls[key] = vectors.copy()
+        return vectors
 
     def _encode_bulk(self, texts: list[str]) -> Vector:
         """A bulk call in slices, so that queries queue between them, sorted by length first.

@@ -1,12 +1,13 @@
 """Ingestion: loaded documents in, committed passages out, in batches, idempotently.
 
-For each batch of new or changed documents: chunk them, encode every distinct sentence and heading
-once (MiniLM, batched across documents), write the passages under content-hash versioned ids, commit
-them (the registry flip), drop what they replaced. A passage's dense vector is built from vectors the
-verifier needs anyway (see ``passage_vector``), so no passage is encoded as a whole. Unchanged
-documents (same content hash as committed) cost nothing. A document that cannot be chunked is reported
-and skipped; a failure of the store or the model stops the run, and whatever was committed before
-stays usable.
+For each batch of new or changed documents: chunk them, encode every distinct sentence and heading once
+(MiniLM, batched across documents), quarantine the sentences the instruction detector flags
+(instructions.py: removed before anything is written, listed in the report), write the passages under
+content-hash versioned ids, commit them (the registry flip), drop what they replaced. A passage's dense
+vector is built from vectors the verifier needs anyway (see ``passage_vector``), so no passage is
+encoded as a whole. Unchanged documents (same content hash as committed) cost nothing. A document that
+cannot be chunked is reported and skipped; a failure of the store or the model stops the run, and
+whatever was committed before stays usable.
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gateway.cleanup.common import is_planted
 from gateway.domain import Vector, unit_rows
 from gateway.knowledge.chroma_writer import ChromaWriter
 from gateway.knowledge.chunking import Chunk, chunk_document
 from gateway.knowledge.corpus import SourceDocument
 from gateway.knowledge.embedding import Embedder
+from gateway.knowledge.instructions import InstructionDetector, InstructionPolicy
 from gateway.knowledge.loaders import Loaded, LoadFailure
 from gateway.knowledge.records import IngestSummary, PreparedDocument
 
@@ -55,9 +56,9 @@ class IngestReport:
     """Distinct sentences and headings actually encoded (duplicates are encoded once)."""
     failures: list[LoadFailure] = field(default_factory=list)
     instructions: list[tuple[str, str]] = field(default_factory=list)
-    """(document id, sentence) of every sentence that reads like an instruction to a model or system
-    (policy ``cleanup.planted_instruction``). Ingested, but never evidence: the pipeline refuses an
-    answer resting on one. Reported so a curator can remove it from the source."""
+    """(document id, sentence) of every sentence quarantined as an instruction to a model or system
+    (``instructions.py``: the policy's rules and exemplar bank). Not indexed; reported so a curator can
+    remove it from the source."""
 
 
 class Ingestor:
@@ -69,8 +70,11 @@ class Ingestor:
         progress: bool = False,
         source: str = "",
         instruction_patterns: tuple[str, ...] = (),
+        detector: InstructionDetector | None = None,
     ) -> None:
-        self._instruction_patterns = instruction_patterns
+        if detector is None and instruction_patterns:
+            detector = InstructionDetector(instruction_patterns, InstructionPolicy(), None)
+        self._detector = detector
         self._store = store
         self._embedder = embedder
         self._batch = max(1, batch_documents)
@@ -165,20 +169,6 @@ class Ingestor:
         for item in prepared:
             counts["updated" if item.document.id in committed else "added"] += 1
 
-    def _report_instructions(
-        self, chunked: list[tuple[SourceDocument, list[Chunk]]], report: IngestReport
-    ) -> None:
-        if not self._instruction_patterns:
-            return
-        for document, chunks in chunked:
-            seen: set[str] = set()
-            for chunk in chunks:
-                for span in chunk.sentence_spans:
-                    sentence = chunk.text[span.start : span.end]
-                    if sentence not in seen and is_planted(sentence, self._instruction_patterns):
-                        seen.add(sentence)
-                        report.instructions.append((document.id, sentence))
-
     def prepare(
         self, chunked: list[tuple[SourceDocument, list[Chunk]]], report: IngestReport | None = None
     ) -> list[PreparedDocument]:
@@ -201,28 +191,40 @@ class Ingestor:
                 )
         vectors = self._embedder.encode(list(text_index))
         sentence_vectors = [vectors[rows] for rows in sentence_rows]
-        passage_vectors = np.stack(
-            [
-                passage_vector(sentences, vectors[heading])
-                for sentences, heading in zip(sentence_vectors, heading_rows, strict=True)
-            ]
-        )
         if report is not None:
             report.sentences += sum(len(r) for r in sentence_rows)
             report.texts_encoded += len(text_index)
-            self._report_instructions(chunked, report)
         prepared: list[PreparedDocument] = []
         row = 0
         for (document, chunks), title_row in zip(chunked, title_rows, strict=True):
-            end = row + len(chunks)
+            kept: list[Chunk] = []
+            kept_vectors: list[Vector] = []
+            kept_passages: list[Vector] = []
+            quarantined = 0
+            for offset, chunk in enumerate(chunks):
+                matrix = sentence_vectors[row + offset]
+                if self._detector is not None:
+                    cleaned, matrix, dropped = self._detector.clean_chunk(chunk, matrix)
+                    quarantined += len(dropped)
+                    if report is not None:
+                        report.instructions += [(document.id, text) for text in dropped]
+                    if cleaned is None:
+                        continue
+                    chunk = cleaned
+                kept.append(chunk)
+                kept_vectors.append(matrix)
+                kept_passages.append(passage_vector(matrix, vectors[heading_rows[row + offset]]))
+            row += len(chunks)
+            if not kept:
+                continue  # nothing but instructions: the document is not written (reported above)
             prepared.append(
                 PreparedDocument(
                     document=document,
-                    chunks=tuple(chunks),
-                    passage_vectors=passage_vectors[row:end],
-                    sentence_vectors=tuple(sentence_vectors[row:end]),
+                    chunks=tuple(kept),
+                    passage_vectors=np.stack(kept_passages),
+                    sentence_vectors=tuple(kept_vectors),
                     title_vector=vectors[title_row],
+                    quarantined=quarantined,
                 )
             )
-            row = end
         return prepared

@@ -12,7 +12,9 @@ gateway process restarts without re-reading every passage from Chroma.
 from __future__ import annotations
 
 import json
+import os
 import re
+import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -244,7 +246,8 @@ class LexicalIndex:
             "orgs": [self._orgs[i] for i in rows],
         }
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(path.name + ".partial.npz")
+        # one partial file per writer: a gateway and an ``ingest`` beside it may save at once
+        partial = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.partial.npz")
         np.savez(
             partial,
             header=np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8),

@@ -1,8 +1,11 @@
 """Turn ingestion sources into ``SourceDocument`` values: Markdown, HTML, PDF, plain text, JSONL rows, URLs.
 
-Sources are described by a manifest (``manifest.yaml``, see docs/knowledge.md) or given as a JSONL
-file. Loading never stops at a bad document: each source yields either a ``SourceDocument`` or a
-``LoadFailure`` naming the document and the reason, and the ingestion reports the failures.
+Every document's text is made plain (``plaintext.py``: links become their text, scripts, styles and
+event handlers are dropped), and its url must be http(s) and its title and org free of markup, or it is
+refused naming the field. Sources are described by a manifest (``manifest.yaml``, see
+docs/knowledge.md) or given as a JSONL file. Loading never stops at a bad document: each source
+yields either a ``SourceDocument`` or a ``LoadFailure`` naming the document and the reason, and the
+ingestion reports the failures.
 
 URLs are fetched through an injected ``Fetch`` callable, in production the SSRF-safe
 ``gateway.fetching.fetcher.SafeFetcher`` (allow-listed domains, public addresses only, time and size
@@ -22,6 +25,7 @@ import yaml
 
 from gateway.errors import ConfigurationError, GatewayError
 from gateway.knowledge.corpus import SourceDocument, parse_date
+from gateway.knowledge.plaintext import plain_text, provenance_problem
 
 TEXT_FORMATS = ("markdown", "html", "pdf", "text")
 _SUFFIXES = {
@@ -142,6 +146,10 @@ def _document(
     for name, value in (("title", title), ("org", org), ("url", url)):
         if not value:
             raise _Bad(f"missing {name}")
+        problem = provenance_problem(name, value)
+        if problem is not None:
+            raise _Bad(problem)
+    text = plain_text(text)
     if not text.strip():
         raise _Bad("empty text")
     try:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ from rapidfuzz.distance import JaroWinkler
 
 from gateway.errors import ConfigurationError, InvalidValue
 from gateway.knowledge.lexical import STOPWORDS, Vocabulary, _stem, surface_tokens
+from gateway.knowledge.rewrite import RewriteWords
 from gateway.validation import FILE_CONFIG, load_file
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
@@ -66,6 +67,8 @@ class QueryWords:
     spelling_near_score: float = 74.0
     spelling_near_jaro_winkler: float = 0.92
     spelling_max_length_difference: int = 3
+    model_rewrite: RewriteWords = field(default_factory=RewriteWords)
+    """The optional query rewrite by the upstream model (rewrite.py): its prompt and bounds."""
 
     def __post_init__(self) -> None:
         for key in ("courtesy_sentences", "filler_phrases", "question_cues"):
@@ -122,9 +125,11 @@ def _alternation(patterns: Sequence[str]) -> re.Pattern[str]:
 
 @dataclass(frozen=True)
 class Synonyms:
-    """``policies/vocabulary.yaml``: brand -> generic and lay -> clinical terms, keys lower-case."""
+    """``policies/vocabulary.yaml``: brand -> generic and lay -> clinical terms, keys lower-case, and
+    the question types' wordings (``lexical_only``: their terms go to BM25, never into the dense text)."""
 
     terms: dict[str, tuple[str, ...]]
+    lexical_only: frozenset[str] = frozenset()
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:
@@ -141,7 +146,10 @@ class Synonyms:
         return frozenset(w for key in self.terms for w in _WORD.findall(key))
 
 
-_VOCABULARY_GROUPS = ("brands", "lay_terms")
+_VOCABULARY_GROUPS = ("brands", "lay_terms", "question_types")
+_LEXICAL_ONLY_GROUPS = frozenset({"question_types"})
+"""Groups whose terms are added to the BM25 text only: what a question asks (its type), worded as the
+sources title their sections, is a ranking hint among one topic's sections, not a topic for MiniLM."""
 
 
 def load_vocabulary(path: Path) -> Synonyms:
@@ -162,6 +170,7 @@ def load_vocabulary(path: Path) -> Synonyms:
             source, unknown[0], f"unknown key; expected one of {', '.join(_VOCABULARY_GROUPS)}"
         )
     terms: dict[str, tuple[str, ...]] = {}
+    lexical_only: set[str] = set()
     for group in _VOCABULARY_GROUPS:
         entries = data.get(group) or {}
         if not isinstance(entries, dict):
@@ -178,7 +187,9 @@ def load_vocabulary(path: Path) -> Synonyms:
             if normal in terms:
                 raise ConfigurationError(source, where, "this word is already listed")
             terms[normal] = tuple(" ".join(v.split()) for v in values)
-    return Synonyms(terms)
+            if group in _LEXICAL_ONLY_GROUPS:
+                lexical_only.add(normal)
+    return Synonyms(terms, frozenset(lexical_only))
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -395,8 +406,11 @@ class QueryPlanner:
 
         def insert(match: re.Match[str]) -> str:
             key = match.group(1)
-            terms = [t for t in self.synonyms.terms[key.lower()] if t.lower() != key.lower()]
+            normal = " ".join(key.lower().split())
+            terms = [t for t in self.synonyms.terms[normal] if t.lower() != normal]
             added.extend(terms)
+            if normal in self.synonyms.lexical_only:
+                return key
             foreign = lexicon is None or not all(lexicon.indexed(w) for w in _WORD.findall(key))
             return f"{key} ({', '.join(terms)})" if terms and foreign else key
 

@@ -52,6 +52,18 @@ class RecordCache:
         with self._lock:
             return len(self._cache)
 
+    def rebind(self, passages: Any, vectors: Any) -> None:
+        """Read from these collections from now on (the store was reopened); records stay cached,
+        since a record never changes under its id."""
+        with self._lock:
+            self._passages = passages
+            self._vectors = vectors
+
+    def probe(self, rid: str) -> None:
+        """Read record ``rid`` from Chroma, bypassing the cache; StoreError unless it is there."""
+        if rid not in self._read([rid]):
+            raise StoreError(f"passage record {rid} is committed but cannot be read")
+
     def get(self, ids: Sequence[str]) -> dict[str, StoredRecord]:
         """The stored records among ``ids`` (ids Chroma does not hold are left out)."""
         found: dict[str, StoredRecord] = {}
@@ -71,9 +83,11 @@ class RecordCache:
 
     def _read(self, ids: list[str]) -> dict[str, StoredRecord]:
         self.reads += 2
+        with self._lock:
+            passages, vectors = self._passages, self._vectors
         try:
-            rows = self._passages.get(ids=ids, include=["documents", "metadatas", "embeddings"])
-            sentences = self._vectors.get(ids=ids, include=["metadatas"])
+            rows = passages.get(ids=ids, include=["documents", "metadatas", "embeddings"])
+            sentences = vectors.get(ids=ids, include=["metadatas"])
         except Exception as err:
             raise StoreError(f"passage lookup failed: {err}") from err
         sentence_vectors = {

@@ -26,6 +26,11 @@ DUMMY_EMBEDDING = [1.0]
 """The registry and vector collections are never searched; their records carry a 1-d placeholder."""
 
 
+class IndexMoved(Exception):  # control flow inside gateway.knowledge: outside the error tree
+    """A read found the index changed under the version it was made for (records superseded and
+    deleted by a newer commit). The store refreshes and tries once more; it never leaves the store."""
+
+
 @dataclass(frozen=True)
 class IngestSummary:
     added: int = 0
@@ -47,6 +52,8 @@ class PreparedDocument:
     sentence_vectors: tuple[Vector, ...]
     title_vector: Vector | None = None
     """The document title's vector, for question matching (None: no title record is written)."""
+    quarantined: int = 0
+    """Sentences removed as instructions to a model or system (instructions.py); kept in the registry."""
 
     @property
     def record_ids(self) -> list[str]:

@@ -36,34 +36,44 @@ The store is layered by job: ``records.py`` (record ids, metadata, encoded vecto
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 from urllib.parse import urlparse
 
 import anyio.to_thread
 import numpy as np
+import structlog
 
 from gateway.domain import Passage, Vector
 from gateway.errors import StoreError
+from gateway.knowledge.chroma_index import Snapshot
 from gateway.knowledge.chroma_writer import ChromaWriter
 from gateway.knowledge.corpus import SourceDocument
+from gateway.knowledge.embedded import locked, open_embedded
 from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.exact import ExactVectors
 from gateway.knowledge.fusion import best_window_cosine, fuse_lists, relevance
 from gateway.knowledge.ingest import Ingestor
+from gateway.knowledge.instructions import InstructionDetector
 from gateway.knowledge.query import Lexicon, PlannedQuery, QueryPlanner, model_words
 from gateway.knowledge.record_cache import RecordCache
 from gateway.knowledge.records import (
+    IndexMoved,
     IngestSummary,
     chunk_order,
     committed,
     document_of_chunk,
+    document_of_record,
     record_id,
     record_passage,
 )
 from gateway.settings import RetrievalMode, Settings
+
+log = structlog.get_logger("gateway.knowledge")
+_T = TypeVar("_T")
 
 EXACT_MAX_PASSAGES = 10_000
 """Largest passage collection whose dense search is exact, in memory (15 MB of vectors). Chroma's query
@@ -157,13 +167,23 @@ class ChromaStore(ChromaWriter):
         cache_dir: Path | None = None,
         planner: QueryPlanner | None = None,
         refresh_interval: float = 0.0,
+        reopen: Callable[[], Any] | None = None,
+        instructions: InstructionDetector | None = None,
     ) -> None:
         self.options = options or SearchOptions()
         self.planner = planner
+        self.instructions = instructions
+        """Drops instruction sentences from every passage returned (instructions.py); None: no check."""
         self._lexicon: tuple[str, Lexicon] | None = None
-        super().__init__(client, collection, embedder, cache_dir, refresh_interval)
+        super().__init__(client, collection, embedder, cache_dir, refresh_interval, reopen)
         self._records = RecordCache(self._passages, self._vectors, embedder.dimensions)
         self._exact_passages = ExactVectors(self._passages, "passage")
+
+    def _reopened(self) -> None:
+        records = getattr(self, "_records", None)
+        if records is not None:  # None during the first open, before the readers exist
+            records.rebind(self._passages, self._vectors)
+            self._exact_passages.rebind(self._passages)
 
     @classmethod
     def open(
@@ -180,6 +200,8 @@ class ChromaStore(ChromaWriter):
         from chromadb.config import Settings as ChromaSettings
 
         chroma_settings = ChromaSettings(anonymized_telemetry=False)
+        reopen: Callable[[], Any] | None = None
+        client: Any
         try:
             if settings.chroma_url:
                 url = urlparse(settings.chroma_url)
@@ -194,8 +216,9 @@ class ChromaStore(ChromaWriter):
             else:
                 path = settings.resolved_chroma_path
                 path.mkdir(parents=True, exist_ok=True)
-                client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+                client = locked(path, partial(chromadb.PersistentClient, str(path), chroma_settings))
                 cache_dir = path / "lexical"
+                reopen = partial(locked, path, partial(open_embedded, path))
         except Exception as err:
             raise StoreError(f"cannot reach the Chroma store: {err}") from err
         store = cls(
@@ -206,6 +229,8 @@ class ChromaStore(ChromaWriter):
             cache_dir=cache_dir,
             planner=planner,
             refresh_interval=settings.index_refresh_seconds,
+            reopen=reopen,
+            instructions=InstructionDetector.from_settings(settings, embedder),
         )
         store.path = None if settings.chroma_url else settings.resolved_chroma_path
         return store
@@ -220,8 +245,50 @@ class ChromaStore(ChromaWriter):
         self.refresh()
         return sum(self._snapshot.counts.values())
 
+    async def probe(self) -> int:
+        """Committed passages, after proving one can be read as a search reads it (``/readyz``)."""
+        return await anyio.to_thread.run_sync(self.probe_sync)
+
+    def quarantined_count(self) -> int:
+        """Sentences quarantined as instructions in the committed documents (ingest report)."""
+        return sum(self._snapshot.quarantined.values())
+
+    def _without_instructions(self, passages: list[Passage]) -> list[Passage]:
+        if self.instructions is None:
+            return passages
+        cleaned = [self.instructions.clean_passage(p) for p in passages]
+        return [p for p in cleaned if p is not None]
+
+    def probe_sync(self) -> int:
+        """Refresh, then read one committed passage record afresh (text, vector and sentence vectors);
+        StoreError when that fails. Returns the committed passages."""
+        passages = self.count_sync()
+        with self._read_lock:
+            sample = next((rids[0] for rids in self._records_by_document.values() if rids), None)
+        if sample is not None:
+            self._records.probe(sample)
+        return passages
+
     async def search(self, query: str, k: int, filters: SearchFilters | None = None) -> list[Passage]:
         return await anyio.to_thread.run_sync(self.search_sync, query, k, filters)
+
+    def _consistent(self, read: Callable[[], _T]) -> _T:
+        """``read()``; when it finds the index moved on or failed, refresh and, if another process
+        committed meanwhile, read once more at the new version (else the failure stands)."""
+        version = self._snapshot.version
+        try:
+            return read()
+        except (IndexMoved, StoreError) as err:
+            self.refresh()  # a store that cannot answer raises StoreError here
+            if self._snapshot.version == version:
+                if isinstance(err, StoreError):
+                    raise
+                raise StoreError("the knowledge index lost committed passages") from err
+            log.info("search_retried", reason="index version changed")
+        try:
+            return read()
+        except IndexMoved as err:
+            raise StoreError("the knowledge index changed twice during one search; try again") from err
 
     def search_sync(
         self,
@@ -240,7 +307,11 @@ class ChromaStore(ChromaWriter):
         options = options or self.options
         filters = filters or SearchFilters()
         self.refresh_if_due()
-        hashes = self._snapshot.hashes
+        return self._without_instructions(self._consistent(lambda: self._search(query, k, filters, options)))
+
+    def _search(self, query: str, k: int, filters: SearchFilters, options: SearchOptions) -> list[Passage]:
+        snapshot = self._snapshot
+        hashes = snapshot.hashes
         if not hashes:
             return []
         plans = self.plan(query, options)
@@ -249,7 +320,7 @@ class ChromaStore(ChromaWriter):
         cosines: dict[str, float] = {}
         lists: list[list[str]] = []
         if options.mode != "lexical":
-            for hits in self._dense(vectors, width, filters):
+            for hits in self._dense(vectors, width, filters, snapshot.version):
                 ranked: list[str] = []
                 for rid, cosine in hits:
                     if committed(rid, hashes):
@@ -263,11 +334,13 @@ class ChromaStore(ChromaWriter):
                     lists.append([h.record_id for h in found])
         asking = [i for i, p in enumerate(plans) if p.question]
         if options.question_matching and options.mode != "lexical" and asking:
-            lists.extend(self._title_lists(vectors[asking], width, filters, lists))
+            lists.extend(self._title_lists(vectors[asking], width, filters, lists, snapshot))
         fused = fuse_lists(lists)
         depth = max(k, options.rerank_depth) if options.rerank else k
         stored = self._records.get(fused[:depth])
-        top = [rid for rid in fused[:depth] if rid in stored]
+        if any(rid not in stored for rid in fused[:depth]):
+            raise IndexMoved(snapshot.version)  # committed at our version, deleted since: re-read
+        top = fused[:depth]
         for rid in top:
             if rid not in cosines:  # found by BM25 or its title only: score it against the best query
                 cosines[rid] = float((np.asarray(vectors, dtype=np.float32) @ stored[rid].embedding).max())
@@ -307,17 +380,22 @@ class ChromaStore(ChromaWriter):
             return self._lexicon[1]
 
     def _title_lists(
-        self, vectors: Vector, width: int, filters: SearchFilters, lists: list[list[str]]
+        self,
+        vectors: Vector,
+        width: int,
+        filters: SearchFilters,
+        lists: list[list[str]],
+        snapshot: Snapshot,
     ) -> list[list[str]]:
         """Per query, the passages of the documents whose titles are nearest the question.
 
         A matched document counts through one passage: its best-ranked one among the other lists,
         else its first passage. Tier and org filters are applied through the BM25 index's labels.
         """
-        hashes = self._snapshot.hashes
+        hashes = snapshot.hashes
         ranked_elsewhere = {rid: rank for ranked in lists for rank, rid in enumerate(ranked)}
         result: list[list[str]] = []
-        for hits in self._titles.query(vectors, width, None, self._snapshot.version):
+        for hits in self._titles.query(vectors, width, None, snapshot.version, lambda: hashes):
             ranked: list[str] = []
             with self._read_lock:
                 for hit in hits:
@@ -335,12 +413,15 @@ class ChromaStore(ChromaWriter):
             result.append(ranked)
         return result
 
-    def _dense(self, vectors: Vector, width: int, filters: SearchFilters) -> list[list[tuple[str, float]]]:
+    def _dense(
+        self, vectors: Vector, width: int, filters: SearchFilters, version: str
+    ) -> list[list[tuple[str, float]]]:
         """Per query, the nearest passage records and their cosines (ids only: text is read if kept)."""
         where = filters.where()
         if where is None:
-            version = self._snapshot.version
-            found = self._exact_passages.nearest(vectors, width + 8, version, EXACT_MAX_PASSAGES)
+            found = self._exact_passages.nearest(
+                vectors, width + 8, version, partial(self.committed_record_ids, version), EXACT_MAX_PASSAGES
+            )
             if found is not None:
                 return found
         try:
@@ -360,6 +441,9 @@ class ChromaStore(ChromaWriter):
     def get_sync(self, passage_ids: Sequence[str]) -> list[Passage]:
         """Committed passages by chunk id (score 1.0), in the order asked; unknown ids are skipped."""
         self.refresh_if_due()
+        return self._without_instructions(self._consistent(lambda: self._get(passage_ids)))
+
+    def _get(self, passage_ids: Sequence[str]) -> list[Passage]:
         hashes = self._snapshot.hashes
         wanted = [
             record_id(pid, hashes[document_of_chunk(pid)])
@@ -367,6 +451,10 @@ class ChromaStore(ChromaWriter):
             if document_of_chunk(pid) in hashes
         ]
         stored = self._records.get(wanted)
+        with self._read_lock:
+            known = {r for rid in wanted for r in self._records_by_document.get(document_of_record(rid), ())}
+        if any(rid not in stored and rid in known for rid in wanted):  # committed, yet gone: re-read
+            raise IndexMoved(self._snapshot.version)
         found = {
             str(r.meta["chunk_id"]): record_passage(r.meta, r.text, 1.0, r.sentence_vectors)
             for r in stored.values()
@@ -388,4 +476,4 @@ class ChromaStore(ChromaWriter):
 
     def upsert_documents(self, documents: Iterable[SourceDocument]) -> IngestSummary:
         """Add new documents, replace changed ones, skip unchanged ones (by content hash)."""
-        return Ingestor(self, self._embedder).run(documents).summary
+        return Ingestor(self, self._embedder, detector=self.instructions).run(documents).summary

@@ -21,7 +21,7 @@ A larger collection, or a query with a metadata filter, is asked of Chroma.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,7 +57,7 @@ class TitleIndex:
 
     def __init__(self, collection: Any) -> None:
         self._collection = collection
-        self.exact = ExactVectors(collection, "title")
+        self.exact = ExactVectors(collection, "title", complete=False)
 
     def count(self) -> int:
         try:
@@ -75,17 +75,28 @@ class TitleIndex:
             )
 
     def query(
-        self, vectors: Vector, n: int, where: dict[str, Any] | None, version: str | None = None
+        self,
+        vectors: Vector,
+        n: int,
+        where: dict[str, Any] | None,
+        version: str | None = None,
+        committed: Callable[[], dict[str, str]] | None = None,
     ) -> list[list[TitleHit]]:
         """The ``n`` nearest titles of each query vector (committed or not: the caller filters).
 
-        With the index ``version`` and no filter, a small collection is searched exactly in memory.
+        With the index ``version``, the ``committed`` documents' hashes at that version and no filter,
+        a small collection is searched exactly in memory (only committed titles are read).
         """
         if len(vectors) == 0 or n <= 0:
             return []
         found = None
-        if version is not None and where is None:
-            found = self.exact.nearest(vectors, n, version, EXACT_MAX_TITLES)
+        if version is not None and committed is not None and where is None:
+            hashes = committed
+
+            def ids() -> list[str]:
+                return [title_record_id(d, h) for d, h in hashes().items()]
+
+            found = self.exact.nearest(vectors, n, version, ids, EXACT_MAX_TITLES)
         if found is not None:
             return [[_hit(rid, 1.0 - cosine) for rid, cosine in hits if "@" in rid] for hits in found]
         try:

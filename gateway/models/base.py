@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import aclosing
 from functools import partial
 from typing import Any, Protocol
 
@@ -12,12 +13,17 @@ Messages = list[dict[str, str]]
 Call = Callable[[], Awaitable[str]]
 """One model call, ready to make: what a wrapper runs under what it adds."""
 
+StreamCall = Callable[[], AsyncGenerator[str, None]]
+"""One streamed model call, ready to start: what a wrapper iterates under what it adds."""
+
 
 class ChatModel(Protocol):
     """One chat completion from a model: the boundary every model call of the gateway crosses.
 
     ``complete`` returns the reply's text, or raises an UpstreamError subclass (``gateway.errors``);
     ``schema`` asks for JSON under that JSON schema (named ``schema_name``) where the endpoint can do it.
+    ``stream`` yields the reply's text as the model writes it (an async generator: close it, e.g. with
+    ``contextlib.aclosing``, to end the call early); it raises as ``complete`` does, also mid-stream.
     """
 
     @property
@@ -35,6 +41,15 @@ class ChatModel(Protocol):
         schema: dict[str, Any] | None = None,
         schema_name: str = "response",
     ) -> str: ...
+
+    def stream(
+        self,
+        messages: Messages,
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        user: str | None = None,
+    ) -> AsyncGenerator[str, None]: ...
 
     async def aclose(self) -> None: ...
 
@@ -74,6 +89,25 @@ class WrapperModel:
     async def around(self, call: Call) -> str:
         """Make ``call`` (the wrapped model's completion); a wrapper adds its work around it."""
         return await call()
+
+    def stream(
+        self,
+        messages: Messages,
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        user: str | None = None,
+    ) -> AsyncGenerator[str, None]:
+        call = partial(
+            self.wrapped.stream, messages, temperature=temperature, max_tokens=max_tokens, user=user
+        )
+        return self.around_stream(call)
+
+    async def around_stream(self, call: StreamCall) -> AsyncGenerator[str, None]:
+        """Iterate ``call`` (the wrapped model's stream); a wrapper adds its work around it."""
+        async with aclosing(call()) as chunks:
+            async for chunk in chunks:
+                yield chunk
 
     async def aclose(self) -> None:
         await self.wrapped.aclose()

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
+
 from gateway.errors import UpstreamUnavailable
-from gateway.models.base import Call, WrapperModel
+from gateway.models.base import Call, StreamCall, WrapperModel
 
 
 class ClosingModel(WrapperModel):
@@ -13,9 +16,18 @@ class ClosingModel(WrapperModel):
     closed = False
 
     async def around(self, call: Call) -> str:
+        self._check_open()
+        return await call()
+
+    async def around_stream(self, call: StreamCall) -> AsyncGenerator[str, None]:
+        self._check_open()
+        async with aclosing(call()) as chunks:
+            async for chunk in chunks:
+                yield chunk
+
+    def _check_open(self) -> None:
         if self.closed:
             raise UpstreamUnavailable(f"the {self.name} model was closed (the gateway is shutting down)")
-        return await call()
 
     async def aclose(self) -> None:
         if self.closed:

@@ -8,6 +8,8 @@
   waits too long with ``UpstreamQueueTimeout`` (kind ``queue_timeout``);
 * a running call that takes longer than ``deadline`` seconds in total (retries, a slow drip of bytes
   or a stalled body included: the SDK's own timeout is per read) is cancelled with ``UpstreamTimeout``;
+  a streamed call holds its slot until its stream ends, and each wait for its next piece is bounded
+  by what is left of the deadline (a stall mid-stream ends there too);
 * within ``request_deadline(seconds)`` (set by the pipeline for each request), every call also ends
   by the request's deadline, counted from its first model call: the draft, its rewrites and the
   judge's calls share one budget, waiting for a slot included.
@@ -22,15 +24,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from contextlib import aclosing, asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 import anyio
 
 from gateway.errors import UpstreamBusy, UpstreamQueueTimeout, UpstreamTimeout
-from gateway.models.base import Call, ChatModel, WrapperModel
+from gateway.models.base import Call, ChatModel, StreamCall, WrapperModel
 
 if TYPE_CHECKING:
     from gateway.metrics import GatewayMetrics
@@ -117,6 +119,24 @@ class CallLimits:
             )
         raise UpstreamTimeout("the upstream call was cancelled")  # pragma: no cover - unreachable
 
+    async def stream(self, call: StreamCall) -> AsyncGenerator[str, None]:
+        """Iterate ``call`` in a slot held until the stream ends, within the deadline: each wait for the
+        next piece is bounded by what is left of it, so a stall or a slow drip ends at the deadline."""
+        async with self._slot():
+            ends = time.monotonic() + _remaining(self.deadline)
+            async with aclosing(call()) as chunks:
+                while True:
+                    with anyio.move_on_after(max(0.0, ends - time.monotonic())) as scope:
+                        chunk = await anext(chunks, None)
+                    if scope.cancelled_caught:
+                        raise UpstreamTimeout(
+                            f"the upstream's stream did not finish within the {self.deadline:g}s deadline "
+                            "(per call and per request)"
+                        )
+                    if chunk is None:
+                        return
+                    yield chunk
+
     @asynccontextmanager
     async def _slot(self) -> AsyncIterator[None]:
         if self._slots.locked():
@@ -172,3 +192,8 @@ class LimitedModel(WrapperModel):
 
     async def around(self, call: Call) -> str:
         return await self.limits.run(call)
+
+    async def around_stream(self, call: StreamCall) -> AsyncGenerator[str, None]:
+        async with aclosing(self.limits.stream(call)) as chunks:
+            async for chunk in chunks:
+                yield chunk

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from typing import TYPE_CHECKING
 
 from gateway.errors import UpstreamError
 from gateway.metrics import MODEL_CALL_PURPOSES, bounded, upstream_error_label
-from gateway.models.base import Call, ChatModel, WrapperModel
+from gateway.models.base import Call, ChatModel, StreamCall, WrapperModel
 
 if TYPE_CHECKING:
     from gateway.metrics import GatewayMetrics
@@ -30,10 +32,29 @@ class MeteredModel(WrapperModel):
         try:
             text = await call()
         except Exception as err:
-            self.metrics.model_calls.labels(purpose=self.purpose, result="error").inc()
-            if self.purpose != "draft":
-                kind = err.kind if isinstance(err, UpstreamError) else "upstream_error"
-                self.metrics.upstream_errors.labels(type=upstream_error_label(kind)).inc()
+            self._failed(err)
             raise
         self.metrics.model_calls.labels(purpose=self.purpose, result="ok").inc()
         return text
+
+    async def around_stream(self, call: StreamCall) -> AsyncGenerator[str, None]:
+        """A stream is counted once, when it ends: ``error`` when it raised, else ``ok`` (also when the
+        gateway closed it early: an emergency read, a safety stop, a client gone)."""
+        failed = False
+        try:
+            async with aclosing(call()) as chunks:
+                async for chunk in chunks:
+                    yield chunk
+        except Exception as err:
+            failed = True
+            self._failed(err)
+            raise
+        finally:
+            if not failed:
+                self.metrics.model_calls.labels(purpose=self.purpose, result="ok").inc()
+
+    def _failed(self, err: Exception) -> None:
+        self.metrics.model_calls.labels(purpose=self.purpose, result="error").inc()
+        if self.purpose != "draft":
+            kind = err.kind if isinstance(err, UpstreamError) else "upstream_error"
+            self.metrics.upstream_errors.labels(type=upstream_error_label(kind)).inc()

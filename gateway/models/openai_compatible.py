@@ -7,17 +7,24 @@ skips is the typed request transform and the pydantic ``ChatCompletion``, which 
 CPU per call (docs/benchmarks.md, "Upstream client"). The body is read back with msgspec into a
 struct of the fields used, so a body that is not a chat completion is a MalformedDraft that says why.
 
+``stream`` asks for ``stream: true`` through the same ``post`` (the SDK's retries still apply until the
+response starts) and reads the event stream itself, each ``data:`` line decoded by msgspec; an upstream
+that ignores ``stream`` and answers one whole completion is read as one piece. A stream that ends
+without a finish reason or ``[DONE]`` (cut off) is an ``UpstreamUnavailable``.
+
 The SDK's exceptions are translated here, and only here, into the gateway's UpstreamError family.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
 import httpx2
 import msgspec
 import openai
+import structlog
 
 from gateway.errors import (
     MalformedDraft,
@@ -86,6 +93,28 @@ class _Completion(msgspec.Struct):
 _COMPLETION = msgspec.json.Decoder(_Completion)
 
 
+class _Delta(msgspec.Struct):
+    content: str | None = None
+
+
+class _ChunkChoice(msgspec.Struct):
+    delta: _Delta = msgspec.field(default_factory=_Delta)
+    finish_reason: str | None = None
+
+
+class _Chunk(msgspec.Struct):
+    """The fields of a chat.completion.chunk the gateway reads (an error event carries ``error``)."""
+
+    choices: list[_ChunkChoice] = msgspec.field(default_factory=list)
+    error: Any = None
+
+
+_CHUNK = msgspec.json.Decoder(_Chunk)
+_DONE = "[DONE]"
+EVENT_STREAM = "text/event-stream"
+log = structlog.get_logger("gateway.models")
+
+
 class OpenAIChatModel:
     """ChatModel over an OpenAI-compatible endpoint; owns its ``openai.AsyncOpenAI`` client."""
 
@@ -139,8 +168,59 @@ class OpenAIChatModel:
         response_format = self._format(schema, schema_name)
         if response_format is not None:
             body["response_format"] = response_format
+        response = await self._post(body, stream=False)
+        return _content(_read(response))
+
+    async def stream(
+        self,
+        messages: Messages,
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        user: str | None = None,
+    ) -> AsyncGenerator[str, None]:
+        """The reply's text as it streams (see the module doc); raises an UpstreamError, also mid-stream."""
+        body: dict[str, Any] = {"model": self._model, "messages": messages, "stream": True}
+        if temperature is not None:
+            body["temperature"] = temperature
+        if max_tokens is not None:
+            body["max_tokens"] = max_tokens
+        if user:
+            body["user"] = user
+        response = await self._post(body, stream=True)
         try:
-            response = await self._client.post("/chat/completions", cast_to=httpx2.Response, body=body)
+            content_type = response.headers.get("content-type", "").partition(";")[0].strip()
+            if content_type != EVENT_STREAM:  # it ignored ``stream``: one whole completion, or garbage
+                await response.aread()
+                log.warning("upstream_ignored_stream", content_type=content_type or None)
+                yield _content(_read(response))
+                return
+            finished = False
+            async for line in response.aiter_lines():
+                if not line.startswith("data:"):
+                    continue
+                data = line[5:].strip()
+                if data == _DONE:
+                    finished = True
+                    break
+                text, finish = _chunk(data)
+                if text:
+                    yield text
+                finished = finished or finish
+            if not finished:
+                raise UpstreamUnavailable("the upstream's stream ended before it finished (cut off)")
+        except httpx2.TimeoutException as err:
+            raise UpstreamTimeout(f"the upstream's stream stalled: {type(err).__name__}") from err
+        except httpx2.TransportError as err:
+            raise UpstreamUnavailable(f"the upstream's stream broke off: {type(err).__name__}") from err
+        finally:
+            await response.aclose()
+
+    async def _post(self, body: dict[str, Any], *, stream: bool) -> httpx2.Response:
+        try:
+            return await self._client.post(
+                "/chat/completions", cast_to=httpx2.Response, body=body, stream=stream
+            )
         except openai.APITimeoutError as err:
             raise UpstreamTimeout(f"the upstream did not answer in time: {err}") from err
         except openai.APIConnectionError as err:
@@ -153,13 +233,6 @@ class OpenAIChatModel:
             ) from err
         except openai.OpenAIError as err:
             raise UpstreamError(f"upstream call failed: {type(err).__name__}") from err
-        completion = _read(response)
-        if not completion.choices:
-            raise MalformedDraft("the upstream returned no choices")
-        choice = completion.choices[0]
-        if choice.finish_reason == "length":
-            raise MalformedDraft("the upstream's answer was cut off by the token limit")
-        return choice.message.content or ""
 
     def _format(self, schema: dict[str, Any] | None, name: str) -> dict[str, Any] | None:
         if schema is None or self._response_format == "text":
@@ -170,6 +243,31 @@ class OpenAIChatModel:
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def _content(completion: _Completion) -> str:
+    if not completion.choices:
+        raise MalformedDraft("the upstream returned no choices")
+    choice = completion.choices[0]
+    if choice.finish_reason == "length":
+        raise MalformedDraft("the upstream's answer was cut off by the token limit")
+    return choice.message.content or ""
+
+
+def _chunk(data: str) -> tuple[str, bool]:
+    """One event's text and whether it finished the reply; MalformedDraft / UpstreamError otherwise."""
+    try:
+        chunk = _CHUNK.decode(data)
+    except msgspec.MsgspecError as err:
+        raise MalformedDraft(f"an event of the upstream's stream is not a completion chunk: {err}") from err
+    if chunk.error is not None:
+        raise UpstreamUnavailable("the upstream sent an error event in its stream")
+    if not chunk.choices:
+        return "", False
+    choice = chunk.choices[0]
+    if choice.finish_reason == "length":
+        raise MalformedDraft("the upstream's answer was cut off by the token limit")
+    return choice.delta.content or "", choice.finish_reason is not None
 
 
 def _read(response: httpx2.Response) -> _Completion:

@@ -138,5 +138,6 @@ def summarise(outcome: Outcome, best_scores: Sequence[float]) -> TrustSummary:
         detail=outcome.refusal_detail,
         trust_score=response_trust(best_scores),
         statement_support=round(supported / len(claims), 4) if claims else None,
-        response_supported=bool(claims) and supported == len(claims),
+        response_supported=bool(claims) and supported == len(claims) and not outcome.ended_early,
+        ended_early=outcome.ended_early,
     )

@@ -29,11 +29,22 @@ MIN_SENTENCE_CHARS = 12
 def check_repeats(answer: str, max_repeats: int) -> None:
     """Raise DraftLimitExceeded when one sentence (ignoring case, spacing and [n] markers) occurs
     more than ``max_repeats`` times in ``answer``."""
-    counts: Counter[str] = Counter()
-    for piece in _SENTENCE_END.split(answer):
+    counts: Counter[str] = Counter(sentence_keys(answer))
+    check_repeat_counts(counts, max_repeats)
+
+
+def sentence_keys(text: str) -> list[str]:
+    """The sentences of ``text`` as compared for repeats (case, spacing and markers ignored)."""
+    keys = []
+    for piece in _SENTENCE_END.split(text):
         key = _SPACE.sub(" ", _MARKER.sub("", piece)).strip().lower()
         if len(key) >= MIN_SENTENCE_CHARS:
-            counts[key] += 1
+            keys.append(key)
+    return keys
+
+
+def check_repeat_counts(counts: Counter[str], max_repeats: int) -> None:
+    """``check_repeats`` over counts kept while a draft streams in."""
     if not counts:
         return
     _, times = counts.most_common(1)[0]

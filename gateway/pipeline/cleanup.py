@@ -201,9 +201,9 @@ class _Sentence:
     claim_ids: list[int] = field(default_factory=list)
 
 
-def _sentences(statements: Sequence[Statement]) -> list[_Sentence]:
+def _sentences(statements: Sequence[Statement], first_claim: int = 0) -> list[_Sentence]:
     by_index: dict[int, _Sentence] = {}
-    claim_id = 0
+    claim_id = first_claim
     for statement in statements:
         sentence = by_index.setdefault(statement.sentence_index, _Sentence(statement.span))
         if statement.is_claim:
@@ -234,6 +234,56 @@ class Cleanup:
         self._length = 0
         self._spans: dict[int, Span] = {}
         self._dropped_previous = False
+
+    def extend(
+        self, answer: str, statements: Sequence[Statement], results: Sequence[ClaimResult]
+    ) -> list[int]:
+        """Add the next sentence(s) of a streamed draft: ``answer`` is the whole answer so far,
+        ``statements`` the new ones (spans in ``answer``, sentence indices after the earlier ones) and
+        ``results`` their judged claims. Returns the new claims that fail: they are pending until
+        ``resolve``d (their rewrite), so nothing after them is released before."""
+        first = len(self.results)
+        self._answer = answer
+        self._statements += tuple(statements)
+        self.results.extend(results)
+        self._sentences.extend(_sentences(statements, first))
+        failing = [i for i in range(first, len(self.results)) if rewritable(self.results[i])]
+        self._pending.update(failing)
+        return failing
+
+    def stop_reason(self) -> tuple[RefusalReason, str] | None:
+        """A refusal no later claim can undo: a planted instruction, or a safety-critical claim that failed
+        for good (its rewrite, if any, done). A streamed answer stops there (docs/safety.md)."""
+        settled = [r for i, r in enumerate(self.results) if i not in self._pending]
+        refusal = refusal_reason(settled, self._policy) if settled else None
+        if refusal is not None and refusal[0] is RefusalReason.SAFETY_CRITICAL_FAILED:
+            return refusal
+        return None
+
+    def ended(self, reason: RefusalReason, detail: str, note: str) -> Outcome:
+        """The outcome of an answer that stops after some sentences were released: the released text and
+        ``note``. A claim never released is removed (withheld), whatever its verdict."""
+        placed = []
+        for i, result in enumerate(self.results):
+            span = self._spans.get(i)
+            if span is not None and result.outcome is not ClaimOutcome.REMOVED:
+                placed.append(replace(result, final_span=span))
+            elif result.outcome is ClaimOutcome.REMOVED:
+                placed.append(replace(result, final_span=None))
+            else:
+                withheld = f"withheld: the answer ended early ({reason.value})"
+                reason_text = f"{withheld}; {result.reason}" if result.reason else withheld
+                placed.append(
+                    replace(
+                        result,
+                        outcome=ClaimOutcome.REMOVED,
+                        final_text=None,
+                        final_span=None,
+                        reason=reason_text,
+                    )
+                )
+        answer = f"{self.text} {note}" if self.text else note
+        return Outcome(answer, self._statements, tuple(placed), False, reason, detail, ended_early=True)
 
     def start_rewrites(self) -> list[int]:
         """The claims to rewrite now. None when even every rewrite succeeding would still refuse: then

@@ -14,7 +14,15 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 import structlog
+from msgspec import UNSET
 
+from gateway.audit.provenance import (
+    PassageVersion,
+    RecordProvenance,
+    gateway_version,
+    passage_version,
+    policy_hash,
+)
 from gateway.audit.record import (
     INCOMPLETE,
     AuditRecord,
@@ -38,6 +46,8 @@ from gateway.metrics import (
     tier_label,
 )
 from gateway.pipeline.result import PipelineResult
+from gateway.resources import bundled
+from gateway.telemetry.ids import current_trace_id
 
 if TYPE_CHECKING:
     from gateway.services import Services
@@ -46,7 +56,8 @@ log = structlog.get_logger("gateway.request")
 
 
 def request_outcome(result: PipelineResult) -> str:
-    """Bounded label: answered, rewritten, refused, emergency, error, client_disconnected or cancelled."""
+    """Bounded label: answered, rewritten, refused, emergency, ended_early, error, client_disconnected or
+    cancelled."""
     if result.interruption is not None:
         return result.interruption
     outcome = result.outcome
@@ -54,6 +65,8 @@ def request_outcome(result: PipelineResult) -> str:
         return "emergency"
     if result.error is not None:
         return "error"
+    if outcome.ended_early:
+        return "ended_early"
     if outcome.refused:
         return "refused"
     if any(c.outcome is not ClaimOutcome.VERIFIED for c in outcome.claims):
@@ -72,6 +85,8 @@ def _count_metrics(result: PipelineResult, services: Services) -> None:
     ).inc()
     if outcome.refused and outcome.refusal_reason is not None:
         m.refusals.labels(reason=outcome.refusal_reason.value).inc()
+    if outcome.ended_early and outcome.refusal_reason is not None:
+        m.ended_early.labels(reason=outcome.refusal_reason.value).inc()
     # a failed stage was counted when it failed: ``StageRunner`` and ``metrics.count_draft_failure``
     if result.best_relevance is not None:
         m.context_relevance.observe(result.best_relevance)
@@ -173,6 +188,15 @@ def audit_record(result: PipelineResult, services: Services) -> tuple[dict[str, 
         upstream=services.upstream.name,
         verifier=services.verifier.name,
         context=services.policy.context.name,
+        provenance=RecordProvenance(
+            gateway_version=gateway_version(),
+            policy_hash=policy_hash(services.settings.policy_dir or bundled("policies")),
+            passages=tuple(
+                PassageVersion(id=p.id, document_id=p.document_id, version=passage_version(p.text))
+                for p in result.passages
+            ),
+        ),
+        trace_id=current_trace_id() or UNSET,
     )
     return scrub(_row(result)), record
 
@@ -212,6 +236,7 @@ def provisional_record(
         stream=request.stream,
         user=request.user if keep_identifiers else None,
         metadata=dict(request.metadata) if keep_identifiers else None,
+        trace_id=current_trace_id() or UNSET,
     )
     return scrub(row), record
 

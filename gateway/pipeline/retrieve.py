@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from gateway.domain import Passage
 from gateway.errors import StoreError
+from gateway.knowledge.rewrite import QueryRewriter
 from gateway.knowledge.store import KnowledgeStore
 from gateway.policy.retrieval import RetrievalPolicy
 
@@ -17,8 +18,13 @@ class Retrieval:
     relevant: bool
 
 
-async def retrieve(question: str, store: KnowledgeStore, policy: RetrievalPolicy) -> Retrieval:
-    """Top-k passages above the per-passage floor; ``relevant`` is the context-relevance gate."""
+async def retrieve(
+    question: str, store: KnowledgeStore, policy: RetrievalPolicy, rewriter: QueryRewriter | None = None
+) -> Retrieval:
+    """Top-k passages above the per-passage floor; ``relevant`` is the context-relevance gate. With a
+    ``rewriter``, the model's restatement of the question is searched along with it (fails open)."""
+    if rewriter is not None:
+        question = (await rewriter.rewrite(question)).query
     found = await store.search(question, policy.top_k)
     if not found and await store.count() == 0:  # an empty store is a store fault, not "no context"
         raise StoreError("the knowledge store holds no passages")

@@ -1,10 +1,15 @@
 """One request, top to bottom. The HTTP layer, the CLI and the tests all call ``answer``.
 
-With a ``sink``, ``answer`` also hands over the patient's text while it runs: each sentence as soon as
-it is final (verified, rewritten-and-verified, or dropped) and no outcome still pending could make the
-answer refused, then the rest (a refusal, the notes for declined questions) at the end. What is handed
-over is never retracted: the pieces always concatenate to ``PipelineResult.answer``. ``stream_answer``
-wraps this as an async iterator for the HTTP layer.
+The draft streams in (``Upstream.stream``: the model's urgency read, then one complete sentence at a
+time) and each sentence is split, verified, judged and, when it fails, rewritten to its source at
+once, while the model writes the next (``_Run.draft_and_check``). A sentence is released as soon as it
+is final and the answer, were it to end there, would not be refused; the streaming and the
+non-streaming client get the same released text for the same draft. With a ``sink``, ``answer`` hands
+each released sentence over while it runs, then the rest (a refusal, the notes) at the end. What is
+handed over is never retracted: the pieces always concatenate to ``PipelineResult.answer``. When the
+answer must stop after sentences were released (a safety-critical failure, too many removals, a fault
+of the stream), it ends with a visible note and ``Outcome.ended_early`` (docs/safety.md).
+``stream_answer`` wraps this as an async iterator for the HTTP layer.
 
 Exactly one audit row per request: it is written provisionally, and the run completes it whatever
 happens, including when it is cancelled (a streaming client that went away, a server stop): the
@@ -25,7 +30,9 @@ import asyncio
 import datetime as dt
 import time
 import uuid
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, replace
 
 import anyio
@@ -44,22 +51,21 @@ from gateway.domain import (
     TrustReport,
     Verdict,
 )
-from gateway.errors import AuditError, StageError
+from gateway.errors import AuditError, NothingToQuote, StageError
 from gateway.metrics import count_draft_failure
 from gateway.models.limits import request_deadline
+from gateway.pipeline import model_triage
 from gateway.pipeline.badge import badge, unbadged
-from gateway.pipeline.bounds import check_repeats, check_statements, instruction_sentence
 from gateway.pipeline.cleanup import Cleanup, judge_claims
 from gateway.pipeline.record import record, record_start
 from gateway.pipeline.result import PipelineResult, Timings
 from gateway.pipeline.retrieve import retrieve
-from gateway.pipeline.split import split
 from gateway.pipeline.stages import Stage, StageRunner, refusal_reason
+from gateway.pipeline.streamed import Bounds, Rewrites, next_part, split_streamed
 from gateway.pipeline.triage import answerable_request, deferred_questions, red_flag_notes, triage
 from gateway.pipeline.verify import verify
 from gateway.services import Services
-from gateway.settings import Settings
-from gateway.upstream.base import Upstream
+from gateway.upstream.contract import DraftEnd, DraftSentence, UrgencyRead, assemble
 
 log = structlog.get_logger("gateway.pipeline")
 
@@ -71,9 +77,6 @@ def new_request_id() -> str:
     return f"req_{uuid.uuid4().hex}"
 
 
-REWRITE_GRACE_SECONDS = 1.0
-"""How long after the request's model deadline the rewrite phase is cut off even if a rewrite (or its
-re-verification) has not returned; the calls themselves end at the deadline."""
 CLIENT_DISCONNECTED = "client_disconnected"
 CANCELLED = "cancelled"
 
@@ -146,28 +149,20 @@ async def _answer(run: _Run) -> PipelineResult:
             return await run.refuse(RefusalReason(run.triage.scope.value), run.triage.reason)
 
         question = " ".join(run.triage.answerable) or request.question
-        retrieval = await stage(RETRIEVE, question, services.store, policy.thresholds.retrieval)
+        retrieval = await stage(
+            RETRIEVE, question, services.store, policy.thresholds.retrieval, services.query_rewriter
+        )
         run.passages, run.best_relevance = retrieval.passages, retrieval.best_relevance
         if not retrieval.relevant:
             return await run.refuse(RefusalReason.NO_RELEVANT_CONTEXT, "no vetted passage is relevant enough")
 
         run.model_started = time.perf_counter()  # the request's model deadline counts from here
-        draft = await stage(DRAFT, services.upstream, answerable_request(request, run.triage), run.passages)
-        run.draft = draft
-        reply = await stage(SPLIT, draft, services.settings, policy.thresholds.cleanup.planted_instruction)
-        run.statements = reply.statements
-        if reply.instruction:
-            # claims resting on one are caught by cleanup; this is a sentence shown unverified
-            detail = "the draft contains a sentence that reads like an instruction to a model or system"
-            return await run.refuse(RefusalReason.SAFETY_CRITICAL_FAILED, detail)
-
-        claims = [s for s in run.statements if s.is_claim]
-        verdicts = await stage(VERIFY, claims, run.passages, services.verifier)
-        run.verdicts = tuple(verdicts)
-        outcome = await stage(CLEANUP, run, draft)
+        outcome = await run.draft_and_check(answerable_request(request, run.triage))
     except StageError as err:  # named and counted by the runner; fail closed: refused, never sent
         return await run.fail(err)
 
+    if outcome is None:  # the model's own read raised the request to an emergency (model_triage)
+        return await run.refuse(RefusalReason.EMERGENCY, run.triage.reason)
     if outcome.refused and outcome.refusal_reason is not None:
         return await run.finish(outcome, refusal_message=services.messages.refusal(outcome.refusal_reason))
     return await run.finish(outcome)
@@ -206,33 +201,6 @@ async def stream_answer(
             task.cancel()
             with anyio.CancelScope(shield=True):
                 await asyncio.wait({task})
-
-
-def bounded_split(draft: Draft, settings: Settings) -> tuple[Statement, ...]:
-    """The draft's statements, refused (DraftLimitExceeded) when it repeats a sentence too often or
-    has too many. CPU work on up to ``upstream_max_reply_chars``: run it off the event loop."""
-    check_repeats(draft.answer, settings.max_repeated_sentences)
-    statements = split(draft)
-    check_statements(len(statements), settings.max_draft_statements)
-    return tuple(statements)
-
-
-@dataclass(frozen=True)
-class SplitReply:
-    """The draft split into statements (the split stage's output)."""
-
-    statements: tuple[Statement, ...]
-    instruction: bool
-    """A statement shown unverified (not a claim) reads like an instruction to a model or system."""
-
-
-async def _split(draft: Draft, settings: Settings, planted: Sequence[str]) -> SplitReply:
-    statements = await anyio.to_thread.run_sync(bounded_split, draft, settings)
-    return SplitReply(statements, instruction_sentence(statements, planted))
-
-
-async def _draft(upstream: Upstream, request: ChatRequest, passages: Sequence[Passage]) -> Draft:
-    return await upstream.draft(request, passages)
 
 
 async def _badge(outcome: Outcome, passages: Sequence[Passage], services: Services) -> TrustReport:
@@ -283,6 +251,10 @@ class _Run:
         self.verdicts: tuple[Verdict, ...] = ()
         self.model_started = time.perf_counter()
         """When the draft call started: the request's model deadline counts from here."""
+        self.cleaning: Cleanup | None = None
+        """The streamed answer's cleanup once drafting started: its ``text`` is what was released."""
+        self.urgency: UrgencyRead | None = None
+        """The model's urgency read, once it came (``model_triage``)."""
 
     async def opened(self) -> None:
         """Wait until the provisional row is committed; AuditError (already counted) when it failed.
@@ -292,60 +264,85 @@ class _Run:
         if self.provisional is not None:
             await asyncio.shield(self.provisional)
 
-    async def clean_up(self, draft: Draft) -> Outcome:
-        """The cleanup stage: judge each claim by its verdict, then ``rewrite`` the failing ones."""
-        policy = self.services.policy.thresholds.cleanup
-        judged = await anyio.to_thread.run_sync(
-            judge_claims, self.statements, self.verdicts, self.passages, policy
-        )
-        cleaning = Cleanup(draft.answer, self.statements, judged, policy)
-        await self.rewrite(cleaning)
-        return cleaning.outcome()
+    async def draft_and_check(self, request: ChatRequest) -> Outcome | None:
+        """Read the draft as it streams and check each sentence the moment it is complete.
 
-    async def rewrite(self, cleaning: Cleanup) -> None:
-        """Rewrite the failing claims concurrently; release each sentence as soon as it is final.
-
-        Bounded: at most ``max_rewrites_per_request`` rewrites may call the model (the rest get only
-        the rewrite to their quoted source, which needs none), and all of them must finish within what
-        is left of the request's model deadline (``upstream_deadline`` from the start of the draft); a
-        rewrite still running then is cancelled and its claim removed.
+        Per sentence: split (bounded), verify, judge, and a failing claim rewritten at once (to its
+        source: no model call; a model rewrite, where the policy asks for one, runs alongside and holds
+        only the sentences after it); then release what is final. Stops the model early on a refusal
+        no later sentence can undo (``Cleanup.stop_reason``, an instruction-like sentence). Returns the
+        outcome, or None when the model's urgency read raised the request to an emergency. A failing
+        stage raises StageError (named, counted); what was released stays released (``finish``).
         """
-        await self.release(*cleaning.ready())
-        wanted = cleaning.start_rewrites()
-        rewriter = self.services.rewriter
-        cap = self.services.settings.max_rewrites_per_request if rewriter.uses_model else len(wanted)
-        tasks = {i: asyncio.create_task(self._rewrite(cleaning.results[i])) for i in wanted[:cap]}
-        note = f"not rewritten by the model: the per-request cap of {cap} model rewrites was reached"
-        for index in wanted[cap:]:
-            self.services.metrics.rewrites_skipped.labels(reason="cap").inc()
-            tasks[index] = asyncio.create_task(self._rewrite(cleaning.results[index], note))
-        deadline = self.services.settings.upstream_deadline
-        resolved: set[int] = set()
-        try:  # each call ends by the request deadline (LimitedModel); this is the backstop
-            budget = deadline + REWRITE_GRACE_SECONDS - (time.perf_counter() - self.model_started)
-            with anyio.move_on_after(budget):
-                for index, task in tasks.items():
-                    cleaning.resolve(index, await task)
-                    resolved.add(index)
-                    await self.release(*cleaning.ready())
-            for index, task in tasks.items():
-                if index in resolved:
-                    continue
-                if task.done() and not task.cancelled():
-                    cleaning.resolve(index, task.result())
-                    continue
-                reason = f"not rewritten: the request's {deadline:g}s model deadline passed"
-                self._skip(cleaning, index, "deadline", reason)
+        services, settings = self.services, self.services.settings
+        policy = services.policy.thresholds.cleanup
+        cleaning = self.cleaning = Cleanup("", (), (), policy)
+        rewrites = Rewrites(self, cleaning)
+        sentences: list[DraftSentence] = []
+        repeats: Counter[str] = Counter()
+        answer = ""
+        try:
+            async with aclosing(services.upstream.stream(request, self.passages)) as parts:
+                while (part := await self.stage(DRAFT, parts, request)) is not None:
+                    if isinstance(part, UrgencyRead):
+                        self.urgency = part
+                        self.draft = assemble(sentences, "", 0.0, part)
+                        if model_triage.raises_emergency(part, self.triage):
+                            self.triage = model_triage.model_emergency(part, self.triage)
+                            return None
+                        continue
+                    if isinstance(part, DraftEnd):
+                        self.draft = assemble(sentences, part.raw, part.seconds, self.urgency)
+                        break
+                    sentences.append(part)
+                    self.draft = assemble(sentences, "", 0.0, self.urgency)
+                    offset = len(answer) + 1 if answer else 0
+                    answer = f"{answer} {part.cited}" if answer else part.cited
+                    first_index = self.statements[-1].sentence_index + 1 if self.statements else 0
+                    bounds = Bounds(repeats, len(self.statements), settings)
+                    planted = policy.planted_instruction
+                    reply = await self.stage(SPLIT, part, offset, first_index, bounds, planted)
+                    self.statements += reply.statements
+                    if reply.instruction:  # a sentence shown unverified reads like an instruction
+                        detail = "the draft contains a sentence that reads like an instruction to a model"
+                        return self._stopped(RefusalReason.SAFETY_CRITICAL_FAILED, detail)
+                    claims = [st for st in reply.statements if st.is_claim]
+                    verdicts = await self.stage(VERIFY, claims, self.passages, services.verifier)
+                    self.verdicts += tuple(verdicts)
+                    await self.stage(CLEANUP, self, rewrites, answer, reply.statements, verdicts)
+                    stop = cleaning.stop_reason()
+                    if stop is not None:
+                        return self._stopped(*stop)
+            await rewrites.finish()
+            await self.release(*cleaning.ready())
+            stop = cleaning.stop_reason()
+            return self._stopped(*stop) if stop is not None else cleaning.outcome()
         finally:
-            for task in tasks.values():
-                task.cancel()
+            rewrites.cancel()
 
-    def _skip(self, cleaning: Cleanup, index: int, why: str, reason: str) -> None:
+    async def clean_sentence(
+        self, rewrites: Rewrites, answer: str, statements: Sequence[Statement], verdicts: Sequence[Verdict]
+    ) -> None:
+        """The cleanup stage of one sentence: judge its claims, rewrite the failing ones, release."""
+        policy = self.services.policy.thresholds.cleanup
+        judged = judge_claims(statements, verdicts, self.passages, policy)
+        assert self.cleaning is not None
+        for index in self.cleaning.extend(answer, statements, judged):
+            await rewrites.start(index)
+        rewrites.harvest()
+        await self.release(*self.cleaning.ready())
+
+    def _stopped(self, reason: RefusalReason, detail: str) -> Outcome:
+        """The answer refused from here on (``finish`` ends it with a note when sentences were released)."""
+        claims = tuple(self.cleaning.results) if self.cleaning is not None else ()
+        return Outcome("", self.statements, claims, True, reason, detail)
+
+    def skip_rewrite(self, cleaning: Cleanup, index: int, why: str, reason: str) -> None:
         failed = cleaning.results[index]
         cleaning.resolve(index, replace(failed, reason=f"{reason}; {failed.reason}"))
         self.services.metrics.rewrites_skipped.labels(reason=why).inc()
 
-    async def _rewrite(self, failed: ClaimResult, capped: str | None = None) -> ClaimResult:
+    async def rewrite_claim(self, failed: ClaimResult, capped: str | None = None) -> ClaimResult:
         """One claim's rewrite (without a model call when ``capped`` says why). A crash removes that
         claim (counted, logged), never the stream's integrity."""
         try:
@@ -401,6 +398,8 @@ class _Run:
     async def fail(self, error: StageError) -> PipelineResult:
         """Refuse the request whose stage failed (already named and counted by the runner); a failed
         draft is counted now by its type, before anything else can fail."""
+        if isinstance(error, NothingToQuote):  # the extractive responder's refusal, not a failure
+            return await self.refuse(RefusalReason.NOTHING_TO_QUOTE, str(error))
         count_draft_failure(error, self.services.metrics)
         reason = refusal_reason(error)
         message = self.services.messages.refusal(reason, rule=None)
@@ -424,19 +423,32 @@ class _Run:
     ) -> PipelineResult:
         """Badge the outcome, hand the sink what it has not had, and record it.
 
-        Fails closed: an answer whose badging fails is refused instead (no text leaves without its
-        badges); a refusal keeps its reason (an emergency stays an emergency) with an unbadged report.
+        A refusal that comes after sentences were released ends the answer instead: the released text
+        stays, followed by a visible note (the emergency message, or ``ended_early``), never silence.
+        Fails closed: an answer whose badging fails is refused (or ended) instead (no text leaves
+        without its badges); a refusal keeps its reason (an emergency stays an emergency) with an
+        unbadged report.
         """
+        released = self.cleaning.text if self.cleaning is not None else ""
+        if outcome.refused and outcome.refusal_reason is not None and released and self.cleaning is not None:
+            reason = outcome.refusal_reason
+            note = refusal_message if reason is RefusalReason.EMERGENCY else None
+            note = note or self.services.messages.render("ended_early", reason=reason.value)
+            outcome = self.cleaning.ended(reason, outcome.refusal_detail, note)
+            refusal_message = None
+            log.warning("answer_ended_early", request_id=self.request_id, reason=reason.value)
         if refusal_message is not None:
             outcome = outcome.with_answer(refusal_message)
         outcome = outcome.with_declined(_notes(self.triage, self.services))
-        if error is not None:  # a failed stage's refusal carries no claim: nothing to badge
+        if not outcome.refused and model_triage.raises_urgent(self.urgency, self.triage):
+            outcome = outcome.with_declined(self.services.messages.render("model_urgent"))
+        if error is not None and not outcome.ended_early:  # a failed stage's refusal: nothing to badge
             report = unbadged(outcome, self.passages)
         else:
             try:
                 report = await self.stage(BADGE, outcome, self.passages, self.services)
             except StageError as err:
-                if not outcome.refused:
+                if not outcome.refused and not outcome.ended_early:
                     return await self.fail(err)
                 report, error = unbadged(outcome, self.passages), err
         await self._flush(outcome.answer)
@@ -477,10 +489,10 @@ class _Run:
 
 TRIAGE = Stage("triage", triage)
 RETRIEVE = Stage("retrieve", retrieve)
-DRAFT = Stage("draft", _draft)
-SPLIT = Stage("split", _split)
+DRAFT = Stage("draft", next_part)
+SPLIT = Stage("split", split_streamed)
 VERIFY = Stage("verify", verify)
-CLEANUP = Stage("cleanup", _Run.clean_up)
+CLEANUP = Stage("cleanup", _Run.clean_sentence)
 BADGE = Stage("badge", _badge)
 RECORD = Stage("record", record, failure=AuditError)
 """The stages of a chat request, in order (``answer`` wires them)."""

@@ -4,8 +4,10 @@ A ``Stage`` is a name and a typed ``run``. ``StageRunner`` runs one: it times it
 ``Timings``), and when it fails wraps the error once, naming the stage (an error that already names its
 stage keeps it), counts it in ``gateway_stage_errors_total{stage}`` and raises it. The caller turns a
 ``StageError`` into a refusal whose reason ``refusal_reason`` chooses; an ``AuditError`` (the record
-stage) fails the request as a whole. Nothing here knows what any stage does: the wiring is
-``gateway.pipeline.run.answer``, and the web handlers run their one stage through the same runner.
+stage) fails the request as a whole. When the request is traced (OpenTelemetry, ``gateway.telemetry``)
+the runner also wraps each stage in a span carrying its outcome and timing. Nothing here knows what any
+stage does: the wiring is ``gateway.pipeline.run.answer``, and the web handlers run their one stage
+through the same runner.
 """
 
 from __future__ import annotations
@@ -16,9 +18,18 @@ from dataclasses import dataclass
 from typing import Generic, ParamSpec, TypeVar
 
 from gateway.domain import RefusalReason
-from gateway.errors import MalformedDraft, RunError, StageError, StoreError, UpstreamError, VerifierError
+from gateway.errors import (
+    MalformedDraft,
+    NothingToQuote,
+    RunError,
+    StageError,
+    StoreError,
+    UpstreamError,
+    VerifierError,
+)
 from gateway.metrics import GatewayMetrics, stage_label
 from gateway.pipeline.result import Timings
+from gateway.telemetry import tracing
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -44,9 +55,20 @@ class StageRunner:
         self._timings = timings
 
     async def __call__(self, stage: Stage[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        traced = tracing.current()  # None unless this request is traced (``gateway.telemetry``)
+        if traced is None:
+            return await self._run(stage, *args, **kwargs)
+        with traced.stage_span(stage.name, args) as span:
+            result = await self._run(stage, *args, **kwargs)
+            span.finish(result)
+            return result
+
+    async def _run(self, stage: Stage[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         started = time.perf_counter()
         try:
             return await stage.run(*args, **kwargs)
+        except NothingToQuote:  # a refusal the pipeline makes, not a failure: not counted here
+            raise
         except Exception as err:  # a cancellation is not an Exception: it passes untouched
             failure = err if isinstance(err, RunError) else stage.failure.from_exception(stage.name, err)
             failure.stage = failure.stage or stage.name
@@ -60,6 +82,7 @@ class StageRunner:
 
 
 _REASON_BY_ERROR: tuple[tuple[type[StageError], RefusalReason], ...] = (
+    (NothingToQuote, RefusalReason.NOTHING_TO_QUOTE),
     (MalformedDraft, RefusalReason.MALFORMED_OUTPUT),
     (UpstreamError, RefusalReason.UPSTREAM_ERROR),
     (StoreError, RefusalReason.STORE_ERROR),

@@ -5,7 +5,9 @@
   handing out scripted models per endpoint), for unit tests: no network;
 - ``verifiers``: ``ScriptedVerifier`` (preset verdicts or error) and ``SubstringVerifier``;
 - ``openai_server``: ``ScriptedUpstream``, a scripted OpenAI-compatible chat server on loopback (real
-  HTTP, for integration tests through the real openai SDK), with ``Reply`` and ``contract_answer``;
+  HTTP, for integration tests through the real openai SDK; it streams at a tokens-per-second rate),
+  with ``Reply``, ``passages_sent`` (the passages the gateway sent), ``contract_reply`` (the reply a
+  model following the citation contract writes for some claims) and ``contract_answer``;
 - ``servers``: ``serve_in_thread`` (any ASGI app on a free loopback port) and ``free_port``.
 
 Nothing here is used by the running gateway.
@@ -16,8 +18,11 @@ from gateway.testing.openai_server import (
     Reply,
     ScriptedUpstream,
     contract_answer,
+    contract_reply,
     passage_number,
+    passages_sent,
     running_upstream,
+    tokens,
 )
 from gateway.testing.servers import free_port, serve_in_thread
 from gateway.testing.verifiers import ScriptedVerifier, SubstringVerifier
@@ -31,8 +36,11 @@ __all__ = [
     "ScriptedVerifier",
     "SubstringVerifier",
     "contract_answer",
+    "contract_reply",
     "free_port",
     "passage_number",
+    "passages_sent",
     "running_upstream",
     "serve_in_thread",
+    "tokens",
 ]

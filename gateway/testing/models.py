@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
 from gateway.errors import UpstreamUnavailable
@@ -18,6 +18,9 @@ from gateway.upstream.model_upstream import ModelUpstream
 
 Script = str | Exception
 """A reply's text, or the error the call raises."""
+
+STREAM_WORDS = 3
+"""Words per piece when a scripted reply is streamed."""
 
 
 class ScriptedChatModel:
@@ -77,6 +80,28 @@ class ScriptedChatModel:
                 "schema_name": schema_name,
             }
         )
+        return await self._reply()
+
+    async def stream(
+        self,
+        messages: Messages,
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        user: str | None = None,
+    ) -> AsyncGenerator[str, None]:
+        """The scripted reply in pieces of a few words (recorded with ``stream: True``)."""
+        self.requests.append(
+            {"messages": messages, "temperature": temperature, "max_tokens": max_tokens, "user": user}
+        )
+        self.requests[-1]["stream"] = True
+        text = await self._reply()
+        words = text.split(" ")
+        for start in range(0, len(words), STREAM_WORDS):
+            last = start + STREAM_WORDS >= len(words)
+            yield " ".join(words[start : start + STREAM_WORDS]) + ("" if last else " ")
+
+    async def _reply(self) -> str:
         reply = self.replies.popleft() if self.replies else self.default
         if self.held:
             await self._released.wait()

@@ -1,8 +1,13 @@
-"""A scripted OpenAI-compatible chat server for tests: real HTTP, the real protocol.
+"""A scripted OpenAI-compatible chat server for tests and benches: real HTTP, the real protocol.
 
 Each test queues replies (or sets a default); every request the gateway makes is recorded so tests
-can assert what the model was sent. Replies can be a JSON-contract answer, plain text, an HTTP error,
-garbage, a delay, a streamed answer, or a stream that is cut off or stalls.
+can assert what the model was sent. Replies can be a contract answer, plain text, an HTTP error,
+garbage, a delay, a streamed answer (at a given tokens-per-second rate after a given first-token
+delay, like a real model), a stream that is cut off or stalls, or a whole completion where a stream
+was asked for.
+
+``passages_sent(body)`` gives the passage texts the gateway sent in a request, and
+``contract_reply(body, claims)`` the reply a model following the citation contract writes for claims.
 """
 
 from __future__ import annotations
@@ -13,15 +18,18 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from litestar import Litestar, Request, Response, post
 from litestar.response import Stream
+from rapidfuzz import fuzz
 
 from gateway.testing.servers import serve_in_thread
+from gateway.text import normalise, sentence_spans, strip_markers
+from gateway.upstream.contract import SYSTEM_PROMPT, markers_in, sentence_line, urgency_line
 
 HOLD_LIMIT_SECONDS = 30.0
 """A held reply is released after this long even if the test never sets its event."""
@@ -44,28 +52,126 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     hold_until: threading.Event | None = None
     """Do not answer until the test sets this event (to observe what the gateway sent meanwhile)."""
+    tokens_per_second: float | None = None
+    """For streamed replies: send one token (``tokens``) per chunk at this rate, as a model writes."""
+    first_token_delay: float = 0.0
+    """For streamed replies: wait this long before the first token (after ``delay``)."""
+    ignore_stream: bool = False
+    """Answer one whole chat.completion even when the request asks for ``stream: true``."""
+    hold_before_last: threading.Event | None = None
+    """For streamed replies: before the last chunk, wait until the test sets this event."""
+    sent_all: threading.Event = field(default_factory=threading.Event)
+    """Set once a streamed reply's last chunk was sent (so a test can tell the model is still writing)."""
+
+
+_TOKEN = re.compile(r"\s?[A-Za-z]+|\s?\d{1,3}|\s?[^\sA-Za-z\d]{1,3}|\s+")
+"""A rough stand-in for a BPE tokeniser: a word, up to three digits, or up to three other characters,
+each with its leading space. The same rule for every reply, so replies compare fairly."""
+
+
+def tokens(text: str) -> list[str]:
+    """``text`` as the scripted upstream streams it at a tokens-per-second rate (they concatenate to it)."""
+    return _TOKEN.findall(text)
+
+
+ANCHOR_MAX_WORDS = 8
+"""The longest anchor the contract asks for (3 to 8 words of the passage sentence)."""
+
+
+def passages_sent(body: dict[str, Any]) -> list[str]:
+    """The passage texts the gateway sent to the model in ``body``, in number order (passage n at n-1)."""
+    found = _passages(body)
+    return [found[n] for n in sorted(found)]
+
+
+def _passages(body: dict[str, Any]) -> dict[int, str]:
+    contents = [m["content"] for m in body["messages"] if m["content"].startswith("Passages:")]
+    if not contents:
+        raise AssertionError("the request carries no passages")
+    return {
+        int(match.group(1)): match.group(2)
+        for match in re.finditer(r"^\[(\d+)\] .*?\n(.*?)(?=\n\n\[\d+\] |\Z)", contents[0], re.M | re.S)
+    }
+
+
+def contract_reply(
+    body: dict[str, Any],
+    claims: Sequence[tuple[str, int | None, str | None]],
+    urgency: tuple[str, str] = ("routine", ""),
+) -> str:
+    """Exactly the reply a model following the citation contract requested in ``body`` writes for
+    ``claims``, each ``(sentence, passage_number, quote)`` (number and quote None for a sentence that
+    cites nothing): the urgency line, then one line per sentence; the anchor (the quote's first
+    ``ANCHOR_MAX_WORDS`` words) only when the sentence does not repeat the quote's words. AssertionError
+    when ``body`` does not ask for the contract or a number names no passage sent."""
+    if not any(m["content"] == SYSTEM_PROMPT for m in body["messages"]):
+        raise AssertionError("the request does not ask for the JSON Lines citation contract")
+    count = len(_passages(body))
+    lines = [urgency_line(*urgency)]
+    for sentence, number, quote in claims:
+        if number is not None and not 1 <= number <= count:
+            raise AssertionError(f"passage {number} was not sent ({count} were)")
+        anchor = None
+        if quote and not _repeats(sentence, quote):
+            anchor = " ".join(quote.split()[:ANCHOR_MAX_WORDS])
+        lines.append(sentence_line(sentence, (number,) if number else (), anchor))
+    return "\n".join(lines) + "\n"
+
+
+def _repeats(sentence: str, quote: str) -> bool:
+    """The sentence repeats the quote's words (so it is its own anchor)."""
+    a, b = normalise(sentence).rstrip(". "), normalise(quote).rstrip(". ")
+    return bool(a) and (a in b or b in a)
 
 
 def passage_number(body: dict[str, Any], needle: str) -> int:
     """The [n] of the passage containing ``needle`` in what the gateway sent to the model."""
-    passages = next(m["content"] for m in body["messages"] if m["content"].startswith("Passages:"))
-    for match in re.finditer(r"^\[(\d+)\] .*?\n(.*?)(?=\n\n\[\d+\] |\Z)", passages, re.M | re.S):
-        if needle in match.group(2):
-            return int(match.group(1))
+    for number, text in sorted(_passages(body).items()):
+        if needle in text:
+            return number
     raise AssertionError(f"no passage with {needle!r} was sent")
 
 
+CLAIM_MATCH = 70.0
+"""Least token-set similarity (0..100) for a listed claim to belong to an answer sentence."""
+
+
 def contract_answer(
-    answer: str, claims: list[tuple[str, list[int], str]], unanswered: list[str] | None = None
+    answer: str,
+    claims: list[tuple[str, list[int], str]],
+    unanswered: list[str] | None = None,
+    urgency: tuple[str, str] | None = ("routine", "a question about usual care"),
 ) -> str:
-    """The JSON the citation contract asks for: answer text and (text, citations, quote) claims."""
-    return json.dumps(
-        {
-            "answer": answer,
-            "claims": [{"text": t, "citations": c, "quote": q} for t, c, q in claims],
-            "unanswered": unanswered or [],
-        }
-    )
+    """The citation contract's reply for an answer written with inline ``[n]`` markers and its claims
+    as ``(text, citations, quote)`` (the shape of the retired single-object contract, kept for tests
+    that script answers that way): one line per sentence, with the quote of the claim it lists; a
+    sentence listing several claims becomes one line per claim. ``unanswered`` parts are already
+    sentences of ``answer``; ``urgency`` None leaves the urgency line out."""
+    del unanswered
+    lines = [urgency_line(*urgency)] if urgency else []
+    sentences = [answer[span.start : span.end] for span in sentence_spans(answer)]
+    plain = [strip_markers(sentence).strip() for sentence in sentences]
+    owner = [_best_sentence(text, plain) for text, _, _ in claims]
+    for index, sentence in enumerate(sentences):
+        listed = [claim for claim, at in zip(claims, owner, strict=True) if at == index]
+        if len(listed) > 1:
+            lines += [sentence_line(strip_markers(t).strip(), c, q) for t, c, q in listed]
+            continue
+        numbers = markers_in(sentence) or (tuple(listed[0][1]) if listed else ())
+        lines.append(sentence_line(plain[index], numbers, listed[0][2] if listed else None))
+    return "\n".join(lines) + "\n"
+
+
+def _best_sentence(claim: str, sentences: Sequence[str]) -> int | None:
+    """The sentence a listed claim belongs to: the one containing it, else the most similar one."""
+    key = normalise(strip_markers(claim)).rstrip(". ")
+    scores = []
+    for sentence in sentences:
+        text = normalise(sentence).rstrip(". ")
+        scores.append(200.0 if key and key in text else fuzz.token_set_ratio(key, text))
+    if not scores or max(scores) < CLAIM_MATCH:
+        return None
+    return scores.index(max(scores))
 
 
 class ScriptedUpstream:
@@ -125,7 +231,7 @@ class ScriptedUpstream:
                 )
             if reply.raw_body is not None:
                 return Response(reply.raw_body, media_type=reply.media_type)
-            if body.get("stream"):
+            if body.get("stream") and not reply.ignore_stream:
                 return Stream(_stream(reply, body.get("model", "m")), media_type="text/event-stream")
             return Response(_completion(reply, body.get("model", "m")))
 
@@ -150,13 +256,22 @@ def _completion(reply: Reply, model: str) -> dict[str, Any]:
 
 
 async def _stream(reply: Reply, model: str) -> AsyncIterator[str]:
-    words = reply.content.split(" ")
-    pieces = [w + (" " if i < len(words) - 1 else "") for i, w in enumerate(words)]
+    if reply.tokens_per_second:
+        pieces = tokens(reply.content)
+    else:
+        words = reply.content.split(" ")
+        pieces = [w + (" " if i < len(words) - 1 else "") for i, w in enumerate(words)]
+    started = time.perf_counter() + reply.first_token_delay
     for index, piece in enumerate(pieces):
         if reply.stream_cut_after is not None and index >= reply.stream_cut_after:
             return
         if reply.stream_stall and index == len(pieces) - 1:
             await asyncio.sleep(reply.stream_stall)
+        if reply.hold_before_last is not None and index == len(pieces) - 1:
+            await asyncio.to_thread(reply.hold_before_last.wait, HOLD_LIMIT_SECONDS)
+        if reply.tokens_per_second:  # token i is due at the first token's time plus i / rate
+            due = started + index / reply.tokens_per_second
+            await asyncio.sleep(max(0.0, due - time.perf_counter()))
         chunk = {
             "id": "chatcmpl-scripted",
             "object": "chat.completion.chunk",
@@ -165,6 +280,7 @@ async def _stream(reply: Reply, model: str) -> AsyncIterator[str]:
             "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
         }
         yield f"data: {json.dumps(chunk)}\n\n"
+    reply.sent_all.set()
     final = {
         "id": "chatcmpl-scripted",
         "object": "chat.completion.chunk",

@@ -7,6 +7,11 @@ closest to the question: a sentence lifted from another document keeps its words
 ("Adult doses usually range from 250 mg to 500 mg three times a day" from an amoxicillin leaflet reads
 as a paracetamol dose in an answer about paracetamol), and verification cannot see that.
 
+A question in a passage (a sentence ending in "?", or a MedQuAD heading such as "What is (are) Gout ?")
+is never quoted: it states nothing. When no sentence is close enough to the question, the responder
+raises ``NothingToQuote`` and the request is refused as ``nothing_to_quote`` (not ``malformed_output``:
+nothing is malformed, the sources simply hold no answer to quote).
+
 Only passages as relevant as the relevance gate asks of the best one (``retrieval.min_relevance``) are
 quoted: a weaker passage is in the context for the model's sake, not as an answer. Without this, "side
 effects of ibuprofen" was answered from the amoxicillin leaflet (relevance 0.45), whose "the most common
@@ -17,14 +22,15 @@ side effects of amoxicillin are ..." is the sentence closest to the question, wh
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 
 import anyio.to_thread
 import numpy as np
 
-from gateway.domain import ChatRequest, Draft, DraftClaim, DraftFormat, Passage
-from gateway.errors import MalformedDraft
+from gateway.domain import ChatRequest, Draft, Passage
+from gateway.errors import NothingToQuote
 from gateway.knowledge.embedding import Embedder
+from gateway.upstream.contract import DraftEnd, DraftPart, DraftSentence, assemble, sentence_line
 
 MAX_SENTENCES = 3
 """Sentences in an extractive answer: enough to answer, few enough to read."""
@@ -32,6 +38,46 @@ MIN_SIMILARITY = 0.3
 """Sentences less similar than this to the question are never chosen."""
 PER_PASSAGE = 2
 """At most this many sentences come from one passage, so the answer draws on several passages."""
+HEADING_MAX_WORDS = 12
+"""A line this short without closing punctuation that asks (a question word first) is a heading."""
+QUESTION_WORDS = frozenset(
+    [
+        "what",
+        "how",
+        "why",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "is",
+        "are",
+        "can",
+        "could",
+        "should",
+        "does",
+        "do",
+        "did",
+        "will",
+        "would",
+    ]
+)
+
+
+def is_heading_question(sentence: str) -> bool:
+    """A question, or a heading that asks one (MedQuAD: "What is (are) Gout ?", "How to prevent
+    Gout"): never quoted as a fact, since it states nothing."""
+    text = sentence.strip().rstrip("*_#").strip()
+    if text.endswith("?"):
+        return True
+    words = text.split()
+    return (
+        bool(words)
+        and len(words) <= HEADING_MAX_WORDS
+        and text[-1] not in ".!:;"
+        and words[0].lower().strip("*_#") in QUESTION_WORDS
+    )
 
 
 class ExtractiveResponder:
@@ -41,21 +87,28 @@ class ExtractiveResponder:
         self._embedder = embedder
         self._min_relevance = min_relevance
 
-    async def draft(self, request: ChatRequest, passages: Sequence[Passage]) -> Draft:
+    async def stream(
+        self, request: ChatRequest, passages: Sequence[Passage]
+    ) -> AsyncGenerator[DraftPart, None]:
+        """The same parts a model following the contract writes: each chosen sentence, cited, quoted
+        verbatim (no urgency read: the responder has no judgement of its own)."""
         started = time.perf_counter()
         chosen = await anyio.to_thread.run_sync(self._choose, request.question, passages)
         if not chosen:
-            raise MalformedDraft("no passage sentence is close enough to the question to quote")
-        parts = [cite(sentence, number) for number, sentence in chosen]
-        claims = tuple(DraftClaim(text=s, source_numbers=(n,), quote=s) for n, s in chosen)
-        answer = " ".join(parts)
-        return Draft(
-            answer=answer,
-            claims=claims,
-            format=DraftFormat.JSON,
-            raw=answer,
-            upstream_seconds=time.perf_counter() - started,
-        )
+            raise NothingToQuote("no passage sentence is close enough to the question to quote")
+        for number, sentence in chosen:
+            yield DraftSentence(sentence, (number,), sentence)
+        raw = "\n".join(sentence_line(s, (n,), s) for n, s in chosen)
+        yield DraftEnd(raw, time.perf_counter() - started)
+
+    async def draft(self, request: ChatRequest, passages: Sequence[Passage]) -> Draft:
+        sentences: list[DraftSentence] = []
+        async for part in self.stream(request, passages):
+            if isinstance(part, DraftSentence):
+                sentences.append(part)
+            elif isinstance(part, DraftEnd):
+                return assemble(sentences, part.raw, part.seconds)
+        raise AssertionError("the stream ends with DraftEnd")  # pragma: no cover
 
     def _choose(self, question: str, passages: Sequence[Passage]) -> list[tuple[int, str]]:
         candidates: list[tuple[int, int, str]] = []
@@ -70,6 +123,8 @@ class ExtractiveResponder:
             if matrix is None or len(matrix) != len(sentences):
                 matrix = self._embedder.encode([text for _, text in sentences])
             for index, (_, text) in enumerate(sentences):
+                if is_heading_question(text):
+                    continue
                 candidates.append((number, index, text))
                 documents.append(passage.document_id)
                 vectors.append(matrix[index])
@@ -96,12 +151,3 @@ class ExtractiveResponder:
 
     async def aclose(self) -> None:
         return None
-
-
-def cite(sentence: str, number: int) -> str:
-    """Put the marker before the sentence's closing punctuation: "... a day [2]."."""
-    body = sentence.rstrip()
-    end = len(body)
-    while end and body[end - 1] in ".!?":
-        end -= 1
-    return f"{body[:end]} [{number}]{body[end:]}"

@@ -1,53 +1,85 @@
-"""Drafting with a chat model: the citation contract's messages in, its parsed Draft out.
+"""Drafting with a chat model: the citation contract's messages in, its parts out as the model writes them.
 
 The model is any ``ChatModel`` (``gateway.models``): in the gateway, the upstream endpoint's model behind
-the process's limits, deadline and metrics. Parsing stays with the contract (``contract.py``).
+the process's limits, deadline and metrics. The reply is asked for with ``stream: true`` and read line by
+line by the contract's ``ContractReader`` (``contract.py``), so each sentence is handed on as soon as its
+line is complete. No JSON schema is sent: JSON Lines is not one JSON document (docs/contract.md).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-
-import anyio.to_thread
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
 
 from gateway.domain import ChatRequest, Draft, Passage
 from gateway.errors import DraftLimitExceeded
 from gateway.models.base import ChatModel
-from gateway.upstream.contract import DRAFT_SCHEMA, build_messages, parse_draft
+from gateway.upstream.contract import (
+    ContractReader,
+    DraftEnd,
+    DraftPart,
+    DraftSentence,
+    assemble,
+    build_messages,
+)
 
-DRAFT_SCHEMA_NAME = "cited_answer"
+DEFAULT_MAX_LINE_CHARS = 4_000
+"""The default of ``upstream_max_line_chars`` (settings)."""
 
 
 class ModelUpstream:
     """Upstream protocol over a ChatModel; named after the model (``openai``)."""
 
-    def __init__(self, model: ChatModel, max_reply_chars: int = 200_000) -> None:
+    def __init__(
+        self, model: ChatModel, max_reply_chars: int = 200_000, max_line_chars: int = DEFAULT_MAX_LINE_CHARS
+    ) -> None:
         self.model = model
         self._max_reply_chars = max_reply_chars
+        self._max_line_chars = max_line_chars
 
     @property
     def name(self) -> str:
         return self.model.name
 
-    async def draft(self, request: ChatRequest, passages: Sequence[Passage]) -> Draft:
+    async def stream(
+        self, request: ChatRequest, passages: Sequence[Passage]
+    ) -> AsyncGenerator[DraftPart, None]:
         started = time.perf_counter()
-        content = await self.model.complete(
+        reader = ContractReader(len(passages), self._max_line_chars)
+        raw: list[str] = []
+        size = 0
+        chunks = self.model.stream(
             build_messages(request, passages),
             temperature=request.temperature,
             max_tokens=request.max_tokens,
             user=request.user,
-            schema=DRAFT_SCHEMA,
-            schema_name=DRAFT_SCHEMA_NAME,
         )
-        if len(content) > self._max_reply_chars:
-            raise DraftLimitExceeded(
-                f"the upstream's reply is {len(content)} characters long; at most "
-                f"{self._max_reply_chars} are accepted",
-                limit="reply_chars",
-            )
-        seconds = time.perf_counter() - started
-        return await anyio.to_thread.run_sync(parse_draft, content, len(passages), seconds)
+        async with aclosing(chunks):
+            async for text in chunks:
+                size += len(text)
+                if size > self._max_reply_chars:
+                    raise DraftLimitExceeded(
+                        f"the upstream's reply is over {self._max_reply_chars} characters long",
+                        limit="reply_chars",
+                    )
+                raw.append(text)
+                for part in reader.feed(text):
+                    yield part
+        for part in reader.close():
+            yield part
+        yield DraftEnd("".join(raw), time.perf_counter() - started)
+
+    async def draft(self, request: ChatRequest, passages: Sequence[Passage]) -> Draft:
+        """The whole reply, read through the same stream."""
+        sentences: list[DraftSentence] = []
+        async with aclosing(self.stream(request, passages)) as parts:
+            async for part in parts:
+                if isinstance(part, DraftSentence):
+                    sentences.append(part)
+                elif isinstance(part, DraftEnd):
+                    return assemble(sentences, part.raw, part.seconds)
+        raise AssertionError("an upstream stream ends with DraftEnd")  # pragma: no cover
 
     async def aclose(self) -> None:
         await self.model.aclose()

@@ -2,34 +2,55 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, nullcontext
 from typing import Any
 
 import anyio.to_thread
 import structlog
-from litestar import Litestar
+from litestar import Litestar, Request
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
+from opentelemetry.sdk.trace import TracerProvider
 
+from gateway.audit.heartbeat import beat as beat_once
+from gateway.audit.heartbeat import chain_heartbeat
 from gateway.bootstrap import build_services
 from gateway.errors import ServiceUnavailableError
 from gateway.metrics import GatewayMetrics
 from gateway.services import Services
 from gateway.settings import Settings
+from gateway.telemetry.http import tracing_middleware
+from gateway.telemetry.tracing import tracing_for
 from gateway.web.auth import access_control, failed_auth_throttle
 from gateway.web.auth_state import SessionRevocations
 from gateway.web.chat import chat_completions, list_models
+from gateway.web.chat_schema import check_json_content_type
+from gateway.web.disclosure import load_disclosure
 from gateway.web.errors import exception_handlers
 from gateway.web.heap import frozen_heap
 from gateway.web.ops import healthz, metrics, readyz
 from gateway.web.pages import page_handlers
 from gateway.web.rate_limits import LimiterHandle, build_rate_limiter
+from gateway.web.request_ids import add_request_id
+from gateway.web.responses_api import create_response
 from gateway.web.retrieve_api import retrieve_passages
 from gateway.web.verify_api import verify_answer
 from gateway.web.warm_up import warm_up
 
 log = structlog.get_logger("gateway.http")
+
+
+JSON_API_PREFIX = "/v1/"
+"""Every POST under this prefix takes a JSON body (chat, verify, retrieve, ingest)."""
+
+
+def json_bodies_only(request: Request[Any, Any, Any]) -> None:
+    """415 (OpenAI's error shape) for a POST to the JSON API whose body is not ``application/json``."""
+    if request.method == "POST" and request.url.path.startswith(JSON_API_PREFIX):
+        check_json_content_type(request.headers.get("content-type"))
 
 
 class ServiceHolder:
@@ -48,8 +69,11 @@ def create_app(
     settings: Settings,
     services: Services | None = None,
     build: Callable[[Settings], Services] = build_services,
+    *,
+    tracer_provider: TracerProvider | None = None,
 ) -> Litestar:
-    """The gateway app. Pass ``services`` to reuse already-built ones (tests, benchmarks)."""
+    """The gateway app. Pass ``services`` to reuse already-built ones (tests, benchmarks), and a
+    ``tracer_provider`` to trace requests (``gateway.telemetry``; none: no tracing, no cost)."""
     holder = ServiceHolder(services)
 
     sessions = SessionRevocations()
@@ -58,6 +82,7 @@ def create_app(
     def current_metrics() -> GatewayMetrics | None:
         return holder.services.metrics if holder.services else None
 
+    disclosure = load_disclosure(settings)  # a bad disclosure.yaml stops start-up here
     limiter = build_rate_limiter(settings, current_metrics)
     handle = LimiterHandle(limiter)
 
@@ -72,12 +97,23 @@ def create_app(
             await warm_up(holder.services)
         # A serving process freezes its start-up heap; tests and benches that pass services keep theirs.
         heap = frozen_heap() if owned else nullcontext(0)
+        running = holder.get()
+        beat = None
+        if settings.audit_chain_log_seconds > 0:
+            await beat_once(running.audit.chain_head, running.metrics)
+            beat = asyncio.create_task(
+                chain_heartbeat(running.audit.chain_head, running.metrics, settings.audit_chain_log_seconds)
+            )
         try:
             with heap as frozen:
                 if owned:
                     log.info("startup_heap_frozen", objects=frozen)
                 yield
         finally:
+            if beat is not None:
+                beat.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await beat
             if owned and holder.services is not None:
                 await holder.services.aclose_models()
                 holder.services.audit.close()
@@ -85,6 +121,7 @@ def create_app(
 
     handlers: list[Any] = [chat_completions, list_models, healthz, readyz, metrics, verify_answer]
     handlers.append(retrieve_passages)
+    handlers.append(create_response)
     handlers += page_handlers(settings)
     return Litestar(
         route_handlers=handlers,
@@ -93,11 +130,17 @@ def create_app(
             "limiter": Provide(provide_limiter, sync_to_thread=False),
             "sessions": Provide(lambda: sessions, sync_to_thread=False),
             "auth_throttle": Provide(lambda: throttle, sync_to_thread=False),
+            "disclosure": Provide(lambda: disclosure, sync_to_thread=False),
         },
         lifespan=[lifespan],
         exception_handlers=exception_handlers(current_metrics),
         request_max_body_size=settings.max_body_bytes,
-        middleware=[access_control(settings, current_metrics, sessions, throttle, limiter=limiter)],
+        middleware=[
+            *([tracing_middleware(tracing_for(tracer_provider, settings))] if tracer_provider else []),
+            access_control(settings, current_metrics, sessions, throttle, limiter=limiter),
+        ],
+        before_request=json_bodies_only,
+        before_send=[add_request_id],
         openapi_config=OpenAPIConfig(title="Clinical trust gateway", version="0.1.0", path="/schema"),
         debug=False,
     )

@@ -20,10 +20,11 @@ import structlog
 from litestar import MediaType, Request, Response, get
 
 from gateway.audit import AuditFilter
+from gateway.audit.ledger import access_now
 from gateway.audit.record import AuditRecord, UnreadableRecord, load_record
-from gateway.errors import NotFoundError
+from gateway.errors import NotFoundError, PermissionDeniedError
 from gateway.services import Services
-from gateway.web.clinician_auth import Principal
+from gateway.web.clinician_auth import ADMIN, Principal
 from gateway.web.rendering import SECURITY_HEADERS, PageRenderer
 from gateway.web.views import pipeline_data, request_view
 
@@ -104,11 +105,19 @@ def _date(values: dict[str, str], key: str, errors: list[str]) -> dt.date | None
         return None
 
 
+async def log_access(services: Services, staff: Principal, action: str, request_id: str | None) -> None:
+    """Record one view (or export) before it is shown: who, which credential, which record, when.
+    AuditError when it cannot be recorded, so nothing is shown without its trace (a 503)."""
+    entry = access_now(staff.role, staff.key_id, action, request_id)
+    await anyio.to_thread.run_sync(services.audit.log_access, entry)
+
+
 @get("/audit", summary="Audit trail: list of requests", include_in_schema=False)
 async def audit_list(
     request: Request[Any, Any, Any], services: Services, pages: PageRenderer, staff: Principal
 ) -> Response[str]:
     parsed = parse_filter(dict(request.query_params))
+    await log_access(services, staff, "list:audit", None)
     rows = await anyio.to_thread.run_sync(services.audit.list, parsed.flt)
     more = len(rows) > PAGE_SIZE
     rows = rows[:PAGE_SIZE]
@@ -158,6 +167,7 @@ async def audit_detail(
     request_id: str, services: Services, pages: PageRenderer, staff: Principal
 ) -> Response[str]:
     record = await stored_record(services, request_id)
+    await log_access(services, staff, "view:audit", request_id)
     if isinstance(record, UnreadableRecord):
         return unreadable_page(pages, record, staff, "audit")
     view = request_view(record, services.policy.tiers, services.today())
@@ -169,8 +179,38 @@ async def audit_detail(
 
 @get("/audit/{request_id:str}/record.json", summary="Audit trail: one stored record", include_in_schema=False)
 async def audit_record_json(request_id: str, services: Services, staff: Principal) -> Response[str]:
-    """The stored text exactly as written (also for a record the pages cannot read)."""
+    """The stored text as written, decrypted (also for a record the pages cannot read)."""
     text = await _text(services, request_id)
+    await log_access(services, staff, "view:record.json", request_id)
     return Response(
         text, media_type=MediaType.JSON, headers={"Cache-Control": SECURITY_HEADERS["Cache-Control"]}
+    )
+
+
+ACCESS_PAGE_SIZE = 100
+
+
+@get("/audit/access", summary="Audit trail: who viewed which record", include_in_schema=False)
+async def audit_access(
+    request: Request[Any, Any, Any], services: Services, pages: PageRenderer, staff: Principal
+) -> Response[str]:
+    """The access log, for administrators only (``GATEWAY_ADMIN_KEYS``)."""
+    if staff.role != ADMIN:
+        raise PermissionDeniedError(
+            "The access log is for administrators (GATEWAY_ADMIN_KEYS).", code="admin_only"
+        )
+    try:
+        offset = min(MAX_OFFSET, max(0, int(request.query_params.get("offset") or 0)))
+    except ValueError:
+        offset = 0
+    entries = await anyio.to_thread.run_sync(services.audit.access_log, ACCESS_PAGE_SIZE + 1, offset)
+    more = len(entries) > ACCESS_PAGE_SIZE
+    return pages.page(
+        "audit_access",
+        {
+            "entries": entries[:ACCESS_PAGE_SIZE],
+            "staff": staff,
+            "section": "audit",
+            "older": urlencode({"offset": offset + ACCESS_PAGE_SIZE}) if more else None,
+        },
     )

@@ -17,8 +17,10 @@ from gateway.pipeline.result import PipelineResult
 from gateway.pipeline.run import answer, open_request, stream_answer
 from gateway.services import Services
 from gateway.web.chat_schema import RequestLimits, parse_chat_request
+from gateway.web.disclosure import Disclosure
 from gateway.web.errors import audit_unavailable_body, error_body
 from gateway.web.openapi_bodies import CHAT_BODY, with_body
+from gateway.web.request_ids import request_id_of
 from gateway.web.serializers import chunk_payload, completion_json, trust_json
 
 log = structlog.get_logger("gateway.http")
@@ -32,23 +34,26 @@ REQUEST_ID_HEADER = "x-request-id"
     summary="Create a verified chat completion",
     operation_class=with_body(CHAT_BODY, "An OpenAI chat completion request (text only; n=1; no tools)."),
 )
-async def chat_completions(request: Request[Any, Any, Any], services: Services) -> Response[Any]:
+async def chat_completions(
+    request: Request[Any, Any, Any], services: Services, disclosure: Disclosure
+) -> Response[Any]:
     held = time.perf_counter()
     chat = parse_chat_request(await request.body(), RequestLimits.from_settings(services.settings))
+    edge_id = request_id_of(request)  # the id the x-request-id middleware gave this request
     if chat.stream:  # verified streaming: headers go out before the result exists (no Server-Timing)
-        opened = await open_request(chat, services)  # the provisional row first; AuditError: a 503
+        opened = await open_request(chat, services, edge_id)  # the provisional row first; AuditError: a 503
         request_id = opened.request_id
         return Stream(
-            _events(stream_answer(chat, services, opened), chat.model, request_id, services),
+            _events(stream_answer(chat, services, opened), chat.model, request_id, services, disclosure),
             media_type="text/event-stream",
             headers={REQUEST_ID_HEADER: request_id, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
     parsed = time.perf_counter()
     # the provisional row is written alongside triage; AuditError (then or at the end): a 503, no answer
-    result = await answer(chat, services)
+    result = await answer(chat, services, edge_id)
     serialising = time.perf_counter()
     trust = trust_json(result, services.policy.tiers, services.today(), services.settings)
-    body = encode_json(completion_json(result, chat.model, trust))
+    body = encode_json(disclosure.disclose(completion_json(result, chat.model, trust)))
     done = time.perf_counter()
     timing = server_timing(result, parse=parsed - held, serialise=done - serialising, held=done - held)
     headers = {REQUEST_ID_HEADER: result.request_id, "Server-Timing": timing}
@@ -83,7 +88,11 @@ def _sse(payload: dict[str, Any] | str) -> str:
 
 
 async def _events(
-    pipeline: AsyncIterator[str | PipelineResult], model: str, request_id: str, services: Services
+    pipeline: AsyncIterator[str | PipelineResult],
+    model: str,
+    request_id: str,
+    services: Services,
+    disclosure: Disclosure,
 ) -> AsyncIterator[str]:
     """Verified text as chat.completion.chunk events as the pipeline releases it; ``trust`` rides on
     the last chunk, then ``[DONE]``. Only translation happens here: what is sent is decided upstream."""
@@ -94,8 +103,11 @@ async def _events(
             if isinstance(item, str):
                 yield _sse(chunk_payload(request_id, created, model, {"content": item}, None))
                 continue
+            if disclosure.enabled:  # the AI disclosure, as the last piece of text (gateway.web.disclosure)
+                yield _sse(chunk_payload(request_id, created, model, {"content": disclosure.suffix}, None))
             final = chunk_payload(request_id, created, model, {}, "stop")
             final["trust"] = trust_json(item, services.policy.tiers, services.today(), services.settings)
+            final["trust"]["ai_disclosure"] = disclosure.trust_json()
             yield _sse(final)
     except AuditError:  # the final record failed: end with an error event, no trust and no [DONE]
         yield _sse(audit_unavailable_body())

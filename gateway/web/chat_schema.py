@@ -2,8 +2,10 @@
 
 The body's shape is stated once, as msgspec Structs (``ChatBody``, ``MessageBody``, ``TextPart``);
 what a type cannot say (a size limit from the settings, a required user message, ``n`` other than 1,
-a temperature out of range) is checked on the typed values. Fields the gateway does not read
-(``stream_options``, ``name``, ...) are accepted and ignored, as OpenAI does.
+a temperature out of range) is checked on the typed values. Documented OpenAI parameters the gateway
+does not use (``top_p``, ``stop``, ``seed``, ``stream_options``, ...: ``Ignored``) are accepted but
+still type-checked; undocumented fields (a message's ``name``, ...) are ignored, as OpenAI does. Only
+``application/json`` bodies are read (``check_json_content_type``: 415 otherwise).
 
 Two readings of the same body, one result:
 
@@ -16,7 +18,8 @@ Two readings of the same body, one result:
   ``msgspec.convert`` when it is checked. So the first error reported is the first in the order below,
   whatever the order of the body's keys: the refused OpenAI features, ``messages`` (its count, then
   each message's type, role, content and length), ``model``, ``temperature``,
-  ``max_completion_tokens`` or else ``max_tokens``, ``stream``, ``user``, ``metadata``.
+  ``max_completion_tokens`` or else ``max_tokens``, ``stream``, ``user``, ``metadata``, then the
+  ignored parameters in ``Ignored``'s order.
 
 A msgspec ``ValidationError`` names its place as a path (``$.messages[0].content``), which
 ``gateway.body_errors.convert`` turns into the ``param`` OpenAI clients read (``messages[0].content``);
@@ -36,7 +39,7 @@ import msgspec
 
 from gateway.body_errors import convert
 from gateway.domain import ChatRequest, Message, Role
-from gateway.errors import RequestError
+from gateway.errors import RequestError, UnsupportedMediaTypeError
 
 if TYPE_CHECKING:
     from gateway.settings import Settings
@@ -88,7 +91,33 @@ class Unsupported(msgspec.Struct):
     """Accepted only when absent, null or equal to 1."""
 
 
-class ChatBody(Unsupported):
+class Ignored(Unsupported):
+    """Documented OpenAI parameters the gateway accepts but does not use. They are still type-checked
+    (a wrong type is a 400 naming the field), so a client's mistake is not silently answered."""
+
+    top_p: float | None = None
+    frequency_penalty: float | None = None
+    presence_penalty: float | None = None
+    stop: str | list[str] | None = None
+    seed: int | None = None
+    logprobs: bool | None = None
+    top_logprobs: int | None = None
+    logit_bias: dict[str, float] | None = None
+    response_format: dict[str, Any] | None = None
+    stream_options: dict[str, Any] | None = None
+    parallel_tool_calls: bool | None = None
+    service_tier: str | None = None
+    store: bool | None = None
+    reasoning_effort: str | None = None
+    modalities: list[str] | None = None
+
+
+_UNSUPPORTED_FIELDS = {f.name for f in msgspec.structs.fields(Unsupported)}
+IGNORED = tuple(f.name for f in msgspec.structs.fields(Ignored) if f.name not in _UNSUPPORTED_FIELDS)
+"""The ignored parameters' names, in the order they are checked."""
+
+
+class ChatBody(Ignored):
     """The fields of a chat request the gateway reads. ``None`` stands for absent or null alike."""
 
     messages: list[MessageBody] | None = None
@@ -221,7 +250,7 @@ def _chat_request(body: _Decoded | _InOrder, limits: RequestLimits) -> ChatReque
     """The request, checked field by field in the documented order (keyword arguments are evaluated
     left to right)."""
     _reject_unsupported(body.field)
-    return ChatRequest(
+    request = ChatRequest(
         messages=_messages(body, limits),
         model=_model(body.field("model")),
         temperature=_temperature(body.field("temperature")),
@@ -230,6 +259,26 @@ def _chat_request(body: _Decoded | _InOrder, limits: RequestLimits) -> ChatReque
         user=body.field("user") or None,
         metadata=dict(body.field("metadata") or {}),
     )
+    for name in IGNORED:  # checked last, in their declared order; their values are not used
+        body.field(name)
+    return request
+
+
+JSON_MEDIA_TYPE = "application/json"
+
+
+def check_json_content_type(content_type: str | None) -> None:
+    """415 unless the body is declared ``application/json`` (parameters such as ``charset`` allowed):
+    a form post, ``text/plain`` or XML is refused before it is read, so a cross-site form cannot
+    reach the API."""
+    media_type = (content_type or "").split(";", 1)[0].strip().lower()
+    if media_type != JSON_MEDIA_TYPE:
+        shown = media_type or "none"
+        raise UnsupportedMediaTypeError(
+            f"The request body must be sent as Content-Type: application/json (got {shown}).",
+            param="Content-Type",
+            code="unsupported_media_type",
+        )
 
 
 def _reject_unsupported(field: Callable[[str], Any]) -> None:
@@ -341,6 +390,24 @@ _EXPECTED = {
     "stream": "'{param}' must be true or false.",
     "metadata": "'{param}' must be an object of strings.",
     "metadata[...]": "'{param}' must be a string.",
+    "top_p": "'{param}' must be a number.",
+    "frequency_penalty": "'{param}' must be a number.",
+    "presence_penalty": "'{param}' must be a number.",
+    "stop": "'{param}' must be a string or an array of strings.",
+    "stop[]": "'{param}' must be a string.",
+    "seed": "'{param}' must be an integer.",
+    "logprobs": "'{param}' must be true or false.",
+    "top_logprobs": "'{param}' must be an integer.",
+    "logit_bias": "'{param}' must be an object of numbers.",
+    "logit_bias[...]": "'{param}' must be a number.",
+    "response_format": "'{param}' must be an object.",
+    "stream_options": "'{param}' must be an object.",
+    "parallel_tool_calls": "'{param}' must be true or false.",
+    "service_tier": "'{param}' must be a string.",
+    "store": "'{param}' must be true or false.",
+    "reasoning_effort": "'{param}' must be a string.",
+    "modalities": "'{param}' must be an array of strings.",
+    "modalities[]": "'{param}' must be a string.",
 }
 """What each field must be, by its path with the indices left out; a type error names it."""
 

@@ -97,7 +97,7 @@ class StaffAuth:
     @classmethod
     def from_settings(cls, settings: Settings, revocations: SessionRevocations | None = None) -> StaffAuth:
         return cls(
-            {CLINICIAN: settings.clinician_keys},
+            {CLINICIAN: settings.clinician_keys, ADMIN: settings.admin_keys},
             dt.timedelta(hours=settings.clinician_session_hours),
             client_keys=(*settings.api_keys, settings.page_api_key),
             revocations=revocations,

@@ -28,6 +28,7 @@ from gateway.errors import (
 from gateway.metrics import REJECTED_STATUSES, GatewayMetrics, bounded
 from gateway.pipeline.stages import refusal_reason
 from gateway.web.clinician_auth import login_location
+from gateway.web.request_ids import request_id_of
 
 log = structlog.get_logger("gateway.http")
 
@@ -38,6 +39,7 @@ _TYPES = {
     404: "not_found_error",
     405: "invalid_request_error",
     413: "invalid_request_error",
+    415: "invalid_request_error",
     429: "rate_limit_error",
 }
 
@@ -130,7 +132,13 @@ def login_redirect_handler(_: Request[Any, Any, Any], exc: LoginRequired) -> Res
 
 
 def internal_error_handler(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
-    log.error("unhandled_error", path=request.url.path, error_type=type(exc).__name__, exc_info=exc)
+    log.error(
+        "unhandled_error",
+        request_id=request_id_of(request),
+        path=request.url.path,
+        error_type=type(exc).__name__,
+        exc_info=exc,
+    )
     return Response(
         error_body(
             "The gateway failed to process the request; nothing was sent to the patient.",
@@ -158,7 +166,13 @@ def counted_rejections(handler: Handler[E], metrics: Callable[[], GatewayMetrics
         if collectors is not None:
             status = bounded(str(response.status_code), REJECTED_STATUSES)
             collectors.rejected_requests.labels(status=status).inc()
-        log.info("request_rejected", path=request.url.path, status=response.status_code, code=_code(exc))
+        log.info(
+            "request_rejected",
+            request_id=request_id_of(request),
+            path=request.url.path,
+            status=response.status_code,
+            code=_code(exc),
+        )
         return response
 
     return handle

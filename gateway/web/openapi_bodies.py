@@ -110,6 +110,8 @@ def to_schema(data: dict[str, Any]) -> Schema:
         fields["items"] = to_schema(data["items"])
     if "oneOf" in data:
         fields["one_of"] = [to_schema(option) for option in data["oneOf"]]
+    if "anyOf" in data:
+        fields["any_of"] = [to_schema(option) for option in data["anyOf"]]
     extra = data.get("additionalProperties")
     if isinstance(extra, bool):
         fields["additional_properties"] = extra

@@ -21,13 +21,16 @@ from gateway.resources import bundled
 from gateway.services import Services
 from gateway.settings import Settings
 from gateway.web.audit_pages import (
+    audit_access,
     audit_detail,
     audit_list,
     audit_record_json,
+    log_access,
     stored_record,
     unreadable_page,
 )
 from gateway.web.clinician_auth import Principal, login_page, login_submit, logout, provide_staff
+from gateway.web.disclosure import Disclosure
 from gateway.web.rendering import PageRenderer
 from gateway.web.views import TIER_SHORT, request_view
 
@@ -35,7 +38,7 @@ RECENT_ANSWERS = 50
 
 
 @get("/", summary="Patient chat page", include_in_schema=False)
-async def patient_page(services: Services, pages: PageRenderer) -> Response[str]:
+async def patient_page(services: Services, pages: PageRenderer, disclosure: Disclosure) -> Response[str]:
     settings = services.settings
     context = services.policy.context
     return pages.page(
@@ -46,6 +49,7 @@ async def patient_page(services: Services, pages: PageRenderer) -> Response[str]
             "emergency_number": context.emergency_number,
             "referral": context.referral,
             "tier_short": TIER_SHORT,
+            "disclosure": disclosure,
         },
     )
 
@@ -53,6 +57,7 @@ async def patient_page(services: Services, pages: PageRenderer) -> Response[str]
 @get("/clinician", summary="Clinician view: recent answers", include_in_schema=False)
 async def clinician_index(services: Services, pages: PageRenderer, staff: Principal) -> Response[str]:
     rows = await anyio.to_thread.run_sync(services.audit.list, AuditFilter(limit=RECENT_ANSWERS))
+    await log_access(services, staff, "list:clinician", None)
     return pages.page("clinician_index", {"rows": rows, "staff": staff, "section": "clinician"})
 
 
@@ -61,6 +66,7 @@ async def clinician_request(
     request_id: str, services: Services, pages: PageRenderer, staff: Principal
 ) -> Response[str]:
     record = await stored_record(services, request_id)
+    await log_access(services, staff, "view:clinician", request_id)
     if isinstance(record, UnreadableRecord):
         return unreadable_page(pages, record, staff, "clinician")
     view = request_view(record, services.policy.tiers, services.today())
@@ -82,7 +88,14 @@ def page_handlers(settings: Settings) -> list[Any]:
     )
     staff = Router(
         path="/",
-        route_handlers=[clinician_index, clinician_request, audit_list, audit_detail, audit_record_json],
+        route_handlers=[
+            clinician_index,
+            clinician_request,
+            audit_list,
+            audit_access,
+            audit_detail,
+            audit_record_json,
+        ],
         dependencies={**pages_dependency, "staff": Provide(provide_staff)},
     )
     static = create_static_files_router(

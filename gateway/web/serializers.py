@@ -10,6 +10,7 @@ import datetime as dt
 from typing import TYPE_CHECKING, Any
 
 from gateway.domain import Badge, ClaimOutcome, ClaimReport, Evidence, Passage, SourceTier, Span, TrustReport
+from gateway.pipeline.model_triage import read_json
 from gateway.pipeline.result import PipelineResult
 from gateway.policy.tiers import TierPolicy
 from gateway.tiers import source_tier
@@ -140,6 +141,7 @@ def trust_json(
     return {
         "request_id": result.request_id,
         "scope": result.triage.scope.value,
+        "model_urgency": read_json(result.draft.urgency if result.draft else None),
         "claims": [claim_json(c, include, removed) for c in report.claims],
         "summary": {
             "claims": s.claims,
@@ -148,6 +150,7 @@ def trust_json(
             "removed": s.removed,
             "conversational": s.conversational,
             "refused": s.refused,
+            "ended_early": s.ended_early,
             "reason": s.reason.value if s.reason else None,
             "detail": redact(s.detail, removed),
             "trust_score": s.trust_score,

@@ -169,9 +169,7 @@ def test_lone_surrogate_is_a_400_naming_the_field_and_not_audited(gateway_servic
 def test_lone_surrogate_from_the_model_is_stored_replaced(gateway_services) -> None:  # type: ignore[no-untyped-def]
     scripted, build = gateway_services
     services = build()
-    draft = json.loads(s.SUPPORTED)
-    draft["unanswered"] = ["odd \ud800 text"]
-    scripted.queue(json.dumps(draft))
+    scripted.queue(s.SUPPORTED + json.dumps(["The passages say nothing odd \ud800 here."]) + "\n")
     with running_gateway(services) as url:
         response = httpx.post(f"{url}/v1/chat/completions", json=body(), timeout=30)
     assert response.status_code == 200

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from gateway.audit import AuditFilter, AuditLog, AuditStore
-from gateway.audit.base import ROW_COLUMNS
+from gateway.audit.columns import ROW_COLUMNS
 from gateway.errors import AuditError
 
 NOW = dt.datetime(2026, 11, 23, 9, 0, tzinfo=dt.UTC)
@@ -181,7 +181,10 @@ def test_an_up_to_date_schema_needs_no_ddl_rights(audit_url: str, postgres_serve
         "CREATE ROLE writer LOGIN PASSWORD 'writer-password';"
         "REVOKE CREATE ON SCHEMA public FROM PUBLIC;"
         "GRANT SELECT, INSERT, UPDATE ON audit_requests TO writer;"
-        "GRANT SELECT ON audit_schema_migrations TO writer;",
+        "GRANT SELECT ON audit_schema_migrations TO writer;"
+        # the chain is append-only for the replicas' role: no UPDATE or DELETE on it (docs/operations.md)
+        "GRANT SELECT, INSERT ON audit_chain, audit_access TO writer;"
+        "GRANT SELECT ON audit_checkpoints, audit_holds TO writer;",
         database,
     )
     try:

@@ -169,7 +169,9 @@ def test_an_oversized_reply_is_refused_as_malformed_and_counted(build) -> None: 
     assert (limited, malformed) == (1, 1)
 
 
-def test_one_sentence_repeated_is_refused_not_delivered(build) -> None:  # type: ignore[no-untyped-def]
+def test_one_sentence_repeated_ends_the_answer_at_the_bound(build) -> None:  # type: ignore[no-untyped-def]
+    """Sentences are released as they are verified (docs/safety.md, section 5), so the repeats up to
+    ``max_repeated_sentences`` were already sent; the next one stops the model and ends the answer."""
     scripted, make = build
     services = make()
     sentence = s.m(s.DOSE, 1)
@@ -177,8 +179,11 @@ def test_one_sentence_repeated_is_refused_not_delivered(build) -> None:  # type:
     with running_gateway(services) as url:
         reply = ask(url)
         limited = metric(url, 'gateway_draft_limit_exceeded_total{limit="repeated_sentences"}')
-    assert reply["trust"]["summary"]["reason"] == "malformed_output"
-    assert "500 mg" not in reply["choices"][0]["message"]["content"]
+    summary = reply["trust"]["summary"]
+    assert (summary["reason"], summary["ended_early"]) == ("malformed_output", True)
+    content = reply["choices"][0]["message"]["content"]
+    assert content.count(sentence) == services.settings.max_repeated_sentences
+    assert "I have stopped this answer here" in content
     assert limited == 1
 
 

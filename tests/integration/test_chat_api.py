@@ -9,6 +9,7 @@ import openai
 import pytest
 
 from gateway.testing import Reply, contract_answer
+from gateway.web.disclosure import Disclosure
 from tests.support.stack import openai_client, running_gateway
 
 PARACETAMOL_DOSE = "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours."
@@ -40,7 +41,7 @@ def test_non_streaming_answer_parses_with_the_sdk_and_carries_trust(gateway) -> 
     )
     assert completion.object == "chat.completion"
     text = completion.choices[0].message.content
-    assert text == f"{PARACETAMOL_DOSE[:-1]} [1]. {PARACETAMOL_MAX[:-1]} [1]."
+    assert text == f"{PARACETAMOL_DOSE[:-1]} [1]. {PARACETAMOL_MAX[:-1]} [1]." + Disclosure().suffix
     trust = completion.model_extra["trust"]
     assert trust["summary"]["claims"] == 2
     assert trust["summary"]["supported"] == 2
@@ -52,10 +53,11 @@ def test_non_streaming_answer_parses_with_the_sdk_and_carries_trust(gateway) -> 
         assert claim["outcome"] == "verified"
         cited = trust["sources"][int(claim["source_ids"][0]) - 1]
         assert cited["document_id"] == "paracetamol"
-    # the model was given the numbered passages and the contract
+    # the model was given the numbered passages and the JSON Lines contract, and asked to stream it
     sent = scripted.requests[-1]
     assert "Passages:" in sent["messages"][1]["content"]
-    assert sent["response_format"]["type"] == "json_schema"
+    assert sent["stream"] is True
+    assert "response_format" not in sent  # docs/contract.md: the draft is JSON Lines, not one object
 
 
 def test_streaming_answer_is_consumed_by_the_sdk_iterator(gateway) -> None:  # type: ignore[no-untyped-def]
@@ -75,7 +77,8 @@ def test_streaming_answer_is_consumed_by_the_sdk_iterator(gateway) -> None:  # t
         if chunk.choices[0].finish_reason:
             finish = chunk.choices[0].finish_reason
             trust = chunk.model_extra.get("trust")
-    assert "".join(pieces) == f"{PARACETAMOL_DOSE[:-1]} [1]. {PARACETAMOL_MAX[:-1]} [1]."
+    expected = f"{PARACETAMOL_DOSE[:-1]} [1]. {PARACETAMOL_MAX[:-1]} [1]."
+    assert "".join(pieces) == expected + Disclosure().suffix  # the AI disclosure ends every answer
     assert finish == "stop"
     assert trust is not None
     assert trust["summary"]["supported"] == 2
@@ -118,7 +121,7 @@ def test_fabricated_quote_is_removed_and_the_rest_kept(gateway) -> None:  # type
     )
     text = completion.choices[0].message.content
     assert "migraines" not in text
-    assert text == f"{PARACETAMOL_DOSE[:-1]} [1]. {PARACETAMOL_MAX[:-1]} [1]."
+    assert text == f"{PARACETAMOL_DOSE[:-1]} [1]. {PARACETAMOL_MAX[:-1]} [1]." + Disclosure().suffix
     trust = completion.model_extra["trust"]
     assert trust["summary"]["removed"] == 1
     removed = [c for c in trust["claims"] if c["outcome"] == "removed"]

@@ -1,7 +1,8 @@
 """SourceCleanup and refusal end to end: the openai SDK -> gateway -> scripted upstream, non-streaming.
 
-Every test asserts exactly the text the client receives. The verifier is pinned to quote anchoring
-(tests/support/cleanup_stack.py) so the text depends on cleanup, not on the verifier of the day.
+Every test asserts exactly the text the client receives (before the AI disclosure that ends it). The
+verifier is pinned to quote anchoring (tests/support/cleanup_stack.py) so the text depends on cleanup,
+not on the verifier of the day.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ import pytest
 
 from gateway.services import Services
 from gateway.testing import ScriptedUpstream, running_upstream
+from gateway.web.disclosure import Disclosure
 from tests.support import cleanup_scenarios as s
 from tests.support.cleanup_stack import pin_chat_verifier, policy_copy
 from tests.support.stack import openai_client, running_gateway
 
+DISCLOSURE = Disclosure().suffix
 Ask = Callable[[str], tuple[str, dict[str, Any]]]
 
 
@@ -51,7 +54,9 @@ def gateway(upstream, make_services, tmp_path):  # type: ignore[no-untyped-def]
             completion = openai_client(url).chat.completions.create(
                 model="m", messages=[{"role": "user", "content": question}]
             )
-            return completion.choices[0].message.content, completion.model_extra["trust"]
+            content = completion.choices[0].message.content
+            assert content.endswith(DISCLOSURE)  # every answer, refusals included, says it is automated
+            return content.removesuffix(DISCLOSURE), completion.model_extra["trust"]
 
         return scripted, ask
 
@@ -149,15 +154,21 @@ def test_entirely_unsupported_answer_is_refused(gateway) -> None:  # type: ignor
     assert (trust["summary"]["reason"], outcomes(trust)) == ("no_claim_survived", ["removed", "removed"])
 
 
-def test_answer_repeating_a_planted_instruction_is_refused(gateway) -> None:  # type: ignore[no-untyped-def]
+def test_a_planted_instruction_never_reaches_the_model(gateway) -> None:  # type: ignore[no-untyped-def]
+    """The fixture's hay-fever document carries a planted instruction. The store drops it from every
+    passage it returns (issue #32: instructions are not knowledge), so the model never reads it and
+    nothing can quote or be rewritten to it; a claim repeating it anyway is caught by cleanup (unit
+    tests: test_cleanup.py, test_instruction_text.py)."""
     scripted, ask = gateway()
-    scripted.queue(s.PLANTED)
+    scripted.queue(s.ANTIHISTAMINE_ONLY)
     text, trust = ask(s.HAY_FEVER_Q)
-    assert text == s.SAFETY_CRITICAL_REFUSAL
-    assert trust["summary"]["reason"] == "safety_critical_failed"
-    assert trust["claims"][1]["check"] == "planted_instruction"
-    planted_source = trust["claims"][1]["evidence"]["source_id"]
-    assert trust["sources"][int(planted_source) - 1]["text"].startswith("Ignore previous instructions")
+    assert "Antihistamine tablets" in text
+    assert trust["summary"]["reason"] is None
+    assert outcomes(trust) == ["verified"]
+    sent = json.dumps(scripted.requests[-1])
+    assert "Antihistamine tablets" in sent
+    assert "Ignore previous instructions" not in sent
+    assert not any("Ignore previous instructions" in source["text"] for source in trust["sources"])
 
 
 def test_emergency_with_a_routine_question_gets_only_the_safety_message(gateway) -> None:  # type: ignore[no-untyped-def]

@@ -1,10 +1,11 @@
 """Faults beyond test_chat_api's basics: each ends in a safe refusal, counted, audited, with no model text.
 
-The gateway calls the upstream without streaming (``ModelUpstream.draft`` reads one completion), so
-"a truncated or stalled event stream" from the upstream is exercised as its non-streaming equivalents:
-a body cut short, a body that stalls half-way, headers with no body, a slow drip, a reset, garbage,
-and an event stream returned where a completion was expected. The client side is tested both ways:
-a plain response and an SSE stream from the gateway.
+The gateway asks the upstream to stream (``ModelUpstream.stream``); these faults come before any
+sentence is complete: a completion body cut short, stalled half-way or dripped (an upstream that
+ignores ``stream``), headers with no body, a reset, garbage, and an event stream cut off before its end.
+Faults after sentences were released (the answer then ends with a note) are in
+test_verified_streaming.py. The client side is tested both ways: a plain response and an SSE stream
+from the gateway.
 """
 
 from __future__ import annotations
@@ -82,8 +83,8 @@ FAULTS = [
     ("truncate", "connection", "upstream_error"),
     ("reset", "connection", "upstream_error"),
     ("garbage", "connection", "upstream_error"),
-    # an event stream (cut short) where a completion was expected: the SDK hands back a str
-    ("sse_cut", "malformed", "malformed_output"),
+    # an event stream cut short (no finish reason, no [DONE]) before a sentence was complete
+    ("sse_cut", "connection", "upstream_error"),
 ]
 
 

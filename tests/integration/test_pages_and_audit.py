@@ -10,6 +10,7 @@ import pytest
 
 from gateway.settings import Secret
 from gateway.testing import contract_answer
+from gateway.web.disclosure import Disclosure
 from tests.support.stack import openai_client, running_gateway
 
 CLINICIAN_KEY = "clin-key-for-tests-1"
@@ -36,6 +37,10 @@ def gateway(upstream, make_services):  # type: ignore[no-untyped-def]
     )
     with running_gateway(services) as url:
         yield scripted, url, services
+
+
+QUESTION = "How much paracetamol can an adult take?"
+"""Retrieval puts the paracetamol leaflet first for it: the scripted answers cite passage [1]."""
 
 
 def answer_with_removed_claim() -> str:
@@ -210,7 +215,7 @@ def test_audit_record_is_committed_before_the_response_arrives(gateway) -> None:
         reader.close()
     assert record is not None
     assert record["question"] == "How much paracetamol can an adult take?"
-    assert record["answer"] == completion.choices[0].message.content
+    assert completion.choices[0].message.content == record["answer"] + Disclosure().suffix
     assert next(p["document_id"] for p in record["passages"]) == "paracetamol"
     assert FABRICATED[:-1] in record["draft"]["raw"] or FABRICATED in record["draft"]["answer"]
     assert len(record["verdicts"]) == 3
@@ -224,7 +229,7 @@ def test_streamed_request_is_audited_by_the_time_the_stream_ends(gateway) -> Non
     with httpx.stream(
         "POST",
         f"{url}/v1/chat/completions",
-        json={"model": "m", "stream": True, "messages": [{"role": "user", "content": "paracetamol dose?"}]},
+        json={"model": "m", "stream": True, "messages": [{"role": "user", "content": QUESTION}]},
         headers=CLIENT,
         timeout=30,
     ) as response:
@@ -233,7 +238,7 @@ def test_streamed_request_is_audited_by_the_time_the_stream_ends(gateway) -> Non
     assert lines[-1] == "data: [DONE]"
     record = services.audit.get(request_id)
     assert record is not None
-    assert record["trust"]["summary"]["claims"] == 3
+    assert [c["outcome"] for c in record["cleanup"]] == ["verified", "verified", "removed"]
 
 
 @pytest.mark.parametrize("keep", [False, True])

@@ -12,6 +12,7 @@ import pytest
 
 from gateway.settings import Secret
 from gateway.testing import Reply, contract_answer, running_upstream
+from gateway.web.disclosure import Disclosure
 from tests.support.stack import running_gateway
 
 CLINICIAN_KEY = "clin-key-for-pg-tests"
@@ -73,7 +74,8 @@ def test_record_is_committed_in_postgres_before_the_reply_and_pages_read_it(gate
     assert row is not None
     outcome, removed, stored_answer, record_text = row
     assert (outcome, removed) == ("rewritten", 1)
-    assert stored_answer == body["choices"][0]["message"]["content"]
+    # the patient read the recorded answer followed by the AI disclosure (gateway.web.disclosure)
+    assert body["choices"][0]["message"]["content"] == stored_answer + Disclosure().suffix
     assert FABRICATED not in stored_answer
     assert QUESTION in record_text
 

@@ -76,6 +76,8 @@ def test_bad_requests_name_the_field(gateway_url: str, body: dict[str, object], 
 
 
 def test_body_must_be_a_json_object(gateway_url: str) -> None:
-    response = httpx.post(f"{gateway_url}/v1/retrieve", content=b"[1, 2]")
+    response = httpx.post(
+        f"{gateway_url}/v1/retrieve", content=b"[1, 2]", headers={"content-type": "application/json"}
+    )
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "invalid_json"

@@ -23,6 +23,7 @@ import pytest
 from bench.bench_gateway import five_claim_answer
 from gateway.testing import running_upstream
 from gateway.web.client_keys import hash_key
+from gateway.web.disclosure import Disclosure
 from tests.conftest import FIXTURE_KB
 from tests.support.replicas import running_chroma, start_replica, stop, wait_ready
 
@@ -38,6 +39,9 @@ QUESTIONS = (
 LOAD_SECONDS = 10.0
 KILL_AFTER = 4.0
 CLIENTS = 8
+
+
+DISCLOSURE = Disclosure().suffix
 
 
 @dataclass
@@ -206,7 +210,9 @@ def test_two_replicas_share_store_audit_and_limits_and_survive_a_sigkill(
     for o in ok:
         assert o.request_id is not None
         assert len(by_id.get(o.request_id, [])) == 1, f"{o.replica} request {o.request_id} has no single row"
-        assert by_id[o.request_id][0][3] == o.answer
+        assert o.answer is not None
+        assert o.answer.endswith(DISCLOSURE)  # shown to the patient; the record keeps the answer itself
+        assert by_id[o.request_id][0][3] == o.answer.removesuffix(DISCLOSURE)
     # the only rows beyond the answered requests are those of requests cut off by the kill
     cut_off = [o for o in outcomes if not (o.status == 200 and o.complete)]
     assert len(rows) - len(ok) <= len(cut_off)

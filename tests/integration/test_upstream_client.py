@@ -263,3 +263,63 @@ async def test_the_judge_endpoint_uses_the_same_client_never_retried(upstream, s
     assert scripted.requests[0]["model"] == "judge-model"
     assert scripted.requests[0]["response_format"]["type"] == "json_schema"
     assert scripted.headers[0]["authorization"] == "Bearer sk-judge"
+
+
+# ---- streaming (``stream: true``) ---------------------------------------------------------------------
+
+STREAMED = '{"urgency": "routine", "why": "x"}\n["Adults can take 1 g.", [1]]\n'
+
+
+async def collect(client: OpenAIChatModel) -> str:
+    return "".join([piece async for piece in client.stream(ASK, temperature=0.1, user="u1")])
+
+
+async def test_a_streamed_reply_arrives_in_pieces_that_make_the_text(upstream, scripted) -> None:  # type: ignore[no-untyped-def]
+    scripted.queue(Reply(content=STREAMED, tokens_per_second=10_000))
+    client = model(upstream, response_format="json_schema")
+    pieces = [piece async for piece in client.stream(ASK, temperature=0.1, user="u1")]
+    await client.aclose()
+    assert len(pieces) > 3
+    assert "".join(pieces) == STREAMED
+    [sent] = scripted.requests
+    assert sent["stream"] is True
+    assert sent["temperature"] == 0.1
+    assert "response_format" not in sent  # JSON Lines is not one JSON document
+
+
+async def test_an_upstream_that_ignores_stream_is_read_as_one_piece(upstream, scripted) -> None:  # type: ignore[no-untyped-def]
+    scripted.queue(Reply(content=STREAMED, ignore_stream=True))
+    client = model(upstream)
+    pieces = [piece async for piece in client.stream(ASK)]
+    await client.aclose()
+    assert pieces == [STREAMED]
+
+
+@pytest.mark.parametrize(
+    ("reply", "error", "message"),
+    [
+        (Reply(content=STREAMED, stream_cut_after=4), UpstreamUnavailable, "ended before it finished"),
+        (Reply(content=STREAMED, finish_reason="length"), MalformedDraft, "cut off by the token limit"),
+        (
+            Reply(raw_body='data: {"error": {"message": "overloaded"}}\n\n', media_type="text/event-stream"),
+            UpstreamUnavailable,
+            "error event",
+        ),
+        (
+            Reply(raw_body="data: not json\n\n", media_type="text/event-stream"),
+            MalformedDraft,
+            "not a completion chunk",
+        ),
+        (Reply(raw_body="<html>busy</html>", media_type="text/html"), MalformedDraft, "text/html"),
+        (Reply(status=503), UpstreamHTTPError, "HTTP 503"),
+    ],
+    ids=["cut", "finish-length", "error-event", "not-json", "not-a-stream", "http-503"],
+)
+async def test_a_stream_that_fails_raises_its_upstream_error(
+    upstream, scripted, reply, error, message
+) -> None:  # type: ignore[no-untyped-def]
+    scripted.queue(reply)
+    client = model(upstream)
+    with pytest.raises(error, match=message):
+        await collect(client)
+    await client.aclose()

@@ -285,7 +285,9 @@ def test_bad_input_is_an_openai_error_naming_the_field(gateway, body, param) -> 
 
 def test_body_that_is_not_json_is_rejected(gateway) -> None:  # type: ignore[no-untyped-def]
     url, _ = gateway
-    response = httpx.post(f"{url}/v1/verify", content=b"{not json", timeout=30)
+    response = httpx.post(
+        f"{url}/v1/verify", content=b"{not json", headers={"content-type": "application/json"}, timeout=30
+    )
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "invalid_json"
 

@@ -3,8 +3,8 @@
 Bounded and deterministic (``derandomize=True``: hypothesis derives every example from the test
 itself, a fixed seed; fixed example counts; no example database). The properties: the gateway never
 answers 5xx, and every JSON error is OpenAI-shaped (``{"error": {"message", "type", "param", "code"}}``).
-The schema publishes the request bodies of chat, verify and retrieve, so schemathesis builds bodies
-for them from the published contract (positive and negative).
+The schema publishes the request bodies of chat, responses, verify and retrieve, so schemathesis
+builds bodies for them from the published contract (positive and negative).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def assert_well_behaved(status: int, content_type: str, body: bytes, path: str) 
 def test_every_schema_operation_survives_fuzzing(gateway) -> None:  # type: ignore[no-untyped-def]
     url = gateway
     raw = httpx.get(f"{url}/schema/openapi.json").json()
-    with_bodies = ("/v1/chat/completions", "/v1/verify", "/v1/retrieve")
+    with_bodies = ("/v1/chat/completions", "/v1/responses", "/v1/verify", "/v1/retrieve")
     for path in with_bodies:
         assert raw["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
     schema = schemathesis.openapi.from_dict(raw)

@@ -12,9 +12,9 @@ from gateway.web.app import create_app
 
 
 @contextmanager
-def running_gateway(services: Services) -> Iterator[str]:
-    """Serve the gateway app over ``services``; yields its base URL."""
-    app = create_app(services.settings, services=services)
+def running_gateway(services: Services, **options: Any) -> Iterator[str]:
+    """Serve the gateway app over ``services`` (``options``: ``create_app``'s keywords); yields its URL."""
+    app = create_app(services.settings, services=services, **options)
     with serve_in_thread(app) as url:
         yield url
 

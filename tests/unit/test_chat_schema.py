@@ -51,3 +51,55 @@ def test_what_the_stdlib_refuses_in_an_ignored_field_is_still_refused() -> None:
 def test_a_non_string_metadata_value_is_named_by_its_key() -> None:
     raw = json.dumps({"model": "m", "messages": [USER], "metadata": {"a": "x", "b": 1}}).encode()
     assert error_of(raw) == ("metadata.b", "invalid_type")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "param"),
+    [
+        ("top_p", "x", "top_p"),
+        ("stop", 5, "stop"),
+        ("stop", ["END", 3], "stop[1]"),
+        ("seed", 1.5, "seed"),
+        ("presence_penalty", "high", "presence_penalty"),
+        ("logprobs", "yes", "logprobs"),
+        ("response_format", "json", "response_format"),
+        ("stream_options", [], "stream_options"),
+        ("modalities", "text", "modalities"),
+    ],
+)
+def test_ignored_openai_parameters_are_still_type_checked(field: str, value: object, param: str) -> None:
+    body = {"model": "m", "messages": [USER], field: value}
+    with pytest.raises(RequestError) as info:
+        parse_chat_request(json.dumps(body).encode())
+    assert (info.value.param, info.value.code) == (param, "invalid_type")
+    assert f"'{param}' must be" in info.value.message
+
+
+def test_well_typed_ignored_parameters_are_accepted_and_checked_after_the_read_ones() -> None:
+    body = {
+        "model": "m",
+        "messages": [USER],
+        "top_p": 0.9,
+        "stop": ["\n"],
+        "seed": 7,
+        "logit_bias": {"50256": -100},
+    }
+    assert parse_chat_request(json.dumps(body).encode()).model == "m"
+    both = {"messages": [USER], "top_p": "x"}  # model is missing too: it is named first, whatever the order
+    assert error_of(json.dumps(both).encode()) == ("model", "missing_required_parameter")
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [None, "text/plain", "application/x-www-form-urlencoded", "application/xml", "multipart/form-data"],
+)
+def test_only_json_bodies_are_read(content_type: str | None) -> None:
+    from gateway.errors import UnsupportedMediaTypeError
+    from gateway.web.chat_schema import check_json_content_type
+
+    with pytest.raises(UnsupportedMediaTypeError) as info:
+        check_json_content_type(content_type)
+    assert info.value.status_code == 415
+    assert info.value.code == "unsupported_media_type"
+    check_json_content_type("application/json; charset=utf-8")
+    check_json_content_type("Application/JSON")

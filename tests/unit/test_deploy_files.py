@@ -212,8 +212,8 @@ def test_kubernetes_deployment_probes_and_wiring() -> None:
 
 def test_kubernetes_policies_configmap_is_in_sync_with_policies() -> None:
     """Regenerate with
-    ``python deploy/kubernetes/render_policies.py > deploy/kubernetes/policies-configmap.yaml``
-    (and update the Deployment's policies volume items when a file is added or removed)."""
+    ``python deploy/kubernetes/render_policies.py --write``
+    (it also rewrites the Deployment's policies volume items)."""
     module = render_policies()
     configmap = manifests()["ConfigMap/trust-gateway-policies"]
     assert configmap["data"] == module.policy_files(), "policies-configmap.yaml is stale"
@@ -231,6 +231,7 @@ MODELS = {
     ("v1", "ConfigMap"): "V1ConfigMap",
     ("v1", "Secret"): "V1Secret",
     ("batch/v1", "Job"): "V1Job",
+    ("batch/v1", "CronJob"): "V1CronJob",
     ("policy/v1", "PodDisruptionBudget"): "V1PodDisruptionBudget",
     ("autoscaling/v2", "HorizontalPodAutoscaler"): "V2HorizontalPodAutoscaler",
 }
@@ -356,6 +357,15 @@ def test_shared_services_come_from_secrets_and_the_chroma_statefulset() -> None:
     assert job["containers"][0]["image"] == container["image"]
     assert job["containers"][0]["args"][0] == "ingest"
     assert job["securityContext"]["runAsNonRoot"] is True
+    # retention: the prune CronJob reaches the same audit database, with the same keys, and is off by default
+    prune = found["CronJob/trust-gateway-audit-prune"]["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    prune_env = {e["name"]: e for e in prune["containers"][0]["env"]}
+    assert prune["containers"][0]["args"] == ["audit", "prune"]
+    assert prune["containers"][0]["image"] == container["image"]
+    assert prune_env["GATEWAY_AUDIT_URL"]["valueFrom"] == env["GATEWAY_AUDIT_URL"]["valueFrom"]
+    assert prune_env["GATEWAY_AUDIT_KEY"]["valueFrom"] == env["GATEWAY_AUDIT_KEY"]["valueFrom"]
+    assert prune_env["GATEWAY_AUDIT_RETENTION_DAYS"]["value"] == "0"
+    assert found["CronJob/trust-gateway-audit-prune"]["spec"]["concurrencyPolicy"] == "Forbid"
     chroma_container = chroma_set["spec"]["template"]["spec"]["containers"][0]
     port_names = {p["name"] for p in chroma_container["ports"]}
     assert chroma_service["spec"]["ports"][0]["targetPort"] in port_names
@@ -366,3 +376,30 @@ def test_shared_services_come_from_secrets_and_the_chroma_statefulset() -> None:
     # readiness is /readyz, which checks all three (tests/integration/test_postgres_gateway.py,
     # test_redis_limits.py and test_chroma_down.py exercise each failure)
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+
+
+# --- OpenTelemetry collector -----------------------------------------------------------------------
+
+
+def test_the_collector_receives_the_gateways_otlp_and_drops_content_attributes() -> None:
+    services = compose()["services"]
+    collector = services["otel-collector"]
+    assert collector["profiles"] == ["tracing"]  # started only with --profile tracing
+    mount = next(m for m in collector["volumes"] if m.startswith("./otel/"))
+    config = yaml.safe_load((DEPLOY / mount.split(":")[0]).read_text())
+    assert mount.split(":")[1] in " ".join(collector["command"])
+    protocols = config["receivers"]["otlp"]["protocols"]
+    published = {str(p).rsplit(":", 1)[1] for p in collector["ports"]}
+    for protocol in protocols.values():
+        assert protocol["endpoint"].rsplit(":", 1)[1] in published
+    pipeline = config["service"]["pipelines"]["traces"]
+    assert pipeline["receivers"] == ["otlp"]
+    for kind in ("processors", "exporters"):
+        assert set(pipeline[kind]) <= set(config[kind]), kind
+    dropped = {a["key"] for a in config["processors"]["attributes/phi"]["actions"] if a["action"] == "delete"}
+    assert dropped == {"gen_ai.input.messages", "gen_ai.output.messages"}
+    assert "attributes/phi" in pipeline["processors"]
+    # the gateway is pointed at the collector only when asked, and never captures content by default
+    environment = services["gateway"]["environment"]
+    assert environment["OTEL_EXPORTER_OTLP_ENDPOINT"] == "${OTEL_EXPORTER_OTLP_ENDPOINT:-}"
+    assert environment["GATEWAY_OTEL_CAPTURE_CONTENT"] == "false"

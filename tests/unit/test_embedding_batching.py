@@ -284,3 +284,18 @@ def test_a_text_that_fails_the_model_fails_only_its_own_caller(
     for i in (0, 1, 3):
         assert isinstance(outcomes[i], np.ndarray), f"caller {i} failed for another caller's text"
     assert not plain._busy
+
+
+def test_a_bank_encoded_again_is_answered_without_the_model() -> None:
+    """Each rebuild of the services encodes the same triage exemplar banks: the second time is free."""
+    plain = Embedder(cache_size=1)  # too small to hold the bank's rows one by one
+    bank = [f"{question} (variant {i})" for i in range(20) for question in QUESTIONS[:4]]
+    first = plain.encode(bank)
+    calls = plain.model_calls
+    again = plain.encode(bank)
+    assert plain.model_calls == calls
+    assert np.allclose(again, first)
+    again[0] *= 2  # the caller's copy; the remembered bank is unchanged
+    assert np.allclose(plain.encode(bank)[0], first[0])
+    plain.encode(list(reversed(bank)))  # another order is another call
+    assert plain.model_calls > calls

@@ -25,7 +25,7 @@ def held(error: Exception | None = None) -> ScriptedChatModel:
     """A model whose calls answer "ok" once released (or raise ``error`` at once)."""
     if error is not None:
         return ScriptedChatModel(default=error)
-    return ScriptedChatModel(default="ok", held=True)
+    return ScriptedChatModel(default='["ok"]', held=True)
 
 
 def limited(inner: ChatModel, **overrides: float) -> LimitedModel:

@@ -129,7 +129,7 @@ def test_the_extractive_responder_needs_no_model() -> None:
 async def test_a_rewrite_waits_for_the_slot_a_draft_holds_and_is_closed_with_it() -> None:
     settings = Settings(upstream_base_url=UPSTREAM_URL, upstream_max_concurrency=1, upstream_queue_size=1)
     rewrite = json.dumps({"rewrite": DOSE, "quote": DOSE})
-    connections = ScriptedConnections("The draft [1].", default=rewrite, held=True)
+    connections = ScriptedConnections('["The draft.", [1]]', default=rewrite, held=True)
     models = ModelPool(settings, GatewayMetrics(), connect=connections)
     upstream = build_upstream(settings, None, models)  # type: ignore[arg-type]
     verifier = ScriptedVerifier.supporting("anchoring")

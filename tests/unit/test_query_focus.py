@@ -196,3 +196,41 @@ def test_keyword_searches_are_not_questions(planner: QueryPlanner) -> None:
     assert planner.plan("gout colchicine allopurinol long term")[0].question is False
     assert planner.plan("how is gout treated")[0].question is True
     assert all(p.question for p in planner.plan("My dad has gout. What foods should he avoid?"))
+
+
+def test_question_type_words_reach_bm25_but_not_the_dense_text(planner: QueryPlanner) -> None:
+    (plan,) = planner.plan("How common is tyrosinemia?")
+    assert plan.text == "How common is tyrosinemia?"  # MiniLM reads the patient's words only
+    assert "prevalence" in plan.lexical
+    assert "frequency" in plan.lexical
+    (plan,) = planner.plan("how is it diagnosed, gout")
+    assert "diagnosis" in plan.lexical
+    assert "diagnosis" not in plan.text
+
+
+def test_question_types_are_a_vocabulary_group_checked_like_the_others(tmp_path: Path) -> None:
+    path = tmp_path / "vocabulary.yaml"
+    path.write_text("lay_terms:\n  how common: [x]\nquestion_types:\n  how common: [y]\n", encoding="utf-8")
+    with pytest.raises(ConfigurationError, match=r"question_types\.how common: this word is already listed"):
+        load_vocabulary(path)
+    path.write_text("question_types:\n  How  Common: [frequency]\n", encoding="utf-8")
+    synonyms = load_vocabulary(path)
+    assert synonyms.lexical_only == frozenset({"how common"})
+    (plan,) = QueryPlanner(QueryWords(), synonyms).plan("how COMMON is gout?")
+    assert plan.text == "how COMMON is gout?"
+    assert plan.lexical.endswith("frequency")
+
+
+def test_a_question_after_a_backstory_is_also_searched_on_its_own(planner: QueryPlanner) -> None:
+    message = "the doctor said it's pleurisy after a week of sharp chest pain. what causes that?"
+    plans = planner.plan(message)
+    assert len(plans) == 2
+    question, whole = plans
+    assert question.text.startswith("what causes that?")
+    assert "pleurisy" in question.text  # its topic is carried from the backstory
+    assert "sharp chest pain" in whole.text
+
+
+def test_abbreviations_patients_use_are_spelt_out(planner: QueryPlanner) -> None:
+    (plan,) = planner.plan("what are the symptoms of CMML?")
+    assert "chronic myelomonocytic leukemia" in plan.text

@@ -35,7 +35,7 @@ def value(metrics: GatewayMetrics, name: str, **labels: str) -> float:
 
 async def test_a_judge_call_waits_for_the_drafts_slot_and_fails_closed_when_none_is_free() -> None:
     metrics = GatewayMetrics()
-    inner = ScriptedChatModel(default="ok", held=True)
+    inner = ScriptedChatModel(default='["ok"]', held=True)
     shared = LimitedModel(inner, limits(metrics))  # one endpoint: the draft's and the judge's model
     judge = LLMJudgeVerifier(held_by("judge", shared, metrics), JudgeConfig(timeout=5.0))
     holding = asyncio.create_task(ModelUpstream(held_by("draft", shared, metrics)).draft(REQUEST, ()))
@@ -55,7 +55,7 @@ async def test_every_call_of_a_request_ends_by_the_requests_deadline() -> None:
     """Each call alone is allowed 5 s; the request's 0.3 s budget, started by its first call, wins."""
     metrics = GatewayMetrics()
     shared = limits(metrics)
-    drafts = held_by("draft", LimitedModel(ScriptedChatModel(default="ok", delay=0.1), shared), metrics)
+    drafts = held_by("draft", LimitedModel(ScriptedChatModel(default='["ok"]', delay=0.1), shared), metrics)
     rewrites = held_by("rewrite", LimitedModel(ScriptedChatModel(default="{}", delay=5.0), shared), metrics)
     with request_deadline(0.3):
         await ModelUpstream(drafts).draft(REQUEST, ())  # the first call starts the request's clock

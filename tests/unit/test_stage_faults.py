@@ -9,7 +9,7 @@ through the services object or by patching the function the stage calls.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from typing import Any
 
 import pytest
@@ -23,6 +23,7 @@ from gateway.metrics import PIPELINE_STAGES, GatewayMetrics
 from gateway.pipeline.run import answer
 from gateway.pipeline.stages import REASON_BY_STAGE, Stage, refusal_reason
 from gateway.services import Services
+from gateway.upstream.contract import DraftPart
 
 QUESTION = "How much paracetamol can an adult take in a day?"
 BUG = "injected fault"
@@ -70,6 +71,12 @@ class BrokenStore:
 class BrokenUpstream:
     name = "broken"
 
+    async def stream(
+        self, request: ChatRequest, passages: Sequence[Passage]
+    ) -> AsyncGenerator[DraftPart, None]:
+        raise RuntimeError(BUG)
+        yield  # an async generator, as the Upstream protocol's stream is
+
     async def draft(self, request: ChatRequest, passages: Sequence[Passage]) -> Draft:
         raise RuntimeError(BUG)
 
@@ -96,8 +103,12 @@ def break_draft(services: Services, _: pytest.MonkeyPatch) -> None:
     services.upstream = BrokenUpstream()  # type: ignore[assignment]
 
 
+async def async_bug(*_: Any, **__: Any) -> Any:
+    raise RuntimeError(BUG)
+
+
 def break_split(_: Services, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(run_module, "split", bug)
+    monkeypatch.setattr(run_module, "SPLIT", Stage("split", async_bug))
 
 
 def break_verify(services: Services, _: pytest.MonkeyPatch) -> None:
@@ -119,8 +130,8 @@ FAULTS: dict[str, tuple[Callable[[Services, pytest.MonkeyPatch], None], RefusalR
     "split": (break_split, RefusalReason.VERIFIER_ERROR),
     "verify": (break_verify, RefusalReason.VERIFIER_ERROR),
     "cleanup": (break_cleanup, RefusalReason.VERIFIER_ERROR),
-    "badge": (break_badge, RefusalReason.VERIFIER_ERROR),
 }
+"""Stages that fail before any sentence was released (badge runs after: see its own test)."""
 
 
 async def test_the_unbroken_pipeline_answers(make_services) -> None:  # type: ignore[no-untyped-def]
@@ -170,6 +181,24 @@ async def test_a_failing_stage_is_refused_counted_and_audited_under_its_name(  #
     assert record["trust"]["summary"]["reason"] == reason.value
 
 
+async def test_a_badge_failure_after_the_answer_was_released_ends_it_with_a_note(  # type: ignore[no-untyped-def]
+    make_services, monkeypatch
+) -> None:
+    """Badging runs after the last sentence was released (a streaming client already holds it; the
+    non-streamed path gives the same text): the answer ends with the note, counted and audited."""
+    services = make_services()
+    break_badge(services, monkeypatch)
+    result = await answer(ask(), services)
+    assert result.outcome.ended_early
+    assert result.outcome.refusal_reason is RefusalReason.VERIFIER_ERROR
+    assert "I have stopped this answer here" in result.answer
+    assert isinstance(result.error, StageError)
+    assert result.error.stage == "badge"
+    assert set(stage_errors(services.metrics)) == {"badge"}  # the ended-early outcome is badged again
+    (row,) = services.audit.list(AuditFilter())
+    assert (row.id, row.reason) == (result.request_id, RefusalReason.VERIFIER_ERROR.value)
+
+
 async def test_a_refusal_whose_badging_fails_keeps_its_reason(make_services) -> None:  # type: ignore[no-untyped-def]
     """An emergency stays an emergency when badging fails: its message points to urgent help."""
     services = make_services()
@@ -179,7 +208,7 @@ async def test_a_refusal_whose_badging_fails_keeps_its_reason(make_services) -> 
     assert result.report.claims == ()
     assert result.error is not None
     assert result.error.stage == "badge"
-    assert stage_errors(services.metrics) == {"badge": 1.0}
+    assert set(stage_errors(services.metrics)) == {"badge"}  # the ended-early outcome is badged again
     (row,) = services.audit.list(AuditFilter())
     assert (row.outcome, row.reason) == ("emergency", "emergency")
 
@@ -271,13 +300,13 @@ def watch_stages(services: Services, events: list[str], monkeypatch: pytest.Monk
         return result
 
     monkeypatch.setattr(run_module, "TRIAGE", Stage("triage", triaged))
-    draft = services.upstream.draft
+    stream = services.upstream.stream
 
-    async def drafted(*args: Any) -> Any:
+    def streamed(*args: Any) -> Any:
         events.append("model asked")
-        return await draft(*args)
+        return stream(*args)
 
-    monkeypatch.setattr(services.upstream, "draft", drafted)
+    monkeypatch.setattr(services.upstream, "stream", streamed)
 
 
 async def test_the_provisional_row_is_written_alongside_triage_and_committed_before_the_model_is_asked(  # type: ignore[no-untyped-def]

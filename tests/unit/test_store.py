@@ -113,7 +113,7 @@ def test_titles_are_searched_exactly_in_memory_per_index_version(
     index = store._titles
     questions = embedder.encode(["how long will my flu go on", "big toe pain", "wheezing and asthma"])
     version = store._snapshot.version
-    exact = index.query(questions, 3, None, version)
+    exact = index.query(questions, 3, None, version, store.committed_hashes)
     from_chroma = index.query(questions, 3, None)
     assert [[h.document_id for h in hits] for hits in exact] == [
         [h.document_id for h in hits] for hits in from_chroma
@@ -124,7 +124,7 @@ def test_titles_are_searched_exactly_in_memory_per_index_version(
     loaded = index.exact._loaded
     assert loaded is not None
     assert loaded.version == version
-    index.query(questions, 3, None, version)
+    index.query(questions, 3, None, version, store.committed_hashes)
     assert index.exact._loaded is loaded  # read once per version
 
     store.upsert_documents([titled("gout", "Gout and uric acid")])  # a commit: a new version
@@ -135,7 +135,8 @@ def test_titles_are_searched_exactly_in_memory_per_index_version(
 
     monkeypatch.setattr(titles_module, "EXACT_MAX_TITLES", 2)  # too many to hold: Chroma answers
     index.exact._loaded = None
-    assert [h.document_id for h in index.query(questions[:1], 1, None, "another")[0]] == ["flu"]
+    hits = index.query(questions[:1], 1, None, "another", store.committed_hashes)[0]
+    assert [h.document_id for h in hits] == ["flu"]
     assert index.exact.loaded_version() is None
 
 
@@ -150,12 +151,12 @@ def test_passages_are_searched_exactly_in_memory_unless_filtered_or_too_many(
         [DOC, titled("asthma", "What is asthma?"), titled("flu", "How long does flu last?")]
     )
     questions = embedder.encode(["sudden pain in the big toe", "wheezing and asthma"])
-    exact = store._dense(questions, 5, SearchFilters())
+    exact = store._dense(questions, 5, SearchFilters(), store.version)
     assert store._exact_passages.loaded_version() == store._snapshot.version
 
     monkeypatch.setattr(store_module, "EXACT_MAX_PASSAGES", 2)  # too many to hold: Chroma answers
     store._exact_passages._loaded = None
-    from_chroma = store._dense(questions, 5, SearchFilters())
+    from_chroma = store._dense(questions, 5, SearchFilters(), store.version)
     assert store._exact_passages.loaded_version() is None
     assert [[rid for rid, _ in hits] for hits in exact] == [[rid for rid, _ in hits] for hits in from_chroma]
     for hits, chroma_hits in zip(exact, from_chroma, strict=True):
@@ -164,7 +165,8 @@ def test_passages_are_searched_exactly_in_memory_unless_filtered_or_too_many(
     assert exact[1][0][0].startswith("asthma:")
 
     monkeypatch.setattr(store_module, "EXACT_MAX_PASSAGES", 10_000)
-    assert store._dense(questions, 5, SearchFilters(orgs=("CDC",))) == [[], []]  # filtered: Chroma answers
+    filtered = SearchFilters(orgs=("CDC",))  # filtered: Chroma answers
+    assert store._dense(questions, 5, filtered, store.version) == [[], []]
     assert store._exact_passages.loaded_version() is None
 
     version = store._snapshot.version

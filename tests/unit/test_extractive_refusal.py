@@ -1,0 +1,87 @@
+"""The extractive responder (issue #32, item 5): a question in a passage is never quoted as a fact, and
+"nothing close enough to quote" is a refusal of its own (``nothing_to_quote``), counted as a refusal,
+not a ``malformed_output`` error."""
+
+from __future__ import annotations
+
+import pytest
+
+import gateway.upstream.extractive as extractive_module
+from gateway.audit import AuditFilter
+from gateway.domain import ChatRequest, Message, Passage, RefusalReason, Role
+from gateway.errors import NothingToQuote
+from gateway.pipeline.run import answer
+from gateway.text import sentence_spans
+from gateway.upstream.extractive import ExtractiveResponder, is_heading_question
+
+GOUT = (
+    "What are the symptoms of gout ? Gout causes sudden, severe pain in a joint, often the big toe. "
+    "The joint becomes hot, red and swollen. How is gout diagnosed? A blood test measures uric acid."
+)
+
+
+def ask(question: str) -> ChatRequest:
+    return ChatRequest(messages=(Message(Role.USER, question),), model="m")
+
+
+def passage(text: str) -> Passage:
+    spans = tuple(sentence_spans(text))  # as stored at ingestion
+    return Passage(
+        "gout:1.0",
+        "gout",
+        text,
+        "Gout",
+        "https://x.org/gout",
+        "NHS",
+        "guideline",
+        None,
+        0.9,
+        sentence_spans=spans,
+    )
+
+
+def test_headings_and_questions_are_recognised() -> None:
+    assert is_heading_question("What is (are) Gout ?")
+    assert is_heading_question("How is gout diagnosed?")
+    assert is_heading_question("What causes gout")  # a heading without its question mark
+    assert not is_heading_question("Gout causes sudden, severe pain in a joint.")
+    assert not is_heading_question(
+        "What you eat can raise the level of uric acid in the blood, so eat less red meat."
+    )
+
+
+async def test_a_question_in_a_passage_is_never_quoted_as_a_fact(embedder) -> None:  # type: ignore[no-untyped-def]
+    draft = await ExtractiveResponder(embedder).draft(ask("What are the symptoms of gout?"), [passage(GOUT)])
+    quoted = [c.text for c in draft.claims]
+    assert quoted  # it still answers, from the statements
+    assert not any(text.rstrip().endswith("?") for text in quoted)
+    assert "?" not in draft.answer
+    assert any("big toe" in text for text in quoted)
+
+
+async def test_nothing_close_enough_raises_nothing_to_quote(embedder) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(NothingToQuote):
+        await ExtractiveResponder(embedder).draft(ask("How do I change a car tyre?"), [passage(GOUT)])
+
+
+async def test_nothing_to_quote_is_a_counted_refusal_not_an_error(make_services, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    services = make_services()
+    monkeypatch.setattr(extractive_module, "MIN_SIMILARITY", 1.01)  # no sentence can be close enough
+    result = await answer(ask("How much paracetamol can an adult take in a day?"), services)
+
+    assert result.outcome.refused
+    assert result.outcome.refusal_reason is RefusalReason.NOTHING_TO_QUOTE
+    assert result.report.summary.reason is RefusalReason.NOTHING_TO_QUOTE
+    assert result.answer == services.messages.refusal(RefusalReason.NOTHING_TO_QUOTE, rule=None)
+    assert result.error is None
+    registry = services.metrics.registry
+    assert registry.get_sample_value("gateway_refusals_total", {"reason": "nothing_to_quote"}) == 1.0
+    assert registry.get_sample_value("gateway_requests_total", {"outcome": "refused"}) == 1.0
+    assert not registry.get_sample_value("gateway_requests_total", {"outcome": "error"})
+    assert not registry.get_sample_value("gateway_refusals_total", {"reason": "malformed_output"})
+    stage_errors = [
+        s for f in registry.collect() for s in f.samples if s.name == "gateway_stage_errors_total" and s.value
+    ]
+    assert stage_errors == []
+    (row,) = services.audit.list(AuditFilter())
+    assert (row.outcome, row.reason) == ("refused", "nothing_to_quote")
