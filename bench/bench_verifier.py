@@ -36,7 +36,7 @@ import statistics
 import sys
 import time
 import zlib
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -455,6 +455,10 @@ class OracleJudge:
         if len(verdicts) == 1 and "Statement: " in user:
             return json.dumps({k: v for k, v in verdicts[0].items() if k != "statement"})
         return json.dumps({"verdicts": verdicts})
+
+    async def stream(self, messages: Any, **kwargs: Any) -> AsyncGenerator[str, None]:
+        """The judge never streams; the ChatModel protocol asks for it."""
+        yield await self.complete(messages, **kwargs)
 
     async def aclose(self) -> None:
         return None
