@@ -38,7 +38,7 @@ typecheck: install
 
 ## Install everything (Python and Debian packages) and run every check and test.
 test: install system-deps lint typecheck
-	$(BIN)/pytest -q -p no:cacheprovider -n 2 --dist loadfile
+	$(BIN)/pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=15
 
 bench: install
 	$(BIN)/python bench/bench_gateway.py

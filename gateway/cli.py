@@ -27,10 +27,13 @@ def _settings(args: argparse.Namespace) -> Settings:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from gateway.knowledge.embedded import serve_store
     from gateway.telemetry.exporter import tracer_provider_from_env
     from gateway.web.app import create_app
 
     settings = _settings(args)
+    if not settings.chroma_url:  # an ingest refuses to write the embedded store while it is served
+        serve_store(settings.resolved_chroma_path)
     tracer_provider = tracer_provider_from_env(os.environ)  # None unless OTEL_* names an endpoint
     app = create_app(settings, tracer_provider=tracer_provider)
     try:

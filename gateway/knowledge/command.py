@@ -80,16 +80,33 @@ def count_items(paths: list[Path]) -> int | None:
 
 
 def run(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdout) -> int:
-    from gateway.knowledge.embedding import Embedder
-    from gateway.knowledge.ingest import Ingestor
-    from gateway.knowledge.loaders import iter_sources
-    from gateway.knowledge.store import ChromaStore
+    """``trust-gateway ingest``; an embedded store is held for the whole run, and refused (exit 2)
+    while a gateway serves it (``embedded.writing_store``)."""
+    from gateway.knowledge.embedded import StoreServed, writing_store
     from gateway.resources import bundled
 
     paths = [Path(s) for s in args.sources]
     if not paths and not args.delete:
         paths = [settings.knowledge_dir or bundled("knowledge")]
     tiers_by_org = _tier_map(args.tier_map)
+    with contextlib.ExitStack() as held:
+        if not settings.chroma_url:
+            try:
+                held.enter_context(writing_store(settings.resolved_chroma_path))
+            except StoreServed as err:
+                print(f"ingest: {err}", file=sys.stderr)
+                return 2
+        return _ingest(args, settings, paths, tiers_by_org, out)
+
+
+def _ingest(
+    args: argparse.Namespace, settings: Settings, paths: list[Path], tiers_by_org: dict[str, str], out: TextIO
+) -> int:
+    from gateway.knowledge.embedding import Embedder
+    from gateway.knowledge.ingest import Ingestor
+    from gateway.knowledge.loaders import iter_sources
+    from gateway.knowledge.store import ChromaStore
+
     embedder = Embedder.from_settings(settings, bulk=True)
     store = ChromaStore.open(settings, embedder)
     ingestor = Ingestor(

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 LOCK_FILE = "trust-gateway.lock"
+SERVING_FILE = "trust-gateway.serving"
+"""Locked (shared) by every gateway serving the store, (exclusively) by an ``ingest`` writing it."""
 
 WRITES = frozenset(
     {
@@ -92,6 +94,47 @@ def locked(path: Path, open_client: Callable[[], Any]) -> Locked:
     lock = StoreLock(path / LOCK_FILE)
     with lock.hold(exclusive=True):
         return Locked(open_client(), lock)
+
+
+class StoreServed(Exception):
+    """An ``ingest`` was asked to write an embedded store that a running gateway serves."""
+
+
+def _serving_descriptor(path: Path) -> int:
+    path.mkdir(parents=True, exist_ok=True)
+    return os.open(path / SERVING_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+
+
+def serve_store(path: Path) -> int:
+    """Mark the embedded store at ``path`` as served by this process until it ends (a shared lock:
+    several gateways may serve one store). Waits while an ``ingest`` writes it. Returns the lock's
+    descriptor (closing it ends the mark)."""
+    descriptor = _serving_descriptor(path)
+    fcntl.flock(descriptor, fcntl.LOCK_SH)
+    return descriptor
+
+
+@contextmanager
+def writing_store(path: Path) -> Iterator[None]:
+    """Hold the embedded store at ``path`` for an ``ingest``; StoreServed when a gateway serves it.
+
+    Chroma's embedded store is not safe for two processes at once, and a gateway searching while an
+    ingest pruned the same directory hung both in our tests (docs/knowledge.md, "Live updates"):
+    live updates need the Chroma server; an embedded store is updated while no gateway serves it.
+    """
+    descriptor = _serving_descriptor(path)
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StoreServed(
+                f"a running gateway serves the embedded store at {path}: Chroma's embedded store cannot "
+                "be written by a second process while it is read, so stop the gateway(s) first, or "
+                "serve from a Chroma server (GATEWAY_CHROMA_URL) to update the knowledge base live"
+            ) from None
+        yield
+    finally:
+        os.close(descriptor)
 
 
 def open_embedded(path: Path) -> Any:

@@ -1,10 +1,10 @@
 """Live updates: a second process ingests, re-ingests, deletes and prunes while a gateway serves.
 
-Real processes on loopback: ``trust-gateway serve`` (embedded Chroma in one case, a ``chroma run``
-server in the other) and a writer process running the ``ingest`` command over and over
-(``tests/support/live_writer.py``), while clients send a stream of retrievals and chat questions. No
-request may fail, and every retrieval must see one edition of the changing document: all its passages
-from "edition alpha" or all from "edition beta", never both.
+Real processes on loopback: ``trust-gateway serve`` over a ``chroma run`` server and a writer process
+running the ``ingest`` command over and over (``tests/support/live_writer.py``), while clients send a
+stream of retrievals and chat questions. No request may fail, and every retrieval must see one edition
+of the changing document: all its passages from "edition alpha" or all from "edition beta", never
+both. An embedded store is not written while a gateway serves it (the ingest is refused).
 """
 
 from __future__ import annotations
@@ -135,10 +135,47 @@ def base_env(data: Path) -> dict[str, str]:
     }
 
 
-def test_an_embedded_store_is_updated_by_another_process_while_the_gateway_serves(tmp_path: Path) -> None:
+def ingest(env: dict[str, str], *sources: str) -> subprocess.CompletedProcess[str]:
+    """``trust-gateway ingest SOURCES`` in another process, against the store ``env`` names."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from gateway.cli import main; sys.exit(main())",
+            "ingest",
+            *sources,
+        ],
+        env={
+            **os.environ,
+            "PYTHONPATH": str(REPO),
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            **env,
+        },
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def test_an_embedded_store_is_not_written_while_a_gateway_serves_it(tmp_path: Path) -> None:
+    """Chroma's embedded store is not safe for two processes at once: a gateway searching while an
+    ingest pruned its directory hung both (docs/knowledge.md, "Live updates"). So an ingest into a
+    served embedded store is refused with a message naming the remedy, the gateway keeps serving, and
+    the same ingest runs once the gateway has stopped."""
     env = base_env(tmp_path / "data")
     with gateway(env, tmp_path / "gateway.log") as url:
-        exercise(url, {"GATEWAY_DATA_DIR": env["GATEWAY_DATA_DIR"]}, tmp_path / "work")
+        refused = ingest(env, str(FIXTURE_KB), "--no-progress")
+        assert refused.returncode == 2, refused.stderr[-2000:]
+        assert "a running gateway serves the embedded store" in refused.stderr
+        assert "GATEWAY_CHROMA_URL" in refused.stderr
+        retrieved = httpx.post(f"{url}/v1/retrieve", json={"query": QUESTION, "k": 5}, timeout=60)
+        assert retrieved.status_code == 200
+        assert httpx.get(f"{url}/readyz", timeout=60).status_code == 200
+    done = ingest(env, str(FIXTURE_KB), "--no-progress")
+    assert done.returncode == 0, done.stderr[-2000:]
 
 
 def test_a_chroma_server_is_updated_by_another_process_while_the_gateway_serves(tmp_path: Path) -> None:
