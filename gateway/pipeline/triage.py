@@ -276,7 +276,7 @@ def _emergency(
             best = max(escalated, key=lambda signs: score.similarity_of(signs.category))
             found = _Emergency(best.category, TriageLayer.SIGNS, best.evidence())
     if found is None:
-        found = _semantic(score, met, policy)
+        found = _semantic(score, met, policy, reading.health_terms)
     if found is None:
         if info and met:  # a question about a red flag whose signs it names: answered with its note
             category = max(met, key=score.similarity_of)
@@ -287,11 +287,23 @@ def _emergency(
     return found, None
 
 
-def _semantic(score: SemanticScore, met: dict[str, Signs], policy: TriagePolicy) -> _Emergency | None:
+def _semantic(
+    score: SemanticScore, met: dict[str, Signs], policy: TriagePolicy, health_terms: bool
+) -> _Emergency | None:
     """The exemplar and classifier layers, bound to the categories whose signs the text holds: the
     nearest exemplar among those categories must be near enough (exemplar) or the emergency
-    probability high enough without a contrast exemplar much nearer (classifier)."""
-    candidates = [c for c in met if c in policy.categories]
+    probability high enough without a contrast exemplar much nearer (classifier).
+
+    A category bound by the health gate only (``semantic: gate`` in ``evidence.yaml``: thoughts of
+    suicide, told in words of mood and intent no list covers) is a candidate when the semantic layer
+    itself recognises it (it is the nearest category of all: ``score.category``) and the text names a
+    term of the gate's own groups (``health_terms``; the other red flags' signs do not count for it).
+    Without its own signs it fires with no evidence words; the deciding layer is what the clinician
+    sees."""
+    nearest = policy.evidence.categories.get(score.category)
+    gated = [score.category] if nearest is not None and nearest.semantic == "gate" and health_terms else []
+    candidates = list(dict.fromkeys([*met, *gated]))
+    candidates = [c for c in candidates if c in policy.categories]
     if not candidates:
         return None
     settings = policy.settings
@@ -299,7 +311,7 @@ def _semantic(score: SemanticScore, met: dict[str, Signs], policy: TriagePolicy)
     similarity = score.similarity_of(category)
     known = policy.categories[category]
     threshold = known.threshold if known.threshold is not None else settings.exemplar_threshold
-    evidence = met[category].evidence()
+    evidence = met[category].evidence() if category in met else ()
     if similarity >= threshold and similarity >= score.contrast + settings.exemplar_margin:
         return _Emergency(category, TriageLayer.EXEMPLAR, evidence)
     if (

@@ -83,7 +83,12 @@ class Reading:
     sentences: tuple[Sentence, ...]
     hits: tuple[Hit, ...]
     health: bool
-    """The health gate: some term of a ``health_gate`` group is mentioned (negated or not)."""
+    """The health gate: some term of a ``health_gate`` group, or a red flag's sign, is mentioned
+    (negated or not)."""
+    health_terms: bool = False
+    """Some term of a ``health_gate`` group itself is mentioned: what opens the gate for a category
+    bound by the gate alone (``semantic: gate``), whose words of mood are not health content alone and
+    whose signs need not be present."""
 
     def current(self, text_of_background: bool = False) -> str:
         """The text without its background sentences (unless ``text_of_background``)."""
@@ -142,6 +147,7 @@ class EvidenceReader:
         self._patterns = patterns
         # a red flag's own signs are health content too
         required = {g for rule in policy.categories.values() for groups in rule.requires for g in groups}
+        self._core = frozenset(policy.health_gate)
         self._gate = frozenset(policy.health_gate) | required
         self._background = [_compiled(p) for p in policy.background]
         self._present = [_compiled(p) for p in policy.present]
@@ -161,7 +167,8 @@ class EvidenceReader:
         for index, sentence in enumerate(sentences):
             hits.extend(self._hits(sentence, index))
         health = any(h.group in self._gate for h in hits)
-        return Reading(tuple(sentences), tuple(hits), health)
+        core = any(h.group in self._core for h in hits)
+        return Reading(tuple(sentences), tuple(hits), health, core)
 
     def _hits(self, sentence: Sentence, index: int) -> Iterable[Hit]:
         text = sentence.text

@@ -27,6 +27,7 @@ from gateway.errors import ConfigurationError, InvalidValue
 from gateway.validation import FILE_CONFIG, compile_all, read_yaml, validate
 
 GROUP_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+Binding = Literal["signs", "gate"]
 Vital = Literal["temperature_c", "heart_rate", "breathing_rate", "systolic_bp", "spo2", "glucose_mmol"]
 
 
@@ -72,6 +73,13 @@ class SignRule:
     ``[at_rest]`` or ``[cannot_speak]``."""
     history_fires: bool = False
     """Signs in background sentences ("in 2019", "years ago") count too (thoughts of suicide)."""
+    semantic: Binding = "signs"
+    """What binds the exemplar and classifier layers for this category. ``signs``: they may raise it
+    only when ``requires`` is met (a body sign can be named: bleeding, breathing, a drug and a dose).
+    ``gate``: only the health gate binds them (the category is a candidate when it is the nearest
+    category of all and the text names a term of a ``health_gate`` group); for a red flag described
+    by mood or intent rather than by a body sign (thoughts of suicide), whose words no list can cover.
+    ``requires`` still gives the evidence shown and counts as health content for the rule layers."""
 
     def __post_init__(self) -> None:
         if not self.requires or any(not alternatives for alternatives in self.requires):

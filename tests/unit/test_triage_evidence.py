@@ -141,6 +141,45 @@ def test_the_semantic_layers_can_raise_a_category_whose_signs_are_present() -> N
     assert exemplar.layer is TriageLayer.EXEMPLAR
 
 
+# --- a red flag bound by the health gate alone (thoughts of suicide) -------------------------------
+
+
+def test_thoughts_of_suicide_are_bound_by_the_gate_not_by_a_word_list() -> None:
+    assert TRIAGE.evidence.categories["suicidal_intent"].semantic == "gate"
+    # feelings, with none of the suicide words: the gate opens, the category's own signs are absent
+    message = "everything feels heavy and I'm so tired of trying, I don't see how things get better"
+    reader = evidence_reader(TRIAGE)
+    assert reader.read(message).health_terms
+    assert reader.signs(reader.read(message), "suicidal_intent") is None
+    assert judge(message).scope is Scope.IN_SCOPE
+    result = judge(message, score(emergency=0.9, near="suicidal_intent", similarity=0.5))
+    expected = (Scope.EMERGENCY, TriageLayer.CLASSIFIER, "suicidal_intent")
+    assert (result.scope, result.layer, result.rule) == expected
+    assert result.evidence == ()  # no word to name: the deciding layer is what the clinician sees
+    exemplar = judge(message, score(near="suicidal_intent", similarity=0.9))
+    assert (exemplar.layer, exemplar.rule) == (TriageLayer.EXEMPLAR, "suicidal_intent")
+
+
+def test_a_gate_bound_red_flag_is_raised_only_when_it_is_the_nearest_category() -> None:
+    message = "everything feels heavy and I'm so tired of trying, I don't see how things get better"
+    # the classifier is sure, but the nearest category is one whose signs are absent: nothing to raise
+    assert judge(message, score(emergency=0.99, near="overdose", similarity=0.9)).scope is Scope.IN_SCOPE
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "play my workout playlist",
+        "my phone is about to die, turn on low power mode",
+        "how do I stop dying on the first boss",
+    ],
+)
+def test_a_gate_bound_red_flag_still_needs_the_health_gate(message: str) -> None:
+    assert not evidence_reader(TRIAGE).read(message).health_terms
+    result = judge(message, score(emergency=0.99, near="suicidal_intent", similarity=0.95))
+    assert result.scope is not Scope.EMERGENCY
+
+
 # --- negation -------------------------------------------------------------------------------------
 
 
@@ -330,6 +369,8 @@ def _copy(tmp_path: Path) -> Path:
         ("evidence.yaml", lambda d: d["terms"]["bleeding"].update(patterns=["(unclosed"]), "terms.bleeding"),
         ("evidence.yaml", lambda d: d["categories"].pop("burns"), "categories.burns"),
         ("evidence.yaml", lambda d: d.update(window_sentences=0), "window_sentences"),
+        ("evidence.yaml", lambda d: d["categories"]["burns"].update(semantic="never"),
+         "categories.burns.semantic"),
         ("vitals.yaml", lambda d: d["limits"][0].update(vital="weight"), "limits[0].vital"),
         ("vitals.yaml", lambda d: d["limits"][0].update(source="nowhere"), "limits[0].source"),
         ("vitals.yaml", lambda d: d["limits"][1].pop("below"), "limits[1]"),
