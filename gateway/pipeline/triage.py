@@ -242,7 +242,9 @@ def _emergency(
 
     The layers, in order (docs/safety.md): the health gate (no health content: never an emergency),
     the context's red-flag rules, vital signs out of range, a red flag's signs with a severity word,
-    then the exemplar and classifier layers, which may only raise a category whose signs are present.
+    then the exemplar and classifier layers, which may only raise a category whose signs are present
+    or, for a category bound by the gate (``semantic: gate``: every red flag as shipped), the nearest
+    category when the text names a term of the health gate's own groups.
     Background sentences ("had a bleed in 2019") give no signs and match no rule.
     """
     reader = evidence_reader(policy)
@@ -294,8 +296,9 @@ def _semantic(
     nearest exemplar among those categories must be near enough (exemplar) or the emergency
     probability high enough without a contrast exemplar much nearer (classifier).
 
-    A category bound by the health gate only (``semantic: gate`` in ``evidence.yaml``: thoughts of
-    suicide, told in words of mood and intent no list covers) is a candidate when the semantic layer
+    A category bound by the health gate only (``semantic: gate`` in ``evidence.yaml``, every red flag
+    as shipped; first for thoughts of suicide, told in words of mood and intent no list covers) is a
+    candidate when the semantic layer
     itself recognises it (it is the nearest category of all: ``score.category``) and the text names a
     term of the gate's own groups (``health_terms``; the other red flags' signs do not count for it).
     Without its own signs it fires with no evidence words; the deciding layer is what the clinician

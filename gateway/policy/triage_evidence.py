@@ -77,9 +77,10 @@ class SignRule:
     """What binds the exemplar and classifier layers for this category. ``signs``: they may raise it
     only when ``requires`` is met (a body sign can be named: bleeding, breathing, a drug and a dose).
     ``gate``: only the health gate binds them (the category is a candidate when it is the nearest
-    category of all and the text names a term of a ``health_gate`` group); for a red flag described
-    by mood or intent rather than by a body sign (thoughts of suicide), whose words no list can cover.
-    ``requires`` still gives the evidence shown and counts as health content for the rule layers."""
+    category of all and the text names a term of a ``health_gate`` group). The shipped
+    ``evidence.yaml`` sets every red flag to ``gate``: binding to signs lost emergencies main's semantic
+    layers caught (docs/safety.md). ``requires`` still gives the evidence shown and counts as health
+    content for the rule layers."""
 
     def __post_init__(self) -> None:
         if not self.requires or any(not alternatives for alternatives in self.requires):

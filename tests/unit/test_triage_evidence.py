@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -18,7 +20,7 @@ from gateway.pipeline.semantic_triage import SemanticScore
 from gateway.pipeline.triage import decide, evidence_reader, plan, red_flag_notes
 from gateway.pipeline.triage_vitals import check_vitals, read_age, read_durations, read_vitals
 from gateway.policy.loader import load_policy
-from gateway.policy.triage import load_triage_policy
+from gateway.policy.triage import TriagePolicy, load_triage_policy
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = load_policy(REPO / "policies", "general")
@@ -44,10 +46,18 @@ def score(*, emergency: float = 0.0, near: str | None = None, similarity: float 
     )
 
 
-def judge(message: str, semantic: SemanticScore | None = None) -> Triage:
+def judge(message: str, semantic: SemanticScore | None = None, policy: TriagePolicy = TRIAGE) -> Triage:
     request = ChatRequest(messages=(Message(Role.USER, message),), model="m")
-    triage_plan = plan(request, GENERAL, TRIAGE)
-    return decide(triage_plan, [semantic or score()] * len(triage_plan.texts), GENERAL, TRIAGE)
+    triage_plan = plan(request, GENERAL, policy)
+    return decide(triage_plan, [semantic or score()] * len(triage_plan.texts), GENERAL, policy)
+
+
+def bound_by_signs(*categories: str) -> TriagePolicy:
+    """The shipped policy with these red flags set to ``semantic: signs`` (an operator's choice)."""
+    rules = dict(TRIAGE.evidence.categories)
+    for category in categories:
+        rules[category] = dataclasses.replace(rules[category], semantic="signs")
+    return dataclasses.replace(TRIAGE, evidence=dataclasses.replace(TRIAGE.evidence, categories=rules))
 
 
 def evidence_of(result: Triage) -> str:
@@ -126,19 +136,45 @@ def test_signs_with_a_severity_word_fire_their_own_category(message: str, catego
         ("my knee has been a bit sore after running", "blood_clot"),
     ],
 )
-def test_the_semantic_layers_cannot_invent_a_red_flag_whose_signs_are_absent(message: str, near: str) -> None:
+def test_bound_by_signs_the_semantic_layers_cannot_invent_a_red_flag_whose_signs_are_absent(
+    message: str, near: str
+) -> None:
     assert evidence_reader(TRIAGE).signs(evidence_reader(TRIAGE).read(message), near) is None
-    result = judge(message, score(emergency=0.99, near=near, similarity=0.95))
+    result = judge(message, score(emergency=0.99, near=near, similarity=0.95), bound_by_signs(near))
     assert result.scope is Scope.IN_SCOPE, result
+
+
+@pytest.mark.parametrize(
+    ("message", "near"),
+    [
+        ("how long does bisoprolol take to reach the blood?", "heavy_bleeding"),
+        ("how do I lower my beta-blocker dose slowly?", "overdose"),
+        ("my knee has been a bit sore after running", "blood_clot"),
+    ],
+)
+def test_by_default_the_gate_alone_binds_the_semantic_layers(message: str, near: str) -> None:
+    # the shipped policy binds every red flag by the gate (a configuration that kept main's emergency
+    # recall where binding to signs lost it, docs/safety.md): a sure classifier or an exemplar right
+    # beside the nearest category raises it once the text has health content, with no sign to name
+    assert TRIAGE.evidence.categories[near].semantic == "gate"
+    assert evidence_reader(TRIAGE).read(message).health_terms
+    result = judge(message, score(emergency=0.99, near=near, similarity=0.95))
+    assert (result.scope, result.rule, result.evidence) == (Scope.EMERGENCY, near, ()), result
+    assert result.layer in (TriageLayer.EXEMPLAR, TriageLayer.CLASSIFIER)
+    # without the semantic layers' word the same text is an ordinary health question
+    assert judge(message).scope is Scope.IN_SCOPE
 
 
 def test_the_semantic_layers_can_raise_a_category_whose_signs_are_present() -> None:
     message = "loads of my sleeping tablets are missing from the box"  # an overdose's signs, nothing taken
-    assert judge(message).scope is Scope.IN_SCOPE
-    result = judge(message, score(emergency=0.9, near="overdose", similarity=0.5))
-    assert (result.scope, result.layer, result.rule) == (Scope.EMERGENCY, TriageLayer.CLASSIFIER, "overdose")
-    exemplar = judge(message, score(near="overdose", similarity=0.9))
-    assert exemplar.layer is TriageLayer.EXEMPLAR
+    for policy in (TRIAGE, bound_by_signs("overdose")):
+        assert judge(message, policy=policy).scope is Scope.IN_SCOPE
+        result = judge(message, score(emergency=0.9, near="overdose", similarity=0.5), policy)
+        expected = (Scope.EMERGENCY, TriageLayer.CLASSIFIER, "overdose")
+        assert (result.scope, result.layer, result.rule) == expected
+        assert "tablets" in evidence_of(result)  # the signs present are named either way
+        exemplar = judge(message, score(near="overdose", similarity=0.9), policy)
+        assert exemplar.layer is TriageLayer.EXEMPLAR
 
 
 # --- a red flag bound by the health gate alone (thoughts of suicide) -------------------------------
@@ -162,8 +198,19 @@ def test_thoughts_of_suicide_are_bound_by_the_gate_not_by_a_word_list() -> None:
 
 def test_a_gate_bound_red_flag_is_raised_only_when_it_is_the_nearest_category() -> None:
     message = "everything feels heavy and I'm so tired of trying, I don't see how things get better"
-    # the classifier is sure, but the nearest category is one whose signs are absent: nothing to raise
-    assert judge(message, score(emergency=0.99, near="overdose", similarity=0.9)).scope is Scope.IN_SCOPE
+    # the classifier is sure, but the nearest category is a signs-bound one whose signs are absent:
+    # suicide is not raised in its place, and nothing is
+    sure_overdose = score(emergency=0.99, near="overdose", similarity=0.9)
+    assert judge(message, sure_overdose, bound_by_signs("overdose")).scope is Scope.IN_SCOPE
+    # the shipped policy binds overdose by the gate too: the nearest category is the one raised
+    result = judge(message, sure_overdose)
+    assert (result.scope, result.rule) == (Scope.EMERGENCY, "overdose")
+
+
+def test_every_red_flag_is_bound_by_the_gate_by_default() -> None:
+    assert {c: r.semantic for c, r in TRIAGE.evidence.categories.items()} == dict.fromkeys(
+        TRIAGE.evidence.categories, "gate"
+    )
 
 
 @pytest.mark.parametrize(
@@ -377,8 +424,8 @@ def _copy(tmp_path: Path) -> Path:
     ],
 )  # fmt: skip
 def test_a_bad_evidence_or_vitals_policy_names_the_file_and_key(
-    tmp_path: Path, file: str, change, key: str
-) -> None:  # type: ignore[no-untyped-def]
+    tmp_path: Path, file: str, change: Callable[[Any], object], key: str
+) -> None:
     directory = _copy(tmp_path)
     path = directory / file
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
