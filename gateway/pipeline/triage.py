@@ -249,8 +249,13 @@ def _emergency(
     """
     reader = evidence_reader(policy)
     reading = reader.read(text)
-    if not reading.health:
-        return None, None
+    if not reading.health:  # only a red flag bound to nothing (``semantic: free``) can be raised
+        unbound = _semantic(score, {}, policy, health_terms=False)
+        if unbound is None:
+            return None, None
+        if information_only(text, context, policy) and _exempt(unbound.category, context, policy):
+            return None, unbound.category
+        return unbound, None
     info = information_only(text, context, policy)
     current = reading.current()
     negation = policy.settings.negation
@@ -301,10 +306,14 @@ def _semantic(
     candidate when the semantic layer
     itself recognises it (it is the nearest category of all: ``score.category``) and the text names a
     term of the gate's own groups (``health_terms``; the other red flags' signs do not count for it).
-    Without its own signs it fires with no evidence words; the deciding layer is what the clinician
-    sees."""
+    A category bound to nothing (``semantic: free``) is a candidate whenever it is the nearest
+    category of all. Without its own signs it fires with no evidence words; the deciding layer is what
+    the clinician sees."""
     nearest = policy.evidence.categories.get(score.category)
-    gated = [score.category] if nearest is not None and nearest.semantic == "gate" and health_terms else []
+    unbound = nearest is not None and (
+        nearest.semantic == "free" or (nearest.semantic == "gate" and health_terms)
+    )
+    gated = [score.category] if unbound else []
     candidates = list(dict.fromkeys([*met, *gated]))
     candidates = [c for c in candidates if c in policy.categories]
     if not candidates:

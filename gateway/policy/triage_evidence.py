@@ -27,7 +27,7 @@ from gateway.errors import ConfigurationError, InvalidValue
 from gateway.validation import FILE_CONFIG, compile_all, read_yaml, validate
 
 GROUP_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
-Binding = Literal["signs", "gate"]
+Binding = Literal["signs", "gate", "free"]
 Vital = Literal["temperature_c", "heart_rate", "breathing_rate", "systolic_bp", "spo2", "glucose_mmol"]
 
 
@@ -77,7 +77,9 @@ class SignRule:
     """What binds the exemplar and classifier layers for this category. ``signs``: they may raise it
     only when ``requires`` is met (a body sign can be named: bleeding, breathing, a drug and a dose).
     ``gate``: only the health gate binds them (the category is a candidate when it is the nearest
-    category of all and the text names a term of a ``health_gate`` group). The shipped
+    category of all and the text names a term of a ``health_gate`` group). ``free``: nothing binds
+    them (the nearest category of all is a candidate even when the text passes no gate: thoughts of
+    suicide, told in words of mood and intent no list covers). The shipped
     ``evidence.yaml`` sets every red flag to ``gate``: binding to signs lost emergencies main's semantic
     layers caught (docs/safety.md). ``requires`` still gives the evidence shown and counts as health
     content for the rule layers."""

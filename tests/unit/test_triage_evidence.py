@@ -21,6 +21,7 @@ from gateway.pipeline.triage import decide, evidence_reader, plan, red_flag_note
 from gateway.pipeline.triage_vitals import check_vitals, read_age, read_durations, read_vitals
 from gateway.policy.loader import load_policy
 from gateway.policy.triage import TriagePolicy, load_triage_policy
+from gateway.policy.triage_evidence import Binding
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = load_policy(REPO / "policies", "general")
@@ -54,9 +55,14 @@ def judge(message: str, semantic: SemanticScore | None = None, policy: TriagePol
 
 def bound_by_signs(*categories: str) -> TriagePolicy:
     """The shipped policy with these red flags set to ``semantic: signs`` (an operator's choice)."""
+    return bound(categories, "signs")
+
+
+def bound(categories: tuple[str, ...] | list[str], binding: Binding) -> TriagePolicy:
+    """The shipped policy with these red flags' ``semantic`` set to ``binding``."""
     rules = dict(TRIAGE.evidence.categories)
     for category in categories:
-        rules[category] = dataclasses.replace(rules[category], semantic="signs")
+        rules[category] = dataclasses.replace(rules[category], semantic=binding)
     return dataclasses.replace(TRIAGE, evidence=dataclasses.replace(TRIAGE.evidence, categories=rules))
 
 
@@ -180,8 +186,8 @@ def test_the_semantic_layers_can_raise_a_category_whose_signs_are_present() -> N
 # --- a red flag bound by the health gate alone (thoughts of suicide) -------------------------------
 
 
-def test_thoughts_of_suicide_are_bound_by_the_gate_not_by_a_word_list() -> None:
-    assert TRIAGE.evidence.categories["suicidal_intent"].semantic == "gate"
+def test_thoughts_of_suicide_are_not_bound_by_a_word_list() -> None:
+    assert TRIAGE.evidence.categories["suicidal_intent"].semantic == "free"
     # feelings, with none of the suicide words: the gate opens, the category's own signs are absent
     message = "everything feels heavy and I'm so tired of trying, I don't see how things get better"
     reader = evidence_reader(TRIAGE)
@@ -207,10 +213,9 @@ def test_a_gate_bound_red_flag_is_raised_only_when_it_is_the_nearest_category() 
     assert (result.scope, result.rule) == (Scope.EMERGENCY, "overdose")
 
 
-def test_every_red_flag_is_bound_by_the_gate_by_default() -> None:
-    assert {c: r.semantic for c, r in TRIAGE.evidence.categories.items()} == dict.fromkeys(
-        TRIAGE.evidence.categories, "gate"
-    )
+def test_every_red_flag_is_bound_by_the_gate_by_default_but_thoughts_of_suicide() -> None:
+    expected = {c: "free" if c == "suicidal_intent" else "gate" for c in TRIAGE.evidence.categories}
+    assert {c: r.semantic for c, r in TRIAGE.evidence.categories.items()} == expected
 
 
 @pytest.mark.parametrize(
@@ -222,9 +227,18 @@ def test_every_red_flag_is_bound_by_the_gate_by_default() -> None:
     ],
 )
 def test_a_gate_bound_red_flag_still_needs_the_health_gate(message: str) -> None:
-    assert not evidence_reader(TRIAGE).read(message).health_terms
-    result = judge(message, score(emergency=0.99, near="suicidal_intent", similarity=0.95))
+    gated = bound(["suicidal_intent"], "gate")
+    assert not evidence_reader(gated).read(message).health_terms
+    result = judge(message, score(emergency=0.99, near="suicidal_intent", similarity=0.95), gated)
     assert result.scope is not Scope.EMERGENCY
+    # bound to nothing (as shipped for thoughts of suicide), the semantic layers decide alone: the
+    # price of the posts that name no gate term (docs/safety.md, the figures)
+    free = judge(message, score(emergency=0.99, near="suicidal_intent", similarity=0.95))
+    assert (free.scope, free.rule) == (Scope.EMERGENCY, "suicidal_intent")
+    # and only the red flag bound to nothing: the same certainty near a gated one raises nothing
+    assert (
+        judge(message, score(emergency=0.99, near="overdose", similarity=0.95)).scope is not Scope.EMERGENCY
+    )
 
 
 # --- negation -------------------------------------------------------------------------------------
