@@ -73,6 +73,10 @@ class TriageLayer(StrEnum):
     """Nearest emergency exemplar of ``policies/triage/emergency_exemplars.yaml``."""
     CLASSIFIER = "classifier"
     """The logistic-regression heads over MiniLM embeddings."""
+    SIGNS = "signs"
+    """A red flag's own signs with a severity or trajectory word (``policies/triage/evidence.yaml``)."""
+    VITALS = "vitals"
+    """A vital sign outside its age's published limit (``policies/triage/vitals.yaml``)."""
     CONTEXT = "context"
     """An earlier turn of the conversation (an emergency reported before; a clinical topic inherited)."""
     DEFAULT = "default"
@@ -80,6 +84,17 @@ class TriageLayer(StrEnum):
     MODEL = "model"
     """The answering model's own urgency read (first line of the citation contract) raised it to an
     emergency: a second net behind the other layers; it can only raise urgency (``model_triage``)."""
+
+
+@dataclass(frozen=True)
+class TriageEvidence:
+    """One thing triage found in the message: a sign, a severity word, a vital sign out of range.
+
+    ``kind`` is the evidence group (``bleeding``, ``at_rest``, ``vital``, ...; another layer may add
+    its own, e.g. a model's reason); ``text`` is what was found, in the patient's words or as read."""
+
+    kind: str
+    text: str
 
 
 @dataclass(frozen=True)
@@ -103,6 +118,8 @@ class Triage:
     """The layer that decided the message's scope."""
     recognised: str | None = None
     """Emergencies: what was recognised, as the emergency message names it (the category's label)."""
+    evidence: tuple[TriageEvidence, ...] = ()
+    """Emergencies: what the deciding layer found (signs, severity words, vital signs out of range)."""
 
     @property
     def answerable(self) -> tuple[str, ...]:

@@ -391,7 +391,10 @@ class _Run:
         rule = self.triage.rule if emergency else None
         deferred = deferred_questions(self.triage) if emergency else ()
         recognised = self.triage.recognised if emergency else None
-        message = self.services.messages.refusal(reason, rule=rule, deferred=deferred, recognised=recognised)
+        signs = tuple(e.text for e in self.triage.evidence) if emergency else ()
+        message = self.services.messages.refusal(
+            reason, rule=rule, deferred=deferred, recognised=recognised, signs=signs
+        )
         outcome = Outcome("", self.statements, (), True, reason, detail)
         return await self.finish(outcome, refusal_message=message)
 
