@@ -258,9 +258,7 @@ class _Run:
 
     async def opened(self) -> None:
         """Wait until the provisional row is committed; AuditError (already counted) when it failed.
-
-        Shielded: a cancelled request still waits for its provisional row before completing it.
-        """
+        Shielded: a cancelled request still waits for its provisional row before completing it."""
         if self.provisional is not None:
             await asyncio.shield(self.provisional)
 

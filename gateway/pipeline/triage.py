@@ -43,8 +43,9 @@ from gateway.domain import (
     TriageLayer,
 )
 from gateway.knowledge.query import QueryWords
+from gateway.pipeline.red_flag_binding import Emergency, bound_semantic
 from gateway.pipeline.semantic_triage import SemanticScore, SemanticTriage
-from gateway.pipeline.triage_evidence import EvidenceReader, Signs, negated
+from gateway.pipeline.triage_evidence import EvidenceReader, negated
 from gateway.pipeline.triage_vitals import check_vitals
 from gateway.policy.contexts import OperatingContext, TriageRule
 from gateway.policy.triage import NegationPolicy, TriagePolicy
@@ -207,13 +208,6 @@ def plan(
 # --- decisions -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Emergency:
-    category: str
-    layer: TriageLayer
-    evidence: tuple[TriageEvidence, ...] = ()
-
-
 _READERS: dict[int, tuple[TriagePolicy, EvidenceReader]] = {}
 
 
@@ -237,7 +231,7 @@ def _exempt(category: str, context: OperatingContext, policy: TriagePolicy) -> b
 
 def _emergency(
     text: str, score: SemanticScore, context: OperatingContext, policy: TriagePolicy
-) -> tuple[_Emergency | None, str | None]:
+) -> tuple[Emergency | None, str | None]:
     """(the emergency this text reports, the red flag an information question asks about).
 
     The layers, in order (docs/safety.md): the health gate (no health content: never an emergency),
@@ -250,7 +244,7 @@ def _emergency(
     reader = evidence_reader(policy)
     reading = reader.read(text)
     if not reading.health:  # only a red flag bound to nothing (``semantic: free``) can be raised
-        unbound = _semantic(score, {}, policy, health_terms=False)
+        unbound = bound_semantic(score, {}, policy, health_terms=False)
         if unbound is None:
             return None, None
         if information_only(text, context, policy) and _exempt(unbound.category, context, policy):
@@ -259,7 +253,7 @@ def _emergency(
     info = information_only(text, context, policy)
     current = reading.current()
     negation = policy.settings.negation
-    found: _Emergency | None = None
+    found: Emergency | None = None
     for rule in context.emergency:
         signs_rule = policy.evidence.categories.get(rule.id)
         target = text if signs_rule is not None and signs_rule.history_fires else current
@@ -269,21 +263,21 @@ def _emergency(
             found_signs = signs.evidence() if signs else ()
             extra = () if any(matched.lower() in e.text.lower() for e in found_signs) else (matched,)
             evidence = (*(TriageEvidence("rule", m) for m in extra), *found_signs)
-            found = _Emergency(rule.id, TriageLayer.RULE, evidence)
+            found = Emergency(rule.id, TriageLayer.RULE, evidence)
             break
     if found is None:
         findings = check_vitals(current, policy.vitals)
         if findings:
             evidence = tuple(f.evidence() for f in findings)
-            found = _Emergency(findings[0].limit.category, TriageLayer.VITALS, evidence)
+            found = Emergency(findings[0].limit.category, TriageLayer.VITALS, evidence)
     met = {c: signs for c in policy.evidence.categories if (signs := reader.signs(reading, c)) is not None}
     if found is None:
         escalated = [signs for signs in met.values() if signs.escalated]
         if escalated:
             best = max(escalated, key=lambda signs: score.similarity_of(signs.category))
-            found = _Emergency(best.category, TriageLayer.SIGNS, best.evidence())
+            found = Emergency(best.category, TriageLayer.SIGNS, best.evidence())
     if found is None:
-        found = _semantic(score, met, policy, reading.health_terms)
+        found = bound_semantic(score, met, policy, reading.health_terms)
     if found is None:
         if info and met:  # a question about a red flag whose signs it names: answered with its note
             category = max(met, key=score.similarity_of)
@@ -292,46 +286,6 @@ def _emergency(
     if info and _exempt(found.category, context, policy):
         return None, found.category
     return found, None
-
-
-def _semantic(
-    score: SemanticScore, met: dict[str, Signs], policy: TriagePolicy, health_terms: bool
-) -> _Emergency | None:
-    """The exemplar and classifier layers, bound to the categories whose signs the text holds: the
-    nearest exemplar among those categories must be near enough (exemplar) or the emergency
-    probability high enough without a contrast exemplar much nearer (classifier).
-
-    A category bound by the health gate only (``semantic: gate`` in ``evidence.yaml``, every red flag
-    as shipped; first for thoughts of suicide, told in words of mood and intent no list covers) is a
-    candidate when the semantic layer
-    itself recognises it (it is the nearest category of all: ``score.category``) and the text names a
-    term of the gate's own groups (``health_terms``; the other red flags' signs do not count for it).
-    A category bound to nothing (``semantic: free``) is a candidate whenever it is the nearest
-    category of all. Without its own signs it fires with no evidence words; the deciding layer is what
-    the clinician sees."""
-    nearest = policy.evidence.categories.get(score.category)
-    unbound = nearest is not None and (
-        nearest.semantic == "free" or (nearest.semantic == "gate" and health_terms)
-    )
-    gated = [score.category] if unbound else []
-    candidates = list(dict.fromkeys([*met, *gated]))
-    candidates = [c for c in candidates if c in policy.categories]
-    if not candidates:
-        return None
-    settings = policy.settings
-    category = max(candidates, key=score.similarity_of)
-    similarity = score.similarity_of(category)
-    known = policy.categories[category]
-    threshold = known.threshold if known.threshold is not None else settings.exemplar_threshold
-    evidence = met[category].evidence() if category in met else ()
-    if similarity >= threshold and similarity >= score.contrast + settings.exemplar_margin:
-        return _Emergency(category, TriageLayer.EXEMPLAR, evidence)
-    if (
-        score.emergency_probability >= settings.emergency_probability
-        and score.contrast - similarity <= settings.classifier_veto_margin
-    ):
-        return _Emergency(category, TriageLayer.CLASSIFIER, evidence)
-    return None
 
 
 def _label(category: str, policy: TriagePolicy) -> str | None:
@@ -412,7 +366,7 @@ def decide(
         for s in [*history_scores, *([conversation_score] if conversation_score else [])]
     )
     questions: list[QuestionTriage] = []
-    found: _Emergency | None = None
+    found: Emergency | None = None
     for text, score in zip(triage_plan.questions, question_scores, strict=True):
         emergency, note = _emergency(text, score, context, policy)
         if emergency is not None:
@@ -429,7 +383,7 @@ def decide(
         for turn, score in zip(triage_plan.history, history_scores, strict=True):
             earlier, _ = _emergency(turn, score, context, policy)
             if earlier is not None:
-                found = _Emergency(earlier.category, TriageLayer.CONTEXT, earlier.evidence)
+                found = Emergency(earlier.category, TriageLayer.CONTEXT, earlier.evidence)
     written = triage_plan.written or triage_plan.questions
     result = tuple(replace(q, text=w) for q, w in zip(questions, written, strict=True))
     if found is not None:
