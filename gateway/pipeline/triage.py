@@ -45,7 +45,7 @@ from gateway.domain import (
 from gateway.knowledge.query import QueryWords
 from gateway.pipeline.red_flag_binding import Emergency, bound_semantic
 from gateway.pipeline.semantic_triage import SemanticScore, SemanticTriage
-from gateway.pipeline.triage_evidence import EvidenceReader, negated
+from gateway.pipeline.triage_evidence import EvidenceReader, distinct, negated
 from gateway.pipeline.triage_vitals import check_vitals
 from gateway.policy.contexts import OperatingContext, TriageRule
 from gateway.policy.triage import NegationPolicy, TriagePolicy
@@ -262,7 +262,7 @@ def _emergency(
             signs = reader.signs(reading, rule.id)
             found_signs = signs.evidence() if signs else ()
             extra = () if any(matched.lower() in e.text.lower() for e in found_signs) else (matched,)
-            evidence = (*(TriageEvidence("rule", m) for m in extra), *found_signs)
+            evidence = distinct((*(TriageEvidence("rule", m) for m in extra), *found_signs))
             found = Emergency(rule.id, TriageLayer.RULE, evidence)
             break
     if found is None:

@@ -118,6 +118,19 @@ class Signs:
         return tuple(TriageEvidence(group, text) for group, text in kept)
 
 
+def distinct(evidence: Iterable[TriageEvidence]) -> tuple[TriageEvidence, ...]:
+    """The evidence without an item whose words are inside a longer item ("chest pain" inside the rule's
+    "chest pain and I can't breathe"): each thing the patient said is named once."""
+    items = list(evidence)
+    return tuple(
+        item
+        for item in items
+        if not any(
+            len(other.text) > len(item.text) and item.text.lower() in other.text.lower() for other in items
+        )
+    )
+
+
 class EvidenceReader:
     """Reads texts against ``evidence.yaml`` (built once per policy)."""
 
