@@ -32,7 +32,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.triage_data import EVAL, ROOT
-from gateway.pipeline.triage import _compiled, negated
+from gateway.pipeline.triage import _compiled
+from gateway.pipeline.triage_evidence import negated
 from gateway.policy.contexts import OperatingContext, TriageRule
 from gateway.policy.loader import load_policy
 from gateway.policy.triage import NegationPolicy

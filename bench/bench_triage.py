@@ -1,22 +1,27 @@
-"""Triage benchmark: emergency recall, wrong flags, refused health questions, accepted non-clinical.
+"""Triage benchmark: emergency recall per category, wrongly flagged health questions (short and long
+posts), non-clinical flagged, health questions refused, latency; per source, never pooled.
 
 Run::
 
     PYTHONPATH=. HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_triage.py --cache /tmp/triage-cache
 
-Sets:
+Sources, each reported on its own:
 
-- ``bench/data/triage_messages.jsonl``: the project's labelled set (written in patients' words,
-  separately from the exemplar bank): emergencies per category, routine and information questions,
-  negated symptoms and near misses, non-clinical requests, multi-turn and multi-question messages;
+- ``bench/data/triage_messages.jsonl``: the first labelled set, written beside the exemplar bank
+  (emergencies per category, routine and information questions, negations, non-clinical, multi-turn);
+- ``bench/data/triage/tune.jsonl`` and ``test.jsonl``: the project's development set in patients' words
+  (labels emergency / urgent / routine / non_clinical; styles first person, third person, vignette,
+  long post; near misses). ``tune`` is what the rules were tuned on; ``test`` is never looked at
+  row by row: only its aggregate figures are printed, even with ``-v``;
 - ``../shared/eval/triage/`` held-out split (``bench/triage_data.split_of``: the 30% of rows the
-  classifier was not trained on): clinical.jsonl refused, non_clinical.jsonl accepted, suicide rows
-  recalled, depression rows flagged. Skipped when the folder is absent.
+  classifier was not trained on): clinical.jsonl, non_clinical.jsonl, suicide_risk.jsonl. Skipped
+  when the folder is absent.
 
-Accuracy runs the production decision (``gateway.pipeline.triage.decide``) on embeddings encoded in
-bulk (cached under ``--cache``). Latency is measured separately, one request at a time as the gateway
-does it (plan, one ``encode`` call, score, decide), next to the baseline of the rule layer alone.
-Prints tables; asserts nothing.
+"Health questions" are the rows labelled routine or urgent (or ``clinical``): flagged = given the
+emergency message, refused = declined as non-clinical. Accuracy runs the production decision
+(``gateway.pipeline.triage.decide``) on embeddings encoded in bulk (cached under ``--cache``).
+Latency is measured one request at a time as the gateway does it (plan, one ``encode`` call, score,
+decide), next to the baseline of the rule layer alone. Prints tables; asserts nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import statistics
 import sys
 import time
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -45,6 +51,7 @@ from gateway.policy.contexts import OperatingContext
 from gateway.policy.loader import load_policy
 
 DATA = ROOT / "bench" / "data" / "triage_messages.jsonl"
+DEV = ROOT / "bench" / "data" / "triage"
 
 
 def one_by_one(encoder: Embedder) -> bool:
@@ -85,85 +92,160 @@ def rate(hits: int, total: int) -> str:
     return f"{hits / total:.3f} ({hits}/{total})" if total else "n/a"
 
 
-def bench_set(
-    context: OperatingContext, model: SemanticTriage, cache: Path | None, verbose: bool
-) -> list[ChatRequest]:
-    rows = [json.loads(line) for line in DATA.open(encoding="utf-8")]
-    requests = [request_of(r["turns"]) for r in rows]
-    results = triage_all(requests, context, model, cache, "bench")
+@dataclass(frozen=True)
+class Row:
+    """One benchmark message, whatever its source."""
+
+    id: str
+    turns: tuple[str, ...]
+    label: str
+    """emergency, urgent, routine, clinical (a health question of unknown urgency), non_clinical,
+    or depression (suicide_risk.jsonl's r/depression rows: reported as flagged, not as errors)."""
+    category: str = ""
+    long: bool = False
+    kind: str = ""
+
+
+HEALTH = ("urgent", "routine", "clinical")
+
+
+def long_post(text: str) -> bool:
+    return len(text.split()) >= LONG_WORDS
+
+
+LONG_WORDS = 120
+"""A message of at least this many words counts as a long post when the source does not say."""
+
+
+def project_rows(path: Path) -> list[Row]:
+    rows = []
+    for line in path.open(encoding="utf-8"):
+        if not line.strip():
+            continue
+        data = json.loads(line)
+        rows.append(
+            Row(
+                data["id"],
+                (data["text"],),
+                data["label"],
+                data.get("category") or "",
+                data.get("length") == "long",
+                data.get("style", ""),
+            )
+        )
+    return rows
+
+
+def first_set_rows() -> list[Row]:
+    rows = []
+    for line in DATA.open(encoding="utf-8"):
+        data = json.loads(line)
+        label = {"clinical": "clinical"}.get(data["label"], data["label"])
+        turns = tuple(data["turns"])
+        rows.append(
+            Row(data["id"], turns, label, data.get("category", ""), long_post(turns[-1]), data["kind"])
+        )
+    return rows
+
+
+def shared_set_rows(name: str) -> list[Row]:
+    rows = []
+    for r in shared_rows(name, "test"):
+        if name == "suicide_risk":
+            label, category = ("emergency", "suicide") if r.label == "suicide" else ("depression", "")
+        else:
+            label, category = ("clinical", "") if name == "clinical" else ("non_clinical", "")
+        rows.append(Row(r.id, (r.text,), label, category, long_post(r.text), name))
+    return rows
+
+
+def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> None:
+    """Print one source's figures (and, with ``verbose``, its errors unless the source is held out)."""
     per_category: dict[str, list[bool]] = defaultdict(list)
     layers: Counter[str] = Counter()
-    flagged = refused = clinical = non_clinical = accepted = 0
-    misses: list[tuple[str, ...]] = []
+    flagged: dict[str, list[bool]] = defaultdict(list)
+    refused: list[bool] = []
+    non_clinical: list[bool] = []
+    accepted: list[bool] = []
+    depression: list[bool] = []
+    errors: list[tuple[str, ...]] = []
     for row, result in zip(rows, results, strict=True):
         emergency = result.scope is Scope.EMERGENCY
-        if row["label"] == "emergency":
-            per_category[row["category"]].append(emergency)
+        wrong = False
+        if row.label == "emergency":
+            per_category[row.category or "-"].append(emergency)
             if emergency:
                 layers[result.layer.value] += 1
-            else:
-                misses.append(
-                    (row["id"], row["category"], result.scope.value, result.layer.value, row["turns"][-1])
-                )
-        elif row["label"] == "clinical":
-            clinical += 1
-            flagged += emergency
-            refused += result.scope is Scope.NON_CLINICAL
-            if emergency or result.scope is Scope.NON_CLINICAL:
-                misses.append(
-                    (row["id"], row["kind"], result.scope.value, result.layer.value, row["turns"][-1])
-                )
+            wrong = not emergency
+        elif row.label in HEALTH:
+            flagged["long" if row.long else "short"].append(emergency)
+            flagged[row.label].append(emergency)
+            refused.append(result.scope is Scope.NON_CLINICAL)
+            wrong = emergency or result.scope is Scope.NON_CLINICAL
+            if emergency:
+                layers[f"false:{result.layer.value}"] += 1
+        elif row.label == "depression":
+            depression.append(emergency)
         else:
-            non_clinical += 1
-            accepted += result.scope is not Scope.NON_CLINICAL
-            if result.scope is not Scope.NON_CLINICAL:
-                misses.append(
-                    (row["id"], row["kind"], result.scope.value, result.layer.value, row["turns"][-1])
-                )
-    caught = sum(sum(v) for v in per_category.values())
-    total = sum(len(v) for v in per_category.values())
-    print(f"\n== bench/data/triage_messages.jsonl ({len(rows)} messages, context {context.name}) ==")
-    print(f"emergency recall            {rate(caught, total)}   target >= 0.97")
-    print(f"  deciding layer            {dict(layers)}")
-    print(f"routine flagged emergency   {rate(flagged, clinical)}   target <= 0.05")
-    print(f"health questions refused    {rate(refused, clinical)}   target <= 0.02")
-    print(f"non-clinical accepted       {rate(accepted, non_clinical)}   target <= 0.05")
-    print("per category recall:")
-    for category, hits in sorted(per_category.items()):
-        print(f"  {category:<24} {rate(sum(hits), len(hits))}")
-    if verbose:
+            non_clinical.append(emergency)
+            accepted.append(result.scope is not Scope.NON_CLINICAL)
+            wrong = emergency
+            if emergency:
+                layers[f"false:{result.layer.value}"] += 1
+        if wrong:
+            errors.append((row.id, row.label, row.category, result.scope.value, result.layer.value,
+                           str(result.rule), row.turns[-1][:160]))  # fmt: skip
+    print(f"\n== {name} ({len(rows)} messages) ==")
+    hits = [h for v in per_category.values() for h in v]
+    if hits:
+        print(f"emergency recall                    {rate(sum(hits), len(hits))}   target >= 0.95")
+    if layers:
+        print(f"  deciding layer                    {dict(sorted(layers.items()))}")
+    for key, title in (("short", "short"), ("long", "long posts")):
+        if flagged[key]:
+            figure = rate(sum(flagged[key]), len(flagged[key]))
+            print(f"health questions flagged ({title:<10}) {figure}   target <= 0.05")
+    for key in ("routine", "urgent"):
+        if flagged[key] and (flagged["routine"] and flagged["urgent"]):
+            print(f"  of which {key:<24} {rate(sum(flagged[key]), len(flagged[key]))}")
+    if refused:
+        print(f"health questions refused            {rate(sum(refused), len(refused))}   target <= 0.02")
+    if non_clinical:
+        figure = rate(sum(non_clinical), len(non_clinical))
+        print(f"non-clinical flagged emergency      {figure}   target <= 0.002")
+        print(f"non-clinical accepted (not declined) {rate(sum(accepted), len(accepted))}")
+    if depression:
+        print(
+            f"depression posts flagged            {rate(sum(depression), len(depression))}   (noisy labels)"
+        )
+    if len(per_category) > 1:
+        print("per category recall:")
+        for category, values in sorted(per_category.items()):
+            print(f"  {category:<26} {rate(sum(values), len(values))}")
+    if verbose and not name.startswith(HELD_OUT):
         print("errors:")
-        for miss in misses:
-            print("  ", miss)
+        for error in errors:
+            print("  ", error)
+
+
+HELD_OUT = "project test"
+"""The source whose rows are never printed (only its aggregate figures)."""
+
+
+def run_source(
+    name: str,
+    rows: list[Row],
+    context: OperatingContext,
+    model: SemanticTriage,
+    cache: Path | None,
+    verbose: bool,
+    cache_name: str = "",
+) -> list[ChatRequest]:
+    requests = [request_of(list(r.turns)) for r in rows]
+    key = cache_name or name.split(" (")[0].replace(" ", "_").replace("/", "_")
+    results = triage_all(requests, context, model, cache, key)
+    report(name, rows, results, verbose)
     return requests
-
-
-def bench_shared(context: OperatingContext, model: SemanticTriage, cache: Path | None) -> None:
-    if not EVAL.is_dir():
-        print("\n(../shared/eval/triage absent: shared sets skipped)")
-        return
-    print("\n== ../shared/eval/triage/ held-out split (rows not used for training) ==")
-    for name in ("clinical", "non_clinical", "suicide_risk"):
-        rows = shared_rows(name, "test")
-        results = triage_all([request_of([r.text]) for r in rows], context, model, cache, f"{name}_test")
-        if name == "clinical":
-            refused = sum(r.scope is Scope.NON_CLINICAL for r in results)
-            flagged = sum(r.scope is Scope.EMERGENCY for r in results)
-            print(f"clinical.jsonl refused              {rate(refused, len(rows))}")
-            print(f"clinical.jsonl flagged emergency    {rate(flagged, len(rows))}")
-        elif name == "non_clinical":
-            accepted = sum(r.scope is not Scope.NON_CLINICAL for r in results)
-            flagged = sum(r.scope is Scope.EMERGENCY for r in results)
-            print(f"non_clinical.jsonl accepted         {rate(accepted, len(rows))}")
-            print(f"non_clinical.jsonl flagged emergency {rate(flagged, len(rows))}")
-        else:
-            for label in ("suicide", "depression"):
-                hits = [
-                    res.scope is Scope.EMERGENCY
-                    for row, res in zip(rows, results, strict=True)
-                    if row.label == label
-                ]
-                print(f"suicide_risk {label:<10} flagged    {rate(sum(hits), len(hits))}")
 
 
 def bench_latency(
@@ -206,13 +288,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cache", type=Path, default=None, help="scratch directory for embeddings")
     parser.add_argument("--context", default="general")
+    parser.add_argument(
+        "--dev", type=Path, default=DEV, help="folder of the project's tune.jsonl and test.jsonl"
+    )
     parser.add_argument("--latency", type=int, default=200, help="messages timed one by one (0: skip)")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--no-shared", action="store_true")
+    parser.add_argument("--only", default="", help="comma-separated sources: first, tune, test, shared")
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
-    parser.add_argument("-v", "--verbose", action="store_true", help="list every error")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="list every error (never the test split's)"
+    )
     add_serving_encoder_arguments(parser, "each text alone")
     args = parser.parse_args()
+    only = set(filter(None, args.only.split(","))) or {"first", "tune", "test", "shared"}
 
     policy = load_policy(ROOT / "policies", args.context)
     embedder = Embedder()
@@ -221,11 +310,35 @@ def main() -> None:
     print(f"MiniLM: {embedder.runtime}{', one text per call' if one_by_one(embedder) else ''}")
     spelling = None if args.no_spelling else load_planner(ROOT / "policies").words
     model = SemanticTriage(policy.triage, embedder, spelling)
-    requests = bench_set(policy.context, model, args.cache, args.verbose)
-    if not args.no_shared:
-        bench_shared(policy.context, model, args.cache)
-    if args.latency:
-        bench_latency(requests[: args.latency], policy.context, model, args.repeat)
+    context = policy.context
+    timed: list[ChatRequest] = []
+    if "first" in only:
+        timed += run_source(
+            "bench/data/triage_messages.jsonl", first_set_rows(), context, model, args.cache, args.verbose
+        )
+    for split, name in (("tune", "project tune"), ("test", HELD_OUT)):
+        path = args.dev / f"{split}.jsonl"
+        if split in only and path.is_file():
+            timed += run_source(
+                f"{name} ({path})", project_rows(path), context, model, args.cache, args.verbose
+            )
+        elif split in only:
+            print(f"\n({path} absent: skipped)")
+    if "shared" in only and not args.no_shared:
+        if not EVAL.is_dir():
+            print("\n(../shared/eval/triage absent: shared sets skipped)")
+        for shared in ("non_clinical", "clinical", "suicide_risk") if EVAL.is_dir() else ():
+            run_source(
+                f"shared {shared}.jsonl (held-out split)",
+                shared_set_rows(shared),
+                context,
+                model,
+                args.cache,
+                args.verbose,
+            )
+    if args.latency and timed:
+        step = max(1, len(timed) // args.latency)
+        bench_latency(timed[::step][: args.latency], context, model, args.repeat)
 
 
 if __name__ == "__main__":

@@ -31,10 +31,12 @@ import json
 import math
 import os
 import random
+import re
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+import zlib
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -49,19 +51,32 @@ from sklearn.isotonic import IsotonicRegression
 from sklearn.metrics import roc_auc_score
 
 from bench.serving_encoder import add_serving_encoder_arguments
-from gateway.domain import ClaimToCheck, Evidence, Passage, Span, Vector, Verdict, VerdictLabel
+from gateway.domain import (
+    ClaimToCheck,
+    Conflict,
+    ConflictKind,
+    Evidence,
+    Passage,
+    Span,
+    Vector,
+    Verdict,
+    VerdictLabel,
+    VerificationStatus,
+)
 from gateway.knowledge.embedding import Embedder, serving_threads
 from gateway.policy.verification import VerificationPolicy
-from gateway.text import passage_from_text
+from gateway.text import passage_from_text, strip_markers
 from gateway.verification import binding as binding_module
 from gateway.verification import local as local_module
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.base import Verifier
+from gateway.verification.binding import unshared_words
 from gateway.verification.calibration import DEFAULT_PATH as DATA
 from gateway.verification.calibration import ScoreCalibration
 from gateway.verification.cascade import CascadeVerifier, restatement_score
 from gateway.verification.checks.analysis import Analyses
 from gateway.verification.entailment import NLIStage, load_entailment_model
+from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
 from gateway.verification.local import LocalEntailmentVerifier, TextEncoder
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "claims"
@@ -76,6 +91,11 @@ SETS = (
 )
 SEED = 20
 CACHE = Path("/tmp/bench_verifier_local.jsonl")
+CACHE_VERSION = 2
+"""Version 2 records every clash (any kind, any similarity) with its conflict; ``local_verdict``
+applies the policy's contradiction rule to it."""
+JUDGE_REQUEST_CLAIMS = 8
+"""Claims per ``verify()`` call when a judge is wired in (its budget is per call, as per request)."""
 P95 = 0.95
 
 
@@ -86,8 +106,8 @@ class Row:
     supported: bool
 
 
-def load(name: str, limit: int | None) -> list[Row]:
-    lines = (EVAL / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+def load(name: str, limit: int | None, eval_dir: Path = EVAL) -> list[Row]:
+    lines = (eval_dir / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
     rows = [json.loads(line) for line in lines if line.strip()]
     return [Row(r["claim"], r["evidence"], r["label"] == "supported") for r in rows[:limit]]
 
@@ -140,7 +160,9 @@ def ingest(raw: list[Passage], embedder: Embedder) -> list[Passage]:
     return out
 
 
-async def speed(embedder: Embedder, policy: VerificationPolicy, limit: int | None, repeat: int) -> None:
+async def speed(
+    embedder: Embedder, policy: VerificationPolicy, limit: int | None, repeat: int, eval_dir: Path
+) -> None:
     """Claims/s on the production path, best of ``repeat`` runs.
 
     Timed: what a ``/v1/verify`` request does in the full cascade (anchoring, claim encoding, candidate
@@ -150,7 +172,7 @@ async def speed(embedder: Embedder, policy: VerificationPolicy, limit: int | Non
     process's CPU time instead of the wall clock: on a shared machine it shows what the same work gives
     on a core of its own (with one model thread, the serving default).
     """
-    rows = load(SETS[0], limit or 256) + load(SETS[1], (limit or 256) // 2)
+    rows = load(SETS[0], limit or 256, eval_dir) + load(SETS[1], (limit or 256) // 2, eval_dir)
     passages = ingest([passage(i, r.evidence) for i, r in enumerate(rows)], embedder)
     claims = [
         ClaimToCheck(r.claim, None, ((1, p),), quote_bound=False) for r, p in zip(rows, passages, strict=True)
@@ -202,21 +224,33 @@ def sample(rows: list[dict[str, Any]], per_set: int) -> list[dict[str, Any]]:
 
 
 def local_rows(
-    embedder: Embedder, policy: VerificationPolicy, per_set: int, cache: Path, claims_embedder: Embedder
+    embedder: Embedder,
+    policy: VerificationPolicy,
+    per_set: int,
+    cache: Path,
+    claims_embedder: Embedder,
+    eval_dir: Path,
 ) -> list[dict[str, Any]]:
     """One record per sampled row: the claim, its label and the local verdict (cached on disk).
 
     Evidence sentences are encoded by ``embedder`` (as ingestion stores them), claims by ``claims_embedder``.
+    Every clash is recorded as a contradiction with its kind and similarity (a recording policy), and
+    ``local_verdict`` applies the policy's contradiction rule, so that rule can be tuned on the cache.
+    ``per_set`` 0: every row of every set.
     """
     if cache.is_file():
         cached = [json.loads(line) for line in cache.read_text(encoding="utf-8").splitlines() if line]
-        if cached and cached[0].get("per_set") == per_set:
+        if cached and cached[0].get("per_set") == per_set and cached[0].get("version", 1) <= CACHE_VERSION:
             return cached
-    local = LocalEntailmentVerifier(claims_embedder, policy)
+    recording = replace(
+        policy, contradiction_similarity=0.0, contradiction_kinds=tuple(k.value for k in ConflictKind)
+    )
+    local = LocalEntailmentVerifier(claims_embedder, recording)
     out: list[dict[str, Any]] = []
     for name in SETS:
-        lines = (EVAL / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
-        rows = sample([json.loads(line) for line in lines if line.strip()], per_set)
+        lines = (eval_dir / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+        rows = [json.loads(line) for line in lines if line.strip()]
+        rows = sample(rows, per_set) if per_set else rows
         passages = ingest([passage(i, r["evidence"]) for i, r in enumerate(rows)], embedder)
         claims = [ClaimToCheck(r["claim"], None, ((1, p),)) for r, p in zip(rows, passages, strict=True)]
         for start in range(0, len(claims), 32):
@@ -225,6 +259,7 @@ def local_rows(
                 out.append(
                     {
                         "per_set": per_set,
+                        "version": CACHE_VERSION,
                         "set": name,
                         "id": row["id"],
                         "label": row["label"],
@@ -234,6 +269,12 @@ def local_rows(
                         "check": a.check,
                         "vlabel": a.label.value,
                         "reason": a.reason,
+                        "similarity": a.similarity,
+                        "conflict": (
+                            [a.conflict.kind.value, a.conflict.detail, a.conflict.claim, a.conflict.source]
+                            if a.conflict
+                            else None
+                        ),
                         "cand": a.candidate.text if a.candidate else None,
                         "span": [a.candidate.span.start, a.candidate.span.end] if a.candidate else None,
                     }
@@ -255,11 +296,44 @@ class CachedLocal:
         return [self._verdicts[c.sources[0][1].id] for c in claims]
 
 
-def local_verdict(row: dict[str, Any]) -> Verdict:
+KIND_OF_CHECK = {
+    "number_mismatch": ConflictKind.NUMBER,
+    "negation": ConflictKind.NEGATION,
+    "antonym": ConflictKind.OPPOSITE,
+    "quantifier": ConflictKind.QUANTIFIER,
+    "entity_missing": ConflictKind.ENTITY,
+}
+"""Version 1 caches (no conflict recorded): the kind from the check (population reads as entity)."""
+_CLAIM_PART = re.compile(r"the claim (?:says|names) '([^']+)'")
+
+
+def cached_conflict(row: dict[str, Any]) -> Conflict:
+    if row.get("conflict"):
+        kind, detail, claim, source = row["conflict"]
+        return Conflict(ConflictKind(kind), detail, claim, source)
+    found = _CLAIM_PART.search(row["reason"])
+    return Conflict(KIND_OF_CHECK[row["check"]], row["reason"], found.group(1) if found else "")
+
+
+def local_verdict(row: dict[str, Any], policy: VerificationPolicy) -> Verdict:
+    """The cached local verdict under ``policy``'s contradiction rule (``local.contradicts``)."""
     evidence = None
     if row["cand"] is not None:
         evidence = Evidence(1, row["id"], row["cand"], Span(*row["span"]))
-    return Verdict(VerdictLabel(row["vlabel"]), row["score"], "local", row["check"], row["reason"], evidence)
+    label, reason, conflict = VerdictLabel(row["vlabel"]), row["reason"], None
+    if label is VerdictLabel.CONTRADICTED:
+        conflict = cached_conflict(row)
+        analyses = Analyses()
+        unshared = unshared_words(analyses(strip_markers(row["claim"])), analyses(row["cand"]), conflict)
+        trusted = (
+            conflict.kind.value in policy.contradiction_kinds
+            and row["similarity"] >= policy.contradiction_similarity
+            and len(unshared) <= policy.contradiction_max_unshared_words
+        )
+        if not trusted:
+            label, conflict = VerdictLabel.UNSUPPORTED, None
+            reason = f"{reason} (a possible conflict, not decided locally)"
+    return Verdict(label, row["score"], "local", row["check"], reason, evidence, conflict=conflict)
 
 
 def check_claims(rows: list[dict[str, Any]]) -> list[ClaimToCheck]:
@@ -273,7 +347,7 @@ def raw_scores(rows: list[dict[str, Any]]) -> np.ndarray:
     """The check-only raw score of each row (``cascade.restatement_score``; contradictions score 0)."""
     out = []
     for row in rows:
-        verdict = local_verdict(row)
+        verdict = local_verdict(row, VerificationPolicy())
         raw = (
             0.0 if verdict.label is VerdictLabel.CONTRADICTED else restatement_score(row["claim"], verdict)[0]
         )
@@ -338,48 +412,155 @@ def fit_calibration(rows: list[dict[str, Any]], target: float, write: bool) -> f
     return chosen
 
 
-async def accuracy(rows: list[dict[str, Any]], policy: VerificationPolicy, nli: NLIStage | None) -> None:
+def split_of(row_id: str) -> str:
+    """``tune`` or ``held``: a fixed half of every set by a hash of the row id. Thresholds are chosen on
+    ``tune`` only; ``held`` is reported beside it and never looked at while tuning."""
+    return "tune" if zlib.crc32(str(row_id).encode("utf-8")) % 2 == 0 else "held"
+
+
+class OracleJudge:
+    """A ChatModel answering the batched judge prompt with each statement's human label (supported ->
+    supported, refuted -> contradicted, nei -> unsupported), quoting the start of its evidence: what
+    the cascade reaches with a judge that is always right, and how many judge calls it costs."""
+
+    name = "oracle"
+
+    def __init__(self, rows: Sequence[dict[str, Any]]) -> None:
+        self._labels = {r["claim"]: (r["label"], r["evidence"]) for r in rows}
+        self.calls = 0
+        self.claims = 0
+
+    async def complete(self, messages: Any, **_: Any) -> str:
+        self.calls += 1
+        user = messages[-1]["content"]
+        statements = [
+            line.split(": ", 1)[1]
+            for line in user.splitlines()
+            if line.startswith("Statement ") and ": " in line and not line.startswith("Statement: ")
+        ]
+        if not statements:
+            statements = [
+                line.split(": ", 1)[1] for line in user.splitlines() if line.startswith("Statement: ")
+            ]
+        self.claims += len(statements)
+        verdicts = []
+        for k, text in enumerate(statements, start=1):
+            label, evidence = self._labels.get(text, ("nei", ""))
+            verdict = {"supported": "supported", "refuted": "contradicted"}.get(label, "unsupported")
+            quote = evidence[:40] if verdict != "unsupported" else ""
+            conflict = "statement" if verdict == "contradicted" else ""
+            verdicts.append(
+                {"statement": k, "verdict": verdict, "quote": quote, "reason": "oracle", "conflict": conflict}
+            )
+        if len(verdicts) == 1 and "Statement: " in user:
+            return json.dumps({k: v for k, v in verdicts[0].items() if k != "statement"})
+        return json.dumps({"verdicts": verdicts})
+
+    async def stream(self, messages: Any, **kwargs: Any) -> AsyncGenerator[str, None]:
+        """The judge never streams; the ChatModel protocol asks for it."""
+        yield await self.complete(messages, **kwargs)
+
+    async def aclose(self) -> None:
+        return None
+
+
+@dataclass(frozen=True)
+class Figures:
+    n: int
+    leak: float
+    recall: float
+    contradiction_precision: float
+    contradiction_coverage: float
+    contradicted: int
+    undecided: float
+
+
+def figures(verdicts: Sequence[Verdict], truth: np.ndarray) -> Figures:
+    passed = np.array([v.supported for v in verdicts])
+    contradicted = np.array([v.status is VerificationStatus.CONTRADICTED for v in verdicts])
+    undecided = np.array([v.status is VerificationStatus.NOT_VERIFIED for v in verdicts])
+    leak, recall = leak_recall(passed, truth)
+    caught = contradicted & ~truth
+    precision = float(caught.sum() / contradicted.sum()) if contradicted.any() else float("nan")
+    coverage = float(caught.sum() / (~truth).sum()) if (~truth).any() else float("nan")
+    return Figures(
+        len(verdicts), leak, recall, precision, coverage, int(contradicted.sum()), float(undecided.mean())
+    )
+
+
+async def run_batched(verifier: CascadeVerifier, claims: list[ClaimToCheck], batch: int) -> list[Verdict]:
+    verdicts: list[Verdict] = []
+    for start in range(0, len(claims), batch):
+        verdicts += await verifier.verify(claims[start : start + batch])
+    return verdicts
+
+
+async def accuracy(
+    rows: list[dict[str, Any]], policy: VerificationPolicy, nli: NLIStage | None, judge: bool
+) -> None:
+    """Per set and split: leak, supported recall, contradiction precision / coverage, undecided share."""
     anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
-    local = CachedLocal({r["id"]: local_verdict(r) for r in rows})
-    configs: dict[str, CascadeVerifier | None] = {
-        "rules": None,
-        "rules + binding (default)": CascadeVerifier(anchoring, local, None, policy),
+    local = CachedLocal({r["id"]: local_verdict(r, policy) for r in rows})
+    configs: dict[str, tuple[CascadeVerifier, OracleJudge | None]] = {
+        "local checker": (CascadeVerifier(anchoring, local, None, policy), None),
     }
     if nli is not None:
-        configs["rules + binding + NLI"] = CascadeVerifier(anchoring, local, None, policy, nli)
-    print(
-        "\nleak / supported recall / ROC AUC "
-        f"(check_support_probability {policy.check_support_probability}); load {os.getloadavg()[0]:.2f}"
+        configs["local + NLI"] = (CascadeVerifier(anchoring, local, None, policy, nli), None)
+    if judge:
+        oracle = OracleJudge(rows)
+        judging = JudgeConfig(
+            timeout=60.0, quote_threshold=policy.quote_fuzzy_threshold, batch_size=policy.judge_batch_size
+        )
+        verifier = CascadeVerifier(anchoring, local, LLMJudgeVerifier(oracle, judging), policy, nli)
+        configs["local + oracle judge"] = (verifier, oracle)
+    print(f"\noperating point: {configs['local checker'][0].operating_point}; load {os.getloadavg()[0]:.2f}")
+    print("split: tune = crc32(id) even (thresholds chosen here), held = odd (never tuned on)")
+    header = (
+        f"{'set':<20}{'split':<6}{'n':>5}{'leak':>7}{'recall':>8}{'contra P':>10}{'n contra':>9}"
+        f"{'coverage':>9}{'undecided':>10}"
     )
-    print(f"{'set':<22}{'n':>6}" + "".join(f"{c:>30}" for c in configs))
-    worst = dict.fromkeys(configs, 0.0)
-    for name in SETS:
-        subset = [r for r in rows if r["set"] == name]
-        if not subset:
-            continue
-        truth = np.array([r["label"] == "supported" for r in subset])
-        cells = []
-        for config, verifier in configs.items():
-            if verifier is None:
-                passed = np.array([r["vlabel"] == "supported" for r in subset])
-                score = np.array([r["score"] if r["vlabel"] != "contradicted" else 0.0 for r in subset])
-            else:
-                verdicts = await verifier.verify(check_claims(subset))
-                passed = np.array([v.supported for v in verdicts])
-                score = np.array([v.score for v in verdicts])
-                failures = sum(v.failure is not None for v in verdicts)
-                if failures:
-                    print(f"  {name} / {config}: {failures} claims failed closed (model failure)")
-            leak, recall = leak_recall(passed, truth)
-            worst[config] = max(worst[config], leak)
-            cells.append(f"{leak:>9.1%} / {recall:>6.1%} / {auc(truth, score):.3f}")
-        print(f"{name:<22}{len(subset):>6}" + "".join(f"{c:>30}" for c in cells))
-    print(f"{'worst leak':<28}" + "".join(f"{worst[c]:>30.1%}" for c in configs))
+    for config, (cascade, counted) in configs.items():
+        print(f"\n[{config}]")
+        print(header)
+        worst = {"leak": 0.0, "precision": 1.0}
+        for name in SETS:
+            subset = [r for r in rows if r["set"] == name]
+            if not subset:
+                continue
+            verdicts = await run_batched(cascade, check_claims(subset), JUDGE_REQUEST_CLAIMS)
+            for part in ("tune", "held", "all"):
+                chosen = [i for i, r in enumerate(subset) if part == "all" or split_of(r["id"]) == part]
+                truth = np.array([subset[i]["label"] == "supported" for i in chosen])
+                f = figures([verdicts[i] for i in chosen], truth)
+                if part != "all":
+                    worst["leak"] = max(worst["leak"], f.leak)
+                    if f.contradicted:
+                        worst["precision"] = min(worst["precision"], f.contradiction_precision)
+                print(
+                    f"{name if part == 'tune' else '':<20}{part:<6}{f.n:>5}{f.leak:>7.1%}{f.recall:>8.1%}"
+                    f"{f.contradiction_precision:>10.1%}{f.contradicted:>9}{f.contradiction_coverage:>9.1%}"
+                    f"{f.undecided:>10.1%}"
+                )
+        print(f"worst split: leak {worst['leak']:.1%}, contradiction precision {worst['precision']:.1%}")
+        if counted is not None:
+            total = len(rows)
+            print(
+                f"judge: {counted.calls} calls for {total} claims "
+                f"({100 * counted.calls / total:.1f} calls per 100 claims; "
+                f"{100 * counted.claims / total:.1f}% of claims sent; batch {policy.judge_batch_size}, "
+                f"budget {policy.judge_budget_per_request} per request of {JUDGE_REQUEST_CLAIMS} claims)"
+            )
 
 
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--per-set", type=int, default=800, help="rows sampled per set (seeded)")
+    parser.add_argument("--per-set", type=int, default=800, help="rows sampled per set (seeded); 0: all rows")
+    parser.add_argument("--eval", type=Path, default=EVAL, help="directory of the claim sets (*.jsonl)")
+    parser.add_argument(
+        "--judge",
+        action="store_true",
+        help="also the cascade with an oracle judge: judge calls per 100 claims",
+    )
     parser.add_argument("--cache", type=Path, default=CACHE, help="local verdicts cache (JSONL)")
     parser.add_argument("--nli-model", type=Path, default=None, help="entailment model directory to wire in")
     parser.add_argument("--fit-calibration", action="store_true", help="refit data/check_calibration.json")
@@ -392,8 +573,8 @@ async def main() -> int:
     )
     add_serving_encoder_arguments(parser, "the claims (small calls)")
     args = parser.parse_args()
-    if not EVAL.is_dir():
-        print(f"skipped: {EVAL} is not present")
+    if not args.eval.is_dir():
+        print(f"skipped: {args.eval} is not present")
         return 0
     # no text cache: repeated runs must measure encoding, not cache hits
     embedder = Embedder(cache_size=0, threads=args.threads)
@@ -410,16 +591,16 @@ async def main() -> int:
     policy = VerificationPolicy()
     embedder.encode(["warm-up"])
     if args.speed:
-        await speed(embedder, policy, args.limit, args.repeat)
+        await speed(embedder, policy, args.limit, args.repeat, args.eval)
         return 0
-    rows = local_rows(embedder, policy, args.per_set, args.cache, claims_embedder)
+    rows = local_rows(embedder, policy, args.per_set, args.cache, claims_embedder, args.eval)
     if args.fit_calibration:
         threshold = fit_calibration(rows, args.target_leak, write=True)
         policy = replace(policy, check_support_probability=round(math.ceil(threshold * 100) / 100, 2))
     nli = None
     if args.nli_model is not None:
         nli = NLIStage(load_entailment_model(args.nli_model), policy.nli_entailment_threshold, 600.0)
-    await accuracy(rows, policy, nli)
+    await accuracy(rows, policy, nli, args.judge)
     return 0
 
 

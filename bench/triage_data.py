@@ -19,7 +19,9 @@ import numpy as np
 from gateway.knowledge.embedding import Embedder
 
 ROOT = Path(__file__).resolve().parents[1]
-EVAL = ROOT.parent / "shared" / "eval" / "triage"
+_EVAL_PLACES = (ROOT.parent / "shared" / "eval" / "triage", ROOT.parents[1] / "shared" / "eval" / "triage")
+EVAL = next((p for p in _EVAL_PLACES if p.is_dir()), _EVAL_PLACES[0])
+"""``../shared/eval/triage`` beside the checkout (or beside the worktrees' folder, for a git worktree)."""
 TRAIN_SHARE = 70
 """Percent of each shared file used for training; the rest is held out for the benchmark."""
 

@@ -73,6 +73,10 @@ class TriageLayer(StrEnum):
     """Nearest emergency exemplar of ``policies/triage/emergency_exemplars.yaml``."""
     CLASSIFIER = "classifier"
     """The logistic-regression heads over MiniLM embeddings."""
+    SIGNS = "signs"
+    """A red flag's own signs with a severity or trajectory word (``policies/triage/evidence.yaml``)."""
+    VITALS = "vitals"
+    """A vital sign outside its age's published limit (``policies/triage/vitals.yaml``)."""
     CONTEXT = "context"
     """An earlier turn of the conversation (an emergency reported before; a clinical topic inherited)."""
     DEFAULT = "default"
@@ -80,6 +84,17 @@ class TriageLayer(StrEnum):
     MODEL = "model"
     """The answering model's own urgency read (first line of the citation contract) raised it to an
     emergency: a second net behind the other layers; it can only raise urgency (``model_triage``)."""
+
+
+@dataclass(frozen=True)
+class TriageEvidence:
+    """One thing triage found in the message: a sign, a severity word, a vital sign out of range.
+
+    ``kind`` is the evidence group (``bleeding``, ``at_rest``, ``vital``, ...; another layer may add
+    its own, e.g. a model's reason); ``text`` is what was found, in the patient's words or as read."""
+
+    kind: str
+    text: str
 
 
 @dataclass(frozen=True)
@@ -103,6 +118,8 @@ class Triage:
     """The layer that decided the message's scope."""
     recognised: str | None = None
     """Emergencies: what was recognised, as the emergency message names it (the category's label)."""
+    evidence: tuple[TriageEvidence, ...] = ()
+    """Emergencies: what the deciding layer found (signs, severity words, vital signs out of range)."""
 
     @property
     def answerable(self) -> tuple[str, ...]:
@@ -216,6 +233,53 @@ class VerdictLabel(StrEnum):
     CONTRADICTED = "contradicted"
 
 
+class VerificationStatus(StrEnum):
+    """What verification established about a claim (``Verdict.status``): the three outcomes of the
+    local checker, plus ``unsupported`` when something that can decide said no."""
+
+    SUPPORTED = "supported"
+    """The claim restates its source (or a configured entailment model or judge said so)."""
+    CONTRADICTED = "contradicted"
+    """The source states something incompatible, named by ``Verdict.conflict``."""
+    UNSUPPORTED = "unsupported"
+    """Decided not supported: an entailment model or the judge said so, or there is nothing to check
+    against (no cited source with text). Never given by the local checker to a claim it has a source for."""
+    NOT_VERIFIED = "not_verified"
+    """The local checker cannot decide (a paraphrase, missing words), or a model stage failed on it."""
+
+
+class ConflictKind(StrEnum):
+    """What a contradiction changes (``Conflict.kind``)."""
+
+    NUMBER = "number"
+    """A different number, dose, unit or frequency of the same dimension."""
+    NEGATION = "negation"
+    """One side negates what the other states."""
+    OPPOSITE = "opposite"
+    """An opposite word (increases / reduces) or a difference where the other reports none."""
+    QUANTIFIER = "quantifier"
+    """The claim generalises ("always", "all") where the source hedges ("may", "some")."""
+    ENTITY = "entity"
+    """Another medicine or condition."""
+    POPULATION = "population"
+    """Another group of people (children / adults, pregnant women...)."""
+    STATEMENT = "statement"
+    """A judge found the source incompatible without naming one of the kinds above (its reason says how)."""
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """What a contradicted claim says and what its source says instead."""
+
+    kind: ConflictKind
+    detail: str
+    """One sentence naming both sides (e.g. "claim says '500 mg', evidence says '50 mg'")."""
+    claim: str = ""
+    """The claim's part in conflict ("500 mg"), when one span names it."""
+    source: str = ""
+    """The source's part in conflict ("50 mg"), when one span names it."""
+
+
 @dataclass(frozen=True)
 class Evidence:
     """Where in which source the support (or the contradiction) was found."""
@@ -249,10 +313,26 @@ class Verdict:
     failure: str | None = None
     """Set when a model stage failed on this claim (``timeout``, ``error``, ``invalid_output``): the
     verdict is then a closed failure, never an ordinary ``unsupported`` (counted in metrics)."""
+    conflict: Conflict | None = None
+    """Contradicted claims: what the claim changes (a ``contradicted`` label always carries one)."""
+    decided: bool = False
+    """An ``unsupported`` label that something able to decide gave (an entailment model, the judge, or
+    no source to check against); False: the local checker could not decide (``not_verified``)."""
 
     @property
     def supported(self) -> bool:
         return self.label is VerdictLabel.SUPPORTED
+
+    @property
+    def status(self) -> VerificationStatus:
+        """supported / contradicted / unsupported (decided) / not_verified (see ``VerificationStatus``)."""
+        if self.label is VerdictLabel.SUPPORTED:
+            return VerificationStatus.SUPPORTED
+        if self.label is VerdictLabel.CONTRADICTED:
+            return VerificationStatus.CONTRADICTED
+        if self.decided and self.failure is None:
+            return VerificationStatus.UNSUPPORTED
+        return VerificationStatus.NOT_VERIFIED
 
 
 class ClaimOutcome(StrEnum):

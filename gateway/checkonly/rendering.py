@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.checkonly.report import CheckedStatement, CheckReport
-from gateway.domain import Span
+from gateway.domain import Conflict, Span
 
 
 def _span(span: Span) -> dict[str, int]:
@@ -29,6 +29,17 @@ def statement_json(statement: CheckedStatement) -> dict[str, Any]:
         "source_ids": list(statement.source_ids),
         "check": statement.check,
         "reason": statement.reason or None,
+        "status": statement.status.value if statement.status else None,
+        "contradiction": conflict_json(statement.conflict) if statement.conflict else None,
+    }
+
+
+def conflict_json(conflict: Conflict) -> dict[str, str | None]:
+    return {
+        "kind": conflict.kind.value,
+        "claim": conflict.claim or None,
+        "source": conflict.source or None,
+        "detail": conflict.detail,
     }
 
 
@@ -55,4 +66,12 @@ def report_json(report: CheckReport) -> dict[str, Any]:
             "share": report.url_validity_share,
         },
         "conversational_faithfulness": report.conversational_faithfulness,
+        "claims_by_status": {status.value: n for status, n in report.status_counts().items()},
+        "statement_support_range": (
+            {"low": support.low, "high": support.high, "undecided": support.undecided}
+            if (support := report.support_range)
+            else None
+        ),
+        "response_support_possible": report.response_support_possible,
+        "operating_point": report.operating_point,
     }

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gateway.domain import Span, StatementKind, VerdictLabel
+from gateway.domain import Conflict, Span, StatementKind, VerdictLabel, VerificationStatus
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,21 @@ class CheckedStatement:
     evidence: CheckedEvidence | None = None
     failure: str | None = None
     """Set when a judge or entailment model failed on this claim (it then failed closed)."""
+    status: VerificationStatus | None = None
+    """supported / contradicted / unsupported (decided) / not_verified; None for conversational ones."""
+    conflict: Conflict | None = None
+    """Contradicted claims: what the claim says and what the source says instead."""
+
+
+@dataclass(frozen=True)
+class SupportRange:
+    """Statement-level support as the checker can bound it: ``low`` counts only verified claims,
+    ``high`` counts the undecided ones as supported too; ``undecided`` is the share between them.
+    A point figure needs a judge (or entailment model) to decide the undecided claims."""
+
+    low: float
+    high: float
+    undecided: float
 
 
 @dataclass(frozen=True)
@@ -52,6 +67,35 @@ class CheckReport:
     """Every URL that was fetched (sources given as URL without text), once each."""
     sentence_indices: tuple[int, ...]
     """Per statement, the index of the answer sentence it belongs to."""
+    operating_point: str = ""
+    """The verifier and thresholds that decided (``verification.base.operating_point``)."""
+
+    def status_counts(self) -> dict[VerificationStatus, int]:
+        """Claims per status (every status present, zero when none)."""
+        counts = dict.fromkeys(VerificationStatus, 0)
+        for claim in self.claims:
+            if claim.status is not None:
+                counts[claim.status] += 1
+        return counts
+
+    @property
+    def support_range(self) -> SupportRange | None:
+        """Statement-level support as a range (None without claims); see ``SupportRange``."""
+        claims = self.claims
+        if not claims:
+            return None
+        counts = self.status_counts()
+        supported = counts[VerificationStatus.SUPPORTED] / len(claims)
+        undecided = counts[VerificationStatus.NOT_VERIFIED] / len(claims)
+        return SupportRange(round(supported, 4), round(supported + undecided, 4), round(undecided, 4))
+
+    @property
+    def response_support_possible(self) -> bool:
+        """The upper end of response-level support: at least one claim, and every claim supported or
+        not verified (none contradicted or decided unsupported)."""
+        claims = self.claims
+        allowed = (VerificationStatus.SUPPORTED, VerificationStatus.NOT_VERIFIED)
+        return bool(claims) and all(c.status in allowed for c in claims)
 
     @property
     def claims(self) -> tuple[CheckedStatement, ...]:

@@ -26,7 +26,7 @@ from gateway.fetching.result import FetchResult
 from gateway.metrics import MODEL_FAILURES, MODEL_STAGES, GatewayMetrics, bounded
 from gateway.pipeline.split import IdMarkers, split
 from gateway.text import passage_from_text
-from gateway.verification.base import Verifier
+from gateway.verification.base import Verifier, operating_point
 
 METHOD_UNAVAILABLE = "source_unavailable"
 """``method`` of a verdict given without the verifier because no cited source has text."""
@@ -71,7 +71,7 @@ async def check_answer(
     checked = tuple(
         _checked(statement, verdicts.get(position), ids) for position, statement in enumerate(statements)
     )
-    return CheckReport(checked, urls, tuple(s.sentence_index for s in statements))
+    return CheckReport(checked, urls, tuple(s.sentence_index for s in statements), operating_point(verifier))
 
 
 async def _resolve(
@@ -108,11 +108,20 @@ def _cited(statement: Statement, passages: dict[int, Passage]) -> tuple[tuple[in
 
 
 def _unavailable(statement: Statement, ids: Sequence[str], urls: Sequence[UrlValidity]) -> Verdict:
+    """No source to check against is a decided ``unsupported``; a cited source that could not be
+    fetched leaves the claim ``not_verified`` (it might support the claim)."""
     if not statement.source_numbers:
-        return Verdict(VerdictLabel.UNSUPPORTED, 0.0, METHOD_UNAVAILABLE, "no_source", "no source has text")
+        return Verdict(
+            VerdictLabel.UNSUPPORTED, 0.0, METHOD_UNAVAILABLE, "no_source", "no source has text", decided=True
+        )
     if all(n == IdMarkers.UNKNOWN for n in statement.source_numbers):
         return Verdict(
-            VerdictLabel.UNSUPPORTED, 0.0, METHOD_UNAVAILABLE, "unknown_source", "the marker names no source"
+            VerdictLabel.UNSUPPORTED,
+            0.0,
+            METHOD_UNAVAILABLE,
+            "unknown_source",
+            "the marker names no source",
+            decided=True,
         )
     cited = {ids[n - 1] for n in statement.source_numbers if n != IdMarkers.UNKNOWN}
     reasons = sorted({u.reason or "invalid" for u in urls if cited & set(u.source_ids)})
@@ -140,6 +149,8 @@ def _checked(statement: Statement, verdict: Verdict | None, ids: Sequence[str]) 
         verdict.reason,
         evidence,
         verdict.failure,
+        verdict.status,
+        verdict.conflict,
     )
 
 

@@ -258,9 +258,7 @@ class _Run:
 
     async def opened(self) -> None:
         """Wait until the provisional row is committed; AuditError (already counted) when it failed.
-
-        Shielded: a cancelled request still waits for its provisional row before completing it.
-        """
+        Shielded: a cancelled request still waits for its provisional row before completing it."""
         if self.provisional is not None:
             await asyncio.shield(self.provisional)
 
@@ -391,7 +389,10 @@ class _Run:
         rule = self.triage.rule if emergency else None
         deferred = deferred_questions(self.triage) if emergency else ()
         recognised = self.triage.recognised if emergency else None
-        message = self.services.messages.refusal(reason, rule=rule, deferred=deferred, recognised=recognised)
+        signs = tuple(e.text for e in self.triage.evidence) if emergency else ()
+        message = self.services.messages.refusal(
+            reason, rule=rule, deferred=deferred, recognised=recognised, signs=signs
+        )
         outcome = Outcome("", self.statements, (), True, reason, detail)
         return await self.finish(outcome, refusal_message=message)
 

@@ -43,6 +43,12 @@ class SemanticScore:
     classifier_fired: bool
     """The classifier layer fires: emergency probability at or above ``emergency_probability``, unless a
     contrast exemplar is nearer than every emergency exemplar by more than ``classifier_veto_margin``."""
+    by_category: tuple[tuple[str, float], ...] = ()
+    """Cosine to the nearest exemplar of each category (the evidence layer picks among the categories
+    whose signs the message holds)."""
+
+    def similarity_of(self, category: str) -> float:
+        return next((value for name, value in self.by_category if name == category), -1.0)
 
 
 class SemanticTriage:
@@ -70,6 +76,8 @@ class SemanticTriage:
         contrast = [*banks.non_emergency, *banks.health_questions, *banks.non_health]
         vectors = encoder.encode([*texts, *contrast])
         self._categories = names
+        self._category_names = list(dict.fromkeys(names))
+        self._category_starts = np.asarray([names.index(n) for n in self._category_names], dtype=np.int64)
         self._thresholds = np.asarray(thresholds, dtype=np.float32)
         self._emergency = vectors[: len(texts)]
         self._contrast = vectors[len(texts) :]
@@ -87,6 +95,7 @@ class SemanticTriage:
         contrast = vectors @ self._contrast.T
         best = emergency.argmax(axis=1)
         best_contrast = contrast.max(axis=1)
+        per_category = np.maximum.reduceat(emergency, self._category_starts, axis=1)
         health = np.maximum(emergency.max(axis=1), contrast[:, : self._health_rows].max(axis=1))
         p_emergency = heads["emergency"].probability(vectors)
         p_health = heads["clinical"].probability(vectors)
@@ -107,6 +116,9 @@ class SemanticTriage:
                     health_similarity=float(health[row]),
                     classifier_fired=float(p_emergency[row]) >= settings.emergency_probability
                     and nearest_contrast - similarity <= settings.classifier_veto_margin,
+                    by_category=tuple(
+                        zip(self._category_names, (float(v) for v in per_category[row]), strict=True)
+                    ),
                 )
             )
         return scores

@@ -32,9 +32,21 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from gateway.domain import ChatRequest, Message, QuestionTriage, Role, Scope, Triage, TriageLayer
+from gateway.domain import (
+    ChatRequest,
+    Message,
+    QuestionTriage,
+    Role,
+    Scope,
+    Triage,
+    TriageEvidence,
+    TriageLayer,
+)
 from gateway.knowledge.query import QueryWords
+from gateway.pipeline.red_flag_binding import Emergency, bound_semantic
 from gateway.pipeline.semantic_triage import SemanticScore, SemanticTriage
+from gateway.pipeline.triage_evidence import EvidenceReader, distinct, negated
+from gateway.pipeline.triage_vitals import check_vitals
 from gateway.policy.contexts import OperatingContext, TriageRule
 from gateway.policy.triage import NegationPolicy, TriagePolicy
 from gateway.text import sentence_spans
@@ -55,25 +67,17 @@ def _matches(patterns: tuple[str, ...], text: str) -> bool:
 # --- layer 1: rules, negation-aware ------------------------------------------------------------------
 
 
-def negated(text: str, start: int, negation: NegationPolicy) -> bool:
-    """Whether the words just before ``start`` (same clause, within the window) negate what follows."""
-    before = text[:start]
-    cut = 0
-    for pattern in negation.terminators:
-        for match in _compiled(pattern).finditer(before):
-            cut = max(cut, match.end())
-    scope = " ".join(before[cut:].split()[-negation.window_words :])
-    for pattern in negation.pseudo:
-        scope = _compiled(pattern).sub(" ", scope)
-    return _matches(negation.cues, scope)
-
-
 def _fires(rule: TriageRule, text: str, negation: NegationPolicy | None) -> bool:
+    return _fired(rule, text, negation) is not None
+
+
+def _fired(rule: TriageRule, text: str, negation: NegationPolicy | None) -> str | None:
+    """The words of the first match of ``rule`` that is not negated, if any."""
     for pattern in rule.patterns:
         for match in _compiled(pattern).finditer(text):
             if negation is None or not rule.negatable or not negated(text, _flag_start(match), negation):
-                return True
-    return False
+                return match.group(0)
+    return None
 
 
 def _flag_start(match: re.Match[str]) -> int:
@@ -94,9 +98,15 @@ def _is_question(sentence: str) -> bool:
     return sentence.rstrip().endswith("?")
 
 
-def information_only(text: str, context: OperatingContext) -> bool:
-    """A general question that reports nothing personal ("what are the signs of a stroke?")."""
-    return _matches(context.information_questions, text) and not _matches(context.personal_report, text)
+def information_only(text: str, context: OperatingContext, policy: TriagePolicy | None = None) -> bool:
+    """A general question that reports nothing personal ("what are the signs of a stroke?"); with a
+    policy, vignette and third-person reports (``evidence.yaml`` ``information_personal``) are personal."""
+    extra = policy.evidence.information_questions if policy is not None else ()
+    if not (_matches(context.information_questions, text) or _matches(extra, text)):
+        return False
+    if _matches(context.personal_report, text):
+        return False
+    return policy is None or not _matches(policy.evidence.information_personal, text)
 
 
 def red_flag(
@@ -198,35 +208,93 @@ def plan(
 # --- decisions -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Emergency:
-    category: str
-    layer: TriageLayer
+_READERS: dict[int, tuple[TriagePolicy, EvidenceReader]] = {}
+
+
+def evidence_reader(policy: TriagePolicy) -> EvidenceReader:
+    """The policy's evidence reader (built once per policy object)."""
+    cached = _READERS.get(id(policy))
+    if cached is None or cached[0] is not policy:
+        cached = (policy, EvidenceReader(policy.evidence, policy.settings.negation))
+        _READERS[id(policy)] = cached
+    return cached[1]
+
+
+def _exempt(category: str, context: OperatingContext, policy: TriagePolicy) -> bool:
+    """Whether an information question about this red flag is answered (with its safety note)."""
+    known = policy.categories.get(category)
+    if known is not None:
+        return known.information_exempt
+    rule = next((r for r in context.emergency if r.id == category), None)
+    return rule is not None and rule.information_exempt
 
 
 def _emergency(
     text: str, score: SemanticScore, context: OperatingContext, policy: TriagePolicy
-) -> tuple[_Emergency | None, str | None]:
-    """(the emergency this text reports, the red flag an information question asks about)."""
-    info = information_only(text, context)
-    rule = _first_rule(context.emergency, text, policy.settings.negation)
-    if rule is not None:
-        if not (rule.information_exempt and info):
-            return _Emergency(rule.id, TriageLayer.RULE), None
-        return None, rule.id
-    layer = (
-        TriageLayer.EXEMPLAR
-        if score.exemplar_fired
-        else TriageLayer.CLASSIFIER
-        if score.classifier_fired
-        else None
-    )
-    if layer is None:
+) -> tuple[Emergency | None, str | None]:
+    """(the emergency this text reports, the red flag an information question asks about).
+
+    The layers, in order (docs/safety.md): the health gate (no health content: never an emergency),
+    the context's red-flag rules, vital signs out of range, a red flag's signs with a severity word,
+    then the exemplar and classifier layers, which may only raise a category whose signs are present
+    or, for a category bound by the gate (``semantic: gate``: every red flag as shipped), the nearest
+    category when the text names a term of the health gate's own groups.
+    Background sentences ("had a bleed in 2019") give no signs and match no rule.
+    """
+    reader = evidence_reader(policy)
+    reading = reader.read(text)
+    if not reading.health:  # only a red flag bound to nothing (``semantic: free``) can be raised
+        unbound = bound_semantic(score, {}, policy, health_terms=False)
+        if unbound is None:
+            return None, None
+        if information_only(text, context, policy) and _exempt(unbound.category, context, policy):
+            return None, unbound.category
+        return unbound, None
+    info = information_only(text, context, policy)
+    current = reading.current()
+    negation = policy.settings.negation
+    found: Emergency | None = None
+    for rule in context.emergency:
+        signs_rule = policy.evidence.categories.get(rule.id)
+        target = text if signs_rule is not None and signs_rule.history_fires else current
+        matched = _fired(rule, target, negation)
+        if matched is not None:
+            signs = reader.signs(reading, rule.id)
+            found_signs = signs.evidence() if signs else ()
+            extra = () if any(matched.lower() in e.text.lower() for e in found_signs) else (matched,)
+            evidence = distinct((*(TriageEvidence("rule", m) for m in extra), *found_signs))
+            found = Emergency(rule.id, TriageLayer.RULE, evidence)
+            break
+    if found is None:
+        findings = check_vitals(current, policy.vitals)
+        if findings:
+            evidence = tuple(f.evidence() for f in findings)
+            found = Emergency(findings[0].limit.category, TriageLayer.VITALS, evidence)
+    met = {c: signs for c in policy.evidence.categories if (signs := reader.signs(reading, c)) is not None}
+    if found is None:
+        escalated = [signs for signs in met.values() if signs.escalated]
+        if escalated:
+            best = max(escalated, key=lambda signs: score.similarity_of(signs.category))
+            found = Emergency(best.category, TriageLayer.SIGNS, best.evidence())
+    if found is None:
+        found = bound_semantic(score, met, policy, reading.health_terms)
+    if found is None:
+        if info and met:  # a question about a red flag whose signs it names: answered with its note
+            category = max(met, key=score.similarity_of)
+            return None, category if _exempt(category, context, policy) else None
         return None, None
-    category = policy.categories.get(score.category)
-    if info and category is not None and category.information_exempt:
-        return None, score.category
-    return _Emergency(score.category, layer), None
+    if info and _exempt(found.category, context, policy):
+        return None, found.category
+    return found, None
+
+
+def _label(category: str, policy: TriagePolicy) -> str | None:
+    """The emergency message's name for a category (a vital sign's own category: its limit's label)."""
+    if category not in policy.categories:
+        limit = next((lim for lim in policy.vitals.limits if lim.category == category), None)
+        if limit is not None:
+            return limit.label
+    return policy.label(category)
 
 
 def _health(score: SemanticScore, policy: TriagePolicy) -> bool | None:
@@ -298,7 +366,7 @@ def decide(
         for s in [*history_scores, *([conversation_score] if conversation_score else [])]
     )
     questions: list[QuestionTriage] = []
-    found: _Emergency | None = None
+    found: Emergency | None = None
     for text, score in zip(triage_plan.questions, question_scores, strict=True):
         emergency, note = _emergency(text, score, context, policy)
         if emergency is not None:
@@ -315,13 +383,19 @@ def decide(
         for turn, score in zip(triage_plan.history, history_scores, strict=True):
             earlier, _ = _emergency(turn, score, context, policy)
             if earlier is not None:
-                found = _Emergency(earlier.category, TriageLayer.CONTEXT)
+                found = Emergency(earlier.category, TriageLayer.CONTEXT, earlier.evidence)
     written = triage_plan.written or triage_plan.questions
     result = tuple(replace(q, text=w) for q, w in zip(questions, written, strict=True))
     if found is not None:
         reason = f"red flag ({found.layer.value}): {found.category}"
         return Triage(
-            Scope.EMERGENCY, reason, found.category, result, found.layer, policy.label(found.category)
+            Scope.EMERGENCY,
+            reason,
+            found.category,
+            result,
+            found.layer,
+            _label(found.category, policy),
+            found.evidence,
         )
     answered = next((q for q in result if q.scope is Scope.IN_SCOPE), None)
     if answered is not None:

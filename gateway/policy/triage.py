@@ -4,6 +4,8 @@ Layout::
 
     triage.yaml                 thresholds, conversation window, negation cues, classifier file name
     emergency_exemplars.yaml    per red-flag category: label, information_exempt, threshold, exemplars
+    evidence.yaml               the health gate, each red flag's signs and severity words (triage_evidence)
+    vitals.yaml                 vital-sign limits by age, with their published sources (triage_evidence)
     contrast_exemplars.yaml     non_emergency, health_questions and non_health banks
     classifier.json             logistic-regression heads over MiniLM embeddings (bench/train_triage.py)
 
@@ -24,6 +26,13 @@ import numpy as np
 from pydantic import with_config
 
 from gateway.errors import ConfigurationError, InvalidValue
+from gateway.policy.triage_evidence import (
+    EvidencePolicy,
+    VitalsPolicy,
+    check_categories,
+    load_evidence_policy,
+    load_vitals_policy,
+)
 from gateway.validation import FILE_CONFIG, read_yaml, validate
 
 CATEGORY_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
@@ -164,6 +173,8 @@ class TriagePolicy:
     banks: ContrastBanks
     classifier: Classifier
     directory: Path
+    evidence: EvidencePolicy
+    vitals: VitalsPolicy
 
     def label(self, category: str | None) -> str | None:
         """The patient-facing name of a category (or of a context rule id with no category)."""
@@ -179,7 +190,11 @@ def load_triage_policy(directory: Path, dimensions: int = 384) -> TriagePolicy:
     categories = load_categories(directory / "emergency_exemplars.yaml")
     banks = load_contrast_banks(directory / "contrast_exemplars.yaml")
     classifier = load_classifier(directory / settings.classifier_file, dimensions)
-    return TriagePolicy(settings, categories, banks, classifier, directory)
+    evidence_file = directory / "evidence.yaml"
+    evidence = load_evidence_policy(evidence_file)
+    check_categories(evidence, set(categories), str(evidence_file))
+    vitals = load_vitals_policy(directory / "vitals.yaml")
+    return TriagePolicy(settings, categories, banks, classifier, directory, evidence, vitals)
 
 
 def load_contrast_banks(path: Path) -> ContrastBanks:

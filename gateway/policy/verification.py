@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from gateway.domain import ConflictKind
 from gateway.validation import check_range, field_error
 
 
@@ -18,9 +19,12 @@ class VerificationPolicy:
     support_threshold: float = 0.5
     """Local verifier: score at or above which a claim is supported."""
     uncertain_band: tuple[float, float] = (0.35, 0.65)
-    """Scores in this band are escalated to the LLM judge, when one is configured."""
+    """Order of escalation: ``not_verified`` claims whose score is nearest this band's centre go to the
+    LLM judge first (every ``not_verified`` claim may go, within the budget)."""
     judge_budget_per_request: int = 6
-    """Most judge calls one request may make; claims past the budget keep the local verdict."""
+    """Most claims one request may send to the judge; claims past the budget stay ``not_verified``."""
+    judge_batch_size: int = 4
+    """Claims judged in one judge call (one prompt, one JSON answer with a verdict per claim)."""
     local_similarity_floor: float = 0.25
     """Local verifier: MiniLM cosine mapped to 0 in the score (unrelated sentences score about this)."""
     local_similarity_ceiling: float = 0.75
@@ -39,8 +43,15 @@ class VerificationPolicy:
     """Local verifier: score multiplier when a universal claim ("always") meets unqualified evidence."""
     clash_score: float = 0.1
     """Local verifier: score given when a check finds a clash (below any uncertain band: not escalated)."""
-    contradiction_similarity: float = 0.6
-    """Local verifier: a clash is a contradiction when the evidence is at least this similar (cosine)."""
+    contradiction_similarity: float = 0.8
+    """Local verifier: a clash is a contradiction when the evidence is at least this similar (cosine)
+    and its kind is in ``contradiction_kinds``; any other clash leaves the claim ``not_verified``."""
+    contradiction_kinds: tuple[str, ...] = ("number", "negation", "quantifier")
+    """Conflict kinds (``domain.ConflictKind``) the local checker may call a contradiction: those whose
+    contradictions were >= 90% truly not supported on every dev set (bench/bench_verifier.py)."""
+    contradiction_max_unshared_words: int = 0
+    """Local verifier: a clash is a contradiction only when the evidence states every other content word
+    of the claim but this many (the claim restates the evidence except for the conflict)."""
     unanchored_support_threshold: float = 0.6
     """Unused since quote binding (a chat claim without an anchored quote is never supported locally);
     kept so existing policy files still load."""
@@ -84,6 +95,16 @@ class VerificationPolicy:
         check_range(self, "local_candidates", 1, 50)
         check_range(self, "local_window_sentences", 1, 10)
         check_range(self, "judge_budget_per_request", 0, 1000)
+        check_range(self, "judge_batch_size", 1, 32)
+        check_range(self, "contradiction_max_unshared_words", 0, 100)
+        known = {kind.value for kind in ConflictKind}
+        unknown = [k for k in self.contradiction_kinds if k not in known]
+        if unknown:
+            raise field_error(
+                self,
+                "contradiction_kinds",
+                f"unknown kind {unknown[0]!r} (known: {', '.join(sorted(known))})",
+            )
         lo, hi = self.uncertain_band
         if not 0.0 <= lo <= hi <= 1.0:
             raise field_error(self, "uncertain_band", "must be [low, high] with 0 <= low <= high <= 1")

@@ -24,6 +24,13 @@ class Verifier(Protocol):
     async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]: ...
 
 
+def operating_point(verifier: Verifier) -> str:
+    """The verifier's operating point as reports name it: its ``operating_point`` when it states one
+    (the cascade: its stages and thresholds), else its name."""
+    stated = getattr(verifier, "operating_point", None)
+    return stated if isinstance(stated, str) else verifier.name
+
+
 class LocalVerifier(Protocol):
     """The cascade's local stage: a Verifier that is handed the request's text analyses, so that what
     it analyses (a claim, its evidence windows) is not analysed again by the cascade's binding. One

@@ -25,7 +25,7 @@ from functools import lru_cache
 
 import snowballstemmer
 
-from gateway.domain import Passage, Span
+from gateway.domain import Conflict, Passage, Span
 from gateway.text import sentence_spans, strip_markers
 from gateway.verification.checks.analysis import AnalysedText, Analyses
 from gateway.verification.checks.entities import check_entities
@@ -57,6 +57,8 @@ class Binding:
     detail: str
     clash: bool = False
     """The claim contradicts its quote (a number, polarity, quantifier or entity changed)."""
+    conflict: Conflict | None = None
+    """The clash's conflict: what the claim says and what the quoted source says instead."""
 
 
 @lru_cache(maxsize=16384)
@@ -101,6 +103,13 @@ def _missing_words(claim: AnalysedText, context: AnalysedText) -> list[str]:
     return missing
 
 
+def unshared_words(claim: AnalysedText, context: AnalysedText, conflict: Conflict | None = None) -> list[str]:
+    """The claim's content words ``context`` lacks (inflection, spelling and listed synonyms aside),
+    leaving out the words of ``conflict``'s own claim part (a swapped word is the conflict itself)."""
+    own = {word_key(w) for w in tokens(conflict.claim.lower())} if conflict is not None else set()
+    return [w for w in _missing_words(claim, context) if word_key(w) not in own]
+
+
 def restates(claim: str, context: str, analyses: Analyses | None = None) -> Binding:
     """Does ``claim`` say only what ``context`` (its quote and the rest of the quote's sentence) says?
 
@@ -123,6 +132,7 @@ def restates(claim: str, context: str, analyses: Analyses | None = None) -> Bind
                 result.name.value,
                 f"the quoted source does not say this: {detail}",
                 result.outcome is CheckOutcome.CLASH,
+                result.conflict,
             )
     missing = _missing_words(analysed, evidence)
     if missing:

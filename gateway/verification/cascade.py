@@ -17,11 +17,17 @@ score (``restatement_score``) that is mapped to a calibrated probability of supp
 (``calibration.py``); that probability is the verdict's score, and the claim is supported at
 ``check_support_probability`` or above (the leak-calibrated default).
 
-Then, for claims not decided (unsupported, not contradicted, not failed): the entailment model
-(``GATEWAY_NLI_MODEL``) when configured, then the LLM judge on those whose local score is in
-``uncertain_band`` (chat path: at or above its low end), most uncertain first, at most
-``judge_budget_per_request`` per ``verify()``. A model failure is a closed failure verdict
-(``nli_error`` / ``judge_error``, ``Verdict.failure`` set), never an ordinary ``unsupported``.
+A local clash is ``contradicted`` only for the conflict kinds the dev sets showed to hold
+(``contradiction_kinds``, on close evidence); any other clash leaves the claim ``not_verified``, its
+reason naming the possible conflict. Claims with nothing to check against (``FINAL_CHECKS``) are
+decided ``unsupported`` (``Verdict.decided``).
+
+Then only the ``not_verified`` claims (``Verdict.status``; not failed): the entailment model
+(``GATEWAY_NLI_MODEL``) when configured, then the LLM judge on those still undecided, closest to the
+centre of ``uncertain_band`` first, at most ``judge_budget_per_request`` per ``verify()``; the judge
+takes them ``judge_batch_size`` claims per call (``judge.py``). Supported, contradicted and decided
+claims never reach a model. A model failure is a closed failure verdict (``nli_error`` /
+``judge_error``, ``Verdict.failure`` set: ``not_verified``), never an ordinary ``unsupported``.
 """
 
 from __future__ import annotations
@@ -30,15 +36,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from gateway.domain import ClaimToCheck, Evidence, Passage, Verdict, VerdictLabel
+from gateway.domain import ClaimToCheck, Evidence, Passage, Verdict, VerdictLabel, VerificationStatus
 from gateway.knowledge.embedding import Embedder
 from gateway.models.openai_compatible import Endpoint
 from gateway.models.pool import ModelPool
 from gateway.policy.verification import VerificationPolicy
 from gateway.settings import Settings
+from gateway.text import strip_markers
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.base import LocalVerifier, Verifier
-from gateway.verification.binding import Binding, quote_context, restates
+from gateway.verification.binding import Binding, quote_context, restates, unshared_words
 from gateway.verification.calibration import ScoreCalibration
 from gateway.verification.checks.analysis import Analyses
 from gateway.verification.entailment import NLIRequest, NLIStage, load_entailment_model
@@ -75,6 +82,19 @@ class CascadeVerifier:
         self._nli = nli
         self._calibration = calibration or ScoreCalibration.load()
 
+    @property
+    def operating_point(self) -> str:
+        """Stages and thresholds, as every report names them (``base.operating_point``)."""
+        p = self._policy
+        stages = "+".join(
+            name for name, on in (("local", True), ("nli", self._nli), ("judge", self._judge)) if on
+        )
+        return (
+            f"cascade[{stages}] support: check_support_probability {p.check_support_probability:g} "
+            f"(check-only), quote binding (chat); contradiction: {','.join(p.contradiction_kinds)} "
+            f"at similarity >= {p.contradiction_similarity:g}"
+        )
+
     async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
         anchors = await self._anchoring.verify(claims)
         analyses = Analyses()
@@ -90,8 +110,10 @@ class CascadeVerifier:
         analyses = Analyses() if analyses is None else analyses
         if not claim.quote_bound:
             return self._check_only(claim, local, analyses)
-        if local.label is VerdictLabel.CONTRADICTED or local.check in FINAL_CHECKS:
+        if local.label is VerdictLabel.CONTRADICTED:
             return _note(local, anchor)
+        if local.check in FINAL_CHECKS:
+            return _note(replace(local, decided=True), anchor)
         if local.supported and local.check == VERBATIM_CHECK:
             anchored = anchor.check in ANCHORED_CHECKS and anchor.evidence is not None
             return _note(replace(local, evidence=anchor.evidence) if anchored else local, anchor)
@@ -110,15 +132,43 @@ class CascadeVerifier:
                 reason=f"{binding.detail}; quote found",
                 evidence=evidence,
             )
-        label = VerdictLabel.CONTRADICTED if binding.clash else VerdictLabel.UNSUPPORTED
-        return replace(local, label=label, check=binding.check, reason=binding.detail, evidence=evidence)
+        if self._contradiction(binding, claim.text, evidence.text, analyses):
+            return replace(
+                local,
+                label=VerdictLabel.CONTRADICTED,
+                check=binding.check,
+                reason=binding.detail,
+                evidence=evidence,
+                conflict=binding.conflict,
+            )
+        return replace(
+            local,
+            label=VerdictLabel.UNSUPPORTED,
+            check=binding.check,
+            reason=binding.detail,
+            evidence=evidence,
+            conflict=None,
+        )
+
+    def _contradiction(self, binding: Binding, claim: str, context: str, analyses: Analyses) -> bool:
+        """A claim that changes its own anchored quote contradicts it, for the trusted conflict kinds
+        (``contradiction_kinds``) when it restates the rest of the quote's sentence
+        (``contradiction_max_unshared_words``); the model quoted that sentence: no similarity bound."""
+        conflict = binding.conflict
+        kinds = self._policy.contradiction_kinds
+        if not binding.clash or conflict is None or conflict.kind.value not in kinds:
+            return False
+        unshared = unshared_words(analyses(strip_markers(claim)), analyses(context), conflict)
+        return len(unshared) <= self._policy.contradiction_max_unshared_words
 
     def _check_only(self, claim: ClaimToCheck, local: Verdict, analyses: Analyses) -> Verdict:
         """No quote contract: the calibrated probability of support is the score and the decision."""
         raw, binding = restatement_score(claim.text, local, analyses)
         probability = round(self._calibration.probability(raw), 4)
-        if local.label is VerdictLabel.CONTRADICTED or local.check in FINAL_CHECKS:
+        if local.label is VerdictLabel.CONTRADICTED:
             return replace(local, score=min(probability, local.score))
+        if local.check in FINAL_CHECKS:
+            return replace(local, score=min(probability, local.score), decided=True)
         supported = probability >= self._policy.check_support_probability
         label = VerdictLabel.SUPPORTED if supported else VerdictLabel.UNSUPPORTED
         reason = f"{local.reason}; calibrated probability of support {probability:.2f}"
@@ -130,18 +180,13 @@ class CascadeVerifier:
         return replace(local, label=label, score=probability, check=check, reason=reason)
 
     def undecided(self, verdict: Verdict) -> bool:
-        """Not supported, not contradicted, not failed, and something to check against."""
+        """``not_verified`` and not failed: not supported, not contradicted, not decided unsupported
+        (something to check against)."""
         return (
-            verdict.label is VerdictLabel.UNSUPPORTED
+            verdict.status is VerificationStatus.NOT_VERIFIED
             and verdict.failure is None
             and verdict.check not in FINAL_CHECKS
         )
-
-    def uncertain(self, claim: ClaimToCheck, verdict: Verdict) -> bool:
-        lo, hi = self._policy.uncertain_band
-        if not self.undecided(verdict):
-            return False
-        return lo <= verdict.score if claim.quote_bound else lo <= verdict.score <= hi
 
     async def _entail(self, claims: Sequence[ClaimToCheck], verdicts: list[Verdict]) -> list[Verdict]:
         if self._nli is None:
@@ -161,7 +206,7 @@ class CascadeVerifier:
         if self._judge is None or self._policy.judge_budget_per_request == 0:
             return verdicts
         centre = sum(self._policy.uncertain_band) / 2
-        candidates = [i for i, v in enumerate(verdicts) if self.uncertain(claims[i], v)]
+        candidates = [i for i, v in enumerate(verdicts) if self.undecided(v)]
         chosen = sorted(candidates, key=lambda i: abs(verdicts[i].score - centre))
         chosen = sorted(chosen[: self._policy.judge_budget_per_request])
         if not chosen:
@@ -239,6 +284,10 @@ def build_verifier(
             raise ValueError("the LLM judge is configured: pass the ModelPool its model comes from")
         judge = LLMJudgeVerifier(
             models.model(Endpoint.judge(settings), "judge"),
-            JudgeConfig(timeout=settings.judge_timeout, quote_threshold=policy.quote_fuzzy_threshold),
+            JudgeConfig(
+                timeout=settings.judge_timeout,
+                quote_threshold=policy.quote_fuzzy_threshold,
+                batch_size=policy.judge_batch_size,
+            ),
         )
     return CascadeVerifier(anchoring, local, judge, policy, build_nli(settings, policy))

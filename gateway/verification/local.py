@@ -35,10 +35,21 @@ from typing import Protocol
 import anyio.to_thread
 import numpy as np
 
-from gateway.domain import ClaimToCheck, Evidence, Passage, Span, Vector, Verdict, VerdictLabel, unit_rows
+from gateway.domain import (
+    ClaimToCheck,
+    Conflict,
+    Evidence,
+    Passage,
+    Span,
+    Vector,
+    Verdict,
+    VerdictLabel,
+    unit_rows,
+)
 from gateway.errors import VerifierError
 from gateway.policy.verification import VerificationPolicy
 from gateway.text import sentence_spans, strip_markers
+from gateway.verification.binding import unshared_words
 from gateway.verification.checks.analysis import AnalysedText, Analyses, verbatim_key
 from gateway.verification.checks.entities import check_entities
 from gateway.verification.checks.numbers import check_numbers
@@ -95,13 +106,45 @@ class Assessment:
     reason: str
     candidate: Candidate | None
     similarity: float
+    conflict: Conflict | None = None
+    """Contradictions: what the claim changes."""
 
     def verdict(self, method: str) -> Verdict:
         evidence = None
         if self.candidate is not None:
             c = self.candidate
             evidence = Evidence(c.source_number, c.passage.id, c.text, c.span)
-        return Verdict(self.label, round(self.score, 4), method, self.check, self.reason, evidence)
+        return Verdict(
+            self.label,
+            round(self.score, 4),
+            method,
+            self.check,
+            self.reason,
+            evidence,
+            conflict=self.conflict,
+        )
+
+
+def contradicts(
+    result: CheckResult,
+    similarity: float,
+    policy: VerificationPolicy,
+    claim: AnalysedText,
+    evidence: AnalysedText,
+) -> bool:
+    """Is this clash a contradiction to report? Only for the conflict kinds of
+    ``policy.contradiction_kinds``, on evidence at least ``contradiction_similarity`` close, that
+    states every other content word of the claim but ``contradiction_max_unshared_words``: the claim
+    restates the evidence except for the conflict. That is the operating point at which >= 90% of
+    contradicted claims were truly not supported on every dev set (docs/verification.md)."""
+    conflict = result.conflict
+    if (
+        conflict is None
+        or conflict.kind.value not in policy.contradiction_kinds
+        or similarity < policy.contradiction_similarity
+    ):
+        return False
+    return len(unshared_words(claim, evidence, conflict)) <= policy.contradiction_max_unshared_words
 
 
 def passage_sentences(passage: Passage) -> list[tuple[Span, str]]:
@@ -368,11 +411,7 @@ class LocalEntailmentVerifier:
         results = self._run_checks(claim, candidate)
         clash = next((r for r in results if r.clash), None)
         if clash is not None:
-            contradicted = similarity >= p.contradiction_similarity
-            label = VerdictLabel.CONTRADICTED if contradicted else VerdictLabel.UNSUPPORTED
-            return Assessment(
-                min(score, p.clash_score), label, clash.name.value, clash.detail, candidate, similarity
-            )
+            return self._clash(clash, min(score, p.clash_score), claim, candidate, similarity)
         missing = [r for r in results if r.outcome is CheckOutcome.MISSING]
         for result in missing:
             score *= self._penalty(result.name)
@@ -392,15 +431,8 @@ class LocalEntailmentVerifier:
             features(claim, candidate.evidence, similarity, best_sentence, results)
         )
         hard = next((r for r in results if r.clash and r.name in HARD_CLASHES), None)
-        if hard is not None and similarity >= p.contradiction_similarity:
-            return Assessment(
-                min(score, p.clash_score),
-                VerdictLabel.CONTRADICTED,
-                hard.name.value,
-                hard.detail,
-                candidate,
-                similarity,
-            )
+        if hard is not None and contradicts(hard, similarity, p, claim, candidate.evidence):
+            return self._clash(hard, min(score, p.clash_score), claim, candidate, similarity)
         label = VerdictLabel.SUPPORTED if score >= p.support_threshold else VerdictLabel.UNSUPPORTED
         failed = next((r for r in results if r.clash), None) or next(
             (r for r in results if r.outcome is CheckOutcome.MISSING), None
@@ -410,6 +442,29 @@ class LocalEntailmentVerifier:
         covered = coverage(claim, candidate.evidence)
         reason = f"similarity {similarity:.2f}, coverage {covered:.2f}, combiner {score:.2f}"
         return Assessment(score, label, SIMILARITY_CHECK, reason, candidate, similarity)
+
+    def _clash(
+        self,
+        result: CheckResult,
+        score: float,
+        claim: AnalysedText,
+        candidate: Candidate,
+        similarity: float,
+    ) -> Assessment:
+        """A clash is a contradiction only where contradictions were measured to hold
+        (``contradicts``); any other clash leaves the claim undecided, its reason naming the clash."""
+        if contradicts(result, similarity, self._policy, claim, candidate.evidence):
+            return Assessment(
+                score,
+                VerdictLabel.CONTRADICTED,
+                result.name.value,
+                result.detail,
+                candidate,
+                similarity,
+                result.conflict,
+            )
+        reason = f"{result.detail} (a possible conflict, not decided locally)"
+        return Assessment(score, VerdictLabel.UNSUPPORTED, result.name.value, reason, candidate, similarity)
 
     def _run_checks(self, claim: AnalysedText, candidate: Candidate) -> list[CheckResult]:
         """Numbers, polarity and quantifiers against the candidate; entities against the whole passage."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from msgspec import UNSET
 
 from gateway.audit.record import AuditRecord, PassageRecord, builtins
-from gateway.domain import Badge, ClaimReport, Evidence, SourceTier, TrustSummary
+from gateway.domain import Badge, ClaimReport, Evidence, SourceTier, TriageEvidence, TrustSummary
 from gateway.policy.tiers import TierPolicy
 from gateway.tiers import source_tier
 
@@ -103,6 +103,8 @@ class RequestView:
     """The triage layer that decided the scope (rule, exemplar, classifier, context, default)."""
     triage_rule: str | None
     """The red-flag rule or category recognised (or the rule that declined), if any."""
+    triage_evidence: tuple[TriageEvidence, ...]
+    """What the deciding triage layer found (signs, severity words, vital signs out of range)."""
     segments: tuple[Segment, ...]
     claims: tuple[ClaimView, ...]
     sources: tuple[SourceView, ...]
@@ -251,6 +253,7 @@ def request_view(record: AuditRecord, tiers: TierPolicy, today: dt.date) -> Requ
         scope=triage.scope.value if triage else "",
         triage_layer=triage.layer.value if triage else "-",
         triage_rule=(triage.recognised or triage.rule) if triage else None,
+        triage_evidence=triage.evidence if triage else (),
         refused=summary.refused,
         reason=summary.reason.value if summary.reason else None,
         detail=summary.detail,

@@ -244,7 +244,8 @@ def test_cataract_context_answers_in_scope_refers_the_rest_and_catches_eye_emerg
     assert text == (
         "This could be an emergency: sudden loss of vision or an eye emergency. "
         f"Please call {EYE_UNIT} now, or go to your nearest emergency "
-        "department. Do not wait for an online answer, and do not drive yourself if you feel unwell."
+        "department. Do not wait for an online answer, and do not drive yourself if you feel unwell.\n"
+        'What you told us that points to this: "suddenly can\'t see".'
     )
     assert len(scripted.requests) == 1
 

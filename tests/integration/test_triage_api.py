@@ -54,10 +54,15 @@ def test_an_emergency_in_patients_words_gets_the_safety_message_and_is_audited(g
     assert scripted.requests == []  # an emergency never reaches the model
     assert body["trust"]["summary"]["reason"] == "emergency"
 
+    assert '"battery"' in text  # the safety message names the signs it found (#31)
+
     record = services.audit.get(body["trust"]["request_id"])
     assert record["triage"]["scope"] == "emergency"
-    assert record["triage"]["layer"] in ("exemplar", "classifier")
+    assert record["triage"]["layer"] in ("signs", "exemplar", "classifier")
     assert record["triage"]["rule"] == "swallowed_object"
+    evidence = {(e["kind"], e["text"].lower()) for e in record["triage"]["evidence"]}
+    assert ("foreign_object", "battery") in evidence
+    assert ("swallowed", "swallowed") in evidence
     assert triage_count(services, "emergency", record["triage"]["layer"]) == 1
 
     page = httpx.get(
@@ -66,6 +71,26 @@ def test_an_emergency_in_patients_words_gets_the_safety_message_and_is_audited(g
     )
     assert page.status_code == 200
     assert f"Triage: {record['triage']['layer']} ({label})" in page.text
+    assert "battery" in page.text.split("Triage:", 1)[1].split("</li>", 2)[1]  # the evidence line
+
+
+def test_an_emergency_described_not_named_names_its_signs(gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, services = gateway
+    body = chat(url, "my breathing has become really hard, even sitting still on the sofa")
+    text = body["choices"][0]["message"]["content"]
+    assert body["trust"]["summary"]["reason"] == "emergency"
+    assert scripted.requests == []
+    assert '"sitting still"' in text
+    assert services.policy.context.emergency_number in text
+
+
+def test_a_medication_question_is_not_treated_as_an_emergency(gateway) -> None:  # type: ignore[no-untyped-def]
+    _, url, services = gateway
+    body = chat(url, "what does a 5mg amlodipine tablet look like, and how long does it take to work?")
+    assert body["trust"]["summary"]["reason"] not in ("emergency", "non_clinical")
+    record = services.audit.get(body["trust"]["request_id"])
+    assert (record["triage"]["scope"], record["triage"]["evidence"]) == ("in_scope", [])
+    assert triage_count(services, "emergency", record["triage"]["layer"]) == 0
 
 
 def test_an_emergency_in_an_earlier_turn_is_not_forgotten(gateway) -> None:  # type: ignore[no-untyped-def]

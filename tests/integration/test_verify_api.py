@@ -21,8 +21,23 @@ RESPONSE_KEYS = {
     "response_supported",
     "url_validity",
     "conversational_faithfulness",
+    "claims_by_status",
+    "statement_support_range",
+    "response_support_possible",
+    "operating_point",
 }
-CLAIM_KEYS = {"text", "span", "kind", "verdict", "score", "evidence", "method", "source_ids"}
+CLAIM_KEYS = {
+    "text",
+    "span",
+    "kind",
+    "verdict",
+    "score",
+    "evidence",
+    "method",
+    "source_ids",
+    "status",
+    "contradiction",
+}
 
 FLU = "Flu symptoms come on quickly. Most people feel better within a week."
 HAY_FEVER = "Hay fever is an allergy to pollen. Antihistamines can help with the symptoms."

@@ -106,6 +106,7 @@ EMERGENCY_WITH_ROUTINE = (
     "This could be an emergency: possible heart attack (chest pain). "
     f"Please call {EMERGENCY_NUMBER} now, or go to your nearest emergency "
     "department. Do not wait for an online answer, and do not drive yourself if you feel unwell.\n"
+    'What you told us that points to this: "chest pain and I can\'t breathe", "crushing chest".\n'
     'I have not answered the rest of your message ("Also, how much paracetamol can I take?") so that '
     "nothing delays you. You can ask again once you are safe."
 )

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gateway.domain import ClaimToCheck, Passage, VerdictLabel
+from gateway.domain import ClaimToCheck, ConflictKind, Passage, VerdictLabel, VerificationStatus
 from gateway.policy.verification import VerificationPolicy
 from gateway.text import passage_from_text
 from gateway.verification.local import LocalEntailmentVerifier
@@ -31,6 +31,20 @@ def make_passage(text: str, pid: str = "p1") -> Passage:
 @pytest.fixture(scope="module")
 def verifier(embedder: object) -> LocalEntailmentVerifier:
     return LocalEntailmentVerifier(embedder, VerificationPolicy())  # type: ignore[arg-type]
+
+
+PERMISSIVE = VerificationPolicy(
+    contradiction_kinds=tuple(kind.value for kind in ConflictKind),
+    contradiction_similarity=0.6,
+    contradiction_max_unshared_words=5,
+)
+"""Every clash on close evidence is a contradiction (the rule before #35: about half of them were
+truly not supported on the dev sets, so the default trusts far fewer)."""
+
+
+@pytest.fixture(scope="module")
+def permissive(embedder: object) -> LocalEntailmentVerifier:
+    return LocalEntailmentVerifier(embedder, PERMISSIVE)  # type: ignore[arg-type]
 
 
 async def check(
@@ -89,10 +103,16 @@ TRIAL = (
         ("About half of infections went undetected.", "number_mismatch"),
     ],
 )
-async def test_reversed_findings_are_contradicted(
-    verifier: LocalEntailmentVerifier, claim: str, check_name: str
+async def test_reversed_findings_are_contradicted_where_the_policy_trusts_the_kind(
+    permissive: LocalEntailmentVerifier, verifier: LocalEntailmentVerifier, claim: str, check_name: str
 ) -> None:
-    assert await check(verifier, claim, make_passage(TRIAL)) == ("contradicted", check_name)
+    assert await check(permissive, claim, make_passage(TRIAL)) == ("contradicted", check_name)
+    label, check_used = await check(verifier, claim, make_passage(TRIAL))
+    assert check_used == check_name  # the default still names the possible conflict ...
+    if label == "unsupported":  # ... and leaves the claim not verified unless it restates the rest
+        [verdict] = await verifier.verify([ClaimToCheck(claim, None, ((1, make_passage(TRIAL)),))])
+        assert verdict.status is VerificationStatus.NOT_VERIFIED
+        assert "not decided locally" in verdict.reason
 
 
 @pytest.mark.parametrize(
@@ -108,8 +128,18 @@ async def test_reworded_findings_are_supported(verifier: LocalEntailmentVerifier
     assert (await check(verifier, claim, make_passage(TRIAL)))[0] == "supported"
 
 
-async def test_clash_with_close_evidence_is_a_contradiction(verifier: LocalEntailmentVerifier) -> None:
-    assert (await check(verifier, "Children under 16 should take aspirin."))[0] == "contradicted"
+async def test_clash_with_close_evidence_is_a_contradiction(permissive: LocalEntailmentVerifier) -> None:
+    assert (await check(permissive, "Children under 16 should take aspirin."))[0] == "contradicted"
+
+
+async def test_a_claim_that_restates_its_evidence_but_for_a_number_is_contradicted_by_default(
+    verifier: LocalEntailmentVerifier,
+) -> None:
+    claim = "Do not take more than 8 g in 24 hours."
+    [verdict] = await verifier.verify([ClaimToCheck(claim, None, ((1, make_passage(LEAFLET)),))])
+    assert verdict.status is VerificationStatus.CONTRADICTED
+    assert verdict.conflict is not None
+    assert verdict.conflict.kind is ConflictKind.NUMBER
 
 
 async def test_unrelated_claim_is_unsupported(verifier: LocalEntailmentVerifier) -> None:

@@ -141,17 +141,22 @@ def test_word_boundaries_do_not_match_inside_words() -> None:
 def test_emergencies_in_patients_words_are_recognised_without_a_rule(
     model: SemanticTriage, message: str, category: str
 ) -> None:
-    assert red_flag(message, GENERAL, NEGATION) is None  # no word-list rule knows these
+    assert red_flag(message, GENERAL, NEGATION) is None  # no context rule knows these
     result = run(model, message)
     assert result.scope is Scope.EMERGENCY
-    assert result.layer in (TriageLayer.EXEMPLAR, TriageLayer.CLASSIFIER)
+    assert result.layer in (TriageLayer.SIGNS, TriageLayer.EXEMPLAR, TriageLayer.CLASSIFIER)
     assert result.rule == category
     assert result.recognised == POLICY.triage.categories[category].label
+    assert result.evidence  # the signs that decided (or that bound the semantic layer)
 
 
 def test_the_classifier_layer_fires_when_exemplars_cannot(embedder) -> None:  # type: ignore[no-untyped-def]
+    evidence = POLICY.triage.evidence
+    unescalated = {name: dataclasses.replace(rule, escalate=()) for name, rule in evidence.categories.items()}
     strict = dataclasses.replace(
-        POLICY.triage, settings=dataclasses.replace(POLICY.triage.settings, exemplar_threshold=1.0)
+        POLICY.triage,
+        settings=dataclasses.replace(POLICY.triage.settings, exemplar_threshold=1.0),
+        evidence=dataclasses.replace(evidence, categories=unescalated),
     )
     result = triage_texts(
         conversation("my 2 year old swallowed a battery"), GENERAL, SemanticTriage(strict, embedder)

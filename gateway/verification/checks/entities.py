@@ -9,8 +9,9 @@ from typing import Protocol
 
 from rapidfuzz import fuzz
 
+from gateway.domain import ConflictKind
 from gateway.text import strip_markers
-from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, pass_result
+from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, clash, pass_result
 from gateway.verification.checks.words import LEXICON, STOPWORDS
 
 
@@ -171,10 +172,13 @@ def check_entities(claim: NamedText, evidence: NamedText) -> CheckResult:
             continue
         rivals = [e.text for e in theirs if e.kind == entity.kind and _can_clash(entity) and _can_clash(e)]
         if rivals:
-            return CheckResult(
+            kind = ConflictKind.POPULATION if entity.kind == "population" else ConflictKind.ENTITY
+            return clash(
                 CheckName.ENTITY,
-                CheckOutcome.CLASH,
+                kind,
                 f"the claim names {entity.text!r}; the evidence names {rivals[0]!r}",
+                entity.text,
+                rivals[0],
             )
         return CheckResult(CheckName.ENTITY, CheckOutcome.MISSING, f"{entity.text!r} is not in the evidence")
     return pass_result(CheckName.ENTITY)

@@ -6,8 +6,9 @@ import math
 from collections.abc import Sequence
 from typing import Protocol
 
+from gateway.domain import ConflictKind
 from gateway.verification.checks.quantities import PERCENT, Quantity
-from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, pass_result
+from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, clash, pass_result
 
 
 class NumberedText(Protocol):
@@ -120,8 +121,12 @@ def check_numbers(claim: NumberedText, evidence: NumberedText) -> CheckResult:
         same_kind = [e for e in have if e.dimension == quantity.dimension and not _is_year(e)]
         if same_kind and not _is_year(quantity):
             shown = ", ".join(e.text for e in same_kind)
-            return CheckResult(
-                CheckName.NUMBER, CheckOutcome.CLASH, f"claim says {quantity.text!r}, evidence says {shown!r}"
+            return clash(
+                CheckName.NUMBER,
+                ConflictKind.NUMBER,
+                f"claim says {quantity.text!r}, evidence says {shown!r}",
+                quantity.text,
+                shown,
             )
         return CheckResult(
             CheckName.NUMBER, CheckOutcome.MISSING, f"{quantity.text!r} is not in the evidence"

@@ -7,7 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, pass_result
+from gateway.domain import ConflictKind
+from gateway.verification.checks.results import CheckName, CheckResult, clash, pass_result
 from gateway.verification.checks.words import CUES, LEXICON, STOPWORDS, WORD, stem
 
 
@@ -114,16 +115,22 @@ def check_negation(claim: PolarText, evidence: PolarText) -> CheckResult:
     mine = _unmatched(claim.negations, evidence.polar_stems, evidence.negations)
     theirs = _unmatched(evidence.negations, claim.polar_stems, claim.negations)
     if mine:
-        return CheckResult(
+        negated = ", ".join(sorted(mine[0]))
+        return clash(
             CheckName.NEGATION,
-            CheckOutcome.CLASH,
-            f"the claim negates {', '.join(sorted(mine[0]))}; the evidence does not",
+            ConflictKind.NEGATION,
+            f"the claim negates {negated}; the evidence does not",
+            f"not {negated}",
+            negated,
         )
     if theirs:
-        return CheckResult(
+        negated = ", ".join(sorted(theirs[0]))
+        return clash(
             CheckName.NEGATION,
-            CheckOutcome.CLASH,
-            f"the evidence negates {', '.join(sorted(theirs[0]))}; the claim does not",
+            ConflictKind.NEGATION,
+            f"the evidence negates {negated}; the claim does not",
+            negated,
+            f"not {negated}",
         )
     return pass_result(CheckName.NEGATION)
 
@@ -151,8 +158,13 @@ def _effect_clash(claim: PolarText, evidence: PolarText) -> CheckResult | None:
     if mine is None or theirs is None or mine == theirs:
         return None
     said = "a difference" if mine else "no difference"
-    return CheckResult(
-        CheckName.ANTONYM, CheckOutcome.CLASH, f"the claim reports {said}; the evidence does not agree"
+    other = "no difference" if mine else "a difference"
+    return clash(
+        CheckName.ANTONYM,
+        ConflictKind.OPPOSITE,
+        f"the claim reports {said}; the evidence does not agree",
+        said,
+        other,
     )
 
 
@@ -168,10 +180,12 @@ def check_antonyms(claim: PolarText, evidence: PolarText) -> CheckResult:
         for mine, other in ((left, right), (right, left)):
             said = claim_stems & mine
             if said and not evidence_stems & mine and evidence_stems & other:
-                return CheckResult(
+                word, opposite = sorted(said)[0], sorted(evidence_stems & other)[0]
+                return clash(
                     CheckName.ANTONYM,
-                    CheckOutcome.CLASH,
-                    f"the claim says {sorted(said)[0]!r}; the evidence says "
-                    f"{sorted(evidence_stems & other)[0]!r}",
+                    ConflictKind.OPPOSITE,
+                    f"the claim says {word!r}; the evidence says {opposite!r}",
+                    word,
+                    opposite,
                 )
     return _effect_clash(claim, evidence) or pass_result(CheckName.ANTONYM)

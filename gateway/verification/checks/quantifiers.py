@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from typing import Protocol
 
-from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, pass_result
+from gateway.domain import ConflictKind
+from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, clash, pass_result
 from gateway.verification.checks.words import CUES
 
 
@@ -47,8 +48,10 @@ def check_quantifier(claim: QualifiedText, evidence: QualifiedText) -> CheckResu
     if mine <= theirs or mine < UNIVERSAL:
         return pass_result(CheckName.QUANTIFIER)
     if theirs > 0:
-        return CheckResult(
-            CheckName.QUANTIFIER, CheckOutcome.CLASH, "the claim generalises more strongly than the evidence"
+        return clash(
+            CheckName.QUANTIFIER,
+            ConflictKind.QUANTIFIER,
+            "the claim generalises more strongly than the evidence",
         )
     if mine >= UNIVERSAL:
         return CheckResult(

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from gateway.domain import Conflict, ConflictKind
+
 
 class CheckOutcome(StrEnum):
     PASS = "pass"  # noqa: S105 (an outcome, not a password)
@@ -25,6 +27,8 @@ class CheckResult:
     name: CheckName
     outcome: CheckOutcome
     detail: str = ""
+    conflict: Conflict | None = None
+    """Clashes: what the claim says and what the evidence says instead (the verdict's ``conflict``)."""
 
     @property
     def passed(self) -> bool:
@@ -37,3 +41,8 @@ class CheckResult:
 
 def pass_result(name: CheckName) -> CheckResult:
     return CheckResult(name, CheckOutcome.PASS)
+
+
+def clash(name: CheckName, kind: ConflictKind, detail: str, claim: str = "", source: str = "") -> CheckResult:
+    """A CLASH naming its conflict: ``kind``, the claim's part and the evidence's part."""
+    return CheckResult(name, CheckOutcome.CLASH, detail, Conflict(kind, detail, claim, source))

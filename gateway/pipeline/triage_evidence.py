@@ -1,0 +1,250 @@
+"""What a message says, as triage's evidence: health terms, red-flag signs, negation, history, vitals.
+
+Everything here is rules over the words (no embedding): fast, and it names what it found, so that the
+patient's safety message and the clinician's view can say which signs decided.
+
+- **Terms** (``policies/triage/evidence.yaml``) are matched per sentence by Snowball stem (or by
+  pattern); a sign whose words are negated ("no bleeding", "denies chest pain", "without fever":
+  ``NegationPolicy`` of ``triage.yaml``) does not count as a sign, but still counts as health content.
+- **Background**: a sentence that places a complaint in the past ("had a bleed in 2019", "years ago",
+  "it went away") and does not bring it back to now ("again", "still", "now") gives no signs.
+- **Signs** of a red-flag category (``requires``) are combined over a window of consecutive sentences;
+  a long post is judged by its worst window, never by an average. ``escalate`` makes signs plus a
+  severity word an emergency on their own.
+- **Vitals** (``triage_vitals``): values outside the age's published limits.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+import snowballstemmer
+
+from gateway.domain import TriageEvidence
+from gateway.policy.triage import NegationPolicy
+from gateway.policy.triage_evidence import EvidencePolicy, SignRule
+
+_STEMMER = snowballstemmer.stemmer("english")
+_TOKEN = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)*")
+_SENTENCE_END = re.compile(
+    r"(?:[!?;\n]|\.(?!\d))+\s*|\s+-\s+|,?\s+(?:but|however|although|though)\s+"
+    r"|,\s*(?:and then|and now|then|now)\b|\s+and now\b"
+    r"|,\s*(?=(?:can|could|should|is|are|what|how|when|will|would|do|does)\s+(?:i|it|he|she|they|we|you|that|this)\b)",
+    re.IGNORECASE,
+)
+
+
+@lru_cache(maxsize=1024)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    return str(_STEMMER.stemWord(word.lower().replace("'", "").replace("\u2019", "")))
+
+
+def negated(text: str, start: int, negation: NegationPolicy) -> bool:
+    """Whether the words just before ``start`` (same clause, within the window) negate what follows."""
+    before = text[:start]
+    cut = 0
+    for pattern in negation.terminators:
+        for match in _compiled(pattern).finditer(before):
+            cut = max(cut, match.end())
+    scope = " ".join(before[cut:].split()[-negation.window_words :])
+    for pattern in negation.pseudo:
+        scope = _compiled(pattern).sub(" ", scope)
+    return any(_compiled(p).search(scope) for p in negation.cues)
+
+
+@dataclass(frozen=True)
+class Hit:
+    group: str
+    text: str
+    """The patient's own words that matched."""
+    sentence: int
+    negated: bool
+    background: bool
+
+
+@dataclass(frozen=True)
+class Sentence:
+    text: str
+    background: bool
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one text holds: its sentences and every term found in them."""
+
+    sentences: tuple[Sentence, ...]
+    hits: tuple[Hit, ...]
+    health: bool
+    """The health gate: some term of a ``health_gate`` group, or a red flag's sign, is mentioned
+    (negated or not)."""
+    health_terms: bool = False
+    """Some term of a ``health_gate`` group itself is mentioned: what opens the gate for a category
+    bound by the gate alone (``semantic: gate``), whose words of mood are not health content alone and
+    whose signs need not be present."""
+
+    def current(self, text_of_background: bool = False) -> str:
+        """The text without its background sentences (unless ``text_of_background``)."""
+        return " ".join(s.text for s in self.sentences if text_of_background or not s.background)
+
+
+@dataclass(frozen=True)
+class Signs:
+    """A category whose signs were found: the hits that met it, and whether they escalate."""
+
+    category: str
+    hits: tuple[Hit, ...]
+    escalated: bool
+
+    def evidence(self) -> tuple[TriageEvidence, ...]:
+        """The hits, each once, leaving out words inside a longer hit of the same sentence."""
+        kept: dict[tuple[str, str], None] = {}
+        for hit in self.hits:
+            inside = any(
+                other.sentence == hit.sentence
+                and hit.text.lower() in other.text.lower()
+                and other.text != hit.text
+                for other in self.hits
+            )
+            if not inside:
+                kept.setdefault((hit.group, hit.text.lower()), None)
+        return tuple(TriageEvidence(group, text) for group, text in kept)
+
+
+def distinct(evidence: Iterable[TriageEvidence]) -> tuple[TriageEvidence, ...]:
+    """The evidence without an item whose words are inside a longer item ("chest pain" inside the rule's
+    "chest pain and I can't breathe"): each thing the patient said is named once."""
+    items = list(evidence)
+    return tuple(
+        item
+        for item in items
+        if not any(
+            len(other.text) > len(item.text) and item.text.lower() in other.text.lower() for other in items
+        )
+    )
+
+
+class EvidenceReader:
+    """Reads texts against ``evidence.yaml`` (built once per policy)."""
+
+    def __init__(self, policy: EvidencePolicy, negation: NegationPolicy) -> None:
+        self.policy = policy
+        self.negation = negation
+        self._phrases: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+        self._suffixes: list[tuple[str, tuple[str, ...]]] = []
+        patterns: list[tuple[str, re.Pattern[str]]] = []
+        for name, group in policy.terms.items():
+            prefixes = [re.escape(w.rstrip("*").lower()) for w in group.words if w.endswith("*")]
+            suffixes = tuple(w.lstrip("*").lower() for w in group.words if w.startswith("*"))
+            if suffixes:
+                self._suffixes.append((name, suffixes))
+            if prefixes:
+                patterns.append((name, re.compile(r"\b(?:" + "|".join(prefixes) + r")\w*", re.IGNORECASE)))
+            for word in group.words:
+                if word.endswith("*") or word.startswith("*"):
+                    continue
+                stems = tuple(stem(t) for t in _TOKEN.findall(word))
+                if stems:
+                    self._phrases.setdefault(stems[0], []).append((stems, name))
+            # each pattern compiled on its own: one alternation of them all defeats re's prefix scan
+            patterns.extend((name, re.compile(p, re.IGNORECASE)) for p in group.patterns)
+        for entries in self._phrases.values():
+            entries.sort(key=lambda entry: -len(entry[0]))
+        self._patterns = patterns
+        # a red flag's own signs are health content too
+        required = {g for rule in policy.categories.values() for groups in rule.requires for g in groups}
+        self._core = frozenset(policy.health_gate)
+        self._gate = frozenset(policy.health_gate) | required
+        self._background = [_compiled(p) for p in policy.background]
+        self._present = [_compiled(p) for p in policy.present]
+
+    def sentences(self, text: str) -> list[Sentence]:
+        parts = [p.strip() for p in _SENTENCE_END.split(text)]
+        return [Sentence(p, self._is_background(p)) for p in parts if p]
+
+    def _is_background(self, sentence: str) -> bool:
+        return any(p.search(sentence) for p in self._background) and not any(
+            p.search(sentence) for p in self._present
+        )
+
+    def read(self, text: str) -> Reading:
+        sentences = self.sentences(text)
+        hits: list[Hit] = []
+        for index, sentence in enumerate(sentences):
+            hits.extend(self._hits(sentence, index))
+        health = any(h.group in self._gate for h in hits)
+        core = any(h.group in self._core for h in hits)
+        return Reading(tuple(sentences), tuple(hits), health, core)
+
+    def _hits(self, sentence: Sentence, index: int) -> Iterable[Hit]:
+        text = sentence.text
+        matches = list(_TOKEN.finditer(text))
+        tokens = [(m.start(), m.end(), stem(m.group(0))) for m in matches]
+        stems = [t[2] for t in tokens]
+        for group, suffixes in self._suffixes:
+            for match in matches:
+                word = match.group(0).lower()
+                if len(word) > 5 and word.endswith(suffixes):
+                    yield self._hit(group, text, match.start(), match.end(), index, sentence.background)
+        for i, (start, _, first) in enumerate(tokens):
+            for phrase, group in self._phrases.get(first, ()):
+                if tuple(stems[i : i + len(phrase)]) == phrase:
+                    end = tokens[i + len(phrase) - 1][1]
+                    yield self._hit(group, text, start, end, index, sentence.background)
+        for group, pattern in self._patterns:
+            for match in pattern.finditer(text):
+                yield self._hit(group, text, match.start(), match.end(), index, sentence.background)
+
+    def _hit(self, group: str, text: str, start: int, end: int, index: int, background: bool) -> Hit:
+        negatable = self.policy.terms[group].negatable
+        is_negated = negatable and negated(text, start, self.negation)
+        return Hit(group, text[start:end], index, is_negated, background)
+
+    # --- red-flag signs -----------------------------------------------------------------------
+
+    def signs(self, reading: Reading, category: str) -> Signs | None:
+        """The category's signs in the worst window of sentences (escalated first), if met."""
+        rule = self.policy.categories.get(category)
+        if rule is None:
+            return None
+        found: Signs | None = None
+        width = self.policy.window_sentences
+        for start in range(max(1, len(reading.sentences) - width + 1)):
+            window = range(start, start + width)
+            hits = [
+                h
+                for h in reading.hits
+                if h.sentence in window and not h.negated and (rule.history_fires or not h.background)
+            ]
+            met = _met(rule, hits)
+            if met is None:
+                continue
+            if met.escalated:
+                return Signs(category, met.hits, True)
+            found = found or Signs(category, met.hits, False)
+        return found
+
+
+@dataclass(frozen=True)
+class _Met:
+    hits: tuple[Hit, ...]
+    escalated: bool
+
+
+def _met(rule: SignRule, hits: list[Hit]) -> _Met | None:
+    groups = {h.group for h in hits}
+    if not all(groups & set(alternatives) for alternatives in rule.requires):
+        return None
+    needed = {g for alternatives in rule.requires for g in alternatives}
+    for alternative in rule.escalate:
+        if set(alternative) <= groups:
+            used = needed | set(alternative)
+            return _Met(tuple(h for h in hits if h.group in used), True)
+    return _Met(tuple(h for h in hits if h.group in needed), False)

@@ -1,0 +1,261 @@
+"""Vital signs, ages and durations as patients and clinicians write them, checked against published limits.
+
+Reads temperatures (°C and °F: "39.4", "102F", "temp of 38.5 degrees"), heart rates ("pulse 135",
+"HR 140 bpm"), breathing rates ("breathing 60 times a minute", "RR 32"), blood pressures ("BP 82/50",
+"190/120 mmHg"), oxygen saturations ("sats 89%", "oxygen level 90"), blood glucose ("sugar 2.1",
+"glucose 45 mg/dL": mg/dL is converted to mmol/L), durations ("for 10 days") and ages ("my 2 year
+old", "6 weeks old", "68M", "a 45-year-old man", "aged 70"). The limits (``policies/triage/vitals.yaml``)
+are published early-warning tables by age; a value outside one is a red flag (layer ``vitals``).
+
+A message that gives no age is read as an adult's, unless it names a child ("my baby", "toddler"):
+then only the limits for every age apply, since a child's limits depend on an age it did not give.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gateway.domain import TriageEvidence
+from gateway.policy.triage_evidence import Vital, VitalLimit, VitalsPolicy
+
+MG_DL_PER_MMOL_L = 18.0
+"""Glucose: mg/dL per mmol/L (molar mass of glucose, 180 g/mol)."""
+GLUCOSE_MMOL_MAX = 35.0
+"""A glucose value without a unit above this is read as mg/dL (no meter shows 35 mmol/L as a number)."""
+
+_NUMBER = r"(\d{1,3}(?:[.,]\d{1,2})?)"
+_GAP = r"[^\d.!?\n]{0,25}?"
+_TEMPERATURE_UNIT = r"(c|f|celsius|centigrade|fahrenheit)"
+_TEMPERATURE = re.compile(
+    r"\b(?:temp(?:erature)?s?|fever|feverish|pyrexi\w*|temps?|thermometer|running)\b"
+    + _GAP
+    + _NUMBER
+    + r"\s*(?:°|º|degrees?|deg)?\s*"
+    + _TEMPERATURE_UNIT
+    + r"?\b"
+    + r"|"
+    + _NUMBER
+    + r"\s*(?:(?:°|º|degrees?|deg)\s*"
+    + _TEMPERATURE_UNIT
+    + r"?|"
+    + _TEMPERATURE_UNIT
+    + r")\b",
+    re.IGNORECASE,
+)
+_HEART = re.compile(
+    r"\b(?:heart ?rate|pulse|hr|heart(?:beat)? (?:is|was|at|going|racing)|heart beat)\b"
+    + _GAP
+    + r"(\d{2,3})\b"
+    r"|\b(\d{2,3})\s*(?:bpm|beats (?:a|per|each) ?min\w*)",
+    re.IGNORECASE,
+)
+_BREATHING = re.compile(
+    r"\b(?:breathing rate|respiratory rate|resp(?:iratory)? rate|resps|rr|breathing)\b"
+    + _GAP
+    + r"(\d{1,3})\b"
+    r"(?!\s*(?:%|mg|mcg|ml|kg|lb|years?|months?|weeks?|days?|hours?|mins?\b|minutes?\s+(?:ago|later)))"
+    r"|\b(\d{1,3})\s*(?:breaths|times)\s*(?:a|per|each|/)\s*min",
+    re.IGNORECASE,
+)
+_PRESSURE = re.compile(
+    r"\b(?:bp|blood pressure|pressure)\b" + _GAP + r"(\d{2,3})\s*/\s*(\d{2,3})"
+    r"|\b(\d{2,3})\s*/\s*(\d{2,3})\s*(?:mm ?hg)",
+    re.IGNORECASE,
+)
+_SPO2 = re.compile(
+    r"\b(?:sats?|saturations?|spo2|sp02|o2|oxygen(?: levels?| saturations?| sats?)?|pulse ox\w*|oximeter)\b"
+    + _GAP
+    + r"(\d{2,3})\s*%?"
+    r"|\b(\d{2,3})\s*%\s*(?:on room air|oxygen|o2|sats?|saturation)",
+    re.IGNORECASE,
+)
+_GLUCOSE = re.compile(
+    r"\b(?:blood sugars?|blood glucose|glucose|sugars?|bg|bm|bgl|libre|dexcom|cgm|meter|bring up an?)\b"
+    + _GAP
+    + _NUMBER
+    + r"\s*(mmol(?:/l)?|mg ?/ ?dl|mgs?)?"
+    + r"|"
+    + _NUMBER
+    + r"\s*(mmol(?:/l)?|mg ?/ ?dl)",
+    re.IGNORECASE,
+)
+_UNIT = r"(years?|yrs?|y|months?|mos?|mths?|weeks?|wks?|days?)"
+_AGES = (
+    re.compile(r"\b(\d{1,3}(?:\.\d)?)[ -]*" + _UNIT + r"[ -]*old\b", re.IGNORECASE),
+    re.compile(r"\b(\d{1,3})\s*(?:yo|y/o|y\.o\.)()\b", re.IGNORECASE),
+    re.compile(
+        r"\b(?:my|our|a|an|the|her|his|their)\s+(\d{1,2}(?:\.\d)?)\s*-?\s*" + _UNIT + r"\b", re.IGNORECASE
+    ),
+    re.compile(
+        r"(?<![\d.°º])\b(\d{1,3})(?:(m|f)|\s?(?:yo\s)?(male|female))\b(?!\s*(?:ahrenheit|eet|oot))",
+        re.IGNORECASE,
+    ),
+    re.compile(r"\baged?\s+(\d{1,3})()\b", re.IGNORECASE),
+    re.compile(
+        r"\bi\s*(?:am|'m|m)\s+(\d{1,2})()\b(?!\s*(?:weeks?|wks?|days?|months?|kg|lbs?|cm|%|mg|pounds?|stone|times?|hours?|\+))",
+        re.IGNORECASE,
+    ),
+)
+_TEMPERATURE_BEFORE = re.compile(r"temp|fever|°|º|degree|thermometer|reading|running", re.IGNORECASE)
+_DURATION = re.compile(
+    r"\b(?:for|over|in the (?:last|past)|since)\s+(?:the\s+)?(?:last\s+|past\s+)?"
+    r"(\d{1,3}|a|an|one|two|three|four|five|six|seven|several|a few|few)\s+"
+    r"(minutes?|mins?|hours?|hrs?|days?|weeks?|wks?|months?)\b",
+    re.IGNORECASE,
+)
+_WORD_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                 "several": 3, "a few": 3, "few": 3}  # fmt: skip
+_UNIT_YEARS = {"y": 1.0, "m": 1 / 12, "w": 7 / 365.25, "d": 1 / 365.25}
+_UNIT_DAYS = {"min": 1 / 1440, "h": 1 / 24, "d": 1.0, "w": 7.0, "m": 30.0}
+
+
+@dataclass(frozen=True)
+class Reading:
+    vital: Vital
+    value: float
+    """In the limits' unit (°C, beats or breaths a minute, mmHg, %, mmol/L)."""
+    written: str
+    """As the message wrote it."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    reading: Reading
+    limit: VitalLimit
+    age: float | None
+
+    def evidence(self) -> TriageEvidence:
+        at = f", age {format_age(self.age)}" if self.age is not None else ""
+        return TriageEvidence("vital", f"{self.reading.written} ({self.limit.label}{at})")
+
+
+def format_age(years: float) -> str:
+    if years < 1 / 12:
+        return f"{round(years * 365.25)} days"
+    if years < 0.25:
+        return f"{round(years * 365.25 / 7)} weeks"
+    if years < 2:
+        return f"{round(years * 12)} months"
+    return f"{years:g} years"
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", "."))
+
+
+def _temperature(value: float, unit: str | None) -> float | None:
+    unit = (unit or "").lower()[:1]
+    if unit == "f" or (not unit and 93.0 <= value <= 113.0):
+        return round((value - 32.0) * 5.0 / 9.0, 1)
+    if unit == "c" or 30.0 <= value <= 45.0:
+        return value
+    return None
+
+
+def read_vitals(text: str) -> list[Reading]:
+    """Every vital sign value the text states (in the limits' units)."""
+    found: list[Reading] = []
+    for match in _TEMPERATURE.finditer(text):
+        number = match.group(1) or match.group(3)
+        unit = match.group(2) or match.group(4) or match.group(5)
+        celsius = _temperature(_number(number), unit)
+        if celsius is not None and 25.0 <= celsius <= 45.0:
+            found.append(Reading("temperature_c", celsius, match.group(0).strip()))
+    for match in _HEART.finditer(text):
+        found.append(Reading("heart_rate", float(match.group(1) or match.group(2)), match.group(0).strip()))
+    for match in _BREATHING.finditer(text):
+        value = float(match.group(1) or match.group(2))
+        if 0 < value <= 150:
+            found.append(Reading("breathing_rate", value, match.group(0).strip()))
+    for match in _PRESSURE.finditer(text):
+        systolic = float(match.group(1) or match.group(3))
+        diastolic = float(match.group(2) or match.group(4))
+        if systolic > diastolic:
+            found.append(Reading("systolic_bp", systolic, match.group(0).strip()))
+    for match in _SPO2.finditer(text):
+        value = float(match.group(1) or match.group(2))
+        if 50 <= value <= 100:
+            found.append(Reading("spo2", value, match.group(0).strip()))
+    for match in _GLUCOSE.finditer(text):
+        number = match.group(1) or match.group(3)
+        unit = match.group(2) or match.group(4)
+        value = _number(number)
+        mg = (unit or "").lower().startswith("mg") or (not unit and value > GLUCOSE_MMOL_MAX)
+        found.append(
+            Reading(
+                "glucose_mmol", round(value / MG_DL_PER_MMOL_L, 1) if mg else value, match.group(0).strip()
+            )
+        )
+    return found
+
+
+def read_age(text: str, policy: VitalsPolicy) -> float | None:
+    """The age (years) of the person the message is about: the first stated, else one a word implies."""
+    best: tuple[int, float] | None = None
+    for pattern in _AGES:
+        match = pattern.search(text)
+        if match is None:
+            continue
+        if _TEMPERATURE_BEFORE.search(text[max(0, match.start() - 20) : match.start()]):
+            continue
+        unit = match.group(2) if match.lastindex and match.lastindex >= 2 else None
+        unit = "y" if not unit or unit.lower() in ("m", "f", "male", "female") else unit
+        years = _number(match.group(1)) * _UNIT_YEARS[_unit_letter(unit)]
+        if best is None or match.start() < best[0]:
+            best = (match.start(), years)
+    if best is not None:
+        return best[1]
+    for word, implied in policy.ages.items():
+        if re.search(word, text, re.IGNORECASE):
+            return implied
+    return None
+
+
+def _unit_letter(unit: str) -> str:
+    letter = unit.lower()[:1]
+    if unit.lower().startswith("mo") or unit.lower().startswith("mth"):
+        return "m"
+    return letter if letter in _UNIT_YEARS else "y"
+
+
+def read_durations(text: str) -> list[tuple[str, float]]:
+    """Durations the text states, as (written, days)."""
+    found = []
+    for match in _DURATION.finditer(text):
+        count = match.group(1).lower()
+        number = float(count) if count.isdigit() else float(_WORD_NUMBERS[count])
+        unit = match.group(2).lower()
+        key = "min" if unit.startswith("min") else "m" if unit.startswith("mo") else unit[:1]
+        found.append((match.group(0), number * _UNIT_DAYS[key]))
+    return found
+
+
+def names_child(text: str, policy: VitalsPolicy) -> bool:
+    return any(re.search(p, text, re.IGNORECASE) for p in policy.child_words)
+
+
+def check_vitals(text: str, policy: VitalsPolicy) -> list[Finding]:
+    """Values the text states that fall outside a limit for the age it gives (see the module docstring)."""
+    readings = read_vitals(text)
+    if not readings:
+        return []
+    if any(re.search(p, text, re.IGNORECASE) for p in policy.exertion):
+        readings = [r for r in readings if r.vital not in ("heart_rate", "breathing_rate")]
+    age = read_age(text, policy)
+    child = age is None and names_child(text, policy)
+    findings = []
+    for reading in readings:
+        for limit in policy.limits:
+            if limit.vital != reading.vital:
+                continue
+            if age is not None:
+                applies = limit.covers(age)
+            elif child:
+                applies = limit.any_age
+            else:
+                applies = limit.covers(policy.adult_age_years)
+            if applies and limit.outside(reading.value):
+                findings.append(Finding(reading, limit, age))
+                break
+    return findings

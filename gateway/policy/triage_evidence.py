@@ -1,0 +1,216 @@
+"""The evidence triage must find before it calls a message an emergency: ``policies/triage/``.
+
+Two operator-edited files, validated at start-up (a problem names the file and the dotted key):
+
+``evidence.yaml``
+    ``terms``: named groups of words and phrases (compared by their Snowball stems, so "bleeding",
+    "bleeds" and "bleed" are one term; ``*`` at the end of a word matches any ending) and regular
+    expressions; ``health_gate``: the groups that show a message is about health at all (no emergency
+    layer fires without one); ``background`` / ``present``: what makes a sentence history rather than
+    the complaint now; ``categories``: per red flag, the signs it needs (``requires``) and the
+    severity that makes those signs an emergency on their own (``escalate``).
+``vitals.yaml``
+    published early-warning limits (NEWS2 for adults, NICE NG143 for fever in under 5s, ...) by age,
+    each naming its source, the red flag it raises and how a patient is told about it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from pydantic import with_config
+
+from gateway.errors import ConfigurationError, InvalidValue
+from gateway.validation import FILE_CONFIG, compile_all, read_yaml, validate
+
+GROUP_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+Binding = Literal["signs", "gate", "free"]
+Vital = Literal["temperature_c", "heart_rate", "breathing_rate", "systolic_bp", "spo2", "glucose_mmol"]
+
+
+@with_config(FILE_CONFIG)
+@dataclass(frozen=True)
+class TermGroup:
+    """One named group of terms (e.g. ``bleeding``, ``at_rest``)."""
+
+    words: tuple[str, ...] = ()
+    """Words and phrases, compared by Snowball stem ("coughing up blood"); "haemorrhag*" is a prefix,
+    "*cillin" a suffix (any word of more than five letters ending so: "amoxicillin")."""
+    patterns: tuple[str, ...] = ()
+    """Case-insensitive regular expressions, for what words cannot say ("\\d+ (pills|tablets)")."""
+    negatable: bool = True
+    """A negated mention ("no bleeding", "denies chest pain") does not count as a sign. False for
+    signs where a denial must not be trusted (thoughts of suicide)."""
+
+    def __post_init__(self) -> None:
+        if not self.words and not self.patterns:
+            raise InvalidValue("TermGroup", "words", "a group needs at least one word or pattern")
+        for i, word in enumerate(self.words):
+            if (
+                not word.strip("* ")
+                or "*" in word.strip("*")
+                or (word.startswith("*") and word.endswith("*"))
+            ):
+                raise InvalidValue("TermGroup", f"words[{i}]", "a word is non-empty; '*' only at one end")
+        compile_all(self, self.patterns, "patterns")
+
+
+@with_config(FILE_CONFIG)
+@dataclass(frozen=True)
+class SignRule:
+    """What one red-flag category needs to be found in the message."""
+
+    requires: tuple[tuple[str, ...], ...]
+    """Every inner list must be met by at least one of its groups: ``[[medicine, substance],
+    [amount, intent]]`` is (a medicine or a substance) and (an amount or an intent). The semantic
+    layers (exemplars, classifier) may raise this category only when these signs are present."""
+    escalate: tuple[tuple[str, ...], ...] = ()
+    """Alternatives, each a list of groups that must all be present together with ``requires``: any
+    one met makes the message an emergency on its own (layer ``signs``), e.g. breathing trouble
+    ``[at_rest]`` or ``[cannot_speak]``."""
+    history_fires: bool = False
+    """Signs in background sentences ("in 2019", "years ago") count too (thoughts of suicide)."""
+    semantic: Binding = "signs"
+    """What binds the exemplar and classifier layers for this category. ``signs``: they may raise it
+    only when ``requires`` is met (a body sign can be named: bleeding, breathing, a drug and a dose).
+    ``gate``: only the health gate binds them (the category is a candidate when it is the nearest
+    category of all and the text names a term of a ``health_gate`` group). ``free``: nothing binds
+    them (the nearest category of all is a candidate even when the text passes no gate: thoughts of
+    suicide, told in words of mood and intent no list covers). The shipped
+    ``evidence.yaml`` sets every red flag to ``gate``: binding to signs lost emergencies main's semantic
+    layers caught (docs/safety.md). ``requires`` still gives the evidence shown and counts as health
+    content for the rule layers."""
+
+    def __post_init__(self) -> None:
+        if not self.requires or any(not alternatives for alternatives in self.requires):
+            raise InvalidValue("SignRule", "requires", "needs at least one non-empty list of groups")
+        if any(not groups for groups in self.escalate):
+            raise InvalidValue("SignRule", "escalate", "every alternative needs at least one group")
+
+
+@with_config(FILE_CONFIG)
+@dataclass(frozen=True)
+class EvidencePolicy:
+    terms: dict[str, TermGroup]
+    health_gate: tuple[str, ...]
+    """Groups that show health content: without one of them no emergency layer fires."""
+    categories: dict[str, SignRule]
+    background: tuple[str, ...] = ()
+    """Patterns of a background sentence ("in 2019", "years ago", "history of", "it went away")..."""
+    present: tuple[str, ...] = ()
+    """...unless it also says the complaint is here now ("now", "again", "still", "today")."""
+    window_sentences: int = 2
+    """Signs are combined over at most this many consecutive sentences (the worst window decides)."""
+    information_questions: tuple[str, ...] = ()
+    """Extra patterns of a general information question, added to the context's ``information_questions``
+    ("what would an overdose look like", "is it true you can ...", "which ... are least risky")."""
+    information_personal: tuple[str, ...] = ()
+    """Extra patterns that make a question a report of something happening now (vignette style:
+    "presents with", "brought in with", "on examination"), added to the context's ``personal_report``."""
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.window_sentences <= 10:
+            raise InvalidValue("EvidencePolicy", "window_sentences", "must be between 1 and 10")
+        compile_all(self, self.background, "background")
+        compile_all(self, self.present, "present")
+        compile_all(self, self.information_personal, "information_personal")
+        compile_all(self, self.information_questions, "information_questions")
+        for name in self.terms:
+            if not GROUP_ID.match(name):
+                raise InvalidValue("EvidencePolicy", f"terms.{name}", "ids are lower_snake_case")
+        for i, group in enumerate(self.health_gate):
+            if group not in self.terms:
+                raise InvalidValue("EvidencePolicy", f"health_gate[{i}]", f"unknown term group {group!r}")
+        for name, rule in self.categories.items():
+            for key in ("requires", "escalate"):
+                for i, groups in enumerate(getattr(rule, key)):
+                    for group in groups:
+                        if group not in self.terms:
+                            raise InvalidValue(
+                                "EvidencePolicy",
+                                f"categories.{name}.{key}[{i}]",
+                                f"unknown term group {group!r}",
+                            )
+
+
+@with_config(FILE_CONFIG)
+@dataclass(frozen=True)
+class VitalLimit:
+    """One published limit: a value of ``vital`` outside it, at an age in [min, max), is a red flag."""
+
+    vital: Vital
+    category: str
+    """The red flag it raises (an emergency category, or a name of its own: ``label`` says it)."""
+    label: str
+    """How the patient and the clinician are told ("a temperature of 38 °C or more under 3 months")."""
+    source: str
+    """A key of ``sources``."""
+    below: float | None = None
+    at_or_above: float | None = None
+    min_age_years: float = 0.0
+    max_age_years: float = 200.0
+
+    def __post_init__(self) -> None:
+        if self.below is None and self.at_or_above is None:
+            raise InvalidValue("VitalLimit", "below", "set below, at_or_above or both")
+        if not 0.0 <= self.min_age_years < self.max_age_years:
+            raise InvalidValue("VitalLimit", "min_age_years", "must be at least 0 and below max_age_years")
+        if not self.label.strip():
+            raise InvalidValue("VitalLimit", "label", "must not be empty")
+
+    @property
+    def any_age(self) -> bool:
+        return self.min_age_years == 0.0 and self.max_age_years >= 120.0
+
+    def covers(self, age: float) -> bool:
+        return self.min_age_years <= age < self.max_age_years
+
+    def outside(self, value: float) -> bool:
+        return (self.below is not None and value < self.below) or (
+            self.at_or_above is not None and value >= self.at_or_above
+        )
+
+
+@with_config(FILE_CONFIG)
+@dataclass(frozen=True)
+class VitalsPolicy:
+    sources: dict[str, str]
+    """Citations of the tables the limits come from."""
+    limits: tuple[VitalLimit, ...]
+    adult_age_years: float = 16.0
+    """A message that gives no age and names no child is read against the limits covering this age."""
+    child_words: tuple[str, ...] = ()
+    """Patterns naming a child without an age ("my baby", "toddler"): only limits for every age apply."""
+    ages: dict[str, float] = field(default_factory=dict)
+    """Ages (years) implied by words with no number ("newborn": 0.05)."""
+    exertion: tuple[str, ...] = ()
+    """Patterns of exercise: heart and breathing rates in such a message are not read against resting
+    limits."""
+
+    def __post_init__(self) -> None:
+        compile_all(self, self.child_words, "child_words")
+        compile_all(self, self.exertion, "exertion")
+        for i, limit in enumerate(self.limits):
+            if limit.source not in self.sources:
+                raise InvalidValue("VitalsPolicy", f"limits[{i}].source", f"unknown source {limit.source!r}")
+        for word in self.ages:
+            compile_all(self, (word,), f"ages.{word}")
+
+
+def load_evidence_policy(path: Path) -> EvidencePolicy:
+    return validate(EvidencePolicy, read_yaml(path), str(path))
+
+
+def load_vitals_policy(path: Path) -> VitalsPolicy:
+    return validate(VitalsPolicy, read_yaml(path), str(path))
+
+
+def check_categories(evidence: EvidencePolicy, categories: set[str], source: str) -> None:
+    """Every emergency category has its signs, and every sign rule names a known category."""
+    for name in sorted(categories - set(evidence.categories)):
+        raise ConfigurationError(
+            source, f"categories.{name}", "missing: every emergency category needs signs"
+        )

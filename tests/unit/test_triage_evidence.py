@@ -1,0 +1,466 @@
+"""Evidence-bound triage (#31): the health gate, each red flag's signs, negation, history, vitals, long
+posts, information questions. No model is loaded: the semantic layers are given fixed scores, so these
+tests pin the rule layers, and what the semantic layers may and may not do with those scores."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gateway.domain import ChatRequest, Message, Role, Scope, Triage, TriageLayer
+from gateway.errors import ConfigurationError
+from gateway.messages import Messages
+from gateway.pipeline.semantic_triage import SemanticScore
+from gateway.pipeline.triage import decide, evidence_reader, plan, red_flag_notes
+from gateway.pipeline.triage_vitals import check_vitals, read_age, read_durations, read_vitals
+from gateway.policy.loader import load_policy
+from gateway.policy.triage import TriagePolicy, load_triage_policy
+from gateway.policy.triage_evidence import Binding
+
+REPO = Path(__file__).resolve().parents[2]
+POLICY = load_policy(REPO / "policies", "general")
+GENERAL = POLICY.context
+TRIAGE = POLICY.triage
+VITALS = TRIAGE.vitals
+CATEGORIES = tuple(dict.fromkeys(TRIAGE.categories))
+
+
+def score(*, emergency: float = 0.0, near: str | None = None, similarity: float = 0.0) -> SemanticScore:
+    """What the semantic layers would say: by default nothing (a health question, no emergency)."""
+    by_category = tuple((c, similarity if c == near else 0.1) for c in CATEGORIES)
+    return SemanticScore(
+        category=near or CATEGORIES[0],
+        similarity=similarity,
+        contrast=0.3,
+        exemplar_fired=False,
+        emergency_probability=emergency,
+        health_probability=0.9,
+        health_similarity=0.7,
+        classifier_fired=emergency >= TRIAGE.settings.emergency_probability,
+        by_category=by_category,
+    )
+
+
+def judge(message: str, semantic: SemanticScore | None = None, policy: TriagePolicy = TRIAGE) -> Triage:
+    request = ChatRequest(messages=(Message(Role.USER, message),), model="m")
+    triage_plan = plan(request, GENERAL, policy)
+    return decide(triage_plan, [semantic or score()] * len(triage_plan.texts), GENERAL, policy)
+
+
+def bound_by_signs(*categories: str) -> TriagePolicy:
+    """The shipped policy with these red flags set to ``semantic: signs`` (an operator's choice)."""
+    return bound(categories, "signs")
+
+
+def bound(categories: tuple[str, ...] | list[str], binding: Binding) -> TriagePolicy:
+    """The shipped policy with these red flags' ``semantic`` set to ``binding``."""
+    rules = dict(TRIAGE.evidence.categories)
+    for category in categories:
+        rules[category] = dataclasses.replace(rules[category], semantic=binding)
+    return dataclasses.replace(TRIAGE, evidence=dataclasses.replace(TRIAGE.evidence, categories=rules))
+
+
+def evidence_of(result: Triage) -> str:
+    return " | ".join(e.text.lower() for e in result.evidence)
+
+
+# --- the health gate ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "play my workout playlist",
+        "order a large latte for pickup",
+        "my phone is about to die, turn on low power mode",
+        "how do I stop dying on the first boss",
+        "lock my bank account, someone is stealing from me",
+    ],
+)
+def test_no_emergency_layer_fires_without_health_content(message: str) -> None:
+    assert not evidence_reader(TRIAGE).read(message).health
+    # even a classifier certain of an emergency, and an exemplar right beside one, cannot fire
+    result = judge(message, score(emergency=0.99, near="breathing", similarity=0.95))
+    assert result.scope is not Scope.EMERGENCY
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "my chest hurts",
+        "can I take ibuprofen with paracetamol?",
+        "I want to kill myself",
+        "he's not breathing",
+    ],
+)
+def test_health_content_opens_the_gate(message: str) -> None:
+    assert evidence_reader(TRIAGE).read(message).health
+
+
+# --- evidence-bound red flags ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("message", "category", "sign"),
+    [
+        ("my breathing has become really hard even at rest", "breathing", "at rest"),
+        ("he can only get one word at a time out, he's so breathless", "breathing", "one word at a time"),
+        ("crushing pain in my chest going down my left arm", "chest_pain", "left arm"),
+        ("the cut on my leg is bleeding through the bandages and won't stop", "heavy_bleeding", "won't stop"),
+        ("I swallowed a handful of my sleeping pills an hour ago", "overdose", "handful"),
+        ("my 3 year old drank some bleach from under the sink", "poisoning", "bleach"),
+        ("my wife's face is drooping on one side", "stroke_signs", "drooping"),
+        (
+            "the swelling around my eye is spreading and it hurts to move it",
+            "sudden_vision_loss",
+            "spreading",
+        ),
+        ("swollen calf after my operation and now I'm short of breath", "blood_clot", "short of breath"),
+        ("fever and now my dad is confused and not making sense", "sepsis", "confused"),
+        ("I'm 34 weeks and the baby has stopped moving", "reduced_fetal_movement", "stopped moving"),
+    ],
+)
+def test_signs_with_a_severity_word_fire_their_own_category(message: str, category: str, sign: str) -> None:
+    result = judge(message)
+    assert (result.scope, result.rule) == (Scope.EMERGENCY, category), result
+    assert result.layer in (TriageLayer.SIGNS, TriageLayer.RULE)
+    assert sign in evidence_of(result)
+
+
+@pytest.mark.parametrize(
+    ("message", "near"),
+    [
+        ("what does a 5mg amlodipine tablet look like?", "overdose"),
+        ("how long does bisoprolol take to reach the blood?", "heavy_bleeding"),
+        ("how do I lower my beta-blocker dose slowly?", "overdose"),
+        ("my knee has been a bit sore after running", "blood_clot"),
+    ],
+)
+def test_bound_by_signs_the_semantic_layers_cannot_invent_a_red_flag_whose_signs_are_absent(
+    message: str, near: str
+) -> None:
+    assert evidence_reader(TRIAGE).signs(evidence_reader(TRIAGE).read(message), near) is None
+    result = judge(message, score(emergency=0.99, near=near, similarity=0.95), bound_by_signs(near))
+    assert result.scope is Scope.IN_SCOPE, result
+
+
+@pytest.mark.parametrize(
+    ("message", "near"),
+    [
+        ("how long does bisoprolol take to reach the blood?", "heavy_bleeding"),
+        ("how do I lower my beta-blocker dose slowly?", "overdose"),
+        ("my knee has been a bit sore after running", "blood_clot"),
+    ],
+)
+def test_by_default_the_gate_alone_binds_the_semantic_layers(message: str, near: str) -> None:
+    # the shipped policy binds every red flag by the gate (a configuration that kept main's emergency
+    # recall where binding to signs lost it, docs/safety.md): a sure classifier or an exemplar right
+    # beside the nearest category raises it once the text has health content, with no sign to name
+    assert TRIAGE.evidence.categories[near].semantic == "gate"
+    assert evidence_reader(TRIAGE).read(message).health_terms
+    result = judge(message, score(emergency=0.99, near=near, similarity=0.95))
+    assert (result.scope, result.rule, result.evidence) == (Scope.EMERGENCY, near, ()), result
+    assert result.layer in (TriageLayer.EXEMPLAR, TriageLayer.CLASSIFIER)
+    # without the semantic layers' word the same text is an ordinary health question
+    assert judge(message).scope is Scope.IN_SCOPE
+
+
+def test_the_semantic_layers_can_raise_a_category_whose_signs_are_present() -> None:
+    message = "loads of my sleeping tablets are missing from the box"  # an overdose's signs, nothing taken
+    for policy in (TRIAGE, bound_by_signs("overdose")):
+        assert judge(message, policy=policy).scope is Scope.IN_SCOPE
+        result = judge(message, score(emergency=0.9, near="overdose", similarity=0.5), policy)
+        expected = (Scope.EMERGENCY, TriageLayer.CLASSIFIER, "overdose")
+        assert (result.scope, result.layer, result.rule) == expected
+        assert "tablets" in evidence_of(result)  # the signs present are named either way
+        exemplar = judge(message, score(near="overdose", similarity=0.9), policy)
+        assert exemplar.layer is TriageLayer.EXEMPLAR
+
+
+# --- a red flag bound by the health gate alone (thoughts of suicide) -------------------------------
+
+
+def test_thoughts_of_suicide_are_not_bound_by_a_word_list() -> None:
+    assert TRIAGE.evidence.categories["suicidal_intent"].semantic == "free"
+    # feelings, with none of the suicide words: the gate opens, the category's own signs are absent
+    message = "everything feels heavy and I'm so tired of trying, I don't see how things get better"
+    reader = evidence_reader(TRIAGE)
+    assert reader.read(message).health_terms
+    assert reader.signs(reader.read(message), "suicidal_intent") is None
+    assert judge(message).scope is Scope.IN_SCOPE
+    result = judge(message, score(emergency=0.9, near="suicidal_intent", similarity=0.5))
+    expected = (Scope.EMERGENCY, TriageLayer.CLASSIFIER, "suicidal_intent")
+    assert (result.scope, result.layer, result.rule) == expected
+    assert result.evidence == ()  # no word to name: the deciding layer is what the clinician sees
+    exemplar = judge(message, score(near="suicidal_intent", similarity=0.9))
+    assert (exemplar.layer, exemplar.rule) == (TriageLayer.EXEMPLAR, "suicidal_intent")
+
+
+def test_a_gate_bound_red_flag_is_raised_only_when_it_is_the_nearest_category() -> None:
+    message = "everything feels heavy and I'm so tired of trying, I don't see how things get better"
+    # the classifier is sure, but the nearest category is a signs-bound one whose signs are absent:
+    # suicide is not raised in its place, and nothing is
+    sure_overdose = score(emergency=0.99, near="overdose", similarity=0.9)
+    assert judge(message, sure_overdose, bound_by_signs("overdose")).scope is Scope.IN_SCOPE
+    # the shipped policy binds overdose by the gate too: the nearest category is the one raised
+    result = judge(message, sure_overdose)
+    assert (result.scope, result.rule) == (Scope.EMERGENCY, "overdose")
+
+
+def test_every_red_flag_is_bound_by_the_gate_by_default_but_thoughts_of_suicide() -> None:
+    expected = {c: "free" if c == "suicidal_intent" else "gate" for c in TRIAGE.evidence.categories}
+    assert {c: r.semantic for c, r in TRIAGE.evidence.categories.items()} == expected
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "play my workout playlist",
+        "my phone is about to die, turn on low power mode",
+        "how do I stop dying on the first boss",
+    ],
+)
+def test_a_gate_bound_red_flag_still_needs_the_health_gate(message: str) -> None:
+    gated = bound(["suicidal_intent"], "gate")
+    assert not evidence_reader(gated).read(message).health_terms
+    result = judge(message, score(emergency=0.99, near="suicidal_intent", similarity=0.95), gated)
+    assert result.scope is not Scope.EMERGENCY
+    # bound to nothing (as shipped for thoughts of suicide), the semantic layers decide alone: the
+    # price of the posts that name no gate term (docs/safety.md, the figures)
+    free = judge(message, score(emergency=0.99, near="suicidal_intent", similarity=0.95))
+    assert (free.scope, free.rule) == (Scope.EMERGENCY, "suicidal_intent")
+    # and only the red flag bound to nothing: the same certainty near a gated one raises nothing
+    assert (
+        judge(message, score(emergency=0.99, near="overdose", similarity=0.95)).scope is not Scope.EMERGENCY
+    )
+
+
+# --- negation -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("negated", "affirmed"),
+    [
+        ("no trouble breathing at rest, just a cough", "trouble breathing at rest, and a cough"),
+        ("denies chest pain or sweating", "has chest pain and sweating"),
+        (
+            "my son hit his head, didn't lose consciousness and hasn't been sick",
+            "my son hit his head and has been sick",
+        ),
+        ("without any face drooping", "with his face drooping"),
+    ],
+)
+def test_negated_signs_do_not_count(negated: str, affirmed: str) -> None:
+    assert judge(negated).scope is not Scope.EMERGENCY
+    assert judge(affirmed).scope is Scope.EMERGENCY
+
+
+def test_a_denial_of_suicidal_thoughts_is_not_trusted_but_the_word_alone_can_be_negated() -> None:
+    assert judge("I'm not suicidal, I just want to kill myself").scope is Scope.EMERGENCY
+    assert judge("I'm not suicidal, I just feel flat, what helps with low mood?").scope is Scope.IN_SCOPE
+
+
+# --- long posts: the worst current complaint, not history ------------------------------------------
+
+
+def test_background_history_and_resolved_episodes_do_not_fire() -> None:
+    for message in (
+        "I had a bleed from a stomach ulcer in 2019. Can I take aspirin for my headache?",
+        "I had a DVT in my leg in 2020, can I take the combined pill now?",
+        "When I was 17 I took an overdose. I've been well since and I'd like to try for a baby.",
+        "Last winter my mum had a urine infection and became really confused, it cleared with antibiotics.",
+    ):
+        assert judge(message).scope is not Scope.EMERGENCY, message
+
+
+def test_a_long_post_is_judged_by_its_worst_current_complaint() -> None:
+    history = (
+        "Bit of background first. I'm 61, had my gallbladder out in 2018 and I have mild arthritis. "
+        "I walk every day and I take glucosamine and a vitamin D tablet. My GP is happy with my blood "
+        "pressure and my cholesterol was fine last year. I sleep reasonably and I eat well. "
+    )
+    routine = history + "What can I do about stiff knees in the morning?"
+    assert judge(routine).scope is not Scope.EMERGENCY
+    worst = history * 3 + "Tonight I have crushing pain in my chest spreading into my jaw and I'm sweating."
+    result = judge(worst)
+    assert (result.scope, result.rule) == (Scope.EMERGENCY, "chest_pain")
+
+
+# --- information questions vs happening now -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("message", "note"),
+    [
+        ("what are the symptoms of an overdose?", "overdose"),
+        ("how much paracetamol is too much?", "overdose"),
+        ("is it true you can overdose on water?", "overdose"),
+        ("what are the signs of a stroke?", "stroke_signs"),
+    ],
+)
+def test_information_questions_are_answered_with_the_safety_note(message: str, note: str) -> None:
+    result = judge(message)
+    assert result.scope is Scope.IN_SCOPE, result
+    assert red_flag_notes(result) == (note,)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I've taken too much paracetamol, what are the symptoms of an overdose?",
+        "how do I know if I'm having a stroke? my face is drooping",
+        "A 70-year-old presents with sudden slurred speech and a facial droop",
+    ],
+)
+def test_a_report_of_it_happening_now_is_an_emergency(message: str) -> None:
+    assert judge(message).scope is Scope.EMERGENCY
+
+
+def test_the_safety_note_for_an_overdose_question_gives_the_crisis_lines() -> None:
+    text = Messages(REPO / "templates", GENERAL).render("red_flag_information", rule="overdose")
+    assert "116 123" in text
+    assert GENERAL.emergency_number in text
+
+
+def test_the_emergency_message_names_the_signs_found() -> None:
+    result = judge("my breathing has become really hard even at rest")
+    text = Messages(REPO / "templates", GENERAL).render(
+        "emergency", rule=result.rule, recognised=result.recognised, signs=[e.text for e in result.evidence]
+    )
+    assert '"at rest"' in text
+    assert result.recognised is not None
+    assert result.recognised in text
+
+
+# --- vital signs ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "vital", "value"),
+    [
+        ("temp of 38.4", "temperature_c", 38.4),
+        ("she's 39,5 degrees", "temperature_c", 39.5),
+        ("fever of 102F", "temperature_c", 38.9),
+        ("temperature 104 fahrenheit", "temperature_c", 40.0),
+        ("pulse 135", "heart_rate", 135.0),
+        ("HR 44 bpm", "heart_rate", 44.0),
+        ("breathing 70 times a minute", "breathing_rate", 70.0),
+        ("RR 32", "breathing_rate", 32.0),
+        ("BP 82/50", "systolic_bp", 82.0),
+        ("190/120 mmHg", "systolic_bp", 190.0),
+        ("sats 89%", "spo2", 89.0),
+        ("blood sugar 2.1", "glucose_mmol", 2.1),
+        ("glucose 45 mg/dL", "glucose_mmol", 2.5),
+        ("libre says 1.8", "glucose_mmol", 1.8),
+    ],
+)
+def test_vital_signs_are_read_in_their_units(text: str, vital: str, value: float) -> None:
+    readings = read_vitals(text)
+    assert [(r.vital, r.value) for r in readings] == [(vital, value)]
+
+
+@pytest.mark.parametrize(
+    ("text", "years"),
+    [
+        ("my 2 year old", 2.0),
+        ("she is 6 weeks old", 6 * 7 / 365.25),
+        ("68M with chest pain", 68.0),
+        ("a 45-year-old man", 45.0),
+        ("aged 70", 70.0),
+        ("I'm 34 and pregnant", 34.0),
+        ("temp 102F", None),
+        ("my newborn", 0.02),
+    ],
+)
+def test_ages_are_read(text: str, years: float | None) -> None:
+    age = read_age(text, VITALS)
+    assert age == pytest.approx(years) if years is not None else age is None
+
+
+def test_durations_are_read_in_days() -> None:
+    assert [days for _, days in read_durations("coughing for 10 days and feverish for 3 hours")] == [
+        10.0,
+        pytest.approx(3 / 24),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("message", "fires"),
+    [
+        ("my 6 week old has a temperature of 38.2", True),  # NICE NG143: >= 38 under 3 months
+        ("my 6 month old has a temperature of 38.2", False),
+        ("my 2 year old is breathing 70 times a minute", True),  # NG143: RR > 60
+        ("I'm 45 and my pulse is 135 sitting down", True),  # NEWS2 red
+        ("I'm 45 and my heart rate went up to 180 on my watch during intervals", False),  # exercise
+        ("my oxygen sats are 89%", True),
+        ("my blood pressure is 85/50 and I feel faint", True),
+        ("my temperature is 38.5", False),
+    ],
+)
+def test_values_outside_the_age_limits_fire_the_vitals_layer(message: str, fires: bool) -> None:
+    assert bool(check_vitals(message, VITALS)) is fires
+    result = judge(message)
+    if fires:
+        assert (result.scope, result.layer) == (Scope.EMERGENCY, TriageLayer.VITALS)
+        assert any(e.kind == "vital" for e in result.evidence)
+    else:
+        assert result.scope is not Scope.EMERGENCY
+
+
+# --- validation -----------------------------------------------------------------------------------
+
+
+def _copy(tmp_path: Path) -> Path:
+    target = tmp_path / "triage"
+    shutil.copytree(REPO / "policies" / "triage", target)
+    return target
+
+
+@pytest.mark.parametrize(
+    ("file", "change", "key"),
+    [
+        ("evidence.yaml", lambda d: d["categories"]["burns"].update(requires=[["no_such_group"]]),
+         "categories.burns.requires[0]"),
+        ("evidence.yaml", lambda d: d["terms"]["bleeding"].update(patterns=["(unclosed"]), "terms.bleeding"),
+        ("evidence.yaml", lambda d: d["categories"].pop("burns"), "categories.burns"),
+        ("evidence.yaml", lambda d: d.update(window_sentences=0), "window_sentences"),
+        ("evidence.yaml", lambda d: d["categories"]["burns"].update(semantic="never"),
+         "categories.burns.semantic"),
+        ("vitals.yaml", lambda d: d["limits"][0].update(vital="weight"), "limits[0].vital"),
+        ("vitals.yaml", lambda d: d["limits"][0].update(source="nowhere"), "limits[0].source"),
+        ("vitals.yaml", lambda d: d["limits"][1].pop("below"), "limits[1]"),
+    ],
+)  # fmt: skip
+def test_a_bad_evidence_or_vitals_policy_names_the_file_and_key(
+    tmp_path: Path, file: str, change: Callable[[Any], object], key: str
+) -> None:
+    directory = _copy(tmp_path)
+    path = directory / file
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(ConfigurationError) as info:
+        load_triage_policy(directory)
+    assert info.value.source.endswith(file)
+    assert info.value.key.startswith(key), info.value.key
+
+
+def test_every_vital_limit_cites_a_source() -> None:
+    assert all(VITALS.sources[limit.source].strip() for limit in VITALS.limits)
+    assert {"news2", "ng143"} <= set(VITALS.sources)
+
+
+def test_signs_can_be_replaced_by_the_operator() -> None:
+    rules = dict(TRIAGE.evidence.categories)
+    rules["breathing"] = dataclasses.replace(rules["breathing"], escalate=())
+    policy = dataclasses.replace(TRIAGE, evidence=dataclasses.replace(TRIAGE.evidence, categories=rules))
+    request = ChatRequest(messages=(Message(Role.USER, "I'm gasping even at rest"),), model="m")
+    triage_plan = plan(request, GENERAL, policy)
+    result = decide(triage_plan, [score()] * len(triage_plan.texts), GENERAL, policy)
+    assert result.scope is not Scope.EMERGENCY
