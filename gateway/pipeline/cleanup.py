@@ -43,7 +43,7 @@ from gateway.domain import (
 )
 from gateway.policy.cleanup import CleanupPolicy
 from gateway.text import normalise, sentence_spans, strip_markers
-from gateway.upstream.contract import markers_in
+from gateway.upstream.contract import markers_in, with_markers
 
 PLANTED_CHECK = "planted_instruction"
 """Verdict check recorded for a claim that rests on an instruction planted in a source."""
@@ -54,7 +54,6 @@ _CONNECTIVE = re.compile(
     r"as a result|because of this|for this reason|this means that|that means)\s*,?\s+",
     re.IGNORECASE,
 )
-_CLOSING = re.compile(r"([.!?]+[\"')\]]*)\s*$")
 
 
 def safety_rule(text: str, policy: CleanupPolicy) -> str | None:
@@ -161,18 +160,6 @@ def _critical_failed(result: ClaimResult, policy: CleanupPolicy) -> bool:
 # --- assembling --------------------------------------------------------------------------------------
 
 
-def cite(sentence: str, numbers: Sequence[int]) -> str:
-    """Put ``[n, m]`` before the sentence's closing punctuation (adding a full stop when it has none)."""
-    body = sentence.strip()
-    if not numbers:
-        return body
-    marker = "[" + ", ".join(str(n) for n in numbers) + "]"
-    closing = _CLOSING.search(body)
-    if closing is None:
-        return f"{body} {marker}."
-    return f"{body[: closing.start()].rstrip()} {marker}{closing.group(1)}"
-
-
 def _capitalised(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -190,9 +177,9 @@ def _rewrite_numbers(result: ClaimResult) -> tuple[int, ...]:
 def _claim_sentence(result: ClaimResult) -> str:
     """One surviving claim of a multi-claim sentence, as its own sentence with its markers."""
     if result.outcome is ClaimOutcome.REWRITTEN and result.final_text:
-        return cite(_capitalised(result.final_text), _rewrite_numbers(result))
+        return with_markers(_capitalised(result.final_text), _rewrite_numbers(result))
     numbers = result.statement.source_numbers or _evidence_numbers([result])
-    return cite(_capitalised(strip_markers(result.statement.text)), numbers)
+    return with_markers(_capitalised(strip_markers(result.statement.text)), numbers)
 
 
 @dataclass
@@ -377,7 +364,7 @@ class Cleanup:
         results = [self.results[i] for i in sentence.claim_ids]
         if all(r.outcome is ClaimOutcome.VERIFIED for r in results):
             numbers = () if markers_in(original) else _evidence_numbers(results)
-            return [(sentence.claim_ids, cite(original, numbers) if numbers else original)]
+            return [(sentence.claim_ids, with_markers(original, numbers) if numbers else original)]
         return [
             ([i], _claim_sentence(r))
             for i, r in zip(sentence.claim_ids, results, strict=True)

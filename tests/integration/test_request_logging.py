@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import pytest
 import structlog
 
-from gateway.logs import MASK, configure_logging, drop_patient_text, mask_secrets
+from gateway.logs import MASK, drop_patient_text, mask_secrets
 from gateway.settings import Secret
 from gateway.testing import Reply, contract_answer
 from tests.support.stack import running_gateway
@@ -30,18 +28,6 @@ FIELDS = {
     "passages", "total_ms", "upstream_ms", "verification_ms", "added_ms", "retrieval_ms",
     "level", "timestamp",
 }  # fmt: skip
-
-
-@pytest.fixture
-def log_stream() -> Iterator[io.StringIO]:
-    """The gateway's real logging configuration, writing into a buffer; restored afterwards."""
-    saved = structlog.get_config()
-    stream = io.StringIO()
-    configure_logging(stream=stream)
-    try:
-        yield stream
-    finally:
-        structlog.configure(**saved)
 
 
 def lines(stream: io.StringIO) -> list[dict[str, Any]]:

@@ -7,20 +7,17 @@ the trace id in the audit record and the request's log line.
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-import structlog
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from gateway.logs import configure_logging
 from gateway.testing import Reply
 from tests.integration.test_chat_api import supported_answer
 from tests.support.stack import openai_client, running_gateway
@@ -78,17 +75,6 @@ def traced(upstream, traced_gateways, exporter):  # type: ignore[no-untyped-def]
         return scripted, url, services
 
     return start
-
-
-@pytest.fixture
-def log_stream() -> Iterator[io.StringIO]:
-    saved = structlog.get_config()
-    stream = io.StringIO()
-    configure_logging(stream=stream)
-    try:
-        yield stream
-    finally:
-        structlog.configure(**saved)
 
 
 def stage_spans(exporter: InMemorySpanExporter) -> dict[str, ReadableSpan]:
