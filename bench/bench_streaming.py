@@ -13,7 +13,9 @@ to three digits or up to three other characters: the same rule for both sides). 
   patient reads them); measured: first token, first sentence, complete.
 
 Also: the characters the model writes (contract / plain; and against the plain answer without
-markers), a ten-claim answer at 80 tokens/s, and the built-in extractive responder (no model). Median
+markers), a ten-claim answer at 80 tokens/s, a five-claim answer two of whose claims the model words
+beyond their quotes (each is rewritten to its source at once, with the default ``cleanup.rewriter:
+extractive``, so it must not hold the stream), and the built-in extractive responder (no model). Median
 and p95 over ``--runs`` questions per row. Targets: first verified sentence <= raw first sentence + 0.3
 s; complete <= 1.2x raw complete; characters <= 1.5x.
 
@@ -66,6 +68,8 @@ class Script:
 
     rate: float = 80.0
     claims: int = 5
+    paraphrased: int = 0
+    """How many of the claims the model words beyond their quote (each fails and is rewritten)."""
     plain: str = ""
     """The last contract answer as plain text with markers (what the raw side streams)."""
     contract_chars: list[int] = field(default_factory=list)
@@ -87,11 +91,29 @@ def answer_claims(body: dict[str, Any], count: int) -> list[tuple[str, int, str]
     return chosen
 
 
+def paraphrase(sentence: str) -> str | None:
+    """The sentence with a qualifier its source does not hold, inside it (after its first comma), so
+    the model writes the quote's anchor: the claim fails verification and is rewritten to the source
+    sentence holding the anchor. None for a sentence without a comma (it is left as written)."""
+    head, comma, tail = sentence.partition(", ")
+    return f"{head}, in most cases, {tail}" if comma else None
+
+
+def reworded(claims: list[tuple[str, int, str]], count: int) -> list[tuple[str, int, str]]:
+    """``claims`` with the first ``count`` that ``paraphrase`` can reword reworded."""
+    out = []
+    for sentence, number, quote in claims:
+        changed = paraphrase(sentence) if count else None
+        count -= changed is not None
+        out.append((changed or sentence, number, quote))
+    return out
+
+
 def responder(script: Script) -> Any:
     def reply(body: dict[str, Any]) -> Reply:
         contract = any(m["content"] == SYSTEM_PROMPT for m in body["messages"])
         if contract:
-            claims = answer_claims(body, script.claims)
+            claims = reworded(answer_claims(body, script.claims), script.paraphrased)
             content = contract_reply(body, claims)
             script.plain = " ".join(with_markers(s, (n,)) for s, n, _ in claims)
             script.contract_chars.append(len(content))
@@ -104,11 +126,15 @@ def responder(script: Script) -> Any:
     return reply
 
 
+NOT_SHOWN: list[str] = []
+"""Why a claim of a bench answer was not shown (outcome and reason), printed after the tables."""
+
+
 def gateway_run(client: openai.OpenAI, question: str) -> tuple[float, float, int]:
-    """(first verified sentence, complete, claims verified) streamed through the gateway."""
+    """(first verified sentence, complete, claims shown: verified or rewritten) through the gateway."""
     started = time.perf_counter()
     first = None
-    supported = -1
+    shown = -1
     stream = client.chat.completions.create(
         model="m", messages=[{"role": "user", "content": question}], stream=True
     )
@@ -118,9 +144,15 @@ def gateway_run(client: openai.OpenAI, question: str) -> tuple[float, float, int
             first = time.perf_counter() - started
         if choice.finish_reason:
             trust = (chunk.model_extra or {}).get("trust", {})
-            supported = trust.get("summary", {}).get("supported", -1)
+            summary = trust.get("summary", {})
+            shown = summary.get("supported", 0) + summary.get("rewritten", 0)
+            NOT_SHOWN.extend(
+                f"{question}: {c['outcome']} ({(c.get('reason') or '')[:160]})"
+                for c in trust.get("claims", [])
+                if c["outcome"] not in ("verified", "rewritten")
+            )
     complete = time.perf_counter() - started
-    return first if first is not None else complete, complete, supported
+    return first if first is not None else complete, complete, shown
 
 
 def raw_run(client: openai.OpenAI, plain: str) -> tuple[float, float, float]:
@@ -181,11 +213,11 @@ def main() -> None:
             for question in QUESTIONS[:3]:  # warm-up: model, caches, connections
                 gateway_run(gateway, question)
             header = (
-                f"{'row':26} {'raw 1st token':>15} {'raw 1st sent.':>15} {'raw complete':>15} "
-                f"{'gw 1st verified':>15} {'gw complete':>15} {'chars x':>8} {'claims ok':>9}"
+                f"{'row':32} {'raw 1st token':>15} {'raw 1st sent.':>15} {'raw complete':>15} "
+                f"{'gw 1st verified':>15} {'gw complete':>15} {'chars x':>8} {'shown':>9}"
             )
-            for rate, claims in [(r, 5) for r in RATES] + [(80.0, 10)]:
-                script.rate, script.claims = rate, claims
+            for rate, claims, paraphrased in [(r, 5, 0) for r in RATES] + [(80.0, 10, 0), (80.0, 5, 2)]:
+                script.rate, script.claims, script.paraphrased = rate, claims, paraphrased
                 script.contract_chars.clear()
                 script.plain_chars.clear()
                 script.prose_chars.clear()
@@ -200,9 +232,9 @@ def main() -> None:
                     ok.append(supported == claims)
                 chars = [c / p for c, p in zip(script.contract_chars, script.plain_chars, strict=True)]
                 prose = [c / p for c, p in zip(script.contract_chars, script.prose_chars, strict=True)]
-                name = f"{claims} claims, {rate:g} tok/s"
+                name = f"{claims} claims{f' ({paraphrased} reworded)' if paraphrased else ''}, {rate:g} tok/s"
                 rows.append(
-                    f"{name:26} {cell(samples['tok']):>15} {cell(samples['sent']):>15} "
+                    f"{name:32} {cell(samples['tok']):>15} {cell(samples['sent']):>15} "
                     f"{cell(samples['raw']):>15} "
                     f"{cell(samples['first']):>15} {cell(samples['gw']):>15} {statistics.median(chars):8.2f} "
                     f"{sum(ok):>4}/{len(ok)}"
@@ -210,7 +242,7 @@ def main() -> None:
                 extra = statistics.median(samples["first"]) - statistics.median(samples["sent"])
                 ratio = statistics.median(samples["gw"]) / statistics.median(samples["raw"])
                 verdicts.append(
-                    f"{name:26} first verified - raw first sentence {extra:+.2f} s "
+                    f"{name:32} first verified - raw first sentence {extra:+.2f} s "
                     f"({'ok' if extra <= FIRST_SENTENCE_TARGET else 'MISSED'} <= +{FIRST_SENTENCE_TARGET}); "
                     f"complete {ratio:.2f}x "
                     f"({'ok' if ratio <= COMPLETE_TARGET else 'MISSED'} <= {COMPLETE_TARGET}x); "
@@ -227,7 +259,7 @@ def main() -> None:
                 extractive["first"].append(first)
                 extractive["gw"].append(complete)
             rows.append(
-                f"{'extractive (no model)':26} {'-':>15} {'-':>15} {'-':>15} "
+                f"{'extractive (no model)':32} {'-':>15} {'-':>15} {'-':>15} "
                 f"{cell(extractive['first']):>15} {cell(extractive['gw']):>15} {'-':>8} {'-':>9}"
             )
     print(f"\nseconds, median / p95 over {args.runs} per row; first token at {FIRST_TOKEN_SECONDS} s")
@@ -238,6 +270,8 @@ def main() -> None:
     print()
     for verdict in verdicts:
         print(verdict)
+    for line in NOT_SHOWN:
+        print("not shown:", line)
 
 
 if __name__ == "__main__":

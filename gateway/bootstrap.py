@@ -68,8 +68,9 @@ def build_rewriter(
     models: ModelPool | None = None,
 ) -> Rewriter:
     """SourceCleanup's rewriter: a failing claim with an anchored quote becomes the source's own
-    sentence(s) holding the quote (``SourceRewriter``); the upstream model's rewrite is tried first when
-    configured (``cleanup.rewriter: auto`` or ``upstream``); none when ``cleanup.rewrite`` is off.
+    sentence(s) holding the quote (``SourceRewriter``, the default ``cleanup.rewriter: extractive``);
+    the upstream model's rewrite is tried first when a site opts in (``upstream``, or ``auto`` with an
+    upstream configured); none when ``cleanup.rewrite`` is off.
     Rewrites are re-verified by ``verifier``. The upstream rewriter's model comes from ``models``
     (required then): the upstream endpoint's, so rewrites share the drafts' slots, queue and deadline,
     and are closed with them. ``embedder`` is unused since rewrites are bound to quotes."""

@@ -25,9 +25,11 @@ class CleanupPolicy:
     """Refuse the whole answer when more than this share of claims is removed."""
     safety_critical: tuple[SafetyRule, ...] = ()
     """Claims matching these rules refuse the whole answer when they fail verification."""
-    rewriter: Literal["auto", "upstream", "extractive"] = "auto"
-    """Who rewrites first: the upstream model (``auto`` when one is configured); the fallback, and the
-    only rewriter with ``extractive``, is the source's own sentence(s) holding the claim's quote."""
+    rewriter: Literal["auto", "upstream", "extractive"] = "extractive"
+    """Who rewrites: ``extractive`` (the default) the source's own sentence(s) holding the claim's
+    quote, at once and without a model call, so a failing claim does not hold a streamed answer;
+    ``upstream`` (or ``auto`` with an upstream configured) the model's rewrite first, which the
+    sentences after it wait for; the source is always the fallback."""
     rewrite_min_similarity: float = 0.8
     """Unused since rewrites are bound to the claim's anchored quote; kept so policy files still load."""
     allow_rewritten_safety_critical: bool = True

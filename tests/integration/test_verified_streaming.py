@@ -38,14 +38,15 @@ def upstream() -> Iterator[tuple[ScriptedUpstream, str]]:
 
 @pytest.fixture
 def gateway(upstream, make_services, tmp_path):  # type: ignore[no-untyped-def]
-    """A gateway with the rewrite to the source (or ``rewriter=...``); yields (scripted, url)."""
+    """A gateway with the shipped cleanup policy (the rewrite to the source) or ``rewriter=...``;
+    yields (scripted, url)."""
     scripted, base_url = upstream
     scripted.reset()
     managers: list[Any] = []
     started: list[Any] = []
 
     def start(settings: dict[str, Any] | None = None, **cleanup: Any) -> tuple[ScriptedUpstream, str]:
-        policy_dir = policy_copy(tmp_path / f"p{len(managers)}", **{"rewriter": "extractive", **cleanup})
+        policy_dir = policy_copy(tmp_path / f"p{len(managers)}", **cleanup)
         services = make_services(
             upstream_base_url=base_url, upstream_retries=0, policy_dir=policy_dir, **(settings or {})
         )
@@ -111,6 +112,27 @@ def test_removed_claim_is_never_sent(gateway) -> None:  # type: ignore[no-untype
     pieces, trust = stream(url, s.PARACETAMOL_Q)
     assert pieces == [s.m(s.DOSE, 1), " " + s.m(s.MAXIMUM, 1)]
     assert trust["summary"]["removed"] == 1
+
+
+def test_a_failing_claim_is_rewritten_to_its_source_while_the_model_is_still_writing(gateway) -> None:  # type: ignore[no-untyped-def]
+    """The shipped policy rewrites to the source at once (no model call), so the wrong dose, first in
+    the answer, is replaced and sent before the model has finished writing."""
+    scripted, url = gateway()
+    writing = threading.Event()
+    draft = Reply(content=s.WRONG_DOSE_ANSWER, hold_before_last=writing)
+    scripted.queue(draft)
+    model_done_at_first_piece: list[bool] = []
+
+    def on_piece(_: str) -> None:
+        model_done_at_first_piece.append(draft.sent_all.is_set())
+        writing.set()
+
+    pieces, trust = stream(url, s.PARACETAMOL_Q, on_piece)
+    assert model_done_at_first_piece[0] is False
+    assert pieces[0] == s.m(s.DOSE, 1)  # the source's sentence in place of the wrong dose
+    assert [c["outcome"] for c in trust["claims"]] == ["rewritten", "verified", "verified"]
+    assert trust["claims"][0]["method"] == "source_rewrite"
+    assert len(scripted.requests) == 1  # the draft only: the rewrite asked no model
 
 
 def test_wrong_dose_is_held_back_until_its_rewrite_is_verified(gateway) -> None:  # type: ignore[no-untyped-def]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 
 import pytest
 from litestar.testing import AsyncTestClient
@@ -133,7 +134,10 @@ async def test_a_rewrite_waits_for_the_slot_a_draft_holds_and_is_closed_with_it(
     models = ModelPool(settings, GatewayMetrics(), connect=connections)
     upstream = build_upstream(settings, None, models)  # type: ignore[arg-type]
     verifier = ScriptedVerifier.supporting("anchoring")
-    rewriter = build_rewriter(settings, load_configured_policy(settings), None, verifier, models)  # type: ignore[arg-type]
+    policy = load_configured_policy(settings)
+    cleanup = replace(policy.thresholds.cleanup, rewriter="upstream")  # the model's rewrite is opt-in
+    policy = replace(policy, thresholds=replace(policy.thresholds, cleanup=cleanup))
+    rewriter = build_rewriter(settings, policy, None, verifier, models)  # type: ignore[arg-type]
     model = connections.made[UPSTREAM_URL]
     limits = models.limits(Endpoint.upstream(settings))
     assert limits is not None
