@@ -7,7 +7,8 @@ the final response leaves; a request interrupted by a client disconnect or a ser
 with outcome ``client_disconnected`` / ``cancelled`` and the text that had been sent. A row still
 ``incomplete`` means the process died (or the store failed) before anything was sent.
 
-A streamed answer leaves piece by piece, so its row is written ahead of the text (``Delivery``):
+A streamed answer leaves piece by piece, so its row is written ahead of the text
+(``gateway.pipeline.delivery``):
 before each released piece leaves, the row is committed with everything sent so far plus that piece
 (outcome ``delivering``); the whole record, still ``delivering``, before the final chunk; and the final
 outcome only once the final chunk and ``[DONE]`` were written to the connection. A write that fails
@@ -17,7 +18,6 @@ stops the stream there: nothing leaves that its row does not hold.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -345,7 +345,7 @@ async def record(
     ``blocking`` writes on the calling thread: for an interrupted run, whose task may be cancelled
     again (a server stop) while a worker-thread write waits, which would lose the record.
     ``delivering`` writes the whole record of a streamed answer before its final chunk, as outcome
-    ``delivering``; it is counted and logged when ``Delivery`` writes its final outcome.
+    ``delivering``; it is counted and logged when ``delivery.Delivery`` writes its final outcome.
     """
     row, completed = audit_record(result, services)
     if delivering:
@@ -376,78 +376,3 @@ async def record(
         log.error(
             "metrics_failed", request_id=result.request_id, error_type=type(err).__name__, error=str(err)
         )
-
-
-class Delivery:
-    """The audit side of one streamed answer: its text written ahead, then its final state.
-
-    - ``ahead`` commits the row, before a piece leaves, with everything sent so far plus that piece
-      (outcome and ``status`` ``delivering``, the text in ``sent`` and the ``answer`` column; sealed
-      like the rest when an audit key is configured). When that fails (AuditError, counted as
-      ``gateway_audit_errors_total{operation="deliver"}`` and logged) the piece is not sent, nor
-      anything after it: the row holds exactly what was sent.
-    - ``record(..., delivering=True)`` (the run's record stage) commits the whole record, still
-      ``delivering``, before the final chunk.
-    - ``delivered`` writes the final outcome once the final chunk and ``[DONE]`` were written to the
-      connection; ``disconnected`` writes ``client_disconnected`` when they were not.
-
-    ``handed`` is the text the HTTP layer was given so far: what an interrupted row records as sent.
-    """
-
-    def __init__(
-        self, request_id: str, created_at: dt.datetime, request: ChatRequest, services: Services
-    ) -> None:
-        self.services = services
-        self.request_id = request_id
-        self.handed = ""
-        self.committed = ""
-        """The text the row held at its last write-ahead."""
-        self._row, self._record = provisional_record(request_id, created_at, request, services)
-
-    async def ahead(self, text: str) -> None:
-        """Commit the row holding ``text`` (all that will have been sent) before the last piece of it
-        leaves; AuditError (counted, logged) when it cannot: then that piece must not be sent."""
-        row = {**self._row, "outcome": DELIVERING, "answer": scrub(text)}
-        record = msgspec.structs.replace(self._record, status=DELIVERING, sent=text)
-        try:
-            await self.services.audit.write(row, encode_record(record))
-        except Exception as err:
-            self._failed(err)
-            if isinstance(err, AuditError):
-                raise
-            raise AuditError(f"cannot write the audit record: {type(err).__name__}: {err}") from err
-        self.committed = text
-
-    def _failed(self, err: Exception) -> None:
-        metrics = self.services.metrics
-        metrics.audit_errors.labels(operation="deliver").inc()
-        metrics.requests.labels(outcome="error").inc()
-        metrics.stage_errors.labels(stage="record").inc()
-        log.error(
-            LOG_EVENT,
-            request_id=self.request_id,
-            outcome="error",
-            stream=True,
-            error_type=type(err).__name__,
-            error_stage="record",
-            sent_chars=len(self.committed),
-            detail="the streamed text could not be written ahead; the stream stops here",
-        )
-
-    async def delivered(self, result: PipelineResult) -> None:
-        """The final chunk and ``[DONE]`` were written: the final outcome, counted and logged. A failure
-        is counted and logged by ``record``; the row then stays ``delivering`` (not confirmed)."""
-        try:
-            await record(result, self.services)
-        except AuditError:
-            return
-
-    async def disconnected(self, result: PipelineResult) -> None:
-        """The answer was complete but its final chunk or ``[DONE]`` was not written (the client went
-        away): ``client_disconnected`` with what was handed over. Writes on the calling thread (see
-        ``record``); never raises."""
-        stopped = replace(result, interruption=CLIENT_DISCONNECTED, sent=self.handed)
-        try:
-            await record(stopped, self.services, blocking=True)
-        except AuditError:
-            return

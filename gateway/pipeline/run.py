@@ -9,7 +9,7 @@ each released sentence over while it runs, then the rest (a refusal, the notes) 
 handed over is never retracted: the pieces always concatenate to ``PipelineResult.answer``. When the
 answer must stop after sentences were released (a safety-critical failure, too many removals, a fault
 of the stream), it ends with a visible note and ``Outcome.ended_early`` (docs/safety.md).
-``stream_answer`` wraps this as an async iterator for the HTTP layer.
+``gateway.pipeline.delivery.stream_answer`` wraps this as an async iterator for the HTTP layer.
 
 Exactly one audit row per request: it is written provisionally, and the run completes it whatever
 happens, including when it is cancelled (a streaming client that went away, a server stop): the
@@ -20,10 +20,10 @@ and sends nothing; the write's fsync and the question's encoding overlap); the s
 writes it first with ``open_request``, since its headers go out before the result exists. An
 ``AuditError`` from it means nothing was sent: the answer is refused with a 503.
 
-A streamed answer's row is written ahead of its text (``gateway.pipeline.record.Delivery``): each
-released piece is committed to the row before it is handed to the sink, the whole record before the
-final chunk, and the final outcome only after the final chunk and ``[DONE]`` were written
-(``stream_answer``). When a write fails, nothing more is sent.
+A streamed answer's row is written ahead of its text (``gateway.pipeline.delivery``): each released
+piece is committed to the row before it is handed to the sink, the whole record before the final
+chunk, and the final outcome only after the final chunk and ``[DONE]`` were written. When a write
+fails, nothing more is sent.
 
 Every stage, triage to record, runs through one ``StageRunner`` (``gateway.pipeline.stages``): it times
 the stage, names it on a failure and counts it; ``answer`` turns a failed stage into a refusal.
@@ -36,9 +36,10 @@ import datetime as dt
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 import anyio
 import structlog
@@ -62,13 +63,7 @@ from gateway.models.limits import request_deadline
 from gateway.pipeline import model_triage
 from gateway.pipeline.badge import badge, unbadged
 from gateway.pipeline.cleanup import Cleanup, judge_claims
-from gateway.pipeline.record import (
-    CANCELLED,
-    CLIENT_DISCONNECTED,
-    Delivery,
-    record,
-    record_start,
-)
+from gateway.pipeline.record import CANCELLED, record, record_start
 from gateway.pipeline.result import PipelineResult, Timings
 from gateway.pipeline.retrieve import retrieve
 from gateway.pipeline.stages import Stage, StageRunner, refusal_reason
@@ -82,6 +77,17 @@ log = structlog.get_logger("gateway.pipeline")
 
 TextSink = Callable[[str], Awaitable[None]]
 """Receives the patient's text piece by piece while the pipeline runs (verified streaming)."""
+
+
+class WriteAhead(Protocol):
+    """A stream's audit side (``gateway.pipeline.delivery.Delivery``), as the run uses it."""
+
+    handed: str
+    """The text the HTTP layer was given so far: what an interrupted row records as sent."""
+
+    async def ahead(self, text: str) -> None:
+        """Commit the row holding ``text`` before its last piece leaves; AuditError when it cannot."""
+        ...
 
 
 def new_request_id() -> str:
@@ -117,7 +123,7 @@ async def answer(
     *,
     opened: OpenedRequest | None = None,
     interruption: str = CANCELLED,
-    delivery: Delivery | None = None,
+    delivery: WriteAhead | None = None,
 ) -> PipelineResult:
     """Triage, retrieve, draft, split, verify, clean up, badge and record one chat request.
 
@@ -177,63 +183,6 @@ async def _answer(run: _Run) -> PipelineResult:
     return await run.finish(outcome)
 
 
-async def stream_answer(
-    request: ChatRequest, services: Services, opened: OpenedRequest
-) -> AsyncGenerator[str | PipelineResult, None]:
-    """Yields the patient's text as it is verified (never anything later retracted), then the result.
-
-    Every piece was committed to the request's audit row before it is yielded, and the whole record
-    (outcome ``delivering``) before the result; when a write fails the iterator raises AuditError and
-    nothing more is yielded (``gateway.pipeline.record.Delivery``). The consumer asks for the next item
-    after the result only once everything it sends for it (the final chunk, ``[DONE]``) was written to
-    the connection: that resumption records the final outcome. Closing the iterator instead (the
-    client went away) records ``client_disconnected``: mid-answer by cancelling the run, which records
-    itself; after the result, here. Both are shielded from the cancellation.
-    """
-    delivery = Delivery(opened.request_id, opened.created_at, request, services)
-    queue: asyncio.Queue[str | PipelineResult | Exception] = asyncio.Queue()
-
-    async def produce() -> None:
-        try:
-            result = await answer(
-                request,
-                services,
-                sink=queue.put,
-                opened=opened,
-                interruption=CLIENT_DISCONNECTED,
-                delivery=delivery,
-            )
-            await queue.put(result)
-        except Exception as err:  # handed to the consumer, which re-raises it
-            await queue.put(err)
-
-    task = asyncio.create_task(produce())
-    unconfirmed: PipelineResult | None = None
-    try:
-        while True:
-            item = await queue.get()
-            if isinstance(item, Exception):
-                raise item
-            if isinstance(item, str):
-                delivery.handed += item
-                yield item
-                continue
-            unconfirmed = item
-            yield item
-            with anyio.CancelScope(shield=True):  # the last chunk was written: a late cancel changes nothing
-                await delivery.delivered(item)
-            unconfirmed = None
-            return
-    finally:
-        if not task.done():
-            task.cancel()
-            with anyio.CancelScope(shield=True):
-                await asyncio.wait({task})
-        if unconfirmed is not None:  # the result was handed over, its last chunk never confirmed
-            with anyio.CancelScope(shield=True):
-                await delivery.disconnected(unconfirmed)
-
-
 async def _badge(outcome: Outcome, passages: Sequence[Passage], services: Services) -> TrustReport:
     return badge(outcome, passages, services.policy.tiers, services.today())
 
@@ -262,7 +211,7 @@ class _Run:
         opened: OpenedRequest,
         sink: TextSink | None = None,
         provisional: asyncio.Future[None] | None = None,
-        delivery: Delivery | None = None,
+        delivery: WriteAhead | None = None,
     ) -> None:
         self.request = request
         self.delivery = delivery

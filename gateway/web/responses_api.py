@@ -31,8 +31,9 @@ from litestar.response import Stream
 from litestar.serialization import encode_json
 
 from gateway.errors import AuditError
+from gateway.pipeline.delivery import stream_answer
 from gateway.pipeline.result import PipelineResult
-from gateway.pipeline.run import answer, open_request, stream_answer
+from gateway.pipeline.run import answer, open_request
 from gateway.services import Services
 from gateway.web.chat import REQUEST_ID_HEADER, client_gone, server_timing
 from gateway.web.chat_schema import RequestLimits
