@@ -10,6 +10,7 @@ would leave behind.
 
 from __future__ import annotations
 
+import html
 import json
 import sqlite3
 import threading
@@ -24,6 +25,7 @@ import psycopg
 import pytest
 
 from gateway.audit import AuditFilter
+from gateway.audit.command import unfinished_lines
 from gateway.audit.integrity import verify_store
 from gateway.audit.ledger import CHAIN_LOCK_KEY
 from gateway.settings import Secret
@@ -42,6 +44,8 @@ HELD_REWRITE = s.contract_answer(
     ],
 )
 """A verified first sentence, then a claim whose (held) rewrite keeps the stream waiting."""
+CLINICIAN_KEY = "clinician-key-for-delivery-tests"
+STAFF = {"authorization": f"Bearer {CLINICIAN_KEY}"}
 REWRITE = json.dumps({"rewrite": s.GAP, "quote": s.GAP[:-1]})
 WAIT_SECONDS = 30.0
 """Upper bound of every wait on an event (a failing test fails instead of hanging)."""
@@ -137,6 +141,7 @@ def stack(upstream, make_services, tmp_path, request):  # type: ignore[no-untype
             "upstream_base_url": base_url,
             "upstream_retries": 0,
             "policy_dir": policy_copy(tmp_path / "policies", rewriter="upstream"),
+            "clinician_keys": (Secret(CLINICIAN_KEY),),
         }
         if backend == "postgres":
             settings.update(audit_url=Secret(request.getfixturevalue("audit_url")), audit_timeout=1.0)
@@ -301,15 +306,23 @@ def test_audit_store_failing_mid_stream_stops_the_text(stack, backend) -> None: 
         with pytest.raises(openai.APIError) as failed:
             read(chunks, services, ledger)
         metrics = httpx.get(f"{url}/metrics").text
+        (row,) = services.audit.list(AuditFilter())
+        page = httpx.get(f"{url}/audit/{row.id}", headers=STAFF).text
     received = "".join(pieces)
     assert failed.value.code == "audit_unavailable"
     assert received == s.m(s.DOSE, 1)  # nothing after the failed write-ahead, no trust, no [DONE]
     assert not any("[DONE]" in e.data or '"trust"' in e.data for e in ledger.entries)
     assert [w.outcome for w in ledger.writes()] == ["incomplete", "delivering"]
     assert 'gateway_audit_errors_total{operation="deliver"} 1.0' in metrics
-    (row,) = services.audit.list(AuditFilter())
     assert (row.outcome, row.answer) == ("delivering", received)
     record = services.audit.get(row.id)
     assert record["status"] == "delivering"
     assert record["sent"] == received
-    assert verify_store(services.audit, None).intact
+    report = verify_store(services.audit, None)
+    assert report.intact
+    assert report.unfinished == ((row.id, "delivering"),)
+    (line,) = unfinished_lines(report.unfinished)
+    assert line.startswith("unfinished: 1 delivering (a stream whose delivery was not confirmed")
+    assert row.id in line
+    assert "Delivery not confirmed" in page  # the audit page says what happened, and shows what was sent
+    assert html.escape(received) in page
