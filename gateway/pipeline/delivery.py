@@ -114,7 +114,8 @@ class Delivery:
         """The answer was complete but its final chunk or ``[DONE]`` was not written (the client went
         away): ``client_disconnected`` with what was handed over. Writes on the calling thread (see
         ``record``); never raises."""
-        stopped = replace(result, interruption=CLIENT_DISCONNECTED, sent=self.handed)
+        outcome = result.outcome.with_answer(self.handed)  # the answer as far as it was handed over
+        stopped = replace(result, interruption=CLIENT_DISCONNECTED, sent=self.handed, outcome=outcome)
         try:
             await record(stopped, self.services, blocking=True)
         except AuditError:
@@ -128,7 +129,7 @@ async def stream_answer(
 
     Every piece was committed to the request's audit row before it is yielded, and the whole record
     (outcome ``delivering``) before the result; when a write fails the iterator raises AuditError and
-    nothing more is yielded (``gateway.pipeline.record.Delivery``). The consumer asks for the next item
+    nothing more is yielded (``Delivery``). The consumer asks for the next item
     after the result only once everything it sends for it (the final chunk, ``[DONE]``) was written to
     the connection: that resumption records the final outcome. Closing the iterator instead (the
     client went away) records ``client_disconnected``: mid-answer by cancelling the run, which records
@@ -136,6 +137,7 @@ async def stream_answer(
     """
     delivery = Delivery(opened.request_id, opened.created_at, request, services)
     queue: asyncio.Queue[str | PipelineResult | Exception] = asyncio.Queue()
+    produced: list[PipelineResult] = []
 
     async def produce() -> None:
         try:
@@ -147,12 +149,13 @@ async def stream_answer(
                 interruption=CLIENT_DISCONNECTED,
                 delivery=delivery,
             )
+            produced.append(result)
             await queue.put(result)
         except Exception as err:  # handed to the consumer, which re-raises it
             await queue.put(err)
 
     task = asyncio.create_task(produce())
-    unconfirmed: PipelineResult | None = None
+    confirmed = False
     try:
         while True:
             item = await queue.get()
@@ -162,17 +165,16 @@ async def stream_answer(
                 delivery.handed += item
                 yield item
                 continue
-            unconfirmed = item
             yield item
             with anyio.CancelScope(shield=True):  # the last chunk was written: a late cancel changes nothing
                 await delivery.delivered(item)
-            unconfirmed = None
+            confirmed = True
             return
     finally:
         if not task.done():
             task.cancel()
             with anyio.CancelScope(shield=True):
                 await asyncio.wait({task})
-        if unconfirmed is not None:  # the result was handed over, its last chunk never confirmed
+        if produced and not confirmed:  # the answer was complete, its last chunk never confirmed
             with anyio.CancelScope(shield=True):
-                await delivery.disconnected(unconfirmed)
+                await delivery.disconnected(produced[0])
