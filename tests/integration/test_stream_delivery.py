@@ -26,6 +26,7 @@ import pytest
 
 from gateway.audit import AuditFilter
 from gateway.audit.command import unfinished_lines
+from gateway.audit.crypto import new_key_text
 from gateway.audit.integrity import verify_store
 from gateway.audit.ledger import CHAIN_LOCK_KEY
 from gateway.settings import Secret
@@ -136,13 +137,17 @@ def stack(upstream, make_services, tmp_path, request):  # type: ignore[no-untype
     scripted.reset()
 
     @contextmanager
-    def start(backend: str = "sqlite") -> Iterator[tuple[ScriptedUpstream, Any, str, Ledger]]:
+    def start(
+        backend: str = "sqlite", sealed: bool = False
+    ) -> Iterator[tuple[ScriptedUpstream, Any, str, Ledger]]:
         settings: dict[str, Any] = {
             "upstream_base_url": base_url,
             "upstream_retries": 0,
             "policy_dir": policy_copy(tmp_path / "policies", rewriter="upstream"),
             "clinician_keys": (Secret(CLINICIAN_KEY),),
         }
+        if sealed:
+            settings["audit_key"] = Secret(new_key_text("k1"))
         if backend == "postgres":
             settings.update(audit_url=Secret(request.getfixturevalue("audit_url")), audit_timeout=1.0)
         services = pin_chat_verifier(make_services(**settings))
@@ -242,8 +247,9 @@ def test_client_gone_after_the_last_chunk_is_recorded_client_disconnected(stack)
 
 
 def test_client_disconnect_mid_answer_records_exactly_what_was_sent(stack) -> None:  # type: ignore[no-untyped-def]
+    """With an audit key: the text written ahead is sealed like the rest (not in the file's bytes)."""
     release = threading.Event()
-    with stack() as (scripted, services, url, ledger):
+    with stack(sealed=True) as (scripted, services, url, ledger):
         scripted.queue(HELD_REWRITE, Reply(content=REWRITE, hold_until=release))
         received = ""
         chunks = openai_client(url).chat.completions.create(
@@ -261,6 +267,9 @@ def test_client_disconnect_mid_answer_records_exactly_what_was_sent(stack) -> No
     record = services.audit.get(request_id(services))
     assert record["sent"] == record["answer"] == received
     assert verify_store(services.audit, None).intact
+    path = services.settings.resolved_audit_path
+    stored = b"".join(p.read_bytes() for p in (path, path.with_name(path.name + "-wal")) if p.exists())
+    assert s.DOSE[:30].encode() not in stored
 
 
 @contextmanager
