@@ -52,7 +52,7 @@ REQUEST_OUTCOMES = (
     "cancelled",
 )
 """Final outcome of a chat request (``gateway_requests_total{outcome}``)."""
-AUDIT_OPERATIONS = ("begin", "complete", "check")
+AUDIT_OPERATIONS = ("begin", "deliver", "complete", "check")
 """Audit store operations that can fail (``gateway_audit_errors_total{operation}``)."""
 MODEL_CALL_PURPOSES = ("draft", "rewrite", "judge", "query")
 """Why the gateway called a model (``models.MeteredModel``: the holder of the model)."""
@@ -307,7 +307,8 @@ class GatewayMetrics:
         self.audit_errors = Counter(
             "gateway_audit_errors",
             "Audit store failures by operation: begin (provisional row; the request is refused), "
-            "complete (final row), check (readiness probe).",
+            "deliver (a streamed piece's write-ahead; the stream stops), complete (final row), "
+            "check (readiness probe).",
             ["operation"],
             registry=r,
         )

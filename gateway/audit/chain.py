@@ -1,10 +1,10 @@
 """The tamper-evident chain of the audit trail: one hash chain of *writes* per store.
 
-What is chained, and why. A request's row is written twice by design: provisionally (``incomplete``)
-before any work, then completed (an upsert of the same row). A chain over rows would have to be
-rewritten when a row is completed, which is exactly what it must make impossible. So the store keeps
-an append-only log of writes, ``chain``: every ``write`` of a row appends, in the same transaction,
-one entry ``(seq, request_id, written_at, content_hash, prev_hash, entry_hash)`` where
+What is chained, and why. A request's row is written at least twice by design: provisionally
+(``incomplete``) before any work, then completed (an upsert of the same row). A chain over rows
+would have to be rewritten when a row is completed, which is exactly what it must make impossible.
+So the store keeps an append-only log of writes, ``chain``: every ``write`` of a row appends, in the
+same transaction, one entry ``(seq, request_id, written_at, content_hash, prev_hash, entry_hash)`` where
 
 - ``content_hash`` is SHA-256 of the row's canonical content as stored (``canonical_content``: every
   summary column and the record text, after the backend's own conversions, ciphertext included, so
@@ -17,6 +17,14 @@ one entry ``(seq, request_id, written_at, content_hash, prev_hash, entry_hash)``
 PostgreSQL ``pg_advisory_xact_lock``), as the previous entry's ``seq + 1``: replicas writing at once
 form one order, without gaps (a rolled-back write leaves no entry). The row's latest entry proves its
 current content; its earlier entries prove what it said before (the provisional row).
+
+A streamed answer's row is written more often: also before each piece of its text leaves
+(write-ahead, ``gateway.pipeline.delivery``), once with the whole record before its final chunk, and
+with its final outcome after ``[DONE]``. Each write is one more entry; the row keeps only its newest
+content and the chain the hash of every earlier one. A stream's ``sent`` only grows, so its final row
+holds every text an earlier entry recorded. ``integrity.verify_store`` also lists the rows whose
+request never finished (``incomplete``, ``delivering``): not a chain problem (the chain proves what
+they say), but what a records officer asks about.
 
 ``verify_chain`` walks the entries in ``seq`` order and then the rows, and names each entry or row
 that was edited, deleted, inserted or reordered, first problem first. What a chain cannot show by
@@ -180,6 +188,10 @@ class ChainReport:
     problems: tuple[Problem, ...]
     checkpoint: Checkpoint | None = None
     warnings: tuple[str, ...] = field(default=())
+    unfinished: tuple[tuple[str, str], ...] = field(default=())
+    """``(request_id, outcome)`` of the rows whose request never finished (``incomplete``: nothing was
+    sent; ``delivering``: a stream's delivery was not confirmed). Not a chain problem: the chain
+    proves what they say; they were in flight while ``verify`` read, or the process stopped."""
 
     @property
     def intact(self) -> bool:

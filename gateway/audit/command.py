@@ -12,7 +12,7 @@ import datetime as dt
 import getpass
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -105,6 +105,10 @@ def _verify(args: argparse.Namespace, settings: Settings, store: AuditStore) -> 
                         for p in report.problems
                     ],
                     "warnings": list(report.warnings),
+                    "unfinished": [
+                        {"request_id": request_id, "outcome": outcome}
+                        for request_id, outcome in report.unfinished
+                    ],
                 },
                 indent=2,
             )
@@ -120,7 +124,29 @@ def _verify(args: argparse.Namespace, settings: Settings, store: AuditStore) -> 
             for problem in report.problems[1:]:
                 print(f"  also {problem.kind}: {problem.detail}")
             print(f"({report.entries} chain entries, {report.rows} records; head {report.head.text()})")
+        for line in unfinished_lines(report.unfinished):
+            print(line)
     return 0 if report.intact else 1
+
+
+UNFINISHED_MEANING = {
+    "incomplete": "never finished; nothing was sent",
+    "delivering": "a stream whose delivery was not confirmed; its sent text is all that may have left",
+}
+UNFINISHED_SHOWN = 10
+"""Request ids listed per unfinished outcome (the audit list filters by outcome for the rest)."""
+
+
+def unfinished_lines(unfinished: Sequence[tuple[str, str]]) -> list[str]:
+    """What ``verify`` says about the rows whose request never finished (not a chain problem)."""
+    lines = []
+    for outcome, meaning in UNFINISHED_MEANING.items():
+        ids = [request_id for request_id, found in unfinished if found == outcome]
+        if ids:
+            more = f" and {len(ids) - UNFINISHED_SHOWN} more" if len(ids) > UNFINISHED_SHOWN else ""
+            shown = ", ".join(ids[:UNFINISHED_SHOWN])
+            lines.append(f"unfinished: {len(ids)} {outcome} ({meaning}; in flight or stopped): {shown}{more}")
+    return lines
 
 
 def _head(_: argparse.Namespace, __: Settings, store: AuditStore) -> int:

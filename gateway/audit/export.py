@@ -118,7 +118,7 @@ def fhir_resources(record: AuditRecord) -> list[dict[str, Any]]:
     from fhir.resources.R4B.provenance import Provenance
 
     details = rebuild(record)
-    outcome = "incomplete" if not record.complete else _outcome_label(record)
+    outcome = str(record.status) if not record.complete else _outcome_label(record)  # incomplete, delivering
     gateway = {"display": f"clinical trust gateway {details['gateway_version'] or ''}".strip()}
     entity_details = [
         {"type": key, "valueString": str(details[key])}

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from collections.abc import Iterator
 from dataclasses import replace
 
 import gateway.audit.ledger as ledger
 from gateway.audit.base import AuditStore
 from gateway.audit.chain import ChainHead, ChainReport, Checkpoint, verify_chain
 from gateway.audit.crypto import Keyring
+from gateway.audit.record import UNFINISHED
 
 HASH_PREFIX = "sha256:"
 
@@ -60,14 +62,23 @@ def verify_store(
     def consume(snapshot: ledger.ChainSnapshot) -> ChainReport:
         stored = snapshot.checkpoint
         problem, warning = checkpoint_problem(stored, keyring)
+        unfinished: list[tuple[str, str]] = []
+
+        def rows() -> Iterator[tuple[str, str]]:
+            for request_id, content, outcome in snapshot.contents:
+                if outcome in UNFINISHED:
+                    unfinished.append((request_id, outcome))
+                yield request_id, content
+
         report = verify_chain(
             snapshot.entries,
-            snapshot.contents,
+            rows(),
             stored.checkpoint if stored else None,
             checkpoint_problem=problem,
             expect_head=expect_head,
         )
-        return replace(report, warnings=(*report.warnings, *([warning] if warning else [])))
+        warnings = (*report.warnings, *([warning] if warning else []))
+        return replace(report, warnings=warnings, unfinished=tuple(unfinished))
 
     return store.read_chain(consume)
 

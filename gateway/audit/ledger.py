@@ -78,10 +78,10 @@ class StoredCheckpoint:
 @dataclass(frozen=True)
 class ChainSnapshot:
     """One consistent read of a store's chain: its entries in ``seq`` order, each row's
-    ``(request_id, content_hash)`` and the newest checkpoint (iterators: read while consumed)."""
+    ``(request_id, content_hash, outcome)`` and the newest checkpoint (iterators: read while consumed)."""
 
     entries: Iterator[ChainEntry]
-    contents: Iterator[tuple[str, str]]
+    contents: Iterator[tuple[str, str, str]]
     checkpoint: StoredCheckpoint | None
 
 
@@ -165,15 +165,16 @@ def entries(run: Run, mark: str) -> Iterator[ChainEntry]:
         after = int(page[-1][0])
 
 
-def contents(run: Run, mark: str, table: str) -> Iterator[tuple[str, str]]:
-    """``(request_id, content_hash)`` of every stored row, a page at a time."""
+def contents(run: Run, mark: str, table: str) -> Iterator[tuple[str, str, str]]:
+    """``(request_id, content_hash, outcome)`` of every stored row, a page at a time."""
     after = ""
     columns = ", ".join(ROW_COLUMNS)
     while True:
         sql = f"SELECT {columns}, record FROM {table} WHERE id > {mark} ORDER BY id LIMIT {PAGE}"
         page = run(sql, [after])
         for values in page:
-            yield row_content(values)
+            request_id, content = row_content(values)
+            yield request_id, content, str(values[ROW_COLUMNS.index("outcome")])
         if len(page) < PAGE:
             return
         after = str(page[-1][0])

@@ -12,6 +12,9 @@ decodes them):
 - the provisional row (``status: "incomplete"``) has only the request's fields; the fields it lacks
   are ``UNSET``, which msgspec leaves out of the JSON, and ``status`` / ``stream`` are ``UNSET`` (so
   absent) in a completed record, as before;
+- a streamed answer's row says ``status: "delivering"`` while it is sent: first the provisional
+  fields with ``sent`` (the text committed before each piece left), then the whole record; the final
+  write leaves ``status`` out again;
 - ``trust.source_tiers`` (each source's tier as resolved at badge time) is new: a record written
   before it decodes with ``()``, and readers fall back to ``tiers.source_tier``.
 
@@ -47,7 +50,14 @@ from gateway.domain import (
 )
 
 INCOMPLETE = "incomplete"
-"""``status`` of the provisional record, until the request completes it."""
+"""``status`` of the provisional record, until the request completes it: nothing was sent."""
+DELIVERING = "delivering"
+"""``status`` (and outcome) of a streamed answer's record while it is being sent: the row holds, in
+``sent``, every piece committed before it left (write-ahead; the last may not have arrived) and, once
+the answer is complete, the whole record; the final outcome replaces it only after the last chunk and
+``[DONE]`` were written to the connection (``gateway.pipeline.record.Delivery``)."""
+UNFINISHED = (INCOMPLETE, DELIVERING)
+"""Outcomes of a row whose request never finished (the process died, or the audit store failed)."""
 
 
 class PassageRecord(msgspec.Struct, frozen=True, kw_only=True):
@@ -146,7 +156,8 @@ class AuditRecord(msgspec.Struct, frozen=True, kw_only=True):
     request_id: str
     created_at: str
     status: str | UnsetType = UNSET
-    """``incomplete`` in the provisional record; absent once the request completed."""
+    """``incomplete`` in the provisional record, ``delivering`` while a streamed answer is sent; absent
+    once the request completed."""
     question: str
     messages: tuple[Message, ...]
     model: str
@@ -169,6 +180,8 @@ class AuditRecord(msgspec.Struct, frozen=True, kw_only=True):
     interruption: str | UnsetType | None = UNSET
     """``client_disconnected`` or ``cancelled`` when the run was stopped before it finished."""
     sent: str | UnsetType = UNSET
+    """The text handed to the connection (streamed answers; for a ``delivering`` row, every piece
+    committed before it left)."""
     upstream: str | UnsetType = UNSET
     verifier: str | UnsetType = UNSET
     context: str | UnsetType = UNSET

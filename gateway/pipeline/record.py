@@ -5,7 +5,14 @@ provisionally (outcome ``incomplete``) before any work or any text; if that fail
 refused before anything is sent. ``record`` completes the same row (an upsert by request id) before
 the final response leaves; a request interrupted by a client disconnect or a server stop completes it
 with outcome ``client_disconnected`` / ``cancelled`` and the text that had been sent. A row still
-``incomplete`` means the process died (or the store failed) between the two writes.
+``incomplete`` means the process died (or the store failed) before anything was sent.
+
+A streamed answer leaves piece by piece, so its row is written ahead of the text
+(``gateway.pipeline.delivery``):
+before each released piece leaves, the row is committed with everything sent so far plus that piece
+(outcome ``delivering``); the whole record, still ``delivering``, before the final chunk; and the final
+outcome only once the final chunk and ``[DONE]`` were written to the connection. A write that fails
+stops the stream there: nothing leaves that its row does not hold.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import structlog
 from msgspec import UNSET
 
@@ -24,6 +32,7 @@ from gateway.audit.provenance import (
     policy_hash,
 )
 from gateway.audit.record import (
+    DELIVERING,
     INCOMPLETE,
     AuditRecord,
     ErrorRecord,
@@ -53,6 +62,10 @@ if TYPE_CHECKING:
     from gateway.services import Services
 
 log = structlog.get_logger("gateway.request")
+
+CLIENT_DISCONNECTED = "client_disconnected"
+CANCELLED = "cancelled"
+"""Outcomes of a run stopped from outside: its client went away, or the server stopped."""
 
 
 def request_outcome(result: PipelineResult) -> str:
@@ -319,7 +332,9 @@ def _log(result: PipelineResult, services: Services) -> None:
     log.info(LOG_EVENT, **log_fields(result, services))
 
 
-async def record(result: PipelineResult, services: Services, *, blocking: bool = False) -> None:
+async def record(
+    result: PipelineResult, services: Services, *, blocking: bool = False, delivering: bool = False
+) -> None:
     """Audit first (the response must not leave without a trace), then metrics and the log line.
 
     When the audit record cannot be completed the request is counted and logged as an error at the
@@ -329,8 +344,13 @@ async def record(result: PipelineResult, services: Services, *, blocking: bool =
     already says what the patient is sent, and withholding the answer would make it false.
     ``blocking`` writes on the calling thread: for an interrupted run, whose task may be cancelled
     again (a server stop) while a worker-thread write waits, which would lose the record.
+    ``delivering`` writes the whole record of a streamed answer before its final chunk, as outcome
+    ``delivering``; it is counted and logged when ``delivery.Delivery`` writes its final outcome.
     """
     row, completed = audit_record(result, services)
+    if delivering:
+        row["outcome"] = DELIVERING
+        completed = msgspec.structs.replace(completed, status=DELIVERING)
     try:
         record_json = encode_record(completed)
         if blocking:
@@ -346,6 +366,8 @@ async def record(result: PipelineResult, services: Services, *, blocking: bool =
         if isinstance(err, AuditError):
             raise
         raise AuditError(f"cannot write the audit record: {type(err).__name__}: {err}") from err
+    if delivering:
+        return
     try:
         _count_metrics(result, services)
         _log(result, services)

@@ -9,7 +9,7 @@ each released sentence over while it runs, then the rest (a refusal, the notes) 
 handed over is never retracted: the pieces always concatenate to ``PipelineResult.answer``. When the
 answer must stop after sentences were released (a safety-critical failure, too many removals, a fault
 of the stream), it ends with a visible note and ``Outcome.ended_early`` (docs/safety.md).
-``stream_answer`` wraps this as an async iterator for the HTTP layer.
+``gateway.pipeline.delivery.stream_answer`` wraps this as an async iterator for the HTTP layer.
 
 Exactly one audit row per request: it is written provisionally, and the run completes it whatever
 happens, including when it is cancelled (a streaming client that went away, a server stop): the
@@ -19,6 +19,11 @@ text is sent, and before the final record. ``answer`` writes it while triage run
 and sends nothing; the write's fsync and the question's encoding overlap); the streaming handler
 writes it first with ``open_request``, since its headers go out before the result exists. An
 ``AuditError`` from it means nothing was sent: the answer is refused with a 503.
+
+A streamed answer's row is written ahead of its text (``gateway.pipeline.delivery``): each released
+piece is committed to the row before it is handed to the sink, the whole record before the final
+chunk, and the final outcome only after the final chunk and ``[DONE]`` were written. When a write
+fails, nothing more is sent.
 
 Every stage, triage to record, runs through one ``StageRunner`` (``gateway.pipeline.stages``): it times
 the stage, names it on a failure and counts it; ``answer`` turns a failed stage into a refusal.
@@ -31,9 +36,10 @@ import datetime as dt
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 import anyio
 import structlog
@@ -57,7 +63,7 @@ from gateway.models.limits import request_deadline
 from gateway.pipeline import model_triage
 from gateway.pipeline.badge import badge, unbadged
 from gateway.pipeline.cleanup import Cleanup, judge_claims
-from gateway.pipeline.record import record, record_start
+from gateway.pipeline.record import CANCELLED, record, record_start
 from gateway.pipeline.result import PipelineResult, Timings
 from gateway.pipeline.retrieve import retrieve
 from gateway.pipeline.stages import Stage, StageRunner, refusal_reason
@@ -73,12 +79,19 @@ TextSink = Callable[[str], Awaitable[None]]
 """Receives the patient's text piece by piece while the pipeline runs (verified streaming)."""
 
 
+class WriteAhead(Protocol):
+    """A stream's audit side (``gateway.pipeline.delivery.Delivery``), as the run uses it."""
+
+    handed: str
+    """The text the HTTP layer was given so far: what an interrupted row records as sent."""
+
+    async def ahead(self, text: str) -> None:
+        """Commit the row holding ``text`` before its last piece leaves; AuditError when it cannot."""
+        ...
+
+
 def new_request_id() -> str:
     return f"req_{uuid.uuid4().hex}"
-
-
-CLIENT_DISCONNECTED = "client_disconnected"
-CANCELLED = "cancelled"
 
 
 @dataclass(frozen=True)
@@ -110,6 +123,7 @@ async def answer(
     *,
     opened: OpenedRequest | None = None,
     interruption: str = CANCELLED,
+    delivery: WriteAhead | None = None,
 ) -> PipelineResult:
     """Triage, retrieve, draft, split, verify, clean up, badge and record one chat request.
 
@@ -120,7 +134,8 @@ async def answer(
     and the error is counted and audited. Raises AuditError when the audit row cannot be written
     (provisionally, before anything is sent, or at the end: then the caller must not send the
     answer). When cancelled, completes the audit row with outcome ``interruption`` and re-raises the
-    cancellation.
+    cancellation. With ``delivery`` (a stream), each piece handed to ``sink`` is written ahead to the
+    row first, and the final record is written as ``delivering`` (``Delivery`` completes it).
     """
     provisional = None
     if opened is None:
@@ -128,7 +143,7 @@ async def answer(
         provisional = asyncio.ensure_future(
             record_start(opened.request_id, opened.created_at, request, services)
         )
-    run = _Run(request, services, opened, sink, provisional)
+    run = _Run(request, services, opened, sink, provisional, delivery)
     try:
         with request_deadline(services.settings.upstream_deadline):
             return await _answer(run)
@@ -168,41 +183,6 @@ async def _answer(run: _Run) -> PipelineResult:
     return await run.finish(outcome)
 
 
-async def stream_answer(
-    request: ChatRequest, services: Services, opened: OpenedRequest
-) -> AsyncIterator[str | PipelineResult]:
-    """Yields the patient's text as it is verified (never anything later retracted), then the result.
-
-    When the consumer goes away (the client disconnected), the run is cancelled and records itself
-    as ``client_disconnected``; closing waits for that record, shielded from the cancellation.
-    """
-    queue: asyncio.Queue[str | PipelineResult | Exception] = asyncio.Queue()
-
-    async def produce() -> None:
-        try:
-            result = await answer(
-                request, services, sink=queue.put, opened=opened, interruption=CLIENT_DISCONNECTED
-            )
-            await queue.put(result)
-        except Exception as err:  # handed to the consumer, which re-raises it
-            await queue.put(err)
-
-    task = asyncio.create_task(produce())
-    try:
-        while True:
-            item = await queue.get()
-            if isinstance(item, Exception):
-                raise item
-            yield item
-            if isinstance(item, PipelineResult):
-                return
-    finally:
-        if not task.done():
-            task.cancel()
-            with anyio.CancelScope(shield=True):
-                await asyncio.wait({task})
-
-
 async def _badge(outcome: Outcome, passages: Sequence[Passage], services: Services) -> TrustReport:
     return badge(outcome, passages, services.policy.tiers, services.today())
 
@@ -231,8 +211,11 @@ class _Run:
         opened: OpenedRequest,
         sink: TextSink | None = None,
         provisional: asyncio.Future[None] | None = None,
+        delivery: WriteAhead | None = None,
     ) -> None:
         self.request = request
+        self.delivery = delivery
+        """A stream's audit side: text is written ahead to the row before the sink gets it."""
         self.provisional = provisional
         """The provisional audit row's write when it runs alongside triage (None: already committed)."""
         self.services = services
@@ -240,6 +223,7 @@ class _Run:
         self.sink = sink
         self.sent = ""
         self.recorded = False
+        """The row holds the run's final state (a stream's ``delivering`` record is not final)."""
         self.created_at = opened.created_at
         self.timings = Timings()
         self.stage = StageRunner(services.metrics, self.timings)
@@ -308,6 +292,7 @@ class _Run:
                     verdicts = await self.stage(VERIFY, claims, self.passages, services.verifier)
                     self.verdicts += tuple(verdicts)
                     await self.stage(CLEANUP, self, rewrites, answer, reply.statements, verdicts)
+                    await self.release(*cleaning.ready())  # outside the stage: its write-ahead is no check
                     stop = cleaning.stop_reason()
                     if stop is not None:
                         return self._stopped(*stop)
@@ -321,14 +306,14 @@ class _Run:
     async def clean_sentence(
         self, rewrites: Rewrites, answer: str, statements: Sequence[Statement], verdicts: Sequence[Verdict]
     ) -> None:
-        """The cleanup stage of one sentence: judge its claims, rewrite the failing ones, release."""
+        """The cleanup stage of one sentence: judge its claims and rewrite the failing ones (the caller
+        releases what is final)."""
         policy = self.services.policy.thresholds.cleanup
         judged = judge_claims(statements, verdicts, self.passages, policy)
         assert self.cleaning is not None
         for index in self.cleaning.extend(answer, statements, judged):
             await rewrites.start(index)
         rewrites.harvest()
-        await self.release(*self.cleaning.ready())
 
     def _stopped(self, reason: RefusalReason, detail: str) -> Outcome:
         """The answer refused from here on (``finish`` ends it with a note when sentences were released)."""
@@ -362,9 +347,15 @@ class _Run:
         return replace(result, reason=f"{capped}; {result.reason}") if capped else result
 
     async def release(self, *pieces: str) -> None:
-        """Hand verified sentences to the sink; the first stamps the time to the first verified token."""
-        if self.sink is None:
+        """Hand verified sentences to the sink; the first stamps the time to the first verified token.
+
+        With a delivery (a stream) the row is committed holding them first, in one write; an
+        AuditError from it propagates and nothing of them is handed over.
+        """
+        if self.sink is None or not pieces:
             return
+        if self.delivery is not None:
+            await self.delivery.ahead(self.sent + "".join(pieces))
         for piece in pieces:
             if self.timings.first_token is None:
                 self.timings.first_token = time.perf_counter() - self.timings.started
@@ -372,17 +363,14 @@ class _Run:
             self.sent += piece
             await self.sink(piece)
 
-    async def _flush(self, answer_text: str) -> None:
-        """Send what the sink has not had yet; released text is always a prefix of the final answer."""
+    def _rest(self, answer_text: str) -> str:
+        """What the sink has not had yet; released text is always a prefix of the final answer."""
         if self.sink is None:
-            return
+            return ""
         if not answer_text.startswith(self.sent):
             log.error("stream_diverged", request_id=self.request_id, sent=len(self.sent))
-            return
-        rest = answer_text[len(self.sent) :]
-        if rest:
-            self.sent += rest
-            await self.sink(rest)
+            return ""
+        return answer_text[len(self.sent) :]
 
     async def refuse(self, reason: RefusalReason, detail: str) -> PipelineResult:
         emergency = reason is RefusalReason.EMERGENCY
@@ -410,8 +398,11 @@ class _Run:
     async def interrupted(self, label: str) -> None:
         """Complete the audit row of a run stopped from outside; what was sent is what is recorded.
 
-        Never raises: the cancellation that brought us here is what the caller re-raises.
+        Never raises: the cancellation that brought us here is what the caller re-raises. A stream
+        records what its consumer handed to the connection (``Delivery.handed``).
         """
+        if self.delivery is not None:
+            self.sent = self.delivery.handed
         detail = f"the request was interrupted ({label}) after {len(self.sent)} characters were sent"
         outcome = Outcome(self.sent, self.statements, (), False, None, detail)
         try:
@@ -452,8 +443,12 @@ class _Run:
                 if not outcome.refused and not outcome.ended_early:
                     return await self.fail(err)
                 report, error = unbadged(outcome, self.passages), err
-        await self._flush(outcome.answer)
-        return await self._record(outcome, report, error, None)
+        rest = self._rest(outcome.answer)
+        self.sent += rest
+        result = await self._record(outcome, report, error, None)  # a stream's rest is in its record
+        if rest and self.sink is not None:
+            await self.sink(rest)
+        return result
 
     async def _record(
         self,
@@ -465,7 +460,8 @@ class _Run:
         blocking: bool = False,
     ) -> PipelineResult:
         await self.opened()  # the final record comes after the provisional one (AuditError: no answer)
-        self.recorded = True
+        delivering = self.delivery is not None and interruption is None
+        self.recorded = not delivering
         self.timings.total = time.perf_counter() - self.timings.started
         result = PipelineResult(
             request_id=self.request_id,
@@ -484,7 +480,7 @@ class _Run:
             interruption=interruption,
             sent=self.sent,
         )
-        await self.stage(RECORD, result, self.services, blocking=blocking)
+        await self.stage(RECORD, result, self.services, blocking=blocking, delivering=delivering)
         return result
 
 

@@ -5,7 +5,8 @@ reason and its stored text, on the pages of that request (``record_unreadable``)
 
 Filters (query parameters): ``refused``, ``rewritten``, ``removed``, ``emergency`` (``yes`` / ``no``;
 empty means either), ``outcome`` (answered, rewritten, refused, emergency, error), ``from`` and
-``to`` (ISO dates, inclusive, UTC), ``offset`` (paging).
+``to`` (ISO dates, inclusive, UTC), ``offset`` (paging). An unfinished request (``incomplete``,
+``delivering``) says on its page how far its answer got (``views.delivery_note``).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ OUTCOMES = (
     "client_disconnected",
     "cancelled",
     "incomplete",
+    "delivering",
 )
 _YES_NO = {"yes": True, "no": False, "": None}
 

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
+import anyio
 import structlog
 from litestar import MediaType, Request, Response, get, post
 from litestar.response import Stream
 from litestar.serialization import encode_json
 
 from gateway.errors import AuditError
+from gateway.pipeline.delivery import stream_answer
 from gateway.pipeline.result import PipelineResult
-from gateway.pipeline.run import answer, open_request, stream_answer
+from gateway.pipeline.run import answer, open_request
 from gateway.services import Services
 from gateway.web.chat_schema import RequestLimits, parse_chat_request
 from gateway.web.disclosure import Disclosure
@@ -44,7 +47,9 @@ async def chat_completions(
         opened = await open_request(chat, services, edge_id)  # the provisional row first; AuditError: a 503
         request_id = opened.request_id
         return Stream(
-            _events(stream_answer(chat, services, opened), chat.model, request_id, services, disclosure),
+            _events(
+                stream_answer(chat, services, opened), chat.model, request_id, services, disclosure, request
+            ),
             media_type="text/event-stream",
             headers={REQUEST_ID_HEADER: request_id, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
@@ -87,37 +92,56 @@ def _sse(payload: dict[str, Any] | str) -> str:
     return f"data: {data}\n\n"
 
 
+async def client_gone(request: Request[Any, Any, Any]) -> bool:
+    """True when the server already knows the client went away (an ASGI ``receive`` then answers
+    ``http.disconnect`` at once; while connected it would wait, and the cancelled scope says no).
+    A write after a disconnect is dropped silently by the server, so a stream checks this after its
+    last event before recording it as delivered."""
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        message = await request.receive()
+        return bool(message["type"] == "http.disconnect")
+    return False
+
+
 async def _events(
-    pipeline: AsyncIterator[str | PipelineResult],
+    pipeline: AsyncGenerator[str | PipelineResult, None],
     model: str,
     request_id: str,
     services: Services,
     disclosure: Disclosure,
+    request: Request[Any, Any, Any],
 ) -> AsyncIterator[str]:
     """Verified text as chat.completion.chunk events as the pipeline releases it; ``trust`` rides on
-    the last chunk, then ``[DONE]``. Only translation happens here: what is sent is decided upstream."""
+    the last chunk, then ``[DONE]``. Only translation happens here: what is sent is decided upstream.
+
+    The pipeline commits each piece to the audit row before yielding it. Asking it for more after
+    ``[DONE]`` was written tells it the answer was delivered (``stream_answer``); leaving without
+    asking (the client went away) closes it, which records ``client_disconnected``."""
     created = int(time.time())
     yield _sse(chunk_payload(request_id, created, model, {"role": "assistant", "content": ""}, None))
-    try:
-        async for item in pipeline:
-            if isinstance(item, str):
-                yield _sse(chunk_payload(request_id, created, model, {"content": item}, None))
-                continue
-            if disclosure.enabled:  # the AI disclosure, as the last piece of text (gateway.web.disclosure)
-                yield _sse(chunk_payload(request_id, created, model, {"content": disclosure.suffix}, None))
-            final = chunk_payload(request_id, created, model, {}, "stop")
-            final["trust"] = trust_json(item, services.policy.tiers, services.today(), services.settings)
-            final["trust"]["ai_disclosure"] = disclosure.trust_json()
-            yield _sse(final)
-    except AuditError:  # the final record failed: end with an error event, no trust and no [DONE]
-        yield _sse(audit_unavailable_body())
-        return
-    except Exception as exc:  # a bug after text went out: say so on the stream, never [DONE]
-        log.error("stream_failed", request_id=request_id, error_type=type(exc).__name__, exc_info=exc)
-        message = "The gateway failed while answering; the answer is incomplete."
-        yield _sse(error_body(message, "api_error", None, "internal_error"))
-        return
-    yield _sse("[DONE]")
+    async with aclosing(pipeline):
+        try:
+            async for item in pipeline:
+                if isinstance(item, str):
+                    yield _sse(chunk_payload(request_id, created, model, {"content": item}, None))
+                    continue
+                if disclosure.enabled:  # the AI disclosure, the last piece of text (gateway.web.disclosure)
+                    notice = {"content": disclosure.suffix}
+                    yield _sse(chunk_payload(request_id, created, model, notice, None))
+                final = chunk_payload(request_id, created, model, {}, "stop")
+                final["trust"] = trust_json(item, services.policy.tiers, services.today(), services.settings)
+                final["trust"]["ai_disclosure"] = disclosure.trust_json()
+                yield _sse(final)
+                yield _sse("[DONE]")
+                if await client_gone(request):
+                    return  # never confirmed: the pipeline, closed, records client_disconnected
+        except AuditError:  # a write-ahead or the final record failed: an error event, no trust, no [DONE]
+            yield _sse(audit_unavailable_body())
+        except Exception as exc:  # a bug after text went out: say so on the stream, never [DONE]
+            log.error("stream_failed", request_id=request_id, error_type=type(exc).__name__, exc_info=exc)
+            message = "The gateway failed while answering; the answer is incomplete."
+            yield _sse(error_body(message, "api_error", None, "internal_error"))
 
 
 @get("/v1/models", summary="List the models the gateway serves")

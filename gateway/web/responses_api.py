@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
 import structlog
@@ -30,10 +31,11 @@ from litestar.response import Stream
 from litestar.serialization import encode_json
 
 from gateway.errors import AuditError
+from gateway.pipeline.delivery import stream_answer
 from gateway.pipeline.result import PipelineResult
-from gateway.pipeline.run import answer, open_request, stream_answer
+from gateway.pipeline.run import answer, open_request
 from gateway.services import Services
-from gateway.web.chat import REQUEST_ID_HEADER, server_timing
+from gateway.web.chat import REQUEST_ID_HEADER, client_gone, server_timing
 from gateway.web.chat_schema import RequestLimits
 from gateway.web.errors import audit_unavailable_body
 from gateway.web.openapi_bodies import with_body
@@ -61,7 +63,9 @@ async def create_response(request: Request[Any, Any, Any], services: Services) -
     if chat.stream:  # headers go out before the result exists: the provisional row first (AuditError: 503)
         opened = await open_request(chat, services)
         ids = ResponseIds(opened.request_id)
-        events = _events(stream_answer(chat, services, opened), parsed, ids, int(time.time()), services)
+        events = _events(
+            stream_answer(chat, services, opened), parsed, ids, int(time.time()), services, request
+        )
         return Stream(
             events,
             media_type="text/event-stream",
@@ -154,13 +158,18 @@ class _Sequence:
 
 
 async def _events(
-    pipeline: AsyncIterator[str | PipelineResult],
+    pipeline: AsyncGenerator[str | PipelineResult, None],
     parsed: ResponsesRequest,
     ids: ResponseIds,
     created: int,
     services: Services,
+    request: Request[Any, Any, Any],
 ) -> AsyncIterator[str]:
-    """The typed events, as the pipeline releases verified text. Only translation happens here."""
+    """The typed events, as the pipeline releases verified text. Only translation happens here.
+
+    As on chat completions (``chat._events``): each piece was committed to the audit row before the
+    pipeline yielded it, and asking for more after ``response.completed`` was written confirms the
+    delivery; leaving without asking records ``client_disconnected``."""
     seq = _Sequence()
     started = response_json(ids, parsed, created, "in_progress", None)
     yield seq.event("response.created", response=started)
@@ -169,31 +178,38 @@ async def _events(
     yield seq.event("response.output_item.added", output_index=0, item=message_item(ids, "in_progress", None))
     yield seq.event("response.content_part.added", **place, content_index=0, part=output_text(""))
     sent: list[str] = []
-    try:
-        async for item in pipeline:
-            if isinstance(item, str):
-                sent.append(item)
+    async with aclosing(pipeline):
+        try:
+            async for item in pipeline:
+                if isinstance(item, str):
+                    sent.append(item)
+                    yield seq.event(
+                        "response.output_text.delta", **place, content_index=0, delta=item, logprobs=[]
+                    )
+                    continue
+                text = "".join(sent)
+                yield seq.event("response.output_text.done", **place, content_index=0, text=text, logprobs=[])
                 yield seq.event(
-                    "response.output_text.delta", **place, content_index=0, delta=item, logprobs=[]
+                    "response.content_part.done", **place, content_index=0, part=output_text(text)
                 )
-                continue
-            text = "".join(sent)
-            yield seq.event("response.output_text.done", **place, content_index=0, text=text, logprobs=[])
-            yield seq.event("response.content_part.done", **place, content_index=0, part=output_text(text))
-            yield seq.event(
-                "response.output_item.done", output_index=0, item=message_item(ids, "completed", text)
-            )
-            completed = response_json(ids, parsed, created, "completed", text)
-            completed["trust"] = trust_json(item, services.policy.tiers, services.today(), services.settings)
-            yield seq.event("response.completed", response=completed)
-    except AuditError:  # the final record failed: an error, never response.completed
-        error = audit_unavailable_body()["error"]
-        for event in _failed(seq, parsed, ids, created, error["code"], error["message"]):
-            yield event
-    except Exception as exc:  # a bug after text went out: say so on the stream
-        log.error("stream_failed", request_id=ids.request_id, error_type=type(exc).__name__, exc_info=exc)
-        for event in _failed(seq, parsed, ids, created, "internal_error", STREAM_FAILED):
-            yield event
+                yield seq.event(
+                    "response.output_item.done", output_index=0, item=message_item(ids, "completed", text)
+                )
+                completed = response_json(ids, parsed, created, "completed", text)
+                completed["trust"] = trust_json(
+                    item, services.policy.tiers, services.today(), services.settings
+                )
+                yield seq.event("response.completed", response=completed)
+                if await client_gone(request):
+                    return  # never confirmed: the pipeline, closed, records client_disconnected
+        except AuditError:  # a write-ahead or the final record failed: never response.completed
+            error = audit_unavailable_body()["error"]
+            for event in _failed(seq, parsed, ids, created, error["code"], error["message"]):
+                yield event
+        except Exception as exc:  # a bug after text went out: say so on the stream
+            log.error("stream_failed", request_id=ids.request_id, error_type=type(exc).__name__, exc_info=exc)
+            for event in _failed(seq, parsed, ids, created, "internal_error", STREAM_FAILED):
+                yield event
 
 
 def _failed(

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from msgspec import UNSET
 
-from gateway.audit.record import AuditRecord, PassageRecord, builtins
+from gateway.audit.record import DELIVERING, INCOMPLETE, AuditRecord, PassageRecord, builtins
 from gateway.domain import Badge, ClaimReport, Evidence, SourceTier, TriageEvidence, TrustSummary
 from gateway.policy.tiers import TierPolicy
 from gateway.tiers import source_tier
@@ -116,6 +116,8 @@ class RequestView:
     user: str | None
     metadata: Mapping[str, str] | None
     record: AuditRecord = field(repr=False)
+    delivery: str | None = None
+    """What happened to a request that did not finish normally (``delivery_note``); None otherwise."""
 
     @property
     def delivered(self) -> tuple[ClaimView, ...]:
@@ -243,7 +245,7 @@ def request_view(record: AuditRecord, tiers: TierPolicy, today: dt.date) -> Requ
     else:  # as before: the retrieved passages when the report kept no sources (no tier was resolved)
         sources = source_views(record.passages if record.passages is not UNSET else (), tiers, today)
     views = _claim_views(claims, sources)
-    answer = record.answer if record.answer is not UNSET else ""
+    answer = record.answer if record.answer is not UNSET else record.sent if record.sent is not UNSET else ""
     triage = record.triage if record.triage is not UNSET else None
     return RequestView(
         request_id=record.request_id,
@@ -268,7 +270,37 @@ def request_view(record: AuditRecord, tiers: TierPolicy, today: dt.date) -> Requ
         user=record.user,
         metadata=record.metadata,
         record=record,
+        delivery=delivery_note(record),
     )
+
+
+def delivery_note(record: AuditRecord) -> str | None:
+    """What the record says about how far its answer got, when the request did not finish normally."""
+    if record.status == INCOMPLETE:
+        return (
+            "Not finished: the gateway stopped, or its audit store failed, before anything was sent. "
+            "Nothing reached the patient."
+        )
+    if record.status == DELIVERING and record.trust is UNSET:
+        return (
+            "Delivery not confirmed: the gateway stopped, or its audit store failed, while streaming "
+            "this answer. The answer shown is every piece written to this record before it was sent; "
+            "the last may not have reached the patient."
+        )
+    if record.status == DELIVERING:
+        return (
+            "Delivery not confirmed: the answer was complete and recorded, but the gateway stopped, or "
+            "its audit store failed, before confirming that its final chunk and [DONE] were written "
+            "to the connection."
+        )
+    if record.interruption == "client_disconnected":
+        return (
+            "The client went away: the answer shown is the text handed to the connection before it "
+            "did; the last piece may not have arrived."
+        )
+    if record.interruption == "cancelled":
+        return "The server stopped while answering: the answer shown is the text sent before it did."
+    return None
 
 
 def _text(value: str | object) -> str:

@@ -246,31 +246,41 @@ def test_audit_failure_at_completion_sends_no_answer(gateway_services) -> None: 
     assert row.outcome == "incomplete"  # the provisional row says the request never completed
 
 
-def test_streamed_audit_failure_at_completion_ends_with_an_error_event(gateway_services) -> None:  # type: ignore[no-untyped-def]
-    """Verified sentences already sent cannot be recalled: the stream ends with an error, no trust, no
-    [DONE]; the provisional row stays ``incomplete`` and the failure is counted."""
+@pytest.mark.parametrize(
+    ("failing", "operation", "left", "sent"),
+    [(2, "deliver", "incomplete", ""), (4, "complete", "delivering", s.SUPPORTED_TEXT)],
+    ids=["first-piece", "whole-record"],
+)
+def test_streamed_audit_failure_ends_the_stream(gateway_services, failing, operation, left, sent) -> None:  # type: ignore[no-untyped-def]
+    """A write of a stream fails (the first piece's write-ahead, or the whole record before the final
+    chunk): nothing more is sent, the stream ends with an error, no trust, no [DONE]; the row holds
+    exactly the text that was sent, and the failure is counted."""
     scripted, build = gateway_services
     services = build()
     scripted.default = Reply(content=s.SUPPORTED)
     original = services.audit.write
     calls: list[int] = []
 
-    async def fail_second(row: Any, record: Any) -> None:
+    async def fail_one(row: Any, record: Any) -> None:
         calls.append(1)
-        if len(calls) == 2:
+        if len(calls) == failing:
             from gateway.errors import AuditError
 
             raise AuditError("disk full")
         await original(row, record)
 
-    services.audit.write = fail_second  # type: ignore[method-assign]
+    services.audit.write = fail_one  # type: ignore[method-assign]
     with running_gateway(services) as url:
         response = httpx.post(f"{url}/v1/chat/completions", json=body(stream=True), timeout=30)
-        complete_errors = metric(url, 'gateway_audit_errors_total{operation="complete"}')
+        errors = metric(url, f'gateway_audit_errors_total{{operation="{operation}"}}')
     events = [line[6:] for line in response.text.splitlines() if line.startswith("data: ")]
     assert json.loads(events[-1])["error"]["code"] == "audit_unavailable"
     assert "[DONE]" not in events
     assert not any('"trust"' in e for e in events)
-    assert complete_errors == 1
+    received = "".join(
+        json.loads(e)["choices"][0]["delta"].get("content") or "" for e in events if '"choices"' in e
+    )
+    assert received == sent
+    assert errors == 1
     (row,) = rows(services)
-    assert row.outcome == "incomplete"
+    assert (row.outcome, row.answer) == (left, sent)

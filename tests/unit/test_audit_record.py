@@ -92,3 +92,25 @@ def test_unpaired_surrogates_are_replaced_so_the_record_can_be_stored() -> None:
         request_id="r", created_at="c", question="q\ud800", messages=(), model="m", user=None, metadata=None
     )
     assert json.loads(encode_record(record))["question"] == "q\ufffd"
+
+
+def test_an_unfinished_record_says_how_far_its_answer_got() -> None:
+    """``incomplete``: nothing sent; ``delivering``: the text written ahead (or the whole record), its
+    delivery not confirmed; ``client_disconnected``: what was handed over (docs/operations.md)."""
+    import msgspec
+
+    from gateway.web.views import delivery_note
+
+    provisional = load_record("req", old("incomplete.json"))
+    assert isinstance(provisional, AuditRecord)
+    assert "before anything was sent" in (delivery_note(provisional) or "")
+    ahead = msgspec.structs.replace(provisional, status="delivering", sent="Take 500 mg.")
+    assert not ahead.complete
+    assert (delivery_note(ahead) or "").startswith("Delivery not confirmed: the gateway stopped")
+    finished = load_record("req", old("rewritten_removed.json"))
+    assert isinstance(finished, AuditRecord)
+    assert delivery_note(finished) is None
+    whole = msgspec.structs.replace(finished, status="delivering")
+    assert "answer was complete and recorded" in (delivery_note(whole) or "")
+    gone = msgspec.structs.replace(finished, interruption="client_disconnected")
+    assert (delivery_note(gone) or "").startswith("The client went away")
