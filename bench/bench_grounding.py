@@ -66,7 +66,7 @@ from gateway.testing.openai_server import ANCHOR_MAX_WORDS
 from gateway.text import passage_from_text
 
 NAME = "gateway_claim_results_total"
-THRESHOLDS = {"unanchored": 0.05, "contradicted": 0.10, "removed": 0.15}
+THRESHOLDS = {"unanchored": 0.05, "contradicted": 0.10, "removed": 0.10}
 """The alert thresholds of ``gateway.rules.yml`` (shares of all claims over 15 minutes), restated to
 print where each behaviour crosses them; keep in step with the rules."""
 
@@ -112,7 +112,9 @@ def loose_quote(row: dict[str, Any]) -> str:
     return " ".join(words[:2] + words[3:]) if len(words) > 3 else " ".join(words)
 
 
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_NUMBER = re.compile(r"(?<![\w\-\[(./])\d+(?:\.\d+)?(?![\w\-\]/]|\.\d)")
+"""A quantity standing alone (a dose, a count, a share), not a digit of a name (SARS-CoV-2, HER2) or a
+reference marker ([12])."""
 
 
 def changed_number(row: dict[str, Any]) -> dict[str, Any] | None:
