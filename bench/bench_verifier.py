@@ -19,6 +19,14 @@ code over them (``CachedLocal``). ``--fit-calibration`` refits ``data/check_cali
 (isotonic, sets pooled with equal weight) and prints the threshold that keeps the worst set's leak at
 ``--target-leak`` (default 1%, half the 2% bound, as margin for unseen sets).
 
+The accuracy table prints, per set and split (tune / held / all): the leak, the supported recall, the
+contradiction precision (claims marked contradicted that are truly not supported) and coverage (the
+share of not-supported claims marked contradicted), the undecided (``not_verified``) share, and on each
+set's ``all`` line of the local checker the claims/s and claims/CPU-s of the production path at batch 8
+(``set_speed``: the real local checker, not the cached verdicts; ``--speed-rows`` rows per set, 0: not
+timed). The sets are every ``*.jsonl`` of ``--eval``: a held-out directory is scored by the same code
+(its own cache: a cache is reused only for the same set names and ``--per-set``).
+
 ``--speed`` instead measures the production path at batches of 1, 8 and 32 claims, ``--repeat``
 times, and prints the best run with the load average at the time. Prints tables; asserts nothing.
 """
