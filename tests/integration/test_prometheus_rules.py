@@ -3,6 +3,7 @@ metrics the gateway really exports."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -130,6 +131,21 @@ def test_no_alert_pages_on_the_grounding_rate() -> None:
     for alert in alerts():
         assert "grounding_rate" not in alert["expr"], alert["alert"]
         assert 'verdict="supported"' not in alert["expr"], alert["alert"]
+
+
+def test_the_grounding_bench_prints_the_rules_thresholds() -> None:
+    """bench/bench_grounding.py prints where each alert fires; its thresholds must be the rules' own."""
+    from bench.bench_grounding import THRESHOLDS
+
+    exprs = {a["alert"]: a["expr"] for a in alerts()}
+    for share, alert in (
+        ("unanchored", "GatewayQuotesNotInSource"),
+        ("contradicted", "GatewayContradictionsHigh"),
+        ("removed", "GatewayClaimRemovalsHigh"),
+    ):
+        found = re.search(rf"gateway:claims_{share}:ratio_rate15m > ([0-9.]+)", exprs[alert])
+        assert found is not None, alert
+        assert float(found.group(1)) == THRESHOLDS[share], alert
 
 
 def test_every_alert_has_a_severity_alertmanager_routes_and_a_runbook() -> None:
