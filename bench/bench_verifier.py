@@ -19,6 +19,14 @@ code over them (``CachedLocal``). ``--fit-calibration`` refits ``data/check_cali
 (isotonic, sets pooled with equal weight) and prints the threshold that keeps the worst set's leak at
 ``--target-leak`` (default 1%, half the 2% bound, as margin for unseen sets).
 
+The accuracy table prints, per set and split (tune / held / all): the leak, the supported recall, the
+contradiction precision (claims marked contradicted that are truly not supported) and coverage (the
+share of not-supported claims marked contradicted), the undecided (``not_verified``) share, and on each
+set's ``all`` line of the local checker the claims/s and claims/CPU-s of the production path at batch 8
+(``set_speed``: the real local checker, not the cached verdicts; ``--speed-rows`` rows per set, 0: not
+timed). The sets are every ``*.jsonl`` of ``--eval``: a held-out directory is scored by the same code
+(its own cache: a cache is reused only for the same set names and ``--per-set``).
+
 ``--speed`` instead measures the production path at batches of 1, 8 and 32 claims, ``--repeat``
 times, and prints the best run with the load average at the time. Prints tables; asserts nothing.
 """
@@ -89,6 +97,8 @@ SETS = (
     "nli4ct",
     "climate_fever",
 )
+SPEED_BATCH = 8
+"""Claims per ``verify()`` call when the per-set claims/s are timed (a typical answer's claims)."""
 SEED = 20
 CACHE = Path("/tmp/bench_verifier_local.jsonl")
 CACHE_VERSION = 2
@@ -97,6 +107,13 @@ applies the policy's contradiction rule to it."""
 JUDGE_REQUEST_CLAIMS = 8
 """Claims per ``verify()`` call when a judge is wired in (its budget is per call, as per request)."""
 P95 = 0.95
+
+
+def set_names(eval_dir: Path) -> list[str]:
+    """The claim sets of ``eval_dir``: the development sets in their usual order, then any other
+    ``*.jsonl`` (a held-out directory is scored by the same code)."""
+    present = sorted(path.stem for path in eval_dir.glob("*.jsonl"))
+    return [n for n in SETS if n in present] + [n for n in present if n not in SETS]
 
 
 @dataclass(frozen=True)
@@ -240,14 +257,15 @@ def local_rows(
     """
     if cache.is_file():
         cached = [json.loads(line) for line in cache.read_text(encoding="utf-8").splitlines() if line]
-        if cached and cached[0].get("per_set") == per_set and cached[0].get("version", 1) <= CACHE_VERSION:
+        same = cached and cached[0].get("per_set") == per_set and cached[0].get("version", 1) <= CACHE_VERSION
+        if same and {r["set"] for r in cached} == set(set_names(eval_dir)):  # the same sets
             return cached
     recording = replace(
         policy, contradiction_similarity=0.0, contradiction_kinds=tuple(k.value for k in ConflictKind)
     )
     local = LocalEntailmentVerifier(claims_embedder, recording)
     out: list[dict[str, Any]] = []
-    for name in SETS:
+    for name in set_names(eval_dir):
         lines = (eval_dir / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
         rows = [json.loads(line) for line in lines if line.strip()]
         rows = sample(rows, per_set) if per_set else rows
@@ -495,10 +513,46 @@ async def run_batched(verifier: CascadeVerifier, claims: list[ClaimToCheck], bat
     return verdicts
 
 
+@dataclass(frozen=True)
+class Speed:
+    n: int
+    per_second: float
+    per_cpu_second: float
+
+
+async def set_speed(
+    rows: list[dict[str, Any]], embedder: Embedder, policy: VerificationPolicy, limit: int
+) -> Speed:
+    """Claims/s of the production path on one set: the full cascade with the real local checker (claims
+    encoded, candidate windows, checks, binding, calibration) at ``SPEED_BATCH`` claims per call, over
+    its first ``limit`` sampled rows, cold check caches; passage sentence vectors computed beforehand,
+    as ingestion stores them. claims/CPU-s divides by the process's CPU time (a core of its own)."""
+    chosen = rows[:limit]
+    passages = ingest([passage(i, r["evidence"]) for i, r in enumerate(chosen)], embedder)
+    claims = [
+        ClaimToCheck(r["claim"], None, ((1, p),), quote_bound=False)
+        for r, p in zip(chosen, passages, strict=True)
+    ]
+    anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
+    cascade = CascadeVerifier(anchoring, LocalEntailmentVerifier(embedder, policy), None, policy)
+    cold_checks()
+    cpu = time.process_time()
+    _, latencies = await timed(cascade, claims, SPEED_BATCH)
+    cpu = time.process_time() - cpu
+    return Speed(len(claims), len(claims) / sum(latencies), len(claims) / cpu)
+
+
 async def accuracy(
-    rows: list[dict[str, Any]], policy: VerificationPolicy, nli: NLIStage | None, judge: bool
+    rows: list[dict[str, Any]],
+    policy: VerificationPolicy,
+    nli: NLIStage | None,
+    judge: bool,
+    embedder: Embedder | None = None,
+    speed_rows: int = 0,
 ) -> None:
-    """Per set and split: leak, supported recall, contradiction precision / coverage, undecided share."""
+    """Per set and split: leak, supported recall, contradiction precision / coverage, undecided share;
+    and per set the claims/s of the production path at batch ``SPEED_BATCH`` (``set_speed``; when
+    ``embedder`` is given and ``speed_rows`` > 0)."""
     anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
     local = CachedLocal({r["id"]: local_verdict(r, policy) for r in rows})
     configs: dict[str, tuple[CascadeVerifier, OracleJudge | None]] = {
@@ -515,15 +569,26 @@ async def accuracy(
         configs["local + oracle judge"] = (verifier, oracle)
     print(f"\noperating point: {configs['local checker'][0].operating_point}; load {os.getloadavg()[0]:.2f}")
     print("split: tune = crc32(id) even (thresholds chosen here), held = odd (never tuned on)")
+    names = list(dict.fromkeys(r["set"] for r in rows))
+    speeds: dict[str, Speed] = {}
+    if embedder is not None and speed_rows > 0:
+        for name in names:
+            speeds[name] = await set_speed(
+                [r for r in rows if r["set"] == name], embedder, policy, speed_rows
+            )
+        print(
+            f"claims/s: the production path (full cascade, real local checker) at batch {SPEED_BATCH}, first "
+            f"{speed_rows} sampled rows per set; claims/CPU-s: per second of this process's CPU time"
+        )
     header = (
         f"{'set':<20}{'split':<6}{'n':>5}{'leak':>7}{'recall':>8}{'contra P':>10}{'n contra':>9}"
-        f"{'coverage':>9}{'undecided':>10}"
+        f"{'coverage':>9}{'undecided':>10}{'claims/s':>10}{'claims/CPU-s':>14}"
     )
     for config, (cascade, counted) in configs.items():
         print(f"\n[{config}]")
         print(header)
         worst = {"leak": 0.0, "precision": 1.0}
-        for name in SETS:
+        for name in names:
             subset = [r for r in rows if r["set"] == name]
             if not subset:
                 continue
@@ -536,10 +601,12 @@ async def accuracy(
                     worst["leak"] = max(worst["leak"], f.leak)
                     if f.contradicted:
                         worst["precision"] = min(worst["precision"], f.contradiction_precision)
+                speed = speeds.get(name) if part == "all" and counted is None and nli is None else None
+                timing = f"{speed.per_second:>10.0f}{speed.per_cpu_second:>14.0f}" if speed else ""
                 print(
                     f"{name if part == 'tune' else '':<20}{part:<6}{f.n:>5}{f.leak:>7.1%}{f.recall:>8.1%}"
                     f"{f.contradiction_precision:>10.1%}{f.contradicted:>9}{f.contradiction_coverage:>9.1%}"
-                    f"{f.undecided:>10.1%}"
+                    f"{f.undecided:>10.1%}{timing}"
                 )
         print(f"worst split: leak {worst['leak']:.1%}, contradiction precision {worst['precision']:.1%}")
         if counted is not None:
@@ -567,6 +634,12 @@ async def main() -> int:
     parser.add_argument("--target-leak", type=float, default=0.01, help="worst-set leak for the threshold")
     parser.add_argument("--limit", type=int, default=None, help="speed: rows per set")
     parser.add_argument("--speed", action="store_true", help="only the claims/s table at batches 1, 8, 32")
+    parser.add_argument(
+        "--speed-rows",
+        type=int,
+        default=128,
+        help=f"rows per set timed for the per-set claims/s at batch {SPEED_BATCH} (0: not timed)",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="speed runs per batch size (best is shown)")
     parser.add_argument(
         "--threads", type=int, default=serving_threads(), help="MiniLM threads (default: a serving process's)"
@@ -600,7 +673,7 @@ async def main() -> int:
     nli = None
     if args.nli_model is not None:
         nli = NLIStage(load_entailment_model(args.nli_model), policy.nli_entailment_threshold, 600.0)
-    await accuracy(rows, policy, nli, args.judge)
+    await accuracy(rows, policy, nli, args.judge, claims_embedder, args.speed_rows)
     return 0
 
 

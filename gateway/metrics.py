@@ -6,13 +6,11 @@ names, policy tier ids, error kinds) are normalised here by the ``*_label`` func
 the known set is reported as ``other``. Each ``GatewayMetrics`` owns its registry, so an app (or a test)
 builds its own and nothing is global.
 
-The grounding rate that operations alert on (recording rule ``gateway:grounding_rate:ratio_rate5m``) is
-
-    sum(rate(gateway_claims_total{verdict="supported"}[5m])) / sum(rate(gateway_claims_total[5m]))
-
-i.e. the share of the model's claims that the verifier found supported by their cited source
-(SourceCheckup's statement-level support), measured on the first verdict, before SourceCleanup.
-``docs/operations.md`` has the full reference table.
+Operations alert on what happened to the model's claims (``gateway_claim_results_total{status,
+outcome}``, labelled by ``gateway.pipeline.record.claim_labels``): quotes not found in the cited passage
+(``status="unanchored"``), contradictions and removals, as shares of all claims; rewriting a paraphrase
+to its source is normal and never alerts. ``docs/operations.md`` has the reference table, the alerts
+and the bench figures behind their thresholds.
 """
 
 from __future__ import annotations
@@ -24,13 +22,13 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from gateway.domain import (
-    ClaimOutcome,
     RefusalReason,
     Scope,
     StatementKind,
     TriageLayer,
     Verdict,
     VerdictLabel,
+    VerificationStatus,
 )
 from gateway.errors import DraftLimitExceeded, UpstreamError
 from gateway.fetching.result import FetchReason
@@ -68,7 +66,12 @@ REFUSAL_REASONS = tuple(r.value for r in RefusalReason)
 TRIAGE_SCOPES = tuple(s.value for s in Scope)
 TRIAGE_LAYERS = tuple(layer.value for layer in TriageLayer)
 """The triage layer that decided (``gateway_triage_decisions_total{scope,layer}``)."""
-CLAIM_OUTCOMES = tuple(o.value for o in ClaimOutcome)
+CLAIM_STATUSES = (*(s.value for s in VerificationStatus), "unanchored")
+"""What verification found (``gateway_claim_results_total{status}``): ``Verdict.status``, except
+``unanchored``: the claim's quote is missing or not in the passage it cites (a fabricated quote)."""
+CLAIM_RESULTS = ("kept", "rewritten_source", "rewritten_model", "removed")
+"""What SourceCleanup did (``{outcome}``): kept as written, rewritten to the source's sentence, rewritten
+by the model rewriter, removed."""
 STATEMENT_KINDS = tuple(k.value for k in StatementKind)
 VERIFIER_METHODS = ("anchoring", "local", "nli", "judge", "web", "cascade", "rewrite")
 """Names of the verifiers that may decide a claim; a verifier added later must be listed here."""
@@ -209,10 +212,12 @@ class GatewayMetrics:
             ["method", "verdict"],
             registry=r,
         )
-        self.claim_outcomes = Counter(
-            "gateway_claim_outcomes",
-            "What SourceCleanup did to each claim: verified, rewritten or removed.",
-            ["outcome"],
+        self.claim_results = Counter(
+            "gateway_claim_results",
+            "Claims by what happened to them: the verification status (supported, contradicted, "
+            "unanchored: quote not in the cited passage, unsupported, not_verified) and what SourceCleanup "
+            "did (kept, rewritten_source, rewritten_model, removed).",
+            ["status", "outcome"],
             registry=r,
         )
         self.responses_checked = Counter(
@@ -413,8 +418,9 @@ class GatewayMetrics:
             self.statements.labels(kind=kind)
         for verdict in VERDICTS:
             self.claims.labels(verdict=verdict)
-        for outcome in CLAIM_OUTCOMES:
-            self.claim_outcomes.labels(outcome=outcome)
+        for status in CLAIM_STATUSES:
+            for outcome in CLAIM_RESULTS:
+                self.claim_results.labels(status=status, outcome=outcome)
         for value in BOOLEAN:
             self.responses_checked.labels(fully_supported=value)
             self.informative_sentences.labels(grounded=value)

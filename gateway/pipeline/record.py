@@ -42,7 +42,8 @@ from gateway.audit.record import (
     encode_record,
     scrub,
 )
-from gateway.domain import ChatRequest, ClaimOutcome, RefusalReason
+from gateway.cleanup.source import SOURCE_REWRITE
+from gateway.domain import ChatRequest, ClaimOutcome, ClaimResult, RefusalReason, VerificationStatus
 from gateway.errors import AuditError, StageError, UpstreamError
 from gateway.logs import PATIENT_TEXT_OPT_IN
 from gateway.metrics import (
@@ -54,9 +55,11 @@ from gateway.metrics import (
     stage_label,
     tier_label,
 )
+from gateway.pipeline.cleanup import PLANTED_CHECK
 from gateway.pipeline.result import PipelineResult
 from gateway.resources import bundled
 from gateway.telemetry.ids import current_trace_id
+from gateway.verification.cascade import NO_ANCHOR_CHECK
 
 if TYPE_CHECKING:
     from gateway.services import Services
@@ -116,7 +119,8 @@ def _count_metrics(result: PipelineResult, services: Services) -> None:
         for grounded in _grounded_sentences(result).values():
             m.informative_sentences.labels(grounded=flag(grounded)).inc()
     for claim in outcome.claims:
-        m.claim_outcomes.labels(outcome=claim.outcome.value).inc()
+        status, cleaned = claim_labels(claim)
+        m.claim_results.labels(status=status, outcome=cleaned).inc()
     if not outcome.refused:
         tier_ids = [t.id for t in services.policy.tiers.tiers]
         for report in result.report.claims:
@@ -124,6 +128,29 @@ def _count_metrics(result: PipelineResult, services: Services) -> None:
                 # badges are ordered evidence first, then by trust: the first is the supporting source
                 m.supported_by_tier.labels(tier=tier_label(report.badges[0].tier, tier_ids)).inc()
     _observe_timings(result, services)
+
+
+def claim_labels(claim: ClaimResult) -> tuple[str, str]:
+    """``(status, outcome)`` of ``gateway_claim_results_total``: what verification found and what
+    SourceCleanup did (``metrics.CLAIM_STATUSES`` x ``metrics.CLAIM_RESULTS``).
+
+    ``unanchored``: the chat contract's quote is missing or not in the cited passage, and nothing later
+    (entailment model, judge) supported the claim. A claim resting on a planted instruction is decided
+    ``unsupported``. ``rewritten_source`` is a rewrite to the source's own sentence (``source_rewrite``),
+    ``rewritten_model`` one by the model rewriter."""
+    verdict = claim.verdict
+    if verdict.check == NO_ANCHOR_CHECK and not verdict.supported:
+        status = "unanchored"
+    elif verdict.check == PLANTED_CHECK:
+        status = VerificationStatus.UNSUPPORTED.value
+    else:
+        status = verdict.status.value
+    if claim.outcome is ClaimOutcome.VERIFIED:
+        return status, "kept"
+    if claim.outcome is ClaimOutcome.REMOVED:
+        return status, "removed"
+    rewrite = claim.rewrite_verdict
+    return status, "rewritten_source" if rewrite and rewrite.method == SOURCE_REWRITE else "rewritten_model"
 
 
 def _observe_timings(result: PipelineResult, services: Services) -> None:

@@ -3,6 +3,7 @@ metrics the gateway really exports."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -94,7 +95,10 @@ def test_every_alert_is_tested_firing_and_not_firing() -> None:
     assert names - firing == set(), "alerts never tested firing"
     assert names - silent == set(), "alerts never tested silent"
     required = {
-        "GatewayGroundingRateLow",
+        "GatewayQuotesNotInSource",
+        "GatewayContradictionsHigh",
+        "GatewayClaimRemovalsHigh",
+        "GatewayGroundingRefusalsHigh",
         "GatewayRefusalSpike",
         "GatewayUpstreamErrorRateHigh",
         "GatewayVerificationLatencyHigh",
@@ -110,9 +114,38 @@ def test_rules_name_only_metrics_the_gateway_exports() -> None:
         assert not unknown, f"{rule.get('record') or rule.get('alert')}: unknown metrics {unknown}"
     assert {"gateway:grounding_rate:ratio_rate5m", "gateway:grounding_rate:ratio_rate1h"} <= recorded_names()
     assert {
+        "gateway:claims_unanchored:ratio_rate15m",
+        "gateway:claims_contradicted:ratio_rate15m",
+        "gateway:claims_removed:ratio_rate15m",
+        "gateway:grounding_refusals:ratio_rate15m",
+    } <= recorded_names()
+    assert {
         "gateway:response_support:ratio_rate5m",
         "gateway:response_support:ratio_rate1h",
     } <= recorded_names()
+
+
+def test_no_alert_pages_on_the_grounding_rate() -> None:
+    """Issue 35: a model that paraphrases has almost every claim rewritten to its source, so a low
+    grounding rate (first verdicts supported) is normal and must not page anyone."""
+    for alert in alerts():
+        assert "grounding_rate" not in alert["expr"], alert["alert"]
+        assert 'verdict="supported"' not in alert["expr"], alert["alert"]
+
+
+def test_the_grounding_bench_prints_the_rules_thresholds() -> None:
+    """bench/bench_grounding.py prints where each alert fires; its thresholds must be the rules' own."""
+    from bench.bench_grounding import THRESHOLDS
+
+    exprs = {a["alert"]: a["expr"] for a in alerts()}
+    for share, alert in (
+        ("unanchored", "GatewayQuotesNotInSource"),
+        ("contradicted", "GatewayContradictionsHigh"),
+        ("removed", "GatewayClaimRemovalsHigh"),
+    ):
+        found = re.search(rf"gateway:claims_{share}:ratio_rate15m > ([0-9.]+)", exprs[alert])
+        assert found is not None, alert
+        assert float(found.group(1)) == THRESHOLDS[share], alert
 
 
 def test_every_alert_has_a_severity_alertmanager_routes_and_a_runbook() -> None:

@@ -1,5 +1,6 @@
 """A real scrape: Prometheus scrapes a running gateway, evaluates the recording rules, and the
-grounding rate read back through its HTTP API equals what the scripted upstream's answers earned."""
+grounding rate and the shares the grounding alerts watch, read back through its HTTP API, equal what the
+scripted upstream's answers earned."""
 
 from __future__ import annotations
 
@@ -82,6 +83,18 @@ def test_grounding_rate_recorded_by_prometheus(make_services, tmp_path) -> None:
             assert prom.wait_for(
                 f"gateway:grounding_rate:ratio_rate1h{{{JOB}}}", lambda v: v == pytest.approx(expected)
             ) == pytest.approx(6 / 7)
+
+            # what happened to the claims: the fabricated quote is in no passage, so that claim is
+            # unanchored and removed (its model rewrite failed; there is no source sentence to use)
+            results = f"gateway_claim_results_total{{{JOB}"
+            assert prom.scalar(f'sum({results},status="supported",outcome="kept"}})') == sent_supported
+            assert prom.scalar(f'sum({results},status="unanchored",outcome="removed"}})') == 1
+            assert prom.scalar(f"sum({results}}})") == sent_claims
+            for share in ("claims_unanchored", "claims_removed"):
+                assert prom.wait_for(
+                    f"gateway:{share}:ratio_rate15m{{{JOB}}}", lambda v: v == pytest.approx(1 / 7)
+                ) == pytest.approx(1 / 7)
+            assert prom.wait_for(f"gateway:claims_contradicted:ratio_rate15m{{{JOB}}}", lambda v: v == 0) == 0
 
             rules = prom.get("/api/v1/rules")["data"]["groups"]
             assert {g["name"] for g in rules} == {"gateway-recording", "gateway-alerts"}

@@ -91,8 +91,14 @@ def test_every_query_names_only_exported_metrics(dashboard) -> None:  # type: ig
         assert names, f"{where}: no metric in {expr!r}"
         assert names <= known, f"{where}: unknown metrics {names - known} in {expr!r}"
         used |= names
-    # the panels the brief asks for: grounding rate, outcomes, refusals by reason, latency, tiers
+    # the panels the brief asks for: grounding (what the grounding alerts watch, and the grounding rate),
+    # outcomes, refusals by reason, latency, tiers
     assert {
+        "gateway:claims_unanchored:ratio_rate15m",
+        "gateway:claims_contradicted:ratio_rate15m",
+        "gateway:claims_removed:ratio_rate15m",
+        "gateway:grounding_refusals:ratio_rate15m",
+        "gateway_claim_results_total",
         "gateway:grounding_rate:ratio_rate5m",
         "gateway_requests_total",
         "gateway_refusals_total",

@@ -17,15 +17,34 @@ import httpx
 import pytest
 from litestar import Litestar
 
-from gateway.domain import ChatRequest, Message, Passage, Role
+from gateway.cleanup.source import SOURCE_REWRITE
+from gateway.domain import (
+    ChatRequest,
+    ClaimOutcome,
+    ClaimResult,
+    Conflict,
+    ConflictKind,
+    Message,
+    Passage,
+    Role,
+    Span,
+    Statement,
+    StatementKind,
+    Verdict,
+    VerdictLabel,
+)
 from gateway.errors import AuditError, StoreError, UpstreamHTTPError, UpstreamTimeout, UpstreamUnavailable
 from gateway.metrics import (
+    CLAIM_RESULTS,
+    CLAIM_STATUSES,
     OTHER,
     GatewayMetrics,
     bounded,
     method_label,
     tier_label,
 )
+from gateway.pipeline.cleanup import PLANTED_CHECK
+from gateway.pipeline.record import claim_labels
 from gateway.pipeline.run import answer
 from gateway.settings import Secret
 from gateway.testing import (
@@ -36,6 +55,7 @@ from gateway.testing import (
     contract_answer,
     free_port,
 )
+from gateway.verification.cascade import NO_ANCHOR_CHECK
 from gateway.web.app import create_app
 from tests.support.cleanup_stack import policy_copy
 from tests.support.pages import running_site
@@ -117,7 +137,8 @@ async def test_supported_answer(services) -> None:  # type: ignore[no-untyped-de
     assert value(m, "gateway_checked_responses_total", fully_supported="true") == 1
     assert value(m, "gateway_checked_responses_total", fully_supported="false") == 0
     assert value(m, "gateway_informative_sentences_total", grounded="true") == 2
-    assert value(m, "gateway_claim_outcomes_total", outcome="verified") == 2
+    assert value(m, "gateway_claim_results_total", status="supported", outcome="kept") == 2
+    assert total(m, "gateway_claim_results_total") == 2
     # the fixture's paracetamol leaflet is declared clinical_reference in the manifest
     assert value(m, "gateway_claim_evidence_total", tier="clinical_reference") == 2
     assert total(m, "gateway_claim_evidence_total") == 2
@@ -147,15 +168,93 @@ async def test_partly_supported_answer_counts_statement_and_response_support(ser
     # conversational faithfulness: the fabricated sentence is the one ungrounded informative sentence
     assert value(m, "gateway_informative_sentences_total", grounded="false") == 1
     assert value(m, "gateway_informative_sentences_total", grounded="true") == 4
-    assert value(m, "gateway_claim_outcomes_total", outcome="verified") == 4
-    failed = value(m, "gateway_claim_outcomes_total", outcome="removed") + value(
-        m, "gateway_claim_outcomes_total", outcome="rewritten"
-    )
-    assert failed == 1
+    # what happened to them: four kept as written; the fabricated quote is in no passage, so the claim
+    # is unanchored and removed (there is no source sentence to rewrite it to)
+    assert value(m, "gateway_claim_results_total", status="supported", outcome="kept") == 4
+    assert value(m, "gateway_claim_results_total", status="unanchored", outcome="removed") == 1
+    assert total(m, "gateway_claim_results_total") == 5
     # only what reached the patient counts toward the evidence tiers
     delivered = sum(1 for c in first.report.claims if c.outcome.value != "removed")
     assert total(m, "gateway_claim_evidence_total") == delivered + 2
     assert value(m, "gateway_verification_duration_seconds_count") == 2
+
+
+PARAPHRASE = "Wait at least four hours between doses of paracetamol."
+LEAVE = "Leave at least 4 hours between doses."
+
+
+async def test_a_faithful_paraphrase_counts_as_rewritten_to_its_source(services) -> None:  # type: ignore[no-untyped-def]
+    """Issue 35: a paraphrase quoting its source is rewritten to the source's sentence. It is counted as
+    such (not as a failure of grounding): no unanchored quote, no removal."""
+    reply = contract_answer(
+        f"{PARACETAMOL_DOSE[:-1]} [1]. {PARAPHRASE[:-1]} [1].",
+        [(PARACETAMOL_DOSE, [1], PARACETAMOL_DOSE), (PARAPHRASE, [1], LEAVE)],
+    )
+    services.upstream = ScriptedDrafts(reply)
+    result = await answer(ask(), services)
+    m = services.metrics
+    assert not result.outcome.refused
+    assert LEAVE[:-1] in result.outcome.answer  # the source's sentence, with its marker
+    assert value(m, "gateway_claim_results_total", status="supported", outcome="kept") == 1
+    rewritten = sum(
+        value(m, "gateway_claim_results_total", status=status, outcome="rewritten_source")
+        for status in ("not_verified", "contradicted", "unsupported")
+    )
+    assert rewritten == 1
+    assert (
+        sum(value(m, "gateway_claim_results_total", status="unanchored", outcome=o) for o in CLAIM_RESULTS)
+        == 0
+    )
+    assert (
+        sum(value(m, "gateway_claim_results_total", status=st, outcome="removed") for st in CLAIM_STATUSES)
+        == 0
+    )
+
+
+def claim(verdict: Verdict, outcome: ClaimOutcome, rewrite: Verdict | None = None) -> ClaimResult:
+    statement = Statement("Paracetamol is safe.", Span(0, 20), StatementKind.CLAIM, (1,), "safe", 0)
+    return ClaimResult(statement, verdict, outcome, None, rewrite_verdict=rewrite)
+
+
+SUPPORTED = Verdict(VerdictLabel.SUPPORTED, 0.9, "cascade", "quote_bound")
+UNDECIDED = Verdict(VerdictLabel.UNSUPPORTED, 0.4, "cascade", "quote_binding")
+UNANCHORED = Verdict(VerdictLabel.UNSUPPORTED, 0.4, "cascade", NO_ANCHOR_CHECK)
+CONFLICT = Conflict(ConflictKind.NUMBER, "4 g against 8 g", "8 g", "4 g")
+CONTRADICTED = Verdict(VerdictLabel.CONTRADICTED, 0.1, "cascade", "quote_binding", conflict=CONFLICT)
+DECIDED = Verdict(VerdictLabel.UNSUPPORTED, 0.1, "judge", "judge", decided=True)
+PLANTED = Verdict(VerdictLabel.UNSUPPORTED, 0.0, "cascade", PLANTED_CHECK)
+BY_SOURCE = Verdict(VerdictLabel.SUPPORTED, 1.0, SOURCE_REWRITE, "verbatim")
+BY_MODEL = Verdict(VerdictLabel.SUPPORTED, 0.9, "cascade", "quote_bound")
+
+
+@pytest.mark.parametrize(
+    ("result", "labels"),
+    [
+        (claim(SUPPORTED, ClaimOutcome.VERIFIED), ("supported", "kept")),
+        (claim(UNDECIDED, ClaimOutcome.REWRITTEN, BY_SOURCE), ("not_verified", "rewritten_source")),
+        (claim(UNDECIDED, ClaimOutcome.REWRITTEN, BY_MODEL), ("not_verified", "rewritten_model")),
+        (claim(UNANCHORED, ClaimOutcome.REMOVED), ("unanchored", "removed")),
+        (claim(CONTRADICTED, ClaimOutcome.REWRITTEN, BY_SOURCE), ("contradicted", "rewritten_source")),
+        (claim(DECIDED, ClaimOutcome.REMOVED), ("unsupported", "removed")),
+        (claim(PLANTED, ClaimOutcome.REMOVED), ("unsupported", "removed")),
+    ],
+)
+def test_claim_labels_say_what_happened_to_the_claim(result: ClaimResult, labels: tuple[str, str]) -> None:
+    assert claim_labels(result) == labels
+    assert labels[0] in CLAIM_STATUSES
+    assert labels[1] in CLAIM_RESULTS
+
+
+def test_every_claim_result_series_exists_at_zero() -> None:
+    m = GatewayMetrics()
+    for status in CLAIM_STATUSES:
+        for outcome in CLAIM_RESULTS:
+            assert (
+                m.registry.get_sample_value(
+                    "gateway_claim_results_total", {"status": status, "outcome": outcome}
+                )
+                == 0
+            )
 
 
 @pytest.mark.parametrize(
