@@ -37,18 +37,27 @@ def bound_semantic(
     itself recognises it (it is the nearest category of all: ``score.category``) and the text names a
     term of the gate's own groups (``health_terms``; the other red flags' signs do not count for it).
     A category bound to nothing (``semantic: free``) is a candidate whenever it is the nearest
-    category of all. Without its own signs it fires with no evidence words; the deciding layer is what
-    the clinician sees."""
+    category of all. Without its own signs it fires with no evidence words, and only on a confident
+    read (``unbound_probability`` and ``unbound_margin`` in triage.yaml): nearness alone made the
+    semantic layers name red flags whose signs a message did not hold (a wrist injury read as a
+    stroke, a song title as suicide). The deciding layer is what the clinician sees."""
     nearest = policy.evidence.categories.get(score.category)
     unbound = nearest is not None and (
         nearest.semantic == "free" or (nearest.semantic == "gate" and health_terms)
     )
     gated = [score.category] if unbound else []
     candidates = list(dict.fromkeys([*met, *gated]))
-    candidates = [c for c in candidates if c in policy.categories]
+    settings = policy.settings
+    confident = False
+    if nearest is not None:
+        floor = nearest.unbound_probability
+        margin = nearest.unbound_margin
+        confident = score.emergency_probability >= (
+            settings.unbound_probability if floor is None else floor
+        ) and score.similarity - score.contrast >= (settings.unbound_margin if margin is None else margin)
+    candidates = [c for c in candidates if c in policy.categories and (c in met or confident)]
     if not candidates:
         return None
-    settings = policy.settings
     category = max(candidates, key=score.similarity_of)
     similarity = score.similarity_of(category)
     known = policy.categories[category]

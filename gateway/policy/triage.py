@@ -77,6 +77,11 @@ class TriageSettings:
     classifier_veto_margin: float = 0.15
     """Classifier layer: does not fire when the nearest contrast exemplar is nearer than the nearest
     emergency exemplar by more than this (cosine): the exemplar banks veto a confidently wrong style."""
+    unbound_probability: float = 0.0
+    """A red flag raised without its own signs (``semantic: gate`` or ``free``) needs an emergency
+    probability at least this high (0: the classifier layer's own bar)..."""
+    unbound_margin: float = 0.0
+    """...and its nearest exemplar must beat the nearest contrast exemplar by at least this (cosine)."""
     clinical_probability: float = 0.2
     """A message is non-clinical only when its health probability is below this..."""
     health_similarity: float = 0.6
@@ -97,6 +102,7 @@ class TriageSettings:
             "exemplar_margin",
             "emergency_probability",
             "classifier_veto_margin",
+            "unbound_probability",
             "clinical_probability",
             "health_similarity",
             "inherit_probability",
@@ -104,6 +110,8 @@ class TriageSettings:
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise InvalidValue("TriageSettings", name, f"must be between 0 and 1, got {value}")
+        if not -1.0 <= self.unbound_margin <= 1.0:
+            raise InvalidValue("TriageSettings", "unbound_margin", "must be between -1 and 1")
         if not 0 <= self.context_turns <= 20:
             raise InvalidValue("TriageSettings", "context_turns", "must be between 0 and 20")
         if not 100 <= self.context_max_chars <= 20_000:

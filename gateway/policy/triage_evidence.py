@@ -83,12 +83,20 @@ class SignRule:
     ``evidence.yaml`` sets every red flag to ``gate``: binding to signs lost emergencies main's semantic
     layers caught (docs/safety.md). ``requires`` still gives the evidence shown and counts as health
     content for the rule layers."""
+    unbound_probability: float | None = None
+    """This category's own bar for a raise without its signs (None: ``triage.yaml``'s)."""
+    unbound_margin: float | None = None
+    """This category's own margin for a raise without its signs (None: ``triage.yaml``'s)."""
 
     def __post_init__(self) -> None:
         if not self.requires or any(not alternatives for alternatives in self.requires):
             raise InvalidValue("SignRule", "requires", "needs at least one non-empty list of groups")
         if any(not groups for groups in self.escalate):
             raise InvalidValue("SignRule", "escalate", "every alternative needs at least one group")
+        for name, low in (("unbound_probability", 0.0), ("unbound_margin", -1.0)):
+            value = getattr(self, name)
+            if value is not None and not low <= value <= 1.0:
+                raise InvalidValue("SignRule", name, f"must be between {low:g} and 1, got {value}")
 
 
 @with_config(FILE_CONFIG)

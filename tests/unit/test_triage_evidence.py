@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from gateway.domain import ChatRequest, Message, Role, Scope, Triage, TriageLayer
-from gateway.errors import ConfigurationError
+from gateway.errors import ConfigurationError, InvalidValue
 from gateway.messages import Messages
 from gateway.pipeline.semantic_triage import SemanticScore
 from gateway.pipeline.triage import decide, evidence_reader, plan, red_flag_notes
@@ -187,7 +187,7 @@ def test_the_semantic_layers_can_raise_a_category_whose_signs_are_present() -> N
 
 
 def test_thoughts_of_suicide_are_not_bound_by_a_word_list() -> None:
-    assert TRIAGE.evidence.categories["suicidal_intent"].semantic == "free"
+    assert TRIAGE.evidence.categories["suicidal_intent"].semantic == "gate"
     # feelings, with none of the suicide words: the gate opens, the category's own signs are absent
     message = "everything feels heavy and I'm so tired of trying, I don't see how things get better"
     reader = evidence_reader(TRIAGE)
@@ -213,9 +213,37 @@ def test_a_gate_bound_red_flag_is_raised_only_when_it_is_the_nearest_category() 
     assert (result.scope, result.rule) == (Scope.EMERGENCY, "overdose")
 
 
-def test_every_red_flag_is_bound_by_the_gate_by_default_but_thoughts_of_suicide() -> None:
-    expected = {c: "free" if c == "suicidal_intent" else "gate" for c in TRIAGE.evidence.categories}
-    assert {c: r.semantic for c, r in TRIAGE.evidence.categories.items()} == expected
+def test_every_red_flag_is_bound_by_the_gate_by_default() -> None:
+    assert {r.semantic for r in TRIAGE.evidence.categories.values()} == {"gate"}
+
+
+def with_bars(probability: float, margin: float) -> TriagePolicy:
+    """The shipped policy with the bars a red flag raised without its signs must pass."""
+    settings = dataclasses.replace(TRIAGE.settings, unbound_probability=probability, unbound_margin=margin)
+    rules = {c: dataclasses.replace(r, unbound_probability=None, unbound_margin=None)
+             for c, r in TRIAGE.evidence.categories.items()}  # fmt: skip
+    evidence = dataclasses.replace(TRIAGE.evidence, categories=rules)
+    return dataclasses.replace(TRIAGE, settings=settings, evidence=evidence)
+
+
+def test_a_red_flag_without_its_signs_needs_a_confident_read_under_strict_bars() -> None:
+    strict = with_bars(0.95, 0.08)
+    wrist = "fell off my bike onto my wrist, it is really swollen and hurts to move"
+    unsure = score(emergency=0.9, near="stroke_signs", similarity=0.7)  # contrast 0.3
+    assert judge(wrist, unsure).rule == "stroke_signs"  # shipped: the layers' own bars
+    assert judge(wrist, unsure, strict).scope is not Scope.EMERGENCY
+    sure = score(emergency=0.97, near="stroke_signs", similarity=0.7)
+    assert judge(wrist, sure, strict).rule == "stroke_signs"
+    # a red flag whose signs the message holds is raised at the layers' own bars, strict or not
+    bleeding = "cut my hand and the blood is pumping out"
+    assert judge(bleeding, unsure, strict).scope is Scope.EMERGENCY
+
+
+def test_the_bars_are_validated_with_the_key_named() -> None:
+    with pytest.raises(InvalidValue, match="unbound_probability"):
+        dataclasses.replace(TRIAGE.settings, unbound_probability=1.5)
+    with pytest.raises(InvalidValue, match="unbound_margin"):
+        dataclasses.replace(TRIAGE.evidence.categories["overdose"], unbound_margin=-2.0)
 
 
 @pytest.mark.parametrize(
@@ -231,9 +259,16 @@ def test_a_gate_bound_red_flag_still_needs_the_health_gate(message: str) -> None
     assert not evidence_reader(gated).read(message).health_terms
     result = judge(message, score(emergency=0.99, near="suicidal_intent", similarity=0.95), gated)
     assert result.scope is not Scope.EMERGENCY
-    # bound to nothing (as shipped for thoughts of suicide), the semantic layers decide alone: the
-    # price of the posts that name no gate term (docs/safety.md, the figures)
-    free = judge(message, score(emergency=0.99, near="suicidal_intent", similarity=0.95))
+    assert judge(message, score(emergency=0.99, near="suicidal_intent", similarity=0.95)).scope is not (
+        Scope.EMERGENCY
+    )  # as shipped
+    # bound to nothing (an operator's choice), the semantic layers decide alone: the price of the
+    # posts that name no gate term (docs/safety.md, the figures)
+    free = judge(
+        message,
+        score(emergency=0.99, near="suicidal_intent", similarity=0.95),
+        bound(["suicidal_intent"], "free"),
+    )
     assert (free.scope, free.rule) == (Scope.EMERGENCY, "suicidal_intent")
     # and only the red flag bound to nothing: the same certainty near a gated one raises nothing
     assert (
