@@ -59,6 +59,7 @@ MODEL_CALL_PURPOSES = ("draft", "rewrite", "judge", "query")
 CALL_RESULTS = ("ok", "error")
 REWRITE_SKIP_REASONS = ("cap", "deadline")
 """Why a failing claim was removed without a rewrite attempt finishing."""
+TOOL_CALL_OUTCOMES = ("returned", "withheld")  # withheld: the request ended as an emergency or a failure
 DRAFT_LIMITS = ("reply_chars", "line_chars", "repeated_sentences", "statements")
 """Bounds on the model's reply that refuse it as ``malformed_output``."""
 REJECTED_STATUSES = ("400", "401", "403", "404", "405", "413", "415", "429", "503")
@@ -334,6 +335,7 @@ class GatewayMetrics:
             ["reason"],
             registry=r,
         )
+        self.tool_calls = Counter("gateway_tool_calls", "Tool calls, by outcome.", ["outcome"], registry=r)
         self.draft_limits = Counter(
             "gateway_draft_limit_exceeded",
             "Model replies refused as malformed_output for exceeding a bound, by bound.",
@@ -414,6 +416,8 @@ class GatewayMetrics:
             self.claims.labels(verdict=verdict)
         for outcome in CLAIM_OUTCOMES:
             self.claim_outcomes.labels(outcome=outcome)
+        for outcome in TOOL_CALL_OUTCOMES:
+            self.tool_calls.labels(outcome=outcome)
         for value in BOOLEAN:
             self.responses_checked.labels(fully_supported=value)
             self.informative_sentences.labels(grounded=value)

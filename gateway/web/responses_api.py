@@ -30,7 +30,7 @@ from litestar.response import Stream
 from litestar.serialization import encode_json
 
 from gateway.errors import AuditError
-from gateway.pipeline.result import PipelineResult
+from gateway.pipeline.result import PipelineResult, StreamItem
 from gateway.pipeline.run import answer, open_request, stream_answer
 from gateway.services import Services
 from gateway.web.chat import REQUEST_ID_HEADER, server_timing
@@ -154,7 +154,7 @@ class _Sequence:
 
 
 async def _events(
-    pipeline: AsyncIterator[str | PipelineResult],
+    pipeline: AsyncIterator[StreamItem],
     parsed: ResponsesRequest,
     ids: ResponseIds,
     created: int,
@@ -176,6 +176,8 @@ async def _events(
                 yield seq.event(
                     "response.output_text.delta", **place, content_index=0, delta=item, logprobs=[]
                 )
+                continue
+            if not isinstance(item, PipelineResult):  # a tool call: never here (tools are refused)
                 continue
             text = "".join(sent)
             yield seq.event("response.output_text.done", **place, content_index=0, text=text, logprobs=[])

@@ -1,0 +1,148 @@
+"""Tool calls through the pipeline (docs/integrator.md, "Tools"; ``run`` wires these).
+
+- ``lift_for_tools``: when the client offers tools, a request triage found not to be a health question
+  reaches the model (which may call a tool) instead of being refused; an emergency is never lifted.
+- ``tool_passages``: the results of the tools ``policies/tools.yaml`` trusts, as passages numbered after
+  the knowledge base's; any other tool result stays conversation context, never a source.
+- ``ToolCalls``: the tool calls of the model's reply as they stream in, fragments kept in order (to hand
+  on unchanged) and assembled whole (for the non-streamed reply, the audit record and the metrics).
+- ``returned``: whether the calls go to the client: not when the request ended as an emergency (the
+  model's own read) or a failure; they are released after the verified text, once the reply is complete.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+
+from gateway.domain import ChatRequest, Outcome, Passage, RefusalReason, Role, Scope, Triage
+from gateway.errors import StageError
+from gateway.metrics import GatewayMetrics
+from gateway.pipeline.result import PipelineResult
+from gateway.pipeline.retrieve import Retrieval
+from gateway.policy.tools import ToolPolicy
+from gateway.tool_calls import ToolCall, ToolCallDelta
+
+LIFTED = "to the model: the client offers tools"
+"""Appended to the reason of a question triage found not to be a health question, when lifted."""
+
+TOOL_RESULT = "tool_result"
+"""The ``doc_type`` of a trusted tool's result as a passage."""
+
+
+def lift_for_tools(triage: Triage, request: ChatRequest, policy: ToolPolicy) -> Triage:
+    """``triage`` with its non-clinical questions in scope when the request offers tools (and the policy
+    lets them through); an emergency, and a question out of this service's scope, are left as they are."""
+    if triage.scope is Scope.EMERGENCY or not request.offers_tools or not policy.non_clinical_to_model:
+        return triage
+    questions = tuple(
+        replace(q, scope=Scope.IN_SCOPE, reason=f"{q.reason}; {LIFTED}")
+        if q.scope is Scope.NON_CLINICAL
+        else q
+        for q in triage.questions
+    )
+    lifted = replace(triage, questions=questions)
+    if triage.scope is Scope.NON_CLINICAL:
+        return replace(lifted, scope=Scope.IN_SCOPE, reason=f"{triage.reason}; {LIFTED}")
+    return lifted
+
+
+def offered_passages(
+    retrieval: Retrieval, request: ChatRequest, policy: ToolPolicy, today: dt.date
+) -> tuple[Passage, ...] | None:
+    """The passages the model is offered: the relevant vetted ones, then the trusted tools' results;
+    None to refuse (nothing relevant, and no tool to call or trusted result). When tools are offered, a
+    request with no relevant passage reaches the model with only the trusted results, maybe none."""
+    trusted = tool_passages(request, policy, today)
+    if retrieval.relevant:
+        return tuple(retrieval.passages) + trusted
+    if trusted or (request.offers_tools and policy.without_passages_to_model):
+        return trusted
+    return None
+
+
+def tool_passages(request: ChatRequest, policy: ToolPolicy, today: dt.date) -> tuple[Passage, ...]:
+    """The results of trusted tools in the conversation, as passages (in the order they came)."""
+    if not policy.trusted:
+        return ()
+    names = {call.id: call.name for message in request.messages for call in message.tool_calls}
+    passages: list[Passage] = []
+    for message in request.messages:
+        if message.role is not Role.TOOL or not message.content.strip():
+            continue
+        tool = policy.trusted_tool(names.get(message.tool_call_id or "", ""))
+        if tool is None:
+            continue
+        passages.append(
+            Passage(
+                id=f"tool:{message.tool_call_id}",
+                document_id=f"tool:{tool.name}",
+                text=message.content,
+                title=tool.title or f"Result of {tool.name}",
+                url="",
+                org=tool.org,
+                tier=tool.tier,
+                reviewed_on=today,
+                score=1.0,
+                doc_type=TOOL_RESULT,
+            )
+        )
+    return tuple(passages)
+
+
+class ToolCalls:
+    """The tool calls of one reply as they stream in (``ToolCallDelta`` fragments, OpenAI's shape)."""
+
+    def __init__(self) -> None:
+        self.deltas: list[ToolCallDelta] = []
+        """Every fragment, in the order the model sent them: what the client is handed, unchanged."""
+        self.returned = False
+        """The calls were handed to the client (``hand_over``)."""
+
+    def add(self, delta: ToolCallDelta) -> None:
+        self.deltas.append(delta)
+
+    def __bool__(self) -> bool:
+        return bool(self.deltas)
+
+    @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        """The calls, whole, by index: the first id and name given, the arguments concatenated."""
+        ids: dict[int, str] = {}
+        names: dict[int, str] = {}
+        arguments: dict[int, str] = {}
+        for delta in self.deltas:
+            if delta.id and delta.index not in ids:
+                ids[delta.index] = delta.id
+            if delta.name and delta.index not in names:
+                names[delta.index] = delta.name
+            arguments[delta.index] = arguments.get(delta.index, "") + delta.arguments
+        return tuple(
+            ToolCall(ids.get(index, ""), names.get(index, ""), arguments[index])
+            for index in sorted(arguments)
+        )
+
+    async def hand_over(self, allowed: bool, sink: Callable[[ToolCallDelta], Awaitable[None]] | None) -> None:
+        """Mark the calls returned when ``allowed`` (``returned``), handing a streaming client every
+        fragment, in order (after the verified text: the reply is complete by then)."""
+        if not self.deltas or not allowed:
+            return
+        self.returned = True
+        if sink is not None:
+            for delta in self.deltas:
+                await sink(delta)
+
+
+def count_tool_calls(result: PipelineResult, metrics: GatewayMetrics) -> None:
+    """``gateway_tool_calls_total{outcome}``: each call the model made, returned or withheld."""
+    if result.tool_calls:
+        outcome = "returned" if result.tool_calls_returned else "withheld"
+        metrics.tool_calls.labels(outcome=outcome).inc(len(result.tool_calls))
+
+
+def returned(outcome: Outcome, error: StageError | None) -> bool:
+    """Whether the model's tool calls go to the client: never with an emergency, nor after a failure (a
+    call may be incomplete). A text refusal for other reasons does not withhold them: a call's arguments
+    are not medical claims."""
+    return error is None and outcome.refusal_reason is not RefusalReason.EMERGENCY
