@@ -54,7 +54,7 @@ from gateway.domain import (
 from gateway.errors import AuditError, NothingToQuote, StageError
 from gateway.metrics import count_draft_failure
 from gateway.models.limits import request_deadline
-from gateway.pipeline import model_triage
+from gateway.pipeline import model_triage, tools
 from gateway.pipeline.badge import badge, unbadged
 from gateway.pipeline.cleanup import Cleanup, judge_claims
 from gateway.pipeline.notes import reply_notes
@@ -63,7 +63,6 @@ from gateway.pipeline.result import PipelineResult, StreamItem, Timings
 from gateway.pipeline.retrieve import retrieve
 from gateway.pipeline.stages import Stage, StageRunner, refusal_reason
 from gateway.pipeline.streamed import Bounds, Rewrites, next_part, split_streamed
-from gateway.pipeline.tools import ToolCalls, count_tool_calls, lift_for_tools, offered_passages, returned
 from gateway.pipeline.triage import answerable_request, deferred_questions, triage
 from gateway.pipeline.verify import verify
 from gateway.services import Services
@@ -146,7 +145,7 @@ async def _answer(run: _Run) -> PipelineResult:
     request, services, stage = run.request, run.services, run.stage
     policy = services.policy
     try:
-        run.triage = lift_for_tools(await stage(TRIAGE, request, services), request, policy.tools)
+        run.triage = tools.lift_for_tools(await stage(TRIAGE, request, services), request, policy.tools)
         await run.opened()  # the provisional row is committed before the model is asked or text sent
         if run.triage.scope is not Scope.IN_SCOPE:
             return await run.refuse(RefusalReason(run.triage.scope.value), run.triage.reason)
@@ -156,7 +155,7 @@ async def _answer(run: _Run) -> PipelineResult:
             RETRIEVE, question, services.store, policy.thresholds.retrieval, services.query_rewriter
         )
         run.passages, run.best_relevance = retrieval.passages, retrieval.best_relevance
-        if (offered := offered_passages(retrieval, request, policy.tools, services.today())) is None:
+        if (offered := tools.offered_passages(retrieval, request, policy.tools, services.today())) is None:
             return await run.refuse(RefusalReason.NO_RELEVANT_CONTEXT, "no vetted passage is relevant enough")
         run.passages = offered
 
@@ -168,7 +167,7 @@ async def _answer(run: _Run) -> PipelineResult:
     if outcome is None:  # the model's own read raised the request to an emergency (model_triage)
         return await run.refuse(RefusalReason.EMERGENCY, run.triage.reason)
     if not run.passages and not run.tools:  # it reached the model for a tool call only, and made none
-        return await run.refuse(RefusalReason.NO_RELEVANT_CONTEXT, "no vetted passage; no tool call")
+        outcome = tools.no_vetted_passage(outcome)
     if outcome.refused and outcome.refusal_reason is not None:
         return await run.finish(outcome, refusal_message=services.messages.refusal(outcome.refusal_reason))
     return await run.finish(outcome)
@@ -247,7 +246,7 @@ class _Run:
         """The streamed answer's cleanup once drafting started: its ``text`` is what was released."""
         self.urgency: UrgencyRead | None = None
         """The model's urgency read, once it came (``model_triage``)."""
-        self.tools = ToolCalls()
+        self.tools = tools.ToolCalls()
 
     async def opened(self) -> None:
         """Wait until the provisional row is committed; AuditError (already counted) when it failed.
@@ -450,7 +449,7 @@ class _Run:
                     return await self.fail(err)
                 report, error = unbadged(outcome, self.passages), err
         await self._flush(outcome.answer)
-        await self.tools.hand_over(returned(outcome, error), self.sink)
+        await self.tools.hand_over(tools.returned(outcome, error), self.sink)
         return await self._record(outcome, report, error, None)
 
     async def _record(
@@ -484,7 +483,7 @@ class _Run:
             tool_calls=self.tools.calls,
             tool_calls_returned=self.tools.returned,
         )
-        count_tool_calls(result, self.services.metrics)
+        tools.count_tool_calls(result, self.services.metrics)
         await self.stage(RECORD, result, self.services, blocking=blocking)
         return result
 

@@ -141,6 +141,15 @@ def count_tool_calls(result: PipelineResult, metrics: GatewayMetrics) -> None:
         metrics.tool_calls.labels(outcome=outcome).inc(len(result.tool_calls))
 
 
+def no_vetted_passage(outcome: Outcome) -> Outcome:
+    """The outcome of a request that reached the model with no passage (for a tool call) and made no
+    call: refused for want of a vetted passage, as without tools; its claims keep their removal reasons."""
+    detail = "no vetted passage is relevant enough, and the model called no tool"
+    return replace(
+        outcome, refused=True, refusal_reason=RefusalReason.NO_RELEVANT_CONTEXT, refusal_detail=detail
+    )
+
+
 def returned(outcome: Outcome, error: StageError | None) -> bool:
     """Whether the model's tool calls go to the client: never with an emergency, nor after a failure (a
     call may be incomplete). A text refusal for other reasons does not withhold them: a call's arguments
