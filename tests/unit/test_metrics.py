@@ -385,7 +385,7 @@ class Observed:
 
 
 BOOKING = ToolCall("call_1", "book_appointment", '{"when": "tomorrow"}')
-BOOKING_TOOL = {"type": "function", "function": {"name": "book_appointment", "parameters": {"type": "object"}}}
+BOOKING_TOOL = {"type": "function", "function": {"name": "book_appointment"}}
 
 
 def chat(question: str = QUESTION, *, stream: bool = False) -> dict[str, Any]:
