@@ -246,7 +246,7 @@ class _Run:
         """The streamed answer's cleanup once drafting started: its ``text`` is what was released."""
         self.urgency: UrgencyRead | None = None
         """The model's urgency read, once it came (``model_triage``)."""
-        self.tools = tools.ToolCalls()
+        self.tools = tools.ToolCalls(tools.ToolResults.untrusted(request, services.policy))
 
     async def opened(self) -> None:
         """Wait until the provisional row is committed; AuditError (already counted) when it failed.
@@ -319,7 +319,7 @@ class _Run:
     ) -> None:
         """The cleanup stage of one sentence: judge its claims, rewrite the failing ones, release."""
         policy = self.services.policy.thresholds.cleanup
-        judged = judge_claims(statements, verdicts, self.passages, policy)
+        judged = self.tools.attributed(judge_claims(statements, verdicts, self.passages, policy))
         assert self.cleaning is not None
         for index in self.cleaning.extend(answer, statements, judged):
             await rewrites.start(index)

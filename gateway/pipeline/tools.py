@@ -5,7 +5,8 @@
 - ``tool_passages``: the results of the tools ``policies/tools.yaml`` trusts, as passages numbered after
   the knowledge base's; any other tool result stays conversation context, never a source.
 - ``ToolCalls``: the tool calls of the model's reply as they stream in, fragments kept in order (to hand
-  on unchanged) and assembled whole (for the non-streamed reply, the audit record and the metrics).
+  on unchanged) and assembled whole (for the non-streamed reply, the audit record and the metrics);
+  its ``attributed`` names, in a failing claim's reason, the untrusted tool result the claim restates.
 - ``returned``: whether the calls go to the client: not when the request ended as an emergency (the
   model's own read) or a failure; they are released after the verified text, once the reply is complete.
 """
@@ -13,15 +14,19 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
 
-from gateway.domain import ChatRequest, Outcome, Passage, RefusalReason, Role, Scope, Triage
+from rapidfuzz import fuzz
+
+from gateway.domain import ChatRequest, ClaimResult, Outcome, Passage, RefusalReason, Role, Scope, Triage
 from gateway.errors import StageError
 from gateway.metrics import GatewayMetrics
 from gateway.pipeline.result import PipelineResult
 from gateway.pipeline.retrieve import Retrieval
+from gateway.policy.loader import Policy
 from gateway.policy.tools import ToolPolicy
+from gateway.text import normalise
 from gateway.tool_calls import ToolCall, ToolCallDelta
 
 LIFTED = "to the model: the client offers tools"
@@ -91,14 +96,59 @@ def tool_passages(request: ChatRequest, policy: ToolPolicy, today: dt.date) -> t
     return tuple(passages)
 
 
-class ToolCalls:
-    """The tool calls of one reply as they stream in (``ToolCallDelta`` fragments, OpenAI's shape)."""
+@dataclass(frozen=True)
+class ToolResults:
+    """The results of untrusted tools in the conversation (tool name, normalised text), and how close a
+    claim must be to one to be said to rest on it (``verification.quote_fuzzy_threshold``)."""
 
-    def __init__(self) -> None:
+    results: tuple[tuple[str, str], ...] = ()
+    threshold: float = 1.0
+
+    @classmethod
+    def untrusted(cls, request: ChatRequest, policy: Policy) -> ToolResults:
+        names = {call.id: call.name for message in request.messages for call in message.tool_calls}
+        results = tuple(
+            (names.get(m.tool_call_id or "", ""), normalise(m.content))
+            for m in request.messages
+            if m.role is Role.TOOL and m.content.strip()
+        )
+        trusted = {tool.name for tool in policy.tools.trusted}
+        kept = tuple((name, text) for name, text in results if name not in trusted)
+        return cls(kept, policy.thresholds.verification.quote_fuzzy_threshold)
+
+    def source_of(self, claim: str) -> str | None:
+        """The tool whose result the claim restates, or None: the claim found in the result (fuzzily), or
+        as a whole like a result shorter than itself (so a short result, "Done.", names no claim)."""
+        text = normalise(claim).rstrip(". ")
+        for name, result in self.results:
+            close = fuzz.partial_ratio if len(text) <= len(result) else fuzz.ratio
+            if text and close(text, result.rstrip(". ")) >= self.threshold * 100:
+                return name
+        return None
+
+
+class ToolCalls:
+    """The tool calls of one reply as they stream in (``ToolCallDelta`` fragments, OpenAI's shape), and
+    the conversation's untrusted tool results (``attributed``)."""
+
+    def __init__(self, results: ToolResults | None = None) -> None:
+        self.results = results or ToolResults()
         self.deltas: list[ToolCallDelta] = []
         """Every fragment, in the order the model sent them: what the client is handed, unchanged."""
         self.returned = False
         """The calls were handed to the client (``hand_over``)."""
+
+    def attributed(self, judged: Sequence[ClaimResult]) -> list[ClaimResult]:
+        """``judged`` with each failing claim that restates an untrusted tool result saying so first in
+        its reason: a tool result is conversation context, never a vetted source."""
+        attributed = []
+        for result in judged:
+            tool = None if result.verdict.supported else self.results.source_of(result.statement.text)
+            if tool is not None:
+                why = f"rests only on the result of the tool {tool!r}, which is not a vetted source"
+                result = replace(result, reason=f"{why}; {result.reason}" if result.reason else why)
+            attributed.append(result)
+        return attributed
 
     def add(self, delta: ToolCallDelta) -> None:
         self.deltas.append(delta)

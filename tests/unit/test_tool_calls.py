@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from contextlib import aclosing
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import yaml
 
 from gateway.domain import (
     ChatRequest,
+    ClaimResult,
     Message,
     Outcome,
     QuestionTriage,
@@ -24,7 +26,7 @@ from gateway.domain import (
     Triage,
 )
 from gateway.errors import ConfigurationError, MalformedDraft, RequestError, StageError
-from gateway.pipeline.tools import ToolCalls, lift_for_tools, returned, tool_passages
+from gateway.pipeline.tools import ToolCalls, ToolResults, lift_for_tools, returned, tool_passages
 from gateway.policy.loader import load_policy
 from gateway.policy.tools import ToolPolicy, TrustedTool
 from gateway.resources import bundled
@@ -246,3 +248,32 @@ def test_a_trusted_tool_of_an_undeclared_tier_stops_start_up(tmp_path: Path) -> 
     with pytest.raises(ConfigurationError, match="name"):
         load_policy(tmp_path, "general")
     assert load_policy(bundled("policies"), "general").tools == ToolPolicy()
+
+
+def test_a_failing_claim_that_restates_an_untrusted_tool_result_says_so() -> None:
+    from gateway.domain import ClaimOutcome, Span, Statement, StatementKind, Verdict, VerdictLabel
+
+    chat = parsed(messages=[USER, CALLED, RESULT])
+    policy = load_policy(bundled("policies"), "general")
+    calls = ToolCalls(ToolResults.untrusted(chat, policy))
+
+    def judged(text: str, label: VerdictLabel) -> ClaimResult:
+        statement = Statement(text, Span(0, len(text)), StatementKind.CLAIM)
+        outcome = ClaimOutcome.VERIFIED if label is VerdictLabel.SUPPORTED else ClaimOutcome.REMOVED
+        verdict = Verdict(label, 0.0, "local", "none")
+        return ClaimResult(statement, verdict, outcome, None, reason="no source")
+
+    restated, other, supported = calls.attributed(
+        [
+            judged("Booked for Tuesday 10am.", VerdictLabel.UNSUPPORTED),
+            judged("The booking is done and paracetamol cures everything.", VerdictLabel.UNSUPPORTED),
+            judged("Booked for Tuesday 10am.", VerdictLabel.SUPPORTED),
+        ]
+    )
+    why = "rests only on the result of the tool 'book', which is not a vetted source"
+    assert restated.reason == f"{why}; no source"
+    assert (other.reason, supported.reason) == ("no source", "no source")
+    trusting = ToolPolicy(trusted=(TrustedTool("book", "clinical_reference", "Clinic"),))
+    trusted = ToolCalls(ToolResults.untrusted(chat, replace(policy, tools=trusting)))
+    [again] = trusted.attributed([judged("Booked for Tuesday 10am.", VerdictLabel.UNSUPPORTED)])
+    assert again.reason == "no source"  # a trusted tool's result is a source: nothing to say
