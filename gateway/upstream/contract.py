@@ -152,8 +152,8 @@ __all__ = [
 ]
 
 DraftPart = UrgencyRead | DraftSentence | ToolCallDelta | DraftEnd
-"""What an upstream's ``stream`` yields: the urgency read, then sentences (and, offered tools, the
-fragments of the tool calls the model makes, outside the JSON Lines), then the end."""
+"""What an upstream's ``stream`` yields: the urgency read, then sentences, then (offered tools) the
+fragments of the tool calls the model made, outside the JSON Lines, once its reply ended; then the end."""
 
 
 def format_passages(passages: Sequence[Passage]) -> str:

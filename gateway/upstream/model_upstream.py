@@ -5,8 +5,9 @@ the process's limits, deadline and metrics. The reply is asked for with ``stream
 line by the contract's ``ContractReader`` (``contract.py``), so each sentence is handed on as soon as its
 line is complete. No JSON schema is sent: JSON Lines is not one JSON document (docs/contract.md).
 The client's tools are offered alongside; the fragments of the tool calls the model makes come outside
-the content (OpenAI's ``tool_calls``) and are handed on as they arrive, and a reply that calls a tool may
-write no line at all.
+the content (OpenAI's ``tool_calls``): they are kept in order and handed on once the reply has ended
+normally, just before ``DraftEnd`` (never a call cut off with its stream), and a reply that calls a tool
+may write no line at all.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class ModelUpstream:
         reader = ContractReader(len(passages), self._max_line_chars)
         raw: list[str] = []
         size = 0
-        called = False
+        calls: list[ToolCallDelta] = []
         chunks = self.model.stream(
             build_messages(request, passages),
             temperature=request.temperature,
@@ -71,14 +72,15 @@ class ModelUpstream:
                         limit="reply_chars",
                     )
                 if isinstance(text, ToolCallDelta):
-                    called = True
-                    yield text
+                    calls.append(text)
                     continue
                 raw.append(text)
                 for part in reader.feed(text):
                     yield part
-        for part in reader.close(sentence_required=not called):
+        for part in reader.close(sentence_required=not calls):
             yield part
+        for call in calls:  # the reply is complete: its tool calls, fragment by fragment, in order
+            yield call
         yield DraftEnd("".join(raw), time.perf_counter() - started)
 
     async def draft(self, request: ChatRequest, passages: Sequence[Passage]) -> Draft:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import replace
 from pathlib import Path
@@ -25,12 +26,13 @@ from gateway.domain import (
     Scope,
     Triage,
 )
-from gateway.errors import ConfigurationError, MalformedDraft, RequestError, StageError
+from gateway.errors import ConfigurationError, MalformedDraft, RequestError, StageError, UpstreamUnavailable
+from gateway.models.base import StreamPiece
 from gateway.pipeline.tools import ToolCalls, ToolResults, lift_for_tools, returned, tool_passages
 from gateway.policy.loader import load_policy
 from gateway.policy.tools import ToolPolicy, TrustedTool
 from gateway.resources import bundled
-from gateway.testing.models import ScriptedDrafts, ToolTurn
+from gateway.testing.models import ScriptedChatModel, ScriptedDrafts, ToolTurn
 from gateway.tool_calls import ToolCall, ToolCallDelta, ToolSpec
 from gateway.upstream.contract import (
     NO_PASSAGES,
@@ -42,6 +44,7 @@ from gateway.upstream.contract import (
     tool_offer,
     urgency_line,
 )
+from gateway.upstream.model_upstream import ModelUpstream
 from gateway.web.chat_schema import parse_chat_request
 
 USER = {"role": "user", "content": "Can I book an appointment?"}
@@ -163,6 +166,27 @@ async def test_the_model_upstream_hands_on_tool_call_fragments_and_accepts_a_rep
     ]
     with pytest.raises(MalformedDraft):  # neither a line nor a call: the contract's failure, as ever
         await parts_of(ScriptedDrafts(ToolTurn("", ())), request)
+
+
+class CutOff(ScriptedChatModel):
+    """A model whose stream breaks inside a tool call's arguments."""
+
+    async def stream(self, messages: Any, **kwargs: Any) -> AsyncGenerator[StreamPiece, None]:
+        yield ToolCallDelta(0, "call_1", "book", "")
+        yield ToolCallDelta(0, arguments='{"day": ')
+        raise UpstreamUnavailable("the stream broke off")
+
+
+async def test_a_tool_call_cut_off_with_its_stream_is_never_handed_on() -> None:
+    seen: list[Any] = []
+
+    async def read() -> None:
+        async with aclosing(ModelUpstream(CutOff()).stream(parsed(tools=[TOOL]), [])) as parts:
+            seen.extend([part async for part in parts])
+
+    with pytest.raises(UpstreamUnavailable):
+        await read()
+    assert seen == []
 
 
 def test_fragments_assemble_into_whole_calls_by_index() -> None:
