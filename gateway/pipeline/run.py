@@ -167,7 +167,7 @@ async def _answer(run: _Run) -> PipelineResult:
     if outcome is None:  # the model's own read raised the request to an emergency (model_triage)
         return await run.refuse(RefusalReason.EMERGENCY, run.triage.reason)
     if not run.passages and not run.tools:  # it reached the model for a tool call only, and made none
-        outcome = tools.no_vetted_passage(outcome)
+        outcome = tools.no_vetted_passage(outcome, run.triage)
     if outcome.refused and outcome.refusal_reason is not None:
         return await run.finish(outcome, refusal_message=services.messages.refusal(outcome.refusal_reason))
     return await run.finish(outcome)

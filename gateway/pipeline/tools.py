@@ -191,13 +191,16 @@ def count_tool_calls(result: PipelineResult, metrics: GatewayMetrics) -> None:
         metrics.tool_calls.labels(outcome=outcome).inc(len(result.tool_calls))
 
 
-def no_vetted_passage(outcome: Outcome) -> Outcome:
+def no_vetted_passage(outcome: Outcome, triage: Triage) -> Outcome:
     """The outcome of a request that reached the model with no passage (for a tool call) and made no
-    call: refused for want of a vetted passage, as without tools; its claims keep their removal reasons."""
-    detail = "no vetted passage is relevant enough, and the model called no tool"
-    return replace(
-        outcome, refused=True, refusal_reason=RefusalReason.NO_RELEVANT_CONTEXT, refusal_detail=detail
-    )
+    call: refused as it would have been without tools (``non_clinical`` when triage's refusal was
+    lifted, else ``no_relevant_context``); its claims keep their removal reasons."""
+    if LIFTED in triage.reason:
+        reason, detail = RefusalReason.NON_CLINICAL, f"{triage.reason}; the model called no tool"
+    else:
+        reason = RefusalReason.NO_RELEVANT_CONTEXT
+        detail = "no vetted passage is relevant enough, and the model called no tool"
+    return replace(outcome, refused=True, refusal_reason=reason, refusal_detail=detail)
 
 
 def returned(outcome: Outcome, error: StageError | None) -> bool:

@@ -259,8 +259,8 @@ def test_a_claim_resting_only_on_a_tool_result_is_removed_with_its_reason(gatewa
     )
     completion = raw.parse()
     assert HOURS_RESULT not in completion.choices[0].message.content
-    summary = completion.model_extra["trust"]["summary"]
-    assert (summary["refused"], summary["reason"]) == (True, "no_relevant_context")
+    summary = completion.model_extra["trust"]["summary"]  # no call made: refused as without tools
+    assert (summary["refused"], summary["reason"]) == (True, "non_clinical")
     sent = scripted.requests[0]["messages"]
     assert sent[-2]["tool_calls"][0]["id"] == HOURS_CALL.id  # the turn is forwarded as the client sent it
     assert sent[-1] == {"role": "tool", "tool_call_id": HOURS_CALL.id, "content": HOURS_RESULT}
