@@ -6,7 +6,8 @@ Run::
 
 The production triage (``gateway.pipeline.triage.decide``, as ``bench_triage`` runs it) decides each
 message once; ``gateway.pipeline.tools.lift_for_tools`` then gives the decision a request offering
-tools gets. Per source (never pooled), both sides: emergencies given the emergency message (recall, on
+tools gets (``lifted``, what ``lift_for_tools`` applies when the policy and the upstream allow). Per
+source (never pooled), both sides: emergencies given the emergency message (recall, on
 rows labelled emergency / suicide) and health questions given it (false alarms), which must not move;
 and the share refused as ``non_clinical`` against the share that reaches the model, which is what the
 lift changes (a non-clinical request reaches the model, which may call a tool; any text it writes is
@@ -20,7 +21,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -33,9 +33,8 @@ from gateway.domain import Scope, Triage
 from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.query import load_planner
 from gateway.pipeline.semantic_triage import SemanticTriage
-from gateway.pipeline.tools import lift_for_tools
+from gateway.pipeline.tools import lifted
 from gateway.policy.loader import load_policy
-from gateway.tool_calls import ToolSpec
 
 HEALTH = ("routine", "urgent", "clinical")
 EMERGENCY = ("emergency",)
@@ -78,17 +77,12 @@ def main() -> None:
         "| source | request | emergency recall | health flagged | refused non_clinical | reaches the model |"
     )
     print("| --- | --- | --- | --- | --- | --- |")
-    tool = ToolSpec("book_appointment")
     for name, all_rows in sources:
         rows = all_rows[: args.limit]
         requests = [request_of(list(row.turns)) for row in rows]
         results = triage_all(requests, policy.context, model, args.cache, name.replace(" ", "-"))
         print(line(name, "no tools", rows, results))
-        lifted = [
-            lift_for_tools(result, replace(request, tools=(tool,)), policy.tools)
-            for request, result in zip(requests, results, strict=True)
-        ]
-        print(line(name, "tools offered", rows, lifted))
+        print(line(name, "tools offered", rows, [lifted(result) for result in results]))
 
 
 if __name__ == "__main__":

@@ -145,7 +145,7 @@ async def _answer(run: _Run) -> PipelineResult:
     request, services, stage = run.request, run.services, run.stage
     policy = services.policy
     try:
-        run.triage = tools.lift_for_tools(await stage(TRIAGE, request, services), request, policy.tools)
+        run.triage = tools.lift_for_tools(await stage(TRIAGE, request, services), request, services)
         await run.opened()  # the provisional row is committed before the model is asked or text sent
         if run.triage.scope is not Scope.IN_SCOPE:
             return await run.refuse(RefusalReason(run.triage.scope.value), run.triage.reason)
@@ -155,7 +155,7 @@ async def _answer(run: _Run) -> PipelineResult:
             RETRIEVE, question, services.store, policy.thresholds.retrieval, services.query_rewriter
         )
         run.passages, run.best_relevance = retrieval.passages, retrieval.best_relevance
-        if (offered := tools.offered_passages(retrieval, request, policy.tools, services.today())) is None:
+        if (offered := tools.offered_passages(retrieval, request, services)) is None:
             return await run.refuse(RefusalReason.NO_RELEVANT_CONTEXT, "no vetted passage is relevant enough")
         run.passages = offered
 

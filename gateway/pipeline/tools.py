@@ -1,7 +1,8 @@
 """Tool calls through the pipeline (docs/integrator.md, "Tools"; ``run`` wires these).
 
-- ``lift_for_tools``: when the client offers tools, a request triage found not to be a health question
-  reaches the model (which may call a tool) instead of being refused; an emergency is never lifted.
+- ``lift_for_tools``: when the client offers tools (and the upstream is a model that can call them), a
+  request triage found not to be a health question reaches the model (which may call a tool) instead
+  of being refused; an emergency is never lifted (``lifted``).
 - ``tool_passages``: the results of the tools ``policies/tools.yaml`` trusts, as passages numbered after
   the knowledge base's; any other tool result stays conversation context, never a source.
 - ``ToolCalls``: the tool calls of the model's reply as they stream in, fragments kept in order (to hand
@@ -26,6 +27,7 @@ from gateway.pipeline.result import PipelineResult
 from gateway.pipeline.retrieve import Retrieval
 from gateway.policy.loader import Policy
 from gateway.policy.tools import ToolPolicy
+from gateway.services import Services
 from gateway.text import normalise
 from gateway.tool_calls import ToolCall, ToolCallDelta
 
@@ -36,10 +38,19 @@ TOOL_RESULT = "tool_result"
 """The ``doc_type`` of a trusted tool's result as a passage."""
 
 
-def lift_for_tools(triage: Triage, request: ChatRequest, policy: ToolPolicy) -> Triage:
-    """``triage`` with its non-clinical questions in scope when the request offers tools (and the policy
-    lets them through); an emergency, and a question out of this service's scope, are left as they are."""
-    if triage.scope is Scope.EMERGENCY or not request.offers_tools or not policy.non_clinical_to_model:
+def lift_for_tools(triage: Triage, request: ChatRequest, services: Services) -> Triage:
+    """``triage`` with its non-clinical questions in scope when the request offers tools to a model that
+    can call them (and the policy lets them through); an emergency, and a question out of this
+    service's scope, are left as they are."""
+    if offers_tools(request, services) and services.policy.tools.non_clinical_to_model:
+        return lifted(triage)
+    return triage
+
+
+def lifted(triage: Triage) -> Triage:
+    """``triage`` as a request offering tools gets it: its non-clinical questions in scope (an
+    emergency is never lifted)."""
+    if triage.scope is Scope.EMERGENCY:
         return triage
     questions = tuple(
         replace(q, scope=Scope.IN_SCOPE, reason=f"{q.reason}; {LIFTED}")
@@ -47,28 +58,36 @@ def lift_for_tools(triage: Triage, request: ChatRequest, policy: ToolPolicy) -> 
         else q
         for q in triage.questions
     )
-    lifted = replace(triage, questions=questions)
+    result = replace(triage, questions=questions)
     if triage.scope is Scope.NON_CLINICAL:
-        return replace(lifted, scope=Scope.IN_SCOPE, reason=f"{triage.reason}; {LIFTED}")
-    return lifted
+        return replace(result, scope=Scope.IN_SCOPE, reason=f"{triage.reason}; {LIFTED}")
+    return result
+
+
+def offers_tools(request: ChatRequest, services: Services) -> bool:
+    """The request offers tools, and the upstream can offer them to a model."""
+    return request.offers_tools and services.upstream.calls_tools
 
 
 def offered_passages(
-    retrieval: Retrieval, request: ChatRequest, policy: ToolPolicy, today: dt.date
+    retrieval: Retrieval, request: ChatRequest, services: Services
 ) -> tuple[Passage, ...] | None:
     """The passages the model is offered: the relevant vetted ones, then the trusted tools' results;
     None to refuse (nothing relevant, and no tool to call or trusted result). When tools are offered, a
     request with no relevant passage reaches the model with only the trusted results, maybe none."""
-    trusted = tool_passages(request, policy, today)
+    trusted = tool_passages(request, services.policy.tools, services.today)
     if retrieval.relevant:
         return tuple(retrieval.passages) + trusted
-    if trusted or (request.offers_tools and policy.without_passages_to_model):
+    if trusted or (offers_tools(request, services) and services.policy.tools.without_passages_to_model):
         return trusted
     return None
 
 
-def tool_passages(request: ChatRequest, policy: ToolPolicy, today: dt.date) -> tuple[Passage, ...]:
-    """The results of trusted tools in the conversation, as passages (in the order they came)."""
+def tool_passages(
+    request: ChatRequest, policy: ToolPolicy, today: Callable[[], dt.date]
+) -> tuple[Passage, ...]:
+    """The results of trusted tools in the conversation, as passages (in the order they came), each
+    reviewed ``today()`` (asked only when there is one)."""
     if not policy.trusted:
         return ()
     names = {call.id: call.name for message in request.messages for call in message.tool_calls}
@@ -88,7 +107,7 @@ def tool_passages(request: ChatRequest, policy: ToolPolicy, today: dt.date) -> t
                 url="",
                 org=tool.org,
                 tier=tool.tier,
-                reviewed_on=today,
+                reviewed_on=today(),
                 score=1.0,
                 doc_type=TOOL_RESULT,
             )

@@ -24,6 +24,11 @@ class Upstream(Protocol):
     @property
     def name(self) -> str: ...
 
+    @property
+    def calls_tools(self) -> bool:
+        """It can offer the client's tools to a model (the extractive responder cannot)."""
+        ...
+
     def stream(
         self, request: ChatRequest, passages: Sequence[Passage]
     ) -> AsyncGenerator[DraftPart, None]: ...

@@ -48,6 +48,10 @@ class ModelUpstream:
     def name(self) -> str:
         return self.model.name
 
+    @property
+    def calls_tools(self) -> bool:
+        return True
+
     async def stream(
         self, request: ChatRequest, passages: Sequence[Passage]
     ) -> AsyncGenerator[DraftPart, None]:

@@ -10,6 +10,7 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -225,14 +226,20 @@ def triaged(scope: Scope) -> Triage:
         (Scope.OUT_OF_SCOPE, {"tools": [TOOL]}, Scope.OUT_OF_SCOPE),
     ],
 )
-def test_only_a_non_clinical_request_that_offers_tools_is_lifted(
+def test_only_a_non_clinical_request_that_offers_tools_to_a_model_is_lifted(
     scope: Scope, body: dict[str, Any], lifted: Scope
 ) -> None:
-    result = lift_for_tools(triaged(scope), parsed(**body), ToolPolicy())
+    def services(policy: ToolPolicy, model: bool = True) -> Any:  # what lift_for_tools reads of Services
+        return SimpleNamespace(
+            policy=SimpleNamespace(tools=policy), upstream=SimpleNamespace(calls_tools=model)
+        )
+
+    result = lift_for_tools(triaged(scope), parsed(**body), services(ToolPolicy()))
     assert (result.scope, result.questions[0].scope) == (lifted, lifted)
-    assert (
-        lift_for_tools(triaged(scope), parsed(**body), ToolPolicy(non_clinical_to_model=False)).scope is scope
-    )
+    off = services(ToolPolicy(non_clinical_to_model=False))
+    assert lift_for_tools(triaged(scope), parsed(**body), off).scope is scope
+    extractive = services(ToolPolicy(), model=False)  # no model to call a tool: triaged as without
+    assert lift_for_tools(triaged(scope), parsed(**body), extractive).scope is scope
 
 
 def test_only_a_trusted_tools_result_becomes_a_passage() -> None:
@@ -248,14 +255,14 @@ def test_only_a_trusted_tools_result_becomes_a_passage() -> None:
         messages=[USER, called, RESULT, {"role": "tool", "tool_call_id": hours.id, "content": "Open 8-6."}]
     )
     policy = ToolPolicy(trusted=(TrustedTool("hours", "clinical_reference", "Example Clinic"),))
-    [passage] = tool_passages(chat, policy, dt.date(2026, 1, 2))
+    [passage] = tool_passages(chat, policy, lambda: dt.date(2026, 1, 2))
     assert (passage.text, passage.tier, passage.org, passage.title) == (
         "Open 8-6.",
         "clinical_reference",
         "Example Clinic",
         "Result of hours",
     )
-    assert tool_passages(chat, ToolPolicy(), dt.date(2026, 1, 2)) == ()
+    assert tool_passages(chat, ToolPolicy(), lambda: dt.date(2026, 1, 2)) == ()
 
 
 def test_a_trusted_tool_of_an_undeclared_tier_stops_start_up(tmp_path: Path) -> None:
