@@ -15,6 +15,8 @@ from enum import StrEnum
 import numpy as np
 import numpy.typing as npt
 
+from gateway.tool_calls import ToolCall, ToolSpec
+
 Vector = npt.NDArray[np.float32]
 
 
@@ -36,6 +38,11 @@ class Role(StrEnum):
 class Message:
     role: Role
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    """An assistant message: the tool calls it made (the client sends them back with their results)."""
+    tool_call_id: str | None = None
+    """A ``tool`` message: the call whose result ``content`` is (conversation context, never a vetted
+    source unless the policy names the tool as trusted: ``policies/tools.yaml``)."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,16 @@ class ChatRequest:
     stream: bool = False
     user: str | None = None
     metadata: Mapping[str, str] = field(default_factory=dict)
+    tools: tuple[ToolSpec, ...] = ()
+    """The client's tools, forwarded to the model alongside the citation contract."""
+    tool_choice: str | Mapping[str, object] | None = None
+    """``none``, ``auto``, ``required`` or ``{"type": "function", "function": {"name": ...}}`` (checked)."""
+    parallel_tool_calls: bool | None = None
+
+    @property
+    def offers_tools(self) -> bool:
+        """The model may call one of the client's tools (tools offered, ``tool_choice`` not ``none``)."""
+        return bool(self.tools) and self.tool_choice != "none"
 
     @property
     def question(self) -> str:

@@ -6,11 +6,9 @@ names, policy tier ids, error kinds) are normalised here by the ``*_label`` func
 the known set is reported as ``other``. Each ``GatewayMetrics`` owns its registry, so an app (or a test)
 builds its own and nothing is global.
 
-Operations alert on what happened to the model's claims (``gateway_claim_results_total{status,
-outcome}``, labelled by ``gateway.pipeline.record.claim_labels``): quotes not found in the cited passage
-(``status="unanchored"``), contradictions and removals, as shares of all claims; rewriting a paraphrase
-to its source is normal and never alerts. ``docs/operations.md`` has the reference table, the alerts
-and the bench figures behind their thresholds.
+Operations alert on what happened to claims (``gateway_claim_results_total``, labelled by
+``pipeline.record.claim_labels``): unanchored quotes, contradictions, removals; a rewrite to the source
+is normal and never alerts (``docs/operations.md``: table, alerts, thresholds).
 """
 
 from __future__ import annotations
@@ -57,6 +55,7 @@ MODEL_CALL_PURPOSES = ("draft", "rewrite", "judge", "query")
 CALL_RESULTS = ("ok", "error")
 REWRITE_SKIP_REASONS = ("cap", "deadline")
 """Why a failing claim was removed without a rewrite attempt finishing."""
+TOOL_CALL_OUTCOMES = ("returned", "withheld")  # withheld: the request ended as an emergency or a failure
 DRAFT_LIMITS = ("reply_chars", "line_chars", "repeated_sentences", "statements")
 """Bounds on the model's reply that refuse it as ``malformed_output``."""
 REJECTED_STATUSES = ("400", "401", "403", "404", "405", "413", "415", "429", "503")
@@ -340,6 +339,7 @@ class GatewayMetrics:
             ["reason"],
             registry=r,
         )
+        self.tool_calls = Counter("gateway_tool_calls", "Tool calls, by outcome.", ["outcome"], registry=r)
         self.draft_limits = Counter(
             "gateway_draft_limit_exceeded",
             "Model replies refused as malformed_output for exceeding a bound, by bound.",
@@ -421,6 +421,8 @@ class GatewayMetrics:
         for status in CLAIM_STATUSES:
             for outcome in CLAIM_RESULTS:
                 self.claim_results.labels(status=status, outcome=outcome)
+        for outcome in TOOL_CALL_OUTCOMES:
+            self.tool_calls.labels(outcome=outcome)
         for value in BOOLEAN:
             self.responses_checked.labels(fully_supported=value)
             self.informative_sentences.labels(grounded=value)

@@ -48,6 +48,7 @@ from gateway.domain import (
     TrustSummary,
     Verdict,
 )
+from gateway.tool_calls import ToolCall
 
 INCOMPLETE = "incomplete"
 """``status`` of the provisional record, until the request completes it: nothing was sent."""
@@ -150,6 +151,14 @@ class ErrorRecord(msgspec.Struct, frozen=True, kw_only=True):
     stage: str
 
 
+class ToolCallsRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """The tool calls the model made (names and arguments as written: they may hold patient data, and
+    are sealed with the rest of the record when a key is set), and whether the client was handed them."""
+
+    calls: tuple[ToolCall, ...]
+    returned: bool
+
+
 class AuditRecord(msgspec.Struct, frozen=True, kw_only=True):
     """One request's audit record. Fields after ``metadata`` are ``UNSET`` in a provisional record."""
 
@@ -190,6 +199,8 @@ class AuditRecord(msgspec.Struct, frozen=True, kw_only=True):
     provisional records and in records written before it existed."""
     trace_id: str | UnsetType = UNSET
     """The OpenTelemetry trace id of the request, when it was traced (absent otherwise)."""
+    tool_calls: ToolCallsRecord | UnsetType = UNSET
+    """The model's tool calls (absent when it made none; docs/integrator.md, "Tools")."""
 
     @property
     def complete(self) -> bool:

@@ -6,7 +6,7 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 
 from gateway.errors import UpstreamUnavailable
-from gateway.models.base import Call, StreamCall, WrapperModel
+from gateway.models.base import Call, StreamCall, StreamPiece, WrapperModel
 
 
 class ClosingModel(WrapperModel):
@@ -19,7 +19,7 @@ class ClosingModel(WrapperModel):
         self._check_open()
         return await call()
 
-    async def around_stream(self, call: StreamCall) -> AsyncGenerator[str, None]:
+    async def around_stream(self, call: StreamCall) -> AsyncGenerator[StreamPiece, None]:
         self._check_open()
         async with aclosing(call()) as chunks:
             async for chunk in chunks:

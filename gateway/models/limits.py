@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from gateway.errors import UpstreamBusy, UpstreamQueueTimeout, UpstreamTimeout
-from gateway.models.base import Call, ChatModel, StreamCall, WrapperModel
+from gateway.models.base import Call, ChatModel, StreamCall, StreamPiece, WrapperModel
 
 if TYPE_CHECKING:
     from gateway.metrics import GatewayMetrics
@@ -119,7 +119,7 @@ class CallLimits:
             )
         raise UpstreamTimeout("the upstream call was cancelled")  # pragma: no cover - unreachable
 
-    async def stream(self, call: StreamCall) -> AsyncGenerator[str, None]:
+    async def stream(self, call: StreamCall) -> AsyncGenerator[StreamPiece, None]:
         """Iterate ``call`` in a slot held until the stream ends, within the deadline: each wait for the
         next piece is bounded by what is left of it, so a stall or a slow drip ends at the deadline."""
         async with self._slot():
@@ -193,7 +193,7 @@ class LimitedModel(WrapperModel):
     async def around(self, call: Call) -> str:
         return await self.limits.run(call)
 
-    async def around_stream(self, call: StreamCall) -> AsyncGenerator[str, None]:
+    async def around_stream(self, call: StreamCall) -> AsyncGenerator[StreamPiece, None]:
         async with aclosing(self.limits.stream(call)) as chunks:
             async for chunk in chunks:
                 yield chunk

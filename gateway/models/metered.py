@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from gateway.errors import UpstreamError
 from gateway.metrics import MODEL_CALL_PURPOSES, bounded, upstream_error_label
-from gateway.models.base import Call, ChatModel, StreamCall, WrapperModel
+from gateway.models.base import Call, ChatModel, StreamCall, StreamPiece, WrapperModel
 
 if TYPE_CHECKING:
     from gateway.metrics import GatewayMetrics
@@ -37,7 +37,7 @@ class MeteredModel(WrapperModel):
         self.metrics.model_calls.labels(purpose=self.purpose, result="ok").inc()
         return text
 
-    async def around_stream(self, call: StreamCall) -> AsyncGenerator[str, None]:
+    async def around_stream(self, call: StreamCall) -> AsyncGenerator[StreamPiece, None]:
         """A stream is counted once, when it ends: ``error`` when it raised, else ``ok`` (also when the
         gateway closed it early: an emergency read, a safety stop, a client gone)."""
         failed = False

@@ -34,8 +34,9 @@ from gateway.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from gateway.models.base import Messages
+from gateway.models.base import Messages, StreamPiece, ToolOffer
 from gateway.settings import ResponseFormat, Secret, Settings
+from gateway.tool_calls import ToolCallDelta
 
 
 @dataclass(frozen=True)
@@ -75,8 +76,23 @@ class Endpoint:
         )
 
 
+class _Function(msgspec.Struct):
+    name: str | None = None
+    arguments: str | None = None
+
+
+class _ToolCall(msgspec.Struct):
+    """A tool call, whole (``message.tool_calls[i]``) or as a streamed fragment (``delta.tool_calls[i]``:
+    ``index`` names the call; ``id`` and the name come with its first fragment)."""
+
+    index: int | None = None
+    id: str | None = None
+    function: _Function = msgspec.field(default_factory=_Function)
+
+
 class _Message(msgspec.Struct):
     content: str | None = None
+    tool_calls: list[_ToolCall] | None = None
 
 
 class _Choice(msgspec.Struct):
@@ -95,6 +111,7 @@ _COMPLETION = msgspec.json.Decoder(_Completion)
 
 class _Delta(msgspec.Struct):
     content: str | None = None
+    tool_calls: list[_ToolCall] | None = None
 
 
 class _ChunkChoice(msgspec.Struct):
@@ -178,9 +195,13 @@ class OpenAIChatModel:
         temperature: float | None = None,
         max_tokens: int | None = None,
         user: str | None = None,
-    ) -> AsyncGenerator[str, None]:
-        """The reply's text as it streams (see the module doc); raises an UpstreamError, also mid-stream."""
+        tools: ToolOffer | None = None,
+    ) -> AsyncGenerator[StreamPiece, None]:
+        """The reply's text as it streams (see the module doc), and the fragments of the tool calls the
+        model makes when offered ``tools``; raises an UpstreamError, also mid-stream."""
         body: dict[str, Any] = {"model": self._model, "messages": messages, "stream": True}
+        if tools is not None:
+            body.update(tools.body())
         if temperature is not None:
             body["temperature"] = temperature
         if max_tokens is not None:
@@ -193,7 +214,8 @@ class OpenAIChatModel:
             if content_type != EVENT_STREAM:  # it ignored ``stream``: one whole completion, or garbage
                 await response.aread()
                 log.warning("upstream_ignored_stream", content_type=content_type or None)
-                yield _content(_read(response))
+                for piece in _pieces(_read(response)):
+                    yield piece
                 return
             finished = False
             async for line in response.aiter_lines():
@@ -203,9 +225,9 @@ class OpenAIChatModel:
                 if data == _DONE:
                     finished = True
                     break
-                text, finish = _chunk(data)
-                if text:
-                    yield text
+                pieces, finish = _chunk(data)
+                for piece in pieces:
+                    yield piece
                 finished = finished or finish
             if not finished:
                 raise UpstreamUnavailable("the upstream's stream ended before it finished (cut off)")
@@ -254,8 +276,26 @@ def _content(completion: _Completion) -> str:
     return choice.message.content or ""
 
 
-def _chunk(data: str) -> tuple[str, bool]:
-    """One event's text and whether it finished the reply; MalformedDraft / UpstreamError otherwise."""
+def _pieces(completion: _Completion) -> list[StreamPiece]:
+    """A whole completion as the pieces a stream would have given: its text, then each tool call whole."""
+    text = _content(completion)
+    calls = completion.choices[0].message.tool_calls or []
+    pieces: list[StreamPiece] = [text] if text else []
+    return pieces + [_delta(call, index) for index, call in enumerate(calls)]
+
+
+def _delta(call: _ToolCall, index: int) -> ToolCallDelta:
+    return ToolCallDelta(
+        call.index if call.index is not None else index,
+        call.id,
+        call.function.name,
+        call.function.arguments or "",
+    )
+
+
+def _chunk(data: str) -> tuple[list[StreamPiece], bool]:
+    """One event's pieces (text, tool-call fragments) and whether it finished the reply; MalformedDraft /
+    UpstreamError otherwise."""
     try:
         chunk = _CHUNK.decode(data)
     except msgspec.MsgspecError as err:
@@ -263,11 +303,13 @@ def _chunk(data: str) -> tuple[str, bool]:
     if chunk.error is not None:
         raise UpstreamUnavailable("the upstream sent an error event in its stream")
     if not chunk.choices:
-        return "", False
+        return [], False
     choice = chunk.choices[0]
     if choice.finish_reason == "length":
         raise MalformedDraft("the upstream's answer was cut off by the token limit")
-    return choice.delta.content or "", choice.finish_reason is not None
+    pieces: list[StreamPiece] = [choice.delta.content] if choice.delta.content else []
+    pieces += [_delta(call, index) for index, call in enumerate(choice.delta.tool_calls or [])]
+    return pieces, choice.finish_reason is not None
 
 
 def _read(response: httpx2.Response) -> _Completion:

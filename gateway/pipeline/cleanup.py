@@ -151,6 +151,9 @@ def refusal_reason(results: Sequence[ClaimResult], policy: CleanupPolicy) -> tup
     return None
 
 
+_REMOVALS = (RefusalReason.NO_CLAIM_SURVIVED, RefusalReason.TOO_MANY_REMOVED)
+
+
 def _critical_failed(result: ClaimResult, policy: CleanupPolicy) -> bool:
     if result.outcome is ClaimOutcome.REMOVED:
         return True
@@ -221,6 +224,9 @@ class Cleanup:
         self._length = 0
         self._spans: dict[int, Span] = {}
         self._dropped_previous = False
+        self.removals_refuse = True
+        """False for a reply that calls tools: a failing claim is removed with its reason, and no claim
+        (or too few) surviving does not refuse the text; a safety-critical failure still does."""
 
     def extend(
         self, answer: str, statements: Sequence[Statement], results: Sequence[ClaimResult]
@@ -307,7 +313,10 @@ class Cleanup:
         )
 
     def refusal(self) -> tuple[RefusalReason, str] | None:
-        return refusal_reason(self.results, self._policy)
+        refusal = refusal_reason(self.results, self._policy)
+        if refusal is not None and not self.removals_refuse and refusal[0] in _REMOVALS:
+            return None
+        return refusal
 
     def ready(self) -> list[str]:
         """The next sentences that are final, one piece each (with its leading space), once nothing

@@ -38,6 +38,7 @@ from gateway.audit.record import (
     ErrorRecord,
     PassageRecord,
     TimingsRecord,
+    ToolCallsRecord,
     TrustRecord,
     encode_record,
     scrub,
@@ -237,6 +238,9 @@ def audit_record(result: PipelineResult, services: Services) -> tuple[dict[str, 
             ),
         ),
         trace_id=current_trace_id() or UNSET,
+        tool_calls=ToolCallsRecord(calls=result.tool_calls, returned=result.tool_calls_returned)
+        if result.tool_calls
+        else UNSET,
     )
     return scrub(_row(result)), record
 

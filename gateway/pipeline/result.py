@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from gateway.domain import ChatRequest, Draft, Outcome, Passage, Statement, Triage, TrustReport, Verdict
 from gateway.errors import StageError
+from gateway.tool_calls import ToolCall, ToolCallDelta
 
 
 @dataclass
@@ -70,7 +71,15 @@ class PipelineResult:
     """``client_disconnected`` or ``cancelled`` when the run was stopped before it finished."""
     sent: str = ""
     """The text handed to the sink (streaming): what the client may have received."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """The tool calls the model made, whole (audited and counted, never verified)."""
+    tool_calls_returned: bool = False
+    """They were handed to the client (``pipeline.tools.returned``): not with an emergency or a failure."""
 
     @property
     def answer(self) -> str:
         return self.outcome.answer
+
+
+StreamItem = str | ToolCallDelta | PipelineResult
+"""What a streamed run hands the HTTP layer: verified text, then tool-call fragments, then the result."""

@@ -60,23 +60,25 @@ from gateway.domain import (
 from gateway.errors import AuditError, NothingToQuote, StageError
 from gateway.metrics import count_draft_failure
 from gateway.models.limits import request_deadline
-from gateway.pipeline import model_triage
+from gateway.pipeline import model_triage, tools
 from gateway.pipeline.badge import badge, unbadged
 from gateway.pipeline.cleanup import Cleanup, judge_claims
+from gateway.pipeline.notes import reply_notes
 from gateway.pipeline.record import CANCELLED, record, record_start
 from gateway.pipeline.result import PipelineResult, Timings
 from gateway.pipeline.retrieve import retrieve
 from gateway.pipeline.stages import Stage, StageRunner, refusal_reason
 from gateway.pipeline.streamed import Bounds, Rewrites, next_part, split_streamed
-from gateway.pipeline.triage import answerable_request, deferred_questions, red_flag_notes, triage
+from gateway.pipeline.triage import answerable_request, deferred_questions, triage
 from gateway.pipeline.verify import verify
 from gateway.services import Services
+from gateway.tool_calls import ToolCallDelta
 from gateway.upstream.contract import DraftEnd, DraftSentence, UrgencyRead, assemble
 
 log = structlog.get_logger("gateway.pipeline")
 
-TextSink = Callable[[str], Awaitable[None]]
-"""Receives the patient's text piece by piece while the pipeline runs (verified streaming)."""
+TextSink = Callable[[str | ToolCallDelta], Awaitable[None]]
+"""Receives the patient's verified text piece by piece as the pipeline runs, then any tool-call fragments."""
 
 
 class WriteAhead(Protocol):
@@ -158,7 +160,7 @@ async def _answer(run: _Run) -> PipelineResult:
     request, services, stage = run.request, run.services, run.stage
     policy = services.policy
     try:
-        run.triage = await stage(TRIAGE, request, services)
+        run.triage = tools.lift_for_tools(await stage(TRIAGE, request, services), request, services)
         await run.opened()  # the provisional row is committed before the model is asked or text sent
         if run.triage.scope is not Scope.IN_SCOPE:
             return await run.refuse(RefusalReason(run.triage.scope.value), run.triage.reason)
@@ -168,8 +170,9 @@ async def _answer(run: _Run) -> PipelineResult:
             RETRIEVE, question, services.store, policy.thresholds.retrieval, services.query_rewriter
         )
         run.passages, run.best_relevance = retrieval.passages, retrieval.best_relevance
-        if not retrieval.relevant:
+        if (offered := tools.offered_passages(retrieval, request, services)) is None:
             return await run.refuse(RefusalReason.NO_RELEVANT_CONTEXT, "no vetted passage is relevant enough")
+        run.passages = offered
 
         run.model_started = time.perf_counter()  # the request's model deadline counts from here
         outcome = await run.draft_and_check(answerable_request(request, run.triage))
@@ -178,6 +181,8 @@ async def _answer(run: _Run) -> PipelineResult:
 
     if outcome is None:  # the model's own read raised the request to an emergency (model_triage)
         return await run.refuse(RefusalReason.EMERGENCY, run.triage.reason)
+    if not run.passages and not run.tools:  # it reached the model for a tool call only, and made none
+        outcome = tools.no_vetted_passage(outcome, run.triage)
     if outcome.refused and outcome.refusal_reason is not None:
         return await run.finish(outcome, refusal_message=services.messages.refusal(outcome.refusal_reason))
     return await run.finish(outcome)
@@ -185,20 +190,6 @@ async def _answer(run: _Run) -> PipelineResult:
 
 async def _badge(outcome: Outcome, passages: Sequence[Passage], services: Services) -> TrustReport:
     return badge(outcome, passages, services.policy.tiers, services.today())
-
-
-def _notes(triage_result: Triage, services: Services) -> str:
-    """After an in-scope reply: a note per declined question, and the safety note per red flag asked about."""
-    if triage_result.scope is not Scope.IN_SCOPE:
-        return ""
-    notes = [
-        services.messages.render("declined_question", scope=q.scope.value, question=q.text)
-        for q in triage_result.declined
-    ]
-    notes += [
-        services.messages.render("red_flag_information", rule=rule) for rule in red_flag_notes(triage_result)
-    ]
-    return " ".join(notes)
 
 
 class _Run:
@@ -239,6 +230,7 @@ class _Run:
         """The streamed answer's cleanup once drafting started: its ``text`` is what was released."""
         self.urgency: UrgencyRead | None = None
         """The model's urgency read, once it came (``model_triage``)."""
+        self.tools = tools.ToolCalls(tools.ToolResults.untrusted(request, services.policy))
 
     async def opened(self) -> None:
         """Wait until the provisional row is committed; AuditError (already counted) when it failed.
@@ -273,6 +265,9 @@ class _Run:
                             self.triage = model_triage.model_emergency(part, self.triage)
                             return None
                         continue
+                    if isinstance(part, ToolCallDelta):  # outside the contract: released after the text
+                        self.tools.add(part)
+                        continue
                     if isinstance(part, DraftEnd):
                         self.draft = assemble(sentences, part.raw, part.seconds, self.urgency)
                         break
@@ -297,6 +292,7 @@ class _Run:
                     if stop is not None:
                         return self._stopped(*stop)
             await rewrites.finish()
+            cleaning.removals_refuse = not self.tools  # a reply that calls tools: failing claims removed
             await self.release(*cleaning.ready())
             stop = cleaning.stop_reason()
             return self._stopped(*stop) if stop is not None else cleaning.outcome()
@@ -309,7 +305,7 @@ class _Run:
         """The cleanup stage of one sentence: judge its claims and rewrite the failing ones (the caller
         releases what is final)."""
         policy = self.services.policy.thresholds.cleanup
-        judged = judge_claims(statements, verdicts, self.passages, policy)
+        judged = self.tools.attributed(judge_claims(statements, verdicts, self.passages, policy))
         assert self.cleaning is not None
         for index in self.cleaning.extend(answer, statements, judged):
             await rewrites.start(index)
@@ -431,7 +427,7 @@ class _Run:
             log.warning("answer_ended_early", request_id=self.request_id, reason=reason.value)
         if refusal_message is not None:
             outcome = outcome.with_answer(refusal_message)
-        outcome = outcome.with_declined(_notes(self.triage, self.services))
+        outcome = outcome.with_declined(reply_notes(self.triage, self.services))
         if not outcome.refused and model_triage.raises_urgent(self.urgency, self.triage):
             outcome = outcome.with_declined(self.services.messages.render("model_urgent"))
         if error is not None and not outcome.ended_early:  # a failed stage's refusal: nothing to badge
@@ -445,9 +441,11 @@ class _Run:
                 report, error = unbadged(outcome, self.passages), err
         rest = self._rest(outcome.answer)
         self.sent += rest
-        result = await self._record(outcome, report, error, None)  # a stream's rest is in its record
+        self.tools.hand_over(tools.returned(outcome, error))
+        result = await self._record(outcome, report, error, None)  # a stream's rest and calls are in it
         if rest and self.sink is not None:
             await self.sink(rest)
+        await self.tools.send(self.sink)  # after the verified text: the reply is complete by then
         return result
 
     async def _record(
@@ -479,7 +477,10 @@ class _Run:
             error=error,
             interruption=interruption,
             sent=self.sent,
+            tool_calls=self.tools.calls,
+            tool_calls_returned=self.tools.returned,
         )
+        tools.count_tool_calls(result, self.services.metrics)
         await self.stage(RECORD, result, self.services, blocking=blocking, delivering=delivering)
         return result
 

@@ -12,6 +12,7 @@ from gateway.policy.cleanup import CleanupPolicy
 from gateway.policy.contexts import OperatingContext
 from gateway.policy.retrieval import RetrievalPolicy
 from gateway.policy.tiers import TierPolicy
+from gateway.policy.tools import ToolPolicy
 from gateway.policy.triage import TriagePolicy, load_triage_policy
 from gateway.policy.verification import VerificationPolicy
 from gateway.resources import bundled
@@ -34,6 +35,8 @@ class Policy:
     context: OperatingContext
     directory: Path
     triage: TriagePolicy
+    tools: ToolPolicy = field(default_factory=ToolPolicy)
+    """``tools.yaml`` (defaults when the directory has none)."""
 
 
 def load_policy(directory: Path, context: str) -> Policy:
@@ -46,13 +49,28 @@ def load_policy(directory: Path, context: str) -> Policy:
             str(context_file), "context", f"no such operating context; available: {', '.join(available)}"
         )
     operating_context = load_file(context_file, OperatingContext)
+    tools = _tool_policy(directory / "tools.yaml", tiers)
     return Policy(
         thresholds=thresholds,
         tiers=tiers,
         context=operating_context,
         directory=directory,
         triage=load_triage_policy(directory / "triage"),
+        tools=tools,
     )
+
+
+def _tool_policy(path: Path, tiers: TierPolicy) -> ToolPolicy:
+    """``tools.yaml`` (defaults when absent); each trusted tool's tier must be one ``tiers.yaml`` declares."""
+    if not path.is_file():
+        return ToolPolicy()
+    policy = load_file(path, ToolPolicy)
+    declared = {tier.id for tier in tiers.tiers}
+    for index, tool in enumerate(policy.trusted):
+        if tool.tier not in declared:
+            reason = f"{tool.tier!r} is not a tier of tiers.yaml ({', '.join(sorted(declared))})"
+            raise ConfigurationError(str(path), f"trusted[{index}].tier", reason)
+    return policy
 
 
 def load_configured_policy(settings: Settings) -> Policy:

@@ -1,13 +1,15 @@
 """Test doubles shipped with the gateway, written once (as pydantic-ai ships ``TestModel``).
 
-- ``models``: ``ScriptedChatModel`` (a ChatModel answering from a script, recording its calls),
+- ``models``: ``ScriptedChatModel`` (a ChatModel answering from a script, recording its calls; a
+  ``ToolTurn`` in the script calls tools, streamed as OpenAI streams tool-call fragments),
   ``ScriptedDrafts`` (an Upstream over one) and ``ScriptedConnections`` (a ``ModelPool``'s connect
   handing out scripted models per endpoint), for unit tests: no network;
 - ``verifiers``: ``ScriptedVerifier`` (preset verdicts or error) and ``SubstringVerifier``;
 - ``openai_server``: ``ScriptedUpstream``, a scripted OpenAI-compatible chat server on loopback (real
   HTTP, for integration tests through the real openai SDK; it streams at a tokens-per-second rate),
-  with ``Reply``, ``passages_sent`` (the passages the gateway sent), ``contract_reply`` (the reply a
-  model following the citation contract writes for some claims) and ``contract_answer``;
+  with ``Reply`` (``Reply.tool_calls``: the model calls tools), ``passages_sent`` (the passages the
+  gateway sent), ``contract_reply`` (the reply a model following the citation contract writes for some
+  claims) and ``contract_answer``;
 - ``servers``: ``serve_in_thread`` (any ASGI app on a free loopback port) and ``free_port``.
 
 Nothing here is used by the running gateway.

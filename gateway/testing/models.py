@@ -9,15 +9,30 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import AsyncGenerator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from gateway.errors import UpstreamUnavailable
-from gateway.models.base import Messages
+from gateway.models.base import Messages, StreamPiece, ToolOffer
 from gateway.models.openai_compatible import Endpoint
+from gateway.tool_calls import ToolCall, ToolCallDelta
 from gateway.upstream.model_upstream import ModelUpstream
 
-Script = str | Exception
-"""A reply's text, or the error the call raises."""
+
+@dataclass(frozen=True)
+class ToolTurn:
+    """A scripted reply that calls tools: its text (maybe empty), then each call, streamed as OpenAI
+    streams them (the id and name first, then the arguments in ``ARGUMENT_PIECES`` pieces)."""
+
+    text: str
+    calls: tuple[ToolCall, ...]
+
+
+Script = str | ToolTurn | Exception
+"""A reply's text, a reply that calls tools, or the error the call raises."""
+
+ARGUMENT_PIECES = 3
+"""How many fragments a scripted tool call's arguments are streamed in."""
 
 STREAM_WORDS = 3
 """Words per piece when a scripted reply is streamed."""
@@ -89,19 +104,29 @@ class ScriptedChatModel:
         temperature: float | None = None,
         max_tokens: int | None = None,
         user: str | None = None,
-    ) -> AsyncGenerator[str, None]:
-        """The scripted reply in pieces of a few words (recorded with ``stream: True``)."""
+        tools: ToolOffer | None = None,
+    ) -> AsyncGenerator[StreamPiece, None]:
+        """The scripted reply in pieces of a few words, then its tool calls' fragments (recorded with
+        ``stream: True`` and the ``tools`` offered)."""
         self.requests.append(
             {"messages": messages, "temperature": temperature, "max_tokens": max_tokens, "user": user}
         )
-        self.requests[-1]["stream"] = True
-        text = await self._reply()
-        words = text.split(" ")
+        self.requests[-1].update(stream=True, tools=tools)
+        reply = await self._turn()
+        text = reply.text if isinstance(reply, ToolTurn) else reply
+        words = text.split(" ") if text else []
         for start in range(0, len(words), STREAM_WORDS):
             last = start + STREAM_WORDS >= len(words)
             yield " ".join(words[start : start + STREAM_WORDS]) + ("" if last else " ")
+        for index, call in enumerate(reply.calls if isinstance(reply, ToolTurn) else ()):
+            for piece in call_deltas(index, call):
+                yield piece
 
     async def _reply(self) -> str:
+        reply = await self._turn()
+        return reply.text if isinstance(reply, ToolTurn) else reply
+
+    async def _turn(self) -> str | ToolTurn:
         reply = self.replies.popleft() if self.replies else self.default
         if self.held:
             await self._released.wait()
@@ -115,6 +140,16 @@ class ScriptedChatModel:
 
     async def aclose(self) -> None:
         self.closes += 1
+
+
+def call_deltas(index: int, call: ToolCall) -> list[ToolCallDelta]:
+    """``call`` as OpenAI streams it: id and name with empty arguments, then the arguments in pieces."""
+    size = -(-len(call.arguments) // ARGUMENT_PIECES) or 1
+    pieces = [call.arguments[i : i + size] for i in range(0, len(call.arguments), size)]
+    return [
+        ToolCallDelta(index, call.id, call.name, ""),
+        *(ToolCallDelta(index, arguments=p) for p in pieces),
+    ]
 
 
 class ScriptedDrafts(ModelUpstream):

@@ -27,8 +27,10 @@ from litestar import Litestar, Request, Response, post
 from litestar.response import Stream
 from rapidfuzz import fuzz
 
+from gateway.testing.models import call_deltas
 from gateway.testing.servers import serve_in_thread
 from gateway.text import normalise, sentence_spans, strip_markers
+from gateway.tool_calls import ToolCall
 from gateway.upstream.contract import SYSTEM_PROMPT, markers_in, sentence_line, urgency_line
 
 HOLD_LIMIT_SECONDS = 30.0
@@ -62,6 +64,13 @@ class Reply:
     """For streamed replies: before the last chunk, wait until the test sets this event."""
     sent_all: threading.Event = field(default_factory=threading.Event)
     """Set once a streamed reply's last chunk was sent (so a test can tell the model is still writing)."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """Tool calls the model makes after its text (``message.tool_calls``; streamed as OpenAI streams
+    them, in ``delta.tool_calls[i]`` fragments); the finish reason is then ``tool_calls``."""
+
+    @property
+    def finish(self) -> str:
+        return "tool_calls" if self.tool_calls else self.finish_reason
 
 
 _TOKEN = re.compile(r"\s?[A-Za-z]+|\s?\d{1,3}|\s?[^\sA-Za-z\d]{1,3}|\s+")
@@ -247,19 +256,47 @@ def _completion(reply: Reply, model: str) -> dict[str, Any]:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": reply.content},
-                "finish_reason": reply.finish_reason,
+                "message": _message(reply),
+                "finish_reason": reply.finish,
             }
         ],
         "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20},
     }
 
 
+def _message(reply: Reply) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in reply.tool_calls
+        ]
+    return message
+
+
+def _tool_chunks(reply: Reply, model: str) -> list[str]:
+    """The reply's tool calls as OpenAI streams them: per call, a first delta with the id, type and name
+    (empty arguments), then the arguments in fragments; every delta names its call by ``index``."""
+    chunks = []
+    for index, call in enumerate(reply.tool_calls):
+        for delta in call_deltas(index, call):
+            fragment: dict[str, Any] = {"index": delta.index, "function": {"arguments": delta.arguments}}
+            if delta.id is not None:
+                fragment.update(id=delta.id, type="function")
+                fragment["function"]["name"] = delta.name
+            choice = {"index": 0, "delta": {"tool_calls": [fragment]}, "finish_reason": None}
+            chunk = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk", "model": model}
+            chunks.append(
+                f"data: {json.dumps({**chunk, 'created': int(time.time()), 'choices': [choice]})}\n\n"
+            )
+    return chunks
+
+
 async def _stream(reply: Reply, model: str) -> AsyncIterator[str]:
     if reply.tokens_per_second:
         pieces = tokens(reply.content)
     else:
-        words = reply.content.split(" ")
+        words = reply.content.split(" ") if reply.content else []
         pieces = [w + (" " if i < len(words) - 1 else "") for i, w in enumerate(words)]
     started = time.perf_counter() + reply.first_token_delay
     for index, piece in enumerate(pieces):
@@ -280,13 +317,15 @@ async def _stream(reply: Reply, model: str) -> AsyncIterator[str]:
             "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
         }
         yield f"data: {json.dumps(chunk)}\n\n"
+    for event in _tool_chunks(reply, model):
+        yield event
     reply.sent_all.set()
     final = {
         "id": "chatcmpl-scripted",
         "object": "chat.completion.chunk",
         "created": int(time.time()),
         "model": model,
-        "choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}],
+        "choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish}],
     }
     yield f"data: {json.dumps(final)}\n\n"
     yield "data: [DONE]\n\n"

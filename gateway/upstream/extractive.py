@@ -82,6 +82,8 @@ def is_heading_question(sentence: str) -> bool:
 
 class ExtractiveResponder:
     name = "extractive"
+    calls_tools = False
+    """No model: the client's tools cannot be offered, so a request offering them is triaged as without."""
 
     def __init__(self, embedder: Embedder, min_relevance: float = 0.0) -> None:
         self._embedder = embedder

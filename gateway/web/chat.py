@@ -16,15 +16,16 @@ from litestar.serialization import encode_json
 
 from gateway.errors import AuditError
 from gateway.pipeline.delivery import stream_answer
-from gateway.pipeline.result import PipelineResult
+from gateway.pipeline.result import PipelineResult, StreamItem
 from gateway.pipeline.run import answer, open_request
 from gateway.services import Services
+from gateway.tool_calls import ToolCallDelta
 from gateway.web.chat_schema import RequestLimits, parse_chat_request
 from gateway.web.disclosure import Disclosure
 from gateway.web.errors import audit_unavailable_body, error_body
 from gateway.web.openapi_bodies import CHAT_BODY, with_body
 from gateway.web.request_ids import request_id_of
-from gateway.web.serializers import chunk_payload, completion_json, trust_json
+from gateway.web.serializers import chunk_payload, completion_json, finish_reason, tool_call_delta, trust_json
 
 log = structlog.get_logger("gateway.http")
 
@@ -35,7 +36,9 @@ REQUEST_ID_HEADER = "x-request-id"
     "/v1/chat/completions",
     status_code=200,
     summary="Create a verified chat completion",
-    operation_class=with_body(CHAT_BODY, "An OpenAI chat completion request (text only; n=1; no tools)."),
+    operation_class=with_body(
+        CHAT_BODY, "An OpenAI chat completion request (text only; n=1; tools pass through, text is verified)."
+    ),
 )
 async def chat_completions(
     request: Request[Any, Any, Any], services: Services, disclosure: Disclosure
@@ -105,7 +108,7 @@ async def client_gone(request: Request[Any, Any, Any]) -> bool:
 
 
 async def _events(
-    pipeline: AsyncGenerator[str | PipelineResult, None],
+    pipeline: AsyncGenerator[StreamItem, None],
     model: str,
     request_id: str,
     services: Services,
@@ -126,10 +129,13 @@ async def _events(
                 if isinstance(item, str):
                     yield _sse(chunk_payload(request_id, created, model, {"content": item}, None))
                     continue
+                if isinstance(item, ToolCallDelta):  # after the verified text, in the order the model sent them
+                    yield _sse(chunk_payload(request_id, created, model, tool_call_delta(item), None))
+                    continue
                 if disclosure.enabled:  # the AI disclosure, the last piece of text (gateway.web.disclosure)
                     notice = {"content": disclosure.suffix}
                     yield _sse(chunk_payload(request_id, created, model, notice, None))
-                final = chunk_payload(request_id, created, model, {}, "stop")
+                final = chunk_payload(request_id, created, model, {}, finish_reason(item))
                 final["trust"] = trust_json(item, services.policy.tiers, services.today(), services.settings)
                 final["trust"]["ai_disclosure"] = disclosure.trust_json()
                 yield _sse(final)

@@ -17,8 +17,9 @@ Two readings of the same body, one result:
   them; a lone UTF-16 surrogate is named by its path) and each field is converted with
   ``msgspec.convert`` when it is checked. So the first error reported is the first in the order below,
   whatever the order of the body's keys: the refused OpenAI features, ``messages`` (its count, then
-  each message's type, role, content and length), ``model``, ``temperature``,
-  ``max_completion_tokens`` or else ``max_tokens``, ``stream``, ``user``, ``metadata``, then the
+  each message's type, role, content and length, its tool calls, then the tool turns' ids),
+  ``model``, ``temperature``, ``max_completion_tokens`` or else ``max_tokens``, ``stream``, ``user``,
+  ``metadata``, ``tools``, ``tool_choice``, ``parallel_tool_calls`` (``tool_schema``), then the
   ignored parameters in ``Ignored``'s order.
 
 A msgspec ``ValidationError`` names its place as a path (``$.messages[0].content``), which
@@ -40,11 +41,13 @@ import msgspec
 from gateway.body_errors import convert
 from gateway.domain import ChatRequest, Message, Role
 from gateway.errors import RequestError, UnsupportedMediaTypeError
+from gateway.web import tool_schema
+from gateway.web.tool_schema import ToolBody, ToolCallBody
 
 if TYPE_CHECKING:
     from gateway.settings import Settings
 
-_UNSUPPORTED = ("tools", "functions", "tool_choice", "function_call", "audio", "prediction")
+_UNSUPPORTED = ("functions", "function_call", "audio", "prediction")
 
 
 @dataclass(frozen=True)
@@ -76,14 +79,17 @@ class MessageRole(msgspec.Struct):
 class MessageBody(MessageRole):
     content: str | list[TextPart] | None = None
     """``None`` only for an assistant or tool message (a tool call's turn): read as ``""``."""
+    tool_calls: list[ToolCallBody] | None = None
+    """An assistant message's tool calls (``tool_schema``)."""
+    tool_call_id: str | None = None
+    """A tool message: the call it answers."""
 
 
 class Unsupported(msgspec.Struct):
-    """OpenAI features the gateway refuses when present and truthy, whatever their value."""
+    """OpenAI features the gateway refuses when present and truthy, whatever their value (the deprecated
+    ``functions`` / ``function_call`` with a pointer to ``tools``)."""
 
-    tools: Any = None
     functions: Any = None
-    tool_choice: Any = None
     function_call: Any = None
     audio: Any = None
     prediction: Any = None
@@ -105,7 +111,6 @@ class Ignored(Unsupported):
     logit_bias: dict[str, float] | None = None
     response_format: dict[str, Any] | None = None
     stream_options: dict[str, Any] | None = None
-    parallel_tool_calls: bool | None = None
     service_tier: str | None = None
     store: bool | None = None
     reasoning_effort: str | None = None
@@ -129,6 +134,9 @@ class ChatBody(Ignored):
     stream: bool | None = None
     user: str | None = None
     metadata: dict[str, str] | None = None
+    tools: list[ToolBody] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    parallel_tool_calls: bool | None = None
 
 
 _FIELD_TYPES: dict[str, Any] = {field.name: field.type for field in msgspec.structs.fields(ChatBody)}
@@ -258,6 +266,9 @@ def _chat_request(body: _Decoded | _InOrder, limits: RequestLimits) -> ChatReque
         stream=bool(body.field("stream")),
         user=body.field("user") or None,
         metadata=dict(body.field("metadata") or {}),
+        tools=(offered := tool_schema.tools(body.field("tools"))),
+        tool_choice=tool_schema.tool_choice(body.field("tool_choice"), offered),
+        parallel_tool_calls=body.field("parallel_tool_calls"),
     )
     for name in IGNORED:  # checked last, in their declared order; their values are not used
         body.field(name)
@@ -283,6 +294,8 @@ def check_json_content_type(content_type: str | None) -> None:
 
 def _reject_unsupported(field: Callable[[str], Any]) -> None:
     for key in _UNSUPPORTED:
+        if field(key) and key in tool_schema.DEPRECATED:
+            raise tool_schema.deprecated_error(key)
         if field(key):
             raise RequestError(
                 f"'{key}' is not supported by the trust gateway.", param=key, code="unsupported_parameter"
@@ -314,6 +327,7 @@ def _messages(body: _Decoded | _InOrder, limits: RequestLimits) -> tuple[Message
         raise RequestError(
             "'messages' must contain a non-empty user message.", param="messages", code="invalid_value"
         )
+    tool_schema.check_tool_turns(messages)
     return messages
 
 
@@ -343,7 +357,8 @@ def _message(item: MessageBody, param: str, limits: RequestLimits) -> Message:
             param=f"{param}.content",
             code="string_above_max_length",
         )
-    return Message(role, content)
+    calls = tool_schema.tool_calls(item.tool_calls, role, param)
+    return Message(role, content, calls, tool_schema.tool_call_id(item.tool_call_id, role, param))
 
 
 def _model(value: str | None) -> str:
@@ -408,6 +423,7 @@ _EXPECTED = {
     "reasoning_effort": "'{param}' must be a string.",
     "modalities": "'{param}' must be an array of strings.",
     "modalities[]": "'{param}' must be a string.",
+    **tool_schema.EXPECTED,
 }
 """What each field must be, by its path with the indices left out; a type error names it."""
 

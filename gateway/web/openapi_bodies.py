@@ -22,6 +22,38 @@ _TEXT_PART: dict[str, Any] = {
     "properties": {"type": {"type": "string", "enum": ["text"]}, "text": {"type": "string"}},
 }
 
+_FUNCTION_NAME = {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}
+_TOOL: dict[str, Any] = {
+    "type": "object",
+    "required": ["type", "function"],
+    "properties": {
+        "type": {"type": "string", "enum": ["function"]},
+        "function": {
+            "type": "object",
+            "required": ["name"],
+            "properties": {
+                "name": _FUNCTION_NAME,
+                "description": {"type": "string"},
+                "parameters": {"type": "object", "description": "A JSON Schema, forwarded as sent."},
+                "strict": {"type": "boolean"},
+            },
+        },
+    },
+}
+_TOOL_CALL: dict[str, Any] = {
+    "type": "object",
+    "required": ["id", "type", "function"],
+    "properties": {
+        "id": {"type": "string"},
+        "type": {"type": "string", "enum": ["function"]},
+        "function": {
+            "type": "object",
+            "required": ["name", "arguments"],
+            "properties": {"name": _FUNCTION_NAME, "arguments": {"type": "string"}},
+        },
+    },
+}
+
 CHAT_BODY: dict[str, Any] = {
     "type": "object",
     "required": ["model", "messages"],
@@ -36,7 +68,15 @@ CHAT_BODY: dict[str, Any] = {
                 "required": ["role", "content"],
                 "properties": {
                     "role": {"type": "string", "enum": [r.value for r in Role]},
-                    "content": {"oneOf": [{"type": "string"}, {"type": "array", "items": _TEXT_PART}]},
+                    "content": {
+                        "oneOf": [
+                            {"type": "string"},
+                            {"type": "array", "items": _TEXT_PART},
+                            {"type": "null"},
+                        ]
+                    },
+                    "tool_calls": {"type": "array", "items": _TOOL_CALL, "description": "Assistant turns."},
+                    "tool_call_id": {"type": "string", "description": "Tool turns: the call answered."},
                 },
             },
         },
@@ -47,6 +87,16 @@ CHAT_BODY: dict[str, Any] = {
         "n": {"type": "integer", "enum": [1]},
         "user": {"type": "string"},
         "metadata": {"type": "object", "additionalProperties": {"type": "string"}},
+        "tools": {
+            "type": "array",
+            "maxItems": 128,
+            "items": _TOOL,
+            "description": "Forwarded to the model; its tool calls come back unchanged (docs/integrator.md).",
+        },
+        "tool_choice": {
+            "oneOf": [{"type": "string", "enum": ["none", "auto", "required"]}, {"type": "object"}]
+        },
+        "parallel_tool_calls": {"type": "boolean"},
     },
 }
 

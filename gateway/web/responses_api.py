@@ -32,7 +32,7 @@ from litestar.serialization import encode_json
 
 from gateway.errors import AuditError
 from gateway.pipeline.delivery import stream_answer
-from gateway.pipeline.result import PipelineResult
+from gateway.pipeline.result import PipelineResult, StreamItem
 from gateway.pipeline.run import answer, open_request
 from gateway.services import Services
 from gateway.web.chat import REQUEST_ID_HEADER, client_gone, server_timing
@@ -158,7 +158,7 @@ class _Sequence:
 
 
 async def _events(
-    pipeline: AsyncGenerator[str | PipelineResult, None],
+    pipeline: AsyncGenerator[StreamItem, None],
     parsed: ResponsesRequest,
     ids: ResponseIds,
     created: int,
@@ -186,6 +186,8 @@ async def _events(
                     yield seq.event(
                         "response.output_text.delta", **place, content_index=0, delta=item, logprobs=[]
                     )
+                    continue
+                if not isinstance(item, PipelineResult):  # a tool call: never here (tools are refused)
                     continue
                 text = "".join(sent)
                 yield seq.event("response.output_text.done", **place, content_index=0, text=text, logprobs=[])

@@ -14,6 +14,7 @@ from gateway.pipeline.model_triage import read_json
 from gateway.pipeline.result import PipelineResult
 from gateway.policy.tiers import TierPolicy
 from gateway.tiers import source_tier
+from gateway.tool_calls import ToolCallDelta
 
 if TYPE_CHECKING:
     from gateway.settings import Settings
@@ -177,14 +178,39 @@ def completion_json(result: PipelineResult, model: str, trust: dict[str, Any]) -
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": result.answer, "refusal": None},
-                "finish_reason": "stop",
+                "message": _message(result),
+                "finish_reason": finish_reason(result),
                 "logprobs": None,
             }
         ],
         "system_fingerprint": None,
         "trust": trust,
     }
+
+
+def _message(result: PipelineResult) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": result.answer, "refusal": None}
+    if result.tool_calls_returned:  # unchanged, as the model made them (docs/integrator.md, "Tools")
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in result.tool_calls
+        ]
+    return message
+
+
+def finish_reason(result: PipelineResult) -> str:
+    """``tool_calls`` when the reply hands the client tool calls, else ``stop``."""
+    return "tool_calls" if result.tool_calls_returned else "stop"
+
+
+def tool_call_delta(delta: ToolCallDelta) -> dict[str, Any]:
+    """A chunk's ``delta`` carrying one tool-call fragment, in OpenAI's shape (id and name when given)."""
+    call: dict[str, Any] = {"index": delta.index, "function": {"arguments": delta.arguments}}
+    if delta.id is not None:
+        call["id"], call["type"] = delta.id, "function"
+    if delta.name is not None:
+        call["function"]["name"] = delta.name
+    return {"tool_calls": [call]}
 
 
 def chunk_json(

@@ -323,3 +323,27 @@ async def test_a_stream_that_fails_raises_its_upstream_error(
     with pytest.raises(error, match=message):
         await collect(client)
     await client.aclose()
+
+
+@pytest.mark.parametrize("ignore_stream", [False, True])
+async def test_tools_are_offered_and_tool_call_fragments_are_read_streamed_or_whole(
+    upstream, scripted, ignore_stream: bool
+) -> None:  # type: ignore[no-untyped-def]
+    from gateway.models.base import ToolOffer
+    from gateway.tool_calls import ToolCall, ToolCallDelta
+
+    call = ToolCall("call_1", "book_appointment", '{"day": "Tuesday"}')
+    scripted.queue(Reply(content="", tool_calls=(call,), ignore_stream=ignore_stream))
+    offer = ToolOffer(({"type": "function", "function": {"name": "book_appointment"}},), "auto", False)
+    pieces = [piece async for piece in model(upstream).stream(ASK, tools=offer)]
+    deltas = [p for p in pieces if isinstance(p, ToolCallDelta)]
+    assert [p for p in pieces if isinstance(p, str)] == []
+    assert (deltas[0].id, deltas[0].name) == (call.id, call.name)
+    assert "".join(d.arguments for d in deltas) == call.arguments
+    assert {d.index for d in deltas} == {0}
+    sent = scripted.requests[0]
+    assert (sent["tools"], sent["tool_choice"], sent["parallel_tool_calls"]) == (
+        list(offer.tools),
+        "auto",
+        False,
+    )

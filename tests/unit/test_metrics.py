@@ -55,6 +55,8 @@ from gateway.testing import (
     contract_answer,
     free_port,
 )
+from gateway.testing.models import ToolTurn
+from gateway.tool_calls import ToolCall
 from gateway.verification.cascade import NO_ANCHOR_CHECK
 from gateway.web.app import create_app
 from tests.support.cleanup_stack import policy_copy
@@ -481,6 +483,10 @@ class Observed:
         return sorted({family.name for family in self.metrics.registry.collect()} - self.moved)
 
 
+BOOKING = ToolCall("call_1", "book_appointment", '{"when": "tomorrow"}')
+BOOKING_TOOL = {"type": "function", "function": {"name": "book_appointment"}}
+
+
 def chat(question: str = QUESTION, *, stream: bool = False) -> dict[str, Any]:
     return {"model": "clinic-bot", "messages": [{"role": "user", "content": question}], "stream": stream}
 
@@ -534,7 +540,7 @@ async def test_every_metric_is_recorded(make_services, tmp_path, monkeypatch) ->
     draft_model = ScriptedChatModel(
         partly_supported_reply(),  # held in flight, then rewritten (the rewrite cap is 0)
         supported_reply(),  # held waiting for the slot
-        supported_reply(),  # streamed
+        ToolTurn(supported_reply(), (BOOKING,)),  # streamed, with a tool call
         UpstreamTimeout("slow"),
         repeated_reply(),
         held=True,
@@ -585,9 +591,11 @@ async def test_every_metric_is_recorded(make_services, tmp_path, monkeypatch) ->
             assert exported(held, "gateway_upstream_waiting") == 1
             assert value(services.metrics, "gateway_upstream_in_flight") == 0  # back at rest
 
-            streamed = await gateway.post("/v1/chat/completions", json=chat(stream=True), headers=client_key)
+            body = {**chat(stream=True), "tools": [BOOKING_TOOL]}
+            streamed = await gateway.post("/v1/chat/completions", json=body, headers=client_key)
             assert streamed.status_code == 200
             assert streamed.text.rstrip().endswith("data: [DONE]")
+            assert '"finish_reason": "tool_calls"' in streamed.text
             # the draft times out; the draft repeats a sentence; no draft: emergency, no relevant context
             for question in (QUESTION, QUESTION, EMERGENCY, NO_CONTEXT):
                 response = await gateway.post("/v1/chat/completions", json=chat(question), headers=client_key)
