@@ -6,9 +6,8 @@ names, policy tier ids, error kinds) are normalised here by the ``*_label`` func
 the known set is reported as ``other``. Each ``GatewayMetrics`` owns its registry, so an app (or a test)
 builds its own and nothing is global.
 
-Operations alert on what happened to claims (``gateway_claim_results_total``, labelled by
-``pipeline.record.claim_labels``): unanchored quotes, contradictions, removals; a rewrite to the source
-is normal and never alerts (``docs/operations.md``: table, alerts, thresholds).
+Alerts are on what happened to claims (``gateway_claim_results_total``, ``record.claim_labels``);
+a rewrite to the source is normal and never alerts (``docs/operations.md``: alerts, thresholds).
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ from gateway.audit.record import DELIVERING, encode_record, scrub
 from gateway.domain import ChatRequest
 from gateway.errors import AuditError
 from gateway.pipeline.record import CLIENT_DISCONNECTED, LOG_EVENT, provisional_record, record
-from gateway.pipeline.result import PipelineResult
+from gateway.pipeline.result import PipelineResult, StreamItem
 from gateway.pipeline.run import OpenedRequest, answer
 
 if TYPE_CHECKING:
@@ -124,8 +124,9 @@ class Delivery:
 
 async def stream_answer(
     request: ChatRequest, services: Services, opened: OpenedRequest
-) -> AsyncGenerator[str | PipelineResult, None]:
-    """Yields the patient's text as it is verified (never anything later retracted), then the result.
+) -> AsyncGenerator[StreamItem, None]:
+    """Yields the patient's text as it is verified (never anything later retracted), the model's tool
+    calls (fragments, recorded with the whole record before they leave), then the result.
 
     Every piece was committed to the request's audit row before it is yielded, and the whole record
     (outcome ``delivering``) before the result; when a write fails the iterator raises AuditError and
@@ -136,7 +137,7 @@ async def stream_answer(
     itself; after the result, here. Both are shielded from the cancellation.
     """
     delivery = Delivery(opened.request_id, opened.created_at, request, services)
-    queue: asyncio.Queue[str | PipelineResult | Exception] = asyncio.Queue()
+    queue: asyncio.Queue[StreamItem | Exception] = asyncio.Queue()
     produced: list[PipelineResult] = []
 
     async def produce() -> None:
@@ -163,6 +164,9 @@ async def stream_answer(
                 raise item
             if isinstance(item, str):
                 delivery.handed += item
+                yield item
+                continue
+            if not isinstance(item, PipelineResult):  # a tool-call fragment
                 yield item
                 continue
             yield item

@@ -129,7 +129,9 @@ async def _events(
                 if isinstance(item, str):
                     yield _sse(chunk_payload(request_id, created, model, {"content": item}, None))
                     continue
-                if isinstance(item, ToolCallDelta):  # after the verified text, in the order the model sent them
+                if isinstance(
+                    item, ToolCallDelta
+                ):  # after the verified text, in the order the model sent them
                     yield _sse(chunk_payload(request_id, created, model, tool_call_delta(item), None))
                     continue
                 if disclosure.enabled:  # the AI disclosure, the last piece of text (gateway.web.disclosure)
