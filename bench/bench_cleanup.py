@@ -31,6 +31,8 @@ import os
 import random
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +65,23 @@ def build(settings: Any, models: Any) -> tuple[Any, Any, Any]:
     embedder = Embedder()
     verifier = build_verifier(settings, policy, embedder, models)
     return verifier, build_rewriter(settings, policy, embedder, verifier, models), policy
+
+
+@asynccontextmanager
+async def product_cleanup() -> AsyncIterator[tuple[Any, Any, Any]]:
+    """The product's verifier, rewriter and policy over the default settings (``build``), announced
+    with the machine's load; their models are closed on exit."""
+    from gateway.bootstrap import build_models
+    from gateway.settings import Settings
+
+    settings = Settings()
+    models = build_models(settings)
+    try:
+        verifier, rewriter, policy = build(settings, models)
+        print(f"verifier: {verifier.name}   rewriter: {rewriter.name}   load {os.getloadavg()[0]:.2f}")
+        yield verifier, rewriter, policy
+    finally:
+        await models.aclose()
 
 
 def closest_sentence(claim: str, passage: Any) -> str:
@@ -138,14 +157,7 @@ async def main() -> None:
     if not CLAIMS.is_dir():
         print(f"skipped: {CLAIMS} is missing")
         return
-    from gateway.bootstrap import build_models
-    from gateway.settings import Settings
-
-    settings = Settings()
-    models = build_models(settings)
-    try:
-        verifier, rewriter, policy = build(settings, models)
-        print(f"verifier: {verifier.name}   rewriter: {rewriter.name}   load {os.getloadavg()[0]:.2f}")
+    async with product_cleanup() as (verifier, rewriter, policy):
         started = time.perf_counter()
         everything: list[tuple[str, Any]] = []
         for name, rows in load_rows(args.limit).items():
@@ -154,8 +166,6 @@ async def main() -> None:
             report(name, results, args.answer_size, policy)
         report("all", everything, args.answer_size, policy)
         print(f"{len(everything)} claims in {time.perf_counter() - started:.1f}s")
-    finally:
-        await models.aclose()
 
 
 if __name__ == "__main__":

@@ -47,7 +47,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_cleanup import CLAIMS, SEED, build, closest_sentence
+from bench.bench_cleanup import CLAIMS, SEED, closest_sentence, product_cleanup
 from gateway.domain import (
     ChatRequest,
     ClaimOutcome,
@@ -223,14 +223,7 @@ async def main() -> None:
     if not args.eval.is_dir():
         print(f"skipped: {args.eval} is missing")
         return
-    from gateway.bootstrap import build_models
-    from gateway.settings import Settings
-
-    settings = Settings()
-    models = build_models(settings)
-    try:
-        verifier, rewriter, policy = build(settings, models)
-        print(f"verifier: {verifier.name}   rewriter: {rewriter.name}   load {os.getloadavg()[0]:.2f}")
+    async with product_cleanup() as (verifier, rewriter, policy):
         started = time.perf_counter()
         pooled: dict[str, list[ClaimResult]] = {b.name: [] for b in BEHAVIOURS}
         per_set: list[tuple[int, str]] = []
@@ -259,8 +252,6 @@ async def main() -> None:
                 print(f"  {metric} > {threshold:.0%}: {kind:<12} {at}")
         total = sum(len(r) for r in pooled.values())
         print(f"\n{total} claims in {time.perf_counter() - started:.1f}s")
-    finally:
-        await models.aclose()
 
 
 if __name__ == "__main__":
