@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gateway.evaluation.command import checker_verifier
 from gateway.evaluation.metrics import BootstrapSpec, MetricContext
-from gateway.evaluation.records import AnswerCheck, Question, SystemAnswer
+from gateway.evaluation.records import AnswerCheck, EvalRecord, Question, SystemAnswer
 from gateway.evaluation.runner import RunPaths, collect, open_run, records_by_system, summarise
 from gateway.evaluation.scoring import KnowledgeBaseFirst, StatementChecker
 from gateway.evaluation.systems import load_replay
@@ -166,9 +166,35 @@ class TimedChecker:
         return result
 
 
-async def score(replay: Path, checker: StatementChecker, work: Path) -> tuple[dict[str, Any], list[float]]:
-    """The harness over one labelled replay file: the system's results (with ``agreement``) and the
-    seconds per answer."""
+def disagreements(records: list[EvalRecord]) -> list[str]:
+    """One line per labelled claim the harness decided against the people: what it said and why."""
+    lines = []
+    for record in records:
+        text = record.answer.answer
+        for label in record.answer.human_labels:
+            statements = [
+                c
+                for c in record.check.claims
+                if c.start is not None and c.start < label.end and (c.end or 0) > label.start
+            ]
+            calls = {c.outcome for c in statements}
+            said_yes = calls == {"supported"}
+            decided = said_yes or bool(calls & {"contradicted", "unsupported"})
+            if decided and said_yes != label.supported:
+                why = "; ".join(f"{c.outcome}/{c.check}: {c.reason[:90]}" for c in statements)
+                human = "supported" if label.supported else "not supported"
+                lines.append(
+                    f"  {record.question.id}: people: {human}; harness: {why}\n"
+                    f"    {text[label.start : label.end][:160]}"
+                )
+    return lines
+
+
+async def score(
+    replay: Path, checker: StatementChecker, work: Path
+) -> tuple[dict[str, Any], list[float], list[EvalRecord]]:
+    """The harness over one labelled replay file: the system's results (with ``agreement``), the
+    seconds per answer, and the records."""
     questions, system = load_replay(replay)
     timed = TimedChecker(checker)
     paths = RunPaths(work / replay.stem)
@@ -176,7 +202,7 @@ async def score(replay: Path, checker: StatementChecker, work: Path) -> tuple[di
     await collect(questions, [system], timed, log, progress=False)
     grouped = records_by_system(log, questions, [system.name])
     results = summarise(grouped, MetricContext(0.0), BootstrapSpec(resamples=200, seed=1), {})
-    return results["systems"][system.name], timed.seconds
+    return results["systems"][system.name], timed.seconds, grouped[system.name]
 
 
 def _pct(value: float | None) -> str:
@@ -188,7 +214,7 @@ def _num(value: float | None) -> str:
 
 
 HEADER = (
-    f"{'set':<16}{'split':<6}{'ans':>5}{'claims':>7}{'decided':>8}{'agree':>7}{'bal':>6}{'P(sup)':>7}"
+    f"{'set':<16}{'split':<6}{'ans':>5}{'claims':>7}{'decided (n)':>12}{'agree':>7}{'bal':>6}{'P(sup)':>7}"
     f"{'P(con)':>7}{'forced':>7}{'fbal':>6}  {'human':>6} {'range (statement)':<16}{'in':>4}"
     f"  {'human':>6} {'range (response)':<16}{'in':>4}{'med s':>7}{'p95 s':>7}"
 )
@@ -201,7 +227,8 @@ def row(set_name: str, split: str, system: dict[str, Any], seconds: list[float])
     inside = {True: "yes", False: "NO", None: "n/a"}
     p95 = statistics.quantiles(seconds, n=20)[-1] if len(seconds) >= 2 else (seconds[0] if seconds else 0.0)
     return (
-        f"{set_name:<16}{split:<6}{a['labelled_answers']:>5}{a['labelled_claims']:>7}{_pct(a['decided_share']):>8}"
+        f"{set_name:<16}{split:<6}{a['labelled_answers']:>5}{a['labelled_claims']:>7}"
+        f"{_pct(a['decided_share']):>7}{decided['claims']:>5}"
         f"{_pct(decided['agreement']):>7}{_num(decided['balanced_accuracy']):>6}"
         f"{_pct(a['precision']['supported']):>7}{_pct(a['precision']['contradicted']):>7}"
         f"{_pct(forced['agreement']):>7}{_num(forced['balanced_accuracy']):>6}  "
@@ -245,11 +272,13 @@ async def main(args: argparse.Namespace) -> int:
                         _write(target, lines)
                         jobs.append((name, split, target))
             for name, split, path in jobs:
-                system, seconds = await score(path, checker, work)
+                system, seconds, records = await score(path, checker, work)
                 if "agreement" not in system:
                     print(f"{name:<16}{split:<6} no human_labels in {path}")
                     continue
                 print(row(name, split, system, seconds), flush=True)
+                if args.show_disagreements:
+                    print("\n".join(disagreements(records)), flush=True)
     finally:
         await models.aclose()
     return 0
@@ -266,4 +295,7 @@ if __name__ == "__main__":
     parser.add_argument("--checker", choices=("local", "judge", "gateway"), default="local")
     parser.add_argument("--replay", type=Path, nargs="*", help="score these labelled replay files instead")
     parser.add_argument("--write-replays", type=Path, help="keep the built replay files in this directory")
+    parser.add_argument(
+        "--show-disagreements", action="store_true", help="list the decided claims the people disagree with"
+    )
     sys.exit(asyncio.run(main(parser.parse_args())))
