@@ -214,7 +214,7 @@ def _num(value: float | None) -> str:
 
 
 HEADER = (
-    f"{'set':<16}{'split':<6}{'ans':>5}{'claims':>7}{'decided (n)':>12}{'agree':>7}{'bal':>6}{'P(sup)':>7}"
+    f"{'set':<16} {'split':<6}{'ans':>5}{'claims':>7}{'decided (n)':>12}{'agree':>7}{'bal':>6}{'P(sup)':>7}"
     f"{'P(con)':>7}{'forced':>7}{'fbal':>6}  {'human':>6} {'range (statement)':<16}{'in':>4}"
     f"  {'human':>6} {'range (response)':<16}{'in':>4}{'med s':>7}{'p95 s':>7}"
 )
@@ -227,7 +227,7 @@ def row(set_name: str, split: str, system: dict[str, Any], seconds: list[float])
     inside = {True: "yes", False: "NO", None: "n/a"}
     p95 = statistics.quantiles(seconds, n=20)[-1] if len(seconds) >= 2 else (seconds[0] if seconds else 0.0)
     return (
-        f"{set_name:<16}{split:<6}{a['labelled_answers']:>5}{a['labelled_claims']:>7}"
+        f"{set_name:<16} {split:<6}{a['labelled_answers']:>5}{a['labelled_claims']:>7}"
         f"{_pct(a['decided_share']):>7}{decided['claims']:>5}"
         f"{_pct(decided['agreement']):>7}{_num(decided['balanced_accuracy']):>6}"
         f"{_pct(a['precision']['supported']):>7}{_pct(a['precision']['contradicted']):>7}"
