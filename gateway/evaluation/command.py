@@ -132,7 +132,7 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
     print(
         f"{computed} answers computed, {len(questions) * len(wiring.systems) - computed} resumed from the log"
     )
-    print(f"checker: {checker.name} ({point.checker}); operating point: {point.describe()}")
+    print(f"checker: {checker.name} (--checker {point.checker})")
     print(format_summary(results))
     for note in results["notes"]:
         print(f"note: {note}")

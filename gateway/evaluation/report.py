@@ -162,6 +162,8 @@ RANGE_LEVELS = (
 UNDECIDED_FILL = "#eaeef2"
 REJECTED_FILL = "#ffebe9"
 HUMAN_COLOUR = "#cf222e"
+_RANGE_VALUE_W = 330
+"""Room for a range's label ("gateway: 85.5%–100.0% (14.5% undecided)") right of the range chart."""
 
 
 def fmt_range(ranged: Mapping[str, Any] | None) -> str:
@@ -181,7 +183,7 @@ def range_chart(results: Mapping[str, Any], systems: Sequence[str]) -> Markup:
     palette = colours(systems)
     group_h = _ROW * len(systems) + _GAP
     height = group_h * len(RANGE_LEVELS) + 30
-    width = _LABEL_W + _PLOT_W + _VALUE_W
+    width = _LABEL_W + _PLOT_W + _RANGE_VALUE_W
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-label="Support ranges" class="support-ranges" '
