@@ -50,6 +50,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from gateway.evaluation.agreement import Call, labelled_claims
 from gateway.evaluation.command import checker_verifier
 from gateway.evaluation.metrics import BootstrapSpec, MetricContext
 from gateway.evaluation.records import AnswerCheck, EvalRecord, Question, SystemAnswer
@@ -167,26 +168,18 @@ class TimedChecker:
 
 
 def disagreements(records: list[EvalRecord]) -> list[str]:
-    """One line per labelled claim the harness decided against the people: what it said and why."""
+    """One line per labelled claim the harness decided against the people: what it said and why (the
+    matching and calls of ``gateway.evaluation.agreement.labelled_claims``)."""
+    answers = {r.question.id: r.answer.answer for r in records}
     lines = []
-    for record in records:
-        text = record.answer.answer
-        for label in record.answer.human_labels:
-            statements = [
-                c
-                for c in record.check.claims
-                if c.start is not None and c.start < label.end and (c.end or 0) > label.start
-            ]
-            calls = {c.outcome for c in statements}
-            said_yes = calls == {"supported"}
-            decided = said_yes or bool(calls & {"contradicted", "unsupported"})
-            if decided and said_yes != label.supported:
-                why = "; ".join(f"{c.outcome}/{c.check}: {c.reason[:90]}" for c in statements)
-                human = "supported" if label.supported else "not supported"
-                lines.append(
-                    f"  {record.question.id}: people: {human}; harness: {why}\n"
-                    f"    {text[label.start : label.end][:160]}"
-                )
+    for claim in labelled_claims(records):
+        if not claim.call.decided or (claim.call is Call.SUPPORTED) == claim.human_supported:
+            continue
+        why = "; ".join(f"{s.outcome}/{s.check}: {s.reason[:90]}" for s in claim.statements)
+        human = "supported" if claim.human_supported else "not supported"
+        span = claim.label
+        text = answers[claim.question_id][span.start : span.end] if span else ""
+        lines.append(f"  {claim.question_id}: people: {human}; harness: {why}\n    {text[:160]}")
     return lines
 
 

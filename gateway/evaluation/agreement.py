@@ -49,6 +49,9 @@ class LabelledClaim:
     question_id: str
     human_supported: bool
     call: Call
+    label: HumanLabel | None = None
+    statements: tuple[StatementCheck, ...] = ()
+    """The harness's statements matched to this claim (what its call was made from)."""
 
 
 def _overlap(statement: StatementCheck, label: HumanLabel) -> int:
@@ -78,7 +81,7 @@ def labelled_claims(records: Sequence[EvalRecord]) -> list[LabelledClaim]:
         if not labels:
             continue
         if not record.check.scored:
-            found.extend(LabelledClaim(record.question.id, h.supported, Call.NOT_CHECKED) for h in labels)
+            found.extend(LabelledClaim(record.question.id, h.supported, Call.NOT_CHECKED, h) for h in labels)
             continue
         matched: dict[int, list[StatementCheck]] = {i: [] for i in range(len(labels))}
         for statement in record.check.claims:
@@ -87,7 +90,7 @@ def labelled_claims(records: Sequence[EvalRecord]) -> list[LabelledClaim]:
             if overlaps[best] > 0:
                 matched[best].append(statement)
         found.extend(
-            LabelledClaim(record.question.id, label.supported, _call(matched[i]))
+            LabelledClaim(record.question.id, label.supported, _call(matched[i]), label, tuple(matched[i]))
             for i, label in enumerate(labels)
         )
     return found
