@@ -262,3 +262,28 @@ def test_range_chart_draws_verified_undecided_and_rejected_in_proportion() -> No
     assert "replay: 25.0%–75.0% (50.0% undecided)" in svg
     assert "gateway: 100.0% (none undecided)" in svg
     assert "gateway: n/a" in svg
+
+
+def test_checker_choices_build_the_product_verifier_at_their_operating_point(embedder: Any) -> None:
+    from gateway.evaluation.command import checker_verifier
+    from gateway.models import ModelPool
+    from gateway.policy.loader import load_policy
+    from gateway.resources import bundled
+    from gateway.settings import Secret, Settings
+
+    policy = load_policy(bundled("policies"), "general")
+    with_judge = Settings(judge_base_url="http://127.0.0.1:9/v1", judge_api_key=Secret("k"))
+    models = ModelPool(with_judge)
+    points = {
+        choice: checker_verifier(choice, policy, embedder, None, with_judge, models)[1]
+        for choice in ("local", "judge", "gateway")
+    }
+    # local never uses the judge, even when one is configured; judge and gateway do
+    assert points["local"].verifier.startswith("cascade[local] ")
+    assert not points["local"].judge
+    for choice in ("judge", "gateway"):
+        assert points[choice].verifier.startswith("cascade[local+judge] "), choice
+        assert points[choice].judge, choice
+    digests = {point.policy_digest for point in points.values()}
+    assert digests == {policy_digest(policy.thresholds.verification)}
+    assert points["local"].describe().endswith(f"verification policy sha256:{digests.pop()}")
