@@ -48,9 +48,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed")
     parser.add_argument(
         "--checker",
-        choices=("local", "gateway"),
+        choices=("local", "judge", "gateway"),
         default="local",
-        help="verifier checking every statement: local entailment (default) or the gateway's own",
+        help="the gateway's verifier (as behind /v1/verify) checking every claim: local (default; its local "
+        "stages, support reported as ranges), judge (the configured judge decides the undecided claims "
+        "only) or gateway (exactly as the gateway is configured)",
     )
     parser.add_argument(
         "--no-kb-urls",

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from gateway.bootstrap import build_services
+from gateway.bootstrap import build_services, build_verifier
 from gateway.errors import ConfigurationError
 from gateway.evaluation.arguments import GATEWAY_KEY_VARIABLE
-from gateway.evaluation.metrics import BootstrapSpec, MetricContext
+from gateway.evaluation.metrics import RANGES, BootstrapSpec, MetricContext
 from gateway.evaluation.questions import (
     BUNDLED_QUESTIONS,
     generate_questions,
@@ -27,7 +27,7 @@ from gateway.evaluation.questions import (
 from gateway.evaluation.records import Question
 from gateway.evaluation.report import render_report
 from gateway.evaluation.runner import RunPaths, collect, open_run, records_by_system, summarise, write_results
-from gateway.evaluation.scoring import AnswerChecker, KnowledgeBaseFirst, StatementChecker
+from gateway.evaluation.scoring import AnswerChecker, KnowledgeBaseFirst, OperatingPoint, StatementChecker
 from gateway.evaluation.systems import HttpGateway, InProcessGateway, RawModelSystem, System, load_replay
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.corpus import SourceDocument, load_manifest
@@ -38,7 +38,6 @@ from gateway.resources import bundled
 from gateway.services import Services
 from gateway.settings import Settings
 from gateway.verification.base import Verifier
-from gateway.verification.local import LocalEntailmentVerifier
 
 
 def run_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -107,9 +106,9 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
         services = _wire_systems(args, settings, embedder, wiring, models)
     documents = _documents(args, settings, wiring.notes)
     fetcher = SafeFetcher.from_policy(policy.thresholds.verification, settings)
-    verifier = _checker_verifier(args.checker, policy, embedder, services, settings, models)
+    verifier, point = checker_verifier(args.checker, policy, embedder, services, settings, models)
     urls = KnowledgeBaseFirst(documents, fetcher, enabled=not args.no_kb_urls)
-    checker: AnswerChecker = StatementChecker(verifier, urls)
+    checker: AnswerChecker = StatementChecker(verifier, urls, point)
     if not wiring.systems:
         raise ConfigurationError("trust-gateway eval", "--systems", "no system left to evaluate")
     out_dir = args.out or settings.data_dir / "eval" / Path(source_name).stem
@@ -124,7 +123,7 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
             services.audit.close()
     grouped = records_by_system(log, questions, [s.name for s in wiring.systems])
     results = evaluation_results(
-        grouped, questions, source_name, checker.name, wiring.descriptions, wiring.notes, policy, args
+        grouped, questions, source_name, checker.name, wiring.descriptions, wiring.notes, policy, args, point
     )
     write_results(paths, results)
     paths.report.write_text(
@@ -133,6 +132,7 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
     print(
         f"{computed} answers computed, {len(questions) * len(wiring.systems) - computed} resumed from the log"
     )
+    print(f"checker: {checker.name} (--checker {point.checker})")
     print(format_summary(results))
     for note in results["notes"]:
         print(f"note: {note}")
@@ -149,6 +149,7 @@ def evaluation_results(
     notes: list[str],
     policy: Policy,
     args: argparse.Namespace,
+    point: OperatingPoint,
 ) -> dict[str, Any]:
     notes = list(notes)
     kb_resolved = sum(
@@ -176,24 +177,50 @@ def evaluation_results(
             "fetcher, allow-listed domains only). Without network access every such URL counts invalid; "
             "run on a machine with internet access for a real URL-validity figure."
         )
-    if checker_name.endswith("+local"):
-        notes.append(
-            "Statements were checked by the local entailment verifier (MiniLM evidence search plus number, "
-            "negation, quantifier and entity checks), standing in for SourceCheckup's LLM judge."
-        )
+    notes.append(
+        f"Claims were checked by the gateway's own verifier, the one behind /v1/verify and the chat path, "
+        f"at this operating point: {point.describe()}."
+    )
     run = {
         "questions_file": source_name,
         "questions": len(questions),
         "systems": descriptions,
         "checker": checker_name,
+        "operating_point": point.to_json(),
     }
-    return summarise(
+    results = summarise(
         grouped,
         MetricContext(relevance_gate=policy.thresholds.retrieval.min_relevance),
         BootstrapSpec(resamples=args.resamples, seed=args.seed),
         run,
         notes,
     )
+    results["notes"].extend(range_notes(results, point))
+    return results
+
+
+def range_notes(results: dict[str, Any], point: OperatingPoint) -> list[str]:
+    """What the support ranges mean for this run: undecided claims make them ranges, not figures."""
+    undecided = {
+        name: system["support_ranges"]["statement_support"]["undecided"]
+        for name, system in results["systems"].items()
+        if system["support_ranges"]["statement_support"]["undecided"]
+    }
+    if not undecided:
+        return []
+    shares = ", ".join(f"{name} {share:.1%}" for name, share in undecided.items())
+    if point.judge:
+        why = (
+            "the judge left them undecided (its budget per answer, verification.judge_budget_per_request, "
+            "was spent, or it failed on them: failures are never counted as a decision)"
+        )
+    else:
+        why = "no judge was used; a judge is needed for a point figure (--checker judge)"
+    return [
+        f"Statement- and response-level support are ranges, not point figures: the checker left claims "
+        f"undecided ({shares}) and {why}. The low end counts only verified claims, the high end counts "
+        "the undecided claims as supported too; the truth lies in between."
+    ]
 
 
 def _wire_systems(
@@ -255,21 +282,34 @@ def _documents(args: argparse.Namespace, settings: Settings, notes: list[str]) -
         return []
 
 
-def _checker_verifier(
+def checker_verifier(
     choice: str,
     policy: Policy,
     embedder: Embedder,
     services: Services | None,
     settings: Settings,
     models: ModelPool,
-) -> Verifier:
-    if choice == "gateway":
-        from gateway.bootstrap import build_verifier
-
-        if services is not None:
-            return services.verifier
-        return build_verifier(settings, policy, embedder, models)
-    return LocalEntailmentVerifier(embedder, policy.thresholds.verification)
+) -> tuple[Verifier, OperatingPoint]:
+    """The product verifier (the construction behind ``/v1/verify``) at the operating point ``choice``
+    names: ``local`` without the judge, ``judge`` with the configured judge deciding only the claims the
+    local stages leave undecided, ``gateway`` exactly as the gateway is configured."""
+    thresholds = policy.thresholds.verification
+    if choice == "judge" and not settings.judge_base_url:
+        raise ConfigurationError(
+            "trust-gateway eval",
+            "--checker",
+            "'judge' needs a configured judge: set GATEWAY_JUDGE_BASE_URL (and GATEWAY_JUDGE_MODEL, "
+            "GATEWAY_JUDGE_API_KEY)",
+        )
+    if choice == "gateway" and services is not None:
+        verifier = services.verifier
+    elif choice == "local":
+        local_only = settings.model_copy(update={"judge_base_url": ""})
+        verifier = build_verifier(local_only, policy, embedder, models)
+    else:
+        verifier = build_verifier(settings, policy, embedder, models)
+    judged = choice != "local" and bool(settings.judge_base_url)
+    return verifier, OperatingPoint.of(choice, verifier, thresholds, judged)
 
 
 _SUMMARY_METRICS = (
@@ -287,10 +327,12 @@ _SUMMARY_METRICS = (
 
 
 def format_summary(results: dict[str, Any]) -> str:
-    from gateway.evaluation.report import fmt_estimate
+    from gateway.evaluation.report import fmt_estimate, fmt_range
 
     systems = list(results["systems"])
-    lines = [f"{'metric':32}" + "".join(f"{s:>34}" for s in systems)]
+    point = results.get("run", {}).get("operating_point")
+    lines = [f"operating point: {point['description']}"] if point else []
+    lines.append(f"{'metric':32}" + "".join(f"{s:>34}" for s in systems))
     for metric_id in _SUMMARY_METRICS:
         label = results["definitions"][metric_id]["label"]
         cells = [
@@ -298,4 +340,34 @@ def format_summary(results: dict[str, Any]) -> str:
             for s in systems
         ]
         lines.append(f"{label:32}" + "".join(f"{c:>34}" for c in cells))
+        if metric_id in RANGES:
+            ranged = [fmt_range(results["systems"][s]["support_ranges"][metric_id]) for s in systems]
+            lines.append(f"{'  range (verified .. +undecided)':32}" + "".join(f"{c:>34}" for c in ranged))
+    for name in systems:
+        measured = results["systems"][name].get("agreement")
+        if measured:
+            lines.append(format_agreement(name, measured))
     return "\n".join(lines)
+
+
+def format_agreement(system: str, measured: dict[str, Any]) -> str:
+    """The harness against the human labels, in two lines."""
+    decided, forced = measured["where_decided"], measured["forced"]
+
+    def pct(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.1%}"
+
+    def num(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.3f}"
+
+    inside = {True: "inside", False: "OUTSIDE", None: "n/a"}
+    return (
+        f"{system}: against {measured['labelled_claims']} human-labelled claims: decides "
+        f"{pct(measured['decided_share'])}; where it decides, agreement {pct(decided['agreement'])}, "
+        f"balanced accuracy {num(decided['balanced_accuracy'])} "
+        f"(forced yes/no: {pct(forced['agreement'])}, {num(forced['balanced_accuracy'])})\n"
+        f"{system}: human statement-level support {pct(measured['human_statement_support'])} "
+        f"({inside[measured['statement_support_inside_range']]} the range), response-level "
+        f"{pct(measured['human_response_support'])} "
+        f"({inside[measured['response_support_inside_range']]} the range)"
+    )

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from gateway.domain import VerificationStatus
 from gateway.evaluation.arguments import DEFAULT_RESAMPLES, DEFAULT_SEED
 from gateway.evaluation.records import EvalRecord, ExpectedScope
 
@@ -142,6 +143,15 @@ class MetricContext:
     """The gateway's context-relevance gate (policy ``retrieval.min_relevance``)."""
 
 
+RANGE_FAMILY = "support range"
+"""Family of the metrics that bound statement- and response-level support from above."""
+RANGES: dict[str, tuple[str, str, str]] = {
+    "statement_support": ("statement_support", "statement_support_possible", "statement_undecided"),
+    "response_support": ("response_support", "response_support_possible", "response_undecided"),
+}
+"""Per support level: the metric ids of its verified share (low end), its verified-or-undecided share
+(high end) and its undecided share (the difference)."""
+
 Unit = tuple[float, float] | None
 """One question's (numerator, denominator) for a ratio metric; None when it does not apply."""
 
@@ -174,6 +184,34 @@ def _response_support(r: EvalRecord, _: MetricContext) -> Unit:
     if not r.check.scored or supported is None:
         return None
     return (1.0 if supported else 0.0, 1.0)
+
+
+def _statement_support_possible(r: EvalRecord, _: MetricContext) -> Unit:
+    claims = r.check.claims
+    if not r.check.scored or not claims:
+        return None
+    return (float(sum(1 for c in claims if c.possibly_supported)), float(len(claims)))
+
+
+def _statement_undecided(r: EvalRecord, _: MetricContext) -> Unit:
+    claims = r.check.claims
+    if not r.check.scored or not claims:
+        return None
+    return (float(r.check.undecided_claims), float(len(claims)))
+
+
+def _response_support_possible(r: EvalRecord, _: MetricContext) -> Unit:
+    possible = r.check.response_possibly_supported
+    if not r.check.scored or possible is None:
+        return None
+    return (1.0 if possible else 0.0, 1.0)
+
+
+def _response_undecided(r: EvalRecord, _: MetricContext) -> Unit:
+    possible = r.check.response_possibly_supported
+    if not r.check.scored or possible is None:
+        return None
+    return (1.0 if possible and not r.check.response_supported else 0.0, 1.0)
 
 
 def _faithfulness(r: EvalRecord, _: MetricContext) -> Unit:
@@ -261,8 +299,9 @@ RATIO_METRICS: tuple[RatioMetric, ...] = (
         "Statement-level support",
         "SourceCheckup",
         True,
-        "Claims (informative statements of answered questions) supported by at least one source the "
-        "answer cites; pooled over all claims.",
+        "Claims (informative statements of answered questions) verified as supported by at least one "
+        "source the answer cites; pooled over all claims. The low end of the range: undecided claims "
+        "count as not supported.",
         _statement_support,
     ),
     RatioMetric(
@@ -270,8 +309,45 @@ RATIO_METRICS: tuple[RatioMetric, ...] = (
         "Response-level support",
         "SourceCheckup",
         True,
-        "Answers with at least one claim whose every claim is supported.",
+        "Answers with at least one claim whose every claim is verified as supported (the low end of "
+        "the range).",
         _response_support,
+    ),
+    RatioMetric(
+        "statement_support_possible",
+        "Statement-level support, upper end",
+        RANGE_FAMILY,
+        True,
+        "Claims supported or left undecided (not_verified) by the checker: the most statement-level "
+        "support could be once a judge decides the undecided claims.",
+        _statement_support_possible,
+    ),
+    RatioMetric(
+        "statement_undecided",
+        "Claims left undecided",
+        RANGE_FAMILY,
+        False,
+        "Claims the checker could neither verify nor reject (not_verified): the width of the "
+        "statement-level range.",
+        _statement_undecided,
+    ),
+    RatioMetric(
+        "response_support_possible",
+        "Response-level support, upper end",
+        RANGE_FAMILY,
+        True,
+        "Answers with at least one claim whose every claim is supported or undecided (none "
+        "contradicted or decided unsupported).",
+        _response_support_possible,
+    ),
+    RatioMetric(
+        "response_undecided",
+        "Answers left undecided",
+        RANGE_FAMILY,
+        False,
+        "Answers whose support depends on undecided claims (none rejected, not all supported): the "
+        "width of the response-level range.",
+        _response_undecided,
     ),
     RatioMetric(
         "conversational_faithfulness",
@@ -422,9 +498,32 @@ def counts(records: Sequence[EvalRecord]) -> dict[str, Any]:
         "scored_answers": sum(1 for r in records if r.check.scored),
         "claims": sum(len(r.check.claims) for r in records),
         "supported_claims": sum(r.check.supported_claims for r in records),
+        "claims_by_status": _statuses(records),
         "conversational_statements": sum(1 for r in records for s in r.check.statements if s.verdict is None),
         "urls": urls,
         "refusals_by_reason": reasons,
         "errors": sum(1 for r in records if r.answer.error is not None),
         "check_errors": sum(1 for r in records if r.check.error is not None),
     }
+
+
+def support_ranges(metrics: Mapping[str, Estimate]) -> dict[str, dict[str, float | None]]:
+    """Statement- and response-level support as ``{low, high, undecided}`` from a system's metrics."""
+    return {
+        level: {
+            "low": _round(metrics[low].value),
+            "high": _round(metrics[high].value),
+            "undecided": _round(metrics[undecided].value),
+        }
+        for level, (low, high, undecided) in RANGES.items()
+    }
+
+
+def _statuses(records: Sequence[EvalRecord]) -> dict[str, int]:
+    """Claims per verification outcome (supported, contradicted, unsupported, not_verified)."""
+    found: dict[str, int] = {status.value: 0 for status in VerificationStatus}
+    for r in records:
+        for claim in r.check.claims:
+            outcome = claim.outcome or "unknown"
+            found[outcome] = found.get(outcome, 0) + 1
+    return found

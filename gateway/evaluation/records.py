@@ -16,6 +16,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from gateway.domain import VerificationStatus
 from gateway.errors import ConfigurationError
 
 
@@ -71,6 +72,19 @@ class SystemAnswer:
     retrieved_documents: tuple[str, ...] = ()
     error: str | None = None
     """The system failed to answer at all (for example the raw upstream was unreachable)."""
+    human_labels: tuple[HumanLabel, ...] = ()
+    """Replay only: per-claim support labels a person gave (empty when the replay has none)."""
+
+
+@dataclass(frozen=True)
+class HumanLabel:
+    """A person's support label for one claim of a recorded answer (a labelled replay): the claim's
+    characters ``answer[start:end]`` and whether its cited sources support it. The harness measures
+    itself against these (``gateway.evaluation.agreement``)."""
+
+    start: int
+    end: int
+    supported: bool
 
 
 class UrlStatus(StrEnum):
@@ -101,10 +115,31 @@ class StatementCheck:
     score: float | None = None
     check: str = ""
     reason: str = ""
+    status: str | None = None
+    """What verification established (``VerificationStatus``): supported / contradicted / unsupported
+    (decided) / not_verified (undecided). None for conversational statements, and in records written
+    before the status existed (then ``outcome`` reads the verdict as decided)."""
+    start: int | None = None
+    """The statement's characters in the answer, ``answer[start:end]`` (None in older records)."""
+    end: int | None = None
 
     @property
     def supported(self) -> bool:
         return self.verdict == "supported"
+
+    @property
+    def outcome(self) -> str | None:
+        """The status, or for older records the verdict (their checker decided every claim)."""
+        return self.status if self.status is not None else self.verdict
+
+    @property
+    def undecided(self) -> bool:
+        return self.outcome == VerificationStatus.NOT_VERIFIED.value
+
+    @property
+    def possibly_supported(self) -> bool:
+        """Supported, or left undecided: the upper end of a support range."""
+        return self.supported or self.undecided
 
 
 @dataclass(frozen=True)
@@ -129,10 +164,21 @@ class AnswerCheck:
         return sum(1 for s in self.claims if s.supported)
 
     @property
+    def undecided_claims(self) -> int:
+        return sum(1 for s in self.claims if s.undecided)
+
+    @property
     def response_supported(self) -> bool | None:
         """Every claim supported; None when the answer makes no claim."""
         claims = self.claims
         return None if not claims else all(c.supported for c in claims)
+
+    @property
+    def response_possibly_supported(self) -> bool | None:
+        """Every claim supported or undecided (none contradicted or decided unsupported): the upper end
+        of response-level support; None when the answer makes no claim."""
+        claims = self.claims
+        return None if not claims else all(c.possibly_supported for c in claims)
 
     def informative_sentences(self) -> dict[int, bool]:
         """Per informative sentence (one holding a claim): grounded when all its claims are supported."""
@@ -187,6 +233,7 @@ def answer_from_json(data: Mapping[str, Any]) -> SystemAnswer:
         best_relevance=data.get("best_relevance"),
         retrieved_documents=tuple(data.get("retrieved_documents", ())),
         error=data.get("error"),
+        human_labels=tuple(HumanLabel(**h) for h in data.get("human_labels", ())),
     )
 
 

@@ -154,6 +154,95 @@ def fmt_difference(estimate: Mapping[str, Any] | None) -> str:
     return text
 
 
+RANGE_LEVELS = (
+    ("statement_support", "Statement-level support"),
+    ("response_support", "Response-level support"),
+)
+"""The support levels the range chart draws, with their labels."""
+UNDECIDED_FILL = "#eaeef2"
+REJECTED_FILL = "#ffebe9"
+HUMAN_COLOUR = "#cf222e"
+_RANGE_VALUE_W = 330
+"""Room for a range's label ("gateway: 85.5%–100.0% (14.5% undecided)") right of the range chart."""
+
+
+def fmt_range(ranged: Mapping[str, Any] | None) -> str:
+    """ "40.0%–75.0% (35.0% undecided)", a point "40.0% (none undecided)", or "n/a"."""
+    if not ranged or ranged.get("low") is None or ranged.get("high") is None:
+        return "n/a"
+    low, high, undecided = float(ranged["low"]), float(ranged["high"]), float(ranged.get("undecided") or 0.0)
+    if not undecided:
+        return f"{low:.1%} (none undecided)"
+    return f"{low:.1%}–{high:.1%} ({undecided:.1%} undecided)"
+
+
+def range_chart(results: Mapping[str, Any], systems: Sequence[str]) -> Markup:
+    """Statement- and response-level support as ranges: per system and level, one bar from 0 to 100%:
+    verified (the system's colour), undecided (hatched grey), decided not supported (pale red); the
+    people's figure, when the replay carries human labels, is a red tick."""
+    palette = colours(systems)
+    group_h = _ROW * len(systems) + _GAP
+    height = group_h * len(RANGE_LEVELS) + 30
+    width = _LABEL_W + _PLOT_W + _RANGE_VALUE_W
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="Support ranges" class="support-ranges" '
+        'font-family="system-ui, sans-serif" font-size="12">'
+        '<defs><pattern id="undecided" width="6" height="6" patternUnits="userSpaceOnUse" '
+        'patternTransform="rotate(45)">'
+        f'<rect width="6" height="6" fill="{UNDECIDED_FILL}"/>'
+        '<line x1="0" y1="0" x2="0" y2="6" stroke="#8c959f" stroke-width="2"/></pattern></defs>'
+    ]
+    for tick in range(5):
+        x = _scale(tick / 4, 1.0)
+        parts.append(
+            f'<line x1="{x:.1f}" y1="0" x2="{x:.1f}" y2="{height - 20}" stroke="#d0d7de" stroke-width="1"/>'
+            f'<text x="{x:.1f}" y="{height - 6}" text-anchor="middle" fill="#57606a">{tick / 4:.0%}</text>'
+        )
+    for g, (level, label) in enumerate(RANGE_LEVELS):
+        top = g * group_h
+        parts.append(
+            f'<text x="{_LABEL_W - 8}" y="{top + _ROW * len(systems) / 2 + 4:.1f}" text-anchor="end" '
+            f'font-weight="600">{escape(label)}</text>'
+        )
+        for s, system in enumerate(systems):
+            y = top + s * _ROW
+            parts.append(_range_row(results["systems"][system], level, system, palette[system], y))
+    parts.append("</svg>")
+    return Markup("".join(parts))  # noqa: S704 - built here from escaped labels and numbers only
+
+
+def _range_row(system_results: Mapping[str, Any], level: str, system: str, colour: str, y: float) -> str:
+    ranged = system_results.get("support_ranges", {}).get(level) or {}
+    low, high = ranged.get("low"), ranged.get("high")
+    if low is None or high is None:
+        return f'<text x="{_LABEL_W + 4}" y="{y + 15}" fill="#57606a">{escape(system)}: n/a</text>'
+    text = escape(f"{system}: {fmt_range(ranged)}")
+    segments = (
+        ("verified", 0.0, float(low), colour),
+        ("undecided", float(low), float(high), "url(#undecided)"),
+        ("rejected", float(high), 1.0, REJECTED_FILL),
+    )
+    parts = []
+    for part, start, end, fill in segments:
+        if end > start:
+            x, w = _scale(start, 1.0), _scale(end, 1.0) - _scale(start, 1.0)
+            parts.append(
+                f'<rect data-part="{part}" x="{x:.1f}" y="{y + 3}" width="{w:.1f}" height="{_ROW - 6}" '
+                f'fill="{fill}"><title>{text}</title></rect>'
+            )
+    human = (system_results.get("agreement") or {}).get(f"human_{level}")
+    if human is not None:
+        x = _scale(float(human), 1.0)
+        parts.append(
+            f'<line data-part="human" x1="{x:.1f}" y1="{y + 1}" x2="{x:.1f}" y2="{y + _ROW - 1}" '
+            f'stroke="{HUMAN_COLOUR}" stroke-width="3"><title>{escape(system)}: people say '
+            f"{float(human):.1%}</title></line>"
+        )
+    parts.append(f'<text x="{_LABEL_W + _PLOT_W + 6}" y="{y + 15}" fill="{colour}">{text}</text>')
+    return "".join(parts)
+
+
 def question_rows(grouped: Mapping[str, Sequence[EvalRecord]]) -> list[dict[str, Any]]:
     """One row per question: its scope and, per system, a short outcome."""
     rows: dict[str, dict[str, Any]] = {}
@@ -184,6 +273,8 @@ def _outcome(r: EvalRecord) -> dict[str, str]:
     claims = r.check.claims
     valid = sum(1 for u in r.check.urls if u.valid)
     status = f"{r.check.supported_claims}/{len(claims)} claims supported"
+    if r.check.undecided_claims:
+        status += f", {r.check.undecided_claims} undecided"
     if r.check.urls:
         status += f"; {valid}/{len(r.check.urls)} URLs valid"
     css = "good" if claims and r.check.supported_claims == len(claims) else "bad"
@@ -202,6 +293,7 @@ def render_report(
     )
     env.filters["estimate"] = fmt_estimate
     env.filters["difference"] = fmt_difference
+    env.filters["support_range"] = fmt_range
     systems = list(results["systems"])
     definitions = results["definitions"]
 
@@ -211,6 +303,7 @@ def render_report(
         ]
 
     quality = [m for m, d in definitions.items() if d["family"] in ("SourceCheckup", "ASTRID")]
+    ranges = range_chart(results, systems)
     harness = [
         "supported_answer_rate",
         "retrieval_hit",
@@ -222,6 +315,7 @@ def render_report(
         "quality": bar_chart(rows(quality), systems, maximum=1.0),
         "harness": bar_chart(rows(harness), systems, maximum=1.0),
         "latency": bar_chart(rows(["latency_median", "latency_p95"]), systems, percent=False),
+        "ranges": ranges,
     }
     template = env.get_template("eval/report.html.j2")
     return template.render(
@@ -231,4 +325,5 @@ def render_report(
         definitions=definitions,
         charts=charts,
         questions=question_rows(grouped),
+        labelled=any("agreement" in results["systems"][s] for s in systems),
     )

@@ -2,7 +2,8 @@
 
 The output directory holds:
 
-- ``run.json``: the question set's fingerprint and the checker, so a resume cannot mix two runs;
+- ``run.json``: the question set's fingerprint, the checker and its operating point, so a resume cannot
+  mix two runs (or two verifier operating points);
 - ``records.jsonl``: one fsync'd line per (system, question id): the answer and its check;
 - ``results.json``: the metrics with bootstrap intervals (recomputed from the records every time);
 - ``report.html``: the same, as a side-by-side report with charts.
@@ -23,6 +24,7 @@ from typing import Any
 from tqdm import tqdm
 
 from gateway.errors import ConfigurationError
+from gateway.evaluation.agreement import agreement_report
 from gateway.evaluation.metrics import (
     LATENCY_METRICS,
     RATIO_METRICS,
@@ -30,6 +32,7 @@ from gateway.evaluation.metrics import (
     MetricContext,
     compare,
     counts,
+    support_ranges,
     system_metrics,
 )
 from gateway.evaluation.questions import questions_digest
@@ -63,6 +66,8 @@ def open_run(paths: RunPaths, questions: Sequence[Question], checker: AnswerChec
     """Open (or start) the run in ``paths.out_dir``; refuses to resume a run of other questions."""
     paths.out_dir.mkdir(parents=True, exist_ok=True)
     manifest = {"questions_digest": questions_digest(questions), "checker": checker.name}
+    if checker.operating_point is not None:
+        manifest["operating_point"] = checker.operating_point.describe()
     if paths.manifest.exists():
         previous = json.loads(paths.manifest.read_text(encoding="utf-8"))
         for key, value in manifest.items():
@@ -127,13 +132,18 @@ def summarise(
     notes: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The results document: per-system metrics, paired comparisons, definitions and notes."""
-    systems = {
-        name: {
-            "metrics": {k: v.to_json() for k, v in system_metrics(records, ctx, spec).items()},
+    systems: dict[str, Any] = {}
+    for name, records in grouped.items():
+        metrics = system_metrics(records, ctx, spec)
+        ranges = support_ranges(metrics)
+        systems[name] = {
+            "metrics": {k: v.to_json() for k, v in metrics.items()},
+            "support_ranges": ranges,
             "counts": counts(records),
         }
-        for name, records in grouped.items()
-    }
+        measured = agreement_report(records, ranges)
+        if measured is not None:
+            systems[name]["agreement"] = measured
     names = list(grouped)
     comparisons = []
     for i, a in enumerate(names):

@@ -15,9 +15,12 @@ text; refused and failed answers are not scored; emergency direction is detected
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import Protocol
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from gateway.checkonly.inputs import SourceInput
@@ -35,13 +38,50 @@ from gateway.evaluation.records import (
 )
 from gateway.fetching.result import FetchReason, FetchResult
 from gateway.knowledge.corpus import SourceDocument
-from gateway.verification.base import Verifier
+from gateway.policy.verification import VerificationPolicy
+from gateway.verification.base import Verifier, operating_point
+
+POLICY_DIGEST_CHARS = 12
+"""Hex characters of the verification policy's digest shown in reports."""
+
+
+def policy_digest(policy: VerificationPolicy) -> str:
+    """A short SHA-256 of every verification threshold's value: two runs with the same digest decided
+    with the same policy."""
+    values = json.dumps(asdict(policy), sort_keys=True, default=str)
+    return hashlib.sha256(values.encode("utf-8")).hexdigest()[:POLICY_DIGEST_CHARS]
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """The verifier that checked the answers, as every output of the harness names it."""
+
+    checker: str
+    """``--checker``: local (the product verifier's local stages), judge (with the configured judge
+    for the undecided claims) or gateway (exactly as the gateway is configured)."""
+    verifier: str
+    """The verifier's own operating point (``verification.base.operating_point``): stages, thresholds."""
+    policy_digest: str
+    """``policy_digest`` of the verification thresholds it ran with."""
+    judge: bool
+    """A judge (or entailment model) decides the claims the local checker leaves undecided."""
+
+    @classmethod
+    def of(cls, checker: str, verifier: Verifier, policy: VerificationPolicy, judge: bool) -> OperatingPoint:
+        return cls(checker, operating_point(verifier), policy_digest(policy), judge)
+
+    def describe(self) -> str:
+        return f"{self.verifier}; verification policy sha256:{self.policy_digest}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "description": self.describe()}
 
 
 class AnswerChecker(Protocol):
     """Scores one system answer: per-statement verdicts, URL validity, emergency direction."""
 
     name: str
+    operating_point: OperatingPoint | None
 
     async def check(self, question: Question, answer: SystemAnswer) -> AnswerCheck: ...
 
@@ -118,10 +158,13 @@ class KnowledgeBaseFirst:
 class StatementChecker:
     """AnswerChecker over ``gateway.checkonly.service.check_answer`` with any Verifier."""
 
-    def __init__(self, verifier: Verifier, urls: KnowledgeBaseFirst) -> None:
+    def __init__(
+        self, verifier: Verifier, urls: KnowledgeBaseFirst, point: OperatingPoint | None = None
+    ) -> None:
         self._verifier = verifier
         self._urls = urls
         self.name = f"check_answer+{verifier.name}"
+        self.operating_point = point
 
     async def check(self, question: Question, answer: SystemAnswer) -> AnswerCheck:
         emergency = directs_to_emergency(answer.answer)
@@ -185,4 +228,7 @@ def _statement(statement: CheckedStatement, sentence_index: int) -> StatementChe
         score=statement.score,
         check=statement.check or "",
         reason=statement.reason,
+        status=statement.status.value if statement.status is not None else None,
+        start=statement.span.start,
+        end=statement.span.end,
     )

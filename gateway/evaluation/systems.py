@@ -24,7 +24,7 @@ import openai
 from gateway.domain import ChatRequest, Message, Role
 from gateway.errors import ConfigurationError, UpstreamError
 from gateway.evaluation.questions import parse_question
-from gateway.evaluation.records import Question, SourceRef, SystemAnswer
+from gateway.evaluation.records import HumanLabel, Question, SourceRef, SystemAnswer
 from gateway.evaluation.scoring import looks_like_refusal
 from gateway.models.base import ChatModel
 from gateway.pipeline.run import answer as gateway_answer
@@ -293,7 +293,8 @@ class ReplaySystem:
 
 def load_replay(path: Path, name: str = "replay") -> tuple[list[Question], ReplaySystem]:
     """Read recorded answers (JSONL). Each line: question, answer, sources; optional id, scope,
-    refused (bool), latency_seconds. A source is a URL string, a text string, or an object with
+    refused (bool), latency_seconds, human_labels (per-claim support labels a person gave, for
+    measuring the harness: ``_human_labels``). A source is a URL string, a text string, or an object with
     url/title/text (and optionally its number as ``id``)."""
     if not path.is_file():
         raise ConfigurationError(str(path), "-", "replay file not found")
@@ -318,6 +319,7 @@ def load_replay(path: Path, name: str = "replay") -> tuple[list[Question], Repla
             raise ConfigurationError(str(path), f"line {number}.refused", "must be true or false")
         detected = looks_like_refusal(text) if refused is None else refused
         latency = data.get("latency_seconds")
+        labels = _human_labels(data.get("human_labels", []), text, str(path), number)
         questions.append(question)
         answers[question.id] = SystemAnswer(
             system=name,
@@ -327,10 +329,37 @@ def load_replay(path: Path, name: str = "replay") -> tuple[list[Question], Repla
             refused=detected,
             refusal_reason=("recorded" if refused is not None else "detected") if detected else None,
             latency_seconds=float(latency) if isinstance(latency, int | float) else None,
+            human_labels=labels,
         )
     if not questions:
         raise ConfigurationError(str(path), "-", "the replay file is empty")
     return questions, ReplaySystem(answers, name)
+
+
+def _human_labels(items: Any, answer: str, source: str, line: int) -> tuple[HumanLabel, ...]:
+    """``human_labels``: ``[{"claim": text of the answer, "supported": bool}, ...]`` in answer order;
+    each claim is found in the answer after the previous one."""
+    if not isinstance(items, list):
+        raise ConfigurationError(source, f"line {line}.human_labels", "must be a list")
+    labels: list[HumanLabel] = []
+    cursor = 0
+    for position, item in enumerate(items):
+        where = f"line {line}.human_labels[{position}]"
+        if not isinstance(item, dict):
+            raise ConfigurationError(source, where, "must be an object with 'claim' and 'supported'")
+        claim, supported = item.get("claim"), item.get("supported")
+        if not isinstance(claim, str) or not claim.strip():
+            raise ConfigurationError(source, f"{where}.claim", "must be a non-empty string")
+        if not isinstance(supported, bool):
+            raise ConfigurationError(source, f"{where}.supported", "must be true or false")
+        start = answer.find(claim, cursor)
+        if start < 0:
+            raise ConfigurationError(
+                source, f"{where}.claim", "is not in the answer (after the previous labelled claim)"
+            )
+        cursor = start + len(claim)
+        labels.append(HumanLabel(start, cursor, supported))
+    return tuple(labels)
 
 
 def _replay_sources(items: Any, source: str, line: int) -> tuple[SourceRef, ...]:

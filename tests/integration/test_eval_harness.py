@@ -8,12 +8,15 @@ checking any question twice, and gives the same records as an uninterrupted run.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
+from html import escape
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gateway.evaluation.command import checker_verifier
 from gateway.evaluation.metrics import BootstrapSpec, MetricContext
 from gateway.evaluation.questions import GENERATION_PROMPT, load_questions, write_questions
 from gateway.evaluation.records import AnswerCheck, ExpectedScope, Question, RecordLog, SystemAnswer
@@ -23,10 +26,10 @@ from gateway.evaluation.scoring import KnowledgeBaseFirst, StatementChecker
 from gateway.evaluation.systems import RAW_PROMPT, HttpGateway, InProcessGateway, RawModelSystem, load_replay
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.corpus import load_manifest
-from gateway.models import OpenAIChatModel
+from gateway.models import ModelPool, OpenAIChatModel
 from gateway.resources import bundled
+from gateway.settings import Settings
 from gateway.testing import Reply, ScriptedUpstream, contract_answer, serve_in_thread
-from gateway.verification.local import LocalEntailmentVerifier
 from tests.conftest import FIXTURE_KB
 from tests.support.stack import running_gateway
 
@@ -119,13 +122,16 @@ def services(upstream, make_services):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def checker(embedder):  # type: ignore[no-untyped-def]
+    """The product verifier at its local operating point, built as ``trust-gateway eval`` builds it."""
     from gateway.policy.loader import load_policy
 
     policy = load_policy(bundled("policies"), "general")
     urls = KnowledgeBaseFirst(
         load_manifest(FIXTURE_KB), SafeFetcher.from_policy(policy.thresholds.verification)
     )
-    return StatementChecker(LocalEntailmentVerifier(embedder, policy.thresholds.verification), urls)
+    settings = Settings(judge_base_url="")
+    verifier, point = checker_verifier("local", policy, embedder, None, settings, ModelPool(settings))
+    return StatementChecker(verifier, urls, point)
 
 
 def raw_system(base_url: str) -> RawModelSystem:
@@ -146,6 +152,12 @@ EXPECTED_RAW = {
     "url_validity": 2 / 3,  # PARA (KB), IBU (KB) valid; UNKNOWN refused
     "statement_support": 3 / 6,  # q1 2/2, q2 1/2, q3 0/2
     "response_support": 1 / 3,  # q1 only
+    # q2's second claim cites a page that could not be fetched: undecided (the page might support it);
+    # q3's claims have no source at all: decided unsupported
+    "statement_support_possible": 4 / 6,
+    "statement_undecided": 1 / 6,
+    "response_support_possible": 2 / 3,  # q1, and q2 (supported + undecided)
+    "response_undecided": 1 / 3,
     "conversational_faithfulness": 3 / 6,  # one claim per sentence: same as statements here
     "refusal_accuracy": 1.0,  # q3 directs to 999, q4 declines
     "refusal_accuracy_emergency": 1.0,
@@ -163,6 +175,10 @@ EXPECTED_GATEWAY = {
     "url_validity": 1.0,  # the cited passages' pages: both knowledge-base documents
     "statement_support": 1.0,  # q1 2/2, q2 1/1 ("I hope this helps." is conversational)
     "response_support": 1.0,
+    "statement_support_possible": 1.0,
+    "statement_undecided": 0.0,
+    "response_support_possible": 1.0,
+    "response_undecided": 0.0,
     "conversational_faithfulness": 1.0,
     "refusal_accuracy": 1.0,  # triage: emergency and non-clinical
     "refusal_accuracy_emergency": 1.0,
@@ -284,7 +300,7 @@ def test_cli_replay_writes_results_and_report(tmp_path: Path, monkeypatch: pytes
     assert results["systems"]["replay"]["metrics"]["statement_support"]["value"] == pytest.approx(0.5)
     assert results["bootstrap"]["resamples"] == 200
     assert any("knowledge base" in note for note in results["notes"])
-    assert (out / "report.html").read_text(encoding="utf-8").count("<svg") == 3
+    assert (out / "report.html").read_text(encoding="utf-8").count("<svg") == 4
     # the same command again computes nothing and gives the same figures
     assert main([*argv, "--no-progress", "--resamples", "200"]) == 0
     again = json.loads((out / "results.json").read_text(encoding="utf-8"))
@@ -393,3 +409,171 @@ def test_a_run_directory_refuses_another_question_set(checker, tmp_path: Path) -
     open_run(paths, QUESTIONS, checker)
     with pytest.raises(ConfigurationError, match="questions_digest"):
         open_run(paths, QUESTIONS[:2], checker)
+
+
+# ---- the product verifier, its operating point, ranges and the judge --------------------------------
+
+SOURCE = (
+    "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours. "
+    "Do not take more than 4 g of paracetamol in 24 hours."
+)
+RESTATED = "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours"
+PARAPHRASED = "Grown-ups may use one or two tablets several times a day"
+"""A paraphrase the local checker cannot decide: only a judge can."""
+LABELLED = [
+    {
+        "id": "a1",
+        "question": "How much paracetamol can an adult take?",
+        "answer": f"{RESTATED} [1].",
+        "sources": [{"id": 1, "text": SOURCE}],
+        "refused": False,
+        "human_labels": [{"claim": RESTATED, "supported": True}],
+    },
+    {
+        "id": "a2",
+        "question": "How often can I take paracetamol?",
+        "answer": f"{RESTATED} [1]. {PARAPHRASED} [1].",
+        "sources": [{"id": 1, "text": SOURCE}],
+        "refused": False,
+        "human_labels": [
+            {"claim": RESTATED, "supported": True},
+            {"claim": PARAPHRASED, "supported": False},
+        ],
+    },
+]
+
+
+def write_labelled(path: Path) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in LABELLED), encoding="utf-8")
+
+
+def test_cli_names_the_operating_point_everywhere_and_reports_support_as_ranges(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gateway.cli import main
+
+    replay_file = tmp_path / "labelled.jsonl"
+    write_labelled(replay_file)
+    monkeypatch.setenv("GATEWAY_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("GATEWAY_JUDGE_BASE_URL", raising=False)
+    out = tmp_path / "out"
+    argv = ["eval", "--replay", str(replay_file), "--out", str(out), "--knowledge-dir", str(FIXTURE_KB)]
+    assert main([*argv, "--no-progress", "--resamples", "100"]) == 0
+    printed = capsys.readouterr().out
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    point = results["run"]["operating_point"]
+    assert point["checker"] == "local"
+    assert point["judge"] is False
+    assert point["verifier"].startswith("cascade[local]")
+    assert "check_support_probability" in point["verifier"]
+    assert len(point["policy_digest"]) == 12
+    assert (
+        json.loads((out / "run.json").read_text(encoding="utf-8"))["operating_point"] == point["description"]
+    )
+    # the restated claim twice verified, the paraphrase undecided: statement 2/3 .. 3/3, response 1/2 .. 2/2
+    ranges = results["systems"]["replay"]["support_ranges"]
+    assert ranges["statement_support"] == {
+        "low": pytest.approx(2 / 3, abs=1e-4),
+        "high": 1.0,
+        "undecided": pytest.approx(1 / 3, abs=1e-4),
+    }
+    assert ranges["response_support"] == {"low": 0.5, "high": 1.0, "undecided": 0.5}
+    assert any("a judge is needed for a point figure" in note for note in results["notes"])
+    agreement = results["systems"]["replay"]["agreement"]
+    assert agreement["calls"]["supported"] == 2
+    assert agreement["calls"]["not_verified"] == 1
+    assert agreement["where_decided"]["agreement"] == 1.0
+    assert agreement["decided_share"] == pytest.approx(2 / 3, abs=1e-4)
+    assert agreement["forced"]["agreement"] == 1.0  # the undecided paraphrase read as "no" is right too
+    assert agreement["human_statement_support"] == pytest.approx(2 / 3, abs=1e-4)
+    assert agreement["statement_support_inside_range"] is True
+    # the text summary and the HTML name the same operating point and show the ranges
+    assert point["description"] in printed
+    assert "66.7%–100.0% (33.3% undecided)" in printed
+    assert "decides 66.7%; where it decides, agreement 100.0%" in printed
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert escape(point["description"]) in html
+    chart = html[
+        html.index('aria-label="Support ranges"') : html.index(
+            "</svg>", html.index('aria-label="Support ranges"')
+        )
+    ]
+    assert chart.count('data-part="verified"') == 2
+    assert chart.count('data-part="undecided"') == 2
+    assert chart.count('data-part="human"') == 2
+    assert "replay: 66.7%–100.0% (33.3% undecided)" in chart
+    assert "replay: 50.0%–100.0% (50.0% undecided)" in chart
+
+
+JUDGE_REPLY = {"verdict": "unsupported", "quote": "", "reason": "not in the passage", "conflict": ""}
+
+
+def judge_route(body: dict[str, Any]) -> Reply:
+    """A judge that decides every statement it is sent: unsupported."""
+    user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    numbers = [int(n) for n in re.findall(r"^Statement (\d+): ", user, flags=re.M)]
+    if not numbers:  # one claim per call
+        return Reply(content=json.dumps(JUDGE_REPLY))
+    return Reply(content=json.dumps({"verdicts": [{"statement": n, **JUDGE_REPLY} for n in numbers]}))
+
+
+def judged_statements(requests: list[dict[str, Any]]) -> list[str]:
+    found = []
+    for body in requests:
+        user = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        found += re.findall(r"^Statement(?: \d+)?: (.*)$", user, flags=re.M)
+    return found
+
+
+def test_checker_judge_sends_only_the_undecided_claims_to_the_judge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gateway.cli import main
+
+    replay_file = tmp_path / "labelled.jsonl"
+    write_labelled(replay_file)
+    judge = ScriptedUpstream()
+    judge.responder = judge_route
+    out = tmp_path / "out"
+    with serve_in_thread(judge.app()) as url:
+        monkeypatch.setenv("GATEWAY_DATA_DIR", str(tmp_path / "data"))
+        monkeypatch.setenv("GATEWAY_JUDGE_BASE_URL", f"{url}/v1")
+        monkeypatch.setenv("GATEWAY_JUDGE_API_KEY", "judge-key")
+        argv = ["eval", "--replay", str(replay_file), "--out", str(out), "--checker", "judge"]
+        assert main([*argv, "--knowledge-dir", str(FIXTURE_KB), "--no-progress", "--resamples", "100"]) == 0
+    # the restated claim (verified locally, twice) never reaches the judge; the paraphrase does, once
+    assert judged_statements(judge.requests) == [f"{PARAPHRASED}."]
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    point = results["run"]["operating_point"]
+    assert (point["checker"], point["judge"]) == ("judge", True)
+    assert point["verifier"].startswith("cascade[local+judge]")
+    # the judge decided the undecided claim: the ranges close to point figures
+    ranges = results["systems"]["replay"]["support_ranges"]
+    assert ranges["statement_support"] == {
+        "low": pytest.approx(2 / 3, abs=1e-4),
+        "high": pytest.approx(2 / 3, abs=1e-4),
+        "undecided": 0.0,
+    }
+    assert ranges["response_support"] == {"low": 0.5, "high": 0.5, "undecided": 0.0}
+    assert not any("ranges, not point figures" in note for note in results["notes"])
+    agreement = results["systems"]["replay"]["agreement"]
+    assert agreement["calls"]["unsupported"] == 1
+    assert agreement["decided_share"] == 1.0
+    assert agreement["where_decided"]["balanced_accuracy"] == 1.0
+
+
+def test_checker_judge_without_a_configured_judge_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gateway.cli import main
+
+    replay_file = tmp_path / "labelled.jsonl"
+    write_labelled(replay_file)
+    monkeypatch.setenv("GATEWAY_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("GATEWAY_JUDGE_BASE_URL", raising=False)
+    argv = ["eval", "--replay", str(replay_file), "--out", str(tmp_path / "out"), "--checker", "judge"]
+    assert main([*argv, "--no-progress"]) == 2
+    error = capsys.readouterr().err
+    assert "--checker" in error
+    assert "GATEWAY_JUDGE_BASE_URL" in error
+    assert not (tmp_path / "out" / "results.json").exists()
