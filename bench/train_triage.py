@@ -38,12 +38,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
-from bench.triage_data import ROOT, encode_cached, shared_rows
+from bench.triage_data import EVAL, ROOT, encode_cached, shared_rows
 from gateway.knowledge.embedding import Embedder
 from gateway.policy.triage import load_categories, load_contrast_banks
 
 POLICY = ROOT / "policies" / "triage"
-KB = ROOT.parent / "shared" / "eval" / "kb" / "medquad_kb.jsonl"
+KB = EVAL.parent / "kb" / "medquad_kb.jsonl"
+"""Beside the triage set: found from a git worktree too (``ROOT.parent`` alone missed it there)."""
 
 
 def kb_titles(limit: int = 2000) -> list[str]:

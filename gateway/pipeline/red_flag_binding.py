@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from gateway.domain import TriageEvidence, TriageLayer
 from gateway.pipeline.semantic_triage import SemanticScore
 from gateway.pipeline.triage_evidence import Signs
-from gateway.policy.triage import TriagePolicy
+from gateway.policy.triage import TriagePolicy, TriageSettings
+from gateway.policy.triage_evidence import SignRule
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,11 @@ class Emergency:
 
 
 def bound_semantic(
-    score: SemanticScore, met: dict[str, Signs], policy: TriagePolicy, health_terms: bool
+    score: SemanticScore,
+    met: dict[str, Signs],
+    policy: TriagePolicy,
+    health_terms: bool,
+    groups: frozenset[str] = frozenset(),
 ) -> Emergency | None:
     """The exemplar and classifier layers, bound to the categories whose signs the text holds: the
     nearest exemplar among those categories must be near enough (exemplar) or the emergency
@@ -40,7 +45,11 @@ def bound_semantic(
     category of all. Without its own signs it fires with no evidence words, and only on a confident
     read (``unbound_probability`` and ``unbound_margin`` in triage.yaml): nearness alone made the
     semantic layers name red flags whose signs a message did not hold (a wrist injury read as a
-    stroke, a song title as suicide). The deciding layer is what the clinician sees."""
+    stroke, a song title as suicide). The deciding layer is what the clinician sees.
+
+    When the nearest category is dropped so (no signs, not confident), a category whose ``adopts_when``
+    groups the text names (``groups``: every term group found) is a candidate at its own bars: a post
+    about despair whose nearest exemplar is a physical red flag is read as thoughts of suicide."""
     nearest = policy.evidence.categories.get(score.category)
     unbound = nearest is not None and (
         nearest.semantic == "free" or (nearest.semantic == "gate" and health_terms)
@@ -48,14 +57,19 @@ def bound_semantic(
     gated = [score.category] if unbound else []
     candidates = list(dict.fromkeys([*met, *gated]))
     settings = policy.settings
-    confident = False
-    if nearest is not None:
-        floor = nearest.unbound_probability
-        margin = nearest.unbound_margin
-        confident = score.emergency_probability >= (
-            settings.unbound_probability if floor is None else floor
-        ) and score.similarity - score.contrast >= (settings.unbound_margin if margin is None else margin)
+    confident = nearest is not None and _confident(score, score.similarity, nearest, settings)
     candidates = [c for c in candidates if c in policy.categories and (c in met or confident)]
+    adopted: list[str] = []
+    if unbound and not confident:
+        adopted = [
+            name
+            for name, rule in policy.evidence.categories.items()
+            if name in policy.categories
+            and name not in candidates
+            and groups.intersection(rule.adopts_when)
+            and _confident(score, score.similarity_of(name), rule, settings)
+        ]
+    candidates += adopted
     if not candidates:
         return None
     category = max(candidates, key=score.similarity_of)
@@ -65,9 +79,21 @@ def bound_semantic(
     evidence = met[category].evidence() if category in met else ()
     if similarity >= threshold and similarity >= score.contrast + settings.exemplar_margin:
         return Emergency(category, TriageLayer.EXEMPLAR, evidence)
+    # an adopted category stands for the emergency read of the nearest exemplar: the veto compares
+    # the contrast bank with that exemplar, as the classifier layer does
+    nearest_emergency = score.similarity if category in adopted else similarity
     if (
         score.emergency_probability >= settings.emergency_probability
-        and score.contrast - similarity <= settings.classifier_veto_margin
+        and score.contrast - nearest_emergency <= settings.classifier_veto_margin
     ):
         return Emergency(category, TriageLayer.CLASSIFIER, evidence)
     return None
+
+
+def _confident(score: SemanticScore, similarity: float, rule: SignRule, settings: TriageSettings) -> bool:
+    """The semantic read is sure enough to raise ``rule``'s category without its signs: P(emergency),
+    and the margin of ``similarity`` (the category's nearest exemplar) over the nearest contrast
+    exemplar, at the category's own bars or triage.yaml's."""
+    floor = settings.unbound_probability if rule.unbound_probability is None else rule.unbound_probability
+    margin = settings.unbound_margin if rule.unbound_margin is None else rule.unbound_margin
+    return score.emergency_probability >= floor and similarity - score.contrast >= margin

@@ -277,7 +277,8 @@ def _emergency(
             best = max(escalated, key=lambda signs: score.similarity_of(signs.category))
             found = Emergency(best.category, TriageLayer.SIGNS, best.evidence())
     if found is None:
-        found = bound_semantic(score, met, policy, reading.health_terms)
+        groups = frozenset(hit.group for hit in reading.hits)
+        found = bound_semantic(score, met, policy, reading.health_terms, groups)
     if found is None:
         if info and met:  # a question about a red flag whose signs it names: answered with its note
             category = max(met, key=score.similarity_of)

@@ -87,6 +87,11 @@ class SignRule:
     """This category's own bar for a raise without its signs (None: ``triage.yaml``'s)."""
     unbound_margin: float | None = None
     """This category's own margin for a raise without its signs (None: ``triage.yaml``'s)."""
+    adopts_when: tuple[str, ...] = ()
+    """Term groups: when the semantic layers recognise an emergency whose nearest category may not be
+    raised (its signs absent and the read not confident enough for ``unbound_*``) and the text names a
+    term of one of these groups, this category is a candidate instead, at its own bars (thoughts of
+    suicide: a post about despair whose nearest exemplar is a physical red flag). Empty: never."""
 
     def __post_init__(self) -> None:
         if not self.requires or any(not alternatives for alternatives in self.requires):
@@ -133,6 +138,10 @@ class EvidencePolicy:
             if group not in self.terms:
                 raise InvalidValue("EvidencePolicy", f"health_gate[{i}]", f"unknown term group {group!r}")
         for name, rule in self.categories.items():
+            for i, group in enumerate(rule.adopts_when):
+                if group not in self.terms:
+                    key = f"categories.{name}.adopts_when[{i}]"
+                    raise InvalidValue("EvidencePolicy", key, f"unknown term group {group!r}")
             for key in ("requires", "escalate"):
                 for i, groups in enumerate(getattr(rule, key)):
                     for group in groups:

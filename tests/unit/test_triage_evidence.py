@@ -124,8 +124,14 @@ def test_health_content_opens_the_gate(message: str) -> None:
         ("swollen calf after my operation and now I'm short of breath", "blood_clot", "short of breath"),
         ("fever and now my dad is confused and not making sense", "sepsis", "confused"),
         ("I'm 34 weeks and the baby has stopped moving", "reduced_fetal_movement", "stopped moving"),
+        # described rather than named (2026-11-26, second pass)
+        ("used the epipen on him but his throat still feels like it is closing", "anaphylaxis", "closing"),
+        ("the soft spot on top of my newborn's head looks swollen and tense", "sick_infant", "soft spot"),
+        ("my toddler pulled the kettle over and boiling water went all down her arm", "burns", "kettle"),
+        ("my husband is slumped in his chair and I can't get him to respond", "unconscious_or_seizure",
+         "can't get him to respond"),
     ],
-)
+)  # fmt: skip
 def test_signs_with_a_severity_word_fire_their_own_category(message: str, category: str, sign: str) -> None:
     result = judge(message)
     assert (result.scope, result.rule) == (Scope.EMERGENCY, category), result
@@ -237,6 +243,36 @@ def test_a_red_flag_without_its_signs_needs_a_confident_read_under_strict_bars()
     # a red flag whose signs the message holds is raised at the layers' own bars, strict or not
     bleeding = "cut my hand and the blood is pumping out"
     assert judge(bleeding, unsure, strict).scope is Scope.EMERGENCY
+
+
+def test_under_strict_bars_an_emergency_read_of_despair_is_adopted_by_thoughts_of_suicide() -> None:
+    # the bars of triage.yaml only: suicidal_intent keeps its own (the layers' bars) and adopts_when
+    strict = dataclasses.replace(
+        TRIAGE, settings=dataclasses.replace(TRIAGE.settings, unbound_probability=0.95, unbound_margin=0.08)
+    )
+    despair = "I've been struggling so much since the divorce, I'm lonely and I can't handle anything"
+    reader = evidence_reader(TRIAGE)
+    assert reader.signs(reader.read(despair), "suicidal_intent") is None
+    # the nearest exemplar is a physical red flag whose signs are absent, the read not sure enough
+    physical = score(emergency=0.9, near="chest_pain", similarity=0.5)
+    assert judge(despair, physical).rule == "chest_pain"  # bars off: the nearest category
+    adopted = judge(despair, physical, strict)
+    assert (adopted.scope, adopted.layer, adopted.rule) == (
+        Scope.EMERGENCY,
+        TriageLayer.CLASSIFIER,
+        "suicidal_intent",
+    )
+    # a crying child with a fever speaks of no despair: nothing adopts the read
+    child = "my 3 year old has a temperature of 38 and keeps crying at night"
+    assert (
+        judge(child, score(emergency=0.9, near="sick_infant", similarity=0.5), strict).scope
+        is not Scope.EMERGENCY
+    )
+    # without adopts_when the read is dropped
+    rules = dict(TRIAGE.evidence.categories)
+    rules["suicidal_intent"] = dataclasses.replace(rules["suicidal_intent"], adopts_when=())
+    no_adoption = dataclasses.replace(strict, evidence=dataclasses.replace(TRIAGE.evidence, categories=rules))
+    assert judge(despair, physical, no_adoption).scope is not Scope.EMERGENCY
 
 
 def test_the_bars_are_validated_with_the_key_named() -> None:
@@ -467,6 +503,8 @@ def _copy(tmp_path: Path) -> Path:
         ("evidence.yaml", lambda d: d.update(window_sentences=0), "window_sentences"),
         ("evidence.yaml", lambda d: d["categories"]["burns"].update(semantic="never"),
          "categories.burns.semantic"),
+        ("evidence.yaml", lambda d: d["categories"]["suicidal_intent"].update(adopts_when=["no_such_group"]),
+         "categories.suicidal_intent.adopts_when[0]"),
         ("vitals.yaml", lambda d: d["limits"][0].update(vital="weight"), "limits[0].vital"),
         ("vitals.yaml", lambda d: d["limits"][0].update(source="nowhere"), "limits[0].source"),
         ("vitals.yaml", lambda d: d["limits"][1].pop("below"), "limits[1]"),
