@@ -42,6 +42,10 @@ _REASONS = {
     "dataclass_type": "expected a mapping, got {kind}",
     "dataclass_args_type": "expected a mapping, got {kind}",
     "dict_type": "expected a mapping, got {kind}",
+    "greater_than": "must be > {gt}, got {input!r}",
+    "greater_than_equal": "must be >= {ge}, got {input!r}",
+    "less_than": "must be < {lt}, got {input!r}",
+    "less_than_equal": "must be <= {le}, got {input!r}",
 }
 _UNKNOWN = ("unexpected_keyword_argument", "extra_forbidden")
 _MISSING = ("missing", "missing_argument")
@@ -59,7 +63,8 @@ def configuration_error(
     loc = error["loc"]
     key, reason = _describe(error, root)
     if env_prefix:
-        variable = env_prefix + str(loc[0]).upper() if loc else source
+        name = str(loc[0]) if loc else key
+        variable = env_prefix + name.upper() if name and name != "-" else source
         return ConfigurationError(variable, variable, reason)
     return ConfigurationError(source, _join(prefix, key) or "-", reason)
 
@@ -125,8 +130,8 @@ def _describe(error: ErrorDetails, root: type) -> tuple[str, str]:
     if template is None:
         return _path(loc), error["msg"]
     value = error.get("input")
-    expected = (error.get("ctx") or {}).get("expected", "")
-    return _path(loc), template.format(input=value, kind=type(value).__name__, expected=expected)
+    context = {"expected": "", **(error.get("ctx") or {})}
+    return _path(loc), template.format(input=value, kind=type(value).__name__, **context)
 
 
 def _field_names(root: type, loc: tuple[int | str, ...]) -> list[str]:
