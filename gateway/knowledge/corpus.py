@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-import yaml
+from pydantic import ConfigDict, field_validator, with_config
 
 from gateway.errors import ConfigurationError
 from gateway.knowledge.plaintext import plain_text, provenance_problem
+from gateway.validation import load_file
 
 
 @dataclass(frozen=True)
@@ -50,35 +52,66 @@ def parse_date(value: object, source: str, key: str) -> dt.date | None:
         raise ConfigurationError(source, key, f"not an ISO date: {value!r}") from None
 
 
+MANIFEST = "manifest.yaml"
+
+
+@with_config(ConfigDict(coerce_numbers_to_str=True))
+@dataclass(frozen=True)
+class Manifest:
+    """A corpus manifest (``manifest.yaml``), read once by ``read_manifest`` for every loader.
+
+    ``documents`` are kept as written: the start-up loader (``load_manifest``) refuses a bad entry,
+    the ingestion loader (``loaders.iter_manifest``) reports it and goes on with the others.
+    """
+
+    documents: tuple[Any, ...]
+    defaults: dict[str, Any] = field(default_factory=dict)
+    """Fields every entry inherits unless it sets them."""
+    tiers_by_org: dict[str, str] = field(default_factory=dict)
+    """Tier of an entry that names none, by its org."""
+
+    @field_validator("defaults", "tiers_by_org", mode="before")
+    @classmethod
+    def _empty(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+
+def manifest_path(path: Path) -> Path:
+    """The manifest file of ``path`` (a corpus directory or the manifest itself)."""
+    if path.is_dir() or path.suffix.lower() not in (".yaml", ".yml"):
+        return path / MANIFEST
+    return path
+
+
+def read_manifest(path: Path) -> Manifest:
+    """Parse and validate a manifest (``path``: the file or its directory); errors name the file and key."""
+    return load_file(manifest_path(path), Manifest)
+
+
 def load_manifest(directory: Path) -> list[SourceDocument]:
     """Read ``manifest.yaml`` and the Markdown files it lists. Errors name the entry and the field."""
-    manifest = directory / "manifest.yaml"
-    if not manifest.is_file():
-        raise ConfigurationError(str(manifest), "-", "manifest not found")
-    data = yaml.safe_load(manifest.read_text(encoding="utf-8")) or {}
-    entries = data.get("documents")
-    if not isinstance(entries, list):
-        raise ConfigurationError(str(manifest), "documents", "expected a list of documents")
+    manifest = manifest_path(directory)
+    entries = read_manifest(manifest).documents
     documents: list[SourceDocument] = []
     seen: set[str] = set()
     for index, entry in enumerate(entries):
         key = f"documents[{index}]"
         if not isinstance(entry, dict):
             raise ConfigurationError(str(manifest), key, "expected a mapping")
-        for field in _REQUIRED:
-            if not entry.get(field):
-                raise ConfigurationError(str(manifest), f"{key}.{field}", "missing")
+        for name in _REQUIRED:
+            if not entry.get(name):
+                raise ConfigurationError(str(manifest), f"{key}.{name}", "missing")
         doc_id = str(entry["id"])
         if doc_id in seen:
             raise ConfigurationError(str(manifest), f"{key}.id", f"duplicate id {doc_id!r}")
         seen.add(doc_id)
-        path = directory / str(entry["file"])
+        path = manifest.parent / str(entry["file"])
         if not path.is_file():
             raise ConfigurationError(str(manifest), f"{key}.file", f"{path} not found")
-        for field in ("title", "org", "url"):
-            problem = provenance_problem(field, str(entry[field]))
+        for name in ("title", "org", "url"):
+            problem = provenance_problem(name, str(entry[name]))
             if problem is not None:
-                raise ConfigurationError(str(manifest), f"{key}.{field}", f"document {doc_id}: {problem}")
+                raise ConfigurationError(str(manifest), f"{key}.{name}", f"document {doc_id}: {problem}")
         documents.append(
             SourceDocument(
                 id=doc_id,

@@ -9,7 +9,7 @@ import pytest
 
 from gateway.errors import ConfigurationError, FetchError
 from gateway.knowledge.chunking import chunk_document
-from gateway.knowledge.corpus import SourceDocument
+from gateway.knowledge.corpus import SourceDocument, load_manifest, read_manifest
 from gateway.knowledge.loaders import FetchedPage, LoadFailure, iter_jsonl, iter_manifest, iter_sources
 
 
@@ -202,3 +202,37 @@ def test_broken_manifest_is_a_configuration_error(tmp_path: Path) -> None:
         list(iter_manifest(tmp_path))
     unknown = list(iter_sources([tmp_path / "notes.docx"]))
     assert isinstance(unknown[0], LoadFailure)
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "reason"),
+    [
+        ("documents: nope\n", "documents", "expected a list"),
+        ("defaults: {}\n", "-", "missing required key 'documents'"),
+        ("documents: []\ntiers_by_org: [NHS]\n", "tiers_by_org", "expected a mapping"),
+        ("documents: [\n", "-", "not valid YAML"),
+    ],
+)
+def test_both_manifest_loaders_read_it_through_one_typed_model(
+    tmp_path: Path, text: str, key: str, reason: str
+) -> None:
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text(text, encoding="utf-8")
+    loaders = (
+        lambda: read_manifest(tmp_path),
+        lambda: load_manifest(tmp_path),
+        lambda: list(iter_manifest(manifest)),
+    )
+    for load in loaders:
+        with pytest.raises(ConfigurationError) as info:
+            load()
+        assert (info.value.source, info.value.key) == (str(manifest), key)
+        assert reason in info.value.reason
+
+
+def test_the_typed_manifest_keeps_defaults_and_tiers_by_org(corpus: Path) -> None:
+    manifest = read_manifest(corpus)
+    assert read_manifest(corpus / "manifest.yaml") == manifest
+    assert manifest.defaults == {"reviewed_on": "2024-01-01"}
+    assert manifest.tiers_by_org == {"NHLBI": "clinical_reference"}
+    assert len(manifest.documents) == len(json.loads((corpus / "manifest.yaml").read_text())["documents"])
