@@ -63,7 +63,7 @@ def test_the_shipped_calibration_is_monotone_and_reaches_the_default_threshold()
         ({"knots": [0.0, 1.0]}, "values"),
         ({"knots": [0.0, 1.0], "values": [0.5, 0.2]}, "values"),
         ({"knots": [0.0, 0.5, 1.0], "values": [0.0, 1.0]}, "values"),
-        ({"knots": [0.0, 1.5], "values": [0.0, 1.0]}, "knots"),
+        ({"knots": [0.0, 1.5], "values": [0.0, 1.0]}, "knots[1]"),
     ],
 )
 def test_a_bad_calibration_file_names_the_file_and_key(

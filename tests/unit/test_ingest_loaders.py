@@ -208,7 +208,7 @@ def test_broken_manifest_is_a_configuration_error(tmp_path: Path) -> None:
     ("text", "key", "reason"),
     [
         ("documents: nope\n", "documents", "expected a list"),
-        ("defaults: {}\n", "-", "missing required key 'documents'"),
+        ("defaults: {}\n", "documents", "missing required key"),
         ("documents: []\ntiers_by_org: [NHS]\n", "tiers_by_org", "expected a mapping"),
         ("documents: [\n", "-", "not valid YAML"),
     ],
