@@ -86,12 +86,13 @@ def validate(
         raise configuration_error(err, cls, source, prefix) from None
 
 
-def read_yaml(path: Path, hint: str = "") -> Any:
-    """A YAML file's value ({} when empty); ``hint`` follows "file not found"."""
+def read_yaml(path: Path, hint: str = "", *, loader: type[yaml.SafeLoader] = yaml.SafeLoader) -> Any:
+    """A YAML file's value ({} when empty); ``hint`` follows "file not found"; ``loader``: a stricter
+    safe loader (one that refuses a repeated key, say)."""
     if not path.is_file():
         raise ConfigurationError(str(path), "-", f"file not found{hint}")
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}  # noqa: S506  # a SafeLoader
     except yaml.YAMLError as err:
         raise ConfigurationError(str(path), "-", f"not valid YAML: {err}") from None
 
@@ -148,6 +149,8 @@ def _describe(error: ErrorDetails, root: type) -> tuple[str, str]:
         if isinstance(last, int):
             return _path(loc[:-1]), "too few items in the list"
         return _path(loc), "missing required key"
+    if kind == "too_short" and (error.get("ctx") or {}).get("min_length") == 1:
+        return _path(loc), "expected a non-empty list"
     template = _REASONS.get(kind)
     if template is None:
         return _path(loc), error["msg"]
