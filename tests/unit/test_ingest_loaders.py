@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -236,3 +237,39 @@ def test_the_typed_manifest_keeps_defaults_and_tiers_by_org(corpus: Path) -> Non
     assert manifest.defaults == {"reviewed_on": "2024-01-01"}
     assert manifest.tiers_by_org == {"NHLBI": "clinical_reference"}
     assert len(manifest.documents) == len(json.loads((corpus / "manifest.yaml").read_text())["documents"])
+
+
+@pytest.mark.parametrize(
+    ("change", "key", "reason"),
+    [
+        (lambda e: e[0].pop("org"), "documents[0].org", "missing required key"),
+        (lambda e: e[0].update(url=""), "documents[0].url", "at least 1 character"),
+        (lambda e: e[0].update(title="<b>Colds</b>"), "documents[0].title", "contains markup"),
+        (lambda e: e[0].update(url="ftp://x.org/a"), "documents[0].url", "not an http(s) URL"),
+        (lambda e: e[0].update(file="gone.md"), "documents[0].file", "not found"),
+        (lambda e: e[0].update(reviewed_on="last spring"), "documents[0].reviewed_on", "not an ISO date"),
+        (lambda e: e.append(dict(e[0])), "documents[1].id", "duplicate id 'colds'"),
+    ],
+)
+def test_the_start_up_manifest_loader_refuses_a_bad_entry_naming_it(
+    tmp_path: Path, change: Callable[[list[dict[str, object]]], object], key: str, reason: str
+) -> None:
+    (tmp_path / "colds.md").write_text("# Colds\n\nRest and fluids help.\n", encoding="utf-8")
+    entries: list[dict[str, object]] = [
+        {"id": "colds", "file": "colds.md", "title": "Colds", "org": "NHS", "url": "https://www.nhs.uk/c/"}
+    ]
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text(json.dumps({"documents": entries}), encoding="utf-8")
+    (document,) = load_manifest(tmp_path)
+    assert (document.id, document.tier, document.doc_type, document.reviewed_on) == (
+        "colds",
+        "",
+        "article",
+        None,
+    )
+    change(entries)
+    manifest.write_text(json.dumps({"documents": entries}), encoding="utf-8")
+    with pytest.raises(ConfigurationError) as info:
+        load_manifest(tmp_path)
+    assert (info.value.source, info.value.key) == (str(manifest), key)
+    assert reason in info.value.reason
