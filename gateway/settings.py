@@ -23,6 +23,7 @@ from pydantic import (
     PositiveInt,
     SecretStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -39,9 +40,14 @@ from gateway.errors import InvalidValue
 from gateway.validation import configuration_error
 
 ENV_PREFIX = "GATEWAY_"
-_HTTP = ("http://", "https://")
-_POSTGRES = ("postgresql://", "postgres://")
-_REDIS = ("redis://", "rediss://", "unix://")
+_HTTP = ("http://", "https://"), "must start with http:// or https://"
+_URL_SCHEMES = {
+    "chroma_url": _HTTP,
+    "upstream_base_url": _HTTP,
+    "audit_url": (("postgresql://", "postgres://"), "must start with postgresql:// (or be empty for SQLite)"),
+    "redis_url": (("redis://", "rediss://", "unix://"), "must start with redis://, rediss:// or unix://"),
+}
+"""The schemes a URL setting may start with, and the reason when it does not."""
 
 
 class Secret(SecretStr):
@@ -248,25 +254,14 @@ class Settings(BaseSettings):
     def _expand(cls, value: Path | None) -> Path | None:
         return value.expanduser() if value is not None else None
 
-    @field_validator("chroma_url", "upstream_base_url", mode="after")
+    @field_validator(*_URL_SCHEMES, mode="after")
     @classmethod
-    def _http_url(cls, value: str) -> str:
-        if value and not value.startswith(_HTTP):
-            raise ValueError("must start with http:// or https://")
-        return value
-
-    @field_validator("audit_url", mode="after")
-    @classmethod
-    def _postgres_url(cls, value: Secret) -> Secret:
-        if value.reveal() and not value.reveal().startswith(_POSTGRES):
-            raise ValueError("must start with postgresql:// (or be empty for SQLite)")
-        return value
-
-    @field_validator("redis_url", mode="after")
-    @classmethod
-    def _redis_url(cls, value: Secret) -> Secret:
-        if value.reveal() and not value.reveal().startswith(_REDIS):
-            raise ValueError("must start with redis://, rediss:// or unix://")
+    def _url_scheme(cls, value: str | Secret, info: ValidationInfo) -> str | Secret:
+        """A URL setting, when set, starts with one of its schemes (a secret's value is never shown)."""
+        text = value.reveal() if isinstance(value, Secret) else value
+        schemes, reason = _URL_SCHEMES[str(info.field_name)]
+        if text and not text.startswith(schemes):
+            raise ValueError(reason)
         return value
 
     @model_validator(mode="after")
