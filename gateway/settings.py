@@ -324,7 +324,9 @@ class Settings(BaseSettings):
         for name, info in cls.model_fields.items():
             value = getattr(defaults, name)
             shown = "" if value is None or value == () or isinstance(value, Secret) else str(value)
-            rows.append((ENV_PREFIX + name.upper(), shown, info.description or ""))
+            bounds = _bounds(info)
+            description = f"{info.description or ''} Bounds: {bounds}." if bounds else info.description or ""
+            rows.append((ENV_PREFIX + name.upper(), shown, description))
         return rows
 
 
@@ -348,3 +350,17 @@ class _Environment(EnvSettingsSource):
             if not field.is_required() and field.default is None:
                 return None
         return super().prepare_field_value(field_name, field, value, value_is_complex)
+
+
+def _bounds(info: FieldInfo) -> str:
+    """A field's numeric bounds as an operator reads them (``1..65535``, ``> 0``, ``> 0, <= 60``)."""
+    found = {
+        op: getattr(item, op)
+        for item in info.metadata
+        for op in ("ge", "gt", "le", "lt")
+        if getattr(item, op, None) is not None
+    }
+    if "ge" in found and "le" in found:
+        return f"{found['ge']}..{found['le']}"
+    symbols = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
+    return ", ".join(f"{symbols[op]} {value}" for op, value in found.items())
