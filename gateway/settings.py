@@ -2,8 +2,9 @@
 
 Every field has a default that runs the embedded configuration (bundled knowledge base, built-in
 extractive responder, no key). ``Settings(...)`` takes only its arguments; ``Settings.from_env`` reads
-the environment (lists are comma separated, an empty value unsets an optional path). A bad value raises
-ConfigurationError naming the variable (``gateway.validation.configuration_error``).
+the environment (lists are comma separated, an empty value unsets an optional path). Bounds are pydantic
+constraints on the fields; a bad value, however the settings are built, raises the ConfigurationError
+naming the variable and the reason (``gateway.validation.configuration_error``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,19 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    Field,
+    ModelWrapValidatorHandler,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -23,10 +36,18 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from gateway.errors import ConfigurationError
+from gateway.errors import InvalidValue
 from gateway.validation import configuration_error
 
 ENV_PREFIX = "GATEWAY_"
+_HTTP = ("http://", "https://"), "must start with http:// or https://"
+_URL_SCHEMES = {
+    "chroma_url": _HTTP,
+    "upstream_base_url": _HTTP,
+    "audit_url": (("postgresql://", "postgres://"), "must start with postgresql:// (or be empty for SQLite)"),
+    "redis_url": (("redis://", "rediss://", "unix://"), "must start with redis://, rediss:// or unix://"),
+}
+"""The schemes a URL setting may start with, and the reason when it does not."""
 
 
 class Secret(SecretStr):
@@ -56,7 +77,7 @@ class Settings(BaseSettings):
 
     host: str = "127.0.0.1"
     """Interface the HTTP server binds to."""
-    port: int = 8000
+    port: Annotated[int, Field(ge=1, le=65535)] = 8000
     """TCP port the HTTP server listens on."""
     data_dir: Path = Path("var")
     """Directory for the embedded index, the audit database and caches."""
@@ -74,7 +95,7 @@ class Settings(BaseSettings):
     """URL of a Chroma server (``http://host:port``); empty means the embedded store."""
     collection: str = "vetted_passages"
     """Chroma collection holding the passages."""
-    index_refresh_seconds: float = 1.0
+    index_refresh_seconds: Annotated[float, Field(ge=0, le=60)] = 1.0
     """How often a search re-reads the index version to see another process's commits; 0: every search."""
     build_index_if_missing: bool = True
     """Ingest the knowledge directory at start-up when the collection is empty."""
@@ -84,9 +105,9 @@ class Settings(BaseSettings):
     """API key sent to the upstream."""
     upstream_model: str = "gpt-4o-mini"
     """Model name sent to the upstream."""
-    upstream_timeout: float = 30.0
+    upstream_timeout: PositiveFloat = 30.0
     """Seconds before an upstream call is abandoned."""
-    upstream_retries: int = 1
+    upstream_retries: NonNegativeInt = 1
     """Retries the openai SDK makes on connection errors, 429 and 5xx."""
     upstream_response_format: ResponseFormat = "json_schema"
     """How the upstream's JSON answers (the rewriter's) are requested: json_schema, json_object or text.
@@ -97,30 +118,30 @@ class Settings(BaseSettings):
     """API key sent to the judge."""
     judge_model: str = "gpt-4o-mini"
     """Model name sent to the judge."""
-    judge_timeout: float = 20.0
+    judge_timeout: PositiveFloat = 20.0
     """Seconds before a judge call is abandoned (the claim then fails closed)."""
     nli_model: Path | None = None
     """Local directory of an NLI model (Hugging Face sequence classification or CrossEncoder) that
     decides claims the local checks cannot; unset disables it (docs/verification.md)."""
-    nli_timeout: float = 10.0
+    nli_timeout: PositiveFloat = 10.0
     """Seconds before an entailment-model call is abandoned (its claims then fail closed)."""
-    max_body_bytes: int = 1_000_000
+    max_body_bytes: Annotated[int, Field(ge=1024)] = 1_000_000
     """Largest request body accepted, in bytes."""
     audit_path: Path | None = None
     """SQLite audit database (default: ``<data_dir>/audit.sqlite3``)."""
     audit_url: Secret = Field(default_factory=_no_secret)
     """PostgreSQL audit trail shared by replicas (``postgresql://user:pass@host/db``); empty: SQLite."""
-    audit_pool_size: int = 10
+    audit_pool_size: Annotated[int, Field(ge=1, le=200)] = 10
     """Most PostgreSQL connections one process keeps for the audit trail."""
-    audit_timeout: float = 5.0
+    audit_timeout: Annotated[float, Field(gt=0, le=60)] = 5.0
     """Seconds an audit write or read may wait (connection and statement); then the request is refused."""
     audit_key: Secret = Field(default_factory=_no_secret)
     """Audit encryption keys ``KEYID:BASE64``, comma separated; the last encrypts (``audit keygen``)."""
     audit_key_file: Path | None = None
     """File of audit encryption keys, one ``KEYID:BASE64`` per line (the last encrypts)."""
-    audit_retention_days: int = 0
+    audit_retention_days: NonNegativeInt = 0
     """Days an audit record is kept before ``trust-gateway audit prune`` deletes it; 0: kept forever."""
-    audit_chain_log_seconds: float = 300.0
+    audit_chain_log_seconds: NonNegativeFloat = 300.0
     """Seconds between the audit chain head's log line and metric update; 0 turns them off."""
     store_patient_identifiers: bool = False
     """Keep the request's ``user`` field and metadata in the audit record."""
@@ -138,72 +159,72 @@ class Settings(BaseSettings):
     """Model id the gateway advertises at /v1/models."""
     page_api_key: Secret = Field(default_factory=_no_secret)
     """API key the patient page at / sends with its chat calls (page users can see it; keep it low-limit)."""
-    clinician_session_hours: float = 8.0
+    clinician_session_hours: Annotated[float, Field(gt=0, le=24 * 30)] = 8.0
     """Lifetime of a clinician's signed login cookie, in hours."""
     api_keys_file: Path | None = None
     """File of hashed client API keys, one ``name:sha256hex`` per line (``trust-gateway keys hash``)."""
     metrics_token: Secret = Field(default_factory=_no_secret)
     """Bearer token /metrics requires when set; empty leaves /metrics open (network-restrict it)."""
-    max_messages: int = 64
+    max_messages: PositiveInt = 64
     """Most messages one chat request may carry."""
-    max_message_chars: int = 16_000
+    max_message_chars: PositiveInt = 16_000
     """Longest message content accepted, in characters."""
-    max_tokens_cap: int = 4096
+    max_tokens_cap: PositiveInt = 4096
     """Largest max_tokens / max_completion_tokens accepted; larger values get a 400."""
-    rate_limit_per_minute: float = 120.0
+    rate_limit_per_minute: NonNegativeFloat = 120.0
     """Requests per minute each client key may make to /v1/* (token bucket); 0 disables the limit."""
-    rate_limit_burst: int = 30
+    rate_limit_burst: PositiveInt = 30
     """Requests a client key may make at once before the per-minute rate applies."""
     redis_url: Secret = Field(default_factory=_no_secret)
     """Redis for rate limits shared by replicas (``redis://host:6379/0``); empty: per process."""
-    redis_timeout: float = 0.5
+    redis_timeout: Annotated[float, Field(gt=0, le=60)] = 0.5
     """Seconds a rate-limit call to Redis may take; then the request is refused with a 503."""
-    upstream_max_concurrency: int = 16
+    upstream_max_concurrency: PositiveInt = 16
     """Upstream calls in flight at once; further calls wait in a bounded queue."""
-    upstream_queue_size: int = 64
+    upstream_queue_size: NonNegativeInt = 64
     """Calls that may wait for an upstream slot; beyond that a request is refused at once."""
-    upstream_queue_timeout: float = 10.0
+    upstream_queue_timeout: PositiveFloat = 10.0
     """Seconds a call may wait for an upstream slot before the request is refused."""
-    upstream_deadline: float = 60.0
+    upstream_deadline: PositiveFloat = 60.0
     """Total seconds of one request's model calls (draft, rewrites, judge), retries and slow bodies in."""
-    verify_max_sources: int = 20
+    verify_max_sources: Annotated[int, Field(ge=1, le=1000)] = 20
     """Most sources one /v1/verify request (or ``verify`` CLI row) may carry; bounds its URL fetches."""
     retrieval_mode: RetrievalMode = "hybrid"
     """Retriever: hybrid (dense + BM25 fused), dense or lexical."""
     retrieval_rerank: bool = False
     """Re-order fused candidates by MiniLM cosine on sentence windows (off: it lost on MedQuAD)."""
-    retrieve_max_k: int = 50
+    retrieve_max_k: Annotated[int, Field(ge=1, le=500)] = 50
     """Largest ``k`` one /v1/retrieve request may ask for."""
     query_rewrite: bool = False
     """Before retrieval, ask the upstream model to restate the patient's message as a search query (one
     short call, added to the message, never replacing it; needs ``upstream_base_url``)."""
-    query_rewrite_deadline: float = 2.0
+    query_rewrite_deadline: PositiveFloat = 2.0
     """Seconds the query rewrite may take; past that retrieval goes on with the message as it is."""
     embedding_precision: EmbeddingPrecision = "auto"
     """MiniLM arithmetic in torch: auto (bf16 where the CPU has native bfloat16, else fp32), bf16 or fp32."""
     embedding_onnx_weights: OnnxWeightsSetting = "auto"
     """Weights of the ONNX Runtime encoder of small serving calls: auto (int8 where the CPU has int8 dot
     products, else fp32), int8 or fp32."""
-    upstream_max_reply_chars: int = 200_000
+    upstream_max_reply_chars: PositiveInt = 200_000
     """Longest model reply accepted, in characters; a longer one is refused as malformed_output."""
-    upstream_max_line_chars: int = 4_000
+    upstream_max_line_chars: PositiveInt = 4_000
     """Longest line (one sentence of the streamed citation contract) accepted, in characters; a longer
     one ends the answer as malformed_output (docs/contract.md)."""
-    max_repeated_sentences: int = 3
+    max_repeated_sentences: PositiveInt = 3
     """Times one sentence may recur in a model reply; more is refused as malformed_output."""
-    max_draft_statements: int = 300
+    max_draft_statements: PositiveInt = 300
     """Most statements one model reply may split into; more is refused as malformed_output."""
-    max_rewrites_per_request: int = 8
+    max_rewrites_per_request: NonNegativeInt = 8
     """Most model rewrite calls one request may make; further failing claims get only the source rewrite."""
     trust_include_removed_text: bool = False
     """Put the text of removed claims in the client's trust object. Clinician-facing clients only."""
-    auth_failures_per_minute: float = 10.0
+    auth_failures_per_minute: NonNegativeFloat = 10.0
     """Failed authentications per minute a client address may make before it gets 429s; 0 disables."""
-    auth_failures_burst: int = 10
+    auth_failures_burst: PositiveInt = 10
     """Failed authentications a client address may make at once before the per-minute rate applies."""
-    embedding_threads: int = 0
+    embedding_threads: Annotated[int, Field(ge=0, le=256)] = 0
     """MiniLM threads per process; 0: one per four cores when serving, every core when ingesting."""
-    embedding_cache_size: int = 4096
+    embedding_cache_size: Annotated[int, Field(ge=0, le=1_000_000)] = 4096
     """Query-sized texts whose embeddings are kept (LRU, about 1.5 KB each); 0 disables the cache."""
     otel_capture_content: bool = False
     """Put patient text (the conversation and the model's draft) on OpenTelemetry spans. PHI: off by
@@ -233,53 +254,33 @@ class Settings(BaseSettings):
     def _expand(cls, value: Path | None) -> Path | None:
         return value.expanduser() if value is not None else None
 
+    @field_validator(*_URL_SCHEMES, mode="after")
+    @classmethod
+    def _url_scheme(cls, value: str | Secret, info: ValidationInfo) -> str | Secret:
+        """A URL setting, when set, starts with one of its schemes (a secret's value is never shown)."""
+        text = value.reveal() if isinstance(value, Secret) else value
+        schemes, reason = _URL_SCHEMES[str(info.field_name)]
+        if text and not text.startswith(schemes):
+            raise ValueError(reason)
+        return value
+
     @model_validator(mode="after")
     def _check(self) -> Self:
-        """The range checks; each raises ConfigurationError naming the variable (pydantic passes it on)."""
-        self._check_limits()
+        """The one check that spans two settings (the bounds are on the fields)."""
+        if self.query_rewrite and not self.upstream_base_url:
+            raise InvalidValue(
+                type(self).__name__, "query_rewrite", "needs an upstream model (GATEWAY_UPSTREAM_BASE_URL)"
+            )
         return self
 
-    def _check_limits(self) -> None:
-        if not 1 <= self.retrieve_max_k <= 500:
-            raise ConfigurationError("GATEWAY_RETRIEVE_MAX_K", "retrieve_max_k", "must be in 1..500")
-        _check_hardening(self)
-        if not 0 <= self.index_refresh_seconds <= 60:
-            raise ConfigurationError(
-                "GATEWAY_INDEX_REFRESH_SECONDS", "index_refresh_seconds", "must be in 0..60"
-            )
-        if not 0 <= self.embedding_threads <= 256:
-            raise ConfigurationError("GATEWAY_EMBEDDING_THREADS", "embedding_threads", "must be in 0..256")
-        if not 0 <= self.embedding_cache_size <= 1_000_000:
-            raise ConfigurationError(
-                "GATEWAY_EMBEDDING_CACHE_SIZE", "embedding_cache_size", "must be in 0..1000000"
-            )
-        if not 0 < self.clinician_session_hours <= 24 * 30:
-            raise ConfigurationError(
-                "GATEWAY_CLINICIAN_SESSION_HOURS", "clinician_session_hours", "must be in (0, 720]"
-            )
-        if not 0 < self.port < 65536:
-            raise ConfigurationError("GATEWAY_PORT", "port", f"must be in 1..65535, got {self.port}")
-        if self.upstream_timeout <= 0:
-            raise ConfigurationError("GATEWAY_UPSTREAM_TIMEOUT", "upstream_timeout", "must be positive")
-        if self.judge_timeout <= 0:
-            raise ConfigurationError("GATEWAY_JUDGE_TIMEOUT", "judge_timeout", "must be positive")
-        if self.nli_timeout <= 0:
-            raise ConfigurationError("GATEWAY_NLI_TIMEOUT", "nli_timeout", "must be positive")
-        if self.upstream_retries < 0:
-            raise ConfigurationError("GATEWAY_UPSTREAM_RETRIES", "upstream_retries", "must be >= 0")
-        if not 1 <= self.verify_max_sources <= 1000:
-            raise ConfigurationError("GATEWAY_VERIFY_MAX_SOURCES", "verify_max_sources", "must be in 1..1000")
-        if self.max_body_bytes < 1024:
-            raise ConfigurationError("GATEWAY_MAX_BODY_BYTES", "max_body_bytes", "must be >= 1024")
-        if self.chroma_url and not self.chroma_url.startswith(("http://", "https://")):
-            raise ConfigurationError(
-                "GATEWAY_CHROMA_URL", "chroma_url", "must start with http:// or https://"
-            )
-        _check_shared_services(self)
-        if self.upstream_base_url and not self.upstream_base_url.startswith(("http://", "https://")):
-            raise ConfigurationError(
-                "GATEWAY_UPSTREAM_BASE_URL", "upstream_base_url", "must start with http:// or https://"
-            )
+    @model_validator(mode="wrap")
+    @classmethod
+    def _as_configuration_error(cls, values: Any, handler: ModelWrapValidatorHandler[Self]) -> Self:
+        """An invalid value, however the settings are built, is the ConfigurationError naming the variable."""
+        try:
+            return handler(values)
+        except ValidationError as err:
+            raise configuration_error(err, cls, ENV_PREFIX, env_prefix=ENV_PREFIX) from None
 
     @property
     def resolved_chroma_path(self) -> Path:
@@ -301,10 +302,7 @@ class Settings(BaseSettings):
 
     @classmethod
     def _build(cls, values: dict[str, Any]) -> Settings:
-        try:
-            return cls(**values)
-        except ValidationError as err:
-            raise configuration_error(err, cls, ENV_PREFIX, env_prefix=ENV_PREFIX) from None
+        return cls(**values)
 
     @classmethod
     def settings_customise_sources(
@@ -326,7 +324,9 @@ class Settings(BaseSettings):
         for name, info in cls.model_fields.items():
             value = getattr(defaults, name)
             shown = "" if value is None or value == () or isinstance(value, Secret) else str(value)
-            rows.append((ENV_PREFIX + name.upper(), shown, info.description or ""))
+            bounds = _bounds(info)
+            description = f"{info.description or ''} Bounds: {bounds}." if bounds else info.description or ""
+            rows.append((ENV_PREFIX + name.upper(), shown, description))
         return rows
 
 
@@ -352,59 +352,15 @@ class _Environment(EnvSettingsSource):
         return super().prepare_field_value(field_name, field, value, value_is_complex)
 
 
-def _check_hardening(settings: Settings) -> None:
-    """Validate the limits settings (issue 8); each error names the variable."""
-    positive_ints = (
-        "max_messages",
-        "max_message_chars",
-        "max_tokens_cap",
-        "rate_limit_burst",
-        "upstream_max_concurrency",
-        "upstream_max_reply_chars",
-        "upstream_max_line_chars",
-        "max_repeated_sentences",
-        "max_draft_statements",
-        "auth_failures_burst",
-    )
-    for name in positive_ints:
-        if getattr(settings, name) < 1:
-            raise ConfigurationError(ENV_PREFIX + name.upper(), name, "must be >= 1")
-    if settings.upstream_queue_size < 0:
-        raise ConfigurationError("GATEWAY_UPSTREAM_QUEUE_SIZE", "upstream_queue_size", "must be >= 0")
-    for name in ("rate_limit_per_minute", "auth_failures_per_minute", "max_rewrites_per_request"):
-        if getattr(settings, name) < 0:
-            raise ConfigurationError(ENV_PREFIX + name.upper(), name, "must be >= 0")
-    for name in ("upstream_queue_timeout", "upstream_deadline", "query_rewrite_deadline"):
-        if getattr(settings, name) <= 0:
-            raise ConfigurationError(ENV_PREFIX + name.upper(), name, "must be positive")
-    if settings.query_rewrite and not settings.upstream_base_url:
-        raise ConfigurationError(
-            "GATEWAY_QUERY_REWRITE", "query_rewrite", "needs an upstream model (GATEWAY_UPSTREAM_BASE_URL)"
-        )
-
-
-def _check_shared_services(settings: Settings) -> None:
-    """Validate the PostgreSQL and Redis settings of a replicated deployment (issue 16)."""
-    audit_url = settings.audit_url.reveal()
-    if audit_url and not audit_url.startswith(("postgresql://", "postgres://")):
-        raise ConfigurationError(
-            "GATEWAY_AUDIT_URL", "audit_url", "must start with postgresql:// (or be empty for SQLite)"
-        )
-    redis_url = settings.redis_url.reveal()
-    if redis_url and not redis_url.startswith(("redis://", "rediss://", "unix://")):
-        raise ConfigurationError(
-            "GATEWAY_REDIS_URL", "redis_url", "must start with redis://, rediss:// or unix://"
-        )
-    if settings.audit_retention_days < 0:
-        raise ConfigurationError(
-            "GATEWAY_AUDIT_RETENTION_DAYS", "audit_retention_days", "must be 0 (keep forever) or more"
-        )
-    if settings.audit_chain_log_seconds < 0:
-        raise ConfigurationError(
-            "GATEWAY_AUDIT_CHAIN_LOG_SECONDS", "audit_chain_log_seconds", "must be 0 (off) or more"
-        )
-    if not 1 <= settings.audit_pool_size <= 200:
-        raise ConfigurationError("GATEWAY_AUDIT_POOL_SIZE", "audit_pool_size", "must be in 1..200")
-    for name in ("audit_timeout", "redis_timeout"):
-        if not 0 < getattr(settings, name) <= 60:
-            raise ConfigurationError(ENV_PREFIX + name.upper(), name, "must be in (0, 60]")
+def _bounds(info: FieldInfo) -> str:
+    """A field's numeric bounds as an operator reads them (``1..65535``, ``> 0``, ``> 0, <= 60``)."""
+    found = {
+        op: getattr(item, op)
+        for item in info.metadata
+        for op in ("ge", "gt", "le", "lt")
+        if getattr(item, op, None) is not None
+    }
+    if "ge" in found and "le" in found:
+        return f"{found['ge']}..{found['le']}"
+    symbols = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
+    return ", ".join(f"{symbols[op]} {value}" for op, value in found.items())

@@ -10,6 +10,7 @@ location when it is validated from a file, so the key still names where it sits 
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import types
 from pathlib import Path
@@ -42,6 +43,13 @@ _REASONS = {
     "dataclass_type": "expected a mapping, got {kind}",
     "dataclass_args_type": "expected a mapping, got {kind}",
     "dict_type": "expected a mapping, got {kind}",
+    "greater_than": "must be > {gt}, got {input!r}",
+    "greater_than_equal": "must be >= {ge}, got {input!r}",
+    "less_than": "must be < {lt}, got {input!r}",
+    "less_than_equal": "must be <= {le}, got {input!r}",
+    "too_short": "must have at least {min_length} item(s), got {actual_length}",
+    "too_long": "must have at most {max_length} item(s), got {actual_length}",
+    "string_too_short": "must be at least {min_length} character(s) long",
 }
 _UNKNOWN = ("unexpected_keyword_argument", "extra_forbidden")
 _MISSING = ("missing", "missing_argument")
@@ -59,31 +67,51 @@ def configuration_error(
     loc = error["loc"]
     key, reason = _describe(error, root)
     if env_prefix:
-        variable = env_prefix + str(loc[0]).upper() if loc else source
+        name = str(loc[0]) if loc else key
+        variable = env_prefix + name.upper() if name and name != "-" else source
         return ConfigurationError(variable, variable, reason)
     return ConfigurationError(source, _join(prefix, key) or "-", reason)
 
 
-def validate(cls: type[T], data: Any, source: str, prefix: str = "") -> T:
-    """Validate parsed YAML into ``cls`` (a dataclass with ``extra="forbid"`` config)."""
+def validate(
+    cls: type[T], data: Any, source: str, prefix: str = "", *, context: dict[str, Any] | None = None
+) -> T:
+    """Validate parsed YAML into ``cls`` (a dataclass with ``extra="forbid"`` config).
+
+    ``context`` reaches the validators (``ValidationInfo.context``): a bound known only at load time.
+    """
     try:
-        return TypeAdapter(cls).validate_python(data)
+        return TypeAdapter(cls).validate_python(data, context=context)
     except ValidationError as err:
         raise configuration_error(err, cls, source, prefix) from None
 
 
-def read_yaml(path: Path) -> Any:
+def read_yaml(path: Path, hint: str = "", *, loader: type[yaml.SafeLoader] = yaml.SafeLoader) -> Any:
+    """A YAML file's value ({} when empty); ``hint`` follows "file not found"; ``loader``: a stricter
+    safe loader (one that refuses a repeated key, say)."""
     if not path.is_file():
-        raise ConfigurationError(str(path), "-", "file not found")
+        raise ConfigurationError(str(path), "-", f"file not found{hint}")
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}  # noqa: S506  # a SafeLoader
     except yaml.YAMLError as err:
         raise ConfigurationError(str(path), "-", f"not valid YAML: {err}") from None
 
 
-def load_file(path: Path, cls: type[T]) -> T:
-    """Read a YAML file into ``cls``; every error names the file and the dotted key."""
-    return validate(cls, read_yaml(path), str(path))
+def read_json(path: Path, hint: str = "") -> Any:
+    """A JSON file's value; ``hint`` follows "file not found" (how to make the file)."""
+    if not path.is_file():
+        raise ConfigurationError(str(path), "-", f"file not found{hint}")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ConfigurationError(str(path), "-", f"not valid JSON: {err}") from None
+
+
+def load_file(path: Path, cls: type[T], *, context: dict[str, Any] | None = None, hint: str = "") -> T:
+    """Read a YAML file (a JSON one by its ``.json`` suffix) into ``cls``; every error names the file
+    and the dotted key."""
+    data = read_json(path, hint) if path.suffix.lower() == ".json" else read_yaml(path, hint)
+    return validate(cls, data, str(path), context=context)
 
 
 def check_range(obj: object, name: str, lo: float, hi: float) -> None:
@@ -120,13 +148,15 @@ def _describe(error: ErrorDetails, root: type) -> tuple[str, str]:
         last = loc[-1] if loc else "-"
         if isinstance(last, int):
             return _path(loc[:-1]), "too few items in the list"
-        return _path(loc[:-1]), f"missing required key {last!r}"
+        return _path(loc), "missing required key"
+    if kind == "too_short" and (error.get("ctx") or {}).get("min_length") == 1:
+        return _path(loc), "expected a non-empty list"
     template = _REASONS.get(kind)
     if template is None:
         return _path(loc), error["msg"]
     value = error.get("input")
-    expected = (error.get("ctx") or {}).get("expected", "")
-    return _path(loc), template.format(input=value, kind=type(value).__name__, expected=expected)
+    context = {"expected": "", **(error.get("ctx") or {})}
+    return _path(loc), template.format(input=value, kind=type(value).__name__, **context)
 
 
 def _field_names(root: type, loc: tuple[int | str, ...]) -> list[str]:
@@ -155,6 +185,8 @@ def _unwrap(hint: Any, part: int | str | None) -> Any:
 def _path(loc: tuple[int | str, ...]) -> str:
     text = ""
     for part in loc:
+        if part == "[key]":  # a mapping's key failed: the key names the place already
+            continue
         if isinstance(part, int):
             text += f"[{part}]"
         else:

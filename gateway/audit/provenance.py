@@ -36,7 +36,7 @@ def passage_version(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:VERSION_DIGITS]
 
 
-@functools.cache
+@functools.lru_cache(maxsize=1)
 def gateway_version() -> str:
     """The installed distribution's version (read once per process)."""
     try:
@@ -45,7 +45,7 @@ def gateway_version() -> str:
         return "0+unknown"
 
 
-@functools.cache
+@functools.lru_cache(maxsize=16)
 def policy_hash(directory: Path) -> str:
     """SHA-256 over every file under the policy directory (relative path and bytes), once per process:
     policies are read at start-up, so a change takes a restart, which hashes again."""

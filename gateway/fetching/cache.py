@@ -2,39 +2,29 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
+
+from cachetools import TTLCache
 
 from gateway.fetching.result import FetchReason, FetchResult
 
 
 class FetchCache:
-    """A bounded LRU of FetchResults with a TTL; owned by one fetcher."""
+    """A bounded LRU of FetchResults with a TTL (cachetools' ``TTLCache`` on the fetcher's clock);
+    owned by one fetcher. Nothing is kept when the size or the TTL is 0."""
 
     def __init__(self, max_entries: int, ttl: float, clock: Callable[[], float]) -> None:
-        self._entries: OrderedDict[str, tuple[float, FetchResult]] = OrderedDict()
-        self._max = max_entries
-        self._ttl = ttl
-        self._clock = clock
+        self._enabled = max_entries > 0 and ttl > 0
+        self._entries: TTLCache[str, FetchResult] = TTLCache(
+            maxsize=max(1, max_entries), ttl=max(ttl, 0.0), timer=clock
+        )
 
     def get(self, key: str) -> FetchResult | None:
-        entry = self._entries.get(key)
-        if entry is None:
-            return None
-        stored_at, result = entry
-        if self._clock() - stored_at >= self._ttl:
-            del self._entries[key]
-            return None
-        self._entries.move_to_end(key)
-        return result
+        return self._entries.get(key)
 
     def put(self, key: str, result: FetchResult) -> None:
-        if self._max <= 0 or self._ttl <= 0:
-            return
-        self._entries[key] = (self._clock(), result)
-        self._entries.move_to_end(key)
-        while len(self._entries) > self._max:
-            self._entries.popitem(last=False)
+        if self._enabled:
+            self._entries[key] = result
 
     def __len__(self) -> int:
         return len(self._entries)

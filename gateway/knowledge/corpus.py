@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated, Any
 
-import yaml
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+    with_config,
+)
 
-from gateway.errors import ConfigurationError
+from gateway.errors import ConfigurationError, InvalidValue
 from gateway.knowledge.plaintext import plain_text, provenance_problem
+from gateway.validation import load_file, validate
 
 
 @dataclass(frozen=True)
@@ -34,10 +44,8 @@ class SourceDocument:
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
-_REQUIRED = ("id", "file", "title", "org", "url")
-
-
-def parse_date(value: object, source: str, key: str) -> dt.date | None:
+def _as_date(value: object) -> dt.date | None:
+    """A manifest's date: a YAML date, a datetime, or text starting with an ISO date; empty: None."""
     if value is None or value == "":
         return None
     if isinstance(value, dt.datetime):
@@ -47,48 +55,120 @@ def parse_date(value: object, source: str, key: str) -> dt.date | None:
     try:
         return dt.date.fromisoformat(str(value)[:10])
     except ValueError:
-        raise ConfigurationError(source, key, f"not an ISO date: {value!r}") from None
+        raise ValueError(f"not an ISO date: {value!r}") from None
+
+
+def parse_date(value: object, source: str, key: str) -> dt.date | None:
+    try:
+        return _as_date(value)
+    except ValueError as err:
+        raise ConfigurationError(source, key, str(err)) from None
+
+
+MANIFEST = "manifest.yaml"
+
+
+@with_config(ConfigDict(coerce_numbers_to_str=True))
+@dataclass(frozen=True)
+class Manifest:
+    """A corpus manifest (``manifest.yaml``), read once by ``read_manifest`` for every loader.
+
+    ``documents`` are kept as written: the start-up loader (``load_manifest``) refuses a bad entry,
+    the ingestion loader (``loaders.iter_manifest``) reports it and goes on with the others.
+    """
+
+    documents: tuple[Any, ...]
+    defaults: dict[str, Any] = field(default_factory=dict)
+    """Fields every entry inherits unless it sets them."""
+    tiers_by_org: dict[str, str] = field(default_factory=dict)
+    """Tier of an entry that names none, by its org."""
+
+    @field_validator("defaults", "tiers_by_org", mode="before")
+    @classmethod
+    def _empty(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+
+def manifest_path(path: Path) -> Path:
+    """The manifest file of ``path`` (a corpus directory or the manifest itself)."""
+    if path.is_dir() or path.suffix.lower() not in (".yaml", ".yml"):
+        return path / MANIFEST
+    return path
+
+
+def read_manifest(path: Path) -> Manifest:
+    """Parse and validate a manifest (``path``: the file or its directory); errors name the file and key."""
+    return load_file(manifest_path(path), Manifest)
+
+
+_Required = Annotated[str, Field(min_length=1)]
+
+
+@with_config(ConfigDict(coerce_numbers_to_str=True))
+@dataclass(frozen=True)
+class ManifestEntry:
+    """One document of a manifest as the start-up loader requires it: a Markdown file next to the
+    manifest, with its provenance (other keys, for ``trust-gateway ingest``, are ignored here)."""
+
+    id: _Required
+    file: _Required
+    title: _Required
+    org: _Required
+    url: _Required
+    tier: str | None = None
+    reviewed_on: Annotated[dt.date | None, BeforeValidator(_as_date)] = None
+    doc_type: str | None = None
+
+    @field_validator("title", "org", "url", mode="after")
+    @classmethod
+    def _provenance(cls, value: str, info: ValidationInfo) -> str:
+        problem = provenance_problem(str(info.field_name), value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+    @field_validator("file", mode="after")
+    @classmethod
+    def _exists(cls, value: str, info: ValidationInfo) -> str:
+        path = (info.context or {}).get("base", Path()) / value
+        if not path.is_file():
+            raise ValueError(f"{path} not found")
+        return value
+
+
+@dataclass(frozen=True)
+class _Entries:
+    documents: tuple[ManifestEntry, ...]
+
+    @model_validator(mode="after")
+    def _unique(self) -> _Entries:
+        seen: set[str] = set()
+        for index, entry in enumerate(self.documents):
+            if entry.id in seen:
+                raise InvalidValue("Manifest", f"documents[{index}].id", f"duplicate id {entry.id!r}")
+            seen.add(entry.id)
+        return self
 
 
 def load_manifest(directory: Path) -> list[SourceDocument]:
     """Read ``manifest.yaml`` and the Markdown files it lists. Errors name the entry and the field."""
-    manifest = directory / "manifest.yaml"
-    if not manifest.is_file():
-        raise ConfigurationError(str(manifest), "-", "manifest not found")
-    data = yaml.safe_load(manifest.read_text(encoding="utf-8")) or {}
-    entries = data.get("documents")
-    if not isinstance(entries, list):
-        raise ConfigurationError(str(manifest), "documents", "expected a list of documents")
-    documents: list[SourceDocument] = []
-    seen: set[str] = set()
-    for index, entry in enumerate(entries):
-        key = f"documents[{index}]"
-        if not isinstance(entry, dict):
-            raise ConfigurationError(str(manifest), key, "expected a mapping")
-        for field in _REQUIRED:
-            if not entry.get(field):
-                raise ConfigurationError(str(manifest), f"{key}.{field}", "missing")
-        doc_id = str(entry["id"])
-        if doc_id in seen:
-            raise ConfigurationError(str(manifest), f"{key}.id", f"duplicate id {doc_id!r}")
-        seen.add(doc_id)
-        path = directory / str(entry["file"])
-        if not path.is_file():
-            raise ConfigurationError(str(manifest), f"{key}.file", f"{path} not found")
-        for field in ("title", "org", "url"):
-            problem = provenance_problem(field, str(entry[field]))
-            if problem is not None:
-                raise ConfigurationError(str(manifest), f"{key}.{field}", f"document {doc_id}: {problem}")
-        documents.append(
-            SourceDocument(
-                id=doc_id,
-                title=str(entry["title"]),
-                text=plain_text(path.read_text(encoding="utf-8")),
-                org=str(entry["org"]),
-                url=str(entry["url"]),
-                tier=str(entry.get("tier") or ""),
-                reviewed_on=parse_date(entry.get("reviewed_on"), str(manifest), f"{key}.reviewed_on"),
-                doc_type=str(entry.get("doc_type") or "article"),
-            )
+    manifest = manifest_path(directory)
+    entries = validate(
+        _Entries,
+        {"documents": read_manifest(manifest).documents},
+        str(manifest),
+        context={"base": manifest.parent},
+    ).documents
+    return [
+        SourceDocument(
+            id=entry.id,
+            title=entry.title,
+            text=plain_text((manifest.parent / entry.file).read_text(encoding="utf-8")),
+            org=entry.org,
+            url=entry.url,
+            tier=entry.tier or "",
+            reviewed_on=entry.reviewed_on,
+            doc_type=entry.doc_type or "article",
         )
-    return documents
+        for entry in entries
+    ]

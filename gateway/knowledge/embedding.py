@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -174,7 +174,7 @@ class Embedder:
         self._mutex = threading.Lock()
         self._queue: deque[_Pending] = deque()
         self._busy = False
-        self._cache: OrderedDict[str, Vector] = OrderedDict()
+        self._cache: LRUCache[str, Vector] = LRUCache(maxsize=max(1, cache_size))
         self._cache_size = cache_size
         self._bulk_calls: LRUCache[str, Vector] = LRUCache(BULK_CALLS_REMEMBERED)
         self.model_calls = 0
@@ -290,10 +290,7 @@ class Embedder:
         if len(text) > CACHEABLE_CHARS:
             return None
         with self._mutex:
-            vector = self._cache.get(text)
-            if vector is not None:
-                self._cache.move_to_end(text)
-            return vector
+            return self._cache.get(text)
 
     def _remember(self, computed: dict[str, Vector]) -> None:
         with self._mutex:
@@ -302,9 +299,6 @@ class Embedder:
                     frozen = vector.copy()
                     frozen.setflags(write=False)
                     self._cache[text] = frozen
-                    self._cache.move_to_end(text)
-            while len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
 
     def _encode_coalesced(self, texts: list[str]) -> Vector:
         """Group commit: lead a model call at once if the model is idle, else join the next call."""

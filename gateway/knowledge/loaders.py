@@ -21,10 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gateway.errors import ConfigurationError, GatewayError
-from gateway.knowledge.corpus import SourceDocument, parse_date
+from gateway.knowledge.corpus import SourceDocument, manifest_path, parse_date, read_manifest
 from gateway.knowledge.plaintext import plain_text, provenance_problem
 
 TEXT_FORMATS = ("markdown", "html", "pdf", "text")
@@ -204,22 +202,9 @@ def iter_manifest(path: Path, fetch: Fetch | None = None) -> Iterator[Loaded]:
     A broken manifest (unreadable, no ``documents`` list) raises ConfigurationError; a broken entry
     is yielded as a LoadFailure and the others still load.
     """
-    manifest = path / "manifest.yaml" if path.is_dir() else path
-    if not manifest.is_file():
-        raise ConfigurationError(str(manifest), "-", "manifest not found")
-    try:
-        data = yaml.safe_load(manifest.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as err:
-        raise ConfigurationError(str(manifest), "-", f"invalid YAML: {err}") from err
-    entries = data.get("documents") if isinstance(data, dict) else None
-    if not isinstance(entries, list):
-        raise ConfigurationError(str(manifest), "documents", "expected a list of documents")
-    defaults = data.get("defaults") or {}
-    if not isinstance(defaults, dict):
-        raise ConfigurationError(str(manifest), "defaults", "expected a mapping")
-    tiers_by_org = data.get("tiers_by_org") or {}
-    if not isinstance(tiers_by_org, dict):
-        raise ConfigurationError(str(manifest), "tiers_by_org", "expected a mapping of org to tier")
+    manifest = manifest_path(path)
+    parsed = read_manifest(manifest)
+    entries, defaults, tiers_by_org = parsed.documents, parsed.defaults, parsed.tiers_by_org
     base = manifest.parent
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict):

@@ -24,17 +24,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
-from pydantic import with_config
+from pydantic import AfterValidator, Field, model_validator, with_config
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import JaroWinkler
 
-from gateway.errors import ConfigurationError, InvalidValue
+from gateway.errors import InvalidValue
 from gateway.knowledge.lexical import STOPWORDS, Vocabulary, _stem, surface_tokens
 from gateway.knowledge.rewrite import RewriteWords
-from gateway.validation import FILE_CONFIG, load_file
+from gateway.validation import FILE_CONFIG, load_file, read_yaml, validate
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
@@ -152,40 +152,46 @@ _LEXICAL_ONLY_GROUPS = frozenset({"question_types"})
 sources title their sections, is a ranking hint among one topic's sections, not a topic for MiniLM."""
 
 
+def _text(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must be non-empty text")
+    return value
+
+
+_Text = Annotated[str, AfterValidator(_text)]
+_Group = dict[_Text, Annotated[tuple[_Text, ...], Field(min_length=1)]] | None
+"""A vocabulary group: word -> its terms (a non-empty list); empty or absent: none."""
+
+
+@with_config(FILE_CONFIG)
+@dataclass(frozen=True)
+class _VocabularyFile:
+    """``policies/vocabulary.yaml`` as written."""
+
+    brands: _Group = None
+    lay_terms: _Group = None
+    question_types: _Group = None
+
+    @model_validator(mode="after")
+    def _each_word_once(self) -> _VocabularyFile:
+        seen: set[str] = set()
+        for group in _VOCABULARY_GROUPS:
+            for key in getattr(self, group) or {}:
+                normal = " ".join(key.lower().split())
+                if normal in seen:
+                    raise InvalidValue("Synonyms", f"{group}.{key}", "this word is already listed")
+                seen.add(normal)
+        return self
+
+
 def load_vocabulary(path: Path) -> Synonyms:
     """Load and check the vocabulary file; any problem names the file and the key."""
-    source = str(path)
-    if not path.is_file():
-        raise ConfigurationError(source, "-", "file not found")
-    try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506
-    except yaml.YAMLError as err:
-        raise ConfigurationError(source, "-", f"not valid YAML: {err}") from None
-    data = data or {}
-    if not isinstance(data, dict):
-        raise ConfigurationError(source, "-", f"expected a mapping, got {type(data).__name__}")
-    unknown = sorted(set(data) - set(_VOCABULARY_GROUPS))
-    if unknown:
-        raise ConfigurationError(
-            source, unknown[0], f"unknown key; expected one of {', '.join(_VOCABULARY_GROUPS)}"
-        )
+    data = validate(_VocabularyFile, read_yaml(path, loader=_UniqueKeyLoader), str(path))
     terms: dict[str, tuple[str, ...]] = {}
     lexical_only: set[str] = set()
     for group in _VOCABULARY_GROUPS:
-        entries = data.get(group) or {}
-        if not isinstance(entries, dict):
-            raise ConfigurationError(source, group, f"expected a mapping, got {type(entries).__name__}")
-        for key, values in entries.items():
-            where = f"{group}.{key}"
-            if not isinstance(key, str) or not key.strip():
-                raise ConfigurationError(source, where, "a key must be non-empty text")
-            if not isinstance(values, list) or not values:
-                raise ConfigurationError(source, where, "expected a non-empty list of terms")
-            if not all(isinstance(v, str) and v.strip() for v in values):
-                raise ConfigurationError(source, where, "every term must be non-empty text")
+        for key, values in (getattr(data, group) or {}).items():
             normal = " ".join(key.lower().split())
-            if normal in terms:
-                raise ConfigurationError(source, where, "this word is already listed")
             terms[normal] = tuple(" ".join(v.split()) for v in values)
             if group in _LEXICAL_ONLY_GROUPS:
                 lexical_only.add(normal)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from functools import cache
+from functools import lru_cache
 
 import numpy as np
 from spellchecker import SpellChecker
@@ -32,7 +32,7 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
 _NO_INDEX = Vocabulary((), (), np.zeros(0, dtype=np.int64), 0)
 
 
-@cache
+@lru_cache(maxsize=1)
 def english_words() -> frozenset[str]:
     """pyspellchecker's English dictionary (loaded once per process, about 0.2 s), with each
     contraction also as patients type it without the apostrophe ("doesnt": never "does")."""

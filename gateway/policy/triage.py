@@ -15,17 +15,15 @@ the dotted key, like the rest of ``gateway.policy``.
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
-from pydantic import with_config
+from pydantic import AfterValidator, ConfigDict, Field, Strict, ValidationInfo, with_config
 
-from gateway.errors import ConfigurationError, InvalidValue
+from gateway.errors import InvalidValue
 from gateway.policy.triage_evidence import (
     EvidencePolicy,
     VitalsPolicy,
@@ -33,7 +31,7 @@ from gateway.policy.triage_evidence import (
     load_evidence_policy,
     load_vitals_policy,
 )
-from gateway.validation import FILE_CONFIG, read_yaml, validate
+from gateway.validation import FILE_CONFIG, load_file, read_yaml, validate
 
 CATEGORY_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 CLASSIFIER_HEADS = ("emergency", "clinical")
@@ -209,47 +207,71 @@ def load_contrast_banks(path: Path) -> ContrastBanks:
     return validate(ContrastBanks, read_yaml(path), str(path))
 
 
+def _category_id(value: str) -> str:
+    if not CATEGORY_ID.match(value):
+        raise ValueError("ids are lower_snake_case, at most 40 chars")
+    return value
+
+
+@with_config(FILE_CONFIG)
+@dataclass(frozen=True)
+class _CategoriesFile:
+    """``emergency_exemplars.yaml`` as written."""
+
+    categories: Annotated[
+        dict[Annotated[str, AfterValidator(_category_id)], EmergencyCategory], Field(min_length=1)
+    ]
+
+
 def load_categories(path: Path) -> dict[str, EmergencyCategory]:
-    data = read_yaml(path)
-    if not isinstance(data, dict) or set(data) != {"categories"}:
-        raise ConfigurationError(str(path), "-", "expected exactly one key: categories")
-    raw = data["categories"]
-    if not isinstance(raw, dict) or not raw:
-        raise ConfigurationError(str(path), "categories", "expected a non-empty mapping of category ids")
-    categories: dict[str, EmergencyCategory] = {}
-    for name, body in raw.items():
-        if not isinstance(name, str) or not CATEGORY_ID.match(name):
-            raise ConfigurationError(
-                str(path), f"categories.{name}", "ids are lower_snake_case, at most 40 chars"
-            )
-        categories[name] = validate(EmergencyCategory, body, str(path), f"categories.{name}")
-    return categories
+    return load_file(path, _CategoriesFile).categories
+
+
+def _weights(value: tuple[float, ...], info: ValidationInfo) -> tuple[float, ...]:
+    dimensions = (info.context or {}).get("dimensions")
+    if dimensions is not None and len(value) != dimensions:
+        raise ValueError(f"expected a list of {dimensions} numbers, got {len(value)}")
+    return value
+
+
+Finite = Annotated[float, Strict(), Field(allow_inf_nan=False)]
+
+
+@with_config(ConfigDict(extra="ignore"))
+@dataclass(frozen=True)
+class _HeadFile:
+    weights: Annotated[tuple[Finite, ...], AfterValidator(_weights)]
+    """One weight per embedding dimension (the length is checked against the embedder's)."""
+    bias: Finite
+
+
+@with_config(ConfigDict(extra="ignore"))
+@dataclass(frozen=True)
+class _HeadsFile:
+    emergency: _HeadFile
+    clinical: _HeadFile
+
+
+@with_config(ConfigDict(extra="ignore", coerce_numbers_to_str=True))
+@dataclass(frozen=True)
+class _ClassifierFile:
+    """The trained classifier (``classifier.json``, ``bench/train_triage.py``); other keys are notes."""
+
+    heads: _HeadsFile
+    model: str = ""
+    trained_on: dict[str, int] | None = None
 
 
 def load_classifier(path: Path, dimensions: int) -> Classifier:
-    source = str(path)
-    if not path.is_file():
-        raise ConfigurationError(source, "-", "file not found (train it with: python bench/train_triage.py)")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ConfigurationError(source, "-", f"not valid JSON: {err}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("heads"), dict):
-        raise ConfigurationError(source, "heads", "expected a mapping of classifier heads")
-    heads: dict[str, LinearHead] = {}
-    for name in CLASSIFIER_HEADS:
-        head = data["heads"].get(name)
-        key = f"heads.{name}"
-        if not isinstance(head, dict):
-            raise ConfigurationError(source, key, "missing")
-        weights = head.get("weights")
-        bias = head.get("bias")
-        if not isinstance(weights, list) or len(weights) != dimensions:
-            raise ConfigurationError(source, f"{key}.weights", f"expected a list of {dimensions} numbers")
-        if not all(isinstance(w, int | float) and math.isfinite(w) for w in weights):
-            raise ConfigurationError(source, f"{key}.weights", "every weight must be a finite number")
-        if not isinstance(bias, int | float) or not math.isfinite(bias):
-            raise ConfigurationError(source, f"{key}.bias", "expected a finite number")
-        heads[name] = LinearHead(np.asarray(weights, dtype=np.float32), float(bias))
-    trained_on = data.get("trained_on") or {}
-    return Classifier(heads, str(data.get("model", "")), {str(k): int(v) for k, v in trained_on.items()})
+    data = load_file(
+        path,
+        _ClassifierFile,
+        context={"dimensions": dimensions},
+        hint=" (train it with: python bench/train_triage.py)",
+    )
+    heads = {
+        name: LinearHead(np.asarray(head.weights, dtype=np.float32), head.bias)
+        for name in CLASSIFIER_HEADS
+        for head in (getattr(data.heads, name),)
+    }
+    return Classifier(heads, data.model, dict(data.trained_on or {}))

@@ -15,16 +15,46 @@ stops start-up with an error naming the file and the key).
 from __future__ import annotations
 
 import itertools
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated
 
 import numpy as np
+from pydantic import AfterValidator, ConfigDict, Field, Strict, model_validator, with_config
 
-from gateway.errors import ConfigurationError
+from gateway.errors import InvalidValue
+from gateway.validation import load_file
 
 DEFAULT_PATH = Path(__file__).with_name("data") / "check_calibration.json"
+
+
+def _non_decreasing(series: tuple[float, ...]) -> tuple[float, ...]:
+    if any(b < a for a, b in itertools.pairwise(series)):
+        raise ValueError("must be non-decreasing")
+    return series
+
+
+Series = Annotated[
+    tuple[Annotated[float, Strict(), Field(ge=0.0, le=1.0)], ...],
+    Field(min_length=2),
+    AfterValidator(_non_decreasing),
+]
+"""At least two numbers in [0, 1], non-decreasing."""
+
+
+@with_config(ConfigDict(extra="ignore"))
+@dataclass(frozen=True)
+class _CalibrationFile:
+    """``check_calibration.json`` as written (its ``method`` note is for the reader)."""
+
+    knots: Series
+    values: Series
+
+    @model_validator(mode="after")
+    def _paired(self) -> _CalibrationFile:
+        if len(self.knots) != len(self.values):
+            raise InvalidValue("ScoreCalibration", "values", "must have one value per knot")
+        return self
 
 
 @dataclass(frozen=True)
@@ -39,23 +69,5 @@ class ScoreCalibration:
 
     @classmethod
     def load(cls, path: Path = DEFAULT_PATH) -> ScoreCalibration:
-        source = str(path)
-        try:
-            data: Any = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as err:
-            raise ConfigurationError(source, "(file)", f"cannot read the calibration: {err}") from err
-        if not isinstance(data, dict):
-            raise ConfigurationError(source, "(file)", "must be a JSON object")
-        knots, values = data.get("knots"), data.get("values")
-        for key, series in (("knots", knots), ("values", values)):
-            if not isinstance(series, list) or len(series) < 2:
-                raise ConfigurationError(source, key, "must be a list of at least two numbers")
-            if not all(isinstance(v, int | float) and 0.0 <= v <= 1.0 for v in series):
-                raise ConfigurationError(source, key, "every entry must be a number in [0, 1]")
-            if any(b < a for a, b in itertools.pairwise(series)):
-                raise ConfigurationError(source, key, "must be non-decreasing")
-        assert isinstance(knots, list)
-        assert isinstance(values, list)
-        if len(knots) != len(values):
-            raise ConfigurationError(source, "values", "must have one value per knot")
-        return cls(tuple(float(k) for k in knots), tuple(float(v) for v in values))
+        data = load_file(path, _CalibrationFile)
+        return cls(data.knots, data.values)

@@ -8,13 +8,15 @@ generates out of the bundled corpus (never from the evaluation sets). Inference 
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
-from gateway.errors import ConfigurationError
+from pydantic import AfterValidator, ConfigDict, Field, Strict, with_config
+
+from gateway.validation import load_file
 from gateway.verification.checks.analysis import AnalysedText
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult
 from gateway.verification.checks.words import bigram_coverage, coverage, stem
@@ -87,6 +89,34 @@ def features(
     return [float(values[name]) for name in FEATURES]
 
 
+def _trained_for_these_features(value: tuple[str, ...]) -> tuple[str, ...]:
+    if value != FEATURES:  # weights trained for other features: stale, not usable
+        raise ValueError(f"{list(value)} differ from {list(FEATURES)}; retrain with bench/train_combiner.py")
+    return value
+
+
+def _one_per_feature(value: tuple[float, ...]) -> tuple[float, ...]:
+    if len(value) != len(FEATURES):
+        raise ValueError(f"expected {len(FEATURES)} numbers (one per feature), got {len(value)}")
+    return value
+
+
+_Finite = Annotated[float, Strict(), Field(allow_inf_nan=False)]
+_PerFeature = Annotated[tuple[_Finite, ...], AfterValidator(_one_per_feature)]
+
+
+@with_config(ConfigDict(extra="ignore"))
+@dataclass(frozen=True)
+class _WeightsFile:
+    """``combiner_weights.json`` as ``bench/train_combiner.py`` writes it (``trained_on`` is a note)."""
+
+    features: Annotated[tuple[str, ...], AfterValidator(_trained_for_these_features)]
+    weights: _PerFeature
+    bias: _Finite
+    mean: _PerFeature
+    scale: _PerFeature
+
+
 @dataclass(frozen=True)
 class LogisticCombiner:
     """P(supported | features) = sigmoid(w . standardised(x) + b)."""
@@ -104,16 +134,5 @@ class LogisticCombiner:
 
     @classmethod
     def load(cls, path: Path = WEIGHTS_FILE) -> LogisticCombiner:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if tuple(data["features"]) != FEATURES:  # weights trained for other features: stale, not usable
-            raise ConfigurationError(
-                str(path),
-                "features",
-                f"{data['features']} differ from {list(FEATURES)}; retrain with bench/train_combiner.py",
-            )
-        return cls(
-            tuple(float(w) for w in data["weights"]),
-            float(data["bias"]),
-            tuple(float(m) for m in data["mean"]),
-            tuple(float(s) for s in data["scale"]),
-        )
+        data = load_file(path, _WeightsFile, hint=" (train it with: python bench/train_combiner.py)")
+        return cls(data.weights, data.bias, data.mean, data.scale)

@@ -1,11 +1,12 @@
 """The verifier's word data, loaded from ``data/`` (reviewable data, not code).
 
 ``lexicon.yaml`` holds the word lists, ``quantities.yaml`` the number words and units, ``cues.yaml``
-the cue patterns (negation, effect, quantifier strength, number bounds). Validated on load: every
-key present and no other, each entry a non-empty string without surrounding spaces, groups non-empty,
-antonym and spelling entries pairs, numbers positive, cue patterns valid regular expressions. A bad
-file raises ConfigurationError naming the file and the key (start-up stops: the checks cannot run
-without it).
+the cue patterns (negation, effect, quantifier strength, number bounds). Each file is validated on load
+by a pydantic model (``_LexiconFile``, ``_QuantitiesFile``, ``_CuesFile``) through
+``gateway.validation``: every key present and no other, each entry a non-empty string without
+surrounding spaces, lists and groups non-empty, antonym and spelling entries pairs, numbers positive
+(value tables: not negative), cue patterns valid regular expressions. A bad file raises the
+ConfigurationError naming the file and the key (start-up stops: the checks cannot run without it).
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated
 
-import yaml
+from pydantic import AfterValidator, Field, Strict, with_config
 
-from gateway.errors import ConfigurationError
+from gateway.validation import FILE_CONFIG, load_file
 
 DEFAULT_PATH = Path(__file__).with_name("data") / "lexicon.yaml"
 QUANTITIES_PATH = DEFAULT_PATH.with_name("quantities.yaml")
@@ -32,9 +33,7 @@ WORD_LISTS = (
     "condition_suffixes",
 )
 GROUP_LISTS = ("synonyms", "populations", "medicines", "conditions", "body_parts")
-KEYS = (*WORD_LISTS, *GROUP_LISTS, "antonyms", "spellings")
 VALUE_TABLES = ("number_words", "scales", "fractions", "count_words")
-QUANTITY_KEYS = (*VALUE_TABLES, "periods", "units", "numeric_words")
 CUE_LISTS = (
     "negation_cues",
     "clause_break_words",
@@ -50,7 +49,55 @@ CUE_LISTS = (
     "number_at_least",
     "number_at_most",
 )
-CUE_KEYS = (*CUE_LISTS, "clause_break_punctuation")
+
+
+def _trimmed(value: str) -> str:
+    if not value or value != value.strip():
+        raise ValueError("must be a non-empty string without outer spaces")
+    return value
+
+
+def _regex(value: str) -> str:
+    try:
+        re.compile(value)
+    except re.error as err:
+        raise ValueError(f"not a valid regular expression: {err}") from None
+    return value
+
+
+def _character_class(value: str) -> str:
+    _regex(f"[{value}]")
+    return value
+
+
+Word = Annotated[str, AfterValidator(_trimmed)]
+Words = Annotated[tuple[Word, ...], Field(min_length=1)]
+Groups = Annotated[tuple[Words, ...], Field(min_length=1)]
+Patterns = Annotated[tuple[Annotated[Word, AfterValidator(_regex)], ...], Field(min_length=1)]
+NonNegative = Annotated[float, Strict(), Field(ge=0)]
+Positive = Annotated[float, Strict(), Field(gt=0)]
+ValueTable = Annotated[dict[Word, NonNegative], Field(min_length=1)]
+
+
+@with_config(FILE_CONFIG)
+@dataclass(frozen=True)
+class _LexiconFile:
+    """``lexicon.yaml`` as written."""
+
+    stopwords: Words
+    not_negative: Words
+    not_conditions: Words
+    class_terms: Words
+    stem_suffixes: Words
+    drug_suffixes: Words
+    condition_suffixes: Words
+    synonyms: Groups
+    populations: Groups
+    medicines: Groups
+    conditions: Groups
+    body_parts: Groups
+    antonyms: Annotated[tuple[tuple[Words, Words], ...], Field(min_length=1)]
+    spellings: Annotated[tuple[tuple[Word, Word], ...], Field(min_length=1)]
 
 
 @dataclass(frozen=True)
@@ -68,62 +115,14 @@ class Lexicon:
         return {form: group[0] for group in self.groups[key] for form in group}
 
 
-def _strings(value: Any, source: str, key: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not value:
-        raise ConfigurationError(source, key, "must be a non-empty list of strings")
-    for i, item in enumerate(value):
-        if not isinstance(item, str) or not item or item != item.strip():
-            raise ConfigurationError(source, f"{key}[{i}]", "must be a non-empty string without outer spaces")
-    return tuple(value)
-
-
-def _mapping(path: Path, keys: tuple[str, ...], what: str) -> dict[str, Any]:
-    """The file's top-level mapping, with exactly ``keys``."""
-    source = str(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as err:
-        raise ConfigurationError(source, "(file)", f"cannot read the {what}: {err}") from err
-    if not isinstance(data, dict):
-        raise ConfigurationError(source, "(file)", "must be a mapping")
-    unknown = sorted(set(data) - set(keys))
-    if unknown:
-        raise ConfigurationError(source, unknown[0], "unknown key")
-    missing = [k for k in keys if k not in data]
-    if missing:
-        raise ConfigurationError(source, missing[0], "missing")
-    return data
-
-
-def _pairs(value: Any, source: str, key: str) -> tuple[Any, ...]:
-    if not isinstance(value, list) or not value:
-        raise ConfigurationError(source, key, "must be a non-empty list of pairs")
-    for i, pair in enumerate(value):
-        if not isinstance(pair, list) or len(pair) != 2:
-            raise ConfigurationError(source, f"{key}[{i}]", "must be a pair")
-    return tuple(value)
-
-
 def load_lexicon(path: Path = DEFAULT_PATH) -> Lexicon:
-    source = str(path)
-    data = _mapping(path, KEYS, "lexicon")
-    words = {key: _strings(data[key], source, key) for key in WORD_LISTS}
-    groups: dict[str, tuple[tuple[str, ...], ...]] = {}
-    for key in GROUP_LISTS:
-        value = data[key]
-        if not isinstance(value, list) or not value:
-            raise ConfigurationError(source, key, "must be a non-empty list of groups")
-        groups[key] = tuple(_strings(group, source, f"{key}[{i}]") for i, group in enumerate(value))
-    antonyms = tuple(
-        (_strings(a, source, f"antonyms[{i}][0]"), _strings(b, source, f"antonyms[{i}][1]"))
-        for i, (a, b) in enumerate(_pairs(data["antonyms"], source, "antonyms"))
+    data = load_file(path, _LexiconFile)
+    return Lexicon(
+        words={key: getattr(data, key) for key in WORD_LISTS},
+        groups={key: getattr(data, key) for key in GROUP_LISTS},
+        antonyms=data.antonyms,
+        spellings=data.spellings,
     )
-    spellings = tuple(
-        (british, american)
-        for i, pair in enumerate(_pairs(data["spellings"], source, "spellings"))
-        for british, american in (_strings(pair, source, f"spellings[{i}]"),)
-    )
-    return Lexicon(words, groups, antonyms, spellings)
 
 
 @dataclass(frozen=True)
@@ -139,49 +138,38 @@ class QuantityWords:
     numeric_words: tuple[str, ...]
 
 
-def _number(value: Any, source: str, key: str, *, positive: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0 or (positive and not value):
-        raise ConfigurationError(source, key, "must be a positive number" if positive else "must be >= 0")
-    return float(value)
+@with_config(FILE_CONFIG)
+@dataclass(frozen=True)
+class _Unit:
+    dimension: Word
+    factor: Positive
+    """Factor to the dimension's base unit."""
+    names: Words
 
 
-def _table(value: Any, source: str, key: str) -> dict[str, Any]:
-    if not isinstance(value, dict) or not value:
-        raise ConfigurationError(source, key, "must be a non-empty mapping")
-    _strings(list(value), source, key)
-    return value
+@with_config(FILE_CONFIG)
+@dataclass(frozen=True)
+class _QuantitiesFile:
+    """``quantities.yaml`` as written."""
+
+    number_words: ValueTable
+    scales: ValueTable
+    fractions: ValueTable
+    count_words: ValueTable
+    periods: Annotated[dict[Word, tuple[Positive, Positive]], Field(min_length=1)]
+    """Period word -> [times, days]."""
+    units: Annotated[tuple[_Unit, ...], Field(min_length=1)]
+    numeric_words: Words
 
 
 def load_quantity_words(path: Path = QUANTITIES_PATH) -> QuantityWords:
-    source = str(path)
-    data = _mapping(path, QUANTITY_KEYS, "quantity words")
-    values = {
-        key: {
-            word: _number(value, source, f"{key}.{word}", positive=False)
-            for word, value in _table(data[key], source, key).items()
-        }
-        for key in VALUE_TABLES
-    }
-    periods: dict[str, float] = {}
-    for word, rate in _table(data["periods"], source, "periods").items():
-        if not isinstance(rate, list) or len(rate) != 2:
-            raise ConfigurationError(source, f"periods.{word}", "must be [times, days]")
-        times, days = (_number(n, source, f"periods.{word}") for n in rate)
-        periods[word] = times / days
-    units: dict[str, tuple[str, float]] = {}
-    entries = data["units"]
-    if not isinstance(entries, list) or not entries:
-        raise ConfigurationError(source, "units", "must be a non-empty list")
-    for i, entry in enumerate(entries):
-        key = f"units[{i}]"
-        if not isinstance(entry, dict) or set(entry) != {"dimension", "factor", "names"}:
-            raise ConfigurationError(source, key, "must have exactly dimension, factor and names")
-        (dimension,) = _strings([entry["dimension"]], source, f"{key}.dimension")
-        factor = _number(entry["factor"], source, f"{key}.factor")
-        for name in _strings(entry["names"], source, f"{key}.names"):
-            units[name] = (dimension, factor)
-    numeric = _strings(data["numeric_words"], source, "numeric_words")
-    return QuantityWords(values, periods, units, numeric)
+    data = load_file(path, _QuantitiesFile)
+    return QuantityWords(
+        values={key: dict(getattr(data, key)) for key in VALUE_TABLES},
+        periods={word: times / days for word, (times, days) in data.periods.items()},
+        units={name: (unit.dimension, unit.factor) for unit in data.units for name in unit.names},
+        numeric_words=data.numeric_words,
+    )
 
 
 @dataclass(frozen=True)
@@ -197,25 +185,27 @@ class Cues:
         return "(?:" + "|".join(self.lists[key]) + ")"
 
 
-def _pattern(value: str, source: str, key: str) -> str:
-    try:
-        re.compile(value)
-    except re.error as err:
-        raise ConfigurationError(source, key, f"not a valid regular expression: {err}") from None
-    return value
+@with_config(FILE_CONFIG)
+@dataclass(frozen=True)
+class _CuesFile:
+    """``cues.yaml`` as written."""
+
+    negation_cues: Patterns
+    clause_break_words: Patterns
+    negation_weakeners: Patterns
+    conditionals: Patterns
+    no_effect: Patterns
+    effect: Patterns
+    quantifier_universal: Patterns
+    quantifier_most: Patterns
+    quantifier_many: Patterns
+    quantifier_some: Patterns
+    number_approximate: Patterns
+    number_at_least: Patterns
+    number_at_most: Patterns
+    clause_break_punctuation: Annotated[str, Field(min_length=1), AfterValidator(_character_class)]
 
 
 def load_cues(path: Path = CUES_PATH) -> Cues:
-    source = str(path)
-    data = _mapping(path, CUE_KEYS, "cue patterns")
-    lists = {
-        key: tuple(
-            _pattern(entry, source, f"{key}[{i}]") for i, entry in enumerate(_strings(data[key], source, key))
-        )
-        for key in CUE_LISTS
-    }
-    punctuation = data["clause_break_punctuation"]
-    if not isinstance(punctuation, str) or not punctuation:
-        raise ConfigurationError(source, "clause_break_punctuation", "must be a non-empty string")
-    _pattern(f"[{punctuation}]", source, "clause_break_punctuation")
-    return Cues(lists, punctuation)
+    data = load_file(path, _CuesFile)
+    return Cues({key: getattr(data, key) for key in CUE_LISTS}, data.clause_break_punctuation)

@@ -27,13 +27,13 @@ the cascade sends scores inside ``uncertain_band`` to the judge.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 import anyio.to_thread
 import numpy as np
+from cachetools import LRUCache
 
 from gateway.domain import (
     ClaimToCheck,
@@ -209,7 +209,7 @@ class LocalEntailmentVerifier:
         self._embedder = embedder
         self._policy = policy
         self._combiner = LogisticCombiner.load() if policy.local_combiner == "learned" else None
-        self._indexes: OrderedDict[tuple[str, int, int], PassageIndex] = OrderedDict()
+        self._indexes: LRUCache[tuple[str, int, int], PassageIndex] = LRUCache(maxsize=PASSAGE_CACHE_SIZE)
         self._lock = threading.Lock()
 
     async def verify(self, claims: Sequence[ClaimToCheck], analyses: Analyses | None = None) -> list[Verdict]:
@@ -303,10 +303,7 @@ class LocalEntailmentVerifier:
 
     def _cached_index(self, passage: Passage) -> PassageIndex | None:
         with self._lock:
-            index = self._indexes.get(self._key(passage))
-            if index is not None:
-                self._indexes.move_to_end(self._key(passage))
-            return index
+            return self._indexes.get(self._key(passage))
 
     def _index(self, passage: Passage, sentence_vectors: dict[str, Vector]) -> PassageIndex:
         """The passage's candidates, built once per passage text and reused across claims and requests."""
@@ -319,8 +316,6 @@ class LocalEntailmentVerifier:
         index = index_passage(passage, vectors, self._policy.local_window_sentences)
         with self._lock:
             self._indexes[self._key(passage)] = index
-            while len(self._indexes) > PASSAGE_CACHE_SIZE:
-                self._indexes.popitem(last=False)
         return index
 
     def assess(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,6 +16,7 @@ from gateway.settings import Settings
 from gateway.text import passage_from_text
 from gateway.verification.calibration import DEFAULT_PATH, ScoreCalibration
 from gateway.verification.cascade import build_verifier
+from gateway.verification.combiner import FEATURES, WEIGHTS_FILE, LogisticCombiner
 
 TEXT = (
     "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours. "
@@ -63,7 +66,7 @@ def test_the_shipped_calibration_is_monotone_and_reaches_the_default_threshold()
         ({"knots": [0.0, 1.0]}, "values"),
         ({"knots": [0.0, 1.0], "values": [0.5, 0.2]}, "values"),
         ({"knots": [0.0, 0.5, 1.0], "values": [0.0, 1.0]}, "values"),
-        ({"knots": [0.0, 1.5], "values": [0.0, 1.0]}, "knots"),
+        ({"knots": [0.0, 1.5], "values": [0.0, 1.0]}, "knots[1]"),
     ],
 )
 def test_a_bad_calibration_file_names_the_file_and_key(
@@ -76,3 +79,27 @@ def test_a_bad_calibration_file_names_the_file_and_key(
     assert raised.value.source == str(path)
     assert raised.value.key == key
     assert DEFAULT_PATH.is_file()
+
+
+@pytest.mark.parametrize(
+    ("change", "key", "reason"),
+    [
+        (lambda d: d["features"].reverse(), "features", "retrain with bench/train_combiner.py"),
+        (lambda d: d["mean"].pop(), "mean", "one per feature"),
+        (lambda d: d.pop("bias"), "bias", "missing required key"),
+        (lambda d: d["scale"].__setitem__(0, "wide"), "scale[0]", "expected a number"),
+    ],
+)
+def test_stale_or_broken_combiner_weights_name_the_file_and_key(
+    tmp_path: Path, change: Callable[[dict[str, Any]], object], key: str, reason: str
+) -> None:
+    shipped = LogisticCombiner.load()
+    assert len(shipped.weights) == len(FEATURES)
+    data = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
+    change(data)
+    path = tmp_path / "combiner_weights.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ConfigurationError) as raised:
+        LogisticCombiner.load(path)
+    assert (raised.value.source, raised.value.key) == (str(path), key)
+    assert reason in raised.value.reason

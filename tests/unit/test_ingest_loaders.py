@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from gateway.errors import ConfigurationError, FetchError
 from gateway.knowledge.chunking import chunk_document
-from gateway.knowledge.corpus import SourceDocument
+from gateway.knowledge.corpus import SourceDocument, load_manifest, read_manifest
 from gateway.knowledge.loaders import FetchedPage, LoadFailure, iter_jsonl, iter_manifest, iter_sources
 
 
@@ -202,3 +203,73 @@ def test_broken_manifest_is_a_configuration_error(tmp_path: Path) -> None:
         list(iter_manifest(tmp_path))
     unknown = list(iter_sources([tmp_path / "notes.docx"]))
     assert isinstance(unknown[0], LoadFailure)
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "reason"),
+    [
+        ("documents: nope\n", "documents", "expected a list"),
+        ("defaults: {}\n", "documents", "missing required key"),
+        ("documents: []\ntiers_by_org: [NHS]\n", "tiers_by_org", "expected a mapping"),
+        ("documents: [\n", "-", "not valid YAML"),
+    ],
+)
+def test_both_manifest_loaders_read_it_through_one_typed_model(
+    tmp_path: Path, text: str, key: str, reason: str
+) -> None:
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text(text, encoding="utf-8")
+    loaders = (
+        lambda: read_manifest(tmp_path),
+        lambda: load_manifest(tmp_path),
+        lambda: list(iter_manifest(manifest)),
+    )
+    for load in loaders:
+        with pytest.raises(ConfigurationError) as info:
+            load()
+        assert (info.value.source, info.value.key) == (str(manifest), key)
+        assert reason in info.value.reason
+
+
+def test_the_typed_manifest_keeps_defaults_and_tiers_by_org(corpus: Path) -> None:
+    manifest = read_manifest(corpus)
+    assert read_manifest(corpus / "manifest.yaml") == manifest
+    assert manifest.defaults == {"reviewed_on": "2024-01-01"}
+    assert manifest.tiers_by_org == {"NHLBI": "clinical_reference"}
+    assert len(manifest.documents) == len(json.loads((corpus / "manifest.yaml").read_text())["documents"])
+
+
+@pytest.mark.parametrize(
+    ("change", "key", "reason"),
+    [
+        (lambda e: e[0].pop("org"), "documents[0].org", "missing required key"),
+        (lambda e: e[0].update(url=""), "documents[0].url", "at least 1 character"),
+        (lambda e: e[0].update(title="<b>Colds</b>"), "documents[0].title", "contains markup"),
+        (lambda e: e[0].update(url="ftp://x.org/a"), "documents[0].url", "not an http(s) URL"),
+        (lambda e: e[0].update(file="gone.md"), "documents[0].file", "not found"),
+        (lambda e: e[0].update(reviewed_on="last spring"), "documents[0].reviewed_on", "not an ISO date"),
+        (lambda e: e.append(dict(e[0])), "documents[1].id", "duplicate id 'colds'"),
+    ],
+)
+def test_the_start_up_manifest_loader_refuses_a_bad_entry_naming_it(
+    tmp_path: Path, change: Callable[[list[dict[str, object]]], object], key: str, reason: str
+) -> None:
+    (tmp_path / "colds.md").write_text("# Colds\n\nRest and fluids help.\n", encoding="utf-8")
+    entries: list[dict[str, object]] = [
+        {"id": "colds", "file": "colds.md", "title": "Colds", "org": "NHS", "url": "https://www.nhs.uk/c/"}
+    ]
+    manifest = tmp_path / "manifest.yaml"
+    manifest.write_text(json.dumps({"documents": entries}), encoding="utf-8")
+    (document,) = load_manifest(tmp_path)
+    assert (document.id, document.tier, document.doc_type, document.reviewed_on) == (
+        "colds",
+        "",
+        "article",
+        None,
+    )
+    change(entries)
+    manifest.write_text(json.dumps({"documents": entries}), encoding="utf-8")
+    with pytest.raises(ConfigurationError) as info:
+        load_manifest(tmp_path)
+    assert (info.value.source, info.value.key) == (str(manifest), key)
+    assert reason in info.value.reason

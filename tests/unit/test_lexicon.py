@@ -66,8 +66,8 @@ def test_the_shipped_quantity_words_load_and_feed_the_number_check() -> None:
     [
         (lambda d: d.pop("units"), "units"),
         (lambda d: d["scales"].update(hundred=-100), "scales.hundred"),
-        (lambda d: d["periods"].update(week=[1, 0]), "periods.week"),
-        (lambda d: d["units"].append({"dimension": "mass", "names": ["oz"]}), "units[21]"),
+        (lambda d: d["periods"].update(week=[1, 0]), "periods.week[1]"),
+        (lambda d: d["units"].append({"dimension": "mass", "names": ["oz"]}), "units[21].factor"),
         (lambda d: d["units"][0].update(factor="small"), "units[0].factor"),
     ],
 )

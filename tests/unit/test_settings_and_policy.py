@@ -61,6 +61,43 @@ def test_bad_settings_name_the_variable(env: dict[str, str], variable: str) -> N
     assert variable in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("env", "variable", "reason"),
+    [
+        ({"GATEWAY_PORT": "0"}, "GATEWAY_PORT", "must be >= 1, got '0'"),
+        ({"GATEWAY_PORT": "65536"}, "GATEWAY_PORT", "must be <= 65535, got '65536'"),
+        ({"GATEWAY_RETRIEVE_MAX_K": "501"}, "GATEWAY_RETRIEVE_MAX_K", "must be <= 500"),
+        ({"GATEWAY_UPSTREAM_TIMEOUT": "0"}, "GATEWAY_UPSTREAM_TIMEOUT", "must be > 0"),
+        ({"GATEWAY_UPSTREAM_QUEUE_SIZE": "-1"}, "GATEWAY_UPSTREAM_QUEUE_SIZE", "must be >= 0"),
+        ({"GATEWAY_CLINICIAN_SESSION_HOURS": "721"}, "GATEWAY_CLINICIAN_SESSION_HOURS", "must be <= 720"),
+        ({"GATEWAY_AUDIT_TIMEOUT": "0"}, "GATEWAY_AUDIT_TIMEOUT", "must be > 0"),
+        ({"GATEWAY_MAX_BODY_BYTES": "100"}, "GATEWAY_MAX_BODY_BYTES", "must be >= 1024"),
+        ({"GATEWAY_REDIS_URL": "http://cache:6379"}, "GATEWAY_REDIS_URL", "must start with redis://"),
+        ({"GATEWAY_QUERY_REWRITE": "true"}, "GATEWAY_QUERY_REWRITE", "needs an upstream model"),
+    ],
+)
+def test_an_out_of_range_setting_names_the_variable_and_the_bound(
+    env: dict[str, str], variable: str, reason: str
+) -> None:
+    with pytest.raises(ConfigurationError) as info:
+        Settings.from_env(env)
+    assert info.value.source == variable
+    assert reason in info.value.reason
+
+
+def test_bounds_hold_at_their_edges_and_for_direct_construction() -> None:
+    edges = Settings.from_env(
+        {"GATEWAY_PORT": "65535", "GATEWAY_RETRIEVE_MAX_K": "500", "GATEWAY_AUDIT_TIMEOUT": "60"}
+    )
+    assert (edges.port, edges.retrieve_max_k, edges.audit_timeout) == (65535, 500, 60.0)
+    with pytest.raises(ConfigurationError, match="GATEWAY_RATE_LIMIT_BURST"):
+        Settings(rate_limit_burst=0)
+    with pytest.raises(ConfigurationError) as info:
+        Settings(audit_url=Secret("mysql://admin:hunter2@db/audit"))
+    assert info.value.source == "GATEWAY_AUDIT_URL"
+    assert "hunter2" not in str(info.value)
+
+
 def test_every_setting_is_documented() -> None:
     rows = Settings.documented_variables()
     assert all(description for _, _, description in rows)

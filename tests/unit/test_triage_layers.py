@@ -310,7 +310,7 @@ def edit_yaml(path: Path, change) -> None:  # type: ignore[no-untyped-def]
             lambda d: d["categories"].update({"Bad Id": d["categories"]["burns"]}),
             "categories.Bad Id",
         ),
-        ("contrast_exemplars.yaml", lambda d: d.pop("non_health"), "-"),
+        ("contrast_exemplars.yaml", lambda d: d.pop("non_health"), "non_health"),
     ],
 )
 def test_a_bad_triage_policy_names_the_file_and_key(tmp_path: Path, file: str, change, key: str) -> None:  # type: ignore[no-untyped-def]
