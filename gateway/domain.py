@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gateway.tool_calls import ToolCall, ToolSpec
+from gateway.vocabulary import VerdictCheck
 
 Vector = npt.NDArray[np.float32]
 
@@ -324,7 +325,7 @@ class Verdict:
     label: VerdictLabel
     score: float
     method: str
-    check: str
+    check: VerdictCheck
     reason: str = ""
     evidence: Evidence | None = None
     failure: str | None = None
@@ -441,7 +442,7 @@ class ClaimReport:
     verdict: VerdictLabel
     score: float
     method: str
-    check: str
+    check: VerdictCheck
     outcome: ClaimOutcome
     reason: str
     original_text: str

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gateway.domain import Conflict, Span, StatementKind, VerdictLabel, VerificationStatus
+from gateway.vocabulary import VerdictCheck
 
 
 @dataclass(frozen=True)
@@ -27,7 +28,7 @@ class CheckedStatement:
     verdict: VerdictLabel | None = None
     score: float | None = None
     method: str | None = None
-    check: str | None = None
+    check: VerdictCheck | None = None
     reason: str = ""
     evidence: CheckedEvidence | None = None
     failure: str | None = None

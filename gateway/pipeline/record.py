@@ -56,11 +56,10 @@ from gateway.metrics import (
     stage_label,
     tier_label,
 )
-from gateway.pipeline.cleanup import PLANTED_CHECK
 from gateway.pipeline.result import PipelineResult
 from gateway.resources import bundled
 from gateway.telemetry.ids import current_trace_id
-from gateway.verification.cascade import NO_ANCHOR_CHECK
+from gateway.vocabulary import VerdictCheck
 
 if TYPE_CHECKING:
     from gateway.services import Services
@@ -140,9 +139,9 @@ def claim_labels(claim: ClaimResult) -> tuple[str, str]:
     ``unsupported``. ``rewritten_source`` is a rewrite to the source's own sentence (``source_rewrite``),
     ``rewritten_model`` one by the model rewriter."""
     verdict = claim.verdict
-    if verdict.check == NO_ANCHOR_CHECK and not verdict.supported:
+    if verdict.check == VerdictCheck.NO_ANCHORED_QUOTE and not verdict.supported:
         status = "unanchored"
-    elif verdict.check == PLANTED_CHECK:
+    elif verdict.check == VerdictCheck.PLANTED_INSTRUCTION:
         status = VerificationStatus.UNSUPPORTED.value
     else:
         status = verdict.status.value

@@ -14,6 +14,11 @@ from gateway.domain import ClaimToCheck, Evidence, Span, Verdict, VerdictLabel
 from gateway.errors import VerifierError
 from gateway.text import normalise
 from gateway.verification.checks.analysis import Analyses
+from gateway.vocabulary import VerdictCheck
+
+TEST_CHECK = VerdictCheck.unlisted("test")
+SUBSTRING_CHECK = VerdictCheck.unlisted("substring")
+"""The checks of these test doubles: values no vocabulary lists (``gateway.vocabulary``), as ever."""
 
 
 class ScriptedVerifier:
@@ -37,7 +42,7 @@ class ScriptedVerifier:
     @classmethod
     def supporting(cls, name: str) -> ScriptedVerifier:
         """Supports every claim, as verifier (method) ``name``."""
-        return cls(name, each=Verdict(VerdictLabel.SUPPORTED, 1.0, name, "test"))
+        return cls(name, each=Verdict(VerdictLabel.SUPPORTED, 1.0, name, TEST_CHECK))
 
     @property
     def texts(self) -> list[list[str]]:
@@ -77,5 +82,5 @@ class SubstringVerifier:
                 # normalise() only changes case and spacing here, so offsets hold for these tests
                 span = Span(index, index + len(needle))
                 evidence = Evidence(number, passage.id, passage.text[span.start : span.end], span)
-                return Verdict(VerdictLabel.SUPPORTED, 1.0, self.name, "substring", "found", evidence)
-        return Verdict(VerdictLabel.UNSUPPORTED, 0.0, self.name, "substring", "not found")
+                return Verdict(VerdictLabel.SUPPORTED, 1.0, self.name, SUBSTRING_CHECK, "found", evidence)
+        return Verdict(VerdictLabel.UNSUPPORTED, 0.0, self.name, SUBSTRING_CHECK, "not found")

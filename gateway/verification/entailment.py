@@ -28,10 +28,9 @@ import anyio.to_thread
 
 from gateway.domain import Evidence, Verdict, VerdictLabel
 from gateway.errors import ConfigurationError
+from gateway.vocabulary import VerdictCheck
 
 NLI_METHOD = "nli"
-NLI_CHECK = "nli_entailment"
-NLI_ERROR = "nli_error"
 ENTAILMENT_NAMES = ("entailment", "entails", "entailed", "support", "supports", "supported")
 """Label names (lower-cased, prefix match) read as "the premise entails the hypothesis"."""
 SETTING = "GATEWAY_NLI_MODEL"
@@ -196,11 +195,22 @@ class NLIStage:
             f"the entailment model {self._model.name!r} finds the evidence entails the claim ({score:.2f})"
         )
         return Verdict(
-            VerdictLabel.SUPPORTED, round(score, 4), NLI_METHOD, NLI_CHECK, reason, request.evidence
+            VerdictLabel.SUPPORTED,
+            round(score, 4),
+            NLI_METHOD,
+            VerdictCheck.NLI_ENTAILMENT,
+            reason,
+            request.evidence,
         )
 
     def _failed(self, request: NLIRequest, detail: str, failure: str) -> Verdict:
         reason = f"entailment model failed, claim not verified: {detail}"
         return Verdict(
-            VerdictLabel.UNSUPPORTED, 0.0, NLI_METHOD, NLI_ERROR, reason, request.evidence, failure=failure
+            VerdictLabel.UNSUPPORTED,
+            0.0,
+            NLI_METHOD,
+            VerdictCheck.NLI_ERROR,
+            reason,
+            request.evidence,
+            failure=failure,
         )

@@ -27,15 +27,13 @@ from gateway.domain import ClaimToCheck, Conflict, ConflictKind, Evidence, Passa
 from gateway.errors import JudgeOutputError, MalformedDraft, UpstreamBusy, UpstreamError, UpstreamTimeout
 from gateway.models.base import ChatModel, Messages
 from gateway.verification.anchoring import find_quote
+from gateway.vocabulary import VerdictCheck
 
-JUDGE_ERROR = "judge_error"
 TIMEOUT = "timeout"
 ERROR = "error"
 INVALID_OUTPUT = "invalid_output"
 FAILURE_KINDS = (TIMEOUT, ERROR, INVALID_OUTPUT)
 """``Verdict.failure`` values of a model stage (judge, entailment model) that failed on a claim."""
-JUDGE_CHECK = "judge"
-QUOTE_NOT_FOUND = "judge_quote_not_found"
 SUPPORTED_SCORE = 1.0
 """Score of a judge-supported claim whose quote anchored; the judge gives no finer confidence."""
 UNSUPPORTED_SCORE = 0.0
@@ -214,7 +212,7 @@ class LLMJudgeVerifier:
                     VerdictLabel.UNSUPPORTED,
                     UNSUPPORTED_SCORE,
                     self.name,
-                    "no_source",
+                    VerdictCheck.NO_SOURCE,
                     "the claim cites no source",
                     decided=True,
                 )
@@ -271,19 +269,23 @@ class LLMJudgeVerifier:
         label, quote, reason = answer.label, answer.quote, answer.reason
         evidence = _locate(quote, claim.sources, self._config.quote_threshold) if quote.strip() else None
         if label is VerdictLabel.UNSUPPORTED:
-            return Verdict(label, UNSUPPORTED_SCORE, self.name, JUDGE_CHECK, reason, evidence, decided=True)
+            return Verdict(
+                label, UNSUPPORTED_SCORE, self.name, VerdictCheck.JUDGE, reason, evidence, decided=True
+            )
         if evidence is None:
             return Verdict(
                 VerdictLabel.UNSUPPORTED,
                 UNSUPPORTED_SCORE,
                 self.name,
-                QUOTE_NOT_FOUND,
+                VerdictCheck.JUDGE_QUOTE_NOT_FOUND,
                 f"the judge said {label.value} but its quote is not in the cited source: {reason}",
             )
         if label is VerdictLabel.SUPPORTED:
-            return Verdict(label, SUPPORTED_SCORE, self.name, JUDGE_CHECK, reason, evidence)
+            return Verdict(label, SUPPORTED_SCORE, self.name, VerdictCheck.JUDGE, reason, evidence)
         conflict = Conflict(answer.conflict or ConflictKind.STATEMENT, reason, source=evidence.text)
-        return Verdict(label, UNSUPPORTED_SCORE, self.name, JUDGE_CHECK, reason, evidence, conflict=conflict)
+        return Verdict(
+            label, UNSUPPORTED_SCORE, self.name, VerdictCheck.JUDGE, reason, evidence, conflict=conflict
+        )
 
 
 def _locate(quote: str, sources: Sequence[tuple[int, Passage]], threshold: float) -> Evidence | None:
@@ -305,7 +307,7 @@ def _failed(reason: str, failure: str = ERROR) -> Verdict:
         VerdictLabel.UNSUPPORTED,
         UNSUPPORTED_SCORE,
         LLMJudgeVerifier.name,
-        JUDGE_ERROR,
+        VerdictCheck.JUDGE_ERROR,
         f"judge failed, claim not verified: {reason}",
         failure=failure,
     )

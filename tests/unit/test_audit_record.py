@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from gateway.audit.record import AuditRecord, UnreadableRecord, encode_record, load_record
+from gateway.vocabulary import VerdictCheck
 from gateway.web.views import pipeline_data, request_view
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "audit"
@@ -129,3 +130,7 @@ def test_values_no_vocabulary_names_still_decode_as_written() -> None:
     assert (entailed.method, entailed.check, entailed.failure) == ("nli", "nli_error", "invalid_output")
     assert (unlisted.method, unlisted.check, unlisted.failure) == ("substring", "substring", "quota_exceeded")
     assert json.loads(encode_record(record))["verdicts"][2]["failure"] == "quota_exceeded"
+    assert judged.check is VerdictCheck.JUDGE_ERROR
+    assert entailed.check is VerdictCheck.NLI_ERROR
+    assert isinstance(unlisted.check, VerdictCheck)
+    assert not unlisted.check.listed  # kept as written: an unlisted value (gateway.vocabulary)

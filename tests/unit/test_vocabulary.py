@@ -1,0 +1,45 @@
+"""The vocabularies (``gateway.vocabulary``): values as ever, unlisted values only where allowed."""
+
+from __future__ import annotations
+
+import json
+
+import msgspec
+import pytest
+
+from gateway.domain import Verdict, VerdictLabel
+from gateway.verification.checks.results import CheckName
+from gateway.vocabulary import VerdictCheck, tolerant_decoding
+
+
+def test_every_explicit_check_is_a_verdict_check_of_the_same_value() -> None:
+    assert {c.value for c in CheckName} <= {c.value for c in VerdictCheck}
+
+
+def test_an_unknown_value_is_refused_outside_the_audit_decoding() -> None:
+    with pytest.raises(ValueError, match="not a valid VerdictCheck"):
+        VerdictCheck("quote_found")
+    with pytest.raises(msgspec.ValidationError, match="Invalid enum value 'quote_found'"):
+        msgspec.json.decode(b'"quote_found"', type=VerdictCheck)
+
+
+def test_an_unknown_value_decodes_as_written_in_the_audit_decoding() -> None:
+    raw = b'{"label": "supported", "score": 1.0, "method": "local", "check": "quote_found"}'
+    with tolerant_decoding():
+        verdict = msgspec.json.decode(raw, type=Verdict)
+        known = msgspec.json.decode(b'"quote_exact"', type=VerdictCheck)
+    assert verdict.label is VerdictLabel.SUPPORTED
+    assert verdict.check == "quote_found"
+    assert isinstance(verdict.check, VerdictCheck)
+    assert not verdict.check.listed
+    assert known is VerdictCheck.QUOTE_EXACT
+    assert known.listed
+    assert json.loads(msgspec.json.encode(verdict))["check"] == "quote_found"
+    assert json.dumps({"check": verdict.check}) == '{"check": "quote_found"}'
+    assert f"{verdict.check}" == str(verdict.check) == "quote_found"
+
+
+def test_unlisted_is_the_member_when_one_has_the_value() -> None:
+    assert VerdictCheck.unlisted("verbatim") is VerdictCheck.VERBATIM
+    assert VerdictCheck.unlisted("substring") == "substring"
+    assert VerdictCheck.unlisted("substring") not in set(VerdictCheck)
