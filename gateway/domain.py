@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gateway.tool_calls import ToolCall, ToolSpec
-from gateway.vocabulary import VerdictCheck
+from gateway.vocabulary import VerdictCheck, VerifierMethod
 
 Vector = npt.NDArray[np.float32]
 
@@ -324,7 +324,7 @@ class ClaimToCheck:
 class Verdict:
     label: VerdictLabel
     score: float
-    method: str
+    method: VerifierMethod
     check: VerdictCheck
     reason: str = ""
     evidence: Evidence | None = None
@@ -441,7 +441,7 @@ class ClaimReport:
     source_numbers: tuple[int, ...]
     verdict: VerdictLabel
     score: float
-    method: str
+    method: VerifierMethod
     check: VerdictCheck
     outcome: ClaimOutcome
     reason: str

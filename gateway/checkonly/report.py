@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gateway.domain import Conflict, Span, StatementKind, VerdictLabel, VerificationStatus
-from gateway.vocabulary import VerdictCheck
+from gateway.vocabulary import VerdictCheck, VerifierMethod
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class CheckedStatement:
     source_ids: tuple[str, ...]
     verdict: VerdictLabel | None = None
     score: float | None = None
-    method: str | None = None
+    method: VerifierMethod | None = None
     check: VerdictCheck | None = None
     reason: str = ""
     evidence: CheckedEvidence | None = None

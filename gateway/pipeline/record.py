@@ -43,7 +43,6 @@ from gateway.audit.record import (
     encode_record,
     scrub,
 )
-from gateway.cleanup.source import SOURCE_REWRITE
 from gateway.domain import ChatRequest, ClaimOutcome, ClaimResult, RefusalReason, VerificationStatus
 from gateway.errors import AuditError, StageError, UpstreamError
 from gateway.logs import PATIENT_TEXT_OPT_IN
@@ -59,7 +58,7 @@ from gateway.metrics import (
 from gateway.pipeline.result import PipelineResult
 from gateway.resources import bundled
 from gateway.telemetry.ids import current_trace_id
-from gateway.vocabulary import VerdictCheck
+from gateway.vocabulary import VerdictCheck, VerifierMethod
 
 if TYPE_CHECKING:
     from gateway.services import Services
@@ -150,7 +149,12 @@ def claim_labels(claim: ClaimResult) -> tuple[str, str]:
     if claim.outcome is ClaimOutcome.REMOVED:
         return status, "removed"
     rewrite = claim.rewrite_verdict
-    return status, "rewritten_source" if rewrite and rewrite.method == SOURCE_REWRITE else "rewritten_model"
+    return (
+        status,
+        "rewritten_source"
+        if rewrite and rewrite.method == VerifierMethod.SOURCE_REWRITE
+        else "rewritten_model",
+    )
 
 
 def _observe_timings(result: PipelineResult, services: Services) -> None:

@@ -16,7 +16,7 @@ from rapidfuzz import fuzz
 
 from gateway.domain import ClaimToCheck, Evidence, Passage, Span, Verdict, VerdictLabel
 from gateway.text import normalise, strip_markers
-from gateway.vocabulary import VerdictCheck
+from gateway.vocabulary import VerdictCheck, VerifierMethod
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ class QuoteAnchoringVerifier:
     configured so.
     """
 
-    name = "anchoring"
+    name = VerifierMethod.ANCHORING
 
     def __init__(self, threshold: float, min_chars: int) -> None:
         self._threshold = threshold

@@ -51,7 +51,7 @@ from gateway.verification.checks.analysis import Analyses
 from gateway.verification.entailment import NLIRequest, NLIStage, load_entailment_model
 from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
 from gateway.verification.local import LocalEntailmentVerifier
-from gateway.vocabulary import VerdictCheck
+from gateway.vocabulary import VerdictCheck, VerifierMethod
 
 ANCHORED_CHECKS = frozenset({VerdictCheck.QUOTE_EXACT, VerdictCheck.QUOTE_FUZZY})
 RESTATED_FLOOR = 0.5
@@ -63,7 +63,7 @@ FINAL_CHECKS = frozenset({VerdictCheck.NO_SOURCE, VerdictCheck.NO_EVIDENCE})
 class CascadeVerifier:
     """Verifier protocol: anchoring + binding -> local -> entailment model -> judge (see module doc)."""
 
-    name = "cascade"
+    name = VerifierMethod.CASCADE
 
     def __init__(
         self,

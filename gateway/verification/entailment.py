@@ -28,9 +28,8 @@ import anyio.to_thread
 
 from gateway.domain import Evidence, Verdict, VerdictLabel
 from gateway.errors import ConfigurationError
-from gateway.vocabulary import VerdictCheck
+from gateway.vocabulary import VerdictCheck, VerifierMethod
 
-NLI_METHOD = "nli"
 ENTAILMENT_NAMES = ("entailment", "entails", "entailed", "support", "supports", "supported")
 """Label names (lower-cased, prefix match) read as "the premise entails the hypothesis"."""
 SETTING = "GATEWAY_NLI_MODEL"
@@ -163,7 +162,7 @@ class NLIRequest:
 class NLIStage:
     """Decides claims the local gate could not: entailed at ``threshold`` or above; fails closed."""
 
-    name = NLI_METHOD
+    name = VerifierMethod.NLI
 
     def __init__(self, model: EntailmentModel, threshold: float, timeout: float) -> None:
         self._model = model
@@ -197,7 +196,7 @@ class NLIStage:
         return Verdict(
             VerdictLabel.SUPPORTED,
             round(score, 4),
-            NLI_METHOD,
+            VerifierMethod.NLI,
             VerdictCheck.NLI_ENTAILMENT,
             reason,
             request.evidence,
@@ -208,7 +207,7 @@ class NLIStage:
         return Verdict(
             VerdictLabel.UNSUPPORTED,
             0.0,
-            NLI_METHOD,
+            VerifierMethod.NLI,
             VerdictCheck.NLI_ERROR,
             reason,
             request.evidence,

@@ -27,7 +27,7 @@ from gateway.domain import ClaimToCheck, Conflict, ConflictKind, Evidence, Passa
 from gateway.errors import JudgeOutputError, MalformedDraft, UpstreamBusy, UpstreamError, UpstreamTimeout
 from gateway.models.base import ChatModel, Messages
 from gateway.verification.anchoring import find_quote
-from gateway.vocabulary import VerdictCheck
+from gateway.vocabulary import VerdictCheck, VerifierMethod
 
 TIMEOUT = "timeout"
 ERROR = "error"
@@ -188,7 +188,7 @@ def parse_batch(content: str | None, count: int) -> list[JudgeAnswer]:
 class LLMJudgeVerifier:
     """Verifier protocol over a chat model; fails closed per claim."""
 
-    name = "judge"
+    name = VerifierMethod.JUDGE
 
     def __init__(self, model: ChatModel, config: JudgeConfig) -> None:
         self._model = model

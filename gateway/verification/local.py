@@ -58,7 +58,7 @@ from gateway.verification.checks.quantifiers import check_quantifier
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult
 from gateway.verification.checks.words import coverage
 from gateway.verification.combiner import LogisticCombiner, features
-from gateway.vocabulary import VerdictCheck
+from gateway.vocabulary import VerdictCheck, VerifierMethod
 
 HARD_CLASHES = frozenset({CheckName.NUMBER, CheckName.NEGATION})
 """Clashes that stay contradictions whatever the learned combiner says (fail closed)."""
@@ -105,7 +105,7 @@ class Assessment:
     conflict: Conflict | None = None
     """Contradictions: what the claim changes."""
 
-    def verdict(self, method: str) -> Verdict:
+    def verdict(self, method: VerifierMethod) -> Verdict:
         evidence = None
         if self.candidate is not None:
             c = self.candidate
@@ -199,7 +199,7 @@ def index_passage(passage: Passage, sentence_vectors: Vector, longest: int) -> P
 class LocalEntailmentVerifier:
     """Verifier protocol: MiniLM evidence retrieval plus number, negation, quantifier and entity checks."""
 
-    name = "local"
+    name = VerifierMethod.LOCAL
 
     def __init__(self, embedder: TextEncoder, policy: VerificationPolicy) -> None:
         self._embedder = embedder

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gateway.audit.record import AuditRecord, UnreadableRecord, encode_record, load_record
-from gateway.vocabulary import VerdictCheck
+from gateway.vocabulary import VerdictCheck, VerifierMethod
 from gateway.web.views import pipeline_data, request_view
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "audit"
@@ -134,3 +134,5 @@ def test_values_no_vocabulary_names_still_decode_as_written() -> None:
     assert entailed.check is VerdictCheck.NLI_ERROR
     assert isinstance(unlisted.check, VerdictCheck)
     assert not unlisted.check.listed  # kept as written: an unlisted value (gateway.vocabulary)
+    assert judged.method is VerifierMethod.JUDGE
+    assert not unlisted.method.listed

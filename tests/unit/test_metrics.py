@@ -17,7 +17,6 @@ import httpx
 import pytest
 from litestar import Litestar
 
-from gateway.cleanup.source import SOURCE_REWRITE
 from gateway.domain import (
     ChatRequest,
     ClaimOutcome,
@@ -56,7 +55,7 @@ from gateway.testing import (
 )
 from gateway.testing.models import ToolTurn
 from gateway.tool_calls import ToolCall
-from gateway.vocabulary import VerdictCheck
+from gateway.vocabulary import VerdictCheck, VerifierMethod
 from gateway.web.app import create_app
 from tests.support.cleanup_stack import policy_copy
 from tests.support.pages import running_site
@@ -224,7 +223,7 @@ CONFLICT = Conflict(ConflictKind.NUMBER, "4 g against 8 g", "8 g", "4 g")
 CONTRADICTED = Verdict(VerdictLabel.CONTRADICTED, 0.1, "cascade", "quote_binding", conflict=CONFLICT)
 DECIDED = Verdict(VerdictLabel.UNSUPPORTED, 0.1, "judge", "judge", decided=True)
 PLANTED = Verdict(VerdictLabel.UNSUPPORTED, 0.0, "cascade", VerdictCheck.PLANTED_INSTRUCTION)
-BY_SOURCE = Verdict(VerdictLabel.SUPPORTED, 1.0, SOURCE_REWRITE, "verbatim")
+BY_SOURCE = Verdict(VerdictLabel.SUPPORTED, 1.0, VerifierMethod.SOURCE_REWRITE, "verbatim")
 BY_MODEL = Verdict(VerdictLabel.SUPPORTED, 0.9, "cascade", "quote_bound")
 
 

@@ -8,8 +8,9 @@ import msgspec
 import pytest
 
 from gateway.domain import Verdict, VerdictLabel
+from gateway.metrics import MODEL_STAGES, OTHER, VERIFIER_METHODS, GatewayMetrics, method_label
 from gateway.verification.checks.results import CheckName
-from gateway.vocabulary import VerdictCheck, tolerant_decoding
+from gateway.vocabulary import VerdictCheck, VerifierMethod, tolerant_decoding
 
 
 def test_every_explicit_check_is_a_verdict_check_of_the_same_value() -> None:
@@ -43,3 +44,24 @@ def test_unlisted_is_the_member_when_one_has_the_value() -> None:
     assert VerdictCheck.unlisted("verbatim") is VerdictCheck.VERBATIM
     assert VerdictCheck.unlisted("substring") == "substring"
     assert VerdictCheck.unlisted("substring") not in set(VerdictCheck)
+
+
+def label_values(metrics: GatewayMetrics, family: str, label: str) -> set[str]:
+    """Every value of ``label`` in the series of ``family`` (declared at zero or counted)."""
+    return {
+        sample.labels[label]
+        for metric in metrics.registry.collect()
+        if metric.name == family
+        for sample in metric.samples
+        if label in sample.labels
+    }
+
+
+def test_the_method_labels_are_verifier_methods() -> None:
+    assert set(VERIFIER_METHODS) <= {m.value for m in VerifierMethod}
+    assert set(MODEL_STAGES) <= {m.value for m in VerifierMethod}
+    metrics = GatewayMetrics()
+    for method in (*VerifierMethod, VerifierMethod.unlisted("substring")):
+        metrics.claim_methods.labels(method=method_label(method), verdict="supported").inc()
+    assert label_values(metrics, "gateway_claim_verdicts", "method") == {*VERIFIER_METHODS, OTHER}
+    assert method_label(VerifierMethod.SOURCE_REWRITE) == OTHER  # as before: not a verifier's name
