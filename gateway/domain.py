@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gateway.tool_calls import ToolCall, ToolSpec
-from gateway.vocabulary import VerdictCheck, VerifierMethod
+from gateway.vocabulary import VerdictCheck, VerifierFailure, VerifierMethod
 
 Vector = npt.NDArray[np.float32]
 
@@ -328,7 +328,7 @@ class Verdict:
     check: VerdictCheck
     reason: str = ""
     evidence: Evidence | None = None
-    failure: str | None = None
+    failure: VerifierFailure | None = None
     """Set when a model stage failed on this claim (``timeout``, ``error``, ``invalid_output``): the
     verdict is then a closed failure, never an ordinary ``unsupported`` (counted in metrics)."""
     conflict: Conflict | None = None

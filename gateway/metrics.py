@@ -29,7 +29,7 @@ from gateway.domain import (
 )
 from gateway.errors import DraftLimitExceeded, UpstreamError
 from gateway.fetching.result import FetchReason
-from gateway.vocabulary import VerifierMethod
+from gateway.vocabulary import VerifierFailure, VerifierMethod
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 RELEVANCE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -108,7 +108,7 @@ URL_FAILURE_REASONS = tuple(reason.value for reason in FetchReason)
 """Why a cited web URL was not valid (``FetchResult.reason``: the fetcher's bounded reasons)."""
 MODEL_STAGES = (VerifierMethod.JUDGE.value, VerifierMethod.NLI.value)
 """Model stages of verification whose failures are counted (``gateway_verifier_failures_total{stage}``)."""
-MODEL_FAILURES = ("timeout", "error", "invalid_output")
+MODEL_FAILURES = tuple(f.value for f in VerifierFailure)
 """``Verdict.failure`` kinds (``gateway_verifier_failures_total{kind}``)."""
 BOOLEAN = ("true", "false")
 DEPENDENCIES = ("knowledge_store", "audit_store", "rate_limiter")

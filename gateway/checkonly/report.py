@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gateway.domain import Conflict, Span, StatementKind, VerdictLabel, VerificationStatus
-from gateway.vocabulary import VerdictCheck, VerifierMethod
+from gateway.vocabulary import VerdictCheck, VerifierFailure, VerifierMethod
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class CheckedStatement:
     check: VerdictCheck | None = None
     reason: str = ""
     evidence: CheckedEvidence | None = None
-    failure: str | None = None
+    failure: VerifierFailure | None = None
     """Set when a judge or entailment model failed on this claim (it then failed closed)."""
     status: VerificationStatus | None = None
     """supported / contradicted / unsupported (decided) / not_verified; None for conversational ones."""

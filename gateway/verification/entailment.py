@@ -28,7 +28,7 @@ import anyio.to_thread
 
 from gateway.domain import Evidence, Verdict, VerdictLabel
 from gateway.errors import ConfigurationError
-from gateway.vocabulary import VerdictCheck, VerifierMethod
+from gateway.vocabulary import VerdictCheck, VerifierFailure, VerifierMethod
 
 ENTAILMENT_NAMES = ("entailment", "entails", "entailed", "support", "supports", "supported")
 """Label names (lower-cased, prefix match) read as "the premise entails the hypothesis"."""
@@ -178,13 +178,19 @@ class NLIStage:
             with anyio.fail_after(self._timeout):
                 scores = await anyio.to_thread.run_sync(self._model.entailment, pairs, abandon_on_cancel=True)
         except TimeoutError:
-            return [self._failed(r, f"no answer within {self._timeout:g}s", "timeout") for r in requests]
+            return [
+                self._failed(r, f"no answer within {self._timeout:g}s", VerifierFailure.TIMEOUT)
+                for r in requests
+            ]
         except Exception as err:
-            return [self._failed(r, type(err).__name__, "error") for r in requests]
+            return [self._failed(r, type(err).__name__, VerifierFailure.ERROR) for r in requests]
         if len(scores) != len(requests) or not all(
             isinstance(s, float) and math.isfinite(s) and 0.0 <= s <= 1.0 for s in scores
         ):
-            return [self._failed(r, "not one probability per claim", "invalid_output") for r in requests]
+            return [
+                self._failed(r, "not one probability per claim", VerifierFailure.INVALID_OUTPUT)
+                for r in requests
+            ]
         return [self._verdict(r, s) for r, s in zip(requests, scores, strict=True)]
 
     def _verdict(self, request: NLIRequest, score: float) -> Verdict | None:
@@ -202,7 +208,7 @@ class NLIStage:
             request.evidence,
         )
 
-    def _failed(self, request: NLIRequest, detail: str, failure: str) -> Verdict:
+    def _failed(self, request: NLIRequest, detail: str, failure: VerifierFailure) -> Verdict:
         reason = f"entailment model failed, claim not verified: {detail}"
         return Verdict(
             VerdictLabel.UNSUPPORTED,

@@ -27,13 +27,8 @@ from gateway.domain import ClaimToCheck, Conflict, ConflictKind, Evidence, Passa
 from gateway.errors import JudgeOutputError, MalformedDraft, UpstreamBusy, UpstreamError, UpstreamTimeout
 from gateway.models.base import ChatModel, Messages
 from gateway.verification.anchoring import find_quote
-from gateway.vocabulary import VerdictCheck, VerifierMethod
+from gateway.vocabulary import VerdictCheck, VerifierFailure, VerifierMethod
 
-TIMEOUT = "timeout"
-ERROR = "error"
-INVALID_OUTPUT = "invalid_output"
-FAILURE_KINDS = (TIMEOUT, ERROR, INVALID_OUTPUT)
-"""``Verdict.failure`` values of a model stage (judge, entailment model) that failed on a claim."""
 SUPPORTED_SCORE = 1.0
 """Score of a judge-supported claim whose quote anchored; the judge gives no finer confidence."""
 UNSUPPORTED_SCORE = 0.0
@@ -251,17 +246,19 @@ class LLMJudgeVerifier:
                 )
             answers = [_answer(_load(content))] if single else parse_batch(content, len(claims))
         except TimeoutError:
-            return _all_failed(claims, f"the judge did not answer within {self._config.timeout:g}s", TIMEOUT)
+            return _all_failed(
+                claims, f"the judge did not answer within {self._config.timeout:g}s", VerifierFailure.TIMEOUT
+            )
         except UpstreamTimeout as err:  # the endpoint's read timeout, or the call's / request's deadline
-            return _all_failed(claims, f"the judge did not answer in time: {err}", TIMEOUT)
+            return _all_failed(claims, f"the judge did not answer in time: {err}", VerifierFailure.TIMEOUT)
         except UpstreamBusy as err:  # no free slot
-            return _all_failed(claims, f"the judge call was not completed: {err}", ERROR)
+            return _all_failed(claims, f"the judge call was not completed: {err}", VerifierFailure.ERROR)
         except MalformedDraft as err:  # an answer, but not a chat completion
-            return _all_failed(claims, f"malformed judge output: {err}", INVALID_OUTPUT)
+            return _all_failed(claims, f"malformed judge output: {err}", VerifierFailure.INVALID_OUTPUT)
         except UpstreamError as err:
-            return _all_failed(claims, f"judge API error: {type(err).__name__}: {err}", ERROR)
+            return _all_failed(claims, f"judge API error: {type(err).__name__}: {err}", VerifierFailure.ERROR)
         except JudgeOutputError as err:
-            return _all_failed(claims, f"malformed judge output: {err}", INVALID_OUTPUT)
+            return _all_failed(claims, f"malformed judge output: {err}", VerifierFailure.INVALID_OUTPUT)
         return [self._anchored(c, a) for c, a in zip(claims, answers, strict=True)]
 
     def _anchored(self, claim: ClaimToCheck, answer: JudgeAnswer) -> Verdict:
@@ -297,11 +294,11 @@ def _locate(quote: str, sources: Sequence[tuple[int, Passage]], threshold: float
     return None
 
 
-def _all_failed(claims: Sequence[ClaimToCheck], reason: str, failure: str) -> list[Verdict]:
+def _all_failed(claims: Sequence[ClaimToCheck], reason: str, failure: VerifierFailure) -> list[Verdict]:
     return [_failed(reason, failure) for _ in claims]
 
 
-def _failed(reason: str, failure: str = ERROR) -> Verdict:
+def _failed(reason: str, failure: VerifierFailure = VerifierFailure.ERROR) -> Verdict:
     """A closed failure: unsupported, check ``judge_error``, ``failure`` set (counted in metrics)."""
     return Verdict(
         VerdictLabel.UNSUPPORTED,

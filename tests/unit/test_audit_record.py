@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gateway.audit.record import AuditRecord, UnreadableRecord, encode_record, load_record
-from gateway.vocabulary import VerdictCheck, VerifierMethod
+from gateway.vocabulary import VerdictCheck, VerifierFailure, VerifierMethod
 from gateway.web.views import pipeline_data, request_view
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "audit"
@@ -136,3 +136,6 @@ def test_values_no_vocabulary_names_still_decode_as_written() -> None:
     assert not unlisted.check.listed  # kept as written: an unlisted value (gateway.vocabulary)
     assert judged.method is VerifierMethod.JUDGE
     assert not unlisted.method.listed
+    assert judged.failure is VerifierFailure.TIMEOUT
+    assert unlisted.failure is not None
+    assert not unlisted.failure.listed

@@ -8,9 +8,17 @@ import msgspec
 import pytest
 
 from gateway.domain import Verdict, VerdictLabel
-from gateway.metrics import MODEL_STAGES, OTHER, VERIFIER_METHODS, GatewayMetrics, method_label
+from gateway.metrics import (
+    MODEL_FAILURES,
+    MODEL_STAGES,
+    OTHER,
+    VERIFIER_METHODS,
+    GatewayMetrics,
+    count_verifier_failures,
+    method_label,
+)
 from gateway.verification.checks.results import CheckName
-from gateway.vocabulary import VerdictCheck, VerifierMethod, tolerant_decoding
+from gateway.vocabulary import VerdictCheck, VerifierFailure, VerifierMethod, tolerant_decoding
 
 
 def test_every_explicit_check_is_a_verdict_check_of_the_same_value() -> None:
@@ -65,3 +73,17 @@ def test_the_method_labels_are_verifier_methods() -> None:
         metrics.claim_methods.labels(method=method_label(method), verdict="supported").inc()
     assert label_values(metrics, "gateway_claim_verdicts", "method") == {*VERIFIER_METHODS, OTHER}
     assert method_label(VerifierMethod.SOURCE_REWRITE) == OTHER  # as before: not a verifier's name
+
+
+def test_the_failure_labels_are_verifier_failures() -> None:
+    assert MODEL_FAILURES == ("timeout", "error", "invalid_output")  # the values Prometheus rules name
+    assert tuple(f.value for f in VerifierFailure) == MODEL_FAILURES
+    metrics = GatewayMetrics()
+    failed = [
+        Verdict(VerdictLabel.UNSUPPORTED, 0.0, method, VerdictCheck.JUDGE_ERROR, failure=failure)
+        for method in (VerifierMethod.JUDGE, VerifierMethod.NLI)
+        for failure in VerifierFailure
+    ]
+    count_verifier_failures(failed, metrics)
+    assert label_values(metrics, "gateway_verifier_failures", "kind") == set(MODEL_FAILURES)
+    assert label_values(metrics, "gateway_verifier_failures", "stage") == set(MODEL_STAGES)
