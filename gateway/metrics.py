@@ -29,7 +29,7 @@ from gateway.domain import (
 )
 from gateway.errors import DraftLimitExceeded, UpstreamError
 from gateway.fetching.result import FetchReason
-from gateway.vocabulary import VerifierFailure, VerifierMethod
+from gateway.vocabulary import StageName, VerifierFailure, VerifierMethod
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 RELEVANCE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -101,7 +101,7 @@ AUTH_FAILURE_REASONS = ("missing", "invalid", "forbidden")
 """Why a request was turned away by authentication (401 missing/invalid, 403 forbidden)."""
 ACCESS_AREAS = ("client", "staff", "metrics")
 """Which credential a path needs (``gateway.web.auth``)."""
-PIPELINE_STAGES = ("triage", "retrieve", "draft", "split", "verify", "cleanup", "rewrite", "badge", "record")
+PIPELINE_STAGES = tuple(s.value for s in StageName)
 """Stages named by ``gateway_stage_errors_total{stage}``: the pipeline's stages (``gateway.pipeline.run``)
 and ``rewrite``, one claim's rewrite inside cleanup (its failure removes that claim, no refusal)."""
 URL_FAILURE_REASONS = tuple(reason.value for reason in FetchReason)

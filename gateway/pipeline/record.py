@@ -58,7 +58,7 @@ from gateway.metrics import (
 from gateway.pipeline.result import PipelineResult
 from gateway.resources import bundled
 from gateway.telemetry.ids import current_trace_id
-from gateway.vocabulary import VerdictCheck, VerifierMethod
+from gateway.vocabulary import StageName, VerdictCheck, VerifierMethod
 
 if TYPE_CHECKING:
     from gateway.services import Services
@@ -298,13 +298,13 @@ async def record_start(
     except Exception as err:
         services.metrics.audit_errors.labels(operation="begin").inc()
         services.metrics.requests.labels(outcome="error").inc()
-        services.metrics.stage_errors.labels(stage="record").inc()
+        services.metrics.stage_errors.labels(stage=StageName.RECORD).inc()
         log.error(
             LOG_EVENT,
             request_id=request_id,
             outcome="error",
             error_type=type(err).__name__,
-            error_stage="record",
+            error_stage=StageName.RECORD,
             detail="the provisional audit row could not be written; nothing was processed or sent",
         )
         if isinstance(err, AuditError):
@@ -395,7 +395,7 @@ async def record(
         services.metrics.audit_errors.labels(operation="complete").inc()
         services.metrics.requests.labels(outcome="error").inc()
         fields = log_fields(result, services)
-        fields.update(outcome="error", error_type=type(err).__name__, error_stage="record")
+        fields.update(outcome="error", error_type=type(err).__name__, error_stage=StageName.RECORD)
         log.error(LOG_EVENT, **fields)
         if isinstance(err, AuditError):
             raise
@@ -406,7 +406,7 @@ async def record(
         _count_metrics(result, services)
         _log(result, services)
     except Exception as err:  # the record is written and true: a counting bug must not withhold the answer
-        services.metrics.stage_errors.labels(stage="record").inc()
+        services.metrics.stage_errors.labels(stage=StageName.RECORD).inc()
         log.error(
             "metrics_failed", request_id=result.request_id, error_type=type(err).__name__, error=str(err)
         )

@@ -12,13 +12,15 @@ from gateway.metrics import (
     MODEL_FAILURES,
     MODEL_STAGES,
     OTHER,
+    PIPELINE_STAGES,
     VERIFIER_METHODS,
     GatewayMetrics,
     count_verifier_failures,
     method_label,
+    stage_label,
 )
 from gateway.verification.checks.results import CheckName
-from gateway.vocabulary import VerdictCheck, VerifierFailure, VerifierMethod, tolerant_decoding
+from gateway.vocabulary import StageName, VerdictCheck, VerifierFailure, VerifierMethod, tolerant_decoding
 
 
 def test_every_explicit_check_is_a_verdict_check_of_the_same_value() -> None:
@@ -87,3 +89,20 @@ def test_the_failure_labels_are_verifier_failures() -> None:
     count_verifier_failures(failed, metrics)
     assert label_values(metrics, "gateway_verifier_failures", "kind") == set(MODEL_FAILURES)
     assert label_values(metrics, "gateway_verifier_failures", "stage") == set(MODEL_STAGES)
+
+
+def test_the_stage_labels_are_stage_names() -> None:
+    assert PIPELINE_STAGES == (
+        "triage",
+        "retrieve",
+        "draft",
+        "split",
+        "verify",
+        "cleanup",
+        "rewrite",
+        "badge",
+        "record",
+    )  # as the Prometheus rules and dashboards name them
+    assert tuple(s.value for s in StageName) == PIPELINE_STAGES
+    assert {stage_label(s) for s in StageName} == set(PIPELINE_STAGES)
+    assert stage_label("") == OTHER
