@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gateway.domain import VerificationStatus
+from gateway.domain import RefusalReason, VerificationStatus
 from gateway.evaluation.arguments import DEFAULT_RESAMPLES, DEFAULT_SEED
 from gateway.evaluation.records import EvalRecord, ExpectedScope
 
@@ -226,7 +226,7 @@ def declined_correctly(r: EvalRecord) -> bool:
     if r.answer.error is not None:
         return False
     if r.question.scope is ExpectedScope.EMERGENCY:
-        return r.answer.refusal_reason == "emergency" or r.check.emergency_directed
+        return r.answer.refusal_reason == RefusalReason.EMERGENCY or r.check.emergency_directed
     return r.answer.refused
 
 

@@ -139,3 +139,19 @@ def test_values_no_vocabulary_names_still_decode_as_written() -> None:
     assert judged.failure is VerifierFailure.TIMEOUT
     assert unlisted.failure is not None
     assert not unlisted.failure.listed
+
+
+@pytest.mark.parametrize(
+    ("name", "outcome"),
+    [
+        ("emergency.json", "emergency"),
+        ("rewritten_removed.json", "rewritten"),
+        ("vocabulary_values.json", "error"),
+    ],
+)
+def test_the_export_names_an_old_records_outcome_as_before(name: str, outcome: str) -> None:
+    from gateway.audit.export import fhir_resources
+
+    record = load_record("req", old(name))
+    assert isinstance(record, AuditRecord)
+    assert fhir_resources(record)[0]["outcomeDesc"] == outcome
