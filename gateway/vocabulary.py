@@ -78,16 +78,20 @@ class VerifierMethod(Vocabulary):
     """The entailment model (``GATEWAY_NLI_MODEL``)."""
     JUDGE = "judge"
     """The LLM judge."""
-    CASCADE = "cascade"
-    """The cascade's own name (its verdicts carry the method of the stage that decided)."""
     WEB = "web"
     """Reserved metric label (``gateway_claim_verdicts_total{method}``) for a web verifier."""
+    CASCADE = "cascade"
+    """The cascade's own name (its verdicts carry the method of the stage that decided)."""
     REWRITE = "rewrite"
     """Reserved metric label (``gateway_claim_verdicts_total{method}``) for a rewriter's verdict."""
     SOURCE_REWRITE = "source_rewrite"
     """A rewrite to the cited source's own sentence (``cleanup.source.SourceCleanup``)."""
     SOURCE_UNAVAILABLE = "source_unavailable"
     """Check-only: no cited source has text, so no verifier ran (``checkonly.service``)."""
+
+
+WITHOUT_VERIFIER = frozenset({VerifierMethod.SOURCE_REWRITE, VerifierMethod.SOURCE_UNAVAILABLE})
+"""Methods of verdicts given without a verifier deciding (metrics count them as ``other``)."""
 
 
 class VerdictCheck(Vocabulary):
