@@ -25,10 +25,10 @@ from tqdm import tqdm
 
 from gateway.errors import ConfigurationError
 from gateway.evaluation.agreement import agreement_report
+from gateway.evaluation.bootstrap import BootstrapSpec
 from gateway.evaluation.metrics import (
     LATENCY_METRICS,
     RATIO_METRICS,
-    BootstrapSpec,
     MetricContext,
     compare,
     counts,

@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
+from gateway.evaluation.bootstrap import BootstrapSpec
 from gateway.evaluation.command import checker_verifier
-from gateway.evaluation.metrics import BootstrapSpec, MetricContext
+from gateway.evaluation.metrics import MetricContext
 from gateway.evaluation.questions import GENERATION_PROMPT, load_questions, write_questions
 from gateway.evaluation.records import AnswerCheck, ExpectedScope, Question, RecordLog, SystemAnswer
 from gateway.evaluation.report import render_report

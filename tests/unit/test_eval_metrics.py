@@ -9,17 +9,15 @@ import numpy as np
 import pytest
 
 from gateway.errors import ConfigurationError
-from gateway.evaluation.metrics import (
+from gateway.evaluation.bootstrap import (
     BootstrapSpec,
-    MetricContext,
     bootstrap_paired_difference,
     bootstrap_ratio,
     bootstrap_statistic,
-    compare,
     median,
     p95,
-    system_metrics,
 )
+from gateway.evaluation.metrics import MetricContext, compare, system_metrics
 from gateway.evaluation.questions import load_questions, parse_generated, question_id
 from gateway.evaluation.records import (
     AnswerCheck,
