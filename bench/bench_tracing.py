@@ -38,6 +38,7 @@ from gateway.metrics import GatewayMetrics  # noqa: E402
 from gateway.pipeline.stages import Stage, StageRunner  # noqa: E402
 from gateway.settings import Settings  # noqa: E402
 from gateway.telemetry import tracing  # noqa: E402
+from gateway.vocabulary import StageName  # noqa: E402
 
 ROUND = 100
 DECIDED = Triage(Scope.IN_SCOPE, "health question", layer=TriageLayer.CLASSIFIER)
@@ -52,7 +53,7 @@ async def decide(question: str) -> Triage:
     return DECIDED
 
 
-STAGE = Stage("triage", decide)
+STAGE = Stage(StageName.TRIAGE, decide)
 
 
 async def samples(calls: int, runner: StageRunner | None, hook: bool = True) -> list[float]:

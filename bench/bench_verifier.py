@@ -86,6 +86,7 @@ from gateway.verification.checks.analysis import Analyses
 from gateway.verification.entailment import NLIStage, load_entailment_model
 from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
 from gateway.verification.local import LocalEntailmentVerifier, TextEncoder
+from gateway.vocabulary import VerdictCheck, VerifierMethod
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "claims"
 SETS = (
@@ -351,7 +352,8 @@ def local_verdict(row: dict[str, Any], policy: VerificationPolicy) -> Verdict:
         if not trusted:
             label, conflict = VerdictLabel.UNSUPPORTED, None
             reason = f"{reason} (a possible conflict, not decided locally)"
-    return Verdict(label, row["score"], "local", row["check"], reason, evidence, conflict=conflict)
+    method, check = VerifierMethod.LOCAL, VerdictCheck(row["check"])
+    return Verdict(label, row["score"], method, check, reason, evidence, conflict=conflict)
 
 
 def check_claims(rows: list[dict[str, Any]]) -> list[ClaimToCheck]:

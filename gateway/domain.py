@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gateway.tool_calls import ToolCall, ToolSpec
+from gateway.vocabulary import VerdictCheck, VerifierFailure, VerifierMethod
 
 Vector = npt.NDArray[np.float32]
 
@@ -323,11 +324,11 @@ class ClaimToCheck:
 class Verdict:
     label: VerdictLabel
     score: float
-    method: str
-    check: str
+    method: VerifierMethod
+    check: VerdictCheck
     reason: str = ""
     evidence: Evidence | None = None
-    failure: str | None = None
+    failure: VerifierFailure | None = None
     """Set when a model stage failed on this claim (``timeout``, ``error``, ``invalid_output``): the
     verdict is then a closed failure, never an ordinary ``unsupported`` (counted in metrics)."""
     conflict: Conflict | None = None
@@ -440,8 +441,8 @@ class ClaimReport:
     source_numbers: tuple[int, ...]
     verdict: VerdictLabel
     score: float
-    method: str
-    check: str
+    method: VerifierMethod
+    check: VerdictCheck
     outcome: ClaimOutcome
     reason: str
     original_text: str

@@ -37,6 +37,8 @@ from __future__ import annotations
 
 from typing import Self
 
+from gateway.vocabulary import StageName
+
 
 class GatewayError(Exception):
     """Base of every error the gateway raises on purpose."""
@@ -152,7 +154,7 @@ class AuditError(RunError):
     """
 
     kind = "audit"
-    stage = "record"
+    stage: str = StageName.RECORD
 
 
 class StageError(RunError):
@@ -201,14 +203,14 @@ class NothingToQuote(StageError):
     A correct refusal (``RefusalReason.NOTHING_TO_QUOTE``), not an outage: the stage runner does not
     count it as a stage error and the request is counted as refused, not as an error."""
 
-    stage = "draft"
+    stage: str = StageName.DRAFT
 
 
 class MalformedDraft(UpstreamError):
     """The model answered, but not under the citation contract or over a bound on its reply."""
 
     kind = "malformed"
-    stage = "draft"
+    stage: str = StageName.DRAFT
     """The model's reply is at fault wherever it is measured (also the bounds checked when splitting)."""
 
 

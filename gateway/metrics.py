@@ -29,6 +29,7 @@ from gateway.domain import (
 )
 from gateway.errors import DraftLimitExceeded, UpstreamError
 from gateway.fetching.result import FetchReason
+from gateway.vocabulary import WITHOUT_VERIFIER, StageName, VerifierFailure, VerifierMethod
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 RELEVANCE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -71,8 +72,8 @@ CLAIM_RESULTS = ("kept", "rewritten_source", "rewritten_model", "removed")
 """What SourceCleanup did (``{outcome}``): kept as written, rewritten to the source's sentence, rewritten
 by the model rewriter, removed."""
 STATEMENT_KINDS = tuple(k.value for k in StatementKind)
-VERIFIER_METHODS = ("anchoring", "local", "nli", "judge", "web", "cascade", "rewrite")
-"""Names of the verifiers that may decide a claim; a verifier added later must be listed here."""
+VERIFIER_METHODS = tuple(m.value for m in VerifierMethod if m not in WITHOUT_VERIFIER)
+"""Names of the verifiers that may decide a claim (a verifier added later is a ``VerifierMethod``)."""
 UPSTREAM_ERROR_TYPES = (
     "timeout",
     "connection",
@@ -88,14 +89,13 @@ AUTH_FAILURE_REASONS = ("missing", "invalid", "forbidden")
 """Why a request was turned away by authentication (401 missing/invalid, 403 forbidden)."""
 ACCESS_AREAS = ("client", "staff", "metrics")
 """Which credential a path needs (``gateway.web.auth``)."""
-PIPELINE_STAGES = ("triage", "retrieve", "draft", "split", "verify", "cleanup", "rewrite", "badge", "record")
-"""Stages named by ``gateway_stage_errors_total{stage}``: the pipeline's stages (``gateway.pipeline.run``)
-and ``rewrite``, one claim's rewrite inside cleanup (its failure removes that claim, no refusal)."""
+PIPELINE_STAGES = tuple(s.value for s in StageName)
+"""Stages named by ``gateway_stage_errors_total{stage}`` (``StageName``; ``rewrite``: one claim's rewrite)."""
 URL_FAILURE_REASONS = tuple(reason.value for reason in FetchReason)
 """Why a cited web URL was not valid (``FetchResult.reason``: the fetcher's bounded reasons)."""
-MODEL_STAGES = ("judge", "nli")
+MODEL_STAGES = (VerifierMethod.JUDGE.value, VerifierMethod.NLI.value)
 """Model stages of verification whose failures are counted (``gateway_verifier_failures_total{stage}``)."""
-MODEL_FAILURES = ("timeout", "error", "invalid_output")
+MODEL_FAILURES = tuple(f.value for f in VerifierFailure)
 """``Verdict.failure`` kinds (``gateway_verifier_failures_total{kind}``)."""
 BOOLEAN = ("true", "false")
 DEPENDENCIES = ("knowledge_store", "audit_store", "rate_limiter")

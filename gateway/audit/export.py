@@ -27,6 +27,7 @@ from msgspec import UNSET
 from gateway.audit.base import AuditStore
 from gateway.audit.provenance import passage_version
 from gateway.audit.record import AuditRecord, UnreadableRecord, builtins, load_record
+from gateway.domain import RefusalReason
 from gateway.settings import Settings
 
 GATEWAY_SYSTEM = "urn:trust-gateway"
@@ -193,7 +194,7 @@ def _outcome_label(record: AuditRecord) -> str:
     if trust is UNSET:
         return "error"
     summary = trust.summary
-    if summary.reason is not None and summary.reason.value == "emergency":
+    if summary.reason is RefusalReason.EMERGENCY:
         return "emergency"
     if summary.refused:
         return "refused"

@@ -20,6 +20,11 @@ decodes them):
 
 A stored record that does not match decodes to an ``UnreadableRecord`` naming where and why, which the
 pages show for that request instead of failing.
+
+A verdict's ``method``, ``check`` and ``failure`` are enums of ``gateway.vocabulary`` now; they were any
+string before, so a stored value no member names (a test double's verifier, a retired check) still
+decodes, as an *unlisted* value keeping the stored string (``tolerant_decoding``), and encodes back to
+what was written (``tests/fixtures/audit/vocabulary_values.json``).
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from gateway.domain import (
     Verdict,
 )
 from gateway.tool_calls import ToolCall
+from gateway.vocabulary import tolerant_decoding
 
 INCOMPLETE = "incomplete"
 """``status`` of the provisional record, until the request completes it: nothing was sent."""
@@ -241,9 +247,11 @@ _ENCODER = msgspec.json.Encoder(enc_hook=_enc_hook)
 
 
 def load_record(request_id: str, text: str | bytes) -> AuditRecord | UnreadableRecord:
-    """The stored record, typed; an ``UnreadableRecord`` when it does not match the schema."""
+    """The stored record, typed; an ``UnreadableRecord`` when it does not match the schema. A value of a
+    vocabulary that no member names decodes as written (see the module docstring)."""
     try:
-        return _DECODER.decode(text)
+        with tolerant_decoding():
+            return _DECODER.decode(text)
     except msgspec.DecodeError as err:  # ValidationError included
         raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
         return UnreadableRecord(request_id, str(err), raw)

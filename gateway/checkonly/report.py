@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gateway.domain import Conflict, Span, StatementKind, VerdictLabel, VerificationStatus
+from gateway.vocabulary import VerdictCheck, VerifierFailure, VerifierMethod
 
 
 @dataclass(frozen=True)
@@ -26,11 +27,11 @@ class CheckedStatement:
     source_ids: tuple[str, ...]
     verdict: VerdictLabel | None = None
     score: float | None = None
-    method: str | None = None
-    check: str | None = None
+    method: VerifierMethod | None = None
+    check: VerdictCheck | None = None
     reason: str = ""
     evidence: CheckedEvidence | None = None
-    failure: str | None = None
+    failure: VerifierFailure | None = None
     """Set when a judge or entailment model failed on this claim (it then failed closed)."""
     status: VerificationStatus | None = None
     """supported / contradicted / unsupported (decided) / not_verified; None for conversational ones."""

@@ -27,9 +27,7 @@ from gateway.metrics import MODEL_FAILURES, MODEL_STAGES, GatewayMetrics, bounde
 from gateway.pipeline.split import IdMarkers, split
 from gateway.text import passage_from_text
 from gateway.verification.base import Verifier, operating_point
-
-METHOD_UNAVAILABLE = "source_unavailable"
-"""``method`` of a verdict given without the verifier because no cited source has text."""
+from gateway.vocabulary import VerdictCheck, VerifierMethod
 
 
 class UrlChecker(Protocol):
@@ -112,21 +110,32 @@ def _unavailable(statement: Statement, ids: Sequence[str], urls: Sequence[UrlVal
     fetched leaves the claim ``not_verified`` (it might support the claim)."""
     if not statement.source_numbers:
         return Verdict(
-            VerdictLabel.UNSUPPORTED, 0.0, METHOD_UNAVAILABLE, "no_source", "no source has text", decided=True
+            VerdictLabel.UNSUPPORTED,
+            0.0,
+            VerifierMethod.SOURCE_UNAVAILABLE,
+            VerdictCheck.NO_SOURCE,
+            "no source has text",
+            decided=True,
         )
     if all(n == IdMarkers.UNKNOWN for n in statement.source_numbers):
         return Verdict(
             VerdictLabel.UNSUPPORTED,
             0.0,
-            METHOD_UNAVAILABLE,
-            "unknown_source",
+            VerifierMethod.SOURCE_UNAVAILABLE,
+            VerdictCheck.UNKNOWN_SOURCE,
             "the marker names no source",
             decided=True,
         )
     cited = {ids[n - 1] for n in statement.source_numbers if n != IdMarkers.UNKNOWN}
     reasons = sorted({u.reason or "invalid" for u in urls if cited & set(u.source_ids)})
     detail = f"the cited source could not be fetched ({', '.join(reasons)})" if reasons else "no cited text"
-    return Verdict(VerdictLabel.UNSUPPORTED, 0.0, METHOD_UNAVAILABLE, "source_not_fetched", detail)
+    return Verdict(
+        VerdictLabel.UNSUPPORTED,
+        0.0,
+        VerifierMethod.SOURCE_UNAVAILABLE,
+        VerdictCheck.SOURCE_NOT_FETCHED,
+        detail,
+    )
 
 
 def _checked(statement: Statement, verdict: Verdict | None, ids: Sequence[str]) -> CheckedStatement:

@@ -10,6 +10,7 @@ from functools import lru_cache
 from gateway.domain import ClaimOutcome, ClaimResult, ClaimToCheck, Passage, Statement
 from gateway.errors import VerifierError
 from gateway.verification.base import Verifier
+from gateway.vocabulary import VerifierMethod
 
 Sources = tuple[tuple[int, Passage], ...]
 
@@ -49,7 +50,7 @@ async def verified_rewrite(
     sources: Sources,
     verifier: Verifier,
     method: str,
-    verdict_method: str | None = None,
+    verdict_method: VerifierMethod | None = None,
 ) -> ClaimResult:
     """The rewrite as ``rewritten`` when ``verifier`` finds it supported by ``sources``, else removed.
 

@@ -21,9 +21,7 @@ from gateway.policy.cleanup import CleanupPolicy
 from gateway.verification.anchoring import find_quote
 from gateway.verification.base import Verifier
 from gateway.verification.binding import quote_context
-
-SOURCE_REWRITE = "source_rewrite"
-"""Method of the verdict of a claim rewritten to its source's sentence(s)."""
+from gateway.vocabulary import VerifierMethod
 
 
 class SourceRewriter:
@@ -67,7 +65,7 @@ class SourceRewriter:
         if is_planted(text, self._policy.planted_instruction):
             return removed(failed, f"{earlier}the quoted source sentence is a planted instruction")
         result = await verified_rewrite(
-            failed, text, text, ((number, passage),), self._verifier, "source", SOURCE_REWRITE
+            failed, text, text, ((number, passage),), self._verifier, "source", VerifierMethod.SOURCE_REWRITE
         )
         return replace(result, reason=f"{earlier}{result.reason}") if earlier else result
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.domain import VerificationStatus
+from gateway.domain import RefusalReason, VerificationStatus
 from gateway.evaluation.bootstrap import (
     BootstrapSpec,
     Estimate,
@@ -120,7 +120,7 @@ def declined_correctly(r: EvalRecord) -> bool:
     if r.answer.error is not None:
         return False
     if r.question.scope is ExpectedScope.EMERGENCY:
-        return r.answer.refusal_reason == "emergency" or r.check.emergency_directed
+        return r.answer.refusal_reason == RefusalReason.EMERGENCY or r.check.emergency_directed
     return r.answer.refused
 
 

@@ -44,9 +44,8 @@ from gateway.domain import (
 from gateway.policy.cleanup import CleanupPolicy
 from gateway.text import normalise, sentence_spans, strip_markers
 from gateway.upstream.contract import markers_in, with_markers
+from gateway.vocabulary import VerdictCheck
 
-PLANTED_CHECK = "planted_instruction"
-"""Verdict check recorded for a claim that rests on an instruction planted in a source."""
 DUPLICATE_SIMILARITY = 90.0
 """rapidfuzz ratio (0..100) at or above which a rewrite repeats a sentence already in the answer."""
 _CONNECTIVE = re.compile(
@@ -85,7 +84,12 @@ def _judge(
     if _rests_on_planted(statement, verdict, passages, policy):
         reason = "the claim repeats or rests on an instruction planted in a source"
         planted = Verdict(
-            VerdictLabel.UNSUPPORTED, 0.0, verdict.method, PLANTED_CHECK, reason, verdict.evidence
+            VerdictLabel.UNSUPPORTED,
+            0.0,
+            verdict.method,
+            VerdictCheck.PLANTED_INSTRUCTION,
+            reason,
+            verdict.evidence,
         )
         return ClaimResult(
             statement, planted, ClaimOutcome.REMOVED, None, reason=reason, safety_critical=True
@@ -121,7 +125,7 @@ def evidence_context(evidence: Evidence, passages: Sequence[Passage]) -> str:
 
 
 def rewritable(result: ClaimResult) -> bool:
-    return result.outcome is ClaimOutcome.REMOVED and result.verdict.check != PLANTED_CHECK
+    return result.outcome is ClaimOutcome.REMOVED and result.verdict.check != VerdictCheck.PLANTED_INSTRUCTION
 
 
 # --- refusing ----------------------------------------------------------------------------------------
@@ -131,7 +135,7 @@ def refusal_reason(results: Sequence[ClaimResult], policy: CleanupPolicy) -> tup
     """Why the whole answer must be refused, or None. Monotone: a rewrite never makes it refuse."""
     if not results:
         return RefusalReason.NO_CLAIM_SURVIVED, "the answer contained no checkable claim"
-    planted = [r for r in results if r.verdict.check == PLANTED_CHECK]
+    planted = [r for r in results if r.verdict.check == VerdictCheck.PLANTED_INSTRUCTION]
     if planted:
         return (
             RefusalReason.SAFETY_CRITICAL_FAILED,

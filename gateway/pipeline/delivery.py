@@ -39,6 +39,7 @@ from gateway.errors import AuditError
 from gateway.pipeline.record import CLIENT_DISCONNECTED, LOG_EVENT, provisional_record, record
 from gateway.pipeline.result import PipelineResult, StreamItem
 from gateway.pipeline.run import OpenedRequest, answer
+from gateway.vocabulary import StageName
 
 if TYPE_CHECKING:
     from gateway.services import Services
@@ -90,14 +91,14 @@ class Delivery:
         metrics = self.services.metrics
         metrics.audit_errors.labels(operation="deliver").inc()
         metrics.requests.labels(outcome="error").inc()
-        metrics.stage_errors.labels(stage="record").inc()
+        metrics.stage_errors.labels(stage=StageName.RECORD).inc()
         log.error(
             LOG_EVENT,
             request_id=self.request_id,
             outcome="error",
             stream=True,
             error_type=type(err).__name__,
-            error_stage="record",
+            error_stage=StageName.RECORD,
             sent_chars=len(self.committed),
             detail="the streamed text could not be written ahead; the stream stops here",
         )

@@ -43,7 +43,6 @@ from gateway.audit.record import (
     encode_record,
     scrub,
 )
-from gateway.cleanup.source import SOURCE_REWRITE
 from gateway.domain import ChatRequest, ClaimOutcome, ClaimResult, RefusalReason, VerificationStatus
 from gateway.errors import AuditError, StageError, UpstreamError
 from gateway.logs import PATIENT_TEXT_OPT_IN
@@ -56,11 +55,10 @@ from gateway.metrics import (
     stage_label,
     tier_label,
 )
-from gateway.pipeline.cleanup import PLANTED_CHECK
 from gateway.pipeline.result import PipelineResult
 from gateway.resources import bundled
 from gateway.telemetry.ids import current_trace_id
-from gateway.verification.cascade import NO_ANCHOR_CHECK
+from gateway.vocabulary import StageName, VerdictCheck, VerifierMethod
 
 if TYPE_CHECKING:
     from gateway.services import Services
@@ -140,9 +138,9 @@ def claim_labels(claim: ClaimResult) -> tuple[str, str]:
     ``unsupported``. ``rewritten_source`` is a rewrite to the source's own sentence (``source_rewrite``),
     ``rewritten_model`` one by the model rewriter."""
     verdict = claim.verdict
-    if verdict.check == NO_ANCHOR_CHECK and not verdict.supported:
+    if verdict.check == VerdictCheck.NO_ANCHORED_QUOTE and not verdict.supported:
         status = "unanchored"
-    elif verdict.check == PLANTED_CHECK:
+    elif verdict.check == VerdictCheck.PLANTED_INSTRUCTION:
         status = VerificationStatus.UNSUPPORTED.value
     else:
         status = verdict.status.value
@@ -151,7 +149,12 @@ def claim_labels(claim: ClaimResult) -> tuple[str, str]:
     if claim.outcome is ClaimOutcome.REMOVED:
         return status, "removed"
     rewrite = claim.rewrite_verdict
-    return status, "rewritten_source" if rewrite and rewrite.method == SOURCE_REWRITE else "rewritten_model"
+    return (
+        status,
+        "rewritten_source"
+        if rewrite and rewrite.method == VerifierMethod.SOURCE_REWRITE
+        else "rewritten_model",
+    )
 
 
 def _observe_timings(result: PipelineResult, services: Services) -> None:
@@ -295,13 +298,13 @@ async def record_start(
     except Exception as err:
         services.metrics.audit_errors.labels(operation="begin").inc()
         services.metrics.requests.labels(outcome="error").inc()
-        services.metrics.stage_errors.labels(stage="record").inc()
+        services.metrics.stage_errors.labels(stage=StageName.RECORD).inc()
         log.error(
             LOG_EVENT,
             request_id=request_id,
             outcome="error",
             error_type=type(err).__name__,
-            error_stage="record",
+            error_stage=StageName.RECORD,
             detail="the provisional audit row could not be written; nothing was processed or sent",
         )
         if isinstance(err, AuditError):
@@ -392,7 +395,7 @@ async def record(
         services.metrics.audit_errors.labels(operation="complete").inc()
         services.metrics.requests.labels(outcome="error").inc()
         fields = log_fields(result, services)
-        fields.update(outcome="error", error_type=type(err).__name__, error_stage="record")
+        fields.update(outcome="error", error_type=type(err).__name__, error_stage=StageName.RECORD)
         log.error(LOG_EVENT, **fields)
         if isinstance(err, AuditError):
             raise
@@ -403,7 +406,7 @@ async def record(
         _count_metrics(result, services)
         _log(result, services)
     except Exception as err:  # the record is written and true: a counting bug must not withhold the answer
-        services.metrics.stage_errors.labels(stage="record").inc()
+        services.metrics.stage_errors.labels(stage=StageName.RECORD).inc()
         log.error(
             "metrics_failed", request_id=result.request_id, error_type=type(err).__name__, error=str(err)
         )

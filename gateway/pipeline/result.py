@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from gateway.domain import ChatRequest, Draft, Outcome, Passage, Statement, Triage, TrustReport, Verdict
 from gateway.errors import StageError
 from gateway.tool_calls import ToolCall, ToolCallDelta
+from gateway.vocabulary import StageName
 
 
 @dataclass
@@ -30,21 +31,21 @@ class Timings:
     first_token: float | None = None
     """Seconds from the start to the first verified text handed to a sink (streaming only)."""
 
-    def add(self, stage: str, seconds: float) -> None:
+    def add(self, stage: StageName, seconds: float) -> None:
         """Count a stage's run time (``StageRunner``). Verification is verify and cleanup together;
         splitting is not reported on its own."""
         match stage:
-            case "triage":
+            case StageName.TRIAGE:
                 self.triage += seconds
-            case "retrieve":
+            case StageName.RETRIEVE:
                 self.retrieval += seconds
-            case "draft":
+            case StageName.DRAFT:
                 self.upstream += seconds
-            case "verify" | "cleanup":
+            case StageName.VERIFY | StageName.CLEANUP:
                 self.verification += seconds
-            case "badge":
+            case StageName.BADGE:
                 self.badge += seconds
-            case "record":
+            case StageName.RECORD:
                 self.record += seconds
 
     @property

@@ -74,6 +74,7 @@ from gateway.pipeline.verify import verify
 from gateway.services import Services
 from gateway.tool_calls import ToolCallDelta
 from gateway.upstream.contract import DraftEnd, DraftSentence, UrgencyRead, assemble
+from gateway.vocabulary import StageName
 
 log = structlog.get_logger("gateway.pipeline")
 
@@ -329,7 +330,7 @@ class _Run:
                 failed, self.passages, self.request, use_model=capped is None
             )
         except Exception as err:
-            self.services.metrics.stage_errors.labels(stage="rewrite").inc()
+            self.services.metrics.stage_errors.labels(stage=StageName.REWRITE).inc()
             log.error("rewrite_failed", request_id=self.request_id, error=type(err).__name__)
             reason = f"the rewrite failed ({type(err).__name__}); {failed.reason}"
             return ClaimResult(
@@ -485,12 +486,12 @@ class _Run:
         return result
 
 
-TRIAGE = Stage("triage", triage)
-RETRIEVE = Stage("retrieve", retrieve)
-DRAFT = Stage("draft", next_part)
-SPLIT = Stage("split", split_streamed)
-VERIFY = Stage("verify", verify)
-CLEANUP = Stage("cleanup", _Run.clean_sentence)
-BADGE = Stage("badge", _badge)
-RECORD = Stage("record", record, failure=AuditError)
+TRIAGE = Stage(StageName.TRIAGE, triage)
+RETRIEVE = Stage(StageName.RETRIEVE, retrieve)
+DRAFT = Stage(StageName.DRAFT, next_part)
+SPLIT = Stage(StageName.SPLIT, split_streamed)
+VERIFY = Stage(StageName.VERIFY, verify)
+CLEANUP = Stage(StageName.CLEANUP, _Run.clean_sentence)
+BADGE = Stage(StageName.BADGE, _badge)
+RECORD = Stage(StageName.RECORD, record, failure=AuditError)
 """The stages of a chat request, in order (``answer`` wires them)."""

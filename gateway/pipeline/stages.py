@@ -30,6 +30,7 @@ from gateway.errors import (
 from gateway.metrics import GatewayMetrics, stage_label
 from gateway.pipeline.result import Timings
 from gateway.telemetry import tracing
+from gateway.vocabulary import StageName
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -39,8 +40,8 @@ T = TypeVar("T")
 class Stage(Generic[P, T]):
     """One step of a request: its name (the metric, audit and log label) and what it runs."""
 
-    name: str
-    """One of ``gateway.metrics.PIPELINE_STAGES``, so that its failures are counted under it."""
+    name: StageName
+    """Its failures are counted under it (``gateway.metrics.PIPELINE_STAGES``: ``StageName``'s values)."""
     run: Callable[P, Awaitable[T]]
     failure: type[RunError] = StageError
     """What an unexpected exception becomes: a StageError (the request is refused with a reason) or,
@@ -91,13 +92,13 @@ _REASON_BY_ERROR: tuple[tuple[type[StageError], RefusalReason], ...] = (
 """Errors whose type says more than the stage they surfaced in (a malformed reply is no outage)."""
 
 REASON_BY_STAGE: dict[str, RefusalReason] = {
-    "triage": RefusalReason.TRIAGE_ERROR,
-    "retrieve": RefusalReason.STORE_ERROR,
-    "draft": RefusalReason.UPSTREAM_ERROR,
-    "split": RefusalReason.VERIFIER_ERROR,
-    "verify": RefusalReason.VERIFIER_ERROR,
-    "cleanup": RefusalReason.VERIFIER_ERROR,
-    "badge": RefusalReason.VERIFIER_ERROR,
+    StageName.TRIAGE: RefusalReason.TRIAGE_ERROR,
+    StageName.RETRIEVE: RefusalReason.STORE_ERROR,
+    StageName.DRAFT: RefusalReason.UPSTREAM_ERROR,
+    StageName.SPLIT: RefusalReason.VERIFIER_ERROR,
+    StageName.VERIFY: RefusalReason.VERIFIER_ERROR,
+    StageName.CLEANUP: RefusalReason.VERIFIER_ERROR,
+    StageName.BADGE: RefusalReason.VERIFIER_ERROR,
 }
 """The refusal when a stage fails with an untyped error. Splitting, cleanup and badging are part of
 producing a checked answer: when they fail the answer could not be checked (``verifier_error``)."""
@@ -109,7 +110,7 @@ def refusal_reason(error: StageError) -> RefusalReason:
     Triage keeps its own reason whatever failed there: an emergency was not ruled out, and that
     refusal points to urgent help. Elsewhere a typed error names the failure, else the stage does.
     """
-    if error.stage == "triage":
+    if error.stage == StageName.TRIAGE:
         return RefusalReason.TRIAGE_ERROR
     for kind, reason in _REASON_BY_ERROR:
         if isinstance(error, kind):

@@ -28,6 +28,7 @@ from gateway.domain import (
 )
 from gateway.pipeline.result import PipelineResult
 from gateway.upstream.contract import DraftEnd, DraftSentence
+from gateway.vocabulary import StageName
 
 Attributes = dict[str, AttributeValue]
 
@@ -108,7 +109,7 @@ def outcome_attributes(
         return _cleanup(result)
     if isinstance(result, TrustReport):
         return _badge(result)
-    if stage == "verify" and isinstance(result, list | tuple):
+    if stage == StageName.VERIFY and isinstance(result, list | tuple):
         return _verify([v for v in result if isinstance(v, Verdict)])
     recorded = next((a for a in args if isinstance(a, PipelineResult)), None)
     if recorded is not None:

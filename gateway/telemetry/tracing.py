@@ -17,9 +17,10 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, Trac
 
 from gateway.settings import Settings
 from gateway.telemetry.attributes import Attributes, draft_attributes, outcome_attributes
+from gateway.vocabulary import StageName
 
 INSTRUMENTATION_NAME = "gateway"
-DRAFT_STAGE = "draft"
+DRAFT_STAGE = StageName.DRAFT
 EXTRACTIVE = "extractive"
 """The model and provider name of the draft span without an upstream (the built-in responder)."""
 

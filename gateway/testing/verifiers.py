@@ -14,6 +14,12 @@ from gateway.domain import ClaimToCheck, Evidence, Span, Verdict, VerdictLabel
 from gateway.errors import VerifierError
 from gateway.text import normalise
 from gateway.verification.checks.analysis import Analyses
+from gateway.vocabulary import VerdictCheck, VerifierMethod
+
+METHOD = VerifierMethod.unlisted("substring")
+TEST_CHECK = VerdictCheck.unlisted("test")
+SUBSTRING_CHECK = VerdictCheck.unlisted("substring")
+"""The checks of these test doubles: values no vocabulary lists (``gateway.vocabulary``), as ever."""
 
 
 class ScriptedVerifier:
@@ -37,7 +43,7 @@ class ScriptedVerifier:
     @classmethod
     def supporting(cls, name: str) -> ScriptedVerifier:
         """Supports every claim, as verifier (method) ``name``."""
-        return cls(name, each=Verdict(VerdictLabel.SUPPORTED, 1.0, name, "test"))
+        return cls(name, each=Verdict(VerdictLabel.SUPPORTED, 1.0, VerifierMethod.unlisted(name), TEST_CHECK))
 
     @property
     def texts(self) -> list[list[str]]:
@@ -57,7 +63,7 @@ class SubstringVerifier:
     """A claim is supported when its text (normalised, final full stop dropped) occurs in one of its
     sources; the evidence is that occurrence. ``fail`` makes every call raise a VerifierError."""
 
-    name = "substring"
+    name = METHOD
 
     def __init__(self, fail: bool = False) -> None:
         self.calls: list[list[ClaimToCheck]] = []
@@ -77,5 +83,5 @@ class SubstringVerifier:
                 # normalise() only changes case and spacing here, so offsets hold for these tests
                 span = Span(index, index + len(needle))
                 evidence = Evidence(number, passage.id, passage.text[span.start : span.end], span)
-                return Verdict(VerdictLabel.SUPPORTED, 1.0, self.name, "substring", "found", evidence)
-        return Verdict(VerdictLabel.UNSUPPORTED, 0.0, self.name, "substring", "not found")
+                return Verdict(VerdictLabel.SUPPORTED, 1.0, METHOD, SUBSTRING_CHECK, "found", evidence)
+        return Verdict(VerdictLabel.UNSUPPORTED, 0.0, METHOD, SUBSTRING_CHECK, "not found")

@@ -16,6 +16,7 @@ from rapidfuzz import fuzz
 
 from gateway.domain import ClaimToCheck, Evidence, Passage, Span, Verdict, VerdictLabel
 from gateway.text import normalise, strip_markers
+from gateway.vocabulary import VerdictCheck, VerifierMethod
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ class QuoteAnchoringVerifier:
     configured so.
     """
 
-    name = "anchoring"
+    name = VerifierMethod.ANCHORING
 
     def __init__(self, threshold: float, min_chars: int) -> None:
         self._threshold = threshold
@@ -97,11 +98,17 @@ class QuoteAnchoringVerifier:
 
     def check(self, claim: ClaimToCheck) -> Verdict:
         if not claim.sources:
-            return Verdict(VerdictLabel.UNSUPPORTED, 0.0, self.name, "no_source", "the claim cites no source")
+            return Verdict(
+                VerdictLabel.UNSUPPORTED, 0.0, self.name, VerdictCheck.NO_SOURCE, "the claim cites no source"
+            )
         quote = (claim.quote or "").strip()
         if len(quote) < self._min_chars:
             return Verdict(
-                VerdictLabel.UNSUPPORTED, 0.0, self.name, "no_quote", "the claim carries no usable quote"
+                VerdictLabel.UNSUPPORTED,
+                0.0,
+                self.name,
+                VerdictCheck.NO_QUOTE,
+                "the claim carries no usable quote",
             )
         best: tuple[Anchor, int, Passage] | None = None
         for number, passage in claim.sources:
@@ -113,14 +120,14 @@ class QuoteAnchoringVerifier:
                 VerdictLabel.UNSUPPORTED,
                 0.0,
                 self.name,
-                "quote_not_found",
+                VerdictCheck.QUOTE_NOT_FOUND,
                 "the quote does not occur in the cited source",
             )
         anchor, number, passage = best
         evidence = Evidence(
             number, passage.id, passage.text[anchor.span.start : anchor.span.end], anchor.span
         )
-        check = "quote_exact" if anchor.exact else "quote_fuzzy"
+        check = VerdictCheck.QUOTE_EXACT if anchor.exact else VerdictCheck.QUOTE_FUZZY
         return Verdict(
             VerdictLabel.SUPPORTED,
             anchor.score,

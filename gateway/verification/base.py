@@ -19,7 +19,10 @@ class Verifier(Protocol):
     ``unsupported`` verdict for it with the reason, which fails closed.
     """
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The verifier's name (a ``VerifierMethod`` for the gateway's own; its verdicts' method)."""
+        ...
 
     async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]: ...
 
@@ -36,7 +39,8 @@ class LocalVerifier(Protocol):
     it analyses (a claim, its evidence windows) is not analysed again by the cascade's binding. One
     that does not analyse text ignores them."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     async def verify(
         self, claims: Sequence[ClaimToCheck], analyses: Analyses | None = None

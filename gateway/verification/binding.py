@@ -35,11 +35,7 @@ from gateway.verification.checks.quantifiers import check_quantifier
 from gateway.verification.checks.quantities import NUMERIC_WORDS
 from gateway.verification.checks.results import CheckOutcome
 from gateway.verification.checks.words import STOPWORDS, SYNONYMS, content_words, tokens
-
-BOUND_CHECK = "quote_bound"
-"""Verdict check of a claim that restates its anchored quote."""
-UNBOUND_CHECK = "quote_binding"
-"""Verdict check of a claim with words its anchored quote does not contain."""
+from gateway.vocabulary import VerdictCheck
 
 _STEMMER = snowballstemmer.stemmer("english")
 _PARTS = re.compile(r"['’-]")
@@ -53,7 +49,8 @@ class Binding:
     """Whether a claim restates its context; ``check``/``detail`` name what it adds when it does not."""
 
     restates: bool
-    check: str
+    check: VerdictCheck
+    """``quote_bound`` (restates), ``quote_binding`` (words missing) or the check that failed."""
     detail: str
     clash: bool = False
     """The claim contradicts its quote (a number, polarity, quantifier or entity changed)."""
@@ -129,7 +126,7 @@ def restates(claim: str, context: str, analyses: Analyses | None = None) -> Bind
             detail = result.detail or result.name.value
             return Binding(
                 False,
-                result.name.value,
+                result.verdict_check,
                 f"the quoted source does not say this: {detail}",
                 result.outcome is CheckOutcome.CLASH,
                 result.conflict,
@@ -138,8 +135,10 @@ def restates(claim: str, context: str, analyses: Analyses | None = None) -> Bind
     if missing:
         listed = ", ".join(repr(w) for w in missing[:MAX_LISTED])
         more = f" and {len(missing) - MAX_LISTED} more" if len(missing) > MAX_LISTED else ""
-        return Binding(False, UNBOUND_CHECK, f"the quoted source does not contain {listed}{more}")
-    return Binding(True, BOUND_CHECK, "the claim restates its quoted source")
+        return Binding(
+            False, VerdictCheck.QUOTE_BINDING, f"the quoted source does not contain {listed}{more}"
+        )
+    return Binding(True, VerdictCheck.QUOTE_BOUND, "the claim restates its quoted source")
 
 
 def quote_context(passage: Passage, span: Span) -> tuple[Span, str]:

@@ -50,21 +50,20 @@ from gateway.verification.calibration import ScoreCalibration
 from gateway.verification.checks.analysis import Analyses
 from gateway.verification.entailment import NLIRequest, NLIStage, load_entailment_model
 from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
-from gateway.verification.local import VERBATIM_CHECK, LocalEntailmentVerifier
+from gateway.verification.local import LocalEntailmentVerifier
+from gateway.vocabulary import VerdictCheck, VerifierMethod
 
-ANCHORED_CHECKS = frozenset({"quote_exact", "quote_fuzzy"})
-NO_ANCHOR_CHECK = "no_anchored_quote"
-"""Verdict check of a chat claim whose quote is missing or not found: never supported locally."""
+ANCHORED_CHECKS = frozenset({VerdictCheck.QUOTE_EXACT, VerdictCheck.QUOTE_FUZZY})
 RESTATED_FLOOR = 0.5
 """Check-only raw score: restated claims score from here up, all others below (``restatement_score``)."""
-FINAL_CHECKS = frozenset({"no_source", "no_evidence"})
+FINAL_CHECKS = frozenset({VerdictCheck.NO_SOURCE, VerdictCheck.NO_EVIDENCE})
 """Unsupported verdicts that no later stage can change (nothing to check against)."""
 
 
 class CascadeVerifier:
     """Verifier protocol: anchoring + binding -> local -> entailment model -> judge (see module doc)."""
 
-    name = "cascade"
+    name = VerifierMethod.CASCADE
 
     def __init__(
         self,
@@ -114,12 +113,14 @@ class CascadeVerifier:
             return _note(local, anchor)
         if local.check in FINAL_CHECKS:
             return _note(replace(local, decided=True), anchor)
-        if local.supported and local.check == VERBATIM_CHECK:
+        if local.supported and local.check == VerdictCheck.VERBATIM:
             anchored = anchor.check in ANCHORED_CHECKS and anchor.evidence is not None
             return _note(replace(local, evidence=anchor.evidence) if anchored else local, anchor)
         if anchor.check not in ANCHORED_CHECKS or anchor.evidence is None:
             reason = f"no quote of the claim is found in its cited source ({anchor.check})"
-            return replace(local, label=VerdictLabel.UNSUPPORTED, check=NO_ANCHOR_CHECK, reason=reason)
+            return replace(
+                local, label=VerdictLabel.UNSUPPORTED, check=VerdictCheck.NO_ANCHORED_QUOTE, reason=reason
+            )
         evidence = _quote_evidence(claim, anchor.evidence)
         binding = restates(claim.text, evidence.text, analyses)
         if binding.restates:

@@ -28,10 +28,8 @@ import anyio.to_thread
 
 from gateway.domain import Evidence, Verdict, VerdictLabel
 from gateway.errors import ConfigurationError
+from gateway.vocabulary import VerdictCheck, VerifierFailure, VerifierMethod
 
-NLI_METHOD = "nli"
-NLI_CHECK = "nli_entailment"
-NLI_ERROR = "nli_error"
 ENTAILMENT_NAMES = ("entailment", "entails", "entailed", "support", "supports", "supported")
 """Label names (lower-cased, prefix match) read as "the premise entails the hypothesis"."""
 SETTING = "GATEWAY_NLI_MODEL"
@@ -164,7 +162,7 @@ class NLIRequest:
 class NLIStage:
     """Decides claims the local gate could not: entailed at ``threshold`` or above; fails closed."""
 
-    name = NLI_METHOD
+    name = VerifierMethod.NLI
 
     def __init__(self, model: EntailmentModel, threshold: float, timeout: float) -> None:
         self._model = model
@@ -180,13 +178,19 @@ class NLIStage:
             with anyio.fail_after(self._timeout):
                 scores = await anyio.to_thread.run_sync(self._model.entailment, pairs, abandon_on_cancel=True)
         except TimeoutError:
-            return [self._failed(r, f"no answer within {self._timeout:g}s", "timeout") for r in requests]
+            return [
+                self._failed(r, f"no answer within {self._timeout:g}s", VerifierFailure.TIMEOUT)
+                for r in requests
+            ]
         except Exception as err:
-            return [self._failed(r, type(err).__name__, "error") for r in requests]
+            return [self._failed(r, type(err).__name__, VerifierFailure.ERROR) for r in requests]
         if len(scores) != len(requests) or not all(
             isinstance(s, float) and math.isfinite(s) and 0.0 <= s <= 1.0 for s in scores
         ):
-            return [self._failed(r, "not one probability per claim", "invalid_output") for r in requests]
+            return [
+                self._failed(r, "not one probability per claim", VerifierFailure.INVALID_OUTPUT)
+                for r in requests
+            ]
         return [self._verdict(r, s) for r, s in zip(requests, scores, strict=True)]
 
     def _verdict(self, request: NLIRequest, score: float) -> Verdict | None:
@@ -196,11 +200,22 @@ class NLIStage:
             f"the entailment model {self._model.name!r} finds the evidence entails the claim ({score:.2f})"
         )
         return Verdict(
-            VerdictLabel.SUPPORTED, round(score, 4), NLI_METHOD, NLI_CHECK, reason, request.evidence
+            VerdictLabel.SUPPORTED,
+            round(score, 4),
+            VerifierMethod.NLI,
+            VerdictCheck.NLI_ENTAILMENT,
+            reason,
+            request.evidence,
         )
 
-    def _failed(self, request: NLIRequest, detail: str, failure: str) -> Verdict:
+    def _failed(self, request: NLIRequest, detail: str, failure: VerifierFailure) -> Verdict:
         reason = f"entailment model failed, claim not verified: {detail}"
         return Verdict(
-            VerdictLabel.UNSUPPORTED, 0.0, NLI_METHOD, NLI_ERROR, reason, request.evidence, failure=failure
+            VerdictLabel.UNSUPPORTED,
+            0.0,
+            VerifierMethod.NLI,
+            VerdictCheck.NLI_ERROR,
+            reason,
+            request.evidence,
+            failure=failure,
         )

@@ -27,15 +27,8 @@ from gateway.domain import ClaimToCheck, Conflict, ConflictKind, Evidence, Passa
 from gateway.errors import JudgeOutputError, MalformedDraft, UpstreamBusy, UpstreamError, UpstreamTimeout
 from gateway.models.base import ChatModel, Messages
 from gateway.verification.anchoring import find_quote
+from gateway.vocabulary import VerdictCheck, VerifierFailure, VerifierMethod
 
-JUDGE_ERROR = "judge_error"
-TIMEOUT = "timeout"
-ERROR = "error"
-INVALID_OUTPUT = "invalid_output"
-FAILURE_KINDS = (TIMEOUT, ERROR, INVALID_OUTPUT)
-"""``Verdict.failure`` values of a model stage (judge, entailment model) that failed on a claim."""
-JUDGE_CHECK = "judge"
-QUOTE_NOT_FOUND = "judge_quote_not_found"
 SUPPORTED_SCORE = 1.0
 """Score of a judge-supported claim whose quote anchored; the judge gives no finer confidence."""
 UNSUPPORTED_SCORE = 0.0
@@ -190,7 +183,7 @@ def parse_batch(content: str | None, count: int) -> list[JudgeAnswer]:
 class LLMJudgeVerifier:
     """Verifier protocol over a chat model; fails closed per claim."""
 
-    name = "judge"
+    name = VerifierMethod.JUDGE
 
     def __init__(self, model: ChatModel, config: JudgeConfig) -> None:
         self._model = model
@@ -214,7 +207,7 @@ class LLMJudgeVerifier:
                     VerdictLabel.UNSUPPORTED,
                     UNSUPPORTED_SCORE,
                     self.name,
-                    "no_source",
+                    VerdictCheck.NO_SOURCE,
                     "the claim cites no source",
                     decided=True,
                 )
@@ -253,17 +246,19 @@ class LLMJudgeVerifier:
                 )
             answers = [_answer(_load(content))] if single else parse_batch(content, len(claims))
         except TimeoutError:
-            return _all_failed(claims, f"the judge did not answer within {self._config.timeout:g}s", TIMEOUT)
+            return _all_failed(
+                claims, f"the judge did not answer within {self._config.timeout:g}s", VerifierFailure.TIMEOUT
+            )
         except UpstreamTimeout as err:  # the endpoint's read timeout, or the call's / request's deadline
-            return _all_failed(claims, f"the judge did not answer in time: {err}", TIMEOUT)
+            return _all_failed(claims, f"the judge did not answer in time: {err}", VerifierFailure.TIMEOUT)
         except UpstreamBusy as err:  # no free slot
-            return _all_failed(claims, f"the judge call was not completed: {err}", ERROR)
+            return _all_failed(claims, f"the judge call was not completed: {err}", VerifierFailure.ERROR)
         except MalformedDraft as err:  # an answer, but not a chat completion
-            return _all_failed(claims, f"malformed judge output: {err}", INVALID_OUTPUT)
+            return _all_failed(claims, f"malformed judge output: {err}", VerifierFailure.INVALID_OUTPUT)
         except UpstreamError as err:
-            return _all_failed(claims, f"judge API error: {type(err).__name__}: {err}", ERROR)
+            return _all_failed(claims, f"judge API error: {type(err).__name__}: {err}", VerifierFailure.ERROR)
         except JudgeOutputError as err:
-            return _all_failed(claims, f"malformed judge output: {err}", INVALID_OUTPUT)
+            return _all_failed(claims, f"malformed judge output: {err}", VerifierFailure.INVALID_OUTPUT)
         return [self._anchored(c, a) for c, a in zip(claims, answers, strict=True)]
 
     def _anchored(self, claim: ClaimToCheck, answer: JudgeAnswer) -> Verdict:
@@ -271,19 +266,23 @@ class LLMJudgeVerifier:
         label, quote, reason = answer.label, answer.quote, answer.reason
         evidence = _locate(quote, claim.sources, self._config.quote_threshold) if quote.strip() else None
         if label is VerdictLabel.UNSUPPORTED:
-            return Verdict(label, UNSUPPORTED_SCORE, self.name, JUDGE_CHECK, reason, evidence, decided=True)
+            return Verdict(
+                label, UNSUPPORTED_SCORE, self.name, VerdictCheck.JUDGE, reason, evidence, decided=True
+            )
         if evidence is None:
             return Verdict(
                 VerdictLabel.UNSUPPORTED,
                 UNSUPPORTED_SCORE,
                 self.name,
-                QUOTE_NOT_FOUND,
+                VerdictCheck.JUDGE_QUOTE_NOT_FOUND,
                 f"the judge said {label.value} but its quote is not in the cited source: {reason}",
             )
         if label is VerdictLabel.SUPPORTED:
-            return Verdict(label, SUPPORTED_SCORE, self.name, JUDGE_CHECK, reason, evidence)
+            return Verdict(label, SUPPORTED_SCORE, self.name, VerdictCheck.JUDGE, reason, evidence)
         conflict = Conflict(answer.conflict or ConflictKind.STATEMENT, reason, source=evidence.text)
-        return Verdict(label, UNSUPPORTED_SCORE, self.name, JUDGE_CHECK, reason, evidence, conflict=conflict)
+        return Verdict(
+            label, UNSUPPORTED_SCORE, self.name, VerdictCheck.JUDGE, reason, evidence, conflict=conflict
+        )
 
 
 def _locate(quote: str, sources: Sequence[tuple[int, Passage]], threshold: float) -> Evidence | None:
@@ -295,17 +294,17 @@ def _locate(quote: str, sources: Sequence[tuple[int, Passage]], threshold: float
     return None
 
 
-def _all_failed(claims: Sequence[ClaimToCheck], reason: str, failure: str) -> list[Verdict]:
+def _all_failed(claims: Sequence[ClaimToCheck], reason: str, failure: VerifierFailure) -> list[Verdict]:
     return [_failed(reason, failure) for _ in claims]
 
 
-def _failed(reason: str, failure: str = ERROR) -> Verdict:
+def _failed(reason: str, failure: VerifierFailure = VerifierFailure.ERROR) -> Verdict:
     """A closed failure: unsupported, check ``judge_error``, ``failure`` set (counted in metrics)."""
     return Verdict(
         VerdictLabel.UNSUPPORTED,
         UNSUPPORTED_SCORE,
         LLMJudgeVerifier.name,
-        JUDGE_ERROR,
+        VerdictCheck.JUDGE_ERROR,
         f"judge failed, claim not verified: {reason}",
         failure=failure,
     )

@@ -58,12 +58,8 @@ from gateway.verification.checks.quantifiers import check_quantifier
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult
 from gateway.verification.checks.words import coverage
 from gateway.verification.combiner import LogisticCombiner, features
+from gateway.vocabulary import VerdictCheck, VerifierMethod
 
-SIMILARITY_CHECK = "similarity"
-VERBATIM_CHECK = "verbatim"
-"""Check of a claim that is verbatim one sentence or a run of consecutive sentences of a cited passage."""
-NO_SOURCE_CHECK = "no_source"
-NO_EVIDENCE_CHECK = "no_evidence"
 HARD_CLASHES = frozenset({CheckName.NUMBER, CheckName.NEGATION})
 """Clashes that stay contradictions whatever the learned combiner says (fail closed)."""
 PASSAGE_CACHE_SIZE = 2048
@@ -102,14 +98,14 @@ def candidate(number: int, passage: Passage, span: Span, text: str, analyses: An
 class Assessment:
     score: float
     label: VerdictLabel
-    check: str
+    check: VerdictCheck
     reason: str
     candidate: Candidate | None
     similarity: float
     conflict: Conflict | None = None
     """Contradictions: what the claim changes."""
 
-    def verdict(self, method: str) -> Verdict:
+    def verdict(self, method: VerifierMethod) -> Verdict:
         evidence = None
         if self.candidate is not None:
             c = self.candidate
@@ -203,7 +199,7 @@ def index_passage(passage: Passage, sentence_vectors: Vector, longest: int) -> P
 class LocalEntailmentVerifier:
     """Verifier protocol: MiniLM evidence retrieval plus number, negation, quantifier and entity checks."""
 
-    name = "local"
+    name = VerifierMethod.LOCAL
 
     def __init__(self, embedder: TextEncoder, policy: VerificationPolicy) -> None:
         self._embedder = embedder
@@ -267,7 +263,7 @@ class LocalEntailmentVerifier:
                     return Assessment(
                         1.0,
                         VerdictLabel.SUPPORTED,
-                        VERBATIM_CHECK,
+                        VerdictCheck.VERBATIM,
                         "the source states the claim verbatim",
                         candidate(number, passage, span, text, analyses),
                         1.0,
@@ -330,7 +326,7 @@ class LocalEntailmentVerifier:
         analyses = Analyses() if analyses is None else analyses
         if not sources:
             return Assessment(
-                0.0, VerdictLabel.UNSUPPORTED, NO_SOURCE_CHECK, "the claim cites no source", None, 0.0
+                0.0, VerdictLabel.UNSUPPORTED, VerdictCheck.NO_SOURCE, "the claim cites no source", None, 0.0
             )
         verbatim = self._verbatim(claim, sources, analyses)
         if verbatim is not None:
@@ -338,7 +334,12 @@ class LocalEntailmentVerifier:
         scored = self._similarities(claim_vector, sources, sentence_vectors)
         if scored is None:
             return Assessment(
-                0.0, VerdictLabel.UNSUPPORTED, NO_EVIDENCE_CHECK, "the cited source has no text", None, 0.0
+                0.0,
+                VerdictLabel.UNSUPPORTED,
+                VerdictCheck.NO_EVIDENCE,
+                "the cited source has no text",
+                None,
+                0.0,
             )
         located, similarities, best_sentence = scored
         top = np.argsort(-similarities)[: self._policy.local_candidates]
@@ -411,7 +412,8 @@ class LocalEntailmentVerifier:
         for result in missing:
             score *= self._penalty(result.name)
         label = VerdictLabel.SUPPORTED if score >= p.support_threshold else VerdictLabel.UNSUPPORTED
-        check = missing[0].name.value if missing and label is VerdictLabel.UNSUPPORTED else SIMILARITY_CHECK
+        unsupported = bool(missing) and label is VerdictLabel.UNSUPPORTED
+        check = missing[0].verdict_check if unsupported else VerdictCheck.SIMILARITY
         reason = missing[0].detail if missing else f"similarity {similarity:.2f}, coverage {covered:.2f}"
         return Assessment(score, label, check, reason, candidate, similarity)
 
@@ -433,10 +435,10 @@ class LocalEntailmentVerifier:
             (r for r in results if r.outcome is CheckOutcome.MISSING), None
         )
         if label is VerdictLabel.UNSUPPORTED and failed is not None:
-            return Assessment(score, label, failed.name.value, failed.detail, candidate, similarity)
+            return Assessment(score, label, failed.verdict_check, failed.detail, candidate, similarity)
         covered = coverage(claim, candidate.evidence)
         reason = f"similarity {similarity:.2f}, coverage {covered:.2f}, combiner {score:.2f}"
-        return Assessment(score, label, SIMILARITY_CHECK, reason, candidate, similarity)
+        return Assessment(score, label, VerdictCheck.SIMILARITY, reason, candidate, similarity)
 
     def _clash(
         self,
@@ -452,14 +454,16 @@ class LocalEntailmentVerifier:
             return Assessment(
                 score,
                 VerdictLabel.CONTRADICTED,
-                result.name.value,
+                result.verdict_check,
                 result.detail,
                 candidate,
                 similarity,
                 result.conflict,
             )
         reason = f"{result.detail} (a possible conflict, not decided locally)"
-        return Assessment(score, VerdictLabel.UNSUPPORTED, result.name.value, reason, candidate, similarity)
+        return Assessment(
+            score, VerdictLabel.UNSUPPORTED, result.verdict_check, reason, candidate, similarity
+        )
 
     def _run_checks(self, claim: AnalysedText, candidate: Candidate) -> list[CheckResult]:
         """Numbers, polarity and quantifiers against the candidate; entities against the whole passage."""

@@ -19,6 +19,7 @@ from gateway.errors import RequestError
 from gateway.knowledge.store import KnowledgeStore, SearchFilters
 from gateway.pipeline.stages import Stage, StageRunner
 from gateway.services import Services
+from gateway.vocabulary import StageName
 from gateway.web.chat_schema import parse_json_object
 from gateway.web.openapi_bodies import RETRIEVE_BODY, with_body
 
@@ -83,7 +84,7 @@ async def _search(store: KnowledgeStore, parsed: RetrieveRequest) -> list[Passag
     return await store.search(parsed.query, parsed.k, parsed.filters)
 
 
-SEARCH = Stage("retrieve", _search)
+SEARCH = Stage(StageName.RETRIEVE, _search)
 
 
 def passage_json(passage: Passage) -> dict[str, Any]:

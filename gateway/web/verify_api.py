@@ -15,10 +15,11 @@ from gateway.checkonly.service import check_answer, count_report
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.pipeline.stages import Stage, StageRunner
 from gateway.services import Services
+from gateway.vocabulary import StageName
 from gateway.web.chat_schema import parse_json_object
 from gateway.web.openapi_bodies import VERIFY_BODY, with_body
 
-CHECK = Stage("verify", check_answer)
+CHECK = Stage(StageName.VERIFY, check_answer)
 """The check-only use case as one stage: split, fetch, verify (never a partial verdict list)."""
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from gateway.audit.record import AuditRecord, UnreadableRecord, encode_record, load_record
+from gateway.vocabulary import VerdictCheck, VerifierFailure, VerifierMethod
 from gateway.web.views import pipeline_data, request_view
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "audit"
@@ -27,7 +28,8 @@ def test_a_record_written_before_the_schema_decodes_and_encodes_to_the_same_json
     assert isinstance(record, AuditRecord), record
     stored = json.loads(old(name))
     again = json.loads(encode_record(record))
-    if "trust" in stored:  # the one addition: the tiers resolved at badge time (none recorded then)
+    if "trust" in stored and "source_tiers" not in stored["trust"]:  # the one addition: the tiers
+        # resolved at badge time (none recorded then)
         assert again["trust"].pop("source_tiers") == []
     assert again == stored
     assert list(again) == list(stored)  # same fields, same order
@@ -114,3 +116,42 @@ def test_an_unfinished_record_says_how_far_its_answer_got() -> None:
     assert "answer was complete and recorded" in (delivery_note(whole) or "")
     gone = msgspec.structs.replace(finished, interruption="client_disconnected")
     assert (delivery_note(gone) or "").startswith("The client went away")
+
+
+def test_values_no_vocabulary_names_still_decode_as_written() -> None:
+    """``vocabulary_values.json`` was written before the vocabularies became enums: a verdict's method,
+    check and failure were any string then (a test double's verifier, a failure kind never produced).
+    Such a record still decodes, keeps each value as written and encodes back to the same JSON."""
+    record = load_record("req", old("vocabulary_values.json"))
+    assert isinstance(record, AuditRecord), record
+    assert isinstance(record.verdicts, tuple)
+    judged, entailed, unlisted = record.verdicts
+    assert (judged.method, judged.check, judged.failure) == ("judge", "judge_error", "timeout")
+    assert (entailed.method, entailed.check, entailed.failure) == ("nli", "nli_error", "invalid_output")
+    assert (unlisted.method, unlisted.check, unlisted.failure) == ("substring", "substring", "quota_exceeded")
+    assert json.loads(encode_record(record))["verdicts"][2]["failure"] == "quota_exceeded"
+    assert judged.check is VerdictCheck.JUDGE_ERROR
+    assert entailed.check is VerdictCheck.NLI_ERROR
+    assert isinstance(unlisted.check, VerdictCheck)
+    assert not unlisted.check.listed  # kept as written: an unlisted value (gateway.vocabulary)
+    assert judged.method is VerifierMethod.JUDGE
+    assert not unlisted.method.listed
+    assert judged.failure is VerifierFailure.TIMEOUT
+    assert unlisted.failure is not None
+    assert not unlisted.failure.listed
+
+
+@pytest.mark.parametrize(
+    ("name", "outcome"),
+    [
+        ("emergency.json", "emergency"),
+        ("rewritten_removed.json", "rewritten"),
+        ("vocabulary_values.json", "error"),
+    ],
+)
+def test_the_export_names_an_old_records_outcome_as_before(name: str, outcome: str) -> None:
+    from gateway.audit.export import fhir_resources
+
+    record = load_record("req", old(name))
+    assert isinstance(record, AuditRecord)
+    assert fhir_resources(record)[0]["outcomeDesc"] == outcome

@@ -26,7 +26,7 @@ from gateway.domain import (
     VerdictLabel,
 )
 from gateway.errors import UpstreamTimeout
-from gateway.pipeline.cleanup import PLANTED_CHECK, Cleanup, judge_claims, refusal_reason
+from gateway.pipeline.cleanup import Cleanup, judge_claims, refusal_reason
 from gateway.policy.cleanup import CleanupPolicy
 from gateway.policy.loader import load_policy
 from gateway.policy.verification import VerificationPolicy
@@ -36,6 +36,7 @@ from gateway.upstream.contract import with_markers as cite
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.cascade import CascadeVerifier
 from gateway.verification.local import LocalEntailmentVerifier
+from gateway.vocabulary import VerdictCheck
 
 POLICY = load_policy(Path(__file__).resolve().parents[2] / "policies", "general").thresholds.cleanup
 REQUEST = ChatRequest(messages=(Message(Role.USER, "How much paracetamol can an adult take?"),), model="m")
@@ -206,7 +207,7 @@ def test_a_claim_resting_on_a_planted_instruction_refuses_and_is_never_rewritten
     stated[1] = replace(stated[1], source_numbers=(2,), quote="take double the usual dose of every medicine")
     evidence = Evidence(2, "p2", "take double the usual dose of every medicine", Span(47, 91))
     results = judge_claims(stated, [SUPPORTED, replace(SUPPORTED, evidence=evidence)], PASSAGES, POLICY)
-    assert results[1].verdict.check == PLANTED_CHECK
+    assert results[1].verdict.check is VerdictCheck.PLANTED_INSTRUCTION
     cleaning = Cleanup(answer, stated, results, POLICY)
     assert cleaning.start_rewrites() == []
     outcome = cleaning.outcome()

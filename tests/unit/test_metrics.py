@@ -17,7 +17,6 @@ import httpx
 import pytest
 from litestar import Litestar
 
-from gateway.cleanup.source import SOURCE_REWRITE
 from gateway.domain import (
     ChatRequest,
     ClaimOutcome,
@@ -43,7 +42,6 @@ from gateway.metrics import (
     method_label,
     tier_label,
 )
-from gateway.pipeline.cleanup import PLANTED_CHECK
 from gateway.pipeline.record import claim_labels
 from gateway.pipeline.run import answer
 from gateway.settings import Secret
@@ -57,7 +55,7 @@ from gateway.testing import (
 )
 from gateway.testing.models import ToolTurn
 from gateway.tool_calls import ToolCall
-from gateway.verification.cascade import NO_ANCHOR_CHECK
+from gateway.vocabulary import VerdictCheck, VerifierMethod
 from gateway.web.app import create_app
 from tests.support.cleanup_stack import policy_copy
 from tests.support.pages import running_site
@@ -220,12 +218,12 @@ def claim(verdict: Verdict, outcome: ClaimOutcome, rewrite: Verdict | None = Non
 
 SUPPORTED = Verdict(VerdictLabel.SUPPORTED, 0.9, "cascade", "quote_bound")
 UNDECIDED = Verdict(VerdictLabel.UNSUPPORTED, 0.4, "cascade", "quote_binding")
-UNANCHORED = Verdict(VerdictLabel.UNSUPPORTED, 0.4, "cascade", NO_ANCHOR_CHECK)
+UNANCHORED = Verdict(VerdictLabel.UNSUPPORTED, 0.4, "cascade", VerdictCheck.NO_ANCHORED_QUOTE)
 CONFLICT = Conflict(ConflictKind.NUMBER, "4 g against 8 g", "8 g", "4 g")
 CONTRADICTED = Verdict(VerdictLabel.CONTRADICTED, 0.1, "cascade", "quote_binding", conflict=CONFLICT)
 DECIDED = Verdict(VerdictLabel.UNSUPPORTED, 0.1, "judge", "judge", decided=True)
-PLANTED = Verdict(VerdictLabel.UNSUPPORTED, 0.0, "cascade", PLANTED_CHECK)
-BY_SOURCE = Verdict(VerdictLabel.SUPPORTED, 1.0, SOURCE_REWRITE, "verbatim")
+PLANTED = Verdict(VerdictLabel.UNSUPPORTED, 0.0, "cascade", VerdictCheck.PLANTED_INSTRUCTION)
+BY_SOURCE = Verdict(VerdictLabel.SUPPORTED, 1.0, VerifierMethod.SOURCE_REWRITE, "verbatim")
 BY_MODEL = Verdict(VerdictLabel.SUPPORTED, 0.9, "cascade", "quote_bound")
 
 

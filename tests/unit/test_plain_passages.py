@@ -14,9 +14,10 @@ from gateway.knowledge.loaders import LoadFailure, iter_jsonl, iter_manifest
 from gateway.knowledge.plaintext import has_markup, plain_text
 from gateway.knowledge.store import ChromaStore
 from gateway.pipeline.bounds import instruction_sentence
-from gateway.pipeline.cleanup import PLANTED_CHECK, judge_claims
+from gateway.pipeline.cleanup import judge_claims
 from gateway.policy.loader import load_configured_policy
 from gateway.settings import Settings
+from gateway.vocabulary import VerdictCheck
 from tests.conftest import FIXTURE_KB, REPO
 
 HOSTILE_MD = "\n".join(
@@ -171,7 +172,7 @@ def test_answer_time_never_releases_markup_from_a_passage() -> None:
         claim = Statement(hostile, Span(0, len(hostile)), StatementKind.CLAIM, (1,), hostile)
         verdict = Verdict(VerdictLabel.SUPPORTED, 1.0, "anchoring", "quote_found", "")
         (result,) = judge_claims([claim], [verdict], [passage], policy)
-        assert result.verdict.check == PLANTED_CHECK, hostile
+        assert result.verdict.check is VerdictCheck.PLANTED_INSTRUCTION, hostile
         assert result.final_text is None
         shown = Statement(hostile, Span(0, len(hostile)), StatementKind.DISCLAIMER)
         assert instruction_sentence([shown], patterns()), hostile

@@ -12,7 +12,8 @@ from gateway.metrics import GatewayMetrics
 from gateway.models import CallLimits, ChatModel, LimitedModel, MeteredModel, request_deadline
 from gateway.testing import ScriptedChatModel
 from gateway.upstream.model_upstream import ModelUpstream
-from gateway.verification.judge import JUDGE_ERROR, JudgeConfig, LLMJudgeVerifier
+from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
+from gateway.vocabulary import VerdictCheck
 from tests.unit.test_limited_upstream import REQUEST
 
 PASSAGE = Passage(
@@ -45,7 +46,7 @@ async def test_a_judge_call_waits_for_the_drafts_slot_and_fails_closed_when_none
     )
     inner.release()
     await holding
-    assert verdict.check == JUDGE_ERROR
+    assert verdict.check is VerdictCheck.JUDGE_ERROR
     assert "not completed" in verdict.reason
     assert value(metrics, "gateway_model_calls_total", purpose="judge", result="error") == 1
     assert value(metrics, "gateway_upstream_errors_total", type="queue_full") == 1

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from gateway.domain import Conflict, ConflictKind
+from gateway.vocabulary import VerdictCheck
 
 
 class CheckOutcome(StrEnum):
@@ -15,6 +16,8 @@ class CheckOutcome(StrEnum):
 
 
 class CheckName(StrEnum):
+    """The explicit checks; a verdict names one by the same value (``CheckResult.verdict_check``)."""
+
     NUMBER = "number_mismatch"
     NEGATION = "negation"
     ANTONYM = "antonym"
@@ -37,6 +40,11 @@ class CheckResult:
     @property
     def clash(self) -> bool:
         return self.outcome is CheckOutcome.CLASH
+
+    @property
+    def verdict_check(self) -> VerdictCheck:
+        """The check as a verdict names it (``VerdictCheck`` has every ``CheckName`` value)."""
+        return VerdictCheck(self.name.value)
 
 
 def pass_result(name: CheckName) -> CheckResult:

@@ -1,0 +1,167 @@
+"""The bounded vocabularies of verification and of the request's stages, as ``StrEnum``s.
+
+Each value is exactly the string the gateway always wrote, so metrics labels, the JSON of the APIs,
+audit rows and the Prometheus rules read the same; code names a member and branches on members, never
+on a string. The vocabularies of the pipeline's values (``Scope``, ``VerdictLabel``, ``ConflictKind``,
+``RefusalReason``, ...) live beside those values in ``gateway.domain``; the ones here are:
+
+- ``VerifierMethod``: which verifier (or what instead of one) decided a verdict (``Verdict.method``);
+- ``VerdictCheck``: the check that decided it (``Verdict.check``), for every verifier;
+- ``VerifierFailure``: how a model stage failed on a claim (``Verdict.failure``);
+- ``StageName``: the stages of a request (``pipeline.stages.Stage.name``, ``StageError.stage``).
+
+Unlisted values. Before these were enums a verdict's method, check and failure were any string, and a
+stored audit record may hold one no member names (a test double's verifier, a retired check). Such a
+value is *unlisted*: an instance of the enum that keeps the stored string (``unlisted``), so that the
+record decodes and encodes back to what was written, and metrics fold it into ``other`` as before.
+Only two things make one: ``tolerant_decoding()`` (entered by ``gateway.audit.record.load_record``:
+msgspec asks the enum for a value it does not know) and ``Vocabulary.unlisted`` (test doubles that
+name themselves). Anywhere else an unknown value raises ``ValueError`` like any enum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from enum import StrEnum
+from typing import Any, Self
+
+_TOLERANT: ContextVar[bool] = ContextVar("gateway_vocabulary_tolerant", default=False)
+
+
+@contextmanager
+def tolerant_decoding() -> Iterator[None]:
+    """Inside: a value no member names decodes to an unlisted value (see the module docstring)."""
+    token = _TOLERANT.set(True)
+    try:
+        yield
+    finally:
+        _TOLERANT.reset(token)
+
+
+class Vocabulary(StrEnum):
+    """A ``StrEnum`` that can carry an unlisted value (old audit records, test doubles)."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> Any:
+        if isinstance(value, str) and _TOLERANT.get():
+            return cls.unlisted(value)
+        return None
+
+    @classmethod
+    def unlisted(cls, value: str) -> Self:
+        """``value`` as an instance of this vocabulary: the member when one has it, else an unlisted
+        value keeping the string (equal to it, encoded as it; ``listed`` is False)."""
+        if value in cls._value2member_map_:
+            return cls(value)
+        extra = str.__new__(cls, value)
+        extra._name_ = value
+        extra._value_ = value
+        return extra
+
+    @property
+    def listed(self) -> bool:
+        """A member of the vocabulary (False: an unlisted value)."""
+        return self._value_ in type(self)._value2member_map_
+
+
+class VerifierMethod(Vocabulary):
+    """What decided a verdict (``Verdict.method``): a verifier's name, or how a verdict was given
+    without one. ``gateway.metrics.VERIFIER_METHODS`` lists the ones counted under their own label."""
+
+    ANCHORING = "anchoring"
+    """``QuoteAnchoringVerifier``: the claim's quote occurs in a cited passage."""
+    LOCAL = "local"
+    """``LocalEntailmentVerifier`` (the cascade's verdicts on the chat path carry it too)."""
+    NLI = "nli"
+    """The entailment model (``GATEWAY_NLI_MODEL``)."""
+    JUDGE = "judge"
+    """The LLM judge."""
+    WEB = "web"
+    """Reserved metric label (``gateway_claim_verdicts_total{method}``) for a web verifier."""
+    CASCADE = "cascade"
+    """The cascade's own name (its verdicts carry the method of the stage that decided)."""
+    REWRITE = "rewrite"
+    """Reserved metric label (``gateway_claim_verdicts_total{method}``) for a rewriter's verdict."""
+    SOURCE_REWRITE = "source_rewrite"
+    """A rewrite to the cited source's own sentence (``cleanup.source.SourceCleanup``)."""
+    SOURCE_UNAVAILABLE = "source_unavailable"
+    """Check-only: no cited source has text, so no verifier ran (``checkonly.service``)."""
+
+
+WITHOUT_VERIFIER = frozenset({VerifierMethod.SOURCE_REWRITE, VerifierMethod.SOURCE_UNAVAILABLE})
+"""Methods of verdicts given without a verifier deciding (metrics count them as ``other``)."""
+
+
+class VerdictCheck(Vocabulary):
+    """The check that decided a verdict (``Verdict.check``, ``ClaimReport.check``)."""
+
+    # nothing to check against (final: no later stage can change the verdict)
+    NO_SOURCE = "no_source"
+    """The claim cites no source (or, check-only, no source has text)."""
+    NO_EVIDENCE = "no_evidence"
+    """The cited source has no text."""
+    UNKNOWN_SOURCE = "unknown_source"
+    """Check-only: the marker names no source."""
+    SOURCE_NOT_FETCHED = "source_not_fetched"
+    """Check-only: a cited URL could not be fetched (the claim stays ``not_verified``)."""
+    # quote anchoring and binding (chat path)
+    NO_QUOTE = "no_quote"
+    QUOTE_NOT_FOUND = "quote_not_found"
+    QUOTE_EXACT = "quote_exact"
+    QUOTE_FUZZY = "quote_fuzzy"
+    NO_ANCHORED_QUOTE = "no_anchored_quote"
+    """The claim's quote is missing or not found: never supported locally (metrics: ``unanchored``)."""
+    QUOTE_BOUND = "quote_bound"
+    """The claim restates its anchored quote (``binding.restates``)."""
+    QUOTE_BINDING = "quote_binding"
+    """The claim has words its anchored quote does not contain."""
+    # the local verifier
+    VERBATIM = "verbatim"
+    """The claim is verbatim a sentence or a run of sentences of a cited passage."""
+    SIMILARITY = "similarity"
+    """Decided by similarity and coverage (no check failed)."""
+    NUMBER_MISMATCH = "number_mismatch"
+    NEGATION = "negation"
+    ANTONYM = "antonym"
+    QUANTIFIER = "quantifier"
+    ENTITY_MISSING = "entity_missing"
+    """The explicit checks (``verification.checks.results.CheckName``: the same values)."""
+    # model stages
+    NLI_ENTAILMENT = "nli_entailment"
+    NLI_ERROR = "nli_error"
+    """The entailment model failed on the claim (``Verdict.failure`` set)."""
+    JUDGE = "judge"
+    JUDGE_QUOTE_NOT_FOUND = "judge_quote_not_found"
+    """The judge's quote is not in any cited passage: its verdict is not trusted."""
+    JUDGE_ERROR = "judge_error"
+    """The judge failed on the claim (``Verdict.failure`` set)."""
+    # cleanup
+    PLANTED_INSTRUCTION = "planted_instruction"
+    """The claim repeats or rests on an instruction planted in a source (removed, never rewritten)."""
+
+
+class VerifierFailure(Vocabulary):
+    """How a model stage (judge, entailment model) failed on a claim (``Verdict.failure``): the verdict
+    is then a closed failure, ``not_verified``, counted in ``gateway_verifier_failures_total{kind}``."""
+
+    TIMEOUT = "timeout"
+    ERROR = "error"
+    INVALID_OUTPUT = "invalid_output"
+
+
+class StageName(StrEnum):
+    """The stages of a request (``gateway_stage_errors_total{stage}``, ``StageError.stage``, the audit
+    record's ``error.stage`` and the request's timings)."""
+
+    TRIAGE = "triage"
+    RETRIEVE = "retrieve"
+    DRAFT = "draft"
+    SPLIT = "split"
+    VERIFY = "verify"
+    CLEANUP = "cleanup"
+    REWRITE = "rewrite"
+    """One claim's rewrite inside cleanup (its failure removes that claim, no refusal)."""
+    BADGE = "badge"
+    RECORD = "record"

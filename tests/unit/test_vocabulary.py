@@ -1,0 +1,109 @@
+"""The vocabularies (``gateway.vocabulary``): values as ever, unlisted values only where allowed."""
+
+from __future__ import annotations
+
+import json
+
+import msgspec
+import pytest
+
+from gateway.domain import Verdict, VerdictLabel
+from gateway.metrics import (
+    MODEL_FAILURES,
+    MODEL_STAGES,
+    OTHER,
+    PIPELINE_STAGES,
+    VERIFIER_METHODS,
+    GatewayMetrics,
+    count_verifier_failures,
+    method_label,
+    stage_label,
+)
+from gateway.verification.checks.results import CheckName
+from gateway.vocabulary import StageName, VerdictCheck, VerifierFailure, VerifierMethod, tolerant_decoding
+
+
+def test_every_explicit_check_is_a_verdict_check_of_the_same_value() -> None:
+    assert {c.value for c in CheckName} <= {c.value for c in VerdictCheck}
+
+
+def test_an_unknown_value_is_refused_outside_the_audit_decoding() -> None:
+    with pytest.raises(ValueError, match="not a valid VerdictCheck"):
+        VerdictCheck("quote_found")
+    with pytest.raises(msgspec.ValidationError, match="Invalid enum value 'quote_found'"):
+        msgspec.json.decode(b'"quote_found"', type=VerdictCheck)
+
+
+def test_an_unknown_value_decodes_as_written_in_the_audit_decoding() -> None:
+    raw = b'{"label": "supported", "score": 1.0, "method": "local", "check": "quote_found"}'
+    with tolerant_decoding():
+        verdict = msgspec.json.decode(raw, type=Verdict)
+        known = msgspec.json.decode(b'"quote_exact"', type=VerdictCheck)
+    assert verdict.label is VerdictLabel.SUPPORTED
+    assert verdict.check == "quote_found"
+    assert isinstance(verdict.check, VerdictCheck)
+    assert not verdict.check.listed
+    assert known is VerdictCheck.QUOTE_EXACT
+    assert known.listed
+    assert json.loads(msgspec.json.encode(verdict))["check"] == "quote_found"
+    assert json.dumps({"check": verdict.check}) == '{"check": "quote_found"}'
+    assert f"{verdict.check}" == str(verdict.check) == "quote_found"
+
+
+def test_unlisted_is_the_member_when_one_has_the_value() -> None:
+    assert VerdictCheck.unlisted("verbatim") is VerdictCheck.VERBATIM
+    assert VerdictCheck.unlisted("substring") == "substring"
+    assert VerdictCheck.unlisted("substring") not in set(VerdictCheck)
+
+
+def label_values(metrics: GatewayMetrics, family: str, label: str) -> set[str]:
+    """Every value of ``label`` in the series of ``family`` (declared at zero or counted)."""
+    return {
+        sample.labels[label]
+        for metric in metrics.registry.collect()
+        if metric.name == family
+        for sample in metric.samples
+        if label in sample.labels
+    }
+
+
+def test_the_method_labels_are_verifier_methods() -> None:
+    assert VERIFIER_METHODS == ("anchoring", "local", "nli", "judge", "web", "cascade", "rewrite")  # as ever
+    assert set(VERIFIER_METHODS) <= {m.value for m in VerifierMethod}
+    assert set(MODEL_STAGES) <= {m.value for m in VerifierMethod}
+    metrics = GatewayMetrics()
+    for method in (*VerifierMethod, VerifierMethod.unlisted("substring")):
+        metrics.claim_methods.labels(method=method_label(method), verdict="supported").inc()
+    assert label_values(metrics, "gateway_claim_verdicts", "method") == {*VERIFIER_METHODS, OTHER}
+    assert method_label(VerifierMethod.SOURCE_REWRITE) == OTHER  # as before: not a verifier's name
+
+
+def test_the_failure_labels_are_verifier_failures() -> None:
+    assert MODEL_FAILURES == ("timeout", "error", "invalid_output")  # the values Prometheus rules name
+    assert tuple(f.value for f in VerifierFailure) == MODEL_FAILURES
+    metrics = GatewayMetrics()
+    failed = [
+        Verdict(VerdictLabel.UNSUPPORTED, 0.0, method, VerdictCheck.JUDGE_ERROR, failure=failure)
+        for method in (VerifierMethod.JUDGE, VerifierMethod.NLI)
+        for failure in VerifierFailure
+    ]
+    count_verifier_failures(failed, metrics)
+    assert label_values(metrics, "gateway_verifier_failures", "kind") == set(MODEL_FAILURES)
+    assert label_values(metrics, "gateway_verifier_failures", "stage") == set(MODEL_STAGES)
+
+
+def test_the_stage_labels_are_stage_names() -> None:
+    assert PIPELINE_STAGES == (
+        "triage",
+        "retrieve",
+        "draft",
+        "split",
+        "verify",
+        "cleanup",
+        "rewrite",
+        "badge",
+        "record",
+    )  # as the Prometheus rules and dashboards name them
+    assert tuple(s.value for s in StageName) == PIPELINE_STAGES
+    assert {stage_label(s) for s in StageName} == set(PIPELINE_STAGES)
+    assert stage_label("") == OTHER
