@@ -107,7 +107,7 @@ def test_the_rewrite_is_off_by_default_and_needs_an_upstream() -> None:
     models = ModelPool(Settings(), GatewayMetrics(), connect=ScriptedConnections())
     assert build_query_rewriter(Settings(), models) is None
     assert build_query_rewriter(Settings(upstream_base_url=UPSTREAM_URL), models) is None
-    with pytest.raises(ConfigurationError, match="GATEWAY_QUERY_REWRITE: .*needs an upstream model"):
+    with pytest.raises(ConfigurationError, match=r"GATEWAY_QUERY_REWRITE: .*needs an upstream model"):
         Settings(query_rewrite=True)
     with pytest.raises(ConfigurationError, match="GATEWAY_QUERY_REWRITE_DEADLINE"):
         Settings(upstream_base_url=UPSTREAM_URL, query_rewrite=True, query_rewrite_deadline=0)
