@@ -117,6 +117,10 @@ class VerdictCheck(Vocabulary):
     """The claim restates its anchored quote (``binding.restates``)."""
     QUOTE_BINDING = "quote_binding"
     """The claim has words its anchored quote does not contain."""
+    RESTATEMENT = "restatement"
+    """The claim restates its quote with a listed term, an inflection, a word order or an added hedge."""
+    HEDGE_DROPPED = "hedge_dropped"
+    """The claim drops or weakens a hedge of its source: a stronger claim, unsupported."""
     # the local verifier
     VERBATIM = "verbatim"
     """The claim is verbatim a sentence or a run of sentences of a cited passage."""

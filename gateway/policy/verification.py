@@ -57,6 +57,16 @@ class VerificationPolicy:
     kept so existing policy files still load."""
     local_combiner: Literal["rules", "learned"] = "rules"
     """Local verifier: "rules" (similarity/coverage mix with penalties) or "learned" (logistic regression)."""
+    restatement: bool = True
+    """Chat path: keep a claim as written when it restates its quote in other listed words, inflection
+    or word order, or with a hedge its source does not weaken (``policies/restatements.yaml``,
+    ``verification/restatement.py``); a claim dropping its source's hedge is then never supported.
+    False: quote binding alone."""
+    restatement_hedge_scope_words: int = 4
+    """Restatement: content words a source's hedge governs (after it in its clause, else before it)."""
+    restatement_hedge_scope_overlap: float = 0.5
+    """Restatement: a source's hedge weakens the claim's statement (the claim must keep it) when at
+    least this share of the words it governs are the claim's."""
     check_support_probability: float = 0.84
     """Check-only (``/v1/verify``): calibrated probability of support at or above which a claim without
     a quote is supported (leak-calibrated on the dev sets: docs/verification.md)."""
@@ -97,6 +107,8 @@ class VerificationPolicy:
         check_range(self, "judge_budget_per_request", 0, 1000)
         check_range(self, "judge_batch_size", 1, 32)
         check_range(self, "contradiction_max_unshared_words", 0, 100)
+        check_range(self, "restatement_hedge_scope_words", 1, 50)
+        check_range(self, "restatement_hedge_scope_overlap", 0.0, 1.0)
         known = {kind.value for kind in ConflictKind}
         unknown = [k for k in self.contradiction_kinds if k not in known]
         if unknown:

@@ -6,7 +6,9 @@ Chat path (``ClaimToCheck.quote_bound``), per claim:
   final: a real quote does not help a claim that changes what the quote says.
 - A claim that is verbatim a sentence (or run of sentences) of a cited passage is supported.
 - Quote found in a cited passage: the claim is supported locally only when it *restates* the quote
-  with the rest of its sentence (``binding.restates``); otherwise the verdict names what the source
+  with the rest of its sentence (``binding.restates``), or restates the quote in other listed words or
+  with an added hedge (``restatement.Restatement.bind``: check ``restatement``; a claim that drops
+  its source's hedge is never supported: ``hedge_dropped``); otherwise the verdict names what the source
   does not contain, and is ``contradicted`` when the claim changes a number, polarity, quantifier or
   entity of its own quote. The evidence shown is the quote's sentence(s).
 - No quote, or one not found in the passage: not supported locally, whatever the similarity.
@@ -51,6 +53,7 @@ from gateway.verification.checks.analysis import Analyses
 from gateway.verification.entailment import NLIRequest, NLIStage, load_entailment_model
 from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
 from gateway.verification.local import LocalEntailmentVerifier
+from gateway.verification.restatement import Restatement, build_restatement
 from gateway.vocabulary import VerdictCheck, VerifierMethod
 
 ANCHORED_CHECKS = frozenset({VerdictCheck.QUOTE_EXACT, VerdictCheck.QUOTE_FUZZY})
@@ -73,8 +76,12 @@ class CascadeVerifier:
         policy: VerificationPolicy,
         nli: NLIStage | None = None,
         calibration: ScoreCalibration | None = None,
+        restatement: Restatement | None = None,
     ) -> None:
+        """``restatement``: chat claims restating their quote in other words are kept (None: binding
+        alone, as before the restatement check)."""
         self._anchoring = anchoring
+        self._restatement = restatement
         self._local = local
         self._judge = judge
         self._policy = policy
@@ -123,6 +130,10 @@ class CascadeVerifier:
             )
         evidence = _quote_evidence(claim, anchor.evidence)
         binding = restates(claim.text, evidence.text, analyses)
+        if self._restatement is not None:
+            binding = self._restatement.bind(
+                claim.text, anchor.evidence.text, evidence.text, binding, analyses
+            )
         if binding.restates:
             score = max(local.score, self._policy.support_threshold)
             return replace(
@@ -276,7 +287,9 @@ def build_verifier(
 ) -> Verifier:
     """The configured cascade: the entailment model and the judge join when configured. The judge's
     model comes from ``models`` (the process's ModelPool: its limits, metrics and closing), which is
-    then required."""
+    then required. The restatement terms (``policies/restatements.yaml``) are read and validated first:
+    a bad entry stops start-up."""
+    restatement = build_restatement(settings, policy) if policy.restatement else None
     anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
     local = LocalEntailmentVerifier(embedder, policy)
     judge: LLMJudgeVerifier | None = None
@@ -291,4 +304,6 @@ def build_verifier(
                 batch_size=policy.judge_batch_size,
             ),
         )
-    return CascadeVerifier(anchoring, local, judge, policy, build_nli(settings, policy))
+    return CascadeVerifier(
+        anchoring, local, judge, policy, build_nli(settings, policy), restatement=restatement
+    )

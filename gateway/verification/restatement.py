@@ -1,0 +1,302 @@
+"""Restatement: a chat claim that says what its quote says, in the model's own words, is kept as written.
+
+Quote binding (``binding.restates``) supports a claim whose every content word its quote's sentence
+contains, up to inflection and the checks' synonym groups. A faithful paraphrase that names a
+condition in lay words ("high blood pressure" for "hypertension") or hedges a flat statement
+("usually") fails it and is rewritten to the source's sentence: safe, but the answer reads like a
+patchwork of quotes. This module recognises the claims that differ from their quote's sentence only by
+
+- inflection and word order (Snowball stems; function words and punctuation do not count);
+- a listed term: a synonym or a lay/clinical pair of ``policies/restatements.yaml`` (``terms``), each
+  occurrence in the claim and the source read as the group's first form;
+- a hedge the claim adds (``hedges``): "may", "usually", "some people" on a statement the source makes
+  flatly is a weaker claim. A claim that drops a source's hedge, or hedges less than the source
+  ("usually" for "may"), is stronger: never a restatement, and a claim that binding supported is then
+  unsupported too (``HEDGE_CHECK``). A negated hedge ("not usually") is never read as a hedge.
+
+and that restate the whole quote (every content word of the quote is in the claim). The explicit checks
+(numbers and units, negation, opposites, quantifiers, entities) must pass on the texts with the terms
+read as their group's first form, and none may clash on the texts as written: a restatement is never
+weaker than the conflict checks. Such a claim is ``supported`` with the check ``restatement`` and a
+reason naming what differs. The data file is validated when the verifier is built (start-up): a bad
+entry stops start-up with a ConfigurationError naming the file and the entry.
+
+``bind`` is the one place the cascade asks (``cascade.CascadeVerifier.combine``, chat path).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import with_config
+
+from gateway.policy.verification import VerificationPolicy
+from gateway.resources import bundled
+from gateway.settings import Settings
+from gateway.text import strip_markers
+from gateway.validation import FILE_CONFIG, field_error, load_file
+from gateway.verification.binding import Binding, unshared_words, word_key
+from gateway.verification.checks.analysis import Analyses
+from gateway.verification.checks.quantities import extract_quantities
+from gateway.verification.checks.results import CheckOutcome
+from gateway.verification.checks.run import run_all
+from gateway.verification.checks.words import CUES, STOPWORDS, WORD
+from gateway.vocabulary import VerdictCheck
+
+RESTATEMENT_FILE = "restatements.yaml"
+RESTATEMENT_CHECK = VerdictCheck.RESTATEMENT
+"""Verdict check of a claim kept as written because it restates its quote (this module)."""
+HEDGE_CHECK = VerdictCheck.HEDGE_DROPPED
+"""Verdict check of a claim that drops (or weakens) a hedge of its quoted source: a stronger claim."""
+
+_ENTRY = re.compile(r"[a-z][a-z0-9'-]*(?: [a-z][a-z0-9'-]*)*")
+_NEGATION = re.compile(rf"\b{CUES.alternation('negation_cues')}\b")
+_INFLECTION = r"(?:s|es|ed|d|ing)?"
+"""Regular endings a listed word may carry in a text ("kidneys", "leads to"); other forms are listed."""
+FLAT = 10**6
+"""Hedge level of a text with no hedge: stronger than every listed level."""
+
+
+@with_config(FILE_CONFIG)
+@dataclass(frozen=True)
+class RestatementTerms:
+    """``policies/restatements.yaml``: the listed terms and hedges a restatement may differ by."""
+
+    terms: tuple[tuple[str, ...], ...] = ()
+    """Groups of words or phrases that state the same thing (a synonym or a lay/clinical pair); each
+    occurrence is read as the group's first entry."""
+    hedges: tuple[tuple[str, ...], ...] = ()
+    """Hedges by level, the weakest first ("may" ... "usually"); a text's level is its weakest hedge's."""
+
+    def __post_init__(self) -> None:
+        seen: dict[str, tuple[str, str]] = {}
+        """Entry key -> (its group, its place): an entry in two groups is an error."""
+        for key, groups in (("terms", self.terms), ("hedges", self.hedges)):
+            for i, group in enumerate(groups):
+                if key == "terms" and len(group) < 2:
+                    raise field_error(self, f"{key}[{i}]", "a group needs at least two entries")
+                if not group:
+                    raise field_error(self, f"{key}[{i}]", "must not be empty")
+                for j, entry in enumerate(group):
+                    where = f"{key}[{i}][{j}]"
+                    _check_entry(self, where, entry, key)
+                    other = seen.setdefault(_key(entry), (f"{key}[{i}]", where))
+                    if other[0] != f"{key}[{i}]":
+                        raise field_error(self, where, f"{entry!r} is already listed at {other[1]}")
+
+
+def _check_entry(obj: object, where: str, entry: str, key: str) -> None:
+    """One listed entry: lower-case words, no quantity, no negation, not a function word alone."""
+    if not _ENTRY.fullmatch(entry):
+        raise field_error(obj, where, f"{entry!r} must be lower-case words separated by single spaces")
+    if extract_quantities(entry):
+        raise field_error(obj, where, f"{entry!r} states a quantity: numbers are the number check's")
+    if _NEGATION.search(entry):
+        raise field_error(obj, where, f"{entry!r} contains a negation: reading it as another term flips it")
+    if key == "terms" and all(w in STOPWORDS for w in entry.split()):
+        raise field_error(obj, where, f"{entry!r} is only function words: they never count")
+
+
+def restatement_path(settings: Settings) -> Path:
+    """``<policy_dir>/restatements.yaml``, else the bundled one (a policy directory without the file
+    uses the bundled list)."""
+    path = (settings.policy_dir or bundled("policies")) / RESTATEMENT_FILE
+    return path if path.is_file() else bundled("policies") / RESTATEMENT_FILE
+
+
+def load_restatement_terms(path: Path) -> RestatementTerms:
+    """Read and validate the file; a bad entry raises ConfigurationError naming the file and entry."""
+    return load_file(path, RestatementTerms)
+
+
+def _alternation(entries: Iterable[str], *, inflect: bool) -> str:
+    """Entries as one alternation, longest first; ``inflect``: each word with its regular endings."""
+    ending = _INFLECTION if inflect else ""
+    ordered = sorted(set(entries), key=len, reverse=True)
+    return "|".join(r"\s+".join(re.escape(w) + ending for w in e.split()) for e in ordered)
+
+
+def _whole(alternation: str, flags: int = 0, after: str = "") -> re.Pattern[str]:
+    """The alternation as whole words (not inside a word, a hyphenated word or a contraction)."""
+    return re.compile(rf"(?<![\w'’-])(?:{alternation})(?![\w'’-]){after}", flags)
+
+
+_NOT_A_DATE = r"(?!\s+\d)"
+"""A hedge is not followed by a number: "may 5" is a date."""
+_CLAUSE_BREAK = re.compile(rf"[{CUES.clause_break_punctuation}]|\b{CUES.alternation('clause_break_words')}\b")
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """A claim or source text with its listed terms read as their group's first entry."""
+
+    text: str
+    terms: tuple[str, ...]
+    """The listed entries found (as written), for the reason."""
+
+
+class Restatement:
+    """Recognises restatements (see module doc); built once at start-up from the validated file."""
+
+    def __init__(self, terms: RestatementTerms, scope_words: int, scope_overlap: float) -> None:
+        """``scope_words``, ``scope_overlap``: a source hedge counts when at least ``scope_overlap`` of
+        the first ``scope_words`` content words it governs are the claim's (``_source_level``)."""
+        self._terms = terms
+        self._scope_words = scope_words
+        self._scope_overlap = scope_overlap
+        self._head: dict[str, str] = {}
+        for group in terms.terms:
+            for entry in group:
+                self._head[_key(entry)] = group[0]
+        entries = [entry for group in terms.terms for entry in group]
+        self._term_pattern = _whole(_alternation(entries, inflect=True), re.IGNORECASE) if entries else None
+        self._levels = [
+            _whole(_alternation(group, inflect=False), after=_NOT_A_DATE) for group in terms.hedges
+        ]
+        hedges = [entry for group in terms.hedges for entry in group]
+        self._hedge_words = frozenset(w for entry in hedges for w in entry.split())
+        self._any_hedge = _whole(_alternation(hedges, inflect=False), after=_NOT_A_DATE) if hedges else None
+        negation = CUES.alternation("negation_cues")
+        self._negated_hedge = (
+            re.compile(rf"\b{negation}\s+(?:{_alternation(hedges, inflect=False)})(?![\w'’-])")
+            if hedges
+            else None
+        )
+
+    def _unhedged(self, text: str) -> str:
+        """The text without its hedges, for comparing content words (the checks read it with them)."""
+        return text if self._any_hedge is None else self._any_hedge.sub(" ", text.lower())
+
+    def bind(self, claim: str, quote: str, context: str, binding: Binding, analyses: Analyses) -> Binding:
+        """Binding's outcome for a chat claim, adjusted for restatement (the cascade's one call).
+
+        ``quote``: the anchored quote as found in the passage; ``context``: its whole sentence(s).
+        A claim binding supports stays supported unless it drops a hedge of its source; one binding
+        rejects only for words its source lacks (no clash) is supported when it restates the quote.
+        """
+        text = strip_markers(claim)
+        if binding.restates:
+            dropped = self._dropped_hedge(text, context)
+            return binding if dropped is None else Binding(False, HEDGE_CHECK, dropped)
+        if binding.clash:
+            return binding
+        detail = self.restates(text, quote, context, analyses)
+        if detail is None:
+            return binding
+        return Binding(True, RESTATEMENT_CHECK, detail)
+
+    def restates(self, claim: str, quote: str, context: str, analyses: Analyses) -> str | None:
+        """The reason naming what differs when ``claim`` restates ``quote`` (in its sentence ``context``),
+        else None."""
+        if any(r.clash for r in run_all(analyses(claim), analyses(context))):
+            return None
+        if self._dropped_hedge(claim, context) is not None:
+            return None
+        mine, theirs, quoted = self._read(claim), self._read(context), self._read(quote)
+        if not all(
+            r.outcome is CheckOutcome.PASS for r in run_all(analyses(mine.text), analyses(theirs.text))
+        ):
+            return None
+        said, source = analyses(self._unhedged(mine.text)), analyses(self._unhedged(theirs.text))
+        if unshared_words(said, source) or unshared_words(analyses(self._unhedged(quoted.text)), said):
+            return None
+        return self._reason(mine, theirs, claim)
+
+    def _read(self, text: str) -> _Reading:
+        if self._term_pattern is None:
+            return _Reading(text, ())
+        found: list[str] = []
+
+        def head(match: re.Match[str]) -> str:
+            found.append(match.group(0).lower())
+            return self._head.get(_key(match.group(0)), match.group(0))
+
+        return _Reading(self._term_pattern.sub(head, text), tuple(found))
+
+    def _reason(self, mine: _Reading, theirs: _Reading, claim: str) -> str:
+        parts = ["the claim restates its quoted source"]
+        pairs = sorted(
+            {
+                f"{a!r} ~ {b!r}"
+                for a in mine.terms
+                for b in theirs.terms
+                if _key(a) != _key(b) and self._same(a, b)
+            }
+        )
+        if pairs:
+            parts.append(f"listed terms {', '.join(pairs)}")
+        added = self._hedges_in(claim)
+        if added:
+            parts.append(f"hedged ({', '.join(added)}) where the source is not weaker")
+        return "; ".join(parts)
+
+    def _same(self, a: str, b: str) -> bool:
+        return self._head.get(_key(a)) is not None and self._head.get(_key(a)) == self._head.get(_key(b))
+
+    def _hedges_in(self, text: str) -> list[str]:
+        lowered = text.lower()
+        return [m.group(0) for pattern in self._levels for m in pattern.finditer(lowered)]
+
+    def level(self, text: str) -> int:
+        """The text's hedge level: its weakest hedge's index in ``hedges`` (0 weakest), ``FLAT`` if none."""
+        lowered = text.lower()
+        return next((level for level, pattern in enumerate(self._levels) if pattern.search(lowered)), FLAT)
+
+    def _scope(self, text: str, match: re.Match[str]) -> set[str]:
+        """The keys of the content words a hedge governs: the first ``scope_words`` after it in its
+        clause, else (a hedge ending its clause: "..., in some cases") the last ones before it."""
+        breaks = [m.end() for m in _CLAUSE_BREAK.finditer(text, 0, match.start())]
+        start = breaks[-1] if breaks else 0
+        end_break = _CLAUSE_BREAK.search(text, match.end())
+        end = end_break.start() if end_break else len(text)
+        after = self._content(text[match.end() : end])[: self._scope_words]
+        before = self._content(text[start : match.start()])[-self._scope_words :]
+        return set(after or before)
+
+    def _content(self, text: str) -> list[str]:
+        return [
+            word_key(w)
+            for w in WORD.findall(text)
+            if w not in STOPWORDS and w not in self._hedge_words and len(w) > 1 and not w.isdigit()
+        ]
+
+    def _source_level(self, claim: str, context: str) -> tuple[int, list[str]]:
+        """The source's hedge level over the hedges governing what the claim says (a hedge of another
+        clause of the sentence does not weaken the claim's statement), and those hedges. A hedge whose
+        clause has no content word governs the whole sentence."""
+        lowered = context.lower()
+        claimed = {word_key(w) for w in WORD.findall(claim.lower())}
+        level, governing = FLAT, []
+        for rank, pattern in enumerate(self._levels):
+            for match in pattern.finditer(lowered):
+                scope = self._scope(lowered, match)
+                if not scope or len(scope & claimed) >= self._scope_overlap * len(scope):
+                    level = min(level, rank)
+                    governing.append(match.group(0))
+        return level, governing
+
+    def _dropped_hedge(self, claim: str, context: str) -> str | None:
+        """Why the claim is stronger than its source's hedging (None: it is not)."""
+        if self._negated_hedge is not None and self._negated_hedge.search(claim.lower()):
+            return "the claim negates a hedge ('not usually'): not a restatement of its quoted source"
+        mine = self.level(claim)
+        theirs, governing = self._source_level(claim, context)
+        if mine <= theirs:
+            return None
+        hedge = ", ".join(repr(h) for h in governing)
+        stated = "states flatly" if mine == FLAT else "hedges less"
+        return f"the quoted source hedges ({hedge}); the claim {stated}: a stronger claim"
+
+
+def _key(entry: str) -> str:
+    """A listed entry or a matched text as a lookup key: each word's stem, single spaces."""
+    return " ".join(word_key(w) for w in WORD.findall(entry.lower()))
+
+
+def build_restatement(settings: Settings, policy: VerificationPolicy) -> Restatement:
+    """The restatement check over the policy directory's ``restatements.yaml`` (validated now)."""
+    terms = load_restatement_terms(restatement_path(settings))
+    return Restatement(terms, policy.restatement_hedge_scope_words, policy.restatement_hedge_scope_overlap)
