@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -25,26 +25,45 @@ SOURCE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$")
 
 
 class SourceBody(msgspec.Struct):
-    """A cited source as the caller sends it. ``None`` stands for absent or null alike."""
+    """A cited source as the caller sends it. ``None`` stands for absent or null alike.
 
-    id: str | int | None = None
+    The rules ``parse_check_input`` checks on the typed values are published with the type for the
+    OpenAPI schema (``extra_json_schema``, which msgspec does not enforce)."""
+
+    id: Annotated[str, msgspec.Meta(extra_json_schema={"pattern": SOURCE_ID.pattern})] | int | None = None
     """Required, matching ``SOURCE_ID``; a number is read as its digits."""
     text: str | None = None
     """Blank is read as absent."""
     title: str | None = None
-    url: str | None = None
+    url: Annotated[str, msgspec.Meta(description="http(s) only; fetched under the SSRF rules.")] | None = None
     """An http(s) URL, fetched when there is no text; a source needs one of the two."""
 
 
 class CheckBody(msgspec.Struct):
     """A ``/v1/verify`` body, or one line of the ``verify`` CLI's input."""
 
-    answer: str | None = None
+    answer: (
+        Annotated[
+            str,
+            msgspec.Meta(description="Text with [n] citation markers.", extra_json_schema={"minLength": 1}),
+        ]
+        | None
+    ) = None
     """Required, not blank."""
     id: str | int | None = None
     """The caller's row id (CLI), echoed in the output as a string."""
-    sources: list[SourceBody] | None = None
+    sources: (
+        Annotated[
+            list[Annotated[SourceBody, msgspec.Meta(extra_json_schema={"required": ["id"]})]],
+            msgspec.Meta(extra_json_schema={"minItems": 1}),
+        ]
+        | None
+    ) = None
     """Required: 1 to ``max_sources`` sources with distinct ids."""
+
+
+PublishedCheckBody = Annotated[CheckBody, msgspec.Meta(extra_json_schema={"required": ["answer", "sources"]})]
+"""``CheckBody`` as ``/v1/verify`` publishes it in the OpenAPI schema: what the checks require."""
 
 
 _BODY: dict[str, Any] = {field.name: field.type for field in msgspec.structs.fields(CheckBody)}

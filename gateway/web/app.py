@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio.to_thread
 import structlog
-from litestar import Litestar, Request
+from litestar import Litestar, Request, Router
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 from opentelemetry.sdk.trace import TracerProvider
@@ -24,7 +24,7 @@ from gateway.services import Services
 from gateway.settings import Settings
 from gateway.telemetry.http import tracing_middleware
 from gateway.telemetry.tracing import tracing_for
-from gateway.web.auth import access_control, failed_auth_throttle
+from gateway.web.auth import Access, failed_auth_throttle
 from gateway.web.auth_state import SessionRevocations
 from gateway.web.chat import chat_completions, list_models
 from gateway.web.chat_schema import check_json_content_type
@@ -119,11 +119,16 @@ def create_app(
                 holder.services.audit.close()
             limiter.close()
 
-    handlers: list[Any] = [chat_completions, list_models, healthz, readyz, metrics, verify_answer]
-    handlers.append(retrieve_passages)
-    handlers.append(create_response)
-    handlers += page_handlers(settings)
-    return Litestar(
+    # Who may call what: one guard per group of routes (gateway.web.auth), built once here.
+    access = Access(settings, current_metrics, sessions, throttle, limiter=limiter)
+    api = [chat_completions, list_models, verify_answer, retrieve_passages, create_response]
+    handlers: list[Any] = [
+        Router(path="/", route_handlers=api, guards=[access.client]),
+        Router(path="/", route_handlers=[healthz, readyz], guards=[access.public]),
+        Router(path="/", route_handlers=[metrics], guards=[access.metrics]),
+        *page_handlers(settings, access),
+    ]
+    app = Litestar(
         route_handlers=handlers,
         dependencies={
             "services": Provide(holder.get, sync_to_thread=False),
@@ -135,12 +140,15 @@ def create_app(
         lifespan=[lifespan],
         exception_handlers=exception_handlers(current_metrics),
         request_max_body_size=settings.max_body_bytes,
-        middleware=[
-            *([tracing_middleware(tracing_for(tracer_provider, settings))] if tracer_provider else []),
-            access_control(settings, current_metrics, sessions, throttle, limiter=limiter),
-        ],
+        middleware=[tracing_middleware(tracing_for(tracer_provider, settings))] if tracer_provider else [],
         before_request=json_bodies_only,
         before_send=[add_request_id],
-        openapi_config=OpenAPIConfig(title="Clinical trust gateway", version="0.1.0", path="/schema"),
+        openapi_config=OpenAPIConfig(
+            title="Clinical trust gateway",
+            version="0.1.0",
+            openapi_router=Router(path="/schema", route_handlers=[], guards=[access.public]),
+        ),
         debug=False,
     )
+    access.check_routes(app)  # every route has exactly one access rule, the one its path calls for
+    return app

@@ -1,20 +1,28 @@
 """Who may call what: client API keys, staff credentials, an optional metrics token, per-key rate limits.
 
-One ASGI middleware (``access_control(settings, ...)``, wired in ``app.py``) decides for every routed
-request, by path, which credential it needs:
+Access is decided by Litestar guards on the routers (``Access``, built once in ``app.py`` with the keys,
+the staff credentials, the rate limiter and the failed-authentication throttle). Every route has
+exactly one ``AccessRule`` among its guards, one per group of routes:
 
-============================  =====================================================================
-``/v1/*``                     a client API key (``Authorization: Bearer <key>``), then the per-key
-                              token bucket (429 with ``Retry-After`` when empty)
-``/clinician*``, ``/audit*``  a staff credential (``gateway.web.clinician_auth``: Bearer clinician key
-``/admin*``, ``/v1/ingest*``  or the signed session cookie; browsers are sent to the login page)
-``/v1/admin*``
-``/metrics``                  ``GATEWAY_METRICS_TOKEN`` as a Bearer token when set, else open
-``/``, ``/healthz``,          open
-``/readyz``, ``/static/*``,
-``/schema*``, login/logout
-anything else                 a staff credential (fail closed: a new route is private until listed)
-============================  =====================================================================
+==========================================  ===========================================================
+``access.client``: the JSON API (``/v1/*``)  a client API key (``Authorization: Bearer <key>``), then
+                                            the per-key token bucket (429 with ``Retry-After`` when
+                                            empty)
+``access.staff``: clinician and audit pages  a staff credential (``gateway.web.clinician_auth``: Bearer
+                                            clinician key or the signed session cookie; browsers are
+                                            sent to the login page)
+``access.metrics``: ``/metrics``            ``GATEWAY_METRICS_TOKEN`` as a Bearer token when set, else
+                                            open
+``access.public``: ``/``, ``/healthz``,     open
+``/readyz``, ``/static/*``, ``/schema*``,
+login/logout
+==========================================  ===========================================================
+
+``Access.check_routes(app)`` runs at start-up: a route with no rule or two (a handler registered outside
+the routers, say) stops the app, so no route is open by omission; and each route's rule must be the one
+its path calls for under the URL convention ``area_of`` states (``/v1/*`` client, ``/clinician*``,
+``/audit*``, ``/admin*``, ``/v1/ingest*``, ``/v1/admin*`` staff, anything unlisted staff), so a staff page
+on a public router stops it too. A path no route matches is a 404 before any guard runs.
 
 Client keys are stored hashed: ``GATEWAY_API_KEYS_FILE`` holds ``name:sha256hex`` lines (``#`` comments
 and blank lines allowed; ``trust-gateway keys hash`` prints a line), and plain ``GATEWAY_API_KEYS`` /
@@ -26,17 +34,19 @@ With no client key configured the gateway runs open (no identity, no per-key lim
 only when it is bound to a loopback address and is announced by a warning at start-up; on any other
 host ``check_exposure`` refuses to start with a ConfigurationError naming ``GATEWAY_API_KEYS``.
 
-Failures are OpenAI-shaped errors: 401 ``authentication_error`` (missing or unknown credential), 403
-``permission_error`` (a valid credential of the wrong role, e.g. a client key on the audit pages or a
-clinician key on ``/v1``), 429 ``rate_limit_error``. Each is counted in
-``gateway_auth_failures_total{area,reason}`` / ``gateway_rate_limited_total``; no credential is logged.
+Failures are OpenAI-shaped errors, rendered by the app's one exception map (``web/errors.py``): 401
+``authentication_error`` (missing or unknown credential), 403 ``permission_error`` (a valid credential
+of the wrong role, e.g. a client key on the audit pages or a clinician key on ``/v1``), 429
+``rate_limit_error``; a browser without a staff session gets a 303 to the login form (``LoginRequired``).
+Each is counted in ``gateway_auth_failures_total{area,reason}`` / ``gateway_rate_limited_total``; no
+credential is logged.
 
 The token buckets live in this process, or in Redis when ``GATEWAY_REDIS_URL`` is set so that every
 replica draws from the same bucket (``gateway.web.redis_limiter``); when Redis does not answer the
 request gets a 503 ``rate_limiter_unavailable`` (fail closed), counted in
-``gateway_rate_limiter_errors_total``.
+``gateway_rate_limiter_errors_total``. A guard then runs its check off the event loop.
 
-This module is the guard and its middleware; the keys are ``client_keys.py``, the token buckets
+This module is the rules and their guards; the keys are ``client_keys.py``, the token buckets
 ``rate_limits.py``.
 """
 
@@ -44,31 +54,33 @@ from __future__ import annotations
 
 import hmac
 import math
-from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import anyio.to_thread
 import structlog
-from litestar import Request
-from litestar.enums import ScopeType
-from litestar.types import ASGIApp, Receive, Scope, Send
+from litestar import Litestar, Request
+from litestar.connection import ASGIConnection
+from litestar.exceptions import ImproperlyConfiguredException
+from litestar.handlers.base import BaseRouteHandler
+from litestar.routes import HTTPRoute
 
 from gateway.errors import (
     AuthenticationError,
     LoginRequired,
     PermissionDeniedError,
     RateLimitedError,
-    RequestError,
 )
 from gateway.settings import Settings
 from gateway.web.auth_state import MAX_ENTRIES, FailedAuthThrottle, SessionRevocations
 from gateway.web.client_keys import ClientKeyring, check_exposure
-from gateway.web.clinician_auth import LOGIN_PATH, StaffAuth, bearer_token, login_location
+from gateway.web.clinician_auth import LOGIN_PATH, StaffAuth, bearer_token
 from gateway.web.rate_limits import MetricsSource, RateLimiter, TokenBucketLimiter
 
 log = structlog.get_logger("gateway.auth")
 
 Area = Literal["public", "client", "staff", "metrics"]
+
+# --- the URL convention each route's rule must match (checked at start-up) ------------------------
 
 PUBLIC_PATHS = frozenset({"/", "/healthz", "/readyz", "/favicon.ico", LOGIN_PATH, "/clinician/logout"})
 """Exact paths anyone may call."""
@@ -81,7 +93,8 @@ METRICS_PATH = "/metrics"
 
 
 def area_of(path: str) -> Area:
-    """Which credential ``path`` needs (see the module docstring's table)."""
+    """Which credential a route at ``path`` must need (the URL convention of the module docstring);
+    ``Access.check_routes`` holds every route's guard to it."""
     if path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES):
         return "public"
     if path == METRICS_PATH:
@@ -93,11 +106,12 @@ def area_of(path: str) -> Area:
     return "staff"
 
 
-# --- the guard and its middleware ---------------------------------------------------------------
+# --- the checks and the guards ----------------------------------------------------------------------
 
 
 class AccessGuard:
-    """Checks one request against the access table; raises RequestErrors or LoginRequired."""
+    """The checks of every area, with the credentials, limiter and throttle they use; raises
+    RequestErrors or LoginRequired. ``Access`` wraps it in one Litestar guard per area."""
 
     def __init__(
         self,
@@ -117,14 +131,14 @@ class AccessGuard:
             settings.rate_limit_per_minute, settings.rate_limit_burst
         )
         self.limiter_blocks = bool(settings.redis_url) or not isinstance(self.limiter, TokenBucketLimiter)
-        """Limiters in Redis do network I/O: the middleware then runs every non-public check off the
+        """Limiters in Redis do network I/O: the guards then run every non-public check off the
         event loop (any limiter built by ``build_rate_limiter`` for these settings is in Redis too)."""
         self._metrics_token = settings.metrics_token.reveal().encode("utf-8")
         self._metrics = metrics
 
-    def check(self, request: Request[Any, Any, Any]) -> str | None:
-        """The client key name for ``/v1`` requests (None when open), after every check passed."""
-        area = area_of(request.url.path)
+    def check(self, request: Request[Any, Any, Any], area: Area) -> str | None:
+        """The client key name for the client area (None when open), after every check of ``area``
+        passed."""
         if area == "public":
             return None
         address = client_address(request)
@@ -221,42 +235,85 @@ class AccessGuard:
         log.info("access_denied", area=area, reason=reason)
 
 
-class AccessMiddleware:
-    """ASGI middleware running ``AccessGuard.check`` before every routed HTTP request."""
+class AccessRule:
+    """A Litestar guard: the one access rule of a group of routes (``area``), checked by ``checks``."""
 
-    def __init__(self, app: ASGIApp, guard: AccessGuard) -> None:
-        self.app = app
-        self.guard = guard
+    def __init__(self, area: Area, checks: AccessGuard) -> None:
+        self.area: Area = area
+        self._checks = checks
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != ScopeType.HTTP:
-            await self.app(scope, receive, send)
+    async def __call__(self, connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+        if self.area == "public":
             return
-        request: Request[Any, Any, Any] = Request(scope)
-        try:
-            if self.guard.limiter_blocks and area_of(request.url.path) != "public":
-                key_name = await anyio.to_thread.run_sync(self.guard.check, request)
-            else:
-                key_name = self.guard.check(request)
-        except LoginRequired as login:
-            await _redirect(send, login_location(login.next_path))
-            return
-        except RequestError:
-            raise  # rendered by the app's RequestError handler in OpenAI's error format
+        request = cast("Request[Any, Any, Any]", connection)  # every route is HTTP: a Request
+        if self._checks.limiter_blocks:
+            key_name = await anyio.to_thread.run_sync(self._checks.check, request, self.area)
+        else:
+            key_name = self._checks.check(request, self.area)
         if key_name is not None:
-            scope.setdefault("state", {})["client_key"] = key_name
-        await self.app(scope, receive, send)
+            connection.scope.setdefault("state", {})["client_key"] = key_name
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> AccessRule:
+        """Litestar copies a router when it registers it: every copy must keep this one rule, with
+        the one keyring, limiter and throttle of the app (a copy would start empty buckets)."""
+        return self
+
+    def __repr__(self) -> str:
+        return f"AccessRule({self.area!r})"
 
 
-async def _redirect(send: Send, location: str) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 303,
-            "headers": [(b"location", location.encode("latin-1")), (b"content-length", b"0")],
-        }
-    )
-    await send({"type": "http.response.body", "body": b"", "more_body": False})
+class Access:
+    """The app's access rules, built once at start-up: one guard per area, to put on the routers.
+
+    Loads the keys (ConfigurationError for a bad keys file) and applies ``check_exposure`` now, so a
+    misconfigured gateway stops at start-up rather than at the first request. ``sessions`` and
+    ``throttle`` are shared with the login and logout handlers (``app.py``); ``limiter`` defaults to
+    the per-process token bucket (``build_rate_limiter`` gives the Redis one when configured).
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        metrics: MetricsSource = lambda: None,
+        sessions: SessionRevocations | None = None,
+        throttle: FailedAuthThrottle | None = None,
+        limiter: RateLimiter | None = None,
+    ) -> None:
+        checks = AccessGuard(settings, metrics=metrics, sessions=sessions, throttle=throttle, limiter=limiter)
+        check_exposure(settings, checks.keyring)
+        self.public = AccessRule("public", checks)
+        self.client = AccessRule("client", checks)
+        self.staff = AccessRule("staff", checks)
+        self.metrics = AccessRule("metrics", checks)
+
+    @staticmethod
+    def check_routes(app: Litestar) -> None:
+        """Every route handler of ``app`` (all HTTP) has exactly one access rule, the one its path calls
+        for (``area_of``); otherwise ImproperlyConfiguredException names the route."""
+        for route in app.routes:
+            if not isinstance(route, HTTPRoute):  # the gateway serves HTTP only: fail closed
+                raise ImproperlyConfiguredException(
+                    f"{route.path} is not an HTTP route; no access rule covers it."
+                )
+            for handler in route.route_handlers:
+                rules = access_rules(handler)
+                methods = ",".join(sorted(handler.http_methods))
+                if len(rules) != 1:
+                    raise ImproperlyConfiguredException(
+                        f"{methods} {route.path} has {len(rules)} access rules; it needs exactly one "
+                        "(a guard of gateway.web.auth.Access on its router)."
+                    )
+                expected = area_of(route.path)
+                if rules[0].area != expected:
+                    raise ImproperlyConfiguredException(
+                        f"{methods} {route.path} is guarded as {rules[0].area!r}; "
+                        f"its path needs {expected!r}."
+                    )
+
+
+def access_rules(handler: BaseRouteHandler) -> list[AccessRule]:
+    """The access rules among ``handler``'s guards (every layer's); exactly one in a built app."""
+    return [g for g in handler.resolve_guards() if isinstance(g, AccessRule)]
 
 
 def client_address(request: Request[Any, Any, Any]) -> str:
@@ -280,26 +337,3 @@ def throttled_error(wait: float) -> RateLimitedError:
         retry_after=max(1, math.ceil(wait)),
         code="too_many_failed_authentications",
     )
-
-
-def access_control(
-    settings: Settings,
-    metrics: MetricsSource = lambda: None,
-    sessions: SessionRevocations | None = None,
-    throttle: FailedAuthThrottle | None = None,
-    limiter: RateLimiter | None = None,
-) -> Callable[[ASGIApp], ASGIApp]:
-    """The middleware factory to list in ``Litestar(middleware=[...])``.
-
-    Loads the keys (ConfigurationError for a bad keys file) and applies ``check_exposure`` now, so a
-    misconfigured gateway stops at start-up rather than at the first request. ``sessions`` and
-    ``throttle`` are shared with the login and logout handlers (``app.py``); ``limiter`` defaults to
-    the per-process token bucket (``build_rate_limiter`` gives the Redis one when configured).
-    """
-    guard = AccessGuard(settings, metrics=metrics, sessions=sessions, throttle=throttle, limiter=limiter)
-    check_exposure(settings, guard.keyring)
-
-    def wrap(app: ASGIApp) -> ASGIApp:
-        return AccessMiddleware(app, guard)
-
-    return wrap

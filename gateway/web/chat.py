@@ -20,10 +20,10 @@ from gateway.pipeline.result import PipelineResult, StreamItem
 from gateway.pipeline.run import answer, open_request
 from gateway.services import Services
 from gateway.tool_calls import ToolCallDelta
-from gateway.web.chat_schema import RequestLimits, parse_chat_request
+from gateway.web.chat_schema import PublishedChatBody, RequestLimits, parse_chat_request
 from gateway.web.disclosure import Disclosure
 from gateway.web.errors import audit_unavailable_body, error_body
-from gateway.web.openapi_bodies import CHAT_BODY, with_body
+from gateway.web.openapi_bodies import with_body
 from gateway.web.request_ids import request_id_of
 from gateway.web.serializers import chunk_payload, completion_json, finish_reason, tool_call_delta, trust_json
 
@@ -37,7 +37,8 @@ REQUEST_ID_HEADER = "x-request-id"
     status_code=200,
     summary="Create a verified chat completion",
     operation_class=with_body(
-        CHAT_BODY, "An OpenAI chat completion request (text only; n=1; tools pass through, text is verified)."
+        PublishedChatBody,
+        "An OpenAI chat completion request (text only; n=1; tools pass through, text is verified).",
     ),
 )
 async def chat_completions(

@@ -34,7 +34,7 @@ import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import msgspec
 
@@ -42,12 +42,16 @@ from gateway.body_errors import convert
 from gateway.domain import ChatRequest, Message, Role
 from gateway.errors import RequestError, UnsupportedMediaTypeError
 from gateway.web import tool_schema
-from gateway.web.tool_schema import ToolBody, ToolCallBody
+from gateway.web.openapi_bodies import published
+from gateway.web.tool_schema import MAX_TOOLS, TOOL_CHOICES, PublishedTool, PublishedToolCall
 
 if TYPE_CHECKING:
     from gateway.settings import Settings
 
 _UNSUPPORTED = ("functions", "function_call", "audio", "prediction")
+
+TEMPERATURE_RANGE = (0.0, 2.0)
+"""OpenAI's range of ``temperature``."""
 
 
 @dataclass(frozen=True)
@@ -79,10 +83,13 @@ class MessageRole(msgspec.Struct):
 class MessageBody(MessageRole):
     content: str | list[TextPart] | None = None
     """``None`` only for an assistant or tool message (a tool call's turn): read as ``""``."""
-    tool_calls: list[ToolCallBody] | None = None
+    tool_calls: Annotated[list[PublishedToolCall], msgspec.Meta(description="Assistant turns.")] | None = None
     """An assistant message's tool calls (``tool_schema``)."""
-    tool_call_id: str | None = None
+    tool_call_id: Annotated[str, msgspec.Meta(description="Tool turns: the call answered.")] | None = None
     """A tool message: the call it answers."""
+
+
+PublishedMessage = Annotated[MessageBody, published(required=["role", "content"])]
 
 
 class Unsupported(msgspec.Struct):
@@ -93,7 +100,7 @@ class Unsupported(msgspec.Struct):
     function_call: Any = None
     audio: Any = None
     prediction: Any = None
-    n: Any = None
+    n: Annotated[Any, published(type="integer", enum=[1])] = None
     """Accepted only when absent, null or equal to 1."""
 
 
@@ -125,18 +132,43 @@ IGNORED = tuple(f.name for f in msgspec.structs.fields(Ignored) if f.name not in
 class ChatBody(Ignored):
     """The fields of a chat request the gateway reads. ``None`` stands for absent or null alike."""
 
-    messages: list[MessageBody] | None = None
-    model: str | None = None
-    temperature: float | None = None
-    max_tokens: int | None = None
-    max_completion_tokens: int | None = None
+    messages: (
+        Annotated[
+            list[PublishedMessage],
+            published(minItems=1, description="The conversation; at least one non-empty user message."),
+        ]
+        | None
+    ) = None
+    model: (
+        Annotated[str, msgspec.Meta(description="Any model name; the gateway answers as itself.")] | None
+    ) = None
+    temperature: (
+        Annotated[float, published(minimum=TEMPERATURE_RANGE[0], maximum=TEMPERATURE_RANGE[1])] | None
+    ) = None
+    max_tokens: Annotated[int, published(minimum=1)] | None = None
+    max_completion_tokens: Annotated[int, published(minimum=1)] | None = None
     """Replaces the deprecated ``max_tokens``: when it is given, ``max_tokens`` is not read."""
-    stream: bool | None = None
+    stream: Annotated[bool, msgspec.Meta(description="Server-sent events of verified text only.")] | None = (
+        None
+    )
     user: str | None = None
     metadata: dict[str, str] | None = None
-    tools: list[ToolBody] | None = None
-    tool_choice: str | dict[str, Any] | None = None
+    tools: (
+        Annotated[
+            list[PublishedTool],
+            published(
+                maxItems=MAX_TOOLS,
+                description="Forwarded to the model; its tool calls come back unchanged (docs/integrator.md)",
+            ),
+        ]
+        | None
+    ) = None
+    tool_choice: Annotated[str, published(enum=list(TOOL_CHOICES))] | dict[str, Any] | None = None
     parallel_tool_calls: bool | None = None
+
+
+PublishedChatBody = Annotated[ChatBody, published(required=["model", "messages"])]
+"""``ChatBody`` as published in the OpenAPI schema (``chat.py``): ``_model`` and ``_messages`` need both."""
 
 
 _FIELD_TYPES: dict[str, Any] = {field.name: field.type for field in msgspec.structs.fields(ChatBody)}
@@ -368,9 +400,10 @@ def _model(value: str | None) -> str:
 
 
 def _temperature(value: float | None) -> float | None:
-    if value is not None and not 0.0 <= value <= 2.0:
+    low, high = TEMPERATURE_RANGE
+    if value is not None and not low <= value <= high:
         raise RequestError(
-            "'temperature' must be between 0.0 and 2.0.", param="temperature", code="invalid_value"
+            f"'temperature' must be between {low} and {high}.", param="temperature", code="invalid_value"
         )
     return value
 

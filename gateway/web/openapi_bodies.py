@@ -1,183 +1,113 @@
-"""The request bodies of the JSON endpoints, published in the OpenAPI schema (``/schema``).
+"""The request bodies of the JSON endpoints in the OpenAPI schema (``/schema``), generated from the
+msgspec types the handlers decode with.
 
-The handlers read and validate their bodies themselves (every error names the field, in OpenAI's
-error shape), so Litestar cannot infer a schema from a signature. These JSON Schemas state the same
-contract for integrators and for schema-driven fuzzing (``tests/security/test_fuzz.py``); they are
-attached with ``operation_class=with_body(...)``. The validators remain the authority: a body that
-passes the schema may still be refused with a 400 naming the field (e.g. no non-empty user message).
+Each body's shape is stated once, as msgspec Structs next to its parser (``chat_schema.ChatBody``,
+``responses_schema.ResponsesBody``, ``checkonly.inputs.CheckBody``, ``retrieve_api.RetrieveBody``).
+``with_body(ChatBody, ...)`` publishes the JSON Schema msgspec generates for that type
+(``body_schema``), so the published contract cannot drift from the one enforced.
+
+Why the handlers decode the body themselves rather than declaring ``data: ChatBody`` and letting
+Litestar parse it: Litestar's conversion is lax (``strict=False``: ``"1"`` becomes ``1``) and reports a
+``ValidationException`` listing every failure, while the gateway answers the *first* failure in a
+documented order, in OpenAI's error shape with the field in ``param``, reads a body msgspec refuses as
+``json.loads`` would (NaN, a byte-order mark, duplicate keys, a lone surrogate named by its path), and
+checks limits taken from the settings (``RequestLimits``) on the typed values; the chat handler's
+``Server-Timing`` also reports the parse. The types are deliberately loose where a field's order or
+message matters (``X | None = None``); the rules the parsers check on the typed values are published
+with the type as documentation only (``msgspec.Meta(extra_json_schema=...)``, from the same constants
+the checks use), so they do not change what msgspec accepts.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from dataclasses import dataclass
 from typing import Any
 
-from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
+import msgspec
+from litestar.openapi.spec import OpenAPIFormat, OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
 
-from gateway.domain import Role
+_SCHEMA_FIELDS = {field.name for field in dataclasses.fields(Schema)}
+_RENAMED = {"not": "schema_not", "if": "schema_if", "else": "schema_else"}
+_ONE = (
+    "items",
+    "contains",
+    "schema_not",
+    "schema_if",
+    "then",
+    "schema_else",
+    "property_names",
+    "additional_properties",
+    "unevaluated_items",
+    "unevaluated_properties",
+    "content_schema",
+)
+"""Keywords whose value is a schema (``additionalProperties`` may also be a boolean)."""
+_LIST = ("any_of", "all_of", "one_of", "prefix_items")
+"""Keywords whose value is a list of schemas."""
+_MAP = ("properties", "pattern_properties", "dependent_schemas")
+"""Keywords whose value maps names to schemas."""
+_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
-_TEXT_PART: dict[str, Any] = {
-    "type": "object",
-    "required": ["type", "text"],
-    "properties": {"type": {"type": "string", "enum": ["text"]}, "text": {"type": "string"}},
-}
 
-_FUNCTION_NAME = {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}
-_TOOL: dict[str, Any] = {
-    "type": "object",
-    "required": ["type", "function"],
-    "properties": {
-        "type": {"type": "string", "enum": ["function"]},
-        "function": {
-            "type": "object",
-            "required": ["name"],
-            "properties": {
-                "name": _FUNCTION_NAME,
-                "description": {"type": "string"},
-                "parameters": {"type": "object", "description": "A JSON Schema, forwarded as sent."},
-                "strict": {"type": "boolean"},
-            },
-        },
-    },
-}
-_TOOL_CALL: dict[str, Any] = {
-    "type": "object",
-    "required": ["id", "type", "function"],
-    "properties": {
-        "id": {"type": "string"},
-        "type": {"type": "string", "enum": ["function"]},
-        "function": {
-            "type": "object",
-            "required": ["name", "arguments"],
-            "properties": {"name": _FUNCTION_NAME, "arguments": {"type": "string"}},
-        },
-    },
-}
+def published(**rules: Any) -> msgspec.Meta:
+    """Rules a parser checks on the typed values (``minItems=1``, ``maximum=2.0``), published with the
+    type in the OpenAPI schema only: msgspec does not enforce ``extra_json_schema``, so the parser's
+    own check, in its order and with its message, stays the one that refuses."""
+    return msgspec.Meta(extra_json_schema=rules)
 
-CHAT_BODY: dict[str, Any] = {
-    "type": "object",
-    "required": ["model", "messages"],
-    "properties": {
-        "model": {"type": "string", "description": "Any model name; the gateway answers as itself."},
-        "messages": {
-            "type": "array",
-            "minItems": 1,
-            "description": "The conversation; at least one non-empty user message.",
-            "items": {
-                "type": "object",
-                "required": ["role", "content"],
-                "properties": {
-                    "role": {"type": "string", "enum": [r.value for r in Role]},
-                    "content": {
-                        "oneOf": [
-                            {"type": "string"},
-                            {"type": "array", "items": _TEXT_PART},
-                            {"type": "null"},
-                        ]
-                    },
-                    "tool_calls": {"type": "array", "items": _TOOL_CALL, "description": "Assistant turns."},
-                    "tool_call_id": {"type": "string", "description": "Tool turns: the call answered."},
-                },
-            },
-        },
-        "temperature": {"type": "number", "minimum": 0, "maximum": 2},
-        "max_tokens": {"type": "integer", "minimum": 1},
-        "max_completion_tokens": {"type": "integer", "minimum": 1},
-        "stream": {"type": "boolean", "description": "Server-sent events of verified text only."},
-        "n": {"type": "integer", "enum": [1]},
-        "user": {"type": "string"},
-        "metadata": {"type": "object", "additionalProperties": {"type": "string"}},
-        "tools": {
-            "type": "array",
-            "maxItems": 128,
-            "items": _TOOL,
-            "description": "Forwarded to the model; its tool calls come back unchanged (docs/integrator.md).",
-        },
-        "tool_choice": {
-            "oneOf": [{"type": "string", "enum": ["none", "auto", "required"]}, {"type": "object"}]
-        },
-        "parallel_tool_calls": {"type": "boolean"},
-    },
-}
 
-VERIFY_BODY: dict[str, Any] = {
-    "type": "object",
-    "required": ["answer", "sources"],
-    "properties": {
-        "answer": {"type": "string", "minLength": 1, "description": "Text with [n] citation markers."},
-        "id": {"oneOf": [{"type": "string"}, {"type": "integer"}]},
-        "sources": {
-            "type": "array",
-            "minItems": 1,
-            "items": {
-                "type": "object",
-                "required": ["id"],
-                "properties": {
-                    "id": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$"},
-                    "text": {"type": "string"},
-                    "title": {"type": "string"},
-                    "url": {"type": "string", "description": "http(s) only; fetched under the SSRF rules."},
-                },
-            },
-        },
-    },
-}
+def body_schema(body_type: Any) -> dict[str, Any]:
+    """The JSON Schema msgspec generates for ``body_type``, with its references inlined (the bodies
+    are not recursive)."""
+    (schema,), components = msgspec.json.schema_components([body_type], ref_template="{name}")
+    inlined: dict[str, Any] = _inline(schema, components)
+    return inlined
 
-RETRIEVE_BODY: dict[str, Any] = {
-    "type": "object",
-    "required": ["query"],
-    "additionalProperties": False,
-    "properties": {
-        "query": {"type": "string", "minLength": 1},
-        "k": {"type": "integer", "minimum": 1},
-        "tiers": {"type": "array", "items": {"type": "string", "minLength": 1}},
-        "orgs": {"type": "array", "items": {"type": "string", "minLength": 1}},
-    },
-}
 
-_KEYS = {
-    "minItems": "min_items",
-    "maxItems": "max_items",
-    "minLength": "min_length",
-    "maxLength": "max_length",
-    "minimum": "minimum",
-    "maximum": "maximum",
-    "enum": "enum",
-    "pattern": "pattern",
-    "description": "description",
-    "required": "required",
-}
+def _inline(node: Any, components: dict[str, Any]) -> Any:
+    if isinstance(node, dict):
+        if "$ref" in node:  # a type annotated with Meta: its own keys refine the referenced schema
+            rest = {key: value for key, value in node.items() if key != "$ref"}
+            return _inline({**components[node["$ref"]], **rest}, components)
+        return {key: _inline(value, components) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_inline(item, components) for item in node]
+    return node
 
 
 def to_schema(data: dict[str, Any]) -> Schema:
-    """A Litestar ``Schema`` from the subset of JSON Schema used above."""
-    fields: dict[str, Any] = {_KEYS[k]: v for k, v in data.items() if k in _KEYS}
-    if "type" in data:
-        fields["type"] = OpenAPIType(data["type"])
-    if "properties" in data:
-        fields["properties"] = {name: to_schema(value) for name, value in data["properties"].items()}
-    if "items" in data:
-        fields["items"] = to_schema(data["items"])
-    if "oneOf" in data:
-        fields["one_of"] = [to_schema(option) for option in data["oneOf"]]
-    if "anyOf" in data:
-        fields["any_of"] = [to_schema(option) for option in data["anyOf"]]
-    extra = data.get("additionalProperties")
-    if isinstance(extra, bool):
-        fields["additional_properties"] = extra
-    elif isinstance(extra, dict):
-        fields["additional_properties"] = to_schema(extra)
+    """A Litestar ``Schema`` from a JSON Schema; a keyword Litestar's ``Schema`` cannot carry is an
+    error (nothing of the contract is dropped silently)."""
+    fields: dict[str, Any] = {}
+    for key, value in data.items():
+        name = _RENAMED.get(key) or _CAMEL.sub("_", key).lower()
+        if name not in _SCHEMA_FIELDS:
+            raise ValueError(f"JSON Schema keyword {key!r} has no place in an OpenAPI Schema")
+        if name == "type":
+            value = [OpenAPIType(v) for v in value] if isinstance(value, list) else OpenAPIType(value)
+        elif name == "format":
+            value = OpenAPIFormat(value)
+        elif name in _ONE and isinstance(value, dict):
+            value = to_schema(value)
+        elif name in _LIST:
+            value = [to_schema(item) for item in value]
+        elif name in _MAP:
+            value = {item: to_schema(schema) for item, schema in value.items()}
+        fields[name] = value
     return Schema(**fields)
 
 
-def with_body(body: dict[str, Any], description: str) -> type[Operation]:
-    """An ``operation_class`` that publishes ``body`` as the operation's JSON request body."""
+def with_body(body_type: Any, description: str) -> type[Operation]:
+    """An ``operation_class`` that publishes ``body_type``'s schema as the operation's JSON request body."""
+    schema = to_schema(body_schema(body_type))  # built once, when the handler is declared
 
     @dataclass
     class _WithBody(Operation):
         def __post_init__(self) -> None:
             self.request_body = RequestBody(
-                content={"application/json": OpenAPIMediaType(schema=to_schema(body))},
+                content={"application/json": OpenAPIMediaType(schema=schema)},
                 description=description,
                 required=True,
             )

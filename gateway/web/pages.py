@@ -3,7 +3,8 @@
 The patient page is static HTML plus a small script that calls ``POST /v1/chat/completions`` with
 ``stream: true`` and renders the SSE stream as it arrives. The clinician pages are rendered on the
 server from the audit record and need a staff credential (see ``gateway.web.clinician_auth``).
-``page_handlers(settings)`` returns everything to register in the app.
+``page_handlers(settings, access)`` returns everything to register in the app, each router with its
+access rule (``gateway.web.auth.Access``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from gateway.web.audit_pages import (
     stored_record,
     unreadable_page,
 )
+from gateway.web.auth import Access
 from gateway.web.clinician_auth import Principal, login_page, login_submit, logout, provide_staff
 from gateway.web.disclosure import Disclosure
 from gateway.web.rendering import PageRenderer
@@ -73,8 +75,8 @@ async def clinician_request(
     return pages.page("clinician_request", {"view": view, "staff": staff, "section": "clinician"})
 
 
-def page_handlers(settings: Settings) -> list[Any]:
-    """The routers to add to the app: public pages, staff pages (guarded) and ``/static``."""
+def page_handlers(settings: Settings, access: Access) -> list[Any]:
+    """The routers to add to the app: public pages, staff pages (``access.staff``) and ``/static``."""
     renderer = PageRenderer(settings.templates_dir or bundled("templates"))
 
     def provide_pages() -> PageRenderer:
@@ -85,6 +87,7 @@ def page_handlers(settings: Settings) -> list[Any]:
         path="/",
         route_handlers=[patient_page, login_page, login_submit, logout],
         dependencies=pages_dependency,
+        guards=[access.public],
     )
     staff = Router(
         path="/",
@@ -97,8 +100,13 @@ def page_handlers(settings: Settings) -> list[Any]:
             audit_record_json,
         ],
         dependencies={**pages_dependency, "staff": Provide(provide_staff)},
+        guards=[access.staff],
     )
     static = create_static_files_router(
-        path="/static", directories=[renderer.static_dir], include_in_schema=False, name="static"
+        path="/static",
+        directories=[renderer.static_dir],
+        include_in_schema=False,
+        name="static",
+        guards=[access.public],
     )
     return [public, staff, static]

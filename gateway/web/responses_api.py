@@ -39,7 +39,7 @@ from gateway.web.chat import REQUEST_ID_HEADER, client_gone, server_timing
 from gateway.web.chat_schema import RequestLimits
 from gateway.web.errors import audit_unavailable_body
 from gateway.web.openapi_bodies import with_body
-from gateway.web.responses_schema import ResponsesRequest, parse_responses_request, responses_openapi_schema
+from gateway.web.responses_schema import ResponsesBody, ResponsesRequest, parse_responses_request
 from gateway.web.serializers import trust_json
 
 log = structlog.get_logger("gateway.http")
@@ -52,7 +52,7 @@ STREAM_FAILED = "The gateway failed while answering; the answer is incomplete."
     status_code=200,
     summary="Create a verified response (Responses API)",
     operation_class=with_body(
-        responses_openapi_schema(),
+        ResponsesBody,
         "An OpenAI Responses API request (text only; no tools; no stored conversation state).",
     ),
 )

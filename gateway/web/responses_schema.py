@@ -32,6 +32,7 @@ import msgspec
 from gateway.domain import ChatRequest, Message, Role
 from gateway.errors import RequestError
 from gateway.web.chat_schema import RequestLimits, parse_json_object
+from gateway.web.openapi_bodies import body_schema
 
 InputRole = Literal["user", "assistant", "system", "developer"]
 
@@ -227,17 +228,6 @@ def _check_length(text: str, param: str, limits: RequestLimits) -> None:
 
 
 def responses_openapi_schema() -> dict[str, Any]:
-    """``ResponsesBody`` as a JSON Schema with its references inlined, for the OpenAPI document."""
-    (schema,), components = msgspec.json.schema_components([ResponsesBody], ref_template="{name}")
-    inlined: dict[str, Any] = _inline(schema, components)
-    return inlined
-
-
-def _inline(node: Any, components: dict[str, Any]) -> Any:
-    if isinstance(node, dict):
-        if "$ref" in node:
-            return _inline(components[node["$ref"]], components)
-        return {key: _inline(value, components) for key, value in node.items()}
-    if isinstance(node, list):
-        return [_inline(item, components) for item in node]
-    return node
+    """``ResponsesBody`` as a JSON Schema with its references inlined, as the OpenAPI document
+    publishes it (``openapi_bodies.body_schema``)."""
+    return body_schema(ResponsesBody)

@@ -21,7 +21,7 @@ from gateway.pipeline.stages import Stage, StageRunner
 from gateway.services import Services
 from gateway.vocabulary import StageName
 from gateway.web.chat_schema import parse_json_object
-from gateway.web.openapi_bodies import RETRIEVE_BODY, with_body
+from gateway.web.openapi_bodies import with_body
 
 DEFAULT_K = 10
 
@@ -29,7 +29,7 @@ NonBlank = Annotated[str, msgspec.Meta(pattern=r"\S")]
 """A string with a character other than whitespace (one ``str.strip`` leaves something of)."""
 
 
-class RetrieveBody(msgspec.Struct):
+class RetrieveBody(msgspec.Struct, forbid_unknown_fields=True):
     """The body of ``POST /v1/retrieve``; any other field is refused (code ``unknown_field``). Each field
     is converted when it is checked, in this order, whatever the order of the body's keys."""
 
@@ -104,7 +104,7 @@ def passage_json(passage: Passage) -> dict[str, Any]:
     "/v1/retrieve",
     status_code=200,
     summary="Search the vetted knowledge base (hybrid dense + BM25)",
-    operation_class=with_body(RETRIEVE_BODY, "A search of the vetted knowledge base."),
+    operation_class=with_body(RetrieveBody, "A search of the vetted knowledge base."),
 )
 async def retrieve_passages(request: Request[Any, Any, Any], services: Services) -> Response[Any]:
     settings = services.settings

@@ -19,13 +19,14 @@ The deprecated ``functions`` / ``function_call`` are refused by ``chat_schema`` 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
 from gateway.domain import Message, Role
 from gateway.errors import RequestError
 from gateway.tool_calls import TOOL_NAME, ToolCall, ToolSpec
+from gateway.web.openapi_bodies import published
 
 MAX_TOOLS = 128
 """OpenAI's limit on the number of tools of one request."""
@@ -36,27 +37,37 @@ DEPRECATED = {"functions": "tools", "function_call": "tool_choice"}
 """The deprecated function-calling fields and the field that replaces each."""
 
 
+FunctionName = Annotated[str, published(pattern=f"^{TOOL_NAME.pattern}$")]
+
+
 class FunctionBody(msgspec.Struct):
-    name: str | None = None
+    name: FunctionName | None = None
     description: str | None = None
-    parameters: dict[str, Any] | None = None
+    parameters: (
+        Annotated[dict[str, Any], msgspec.Meta(description="A JSON Schema, forwarded as sent.")] | None
+    ) = None
     strict: bool | None = None
 
 
 class ToolBody(msgspec.Struct):
-    type: str | None = None
-    function: FunctionBody | None = None
+    type: Annotated[str, published(enum=["function"])] | None = None
+    function: Annotated[FunctionBody | None, published(required=["name"])] = None
 
 
 class CalledFunctionBody(msgspec.Struct):
-    name: str | None = None
+    name: FunctionName | None = None
     arguments: str | None = None
 
 
 class ToolCallBody(msgspec.Struct):
     id: str | None = None
-    type: str | None = None
-    function: CalledFunctionBody | None = None
+    type: Annotated[str, published(enum=["function"])] | None = None
+    function: Annotated[CalledFunctionBody | None, published(required=["name", "arguments"])] = None
+
+
+PublishedTool = Annotated[ToolBody, published(required=["type", "function"])]
+PublishedToolCall = Annotated[ToolCallBody, published(required=["id", "type", "function"])]
+"""A tool and a tool call as published: what ``tools`` and ``tool_calls`` require."""
 
 
 EXPECTED = {

@@ -9,7 +9,7 @@ from typing import Any
 
 from litestar import MediaType, Request, Response, post
 
-from gateway.checkonly.inputs import parse_check_input
+from gateway.checkonly.inputs import PublishedCheckBody, parse_check_input
 from gateway.checkonly.rendering import report_json
 from gateway.checkonly.service import check_answer, count_report
 from gateway.fetching.fetcher import SafeFetcher
@@ -17,7 +17,7 @@ from gateway.pipeline.stages import Stage, StageRunner
 from gateway.services import Services
 from gateway.vocabulary import StageName
 from gateway.web.chat_schema import parse_json_object
-from gateway.web.openapi_bodies import VERIFY_BODY, with_body
+from gateway.web.openapi_bodies import with_body
 
 CHECK = Stage(StageName.VERIFY, check_answer)
 """The check-only use case as one stage: split, fetch, verify (never a partial verdict list)."""
@@ -27,7 +27,7 @@ CHECK = Stage(StageName.VERIFY, check_answer)
     "/v1/verify",
     status_code=200,
     summary="Verify an answer's claims against its cited sources",
-    operation_class=with_body(VERIFY_BODY, "An answer with [n] markers and the sources it cites."),
+    operation_class=with_body(PublishedCheckBody, "An answer with [n] markers and the sources it cites."),
 )
 async def verify_answer(request: Request[Any, Any, Any], services: Services) -> Response[Any]:
     data = parse_json_object(await request.body())

@@ -1,0 +1,119 @@
+"""Access is decided by Litestar guards on the routers (``gateway.web.auth.Access``): every route has
+exactly one access rule, the one its path calls for, and an app where a route has none or the wrong one
+does not start. These tests build apps without services: a guard runs before any handler or dependency."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from litestar import Litestar, Router, get
+from litestar.exceptions import ImproperlyConfiguredException
+from litestar.routes import HTTPRoute
+from litestar.testing import TestClient
+
+from gateway.settings import Secret, Settings
+from gateway.web.app import create_app
+from gateway.web.auth import Access, access_rules, area_of
+
+CLIENT_KEY = "tg-rules-client-6a1d"
+CLINICIAN_KEY = "clin-rules-key-2f90"
+
+
+def settings_for(tmp_path: Path, **overrides: object) -> Settings:
+    return Settings(
+        data_dir=tmp_path,
+        upstream_base_url="http://127.0.0.1:9/v1",
+        api_keys=(Secret(CLIENT_KEY),),
+        clinician_keys=(Secret(CLINICIAN_KEY),),
+        **overrides,  # type: ignore[arg-type]
+    )
+
+
+def test_every_route_has_exactly_one_rule_and_the_one_its_path_needs(tmp_path: Path) -> None:
+    app = create_app(settings_for(tmp_path))
+    seen: dict[str, set[str]] = {}
+    for route in app.routes:
+        assert isinstance(route, HTTPRoute), route.path  # no websocket or ASGI route escapes the rules
+        for handler in route.route_handlers:
+            rules = access_rules(handler)
+            assert len(rules) == 1, (route.path, handler.http_methods)
+            assert rules[0].area == area_of(route.path), route.path
+            seen.setdefault(rules[0].area, set()).add(route.path)
+    assert "/v1/chat/completions" in seen["client"]
+    assert "/audit/{request_id:str}/record.json" in seen["staff"]
+    assert seen["metrics"] == {"/metrics"}
+    assert {"/", "/healthz", "/schema/openapi.json", "/static/{file_path:path}"} <= seen["public"]
+
+
+@get("/v1/forgotten", sync_to_thread=False)
+def forgotten() -> str:
+    return "no rule"
+
+
+@get("/audit/export", sync_to_thread=False)
+def export() -> str:
+    return "a staff page"
+
+
+def test_a_route_without_a_rule_stops_the_app(tmp_path: Path) -> None:
+    access = Access(settings_for(tmp_path))
+    app = Litestar(
+        route_handlers=[Router(path="/", route_handlers=[export], guards=[access.staff]), forgotten]
+    )
+    with pytest.raises(ImproperlyConfiguredException, match="/v1/forgotten has 0 access rules"):
+        access.check_routes(app)
+
+
+def test_two_rules_on_one_route_stop_the_app(tmp_path: Path) -> None:
+    access = Access(settings_for(tmp_path))
+    inner = Router(path="/", route_handlers=[forgotten], guards=[access.client])
+    app = Litestar(route_handlers=[Router(path="/", route_handlers=[inner], guards=[access.public])])
+    with pytest.raises(ImproperlyConfiguredException, match="has 2 access rules"):
+        access.check_routes(app)
+
+
+def test_a_staff_page_under_the_public_rule_stops_the_app(tmp_path: Path) -> None:
+    access = Access(settings_for(tmp_path))
+    app = Litestar(route_handlers=[Router(path="/", route_handlers=[export], guards=[access.public])])
+    with pytest.raises(ImproperlyConfiguredException, match="guarded as 'public'; its path needs 'staff'"):
+        access.check_routes(app)
+
+
+def test_the_routes_of_one_rule_draw_from_one_bucket_per_key(tmp_path: Path) -> None:
+    """Litestar copies each router it registers; the rule's limiter is still the app's one."""
+    app = create_app(settings_for(tmp_path, rate_limit_burst=1, rate_limit_per_minute=1.0))
+    client = TestClient(app)  # not entered: no services, so a request that passes its guard is a 503
+    key = {"Authorization": f"Bearer {CLIENT_KEY}"}
+    assert client.get("/v1/models", headers=key).status_code == 503  # passed the guard: not ready
+    limited = client.post("/v1/verify", headers=key, json={})
+    assert limited.status_code == 429
+    assert limited.json()["error"]["type"] == "rate_limit_error"
+    assert int(limited.headers["retry-after"]) >= 1
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "headers", "status"),
+    [
+        ("OPTIONS", "/v1/chat/completions", {}, 401),  # the automatic OPTIONS route keeps its router's rule
+        ("OPTIONS", "/audit", {"Authorization": f"Bearer {CLIENT_KEY}"}, 403),
+        ("GET", "/clinician", {"Authorization": f"Bearer {CLIENT_KEY}"}, 403),
+        ("GET", "/v1/models", {"Authorization": f"Bearer {CLINICIAN_KEY}"}, 403),
+        ("GET", "/healthz", {}, 200),
+    ],
+)
+def test_each_group_of_routes_asks_for_its_credential(
+    tmp_path: Path, method: str, path: str, headers: dict[str, str], status: int
+) -> None:
+    client = TestClient(create_app(settings_for(tmp_path)))
+    response = client.request(method, path, headers=headers)
+    assert response.status_code == status, response.text
+    if status >= 400:
+        assert set(response.json()["error"]) == {"message", "type", "param", "code"}
+
+
+def test_a_browser_is_sent_to_the_login_form_by_the_staff_rule(tmp_path: Path) -> None:
+    client = TestClient(create_app(settings_for(tmp_path)))
+    response = client.get("/audit?outcome=refused", headers={"Accept": "text/html"}, follow_redirects=False)
+    assert response.status_code == 303
+    assert response.headers["location"] == "/clinician/login?next=/audit%3Foutcome%3Drefused"
