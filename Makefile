@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: serve test install system-deps lint typecheck unit bench clean
+.PHONY: serve test install system-deps lint typecheck unit bench screenshots clean
 
 ## Create the virtual environment and install everything pinned (torch CPU 2.13.0, offline MiniLM).
 install: $(STAMP)
@@ -39,6 +39,11 @@ typecheck: install
 ## Install everything (Python and Debian packages) and run every check and test.
 test: install system-deps lint typecheck
 	$(BIN)/pytest -q -p no:cacheprovider -n 2 --dist loadfile --durations=15
+
+## Refresh docs/screenshot-patient.png and docs/screenshot-clinician.png (the browser tests, writing
+## their screenshots into docs/; a plain test run writes them into a temporary directory).
+screenshots: install system-deps
+	SCREENSHOTS_DIR=$(CURDIR)/docs $(BIN)/pytest -q -p no:cacheprovider tests/browser
 
 bench: install
 	$(BIN)/python bench/bench_gateway.py

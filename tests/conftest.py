@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,92 @@ def module_services(embedder, fixture_store, tmp_path_factory) -> Iterator[Calla
     yield factory
     for services in built:
         services.audit.close()
+
+
+# --- the scripted upstream and gateways over it ----------------------------------------------------
+
+GATEWAY_SETTINGS_NAME = "GATEWAY_SETTINGS"
+"""A test module may set ``GATEWAY_SETTINGS = {...}`` (settings keywords) for its ``gateway`` and
+``shared_gateway`` fixtures; ``"scripted_upstream": False`` leaves the upstream unset (the built-in
+extractive responder answers)."""
+
+Gateway = tuple[Any, str, Any]
+"""A running gateway as the fixtures give it: ``(scripted upstream, base URL, services)``."""
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[tuple[Any, str]]:
+    """One scripted OpenAI-compatible upstream on loopback per test module: ``(scripted, base_url)``;
+    the gateway fixtures reset it for each test."""
+    from gateway.testing import running_upstream
+
+    with running_upstream() as (scripted, base_url):
+        yield scripted, base_url
+
+
+def _gateway_factory(
+    upstream: tuple[Any, str], build: Callable[..., Any], stack: ExitStack, reuse: bool
+) -> Callable[..., Gateway]:
+    from tests.support.stack import running_gateway
+
+    scripted, base_url = upstream
+    started: dict[str, Gateway] = {}
+
+    def start(
+        *, scripted_upstream: bool = True, prepare: Callable[[Any], Any] | None = None, **settings: Any
+    ) -> Gateway:
+        key = repr((scripted_upstream, prepare, sorted(settings.items())))
+        if reuse and key in started:
+            return started[key]
+        if scripted_upstream:
+            settings = {"upstream_base_url": base_url, "upstream_retries": 0, **settings}
+        services = build(**settings)
+        if prepare is not None:
+            services = prepare(services)
+        started[key] = (scripted, stack.enter_context(running_gateway(services)), services)
+        return started[key]
+
+    return start
+
+
+@pytest.fixture
+def start_gateway(upstream, make_services) -> Iterator[Callable[..., Gateway]]:  # type: ignore[no-untyped-def]
+    """Start gateways of this test: ``start_gateway(prepare=..., **settings)`` gives ``(scripted, url,
+    services)`` over fresh services (``prepare`` may change them before serving), wired to the module's
+    scripted upstream (reset here, no retries) unless ``scripted_upstream=False``; all stop after the
+    test."""
+    upstream[0].reset()
+    with ExitStack() as stack:
+        yield _gateway_factory(upstream, make_services, stack, reuse=False)
+
+
+@pytest.fixture(scope="module")
+def start_module_gateway(upstream, module_services) -> Iterator[Callable[..., Gateway]]:  # type: ignore[no-untyped-def]
+    """Like ``start_gateway`` for gateways that a module's tests share (``module_services``): a call with
+    the same arguments as an earlier one in the module returns that gateway (the caller resets the
+    scripted upstream)."""
+    with ExitStack() as stack:
+        yield _gateway_factory(upstream, module_services, stack, reuse=True)
+
+
+@pytest.fixture
+def gateway(request, start_gateway) -> Gateway:  # type: ignore[no-untyped-def]
+    """A gateway of this test alone, with the module's ``GATEWAY_SETTINGS``: for tests that change its
+    services or count what it recorded from zero."""
+    return start_gateway(**getattr(request.module, GATEWAY_SETTINGS_NAME, {}))  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def module_gateway(request, start_module_gateway) -> Gateway:  # type: ignore[no-untyped-def]
+    return start_module_gateway(**getattr(request.module, GATEWAY_SETTINGS_NAME, {}))  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def shared_gateway(module_gateway) -> Gateway:  # type: ignore[no-untyped-def]
+    """One gateway for the module's tests (``GATEWAY_SETTINGS``), its scripted upstream reset for each
+    test: for tests that only read it, or count relative to what they saw before."""
+    module_gateway[0].reset()
+    return module_gateway  # type: ignore[no-any-return]
 
 
 # --- shared services of a replicated deployment (issue 16): real servers on loopback -------------

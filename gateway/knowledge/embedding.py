@@ -286,6 +286,24 @@ class Embedder:
         with self._mutex:
             return len(self._cache)
 
+    @property
+    def cached_texts(self) -> tuple[str, ...]:
+        """The texts whose vectors the query cache holds, least recently used first (read-only)."""
+        with self._mutex:
+            return tuple(self._cache)
+
+    @property
+    def waiting(self) -> int:
+        """Callers queued for the next model call while another call runs (read-only)."""
+        with self._mutex:
+            return len(self._queue)
+
+    @property
+    def busy(self) -> bool:
+        """Whether a model call is running for queued callers now (read-only)."""
+        with self._mutex:
+            return self._busy
+
     def _cached(self, text: str) -> Vector | None:
         if len(text) > CACHEABLE_CHARS:
             return None

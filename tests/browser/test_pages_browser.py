@@ -2,12 +2,15 @@
 
 Covers: a patient asks and sees a streamed, cited answer with tier badges; refusals and emergency
 messages are set apart; a clinician signs in, opens the clinician view and selects a claim (by
-keyboard) to see its evidence span; the audit list filters and opens a detail page. Saves the two
-screenshots the README shows (docs/screenshot-patient.png, docs/screenshot-clinician.png).
+keyboard) to see its evidence span; the audit list filters and opens a detail page. Takes the two
+screenshots the README shows into a temporary directory; ``make screenshots`` runs these tests with
+``SCREENSHOTS_DIR=docs`` to refresh docs/screenshot-patient.png and docs/screenshot-clinician.png (a test
+run never writes into the repository).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,7 +35,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 CLINICIAN_KEY = "browser-clinician-key"
 PAGE_KEY = "browser-page-key"
 DOSE = "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours."
@@ -72,6 +75,21 @@ def stack(embedder, fixture_store, tmp_path_factory) -> Iterator[tuple[Any, str,
                 yield scripted, url, services
         finally:
             services.audit.close()
+
+
+@pytest.fixture(scope="module")
+def screenshots(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
+    """Where the screenshots go: ``SCREENSHOTS_DIR`` when set (``make screenshots`` sets it to docs/),
+    otherwise a temporary directory."""
+    chosen = os.environ.get("SCREENSHOTS_DIR")
+    directory = Path(chosen) if chosen else tmp_path_factory.mktemp("screenshots")
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def save_screenshot(page: Any, path: Path) -> None:
+    page.screenshot(path=str(path), full_page=True)
+    assert path.read_bytes().startswith(PNG_SIGNATURE)
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +143,7 @@ def sign_in(page: Any, url: str, next_path: str) -> None:
     page.wait_for_url(f"{url}{next_path}")
 
 
-def test_patient_sees_a_streamed_cited_answer_with_tier_badges(page, stack) -> None:  # type: ignore[no-untyped-def]
+def test_patient_sees_a_streamed_cited_answer_with_tier_badges(page, stack, screenshots) -> None:  # type: ignore[no-untyped-def]
     scripted, url, _ = stack
     scripted.queue(cited_answer())
     sent: list[dict[str, Any]] = []
@@ -167,8 +185,7 @@ def test_patient_sees_a_streamed_cited_answer_with_tier_badges(page, stack) -> N
     assert page.evaluate("location.hash").startswith("#src-req_")
     assert page.locator("#status").inner_text() == "Answer ready."
     page.get_by_label("Your question").fill("")
-    DOCS.mkdir(exist_ok=True)
-    page.screenshot(path=str(DOCS / "screenshot-patient.png"), full_page=True)
+    save_screenshot(page, screenshots / "screenshot-patient.png")
 
 
 def test_refusal_and_emergency_messages_are_set_apart(page, stack) -> None:  # type: ignore[no-untyped-def]
@@ -193,7 +210,7 @@ def test_refusal_and_emergency_messages_are_set_apart(page, stack) -> None:  # t
     assert len(set(colours)) == 2  # the emergency looks different from the refusal
 
 
-def test_clinician_selects_a_claim_and_sees_the_evidence_span(page, stack) -> None:  # type: ignore[no-untyped-def]
+def test_clinician_selects_a_claim_and_sees_the_evidence_span(page, stack, screenshots) -> None:  # type: ignore[no-untyped-def]
     scripted, url, _ = stack
     scripted.queue(cited_answer(with_fabrication=True))
     response = httpx.post(
@@ -228,7 +245,7 @@ def test_clinician_selects_a_claim_and_sees_the_evidence_span(page, stack) -> No
     assert removed.locator(".reason").inner_text() != ""
 
     claims.first.click()
-    page.screenshot(path=str(DOCS / "screenshot-clinician.png"), full_page=True)
+    save_screenshot(page, screenshots / "screenshot-clinician.png")
 
 
 def test_audit_list_filters_and_opens_a_detail_page(page, stack) -> None:  # type: ignore[no-untyped-def]

@@ -12,19 +12,18 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
 from gateway.audit import AuditFilter
-from gateway.testing import Reply, ScriptedUpstream, running_upstream, serve_in_thread
+from gateway.testing import Reply, serve_in_thread
 from gateway.web.app import create_app
 from tests.support import cleanup_scenarios as s
 from tests.support.cleanup_stack import pin_chat_verifier, policy_copy
 from tests.support.stack import running_gateway
+from tests.support.waiting import wait_until
 
 HELD_REWRITE = s.contract_answer(
     f"{s.m(s.DOSE, 1)} {s.m(s.FABRICATED, 1)} {s.m(s.GAP, 1)}",
@@ -35,12 +34,6 @@ HELD_REWRITE = s.contract_answer(
     ],
 )
 """A verified first sentence, then a claim whose (held) rewrite keeps the stream waiting."""
-
-
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[tuple[ScriptedUpstream, str]]:
-    with running_upstream() as (scripted, base_url):
-        yield scripted, base_url
 
 
 @pytest.fixture
@@ -68,14 +61,6 @@ def metric(url: str, series: str) -> float:
     raise AssertionError(f"{series} not exported")
 
 
-def wait_for(condition: Any, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        time.sleep(0.05)
-
-
 def rows(services: Any) -> list[Any]:
     return services.audit.list(AuditFilter(limit=1000))
 
@@ -96,7 +81,7 @@ def test_client_disconnect_mid_stream_is_recorded_with_what_was_sent(gateway_ser
                     received += json.loads(line[6:])["choices"][0]["delta"].get("content") or ""
                 if received:
                     break  # the client goes away while the rewrite is still held
-        wait_for(lambda: rows(services) and rows(services)[0].outcome != "incomplete")
+        wait_until(lambda: rows(services) and rows(services)[0].outcome != "incomplete", "the row completed")
         release.set()
         disconnected = metric(url, 'gateway_requests_total{outcome="client_disconnected"}')
     (row,) = rows(services)
@@ -141,7 +126,7 @@ def test_graceful_stop_with_a_request_in_flight_records_it(gateway_services) -> 
     with serve_in_thread(app) as url:
         caller = threading.Thread(target=call, args=(url,))
         caller.start()
-        wait_for(lambda: len(scripted.requests) == 1)
+        wait_until(lambda: len(scripted.requests) == 1, "the upstream received the call")
     # the server stopped (graceful timeout 2 s) while the draft was still hanging
     caller.join(timeout=30)
     hang.set()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 import httpx
-import pytest
 
 from gateway.audit import AuditFilter
 from gateway.settings import Secret
@@ -16,22 +15,12 @@ from tests.integration.test_pages_and_audit import (
     answer_with_removed_claim,
     ask,
 )
-from tests.support.stack import running_gateway
 
-
-@pytest.fixture
-def gateway(upstream, make_services):  # type: ignore[no-untyped-def]
-    scripted, base_url = upstream
-    scripted.reset()
-    services = make_services(
-        upstream_base_url=base_url,
-        upstream_retries=0,
-        upstream_timeout=5.0,
-        clinician_keys=(Secret(CLINICIAN_KEY),),
-        page_api_key=Secret(PAGE_KEY),
-    )
-    with running_gateway(services) as url:
-        yield scripted, url, services
+GATEWAY_SETTINGS = {
+    "upstream_timeout": 5.0,
+    "clinician_keys": (Secret(CLINICIAN_KEY),),
+    "page_api_key": Secret(PAGE_KEY),
+}
 
 
 def test_the_api_the_clinician_view_and_the_audit_record_show_the_same_tier(gateway) -> None:  # type: ignore[no-untyped-def]

@@ -16,13 +16,7 @@ PARACETAMOL_DOSE = "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 ho
 PARACETAMOL_MAX = "Do not take more than 4 g of paracetamol in 24 hours."
 
 
-@pytest.fixture
-def gateway(upstream, make_services):  # type: ignore[no-untyped-def]
-    scripted, base_url = upstream
-    scripted.reset()
-    services = make_services(upstream_base_url=base_url, upstream_retries=0, upstream_timeout=5.0)
-    with running_gateway(services) as url:
-        yield scripted, url, services
+GATEWAY_SETTINGS = {"upstream_timeout": 5.0}
 
 
 def supported_answer() -> str:
@@ -32,8 +26,8 @@ def supported_answer() -> str:
     )
 
 
-def test_non_streaming_answer_parses_with_the_sdk_and_carries_trust(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, _services = gateway
+def test_non_streaming_answer_parses_with_the_sdk_and_carries_trust(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _services = shared_gateway
     scripted.queue(supported_answer())
     client = openai_client(url)
     completion = client.chat.completions.create(
@@ -60,8 +54,8 @@ def test_non_streaming_answer_parses_with_the_sdk_and_carries_trust(gateway) -> 
     assert "response_format" not in sent  # docs/contract.md: the draft is JSON Lines, not one object
 
 
-def test_streaming_answer_is_consumed_by_the_sdk_iterator(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, _ = gateway
+def test_streaming_answer_is_consumed_by_the_sdk_iterator(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = shared_gateway
     scripted.queue(supported_answer())
     client = openai_client(url)
     stream = client.chat.completions.create(
@@ -84,8 +78,8 @@ def test_streaming_answer_is_consumed_by_the_sdk_iterator(gateway) -> None:  # t
     assert trust["summary"]["supported"] == 2
 
 
-def test_raw_stream_ends_with_done(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, _ = gateway
+def test_raw_stream_ends_with_done(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = shared_gateway
     scripted.queue(supported_answer())
     with httpx.stream(
         "POST",
@@ -103,8 +97,8 @@ def test_raw_stream_ends_with_done(gateway) -> None:  # type: ignore[no-untyped-
     assert lines[-1] == "data: [DONE]"
 
 
-def test_fabricated_quote_is_removed_and_the_rest_kept(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, _ = gateway
+def test_fabricated_quote_is_removed_and_the_rest_kept(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = shared_gateway
     fabricated = "Paracetamol cures migraines within ten minutes."
     scripted.queue(
         contract_answer(
@@ -143,29 +137,19 @@ def test_fabricated_quote_is_removed_and_the_rest_kept(gateway) -> None:  # type
         (Reply(delay=3.0, content="late"), "upstream_error"),
     ],
 )
-def test_upstream_failures_become_safe_refusals(gateway, reply, reason, make_services) -> None:  # type: ignore[no-untyped-def]
-    scripted, _, _ = gateway
-    scripted.reset()
-    services = make_services(
-        upstream_base_url=f"{scripted_base(gateway)}", upstream_retries=0, upstream_timeout=1.0
-    )
+def test_upstream_failures_become_safe_refusals(start_gateway, reply, reason) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = start_gateway(upstream_timeout=1.0)
     scripted.queue(reply)
-    with running_gateway(services) as url:
-        completion = openai_client(url).chat.completions.create(
-            model="m", messages=[{"role": "user", "content": "How much paracetamol can an adult take?"}]
-        )
-        metrics = httpx.get(f"{url}/metrics").text
+    completion = openai_client(url).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "How much paracetamol can an adult take?"}]
+    )
+    metrics = httpx.get(f"{url}/metrics").text
     trust = completion.model_extra["trust"]
     assert trust["summary"]["refused"] is True
     assert trust["summary"]["reason"] == reason
     assert "could not produce a checked answer" in completion.choices[0].message.content
     assert "late" not in completion.choices[0].message.content
     assert 'gateway_requests_total{outcome="error"} 1.0' in metrics
-
-
-def scripted_base(gateway) -> str:  # type: ignore[no-untyped-def]
-    _, _, services = gateway
-    return services.settings.upstream_base_url
 
 
 def test_connection_refused_is_a_safe_refusal(make_services) -> None:  # type: ignore[no-untyped-def]
@@ -181,8 +165,8 @@ def test_connection_refused_is_a_safe_refusal(make_services) -> None:  # type: i
     assert 'gateway_upstream_errors_total{type="connection"} 1.0' in metrics
 
 
-def test_models_health_ready_and_metrics(gateway) -> None:  # type: ignore[no-untyped-def]
-    _, url, services = gateway
+def test_models_health_ready_and_metrics(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    _, url, services = shared_gateway
     models = openai_client(url).models.list()
     assert [m.id for m in models.data] == [services.settings.model_name]
     assert httpx.get(f"{url}/healthz").json() == {"status": "ok"}
@@ -232,8 +216,8 @@ BAD_BODIES = [
 
 
 @pytest.mark.parametrize(("body", "code", "param"), BAD_BODIES)
-def test_bad_requests_get_openai_errors_naming_the_field(gateway, body, code, param) -> None:  # type: ignore[no-untyped-def]
-    _, url, _ = gateway
+def test_bad_requests_get_openai_errors_naming_the_field(shared_gateway, body, code, param) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = shared_gateway
     response = httpx.post(
         f"{url}/v1/chat/completions", content=body, headers={"content-type": "application/json"}
     )
@@ -245,8 +229,8 @@ def test_bad_requests_get_openai_errors_naming_the_field(gateway, body, code, pa
     assert error["message"]
 
 
-def test_oversized_body_is_rejected_with_413(gateway) -> None:  # type: ignore[no-untyped-def]
-    _, url, services = gateway
+def test_oversized_body_is_rejected_with_413(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    _, url, services = shared_gateway
     big = "x" * (services.settings.max_body_bytes + 10)
     response = httpx.post(
         f"{url}/v1/chat/completions",
@@ -256,16 +240,16 @@ def test_oversized_body_is_rejected_with_413(gateway) -> None:  # type: ignore[n
     assert response.json()["error"]["code"] == "request_too_large"
 
 
-def test_sdk_raises_its_own_error_type_for_gateway_4xx(gateway) -> None:  # type: ignore[no-untyped-def]
-    _, url, _ = gateway
+def test_sdk_raises_its_own_error_type_for_gateway_4xx(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = shared_gateway
     with pytest.raises(openai.BadRequestError) as info:
         openai_client(url).chat.completions.create(model="m", messages=[])
     assert info.value.body["param"] == "messages"  # type: ignore[index]
 
 
-def test_server_timing_names_every_stage_and_its_total_covers_them(gateway) -> None:  # type: ignore[no-untyped-def]
+def test_server_timing_names_every_stage_and_its_total_covers_them(shared_gateway) -> None:  # type: ignore[no-untyped-def]
     """``total`` is the whole time the gateway held the request: badges, the audit commit and JSON too."""
-    scripted, url, services = gateway
+    scripted, url, services = shared_gateway
     scripted.queue(supported_answer())
     response = httpx.post(
         f"{url}/v1/chat/completions",

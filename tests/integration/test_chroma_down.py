@@ -6,7 +6,6 @@ process holds is answered from the last committed version, as any search is betw
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +18,7 @@ from gateway.settings import Secret
 from gateway.testing import running_upstream
 from tests.conftest import FIXTURE_KB
 from tests.support.stack import running_gateway
+from tests.support.waiting import answers_ok, wait_until
 
 pytestmark = pytest.mark.slow
 KEY = "chroma-down-key"
@@ -85,10 +85,9 @@ def test_chroma_down_is_a_counted_audited_refusal_and_unready(embedder, tmp_path
             assert services.audit.count() == 2
         finally:
             chroma.start()
-        deadline = time.monotonic() + 90
-        while httpx.get(f"{url}/readyz", timeout=30).status_code != 200:
-            assert time.monotonic() < deadline
-            time.sleep(0.5)
+        wait_until(
+            lambda: answers_ok(f"{url}/readyz", 30), "the gateway ready again after chroma returned", 90
+        )
         again = httpx.post(f"{url}/v1/chat/completions", json=BODY, headers=HEADERS, timeout=60)
         assert again.json()["trust"]["summary"]["refused"] is False
 

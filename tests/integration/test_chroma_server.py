@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -16,6 +15,7 @@ import pytest
 
 from gateway.testing import free_port, serve_in_thread
 from tests.conftest import FIXTURE_KB, REPO
+from tests.support.waiting import answers_ok, wait_until
 
 pytestmark = pytest.mark.slow
 CHROMA = Path(sys.executable).parent / "chroma"
@@ -35,18 +35,15 @@ def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/api/v2/heartbeat", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(
-                    "chroma server did not start: " + (path / "server.log").read_text(errors="replace")
-                )
-            time.sleep(0.2)
+
+        def up() -> bool:
+            if process.poll() is not None:
+                pytest.fail("chroma server exited: " + (path / "server.log").read_text(errors="replace"))
+            return answers_ok(f"{url}/api/v2/heartbeat", 1)
+
+        wait_until(
+            up, lambda: "chroma server did not start: " + (path / "server.log").read_text(errors="replace")
+        )
         yield url
     finally:
         process.terminate()
@@ -137,14 +134,12 @@ def test_ingest_cli_and_two_gateways_share_one_chroma_server(
 
         writer = ChromaStore.open(Settings(data_dir=tmp_path / "w", chroma_url=chroma_url), embedder)
         assert Ingestor(writer, embedder).run(iter_manifest(changed)).summary.added == 1
-        committed = time.monotonic()
         for url in urls:
-            while True:
+
+            def top(url: str = url) -> str:
                 found = httpx.post(
                     f"{url}/v1/retrieve", json={"query": "tranexamic acid", "k": 1}, timeout=30
                 )
-                top = found.json()["passages"][0]["document_id"]
-                if top == "mouthwash" or time.monotonic() - committed > 10:
-                    break
-                time.sleep(0.2)
-            assert top == "mouthwash"
+                return str(found.json()["passages"][0]["document_id"])
+
+            wait_until(lambda: top() == "mouthwash", f"{url} retrieves the changed document first", 30, 0.2)

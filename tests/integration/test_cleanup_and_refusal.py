@@ -8,47 +8,35 @@ not on the verifier of the day.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from gateway.services import Services
-from gateway.testing import ScriptedUpstream, running_upstream
+from gateway.testing import ScriptedUpstream
 from gateway.web.disclosure import Disclosure
 from tests.support import cleanup_scenarios as s
-from tests.support.cleanup_stack import pin_chat_verifier, policy_copy
-from tests.support.stack import openai_client, running_gateway
+from tests.support.cleanup_stack import keyed_policy_copy, pin_chat_verifier
+from tests.support.stack import openai_client
 
 DISCLOSURE = Disclosure().suffix
 Ask = Callable[[str], tuple[str, dict[str, Any]]]
 
 
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[tuple[ScriptedUpstream, str]]:
-    with running_upstream() as (scripted, base_url):
-        yield scripted, base_url
-
-
 @pytest.fixture
-def gateway(upstream, make_services, tmp_path):  # type: ignore[no-untyped-def]
-    """Start a gateway with policy overrides; returns (scripted upstream, ask)."""
-    scripted, base_url = upstream
-    scripted.reset()
-    stack: list[Any] = []
+def gateway_for(start_module_gateway, upstream, tmp_path_factory):  # type: ignore[no-untyped-def]
+    """Start a gateway with policy overrides (the module's tests share one per policy); returns
+    (scripted upstream, ask)."""
+    upstream[0].reset()
+    policies = tmp_path_factory.getbasetemp() / "cleanup-policies"
 
     def start(context: str = "general", **cleanup: Any) -> tuple[ScriptedUpstream, Ask]:
-        policy_dir = policy_copy(tmp_path / f"p{len(stack)}", **{"rewriter": "extractive", **cleanup})
-        services: Services = make_services(  # the clinician-facing trust object: removed texts included
-            upstream_base_url=base_url,
-            upstream_retries=0,
-            policy_dir=policy_dir,
+        scripted, url, _ = start_module_gateway(  # the clinician-facing trust object: removed texts included
+            prepare=pin_chat_verifier,
+            policy_dir=keyed_policy_copy(policies, **{"rewriter": "extractive", **cleanup}),
             context=context,
             trust_include_removed_text=True,
         )
-        manager = running_gateway(pin_chat_verifier(services))
-        url = manager.__enter__()
-        stack.append(manager)
 
         def ask(question: str) -> tuple[str, dict[str, Any]]:
             completion = openai_client(url).chat.completions.create(
@@ -60,17 +48,15 @@ def gateway(upstream, make_services, tmp_path):  # type: ignore[no-untyped-def]
 
         return scripted, ask
 
-    yield start
-    for manager in stack:
-        manager.__exit__(None, None, None)
+    return start
 
 
 def outcomes(trust: dict[str, Any]) -> list[str]:
     return [c["outcome"] for c in trust["claims"]]
 
 
-def test_fully_supported_answer_reaches_the_patient_unchanged(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway()
+def test_fully_supported_answer_reaches_the_patient_unchanged(gateway_for) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway_for()
     scripted.queue(s.SUPPORTED)
     text, trust = ask(s.PARACETAMOL_Q)
     assert text == s.SUPPORTED_TEXT
@@ -78,8 +64,8 @@ def test_fully_supported_answer_reaches_the_patient_unchanged(gateway) -> None: 
     assert trust["summary"]["refused"] is False
 
 
-def test_fabricated_quote_is_removed_and_the_rest_kept(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway()
+def test_fabricated_quote_is_removed_and_the_rest_kept(gateway_for) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway_for()
     scripted.queue(s.FABRICATED_QUOTE)
     text, trust = ask(s.PARACETAMOL_Q)
     assert text == s.FABRICATED_QUOTE_TEXT
@@ -87,8 +73,8 @@ def test_fabricated_quote_is_removed_and_the_rest_kept(gateway) -> None:  # type
     assert trust["claims"][2]["reason"].startswith("no anchored quote to rewrite from")
 
 
-def test_wrong_dose_is_rewritten_from_the_source_and_verified(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway()
+def test_wrong_dose_is_rewritten_from_the_source_and_verified(gateway_for) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway_for()
     scripted.queue(s.WRONG_DOSE_ANSWER)
     text, trust = ask(s.PARACETAMOL_Q)
     assert text == s.WRONG_DOSE_FIXED_TEXT
@@ -98,8 +84,8 @@ def test_wrong_dose_is_rewritten_from_the_source_and_verified(gateway) -> None: 
     assert len(scripted.requests) == 1  # the rewrite to the source needs no model call
 
 
-def test_wrong_dose_refuses_when_rewriting_is_off(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway(rewrite=False)
+def test_wrong_dose_refuses_when_rewriting_is_off(gateway_for) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway_for(rewrite=False)
     scripted.queue(s.WRONG_DOSE_ANSWER)
     text, trust = ask(s.PARACETAMOL_Q)
     assert text == s.SAFETY_CRITICAL_REFUSAL
@@ -107,8 +93,8 @@ def test_wrong_dose_refuses_when_rewriting_is_off(gateway) -> None:  # type: ign
     assert trust["summary"]["detail"] == f"a safety-critical claim failed verification: {s.WRONG_DOSE!r}"
 
 
-def test_wrong_dose_rewritten_by_the_upstream_model(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway(rewriter="upstream")
+def test_wrong_dose_rewritten_by_the_upstream_model(gateway_for) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway_for(rewriter="upstream")
     scripted.queue(s.WRONG_DOSE_ANSWER, json.dumps({"rewrite": s.DOSE, "quote": s.DOSE[:-1]}))
     text, trust = ask(s.PARACETAMOL_Q)
     assert text == s.WRONG_DOSE_FIXED_TEXT
@@ -118,8 +104,8 @@ def test_wrong_dose_rewritten_by_the_upstream_model(gateway) -> None:  # type: i
     assert s.WRONG_DOSE in rewrite_call["messages"][1]["content"]
 
 
-def test_bad_rewriter_output_falls_back_to_the_quoted_source_sentence(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway(rewriter="upstream")
+def test_bad_rewriter_output_falls_back_to_the_quoted_source_sentence(gateway_for) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway_for(rewriter="upstream")
     scripted.queue(s.WRONG_DOSE_ANSWER, "Sure, adults can take 1 g.")
     text, trust = ask(s.PARACETAMOL_Q)
     assert text == s.WRONG_DOSE_FIXED_TEXT
@@ -129,16 +115,16 @@ def test_bad_rewriter_output_falls_back_to_the_quoted_source_sentence(gateway) -
     assert "not the JSON asked for" in fixed["reason"]
 
 
-def test_a_wrong_dose_without_an_anchored_quote_is_removed_and_refuses(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway()
+def test_a_wrong_dose_without_an_anchored_quote_is_removed_and_refuses(gateway_for) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway_for()
     scripted.queue(s.WRONG_DOSE_UNQUOTED)
     text, trust = ask(s.PARACETAMOL_Q)
     assert text == s.SAFETY_CRITICAL_REFUSAL
     assert trust["claims"][0]["reason"].startswith("no anchored quote to rewrite from")
 
 
-def test_claim_without_a_citation_gets_the_marker_of_its_passage(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway()
+def test_claim_without_a_citation_gets_the_marker_of_its_passage(gateway_for) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway_for()
     scripted.queue(s.NO_CITATION)
     text, trust = ask(s.PARACETAMOL_Q)
     assert text == s.NO_CITATION_TEXT
@@ -146,20 +132,20 @@ def test_claim_without_a_citation_gets_the_marker_of_its_passage(gateway) -> Non
     assert trust["claims"][1]["badge"]["source_id"] == "1"
 
 
-def test_entirely_unsupported_answer_is_refused(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway()
+def test_entirely_unsupported_answer_is_refused(gateway_for) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway_for()
     scripted.queue(s.ALL_UNSUPPORTED)
     text, trust = ask(s.PARACETAMOL_Q)
     assert text == s.NO_CLAIM_REFUSAL
     assert (trust["summary"]["reason"], outcomes(trust)) == ("no_claim_survived", ["removed", "removed"])
 
 
-def test_a_planted_instruction_never_reaches_the_model(gateway) -> None:  # type: ignore[no-untyped-def]
+def test_a_planted_instruction_never_reaches_the_model(gateway_for) -> None:  # type: ignore[no-untyped-def]
     """The fixture's hay-fever document carries a planted instruction. The store drops it from every
     passage it returns (issue #32: instructions are not knowledge), so the model never reads it and
     nothing can quote or be rewritten to it; a claim repeating it anyway is caught by cleanup (unit
     tests: test_cleanup.py, test_instruction_text.py)."""
-    scripted, ask = gateway()
+    scripted, ask = gateway_for()
     scripted.queue(s.ANTIHISTAMINE_ONLY)
     text, trust = ask(s.HAY_FEVER_Q)
     assert "Antihistamine tablets" in text
@@ -171,8 +157,8 @@ def test_a_planted_instruction_never_reaches_the_model(gateway) -> None:  # type
     assert not any("Ignore previous instructions" in source["text"] for source in trust["sources"])
 
 
-def test_emergency_with_a_routine_question_gets_only_the_safety_message(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway()
+def test_emergency_with_a_routine_question_gets_only_the_safety_message(gateway_for) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway_for()
     text, trust = ask(s.EMERGENCY_WITH_ROUTINE_Q)
     assert text == s.EMERGENCY_WITH_ROUTINE
     assert (trust["scope"], trust["summary"]["reason"]) == ("emergency", "emergency")
@@ -203,16 +189,16 @@ def test_emergency_with_a_routine_question_gets_only_the_safety_message(gateway)
         ),
     ],
 )
-def test_general_context_refusals(gateway, question, expected, reason) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway()
+def test_general_context_refusals(gateway_for, question, expected, reason) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway_for()
     text, trust = ask(question)
     assert text == expected
     assert trust["summary"]["reason"] == reason
     assert scripted.requests == []
 
 
-def test_several_questions_answer_one_and_decline_the_other(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway()
+def test_several_questions_answer_one_and_decline_the_other(gateway_for) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway_for()
     scripted.queue(s.SUPPORTED)
     text, _ = ask(f"{s.PARACETAMOL_Q} What is the capital of France?")
     assert text == (
@@ -229,8 +215,8 @@ EYE_UNIT = (
 )
 
 
-def test_cataract_context_answers_in_scope_refers_the_rest_and_catches_eye_emergencies(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway(context="cataract-followup")
+def test_cataract_context_answers_in_scope_refers_the_rest_and_catches_eye_emergencies(gateway_for) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = gateway_for(context="cataract-followup")
     drops = "Most people use the drops for about 4 weeks after the operation."
     scripted.queue(s.contract_answer(s.m(drops, 1), [(drops, [1], drops)]))
     assert ask("How long do I use the eye drops after cataract surgery?")[0] == s.m(drops, 1)

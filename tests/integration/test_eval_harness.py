@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -107,12 +106,10 @@ class StepClock:
         return self.now
 
 
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[tuple[ScriptedUpstream, str]]:
-    scripted = ScriptedUpstream()
-    scripted.responder = route
-    with serve_in_thread(scripted.app()) as url:
-        yield scripted, f"{url}/v1"
+@pytest.fixture(scope="module", autouse=True)
+def routed(upstream) -> None:  # type: ignore[no-untyped-def]
+    """The module's scripted upstream answers every question by ``route``."""
+    upstream[0].responder = route
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from typing import Any
 
 import httpx
@@ -24,6 +23,7 @@ from gateway.errors import StoreError, VerifierError
 from gateway.testing import Reply, ScriptedVerifier, contract_answer, free_port, running_upstream
 from tests.support.fault_server import running_fault_server
 from tests.support.stack import running_gateway
+from tests.support.waiting import wait_until
 
 QUESTION = "How much paracetamol can an adult take?"
 UNVERIFIED = "Paracetamol is best taken with seawater to double its strength"
@@ -227,10 +227,7 @@ def _post_in_thread(url: str, results: list[dict[str, Any]]) -> threading.Thread
 
 
 def _wait_for_requests(upstream: Any, n: int) -> None:
-    deadline = time.monotonic() + 20
-    while len(upstream.requests) < n:
-        assert time.monotonic() < deadline, "the upstream never received the first call"
-        time.sleep(0.02)
+    wait_until(lambda: len(upstream.requests) >= n, f"the upstream received {n} call(s)")
 
 
 @pytest.mark.parametrize(

@@ -24,19 +24,11 @@ PAGE_KEY = "page-key-123"
 CLIENT = {"authorization": f"Bearer {PAGE_KEY}"}
 
 
-@pytest.fixture
-def gateway(upstream, make_services):  # type: ignore[no-untyped-def]
-    scripted, base_url = upstream
-    scripted.reset()
-    services = make_services(
-        upstream_base_url=base_url,
-        upstream_retries=0,
-        upstream_timeout=5.0,
-        clinician_keys=(Secret(CLINICIAN_KEY), Secret("second-clinician-key")),
-        page_api_key=Secret(PAGE_KEY),
-    )
-    with running_gateway(services) as url:
-        yield scripted, url, services
+GATEWAY_SETTINGS = {
+    "upstream_timeout": 5.0,
+    "clinician_keys": (Secret(CLINICIAN_KEY), Secret("second-clinician-key")),
+    "page_api_key": Secret(PAGE_KEY),
+}
 
 
 QUESTION = "How much paracetamol can an adult take?"

@@ -4,16 +4,15 @@ and audit pages, and failing closed (503, counted, no answer text) when the data
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
 from gateway.settings import Secret
-from gateway.testing import Reply, contract_answer, running_upstream
+from gateway.testing import Reply, contract_answer
 from gateway.web.disclosure import Disclosure
-from tests.support.stack import running_gateway
+from tests.support.waiting import answers_ok, wait_until
 
 CLINICIAN_KEY = "clin-key-for-pg-tests"
 CLIENT_KEY = "client-key-for-pg-tests"
@@ -32,21 +31,17 @@ def answer() -> str:
 
 
 @pytest.fixture
-def gateway(make_services, audit_url: str) -> Iterator[tuple[Any, str, Any]]:  # type: ignore[no-untyped-def]
-    with running_upstream() as (scripted, base_url):
-        scripted.default = Reply(content=answer())
-        services = make_services(
-            upstream_base_url=base_url,
-            upstream_retries=0,
-            upstream_timeout=5.0,
-            clinician_keys=(Secret(CLINICIAN_KEY),),
-            api_keys=(Secret(CLIENT_KEY),),
-            audit_url=Secret(audit_url),
-            audit_timeout=1.0,
-        )
-        assert services.audit.backend == "postgres"
-        with running_gateway(services) as url:
-            yield services, url, audit_url
+def pg_gateway(start_gateway, audit_url: str) -> tuple[Any, str, str]:  # type: ignore[no-untyped-def]
+    scripted, url, services = start_gateway(
+        upstream_timeout=5.0,
+        clinician_keys=(Secret(CLINICIAN_KEY),),
+        api_keys=(Secret(CLIENT_KEY),),
+        audit_url=Secret(audit_url),
+        audit_timeout=1.0,
+    )
+    scripted.default = Reply(content=answer())
+    assert services.audit.backend == "postgres"
+    return services, url, audit_url
 
 
 def ask(url: str) -> httpx.Response:
@@ -58,10 +53,10 @@ def ask(url: str) -> httpx.Response:
     )
 
 
-def test_record_is_committed_in_postgres_before_the_reply_and_pages_read_it(gateway) -> None:  # type: ignore[no-untyped-def]
+def test_record_is_committed_in_postgres_before_the_reply_and_pages_read_it(pg_gateway) -> None:  # type: ignore[no-untyped-def]
     import psycopg
 
-    _services, url, audit_url = gateway
+    _services, url, audit_url = pg_gateway
     response = ask(url)
     assert response.status_code == 200
     body = response.json()
@@ -96,8 +91,10 @@ def test_record_is_committed_in_postgres_before_the_reply_and_pages_read_it(gate
     assert ready["audit"] == "postgres"
 
 
-def test_database_down_refuses_with_a_reason_counted_and_releases_no_text(gateway, postgres_server) -> None:  # type: ignore[no-untyped-def]
-    services, url, _ = gateway
+def test_database_down_refuses_with_a_reason_counted_and_releases_no_text(
+    pg_gateway, postgres_server
+) -> None:  # type: ignore[no-untyped-def]
+    services, url, _ = pg_gateway
     assert ask(url).status_code == 200
     postgres_server.stop()
     try:
@@ -122,10 +119,8 @@ def test_database_down_refuses_with_a_reason_counted_and_releases_no_text(gatewa
     finally:
         postgres_server.start()
     # back without a restart of the gateway, once its pool has reconnected (seconds)
-    deadline = time.monotonic() + 60
-    while httpx.get(f"{url}/readyz").status_code != 200:
-        assert time.monotonic() < deadline, "the gateway did not become ready after the database returned"
-        time.sleep(0.5)
-    print(f"ready again {60 - (deadline - time.monotonic()):.1f} s after the database restarted")
+    restarted = time.monotonic()
+    wait_until(lambda: answers_ok(f"{url}/readyz"), "the gateway ready again after the database returned")
+    print(f"ready again {time.monotonic() - restarted:.1f} s after the database restarted")
     assert ask(url).status_code == 200
     assert services.audit.count() == 2

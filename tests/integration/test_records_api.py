@@ -15,7 +15,6 @@ from gateway.errors import AuditError
 from gateway.settings import Secret
 from gateway.testing import contract_answer
 from gateway.web.disclosure import Disclosure
-from tests.support.stack import running_gateway
 
 CLINICIAN_KEY = "clin-key-for-tests-1"
 ADMIN_KEY = "admin-key-for-tests-1"
@@ -27,21 +26,13 @@ AUDIT_KEY = new_key_text("ward-1")
 QUESTION = f"My name is {NAME}, NHS number {NHS_NUMBER}. How much paracetamol can I take?"
 
 
-@pytest.fixture
-def gateway(upstream, make_services):  # type: ignore[no-untyped-def]
-    scripted, base_url = upstream
-    scripted.reset()
-    services = make_services(
-        upstream_base_url=base_url,
-        upstream_retries=0,
-        upstream_timeout=5.0,
-        api_keys=(Secret(CLIENT_KEY),),
-        clinician_keys=(Secret(CLINICIAN_KEY),),
-        admin_keys=(Secret(ADMIN_KEY),),
-        audit_key=Secret(AUDIT_KEY),
-    )
-    with running_gateway(services) as url:
-        yield scripted, url, services
+GATEWAY_SETTINGS = {
+    "upstream_timeout": 5.0,
+    "api_keys": (Secret(CLIENT_KEY),),
+    "clinician_keys": (Secret(CLINICIAN_KEY),),
+    "admin_keys": (Secret(ADMIN_KEY),),
+    "audit_key": Secret(AUDIT_KEY),
+}
 
 
 def ask(url: str, *, stream: bool = False) -> httpx.Response:

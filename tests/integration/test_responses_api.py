@@ -36,23 +36,11 @@ CLOSING = [
 ]
 
 
-@pytest.fixture(scope="module")
-def shared_gateway(upstream, module_services):  # type: ignore[no-untyped-def]
-    scripted, base_url = upstream
-    services = module_services(upstream_base_url=base_url, upstream_retries=0, upstream_timeout=5.0)
-    with running_gateway(services) as url:
-        yield scripted, url, services
+GATEWAY_SETTINGS = {"upstream_timeout": 5.0}
 
 
-@pytest.fixture
-def gateway(shared_gateway):  # type: ignore[no-untyped-def]
-    """One gateway for the module; the scripted upstream is reset for each test."""
-    shared_gateway[0].reset()
-    return shared_gateway
-
-
-def test_create_returns_verified_text_and_trust(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, services = gateway
+def test_create_returns_verified_text_and_trust(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, services = shared_gateway
     scripted.queue(supported_answer())
     before = services.audit.count()
     response = openai_client(url).responses.create(model="clinic-bot", input=QUESTION)
@@ -72,8 +60,8 @@ def test_create_returns_verified_text_and_trust(gateway) -> None:  # type: ignor
     assert response.id == "resp_" + trust["request_id"].removeprefix("req_")
 
 
-def test_instructions_and_multi_turn_input_reach_the_model(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, services = gateway
+def test_instructions_and_multi_turn_input_reach_the_model(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, services = shared_gateway
     scripted.queue(supported_answer())
     response = openai_client(url).responses.create(
         model="m",
@@ -101,8 +89,8 @@ def test_instructions_and_multi_turn_input_reach_the_model(gateway) -> None:  # 
     assert [m["role"] for m in record["messages"]] == ["system", "user", "assistant", "user"]
 
 
-def test_stream_helper_parses_every_typed_event(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, services = gateway
+def test_stream_helper_parses_every_typed_event(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, services = shared_gateway
     scripted.queue(supported_answer())
     before = services.audit.count()
     kinds: list[str] = []
@@ -122,8 +110,8 @@ def test_stream_helper_parses_every_typed_event(gateway) -> None:  # type: ignor
     assert services.audit.count() == before + 1
 
 
-def test_create_with_stream_true_yields_sequenced_events(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, _ = gateway
+def test_create_with_stream_true_yields_sequenced_events(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = shared_gateway
     scripted.queue(supported_answer())
     events = list(openai_client(url).responses.create(model="m", input=QUESTION, stream=True))
     assert [e.sequence_number for e in events] == list(range(len(events)))
@@ -136,8 +124,8 @@ def test_create_with_stream_true_yields_sequenced_events(gateway) -> None:  # ty
     assert completed.response.model_extra["trust"]["request_id"].startswith("req_")
 
 
-def test_emergency_never_reaches_the_model(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, _ = gateway
+def test_emergency_never_reaches_the_model(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = shared_gateway
     response = openai_client(url).responses.create(model="m", input=EMERGENCY_WITH_ROUTINE_Q)
     trust = response.model_extra["trust"]
     assert (trust["scope"], trust["summary"]["reason"]) == ("emergency", "emergency")
@@ -145,8 +133,8 @@ def test_emergency_never_reaches_the_model(gateway) -> None:  # type: ignore[no-
     assert scripted.requests == []
 
 
-def test_upstream_failure_is_a_safe_refusal_on_the_stream(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, _ = gateway
+def test_upstream_failure_is_a_safe_refusal_on_the_stream(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = shared_gateway
     scripted.queue(Reply(raw_body="this is not json"))
     with openai_client(url).responses.stream(model="m", input=QUESTION) as stream:
         final = stream.get_final_response()
@@ -156,8 +144,8 @@ def test_upstream_failure_is_a_safe_refusal_on_the_stream(gateway) -> None:  # t
     assert "this is not json" not in final.output_text
 
 
-def test_previous_response_id_is_refused_because_no_state_is_kept(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, services = gateway
+def test_previous_response_id_is_refused_because_no_state_is_kept(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, services = shared_gateway
     before = services.audit.count()
     with pytest.raises(openai.BadRequestError) as info:
         openai_client(url).responses.create(model="m", input=QUESTION, previous_response_id="resp_123")
@@ -169,8 +157,8 @@ def test_previous_response_id_is_refused_because_no_state_is_kept(gateway) -> No
     assert services.audit.count() == before  # a rejected request never reaches the pipeline
 
 
-def test_tools_are_refused_naming_the_field(gateway) -> None:  # type: ignore[no-untyped-def]
-    _, url, _ = gateway
+def test_tools_are_refused_naming_the_field(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = shared_gateway
     tool = {"type": "function", "name": "book", "parameters": {"type": "object", "properties": {}}}
     with pytest.raises(openai.BadRequestError) as info:
         openai_client(url).responses.create(model="m", input=QUESTION, tools=[tool])  # type: ignore[list-item]
@@ -214,8 +202,8 @@ BAD_BODIES = [
 
 
 @pytest.mark.parametrize(("body", "code", "param"), BAD_BODIES)
-def test_bad_requests_get_openai_errors_naming_the_field(gateway, body, code, param) -> None:  # type: ignore[no-untyped-def]
-    _, url, _ = gateway
+def test_bad_requests_get_openai_errors_naming_the_field(shared_gateway, body, code, param) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = shared_gateway
     response = httpx.post(f"{url}/v1/responses", content=body, headers={"content-type": "application/json"})
     assert response.status_code == 400, response.text
     error = response.json()["error"]
@@ -260,18 +248,18 @@ def test_access_rules_and_rate_limit_are_those_of_chat(upstream, module_services
             openai_client(url, api_key="client-key").responses.create(model="m", input=QUESTION)
 
 
-def test_schema_publishes_the_request_body(gateway) -> None:  # type: ignore[no-untyped-def]
-    _, url, _ = gateway
+def test_schema_publishes_the_request_body(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = shared_gateway
     schema = httpx.get(f"{url}/schema/openapi.json").json()
     body = schema["paths"]["/v1/responses"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     assert set(body["required"]) == {"model", "input"}
     assert "previous_response_id" not in json.dumps(body)
 
 
-def test_audit_failure_after_text_went_out_ends_the_stream_as_failed(gateway) -> None:  # type: ignore[no-untyped-def]
+def test_audit_failure_after_text_went_out_ends_the_stream_as_failed(shared_gateway) -> None:  # type: ignore[no-untyped-def]
     """The final record cannot be written: an ``error`` event and ``response.failed``, never
     ``response.completed`` nor ``trust``; the SDK's final response is then unavailable."""
-    scripted, url, services = gateway
+    scripted, url, services = shared_gateway
     scripted.queue(supported_answer())
     original = services.audit.write
     writes: list[int] = []

@@ -30,7 +30,7 @@ from gateway.audit.crypto import new_key_text
 from gateway.audit.integrity import verify_store
 from gateway.audit.ledger import CHAIN_LOCK_KEY
 from gateway.settings import Secret
-from gateway.testing import Reply, ScriptedUpstream, running_upstream, serve_in_thread
+from gateway.testing import Reply, ScriptedUpstream, serve_in_thread
 from gateway.web.app import create_app
 from tests.support import cleanup_scenarios as s
 from tests.support.cleanup_stack import pin_chat_verifier, policy_copy
@@ -121,12 +121,6 @@ class Ledger:
             await inner(scope, gone_receive, logged_send)
 
         return app
-
-
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[tuple[ScriptedUpstream, str]]:
-    with running_upstream() as (scripted, base_url):
-        yield scripted, base_url
 
 
 @pytest.fixture

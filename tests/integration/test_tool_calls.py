@@ -6,6 +6,7 @@ decides emergencies first. The real openai SDK as the client, the scripted upstr
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from gateway.upstream.contract import SYSTEM_PROMPT, TOOL_RULES, sentence_line, 
 from gateway.web.disclosure import Disclosure
 from tests.support import cleanup_scenarios as s
 from tests.support.cleanup_stack import pin_chat_verifier, policy_copy
-from tests.support.stack import openai_client, running_gateway
+from tests.support.stack import openai_client
 
 BOOK = {
     "type": "function",
@@ -50,30 +51,21 @@ DISCLOSURE = Disclosure().suffix
 
 
 @pytest.fixture
-def gateway(upstream, make_services, tmp_path):  # type: ignore[no-untyped-def]
+def gateway_for(start_gateway, tmp_path):  # type: ignore[no-untyped-def]
     """Starts a gateway over the module's scripted upstream: ``start(trusted=..., **settings)``."""
-    scripted, base_url = upstream
-    scripted.reset()
-    managers: list[Any] = []
+    copies = itertools.count()
 
     def start(
         trusted: list[dict[str, str]] | None = None, **settings: Any
     ) -> tuple[ScriptedUpstream, str, Any]:
-        policy_dir = policy_copy(tmp_path / f"p{len(managers)}", rewriter="extractive")
+        policy_dir = policy_copy(tmp_path / f"p{next(copies)}", rewriter="extractive")
         if trusted is not None:
             path = policy_dir / "tools.yaml"
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
             path.write_text(yaml.safe_dump({**data, "trusted": trusted}), encoding="utf-8")
-        services = make_services(
-            upstream_base_url=base_url, upstream_retries=0, policy_dir=policy_dir, **settings
-        )
-        manager = running_gateway(pin_chat_verifier(services))
-        managers.append(manager)
-        return scripted, manager.__enter__(), services
+        return start_gateway(prepare=pin_chat_verifier, policy_dir=policy_dir, **settings)  # type: ignore[no-any-return]
 
-    yield start
-    for manager in managers:
-        manager.__exit__(None, None, None)
+    return start
 
 
 def tool_reply(lines: list[str], *calls: ToolCall) -> Reply:
@@ -124,8 +116,8 @@ def as_dict(call: ToolCall) -> dict[str, str]:
     return {"id": call.id, "name": call.name, "arguments": call.arguments}
 
 
-def test_tools_reach_the_model_and_its_call_comes_back_unchanged_with_verified_text(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, services = gateway()
+def test_tools_reach_the_model_and_its_call_comes_back_unchanged_with_verified_text(gateway_for) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, services = gateway_for()
     scripted.queue(supported_with(BOOKING))
     raw = openai_client(url).chat.completions.with_raw_response.create(
         model="m", messages=user(s.PARACETAMOL_Q), tools=TOOLS, tool_choice="auto", parallel_tool_calls=False
@@ -150,8 +142,8 @@ def test_tools_reach_the_model_and_its_call_comes_back_unchanged_with_verified_t
     assert record["tool_calls"] == {"calls": [as_dict(BOOKING)], "returned": True}
 
 
-def test_streamed_tool_call_fragments_reach_the_client_in_order_after_the_verified_text(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, _ = gateway()
+def test_streamed_tool_call_fragments_reach_the_client_in_order_after_the_verified_text(gateway_for) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = gateway_for()
     scripted.queue(supported_with(BOOKING, HOURS_CALL))
     choices, pieces, _ = streamed(url, user(s.PARACETAMOL_Q), tools=TOOLS)
     assert pieces == [s.m(s.DOSE, 1), " " + s.m(s.MAXIMUM, 1)]
@@ -165,8 +157,8 @@ def test_streamed_tool_call_fragments_reach_the_client_in_order_after_the_verifi
     assert choices[-1].finish_reason == "tool_calls"
 
 
-def test_a_request_not_about_health_reaches_the_model_only_with_tools(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, _ = gateway()
+def test_a_request_not_about_health_reaches_the_model_only_with_tools(gateway_for) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = gateway_for()
     refused = openai_client(url).chat.completions.create(model="m", messages=user(BOOKING_Q))
     assert refused.model_extra["trust"]["summary"]["reason"] == "non_clinical"
     assert scripted.requests == []
@@ -189,8 +181,8 @@ def test_a_request_not_about_health_reaches_the_model_only_with_tools(gateway) -
     assert len(scripted.requests) == 1
 
 
-def test_without_a_vetted_passage_a_claim_is_removed_and_the_tool_call_still_returned(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, _ = gateway()
+def test_without_a_vetted_passage_a_claim_is_removed_and_the_tool_call_still_returned(gateway_for) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = gateway_for()
     handover = ToolCall("call_nurse", "hand_over_to_nurse", '{"urgency": "routine"}')
     nurse_tool = {
         "type": "function",
@@ -213,8 +205,8 @@ def test_without_a_vetted_passage_a_claim_is_removed_and_the_tool_call_still_ret
     assert completion.choices[0].message.tool_calls is None
 
 
-def test_an_emergency_never_reaches_the_model_with_or_without_tools(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, _ = gateway()
+def test_an_emergency_never_reaches_the_model_with_or_without_tools(gateway_for) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = gateway_for()
     for stream in (False, True):
         if stream:
             choices, pieces, _ = streamed(url, user(EMERGENCY_Q), tools=TOOLS, tool_choice="required")
@@ -251,8 +243,8 @@ def second_turn(question: str, call: ToolCall, result: str) -> list[dict[str, An
 HOURS_Q = "What are your opening hours?"
 
 
-def test_a_claim_resting_only_on_a_tool_result_is_removed_with_its_reason(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, services = gateway()
+def test_a_claim_resting_only_on_a_tool_result_is_removed_with_its_reason(gateway_for) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, services = gateway_for()
     scripted.queue(tool_reply([urgency_line("routine"), sentence_line(HOURS_RESULT)]))
     raw = openai_client(url).chat.completions.with_raw_response.create(
         model="m", messages=second_turn(HOURS_Q, HOURS_CALL, HOURS_RESULT), tools=TOOLS
@@ -270,9 +262,9 @@ def test_a_claim_resting_only_on_a_tool_result_is_removed_with_its_reason(gatewa
     assert "rests only on the result of the tool 'opening_hours'" in claim["reason"]
 
 
-def test_a_trusted_tools_result_is_a_passage_of_its_tier(gateway) -> None:  # type: ignore[no-untyped-def]
+def test_a_trusted_tools_result_is_a_passage_of_its_tier(gateway_for) -> None:  # type: ignore[no-untyped-def]
     trusted = [{"name": "opening_hours", "tier": "clinical_reference", "org": "Example Clinic"}]
-    scripted, url, _ = gateway(trusted=trusted)
+    scripted, url, _ = gateway_for(trusted=trusted)
 
     def answer(body: dict[str, Any]) -> Reply:
         passages = [
@@ -296,8 +288,8 @@ def test_a_trusted_tools_result_is_a_passage_of_its_tier(gateway) -> None:  # ty
     assert SUNDAY not in completion.choices[0].message.content  # not what the result says: removed
 
 
-def test_tool_calls_are_sealed_in_the_audit_record_and_counted(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, services = gateway(audit_key=Secret(new_key_text("ward-1")))
+def test_tool_calls_are_sealed_in_the_audit_record_and_counted(gateway_for) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, services = gateway_for(audit_key=Secret(new_key_text("ward-1")))
     secret_reason = "follow-up for Jane Example's glaucoma"
     call = ToolCall(
         "call_sealed", "book_appointment", json.dumps({"day": "Tuesday", "reason": secret_reason})
@@ -342,8 +334,8 @@ def test_tool_calls_are_sealed_in_the_audit_record_and_counted(gateway) -> None:
         ({"tool_choice": "auto"}, "tool_choice"),
     ],
 )
-def test_bad_tool_fields_get_a_400_naming_the_field(gateway, body: dict[str, Any], param: str) -> None:  # type: ignore[no-untyped-def]
-    _, url, _ = gateway()
+def test_bad_tool_fields_get_a_400_naming_the_field(gateway_for, body: dict[str, Any], param: str) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = gateway_for()
     with pytest.raises(openai.BadRequestError) as info:
         openai_client(url).chat.completions.create(model="m", messages=user(s.PARACETAMOL_Q), **body)
     error = info.value.body

@@ -4,27 +4,14 @@ the deciding layer in the audit record, the clinician view and the metrics."""
 from __future__ import annotations
 
 import httpx
-import pytest
 
 from gateway.audit import AuditFilter
 from gateway.settings import Secret
-from tests.support.stack import running_gateway
 
 CLINICIAN_KEY = "clin-key-for-triage-tests"
 
 
-@pytest.fixture
-def gateway(upstream, make_services):  # type: ignore[no-untyped-def]
-    scripted, base_url = upstream
-    scripted.reset()
-    services = make_services(
-        upstream_base_url=base_url,
-        upstream_retries=0,
-        upstream_timeout=5.0,
-        clinician_keys=(Secret(CLINICIAN_KEY),),
-    )
-    with running_gateway(services) as url:
-        yield scripted, url, services
+GATEWAY_SETTINGS = {"upstream_timeout": 5.0, "clinician_keys": (Secret(CLINICIAN_KEY),)}
 
 
 def chat(url: str, *turns: str) -> dict:  # type: ignore[type-arg]

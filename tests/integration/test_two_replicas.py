@@ -27,6 +27,7 @@ from gateway.web.client_keys import hash_key
 from gateway.web.disclosure import Disclosure
 from tests.conftest import FIXTURE_KB
 from tests.support.replicas import running_chroma, start_replica, stop, wait_ready
+from tests.support.waiting import until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
@@ -37,8 +38,8 @@ QUESTIONS = (
     "How should I use eye drops after cataract surgery?",
     "What are the side effects of ibuprofen?",
 )
-LOAD_SECONDS = 10.0
-KILL_AFTER = 4.0
+LOAD_AFTER_KILL_SECONDS = 6.0
+"""How long the clients go on after the SIGKILL (the kill comes once both replicas have answered)."""
 CLIENTS = 8
 
 
@@ -94,9 +95,9 @@ async def one_request(client: httpx.AsyncClient, name: str, url: str, index: int
 
 
 async def load(replicas: dict[str, str], victim: Any) -> tuple[list[Outcome], float]:
-    """CLIENTS workers spread over the live replicas (as a Service would); A is SIGKILLed after
-    KILL_AFTER seconds, and a worker whose request to A failed moves to B (as the Service would once
-    A's endpoint is gone)."""
+    """CLIENTS workers spread over the live replicas (as a Service would); A is SIGKILLed once both
+    replicas have answered, the workers go on LOAD_AFTER_KILL_SECONDS after it, and a worker whose
+    request to A failed moves to B (as the Service would once A's endpoint is gone)."""
     outcomes: list[Outcome] = []
     alive = dict(replicas)
     started = time.monotonic()
@@ -105,12 +106,18 @@ async def load(replicas: dict[str, str], victim: Any) -> tuple[list[Outcome], fl
 
     async def killer() -> None:
         nonlocal killed_at
-        await asyncio.sleep(KILL_AFTER)
+        await until(
+            lambda: {o.replica for o in outcomes if o.status == 200 and o.complete} == {"a", "b"},
+            "both replicas answered before the kill",
+        )
         victim.send_signal(signal.SIGKILL)
         killed_at = time.monotonic() - started
 
+    def loading() -> bool:
+        return not killed_at or time.monotonic() - started < killed_at + LOAD_AFTER_KILL_SECONDS
+
     async def worker(client: httpx.AsyncClient) -> None:
-        while time.monotonic() - started < LOAD_SECONDS:
+        while loading():
             index = next(counter)
             names = sorted(alive)
             name = names[index % len(names)]

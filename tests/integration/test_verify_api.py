@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from gateway.resources import bundled
+from gateway.services import Services
 from gateway.testing import SubstringVerifier
 from tests.support.pages import running_site
 from tests.support.stack import running_gateway
@@ -62,13 +63,21 @@ def policy_dir(tmp_path: Path) -> Path:
     return target
 
 
-@pytest.fixture
-def gateway(make_services, policy_dir):  # type: ignore[no-untyped-def]
-    """A gateway whose verifier is the deterministic substring verifier (the plumbing under test)."""
-    services = make_services(policy_dir=policy_dir, allow_loopback_fetch=True)
+def with_substring_verifier(services: Services) -> Services:
     services.verifier = SubstringVerifier()
-    with running_gateway(services) as url:
-        yield url, services
+    return services
+
+
+@pytest.fixture
+def verify_gateway(start_gateway, policy_dir):  # type: ignore[no-untyped-def]
+    """A gateway whose verifier is the deterministic substring verifier (the plumbing under test)."""
+    _, url, services = start_gateway(
+        scripted_upstream=False,
+        prepare=with_substring_verifier,
+        policy_dir=policy_dir,
+        allow_loopback_fetch=True,
+    )
+    return url, services
 
 
 def post(url: str, body: object) -> httpx.Response:
@@ -85,8 +94,8 @@ def url_failures(services, reason: str) -> float:  # type: ignore[no-untyped-def
     return value or 0.0
 
 
-def test_text_sources_claims_kinds_and_metrics(gateway) -> None:  # type: ignore[no-untyped-def]
-    url, _ = gateway
+def test_text_sources_claims_kinds_and_metrics(verify_gateway) -> None:  # type: ignore[no-untyped-def]
+    url, _ = verify_gateway
     answer = (
         "Thanks for asking! Most people feel better within a week [flu]. "
         "Antihistamines cure hay fever [hay]. Do you have a fever?"
@@ -130,8 +139,8 @@ def test_text_sources_claims_kinds_and_metrics(gateway) -> None:  # type: ignore
     assert body["url_validity"] == {"urls": [], "valid": 0, "total": 0, "share": None}
 
 
-def test_atomic_claims_are_judged_separately(gateway) -> None:  # type: ignore[no-untyped-def]
-    url, _ = gateway
+def test_atomic_claims_are_judged_separately(verify_gateway) -> None:  # type: ignore[no-untyped-def]
+    url, _ = verify_gateway
     answer = "The rate is 28% for men and 1% for women [s]."
     body = post(
         url, {"answer": answer, "sources": [{"id": "s", "text": "Overall, the rate is 28% for men."}]}
@@ -144,8 +153,8 @@ def test_atomic_claims_are_judged_separately(gateway) -> None:  # type: ignore[n
     assert body["conversational_faithfulness"] == 0.0  # one informative sentence, not fully grounded
 
 
-def test_claim_without_marker_is_checked_against_all_sources(gateway) -> None:  # type: ignore[no-untyped-def]
-    url, services = gateway
+def test_claim_without_marker_is_checked_against_all_sources(verify_gateway) -> None:  # type: ignore[no-untyped-def]
+    url, services = verify_gateway
     body = post(
         url,
         {
@@ -164,8 +173,8 @@ def test_claim_without_marker_is_checked_against_all_sources(gateway) -> None:  
     assert body["response_supported"] is True
 
 
-def test_markers_name_sources_by_id_not_position(gateway) -> None:  # type: ignore[no-untyped-def]
-    url, _ = gateway
+def test_markers_name_sources_by_id_not_position(verify_gateway) -> None:  # type: ignore[no-untyped-def]
+    url, _ = verify_gateway
     body = post(
         url,
         {
@@ -180,8 +189,8 @@ def test_markers_name_sources_by_id_not_position(gateway) -> None:  # type: igno
     assert body["claims"][0]["verdict"] == "supported"
 
 
-def test_url_sources_are_fetched_and_url_validity_is_reported_and_counted(gateway, site) -> None:  # type: ignore[no-untyped-def]
-    url, services = gateway
+def test_url_sources_are_fetched_and_url_validity_is_reported_and_counted(verify_gateway, site) -> None:  # type: ignore[no-untyped-def]
+    url, services = verify_gateway
     _, site_url = site
     before_valid, before_invalid = cited_urls(services, "true"), cited_urls(services, "false")
     before_status = url_failures(services, "http_status")
@@ -229,8 +238,8 @@ def test_url_sources_are_fetched_and_url_validity_is_reported_and_counted(gatewa
     assert url_failures(services, "blocked_address") == before_blocked + 1
 
 
-def test_url_outside_the_allow_list_is_invalid(gateway) -> None:  # type: ignore[no-untyped-def]
-    url, _ = gateway
+def test_url_outside_the_allow_list_is_invalid(verify_gateway) -> None:  # type: ignore[no-untyped-def]
+    url, _ = verify_gateway
     data = post(
         url, {"answer": "Flu is common [x].", "sources": [{"id": "x", "url": "https://evil.example/flu"}]}
     ).json()
@@ -238,8 +247,8 @@ def test_url_outside_the_allow_list_is_invalid(gateway) -> None:  # type: ignore
     assert data["claims"][0]["verdict"] == "unsupported"
 
 
-def test_redirects_are_followed_for_url_sources(gateway, site) -> None:  # type: ignore[no-untyped-def]
-    url, _ = gateway
+def test_redirects_are_followed_for_url_sources(verify_gateway, site) -> None:  # type: ignore[no-untyped-def]
+    url, _ = verify_gateway
     _, site_url = site
     data = post(
         url,
@@ -254,8 +263,8 @@ def test_redirects_are_followed_for_url_sources(gateway, site) -> None:  # type:
     assert data["claims"][0]["verdict"] == "supported"
 
 
-def test_marker_naming_no_source_is_unsupported(gateway) -> None:  # type: ignore[no-untyped-def]
-    url, services = gateway
+def test_marker_naming_no_source_is_unsupported(verify_gateway) -> None:  # type: ignore[no-untyped-def]
+    url, services = verify_gateway
     calls = len(services.verifier.calls)
     data = post(
         url, {"answer": "Flu symptoms come on quickly [9].", "sources": [{"id": "1", "text": FLU}]}
@@ -288,8 +297,8 @@ def test_marker_naming_no_source_is_unsupported(gateway) -> None:  # type: ignor
         ({"answer": "Flu [1].", "sources": [{"id": str(i), "text": FLU} for i in range(21)]}, "sources"),
     ],
 )
-def test_bad_input_is_an_openai_error_naming_the_field(gateway, body, param) -> None:  # type: ignore[no-untyped-def]
-    url, _ = gateway
+def test_bad_input_is_an_openai_error_naming_the_field(verify_gateway, body, param) -> None:  # type: ignore[no-untyped-def]
+    url, _ = verify_gateway
     response = post(url, body)
     assert response.status_code == 400
     error = response.json()["error"]
@@ -298,8 +307,8 @@ def test_bad_input_is_an_openai_error_naming_the_field(gateway, body, param) -> 
     assert param.split(".")[0].split("[")[0] in error["message"]
 
 
-def test_body_that_is_not_json_is_rejected(gateway) -> None:  # type: ignore[no-untyped-def]
-    url, _ = gateway
+def test_body_that_is_not_json_is_rejected(verify_gateway) -> None:  # type: ignore[no-untyped-def]
+    url, _ = verify_gateway
     response = httpx.post(
         f"{url}/v1/verify", content=b"{not json", headers={"content-type": "application/json"}, timeout=30
     )
@@ -307,8 +316,8 @@ def test_body_that_is_not_json_is_rejected(gateway) -> None:  # type: ignore[no-
     assert response.json()["error"]["code"] == "invalid_json"
 
 
-def test_verifier_failure_is_a_503_not_a_verdict(gateway) -> None:  # type: ignore[no-untyped-def]
-    url, services = gateway
+def test_verifier_failure_is_a_503_not_a_verdict(verify_gateway) -> None:  # type: ignore[no-untyped-def]
+    url, services = verify_gateway
     services.verifier = SubstringVerifier(fail=True)
     response = post(
         url, {"answer": "Flu symptoms come on quickly [1].", "sources": [{"id": "1", "text": FLU}]}

@@ -3,17 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
-
-
-@pytest.fixture(scope="module")
-def upstream() -> Iterator[tuple[Any, str]]:
-    from gateway.testing import running_upstream
-
-    with running_upstream() as (scripted, base_url):
-        yield scripted, base_url
 
 
 @pytest.fixture(autouse=True)

@@ -13,14 +13,12 @@ import json
 from typing import Any
 
 import httpx
-import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
 
 from gateway.settings import Secret
-from tests.support.stack import running_gateway
 
 STAFF_KEY = "fuzz-clinician-key"
 FUZZ_SETTINGS = settings(
@@ -32,11 +30,12 @@ FUZZ_SETTINGS = settings(
 )
 
 
-@pytest.fixture(scope="module")
-def gateway(module_services):  # type: ignore[no-untyped-def]
-    services = module_services(clinician_keys=(Secret(STAFF_KEY),), max_messages=16, max_message_chars=4000)
-    with running_gateway(services) as url:
-        yield url
+GATEWAY_SETTINGS = {
+    "scripted_upstream": False,
+    "clinician_keys": (Secret(STAFF_KEY),),
+    "max_messages": 16,
+    "max_message_chars": 4000,
+}
 
 
 def assert_well_behaved(status: int, content_type: str, body: bytes, path: str) -> None:
@@ -52,8 +51,8 @@ def assert_well_behaved(status: int, content_type: str, body: bytes, path: str) 
         assert isinstance(error["type"], str)
 
 
-def test_every_schema_operation_survives_fuzzing(gateway) -> None:  # type: ignore[no-untyped-def]
-    url = gateway
+def test_every_schema_operation_survives_fuzzing(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = shared_gateway
     raw = httpx.get(f"{url}/schema/openapi.json").json()
     with_bodies = ("/v1/chat/completions", "/v1/responses", "/v1/verify", "/v1/retrieve")
     for path in with_bodies:
@@ -110,8 +109,8 @@ CHAT_BODY = st.fixed_dictionaries(
 )
 
 
-def test_hypothesis_chat_bodies_never_break_the_gateway(gateway) -> None:  # type: ignore[no-untyped-def]
-    url = gateway
+def test_hypothesis_chat_bodies_never_break_the_gateway(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = shared_gateway
     outcomes: set[int] = set()
 
     @FUZZ_SETTINGS

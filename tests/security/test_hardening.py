@@ -32,11 +32,11 @@ def chat(url: str, **extra: Any) -> httpx.Response:
     return httpx.post(f"{url}/v1/chat/completions", json=body, headers=bearer(CLIENT_KEY), timeout=60)
 
 
-@pytest.fixture(scope="module")
-def gateway(module_services):  # type: ignore[no-untyped-def]
-    services = module_services(api_keys=(Secret(CLIENT_KEY),), clinician_keys=(Secret(STAFF_KEY),))
-    with running_gateway(services) as url:
-        yield url, services
+GATEWAY_SETTINGS = {
+    "scripted_upstream": False,
+    "api_keys": (Secret(CLIENT_KEY),),
+    "clinician_keys": (Secret(STAFF_KEY),),
+}
 
 
 # --- no 500 for bad input ------------------------------------------------------------------------
@@ -59,8 +59,10 @@ def gateway(module_services):  # type: ignore[no-untyped-def]
         ("/v1/retrieve", b'{"query": "dose \\ud83d"}', "query"),
     ],
 )
-def test_huge_integers_and_lone_surrogates_are_a_400_naming_the_field(gateway, path, raw, param) -> None:  # type: ignore[no-untyped-def]
-    url, _ = gateway
+def test_huge_integers_and_lone_surrogates_are_a_400_naming_the_field(
+    shared_gateway, path, raw, param
+) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = shared_gateway
     headers = {**bearer(CLIENT_KEY), "content-type": "application/json"}
     response = httpx.post(f"{url}{path}", content=raw, headers=headers, timeout=30)
     assert response.status_code == 400, response.text
@@ -68,8 +70,8 @@ def test_huge_integers_and_lone_surrogates_are_a_400_naming_the_field(gateway, p
 
 
 @pytest.mark.parametrize("path", ["/audit", "/clinician", "/audit/req_x/record.json"])
-def test_a_non_ascii_cookie_is_refused_not_a_500(gateway, path) -> None:  # type: ignore[no-untyped-def]
-    url, _ = gateway
+def test_a_non_ascii_cookie_is_refused_not_a_500(shared_gateway, path) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = shared_gateway
     cookie = b"gateway_staff=v1.clinician.9999999999.abc.\xc3\xa9sig"
     with httpx.Client() as client:
         response = client.get(f"{url}{path}", headers=[(b"cookie", cookie)])
@@ -77,8 +79,8 @@ def test_a_non_ascii_cookie_is_refused_not_a_500(gateway, path) -> None:  # type
     assert response.json()["error"]["code"] == "invalid_clinician_credential"
 
 
-def test_a_huge_audit_offset_is_a_400_page(gateway) -> None:  # type: ignore[no-untyped-def]
-    url, _ = gateway
+def test_a_huge_audit_offset_is_a_400_page(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = shared_gateway
     response = httpx.get(f"{url}/audit", params={"offset": "9" * 20}, headers=bearer(STAFF_KEY))
     assert response.status_code == 400
     assert "offset" in response.text
@@ -119,8 +121,8 @@ def test_the_client_trust_object_carries_no_removed_text_but_the_audit_does(
     assert all("migraines" in json.dumps(services.audit.get(r.id)) for r in rows)  # the audit keeps it
 
 
-def test_only_http_urls_become_links_on_the_clinician_page(gateway) -> None:  # type: ignore[no-untyped-def]
-    url, services = gateway
+def test_only_http_urls_become_links_on_the_clinician_page(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    _, url, services = shared_gateway
     assert chat(url).status_code == 200
     row = services.audit.list(AuditFilter(limit=1))[0]
     record = services.audit.get(row.id)
@@ -162,8 +164,8 @@ console.log(JSON.stringify(cases.map(isHttpUrl)));
 # --- sessions and keys ---------------------------------------------------------------------------
 
 
-def test_logout_revokes_the_session_server_side(gateway) -> None:  # type: ignore[no-untyped-def]
-    url, _ = gateway
+def test_logout_revokes_the_session_server_side(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = shared_gateway
     login = httpx.post(f"{url}/clinician/login", data={"key": STAFF_KEY, "next": "/clinician"})
     assert login.status_code == 303
     token = login.cookies["gateway_staff"]

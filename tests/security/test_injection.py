@@ -70,14 +70,6 @@ RESPONDERS: list[Callable[[dict[str, Any]], Reply]] = [
 ]
 
 
-@pytest.fixture(scope="module")
-def gateway(upstream, module_services):  # type: ignore[no-untyped-def]
-    scripted, base_url = upstream
-    services = module_services(upstream_base_url=base_url, upstream_retries=0)
-    with running_gateway(services) as url:
-        yield scripted, url, services
-
-
 def ask(url: str, messages: list[dict[str, str]], stream: bool) -> tuple[str, dict[str, Any]]:
     """(answer text the client received, trust report)."""
     body = {"model": "m", "stream": stream, "messages": messages}
@@ -105,8 +97,10 @@ def assert_not_shown(content: str, trust: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("responder", RESPONDERS, ids=lambda f: f.__name__)
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
-def test_an_instruction_planted_in_a_source_never_reaches_the_patient(gateway, responder, stream) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, _ = gateway
+def test_an_instruction_planted_in_a_source_never_reaches_the_patient(
+    shared_gateway, responder, stream
+) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = shared_gateway
     scripted.reset()
     scripted.responder = responder
     content, trust = ask(url, [{"role": "user", "content": QUESTION}], stream)
@@ -135,8 +129,8 @@ USER_INJECTIONS = [
 
 
 @pytest.mark.parametrize("message", USER_INJECTIONS)
-def test_an_injection_in_the_user_message_is_triaged_before_the_model(gateway, message) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, _ = gateway
+def test_an_injection_in_the_user_message_is_triaged_before_the_model(shared_gateway, message) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = shared_gateway
     scripted.reset()
     scripted.default = Reply(
         content=contract_answer(
@@ -151,9 +145,9 @@ def test_an_injection_in_the_user_message_is_triaged_before_the_model(gateway, m
     assert scripted.requests == []  # the model never saw it
 
 
-def test_client_system_instructions_cannot_switch_off_verification(gateway) -> None:  # type: ignore[no-untyped-def]
+def test_client_system_instructions_cannot_switch_off_verification(shared_gateway) -> None:  # type: ignore[no-untyped-def]
     """A client's system message asks for unverified advice and the model complies: still removed."""
-    scripted, url, _ = gateway
+    scripted, url, _ = shared_gateway
     scripted.reset()
 
     def complies(body: dict[str, Any]) -> Reply:

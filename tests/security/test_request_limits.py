@@ -9,16 +9,15 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.support.stack import running_gateway
-
 POST_PATHS = ("/v1/chat/completions", "/v1/verify", "/v1/retrieve")
 
 
-@pytest.fixture(scope="module")
-def gateway(module_services):  # type: ignore[no-untyped-def]
-    services = module_services(max_messages=8, max_message_chars=2000, max_tokens_cap=1024)
-    with running_gateway(services) as url:
-        yield url, services
+GATEWAY_SETTINGS = {
+    "scripted_upstream": False,
+    "max_messages": 8,
+    "max_message_chars": 2000,
+    "max_tokens_cap": 1024,
+}
 
 
 def assert_400(response: httpx.Response, param: str | None, code: str | None = None) -> None:
@@ -50,16 +49,16 @@ NESTED = [
 
 @pytest.mark.parametrize("path", POST_PATHS)
 @pytest.mark.parametrize("body", NESTED, ids=["arrays", "objects", "inside-a-message", "unterminated"])
-def test_deeply_nested_json_is_a_400_not_a_crash(gateway, path, body) -> None:  # type: ignore[no-untyped-def]
-    url, _ = gateway
+def test_deeply_nested_json_is_a_400_not_a_crash(shared_gateway, path, body) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = shared_gateway
     response = httpx.post(f"{url}{path}", content=body, headers={"content-type": "application/json"})
     assert_400(response, None, "invalid_json")
     assert httpx.get(f"{url}/healthz").status_code == 200  # the process survived
 
 
 @pytest.mark.parametrize("path", POST_PATHS)
-def test_oversized_bodies_are_413_with_and_without_content_length(gateway, path) -> None:  # type: ignore[no-untyped-def]
-    url, services = gateway
+def test_oversized_bodies_are_413_with_and_without_content_length(shared_gateway, path) -> None:  # type: ignore[no-untyped-def]
+    _, url, services = shared_gateway
     big = b'{"x": "' + b"a" * (services.settings.max_body_bytes + 1) + b'"}'
     declared = httpx.post(f"{url}{path}", content=big, headers={"content-type": "application/json"})
 
@@ -73,8 +72,8 @@ def test_oversized_bodies_are_413_with_and_without_content_length(gateway, path)
         assert response.json()["error"]["code"] == "request_too_large"
 
 
-def test_too_many_messages_is_a_400_naming_messages(gateway) -> None:  # type: ignore[no-untyped-def]
-    url, _ = gateway
+def test_too_many_messages_is_a_400_naming_messages(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = shared_gateway
     body = {"model": "m", "messages": [user("hi")] * 9}
     assert_400(httpx.post(f"{url}/v1/chat/completions", json=body), "messages", "array_above_max_length")
     body = {"model": "m", "messages": [user("What is paracetamol?")] * 8}
@@ -98,15 +97,15 @@ def test_too_many_messages_is_a_400_naming_messages(gateway) -> None:  # type: i
         ),
     ],
 )
-def test_a_too_long_message_is_a_400_naming_it(gateway, messages, param) -> None:  # type: ignore[no-untyped-def]
-    url, _ = gateway
+def test_a_too_long_message_is_a_400_naming_it(shared_gateway, messages, param) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = shared_gateway
     response = httpx.post(f"{url}/v1/chat/completions", json={"model": "m", "messages": messages})
     assert_400(response, param, "string_above_max_length")
 
 
 @pytest.mark.parametrize("key", ["max_tokens", "max_completion_tokens"])
-def test_max_tokens_above_the_cap_is_a_400_not_clamped(gateway, key) -> None:  # type: ignore[no-untyped-def]
-    url, _ = gateway
+def test_max_tokens_above_the_cap_is_a_400_not_clamped(shared_gateway, key) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = shared_gateway
     over = {"model": "m", "messages": [user("What is paracetamol?")], key: 1025}
     response = httpx.post(f"{url}/v1/chat/completions", json=over)
     assert_400(response, key, "invalid_value")
@@ -118,8 +117,8 @@ def test_max_tokens_above_the_cap_is_a_400_not_clamped(gateway, key) -> None:  #
 # --- headers -------------------------------------------------------------------------------------------
 
 
-def test_a_client_request_id_is_never_echoed_or_trusted(gateway) -> None:  # type: ignore[no-untyped-def]
-    url, services = gateway
+def test_a_client_request_id_is_never_echoed_or_trusted(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    _, url, services = shared_gateway
     supplied = "attacker-chosen-id-0001"
     response = httpx.post(
         f"{url}/v1/chat/completions",
@@ -159,8 +158,8 @@ def response_headers(raw: bytes) -> list[bytes]:
     ],
     ids=["cr", "lf", "nul", "obs-fold"],
 )
-def test_crlf_in_request_headers_cannot_inject_response_headers(gateway, header) -> None:  # type: ignore[no-untyped-def]
-    url, _ = gateway
+def test_crlf_in_request_headers_cannot_inject_response_headers(shared_gateway, header) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = shared_gateway
     body = json.dumps({"model": "m", "messages": [user("What is paracetamol?")]}).encode()
     raw = raw_request(
         url,
@@ -186,8 +185,8 @@ def test_crlf_in_request_headers_cannot_inject_response_headers(gateway, header)
         "/clinician/requests/x%0d%0aLocation:%20https://evil.example",
     ],
 )
-def test_encoded_crlf_in_a_login_redirect_stays_encoded(gateway, path) -> None:  # type: ignore[no-untyped-def]
-    url, _ = gateway
+def test_encoded_crlf_in_a_login_redirect_stays_encoded(shared_gateway, path) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = shared_gateway
     raw = raw_request(
         url,
         f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/html\r\nConnection: close\r\n\r\n".encode(),
@@ -201,8 +200,8 @@ def test_encoded_crlf_in_a_login_redirect_stays_encoded(gateway, path) -> None: 
         assert location.split(b": ", 1)[1].startswith(b"/clinician/login")
 
 
-def test_login_next_parameter_cannot_redirect_off_site(gateway) -> None:  # type: ignore[no-untyped-def]
-    url, _ = gateway
+def test_login_next_parameter_cannot_redirect_off_site(shared_gateway) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = shared_gateway
     for next_path in ("https://evil.example/", "//evil.example/", "/\\evil.example", "javascript:alert(1)"):
         response = httpx.post(f"{url}/clinician/login", data={"key": "wrong", "next": next_path})
         assert "evil.example" not in response.headers.get("location", "")

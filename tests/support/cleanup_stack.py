@@ -8,6 +8,8 @@ that quotes the right sentence.)
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,14 @@ def policy_copy(directory: Path, verification: dict[str, Any] | None = None, **c
     data["verification"].update(verification or {})
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     return target
+
+
+def keyed_policy_copy(base: Path, verification: dict[str, Any] | None = None, **cleanup: Any) -> Path:
+    """``policy_copy`` under ``base`` in a directory named after the overrides: equal overrides give the
+    same path, so a module's tests can share one gateway per policy (``start_module_gateway``)."""
+    key = json.dumps([verification, cleanup], sort_keys=True, default=str)
+    name = "policy-" + hashlib.sha256(key.encode()).hexdigest()[:12]
+    return policy_copy(base / name, verification, **cleanup)
 
 
 def pin_chat_verifier(services: Services) -> Services:

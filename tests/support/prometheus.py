@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 import yaml
 
 from gateway.testing import free_port
+from tests.support.waiting import answers_ok, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 PROMETHEUS_DIR = REPO / "deploy" / "prometheus"
@@ -58,14 +58,15 @@ class PrometheusServer:
 
     def wait_for(self, expr: str, predicate: Any, timeout: float = 20.0) -> float:
         """Poll ``expr`` until ``predicate(value)`` holds; returns the value (fails on timeout)."""
-        deadline = time.monotonic() + timeout
-        last: float | None = None
-        while time.monotonic() < deadline:
-            last = self.scalar(expr)
-            if last is not None and predicate(last):
-                return last
-            time.sleep(0.25)
-        pytest.fail(f"{expr} never satisfied the condition within {timeout}s (last value {last})")
+        last: list[float | None] = [None]
+
+        def holds() -> bool:
+            last[0] = self.scalar(expr)
+            return last[0] is not None and bool(predicate(last[0]))
+
+        wait_until(holds, lambda: f"{expr} satisfies the condition (last value {last[0]})", timeout, 0.25)
+        assert last[0] is not None
+        return last[0]
 
     def get(self, path: str) -> Any:
         response = self._http.get(path)
@@ -106,18 +107,13 @@ def running_prometheus(
         )
     server = PrometheusServer(f"http://127.0.0.1:{port}")
     try:
-        deadline = time.monotonic() + 30
-        while True:
+
+        def ready() -> bool:
             if process.poll() is not None:
                 pytest.fail(f"prometheus exited with {process.returncode}:\n{log_file.read_text()[-3000:]}")
-            try:
-                if httpx.get(f"{server.url}/-/ready", timeout=1.0).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"prometheus did not become ready:\n{log_file.read_text()[-3000:]}")
-            time.sleep(0.2)
+            return answers_ok(f"{server.url}/-/ready", 1.0)
+
+        wait_until(ready, lambda: f"prometheus ready:\n{log_file.read_text()[-3000:]}", 30, 0.2)
         yield server
     finally:
         server.close()

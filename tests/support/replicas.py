@@ -9,15 +9,14 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
 import pytest
 
 from gateway.testing import free_port
+from tests.support.waiting import answers_ok, wait_until
 
 BIN = Path(sys.executable).parent
 CHROMA = BIN / "chroma"
@@ -39,17 +38,17 @@ class ChromaServer:
             [*command, "--port", str(self.port)], stdout=log, stderr=subprocess.STDOUT
         )
         log.close()
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                if httpx.get(f"{self.url}/api/v2/heartbeat", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                text = (self.directory / "chroma.log").read_text(errors="replace")
-                raise RuntimeError("chroma did not start: " + text[-3000:])
-            time.sleep(0.2)
+        process = self.process
+
+        def recent_log() -> str:
+            return (self.directory / "chroma.log").read_text(errors="replace")[-3000:]
+
+        def up() -> bool:
+            if process.poll() is not None:
+                raise RuntimeError("chroma exited: " + recent_log())
+            return answers_ok(f"{self.url}/api/v2/heartbeat", 1)
+
+        wait_until(up, lambda: "chroma started: " + recent_log(), 90, 0.2)
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -95,20 +94,16 @@ def start_replica(env: Mapping[str, str], log: Path) -> tuple[subprocess.Popen[b
 
 def wait_ready(process: subprocess.Popen[bytes], url: str, log: Path, timeout: float = 600) -> None:
     """Wait until ``/readyz`` answers 200 (model loaded, store filled, audit and limiter answering)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    def ready() -> bool:
         if process.poll() is not None:
             raise RuntimeError(
                 f"the gateway exited ({process.returncode}): {log.read_text(errors='replace')}"
             )
-        try:
-            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise RuntimeError(
-        f"the gateway at {url} did not become ready: {log.read_text(errors='replace')[-3000:]}"
+        return answers_ok(f"{url}/readyz", 2)
+
+    wait_until(
+        ready, lambda: f"the gateway at {url} ready: {log.read_text(errors='replace')[-3000:]}", timeout, 0.5
     )
 
 

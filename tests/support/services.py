@@ -14,7 +14,6 @@ import shutil
 import signal
 import subprocess
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from typing import Any
 import pytest
 
 from gateway.testing import free_port
+from tests.support.waiting import wait_until
 
 PG_BIN = Path(os.environ.get("GATEWAY_TEST_PG_BIN", "/usr/lib/postgresql/15/bin"))
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
@@ -78,20 +78,14 @@ class PostgresServer:
         self._wait_ready()
 
     def _wait_ready(self) -> None:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+        def ready() -> bool:
             assert self.process is not None
             if self.process.poll() is not None:
                 raise RuntimeError("postgres exited: " + self.log.read_text(errors="replace")[-2000:])
-            ready = subprocess.run(
-                [str(PG_BIN / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port)],
-                capture_output=True,
-                check=False,
-            )
-            if ready.returncode == 0:
-                return
-            time.sleep(0.2)
-        raise RuntimeError("postgres did not become ready: " + self.log.read_text(errors="replace")[-2000:])
+            command = [str(PG_BIN / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port)]
+            return subprocess.run(command, capture_output=True, check=False).returncode == 0
+
+        wait_until(ready, lambda: "postgres ready: " + self.log.read_text(errors="replace")[-2000:], 60, 0.2)
 
     def stop(self, how: signal.Signals = signal.SIGINT) -> None:
         """SIGINT: fast shutdown (clients disconnected); SIGKILL: a crash."""
@@ -217,21 +211,21 @@ class RedisServer:
             "yes",
         ]
         log = (self.directory / "redis.log").open("ab")
-        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+        self.process = process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         log.close()
         import redis
 
         client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=1)
-        deadline = time.monotonic() + 30
-        while True:
+
+        def pong() -> bool:
+            if process.poll() is not None:
+                raise RuntimeError("redis-server exited: " + self.log_text())
             try:
-                if client.ping():
-                    break
+                return bool(client.ping())
             except redis.RedisError:
-                pass
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("redis-server did not start: " + self.log_text())
-            time.sleep(0.1)
+                return False
+
+        wait_until(pong, lambda: "redis-server started: " + self.log_text(), 30, 0.1)
         client.close()
 
     def log_text(self) -> str:

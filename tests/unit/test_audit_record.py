@@ -43,6 +43,7 @@ def test_the_provisional_record_keeps_its_own_fields_only() -> None:
     assert set(json.loads(encode_record(record))) == set(json.loads(old("incomplete.json")))
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 @pytest.mark.parametrize("name", OLD_RECORDS)
 def test_an_old_record_renders_with_tiers_resolved_from_its_stored_passages(name: str, make_services) -> None:  # type: ignore[no-untyped-def]
     tiers = make_services().policy.tiers

@@ -28,6 +28,7 @@ def check(text: str) -> ClaimToCheck:
     return ClaimToCheck(text, None, ((1, passage_from_text(TEXT)),), quote_bound=False)
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_only_a_restated_claim_passes_and_the_score_is_a_probability(embedder) -> None:  # type: ignore[no-untyped-def]
     policy = VerificationPolicy()
     verifier = build_verifier(Settings(), policy, embedder)

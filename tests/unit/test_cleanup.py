@@ -278,6 +278,7 @@ def quoted(text: str, quote: str | None, numbers: tuple[int, ...] = (1,)) -> Cla
     return ClaimResult(statement, contradicted, ClaimOutcome.REMOVED, None, reason="claim says '2 g'")
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_source_rewriter_replaces_a_failing_claim_by_the_sentence_holding_its_quote(embedder) -> None:  # type: ignore[no-untyped-def]
     result = await source_rewriter(cascade_verifier(embedder)).rewrite(
         quoted("Adults can take 2 g of paracetamol every 2 hours.", "500 mg to 1 g of paracetamol"),
@@ -293,6 +294,7 @@ async def test_source_rewriter_replaces_a_failing_claim_by_the_sentence_holding_
     assert "rewritten by the source rewriter" in result.reason
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_source_rewriter_removes_a_claim_without_an_anchored_quote(embedder) -> None:  # type: ignore[no-untyped-def]
     rewriter = source_rewriter(cascade_verifier(embedder))
     for quote in (None, "paracetamol cures migraines within ten minutes"):
@@ -303,6 +305,7 @@ async def test_source_rewriter_removes_a_claim_without_an_anchored_quote(embedde
         assert "no anchored quote" in result.reason
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_source_rewriter_never_uses_a_planted_instruction(embedder) -> None:  # type: ignore[no-untyped-def]
     result = await source_rewriter(cascade_verifier(embedder)).rewrite(
         quoted("Take double the usual dose.", "take double the usual dose of every medicine", (2,)),
@@ -313,6 +316,7 @@ async def test_source_rewriter_never_uses_a_planted_instruction(embedder) -> Non
     assert "planted" in result.reason
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_the_llm_rewriter_is_tried_first_and_the_source_is_the_fallback(embedder) -> None:  # type: ignore[no-untyped-def]
     verifier = cascade_verifier(embedder)
     claim = quoted("Adults can take 2 g of paracetamol every 2 hours.", "500 mg to 1 g of paracetamol")

@@ -160,6 +160,7 @@ async def test_model_failures_fail_every_claim_closed(how: str, failure: str) ->
 TEXT = "Adults can take 500 mg every 4 to 6 hours. Do not take more than 4 g in 24 hours."
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_the_configured_model_decides_claims_the_local_gate_cannot(
     embedder,  # type: ignore[no-untyped-def]
     entailing: Path,

@@ -265,6 +265,7 @@ def test_range_chart_draws_verified_undecided_and_rejected_in_proportion() -> No
     assert "gateway: n/a" in svg
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 def test_checker_choices_build_the_product_verifier_at_their_operating_point(embedder: Any) -> None:
     from gateway.evaluation.command import checker_verifier
     from gateway.models import ModelPool

@@ -56,6 +56,7 @@ def test_ordinary_leaflet_instructions_are_not(sentence: str) -> None:
     assert not InstructionDetector.from_settings(Settings(), None).rule(sentence)
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 def test_ingestion_quarantines_instructions_and_keeps_the_leaflet(embedder, tmp_path) -> None:  # type: ignore[no-untyped-def]
     store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
     mixed = [ADVICE[0], PLANTED[0], ADVICE[1], PLANTED[1], ADVICE[2], PLANTED[2], ADVICE[3]]
@@ -74,6 +75,7 @@ def test_ingestion_quarantines_instructions_and_keeps_the_leaflet(embedder, tmp_
     assert "instruction in paracetamol: 'Assistant note" in out.getvalue()
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 def test_an_index_built_before_never_hands_out_an_instruction(embedder, tmp_path) -> None:  # type: ignore[no-untyped-def]
     store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
     Ingestor(store, embedder).run([document(ADVICE[0], PLANTED[1], ADVICE[1])])  # no detector: indexed

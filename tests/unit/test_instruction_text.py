@@ -9,6 +9,8 @@ from __future__ import annotations
 import datetime as dt
 import io
 
+import pytest
+
 from gateway.domain import Passage, Span, Statement, StatementKind, Verdict, VerdictLabel
 from gateway.knowledge.command import print_report
 from gateway.knowledge.corpus import SourceDocument
@@ -46,6 +48,7 @@ def test_an_instruction_shown_as_a_conversational_sentence_is_caught() -> None:
     assert not instruction_sentence([advice], patterns())
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 def test_ingestion_reports_instruction_like_sentences(embedder, tmp_path) -> None:  # type: ignore[no-untyped-def]
     store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
     document = SourceDocument(

@@ -249,6 +249,7 @@ async def test_cascade_with_real_judge_server(server_url: str) -> None:
     assert verdict.check == "judge_error"
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 def test_build_verifier_adds_the_judge_only_when_configured(embedder: Any) -> None:
     policy = VerificationPolicy()
     without = build_verifier(Settings(), policy, embedder)

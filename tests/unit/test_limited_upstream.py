@@ -17,6 +17,7 @@ from gateway.metrics import GatewayMetrics
 from gateway.models import CallLimits, ChatModel, LimitedModel
 from gateway.testing import ScriptedChatModel
 from gateway.upstream.model_upstream import ModelUpstream
+from tests.support.waiting import until
 
 REQUEST = ChatRequest(messages=(Message(Role.USER, "q"),), model="m")
 
@@ -49,7 +50,7 @@ async def test_a_full_queue_refuses_at_once_without_calling_the_model() -> None:
     inner = held()
     upstream = limited(inner)
     first = asyncio.create_task(draft(upstream))
-    await asyncio.sleep(0.01)
+    await until(lambda: upstream.in_flight == 1, "the first call holds the slot")
     with pytest.raises(UpstreamBusy) as info:
         await draft(upstream)
     assert info.value.kind == "queue_full"
@@ -62,7 +63,7 @@ async def test_a_waiter_gives_up_after_the_queue_timeout() -> None:
     inner = held()
     upstream = limited(inner, queue_size=1, queue_timeout=0.05)
     first = asyncio.create_task(draft(upstream))
-    await asyncio.sleep(0.01)
+    await until(lambda: upstream.in_flight == 1, "the first call holds the slot")
     with pytest.raises(UpstreamQueueTimeout) as info:
         await draft(upstream)
     assert info.value.kind == "queue_timeout"
@@ -76,10 +77,10 @@ async def test_a_waiter_gets_the_slot_when_it_frees() -> None:
     inner = held()
     upstream = limited(inner, queue_size=1)
     first = asyncio.create_task(draft(upstream))
-    await asyncio.sleep(0.01)
+    await until(lambda: upstream.in_flight == 1, "the first call holds the slot")
     second = asyncio.create_task(draft(upstream))
-    await asyncio.sleep(0.01)
-    assert upstream.waiting == 1
+    await until(lambda: upstream.waiting == 1, "the second call waits for the slot")
+    assert upstream.in_flight == 1
     inner.release()
     assert [d.answer for d in await asyncio.gather(first, second)] == ["ok", "ok"]
     assert (upstream.in_flight, upstream.waiting) == (0, 0)

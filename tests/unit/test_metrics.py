@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -59,6 +59,7 @@ from gateway.vocabulary import VerdictCheck, VerifierMethod
 from gateway.web.app import create_app
 from tests.support.cleanup_stack import policy_copy
 from tests.support.pages import running_site
+from tests.support.waiting import until
 
 PARACETAMOL_DOSE = "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours."
 PARACETAMOL_MAX = "Do not take more than 4 g of paracetamol in 24 hours."
@@ -120,6 +121,7 @@ def services(make_services):  # type: ignore[no-untyped-def]
     return make_services()
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_supported_answer(services) -> None:  # type: ignore[no-untyped-def]
     services.upstream = ScriptedDrafts(supported_reply())
     result = await answer(ask(), services)
@@ -152,6 +154,7 @@ async def test_supported_answer(services) -> None:  # type: ignore[no-untyped-de
     assert total(m, "gateway_upstream_errors_total") == 0
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_partly_supported_answer_counts_statement_and_response_support(services) -> None:  # type: ignore[no-untyped-def]
     services.upstream = ScriptedDrafts(partly_supported_reply(), supported_reply())
     first = await answer(ask(), services)
@@ -183,6 +186,7 @@ PARAPHRASE = "Wait at least four hours between doses of paracetamol."
 LEAVE = "Leave at least 4 hours between doses."
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_a_faithful_paraphrase_counts_as_rewritten_to_its_source(services) -> None:  # type: ignore[no-untyped-def]
     """Issue 35: a paraphrase quoting its source is rewritten to the source's sentence. It is counted as
     such (not as a failure of grounding): no unanchored quote, no removal."""
@@ -257,6 +261,7 @@ def test_every_claim_result_series_exists_at_zero() -> None:
             )
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 @pytest.mark.parametrize(
     ("question", "outcome", "reason"),
     [
@@ -284,6 +289,7 @@ async def test_refusals_by_reason_never_reach_the_upstream(services, question, o
     assert relevance_refused == (1 if reason == "no_relevant_context" else 0)
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 @pytest.mark.parametrize(
     ("error", "error_type"),
     [
@@ -306,6 +312,7 @@ async def test_upstream_errors_by_type(services, error, error_type) -> None:  # 
     assert value(m, "gateway_upstream_duration_seconds_count") == 1
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 @pytest.mark.parametrize(
     ("reply", "series", "labels"),
     [
@@ -336,6 +343,7 @@ async def test_a_failed_draft_is_counted_even_when_its_record_fails(  # type: ig
     assert value(m, "gateway_stage_errors_total", stage="draft") == 1
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_malformed_draft_is_an_upstream_error_of_type_malformed(services) -> None:  # type: ignore[no-untyped-def]
     services.upstream = ScriptedDrafts('{"answer": 3}')
     await answer(ask(), services)
@@ -344,6 +352,7 @@ async def test_malformed_draft_is_an_upstream_error_of_type_malformed(services) 
     assert value(m, "gateway_refusals_total", reason="malformed_output") == 1
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_store_failure_is_counted_at_the_retrieve_stage(services) -> None:  # type: ignore[no-untyped-def]
     services.store = BrokenStore()
     services.upstream = ScriptedDrafts()
@@ -357,6 +366,7 @@ async def test_store_failure_is_counted_at_the_retrieve_stage(services) -> None:
     assert value(m, "gateway_retrieval_duration_seconds_count") == 0
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 @pytest.mark.parametrize(
     ("verifier_name", "label"),
     [("judge", "judge"), ("cascade:judge", "cascade"), ("Local", "local"), ("claim 42 by Dr Who", OTHER)],
@@ -383,6 +393,7 @@ def test_bounded_labels() -> None:
     assert tier_label("what the patient typed", ["guideline"]) == OTHER
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 def test_tiers_of_the_policy_exist_at_zero(services) -> None:  # type: ignore[no-untyped-def]
     m = services.metrics
     tiers = {t.id for t in services.policy.tiers.tiers}
@@ -406,6 +417,7 @@ def test_cited_url_validity() -> None:
     assert value(m, "gateway_cited_url_failures_total", reason=OTHER) == 1
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_audit_failure_is_counted_as_an_error_and_raised(services) -> None:  # type: ignore[no-untyped-def]
     class FailingAudit:
         async def write(self, row: Any, record: Any) -> None:
@@ -506,15 +518,6 @@ def upstream_gauges(metrics: GatewayMetrics) -> tuple[float, float]:
     return value(metrics, "gateway_upstream_in_flight"), value(metrics, "gateway_upstream_waiting")
 
 
-async def until(condition: Callable[[], bool]) -> None:
-    """Let the event loop run until ``condition`` holds; fail (not hang) if it never does."""
-    for _ in range(3000):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the condition never held")
-
-
 def audit_check_down() -> None:
     raise AuditError("the audit disk is full")
 
@@ -531,6 +534,7 @@ async def serving(app: Litestar, address: str = "127.0.0.1") -> AsyncIterator[ht
         yield client
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_every_metric_is_recorded(make_services, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """One scenario through the real app (``create_app`` over one ``Services``, hence one registry)
     drives every path that records a metric; every collector of that registry must have moved. No
@@ -579,7 +583,10 @@ async def test_every_metric_is_recorded(make_services, tmp_path, monkeypatch) ->
             second = asyncio.create_task(
                 gateway.post("/v1/chat/completions", json=chat(), headers=client_key)
             )
-            await until(lambda: draft_model.calls == 1 and upstream_gauges(services.metrics) == (1, 1))
+            await until(
+                lambda: draft_model.calls == 1 and upstream_gauges(services.metrics) == (1, 1),
+                "one request holds the upstream slot and the other waits",
+            )
             held = (await gateway.get("/metrics")).text
             observed.look()
             draft_model.release()

@@ -30,6 +30,7 @@ from gateway.testing import ScriptedChatModel, ScriptedConnections, ScriptedVeri
 from gateway.upstream.extractive import ExtractiveResponder
 from gateway.web.app import create_app
 from tests.conftest import FIXTURE_KB
+from tests.support.waiting import until
 from tests.unit.test_cleanup import DOSE, PASSAGES, REQUEST, quoted
 
 UPSTREAM_URL = "http://127.0.0.1:9/v1"
@@ -143,10 +144,10 @@ async def test_a_rewrite_waits_for_the_slot_a_draft_holds_and_is_closed_with_it(
     assert limits is not None
 
     drafting = asyncio.create_task(upstream.draft(REQUEST, PASSAGES))
-    await asyncio.sleep(0.05)
+    await until(lambda: model.calls == 1, "the draft reached the model")
     claim = quoted("Adults can take 2 g of paracetamol every 2 hours.", "500 mg to 1 g of paracetamol")
     rewriting = asyncio.create_task(rewriter.rewrite(claim, PASSAGES, REQUEST))
-    await asyncio.sleep(0.05)
+    await until(lambda: limits.waiting == 1, "the rewrite waits for the draft's slot")
     assert (limits.in_flight, limits.waiting) == (1, 1)
     assert model.calls == 1  # the rewrite has not reached the model: it waits for the draft's slot
     model.release()
@@ -161,6 +162,7 @@ async def test_a_rewrite_waits_for_the_slot_a_draft_holds_and_is_closed_with_it(
     assert model.closes == 1
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_shutdown_closes_every_model_of_the_process(embedder, fixture_store, tmp_path) -> None:  # type: ignore[no-untyped-def]
     settings = Settings(
         data_dir=tmp_path,

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from gateway.domain import Passage, Span, Statement, StatementKind, Verdict, VerdictLabel
 from gateway.knowledge.corpus import SourceDocument
 from gateway.knowledge.ingest import Ingestor
@@ -142,6 +144,7 @@ def test_bad_urls_and_markup_in_provenance_are_refused_naming_document_and_field
     assert failure.reason.startswith("url: ")
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 def test_a_hostile_corpus_is_searched_as_plain_text(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     root = corpus(tmp_path / "kb", entry(), entry(id="gout-html", file="docs/gout.html", title="Gout care"))
     store = ChromaStore.open(Settings(data_dir=tmp_path / "data"), embedder)

@@ -143,6 +143,7 @@ def test_a_bad_rewrite_bound_in_the_policy_names_its_key(tmp_path: Path) -> None
         load_query_words(path)
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_the_restatement_finds_what_a_vague_message_cannot_in_the_real_store(fixture_store) -> None:  # type: ignore[no-untyped-def]
     policy = load_configured_policy(Settings()).thresholds.retrieval
     vague = "ok so about the thing from the leaflet, how much is too much for me"

@@ -66,6 +66,7 @@ def test_real_words_and_unknown_drug_names_are_left_alone(speller: TriageSpeller
     assert speller.correct(text) == text
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 def test_a_misspelt_febrile_floppy_infant_is_an_emergency(model: SemanticTriage) -> None:
     result = triage_texts(ask("my 3 week old has a feaver and is really flopy"), GENERAL, model)
     assert result.scope is Scope.EMERGENCY
@@ -75,6 +76,7 @@ def test_a_misspelt_febrile_floppy_infant_is_an_emergency(model: SemanticTriage)
     )
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 def test_questions_keep_the_patients_own_words(model: SemanticTriage) -> None:
     message = "what is a normal temprature for a baby? and how much calpol can she have?"
     triage_plan = plan(ask(message), GENERAL, POLICY.triage, spelling_corrector(model))
@@ -115,6 +117,7 @@ def test_near_misses_of_the_pregnancy_bleeding_rule_do_not_fire_it(message: str)
     assert fired is None or fired.id != "pregnancy_bleeding"
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 def test_a_message_the_semantic_layers_missed_is_caught_by_the_rule(model: SemanticTriage) -> None:
     message = "pregnant and bleeding more than I ever experienced, with clots"  # a held-out miss
     result = triage_texts(ask(message), GENERAL, model)

@@ -42,6 +42,7 @@ def check(text: str) -> ClaimToCheck:
     return ClaimToCheck(text, None, ((1, passage_from_text(TEXT, "leaflet")),), quote_bound=False)
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_check_only_claims_get_one_of_three_outcomes_and_a_contradiction_names_its_numbers(
     embedder,  # type: ignore[no-untyped-def]
 ) -> None:
@@ -63,6 +64,7 @@ async def test_check_only_claims_get_one_of_three_outcomes_and_a_contradiction_n
     assert "4 g" in changed.conflict.source
 
 
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_a_clash_of_a_kind_not_trusted_leaves_the_claim_not_verified(embedder) -> None:  # type: ignore[no-untyped-def]
     verifier = build_verifier(Settings(), replace(NUMBERS_ONLY, contradiction_kinds=("negation",)), embedder)
     [changed] = await verifier.verify([check("Do not take more than 8 g of paracetamol in 24 hours.")])

@@ -24,6 +24,7 @@ from gateway.pipeline.run import answer
 from gateway.pipeline.stages import REASON_BY_STAGE, Stage, refusal_reason
 from gateway.services import Services
 from gateway.upstream.contract import DraftPart
+from tests.support.waiting import until
 
 QUESTION = "How much paracetamol can an adult take in a day?"
 BUG = "injected fault"
@@ -268,19 +269,25 @@ async def test_a_bug_after_the_audit_write_is_counted_and_the_recorded_answer_is
 
 
 class SlowProvisionalWrite:
-    """The audit store with its provisional write slowed down (and optionally failing), logging the order
-    in which the provisional commit, triage and the model call happen."""
+    """The audit store with its provisional write held until ``after`` is in the event log (and
+    optionally failing), logging the order in which the provisional commit, triage and the model call
+    happen."""
 
-    def __init__(self, services: Services, events: list[str], fail: bool = False) -> None:
+    def __init__(
+        self, services: Services, events: list[str], fail: bool = False, after: str = "triaged"
+    ) -> None:
         self.original = services.audit.write
         self.events = events
         self.fail = fail
+        self.after = after
 
     async def __call__(self, row: Any, record: Any) -> None:
         first = not any(e.startswith("provisional") for e in self.events)
         if first:
             self.events.append("provisional started")
-            await asyncio.sleep(0.3)  # longer than triage takes
+            await until(
+                lambda: self.after in self.events, f"{self.after!r} while the provisional row is written"
+            )
             if self.fail:
                 self.events.append("provisional failed")
                 raise OSError("disk full")
@@ -351,20 +358,21 @@ async def test_a_request_cancelled_during_triage_waits_for_its_provisional_row_t
 ) -> None:
     services = make_services()
     events: list[str] = []
-    services.audit.write = SlowProvisionalWrite(services, events)
+    services.audit.write = SlowProvisionalWrite(services, events, after="cancelled")
     triage = run_module.TRIAGE.run
 
-    async def slow_triage(*args: Any) -> Any:
-        await asyncio.sleep(10)
+    async def endless_triage(*args: Any) -> Any:
+        await asyncio.Event().wait()  # until the request is cancelled
         return await triage(*args)
 
-    monkeypatch.setattr(run_module, "TRIAGE", Stage("triage", slow_triage))
+    monkeypatch.setattr(run_module, "TRIAGE", Stage("triage", endless_triage))
     task = asyncio.create_task(answer(ask(), services, request_id="req_cancelled_in_triage"))
-    await asyncio.sleep(0.05)
+    await until(lambda: "provisional started" in events, "the provisional write started")
     task.cancel()
+    events.append("cancelled")
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert events == ["provisional started", "provisional committed"]  # then completed synchronously:
+    assert events == ["provisional started", "cancelled", "provisional committed"]  # then completed:
     (row,) = services.audit.list(AuditFilter())
     assert (row.id, row.outcome) == ("req_cancelled_in_triage", "cancelled")
 

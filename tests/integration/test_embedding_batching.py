@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 
 import numpy as np
@@ -19,6 +18,7 @@ from gateway.knowledge.embedding import (
     serving_threads,
 )
 from gateway.settings import Settings
+from tests.support.waiting import wait_until
 
 QUESTIONS = [
     "How much paracetamol can an adult take in one day?",
@@ -59,10 +59,7 @@ def _gate_model(embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> tuple[th
 
 
 def _wait_for_queue(embedder: Embedder, length: int) -> None:
-    deadline = time.monotonic() + 30
-    while len(embedder._queue) < length:
-        assert time.monotonic() < deadline, "callers never queued"
-        time.sleep(0.005)
+    wait_until(lambda: embedder.waiting >= length, f"{length} callers queued")
 
 
 def test_concurrent_callers_are_encoded_in_one_call_and_get_exactly_their_own_vectors(
@@ -78,8 +75,7 @@ def test_concurrent_callers_are_encoded_in_one_call_and_get_exactly_their_own_ve
 
     first = threading.Thread(target=call, args=(0,))
     first.start()
-    while not sizes:  # the first caller leads at once and is now inside the model
-        time.sleep(0.005)
+    wait_until(lambda: sizes, "the first caller leads at once and is inside the model")
     others = [threading.Thread(target=call, args=(i,)) for i in range(1, len(requests))]
     for thread in others:
         thread.start()
@@ -91,8 +87,8 @@ def test_concurrent_callers_are_encoded_in_one_call_and_get_exactly_their_own_ve
     for i, texts in enumerate(requests):
         assert results[i].shape == (len(texts), Embedder.dimensions)
         assert np.all(_cosines(results[i], alone[i]) >= 0.9999), f"caller {i} got another caller's vectors"
-    assert not plain._busy
-    assert not plain._queue
+    assert not plain.busy
+    assert not plain.waiting
 
 
 def test_a_model_failure_reaches_every_caller_in_the_call_and_the_embedder_recovers(
@@ -120,8 +116,7 @@ def test_a_model_failure_reaches_every_caller_in_the_call_and_the_embedder_recov
 
     threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
     threads[0].start()
-    while not calls:
-        time.sleep(0.005)
+    wait_until(lambda: calls, "the first caller is inside the model")
     for thread in threads[1:]:
         thread.start()
     _wait_for_queue(plain, 3)
@@ -141,7 +136,7 @@ def test_one_caller_alone_is_encoded_at_once(plain: Embedder) -> None:
     for question in QUESTIONS[:3]:
         plain.encode_one(question)
     assert plain.model_calls == before + 3
-    assert not plain._busy
+    assert not plain.busy
 
 
 def test_cache_serves_repeated_texts_without_the_model_and_stays_bounded() -> None:
@@ -158,11 +153,11 @@ def test_cache_serves_repeated_texts_without_the_model_and_stays_bounded() -> No
     assert embedder.cache_len == 3
     embedder.encode_one("x" * (CACHEABLE_CHARS + 1))
     assert embedder.cache_len == 3
-    assert ("x" * (CACHEABLE_CHARS + 1)) not in embedder._cache
+    assert ("x" * (CACHEABLE_CHARS + 1)) not in embedder.cached_texts
     bulk = [f"sentence number {i} about nothing" for i in range(CACHEABLE_CALL + 1)]
-    kept = list(embedder._cache)
+    kept = embedder.cached_texts
     embedder.encode(bulk)
-    assert list(embedder._cache) == kept  # bulk calls (ingestion) never evict the query cache
+    assert embedder.cached_texts == kept  # bulk calls (ingestion) never evict the query cache
 
 
 def test_thread_defaults_and_settings_validation() -> None:
@@ -191,8 +186,7 @@ def test_a_long_queue_is_served_in_capped_calls_each_led_by_the_next_waiter(
 
     threads = [threading.Thread(target=call, args=(i,)) for i in range(6)]
     threads[0].start()
-    while not sizes:
-        time.sleep(0.005)
+    wait_until(lambda: sizes, "the first caller is inside the model")
     for thread in threads[1:]:
         thread.start()
     _wait_for_queue(plain, 5)
@@ -202,8 +196,8 @@ def test_a_long_queue_is_served_in_capped_calls_each_led_by_the_next_waiter(
     assert sizes == [1, 2, 2, 1]
     for i in range(6):
         assert float(results[i][0] @ alone[i]) >= 0.9999
-    assert not plain._busy
-    assert not plain._queue
+    assert not plain.busy
+    assert not plain.waiting
 
 
 def test_a_bulk_call_is_encoded_in_slices_that_queries_can_queue_between(
@@ -272,8 +266,7 @@ def test_a_text_that_fails_the_model_fails_only_its_own_caller(
 
     threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
     threads[0].start()
-    while not sizes:
-        time.sleep(0.005)
+    wait_until(lambda: sizes, "the first caller is inside the model")
     for thread in threads[1:]:
         thread.start()
     _wait_for_queue(plain, 3)
@@ -283,7 +276,7 @@ def test_a_text_that_fails_the_model_fails_only_its_own_caller(
     assert isinstance(outcomes[2], ValueError)
     for i in (0, 1, 3):
         assert isinstance(outcomes[i], np.ndarray), f"caller {i} failed for another caller's text"
-    assert not plain._busy
+    assert not plain.busy
 
 
 def test_a_bank_encoded_again_is_answered_without_the_model() -> None:

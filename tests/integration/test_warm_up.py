@@ -28,7 +28,7 @@ async def test_a_serving_app_warms_search_and_triage_before_its_first_request(  
     with capture_logs() as logs:
         async with AsyncTestClient(create_app(settings, build=lambda _: services)) as client:
             assert fixture_store._exact_passages.loaded_version() == fixture_store.version
-            assert embedder._cached(WARM_UP_QUESTION) is not None
+            assert WARM_UP_QUESTION in embedder.cached_texts
             assert services.audit.count() == 0  # not a request: nothing audited
             assert all(m.calls == 0 for m in connections.made.values())  # no model asked
             assert (await client.get("/readyz")).status_code == 200
