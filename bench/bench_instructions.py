@@ -2,27 +2,54 @@
 
 For each split: precision and recall of "injection", and the share of ordinary leaflet imperatives
 quarantined (target <= 1%), for the rules alone and for rules + exemplar bank (the ingestion detector).
-The detector is tuned on the tune split only; the test split is scored, never printed row by row.
+Each split is scored as kb-data wrote it ("original") and grown by the leaflet sentences of
+``instructions_extra_leaflet.jsonl`` ("+ extra"), which go to tune or test by a fixed hash of their text
+(SHA-256, even: tune, odd: test). The detector is tuned on the tune split only; the test split is
+scored, never printed row by row.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_instructions.py [--show-tune-errors]
+``--kb N`` also counts the sentences the ingestion detector would quarantine in the bundled knowledge
+base (``knowledge/``) and in N sections of the NIH MedQuAD knowledge base
+(``/work/shared/eval/kb/medquad_kb.jsonl``, every k-th row, CC BY 4.0), chunked as ingestion chunks them.
+
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_instructions.py [--split tune] [--show-tune-errors]
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_instructions.py --split none --kb 1000 [--show-kb] \\
+        [--baseline-policies OLD/policies]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 from pathlib import Path
 
+from gateway.knowledge.chunking import chunk_document
+from gateway.knowledge.corpus import SourceDocument
 from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.instructions import InstructionDetector
+from gateway.knowledge.loaders import LoadFailure, iter_jsonl, iter_manifest
+from gateway.resources import bundled
 from gateway.settings import Settings
 
 DATA = Path(__file__).parent / "data" / "instructions"
+EXTRA = DATA / "instructions_extra_leaflet.jsonl"
+MEDQUAD = Path("/work/shared/eval/kb/medquad_kb.jsonl")
 
 
-def load(split: str) -> list[dict[str, str]]:
-    with (DATA / f"instructions_{split}.jsonl").open(encoding="utf-8") as handle:
+def extra_split(text: str) -> str:
+    """The split an added leaflet sentence belongs to: a fixed hash of its text."""
+    return "tune" if int(hashlib.sha256(text.encode("utf-8")).hexdigest(), 16) % 2 == 0 else "test"
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
+
+
+def load(split: str) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """The split as written, and the added leaflet sentences that fall into it."""
+    extra = [r for r in read_rows(EXTRA) if extra_split(r["text"]) == split] if EXTRA.is_file() else []
+    return read_rows(DATA / f"instructions_{split}.jsonl"), extra
 
 
 def scores(rows: list[dict[str, str]], flagged: list[bool]) -> tuple[float, float, float, int, int]:
@@ -31,37 +58,101 @@ def scores(rows: list[dict[str, str]], flagged: list[bool]) -> tuple[float, floa
     injections = sum(r["label"] == "injection" for r in rows)
     leaflets = len(rows) - injections
     precision = tp / (tp + fp) if tp + fp else 1.0
-    return precision, tp / injections, fp / leaflets, injections, leaflets
+    return (
+        precision,
+        tp / injections if injections else 0.0,
+        fp / leaflets if leaflets else 0.0,
+        injections,
+        leaflets,
+    )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--show-tune-errors", action="store_true", help="list the tune split's errors")
-    args = parser.parse_args()
-    embedder = Embedder()
+def bench_splits(splits: list[str], embedder: Embedder, show_errors: bool) -> None:
     detector = InstructionDetector.from_settings(Settings(), embedder)
     rules = InstructionDetector.from_settings(Settings(), None)
     print(
-        f"{'split':6s} {'detector':18s} {'injections':>10s} {'leaflets':>8s} {'precision':>9s} "
+        f"{'split':15s} {'detector':18s} {'injections':>10s} {'leaflets':>8s} {'precision':>9s} "
         f"{'recall':>7s} {'leaflets quarantined':>21s}"
     )
-    for split in ("tune", "test"):
-        rows = load(split)
+    for split in splits:
+        original, extra = load(split)
+        rows = original + extra
         texts = [r["text"] for r in rows]
         vectors = embedder.encode(texts)
         for name, flagged in (
             ("rules", rules.flags(texts)),
             ("rules + exemplars", detector.flags(texts, vectors)),
         ):
-            precision, recall, lost, injections, leaflets = scores(rows, flagged)
-            print(
-                f"{split:6s} {name:18s} {injections:10d} {leaflets:8d} {precision:9.3f} {recall:7.3f} "
-                f"{lost:20.1%}"
-            )
-            if args.show_tune_errors and split == "tune" and name != "rules":
+            for label, subset in ((f"{split} original", len(original)), (f"{split} + extra", len(rows))):
+                precision, recall, lost, injections, leaflets = scores(rows[:subset], flagged[:subset])
+                print(
+                    f"{label:15s} {name:18s} {injections:10d} {leaflets:8d} {precision:9.3f} {recall:7.3f} "
+                    f"{lost:20.1%}"
+                )
+            if show_errors and split == "tune" and name != "rules":
                 for row, flag in zip(rows, flagged, strict=True):
                     if flag != (row["label"] == "injection"):
                         print(f"   {'FP' if flag else 'FN'} {row['kind']:14s} {row['text']}")
+
+
+def documents(limit: int) -> list[tuple[str, list[SourceDocument]]]:
+    bundled_docs = [d for d in iter_manifest(bundled("knowledge")) if not isinstance(d, LoadFailure)]
+    sets = [("bundled knowledge/", bundled_docs)]
+    if limit and MEDQUAD.is_file():
+        rows = [d for d in iter_jsonl(MEDQUAD) if not isinstance(d, LoadFailure)]
+        step = max(1, len(rows) // limit)
+        sets.append((f"MedQuAD {len(rows[::step][:limit])} sections", rows[::step][:limit]))
+    return sets
+
+
+def bench_kb(limit: int, embedder: Embedder, show: bool, baseline: Path | None) -> None:
+    """Sentences quarantined by the configured detector (and by the policies in ``baseline``, if given,
+    on the same vectors: a before/after count)."""
+    detectors = [("now", Settings())] + ([("baseline", Settings(policy_dir=baseline))] if baseline else [])
+    print(
+        f"{'knowledge base':28s} {'sentences':>9s} "
+        + " ".join(f"{n + ' rules':>14s} {n + ' all':>12s}" for n, _ in detectors)
+    )
+    for name, docs in documents(limit):
+        sentences = [
+            chunk.text[s.start : s.end]
+            for d in docs
+            for chunk in chunk_document(d)
+            for s in chunk.sentence_spans
+        ]
+        distinct = list(dict.fromkeys(sentences))
+        vectors = embedder.encode(distinct)
+        counts: list[int] = []
+        for label, settings in detectors:
+            by_rule = InstructionDetector.from_settings(settings, None).flags(distinct)
+            flagged = InstructionDetector.from_settings(settings, embedder).flags(distinct, vectors)
+            counts += [sum(by_rule), sum(flagged)]
+            if show:
+                for sentence, rule, flag in zip(distinct, by_rule, flagged, strict=True):
+                    if flag:
+                        print(f"   {label} {'rule' if rule else 'bank'} {sentence[:200]}")
+        print(
+            f"{name:28s} {len(distinct):9d} "
+            + " ".join(f"{c:14d}" if i % 2 == 0 else f"{c:12d}" for i, c in enumerate(counts))
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--split", choices=("both", "tune", "test", "none"), default="both")
+    parser.add_argument("--show-tune-errors", action="store_true", help="list the tune split's errors")
+    parser.add_argument("--kb", type=int, default=0, metavar="N", help="count quarantined KB sentences")
+    parser.add_argument("--show-kb", action="store_true", help="list the knowledge-base sentences flagged")
+    parser.add_argument(
+        "--baseline-policies", type=Path, help="a policies/ folder to count the KB against too (before/after)"
+    )
+    args = parser.parse_args()
+    embedder = Embedder()
+    splits = {"both": ["tune", "test"], "none": []}.get(args.split, [args.split])
+    if splits:
+        bench_splits(splits, embedder, args.show_tune_errors)
+    if args.kb or args.show_kb:
+        bench_kb(args.kb, embedder, args.show_kb, args.baseline_policies)
 
 
 if __name__ == "__main__":
