@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 from itertools import islice
 
 from gateway.domain import Passage, Span
@@ -121,14 +122,50 @@ def split_sentences(text: str) -> list[str]:
     return [text[s.start : s.end] for s in sentence_spans(text)]
 
 
-_MARKERS = re.compile(r"\s*\[\d+(?:\s*[,–-]\s*\d+)*\]")
 _SPACES = re.compile(r"\s+")
 _QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "\u00a0": " "})
 
 
+# --- citation markers: the one grammar ---------------------------------------------------------
+
+MARKER = re.compile(r"\[(\d+(?:\s*[,–-]\s*\d+)*)\]")
+"""A citation marker: passage numbers in square brackets, ``[1]``, ``[2, 3]``, ``[1–3]``."""
+_MARKER_SPACED = re.compile(r"\s*" + MARKER.pattern)
+_MARKER_PART = re.compile(r"(\d+)(?:\s*[–-]\s*(\d+))?")
+
+
+@dataclass(frozen=True)
+class Marker:
+    """One citation marker in a text: its span (with the blanks before it) and its passage numbers."""
+
+    start: int
+    end: int
+    numbers: tuple[int, ...]
+
+
+def marker_body_numbers(body: str) -> tuple[int, ...]:
+    """The passage numbers of a marker's inside (``"1, 3–5"`` -> 1, 3, 4, 5), in order, once each."""
+    numbers: list[int] = []
+    for part in _MARKER_PART.finditer(body):
+        first = int(part.group(1))
+        last = int(part.group(2)) if part.group(2) else first
+        for number in range(min(first, last), max(first, last) + 1):
+            if number not in numbers:
+                numbers.append(number)
+    return tuple(numbers)
+
+
+def find_markers(text: str) -> list[Marker]:
+    """The citation markers of ``text`` in order; each span takes the blanks before the marker."""
+    return [
+        Marker(match.start(), match.end(), marker_body_numbers(match.group(1)))
+        for match in _MARKER_SPACED.finditer(text)
+    ]
+
+
 def strip_markers(text: str) -> str:
-    """Remove inline citation markers such as ``[1]`` or ``[2, 3]``."""
-    return _SPACES.sub(" ", _MARKERS.sub("", text)).strip()
+    """Remove inline citation markers such as ``[1]``, ``[2, 3]`` or ``[1–3]``; collapse whitespace."""
+    return _SPACES.sub(" ", _MARKER_SPACED.sub("", text)).strip()
 
 
 def normalise(text: str) -> str:

@@ -28,7 +28,7 @@ from typing import Protocol
 from rapidfuzz import fuzz
 
 from gateway.domain import Draft, DraftClaim, Span, Statement, StatementKind
-from gateway.text import sentence_spans, strip_markers
+from gateway.text import find_markers, sentence_spans, strip_markers
 from gateway.upstream.contract import markers_in
 
 CLAIM_MATCH_MIN = 70.0
@@ -52,9 +52,6 @@ class MarkerReader(Protocol):
     def spans(self, text: str) -> list[tuple[int, int]]: ...
 
 
-_NUMERIC_MARKER = re.compile(r"\s*\[\d+(?:\s*[,–-]\s*\d+)*\]")
-
-
 class NumericMarkers:
     """``[1]``, ``[2, 3]``: passage numbers as the chat contract writes them."""
 
@@ -62,7 +59,7 @@ class NumericMarkers:
         return markers_in(text)
 
     def spans(self, text: str) -> list[tuple[int, int]]:
-        return [m.span() for m in _NUMERIC_MARKER.finditer(text)]
+        return [(m.start, m.end) for m in find_markers(text)]
 
 
 _BRACKETS = re.compile(r"\s*\[([^\[\]\n]{1,200})\]")
