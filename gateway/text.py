@@ -41,11 +41,14 @@ _ABBREVIATIONS = {
     "hr",
     "hrs",
 }
+_RANGE_DASH = "[-–—]"
+_MARKER_ITEM = rf"\d+(?:\s*{_RANGE_DASH}\s*\d+)?"
+_MARKER_BODY = rf"{_MARKER_ITEM}(?:\s*,\s*{_MARKER_ITEM})*"
 _BOUNDARY = re.compile(
-    r"([.!?]+)([\"')\]]*)(\s+(?:\[\d+(?:\s*,\s*\d+)*\]\s*)?)(?=(?:[-*•]\s+)?[\"'(\[]?[A-Z0-9])"
+    rf"([.!?]+)([\"')\]]*)(\s+(?:\[{_MARKER_BODY}\]\s*)?)(?=(?:[-*•]\s+)?[\"'(\[]?[A-Z0-9])"
     r"|\n\s*\n|\n(?=\s*[-*•]\s)"
 )
-_MARKER_TAIL = re.compile(r"\s*(\[\d+(?:\s*,\s*\d+)*\])+")
+_MARKER_TAIL = re.compile(rf"\s*(\[{_MARKER_BODY}\])+")
 
 
 def sentence_spans(text: str) -> list[Span]:
@@ -128,10 +131,16 @@ _QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": 
 
 # --- citation markers: the one grammar ---------------------------------------------------------
 
-MARKER = re.compile(r"\[(\d+(?:\s*[,–-]\s*\d+)*)\]")
-"""A citation marker: passage numbers in square brackets, ``[1]``, ``[2, 3]``, ``[1–3]``."""
+MARKER = re.compile(rf"\[({_MARKER_BODY})\]")
+"""A citation marker: passage numbers in square brackets, single (``[1]``), listed with commas
+(``[2, 3]``), ranged with ``-``, ``–`` or ``—`` (``[1–3]``) or mixed (``[1, 3–5]``). The one grammar:
+the splitter, the repeat bound, the contract reader, cleanup and the streamed release all read markers
+through it."""
 _MARKER_SPACED = re.compile(r"\s*" + MARKER.pattern)
-_MARKER_PART = re.compile(r"(\d+)(?:\s*[–-]\s*(\d+))?")
+_MARKER_PART = re.compile(rf"(\d+)(?:\s*{_RANGE_DASH}\s*(\d+))?")
+MAX_MARKER_RANGE = 50
+"""A range wider than this (``[1–5000]``) is read as its two ends only: no marker expands into
+thousands of citations (numbers naming no passage are dropped where the passages are known)."""
 
 
 @dataclass(frozen=True)
@@ -149,7 +158,9 @@ def marker_body_numbers(body: str) -> tuple[int, ...]:
     for part in _MARKER_PART.finditer(body):
         first = int(part.group(1))
         last = int(part.group(2)) if part.group(2) else first
-        for number in range(min(first, last), max(first, last) + 1):
+        low, high = min(first, last), max(first, last)
+        span = range(low, high + 1) if high - low <= MAX_MARKER_RANGE else (low, high)
+        for number in span:
             if number not in numbers:
                 numbers.append(number)
     return tuple(numbers)
@@ -161,6 +172,14 @@ def find_markers(text: str) -> list[Marker]:
         Marker(match.start(), match.end(), marker_body_numbers(match.group(1)))
         for match in _MARKER_SPACED.finditer(text)
     ]
+
+
+def marker_numbers(text: str) -> tuple[int, ...]:
+    """The passage numbers cited by the markers of ``text``, in order of appearance, once each."""
+    numbers: list[int] = []
+    for marker in find_markers(text):
+        numbers.extend(n for n in marker.numbers if n not in numbers)
+    return tuple(numbers)
 
 
 def strip_markers(text: str) -> str:

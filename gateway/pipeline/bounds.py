@@ -18,10 +18,9 @@ from collections.abc import Sequence
 from gateway.cleanup.common import is_planted
 from gateway.domain import Statement
 from gateway.errors import DraftLimitExceeded
+from gateway.text import strip_markers
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-_MARKER = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
-_SPACE = re.compile(r"\s+")
 MIN_SENTENCE_CHARS = 12
 """Shorter pieces ("Yes.", "1.") may legitimately recur and are not counted."""
 
@@ -37,7 +36,7 @@ def sentence_keys(text: str) -> list[str]:
     """The sentences of ``text`` as compared for repeats (case, spacing and markers ignored)."""
     keys = []
     for piece in _SENTENCE_END.split(text):
-        key = _SPACE.sub(" ", _MARKER.sub("", piece)).strip().lower()
+        key = strip_markers(piece).lower()
         if len(key) >= MIN_SENTENCE_CHARS:
             keys.append(key)
     return keys
