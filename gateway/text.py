@@ -48,10 +48,13 @@ _BOUNDARY = re.compile(
     rf"([.!?]+)([\"')\]]*)(\s+(?:\[{_MARKER_BODY}\]\s*)?)(?=(?:[-*•]\s+)?[\"'(\[]?[A-Z0-9])"
     r"|\n\s*\n|\n(?=\s*[-*•]\s)"
 )
+_TYPED_BOUNDARY = re.compile(
+    rf"([.!?]+)([\"')\]]*)(\s+(?:\[{_MARKER_BODY}\]\s*)?)(?=(?:[-*•]\s+)?[\"'(\[]?[A-Za-z0-9])|\n"
+)
 _MARKER_TAIL = re.compile(rf"\s*(\[{_MARKER_BODY}\])+")
 
 
-def sentence_spans(text: str) -> list[Span]:
+def sentence_spans(text: str, *, typed: bool = False) -> list[Span]:
     """Character spans of the sentences in ``text``, trimmed of surrounding whitespace.
 
     Splits at terminal punctuation followed by a capital or digit (or by an inline bullet, as in
@@ -59,10 +62,15 @@ def sentence_spans(text: str) -> list[Span]:
     the span), and cuts runs longer than ``MAX_SENTENCE_WORDS``; does not split after common
     abbreviations or inside decimals ("0.5 mg"). Citation markers that follow a full stop
     ("... daily. [2] Next") stay with the sentence they close.
+
+    ``typed``: text a patient typed (a chat message, a search query), where a sentence may start in
+    lower case ("hi. i have a cough. what can i take") and each line is its own thought: it also
+    splits before a lower-case word and at every line break. The abbreviations and decimals are
+    the same: one splitter for the knowledge base, the drafts, the repeat bound and query planning.
     """
     spans: list[Span] = []
     start = 0
-    for match in _BOUNDARY.finditer(text):
+    for match in (_TYPED_BOUNDARY if typed else _BOUNDARY).finditer(text):
         if match.group(1):
             before = text[start : match.start()].rsplit(None, 1)
             word = before[-1] if before else ""
@@ -121,8 +129,8 @@ def _piece_end(text: str, floor: int, limit: int) -> int:
     return limit
 
 
-def split_sentences(text: str) -> list[str]:
-    return [text[s.start : s.end] for s in sentence_spans(text)]
+def split_sentences(text: str, *, typed: bool = False) -> list[str]:
+    return [text[s.start : s.end] for s in sentence_spans(text, typed=typed)]
 
 
 _SPACES = re.compile(r"\s+")
