@@ -6,8 +6,13 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from itertools import islice
+from pathlib import Path
+
+from pydantic import ConfigDict, field_validator
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from gateway.domain import Passage, Span
+from gateway.validation import load_file
 
 _ABBREVIATIONS = {
     "e.g",
@@ -225,3 +230,31 @@ def passage_from_text(
         score=score,
         sentence_spans=tuple(sentence_spans(text)),
     )
+
+
+# --- question words ------------------------------------------------------------------------------
+
+QUESTION_WORDS_PATH = Path(__file__).with_name("data") / "question_words.yaml"
+_LOWER_WORD = re.compile(r"[a-z]+")
+
+
+@pydantic_dataclass(config=ConfigDict(extra="forbid"))
+class QuestionWords:
+    """The question-word list (``data/question_words.yaml``): lower-case words, at least one."""
+
+    words: tuple[str, ...]
+
+    @field_validator("words")
+    @classmethod
+    def _lower_words(cls, words: tuple[str, ...]) -> tuple[str, ...]:
+        if not words:
+            raise ValueError("must list at least one word")
+        for word in words:
+            if not _LOWER_WORD.fullmatch(word):
+                raise ValueError(f"{word!r} is not a lower-case word")
+        return words
+
+
+QUESTION_WORDS = frozenset(load_file(QUESTION_WORDS_PATH, QuestionWords).words)
+"""Words that make a line or query that starts with them ask something (extractive headings, store
+queries without a planner)."""
