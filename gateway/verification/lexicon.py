@@ -27,7 +27,6 @@ WORD_LISTS = (
     "not_negative",
     "not_conditions",
     "class_terms",
-    "stem_suffixes",
     "drug_suffixes",
     "condition_suffixes",
 )
