@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 from itertools import islice
+from pathlib import Path
+
+from pydantic import ConfigDict, field_validator
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from gateway.domain import Passage, Span
+from gateway.validation import load_file
 
 _ABBREVIATIONS = {
     "e.g",
@@ -40,14 +46,20 @@ _ABBREVIATIONS = {
     "hr",
     "hrs",
 }
+_RANGE_DASH = "[-–—]"
+_MARKER_ITEM = rf"\d+(?:\s*{_RANGE_DASH}\s*\d+)?"
+_MARKER_BODY = rf"{_MARKER_ITEM}(?:\s*,\s*{_MARKER_ITEM})*"
 _BOUNDARY = re.compile(
-    r"([.!?]+)([\"')\]]*)(\s+(?:\[\d+(?:\s*,\s*\d+)*\]\s*)?)(?=(?:[-*•]\s+)?[\"'(\[]?[A-Z0-9])"
+    rf"([.!?]+)([\"')\]]*)(\s+(?:\[{_MARKER_BODY}\]\s*)?)(?=(?:[-*•]\s+)?[\"'(\[]?[A-Z0-9])"
     r"|\n\s*\n|\n(?=\s*[-*•]\s)"
 )
-_MARKER_TAIL = re.compile(r"\s*(\[\d+(?:\s*,\s*\d+)*\])+")
+_TYPED_BOUNDARY = re.compile(
+    rf"([.!?]+)([\"')\]]*)(\s+(?:\[{_MARKER_BODY}\]\s*)?)(?=(?:[-*•]\s+)?[\"'(\[]?[A-Za-z0-9])|\n"
+)
+_MARKER_TAIL = re.compile(rf"\s*(\[{_MARKER_BODY}\])+")
 
 
-def sentence_spans(text: str) -> list[Span]:
+def sentence_spans(text: str, *, typed: bool = False) -> list[Span]:
     """Character spans of the sentences in ``text``, trimmed of surrounding whitespace.
 
     Splits at terminal punctuation followed by a capital or digit (or by an inline bullet, as in
@@ -55,10 +67,15 @@ def sentence_spans(text: str) -> list[Span]:
     the span), and cuts runs longer than ``MAX_SENTENCE_WORDS``; does not split after common
     abbreviations or inside decimals ("0.5 mg"). Citation markers that follow a full stop
     ("... daily. [2] Next") stay with the sentence they close.
+
+    ``typed``: text a patient typed (a chat message, a search query), where a sentence may start in
+    lower case ("hi. i have a cough. what can i take") and each line is its own thought: it also
+    splits before a lower-case word and at every line break. The abbreviations and decimals are
+    the same: one splitter for the knowledge base, the drafts, the repeat bound and query planning.
     """
     spans: list[Span] = []
     start = 0
-    for match in _BOUNDARY.finditer(text):
+    for match in (_TYPED_BOUNDARY if typed else _BOUNDARY).finditer(text):
         if match.group(1):
             before = text[start : match.start()].rsplit(None, 1)
             word = before[-1] if before else ""
@@ -117,18 +134,70 @@ def _piece_end(text: str, floor: int, limit: int) -> int:
     return limit
 
 
-def split_sentences(text: str) -> list[str]:
-    return [text[s.start : s.end] for s in sentence_spans(text)]
+def split_sentences(text: str, *, typed: bool = False) -> list[str]:
+    return [text[s.start : s.end] for s in sentence_spans(text, typed=typed)]
 
 
-_MARKERS = re.compile(r"\s*\[\d+(?:\s*[,–-]\s*\d+)*\]")
 _SPACES = re.compile(r"\s+")
 _QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "\u00a0": " "})
 
 
+# --- citation markers: the one grammar ---------------------------------------------------------
+
+MARKER = re.compile(rf"\[({_MARKER_BODY})\]")
+"""A citation marker: passage numbers in square brackets, single (``[1]``), listed with commas
+(``[2, 3]``), ranged with ``-``, ``–`` or ``—`` (``[1–3]``) or mixed (``[1, 3–5]``). The one grammar:
+the splitter, the repeat bound, the contract reader, cleanup and the streamed release all read markers
+through it."""
+_MARKER_SPACED = re.compile(r"\s*" + MARKER.pattern)
+_MARKER_PART = re.compile(rf"(\d+)(?:\s*{_RANGE_DASH}\s*(\d+))?")
+MAX_MARKER_RANGE = 50
+"""A range wider than this (``[1–5000]``) is read as its two ends only: no marker expands into
+thousands of citations (numbers naming no passage are dropped where the passages are known)."""
+
+
+@dataclass(frozen=True)
+class Marker:
+    """One citation marker in a text: its span (with the blanks before it) and its passage numbers."""
+
+    start: int
+    end: int
+    numbers: tuple[int, ...]
+
+
+def marker_body_numbers(body: str) -> tuple[int, ...]:
+    """The passage numbers of a marker's inside (``"1, 3–5"`` -> 1, 3, 4, 5), in order, once each."""
+    numbers: list[int] = []
+    for part in _MARKER_PART.finditer(body):
+        first = int(part.group(1))
+        last = int(part.group(2)) if part.group(2) else first
+        low, high = min(first, last), max(first, last)
+        span = range(low, high + 1) if high - low <= MAX_MARKER_RANGE else (low, high)
+        for number in span:
+            if number not in numbers:
+                numbers.append(number)
+    return tuple(numbers)
+
+
+def find_markers(text: str) -> list[Marker]:
+    """The citation markers of ``text`` in order; each span takes the blanks before the marker."""
+    return [
+        Marker(match.start(), match.end(), marker_body_numbers(match.group(1)))
+        for match in _MARKER_SPACED.finditer(text)
+    ]
+
+
+def marker_numbers(text: str) -> tuple[int, ...]:
+    """The passage numbers cited by the markers of ``text``, in order of appearance, once each."""
+    numbers: list[int] = []
+    for marker in find_markers(text):
+        numbers.extend(n for n in marker.numbers if n not in numbers)
+    return tuple(numbers)
+
+
 def strip_markers(text: str) -> str:
-    """Remove inline citation markers such as ``[1]`` or ``[2, 3]``."""
-    return _SPACES.sub(" ", _MARKERS.sub("", text)).strip()
+    """Remove inline citation markers such as ``[1]``, ``[2, 3]`` or ``[1–3]``; collapse whitespace."""
+    return _SPACES.sub(" ", _MARKER_SPACED.sub("", text)).strip()
 
 
 def normalise(text: str) -> str:
@@ -161,3 +230,31 @@ def passage_from_text(
         score=score,
         sentence_spans=tuple(sentence_spans(text)),
     )
+
+
+# --- question words ------------------------------------------------------------------------------
+
+QUESTION_WORDS_PATH = Path(__file__).with_name("data") / "question_words.yaml"
+_LOWER_WORD = re.compile(r"[a-z]+")
+
+
+@pydantic_dataclass(config=ConfigDict(extra="forbid"))
+class QuestionWords:
+    """The question-word list (``data/question_words.yaml``): lower-case words, at least one."""
+
+    words: tuple[str, ...]
+
+    @field_validator("words")
+    @classmethod
+    def _lower_words(cls, words: tuple[str, ...]) -> tuple[str, ...]:
+        if not words:
+            raise ValueError("must list at least one word")
+        for word in words:
+            if not _LOWER_WORD.fullmatch(word):
+                raise ValueError(f"{word!r} is not a lower-case word")
+        return words
+
+
+QUESTION_WORDS = frozenset(load_file(QUESTION_WORDS_PATH, QuestionWords).words)
+"""Words that make a line or query that starts with them ask something (extractive headings, store
+queries without a planner)."""

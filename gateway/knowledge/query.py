@@ -34,9 +34,9 @@ from rapidfuzz.distance import JaroWinkler
 from gateway.errors import InvalidValue
 from gateway.knowledge.lexical import STOPWORDS, Vocabulary, _stem, surface_tokens
 from gateway.knowledge.rewrite import RewriteWords
+from gateway.text import split_sentences
 from gateway.validation import FILE_CONFIG, load_file, read_yaml, validate
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
 _SPACES = re.compile(r"\s+")
 _ALPHA = re.compile(r"^[a-z]+$")
@@ -460,7 +460,8 @@ def _asks(text: str, words: QueryWords) -> bool:
 
 
 def _split(message: str) -> list[str]:
-    return [s for s in (part.strip() for part in _SENTENCE_END.split(message)) if s]
+    """The message's sentences by the one splitter, in its mode for typed text (lower-case starts)."""
+    return split_sentences(message, typed=True)
 
 
 def _join(text: str, extra: Sequence[str]) -> str:

@@ -71,6 +71,7 @@ from gateway.knowledge.records import (
     record_passage,
 )
 from gateway.settings import RetrievalMode, Settings
+from gateway.text import QUESTION_WORDS
 
 log = structlog.get_logger("gateway.knowledge")
 _T = TypeVar("_T")
@@ -129,30 +130,7 @@ def _looks_asked(query: str, planner: QueryPlanner | None) -> bool:
     if planner is not None:
         return planner.asks(query)
     first = query.strip().split(" ", 1)[0].lower()
-    return "?" in query or first in _QUESTION_WORDS
-
-
-_QUESTION_WORDS = frozenset(
-    [
-        "what",
-        "how",
-        "why",
-        "when",
-        "where",
-        "which",
-        "who",
-        "is",
-        "are",
-        "can",
-        "could",
-        "should",
-        "does",
-        "do",
-        "did",
-        "will",
-        "would",
-    ]
-)
+    return "?" in query or first in QUESTION_WORDS
 
 
 class ChromaStore(ChromaWriter):

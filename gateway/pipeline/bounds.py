@@ -5,23 +5,21 @@ The reply's length is bounded where it is read (``ModelUpstream.draft``, setting
 ``upstream_max_reply_chars``). Here: a reply that repeats one sentence more than
 ``max_repeated_sentences`` times, or that splits into more than ``max_draft_statements`` statements,
 is refused as ``malformed_output`` (a degenerate loop of the model, or
-a way to multiply one verified sentence into a flood), with a linear scan that needs no sentence
-splitter.
+a way to multiply one verified sentence into a flood). Sentences are cut by the one splitter
+(``gateway.text.sentence_spans``) in its eager ``typed`` mode: a loop written in lower case or one
+line per sentence is still caught.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 
 from gateway.cleanup.common import is_planted
 from gateway.domain import Statement
 from gateway.errors import DraftLimitExceeded
+from gateway.text import split_sentences, strip_markers
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-_MARKER = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
-_SPACE = re.compile(r"\s+")
 MIN_SENTENCE_CHARS = 12
 """Shorter pieces ("Yes.", "1.") may legitimately recur and are not counted."""
 
@@ -36,8 +34,8 @@ def check_repeats(answer: str, max_repeats: int) -> None:
 def sentence_keys(text: str) -> list[str]:
     """The sentences of ``text`` as compared for repeats (case, spacing and markers ignored)."""
     keys = []
-    for piece in _SENTENCE_END.split(text):
-        key = _SPACE.sub(" ", _MARKER.sub("", piece)).strip().lower()
+    for piece in split_sentences(text, typed=True):
+        key = strip_markers(piece).lower()
         if len(key) >= MIN_SENTENCE_CHARS:
             keys.append(key)
     return keys

@@ -42,8 +42,8 @@ from gateway.domain import (
     VerdictLabel,
 )
 from gateway.policy.cleanup import CleanupPolicy
-from gateway.text import normalise, sentence_spans, strip_markers
-from gateway.upstream.contract import markers_in, with_markers
+from gateway.text import marker_numbers, normalise, sentence_spans, strip_markers
+from gateway.upstream.contract import with_markers
 from gateway.vocabulary import VerdictCheck
 
 DUPLICATE_SIMILARITY = 90.0
@@ -376,7 +376,7 @@ class Cleanup:
         original = self._answer[sentence.span.start : sentence.span.end]
         results = [self.results[i] for i in sentence.claim_ids]
         if all(r.outcome is ClaimOutcome.VERIFIED for r in results):
-            numbers = () if markers_in(original) else _evidence_numbers(results)
+            numbers = () if marker_numbers(original) else _evidence_numbers(results)
             return [(sentence.claim_ids, with_markers(original, numbers) if numbers else original)]
         return [
             ([i], _claim_sentence(r))

@@ -28,8 +28,14 @@ from typing import Protocol
 from rapidfuzz import fuzz
 
 from gateway.domain import Draft, DraftClaim, Span, Statement, StatementKind
-from gateway.text import sentence_spans, strip_markers
-from gateway.upstream.contract import markers_in
+from gateway.text import (
+    MARKER,
+    find_markers,
+    marker_body_numbers,
+    marker_numbers,
+    sentence_spans,
+    strip_markers,
+)
 
 CLAIM_MATCH_MIN = 70.0
 """Least token-set similarity (0..100) for a listed claim to belong to an answer sentence."""
@@ -52,17 +58,14 @@ class MarkerReader(Protocol):
     def spans(self, text: str) -> list[tuple[int, int]]: ...
 
 
-_NUMERIC_MARKER = re.compile(r"\s*\[\d+(?:\s*[,–-]\s*\d+)*\]")
-
-
 class NumericMarkers:
     """``[1]``, ``[2, 3]``: passage numbers as the chat contract writes them."""
 
     def find(self, text: str) -> tuple[int, ...]:
-        return markers_in(text)
+        return marker_numbers(text)
 
     def spans(self, text: str) -> list[tuple[int, int]]:
-        return [m.span() for m in _NUMERIC_MARKER.finditer(text)]
+        return [(m.start, m.end) for m in find_markers(text)]
 
 
 _BRACKETS = re.compile(r"\s*\[([^\[\]\n]{1,200})\]")
@@ -72,7 +75,8 @@ class IdMarkers:
     """Markers naming sources by id (``[who-1]``, ``[a, b]``); numbers are positions in ``ids``.
 
     A bracket group counts as a marker only when every comma-separated part is a known id, or when it
-    is all digits (``[7]`` naming no source: number 0, which cites nothing that exists).
+    is a numeric marker of the one grammar (``gateway.text.MARKER``: ``[7]``, ``[1–3]``), whose numbers
+    are read as ids (a number naming no source: number 0, which cites nothing that exists).
     """
 
     UNKNOWN = 0
@@ -85,8 +89,8 @@ class IdMarkers:
         parts = [p.strip() for p in group.split(",")]
         if all(p in self._positions for p in parts):
             return parts
-        if all(p.isdigit() for p in parts):
-            return parts
+        if MARKER.fullmatch(f"[{group}]"):
+            return [str(number) for number in marker_body_numbers(group)]
         return None
 
     def find(self, text: str) -> tuple[int, ...]:

@@ -29,9 +29,9 @@ from rapidfuzz import fuzz
 
 from gateway.testing.models import call_deltas
 from gateway.testing.servers import serve_in_thread
-from gateway.text import normalise, sentence_spans, strip_markers
+from gateway.text import marker_numbers, normalise, sentence_spans, strip_markers
 from gateway.tool_calls import ToolCall
-from gateway.upstream.contract import SYSTEM_PROMPT, markers_in, sentence_line, urgency_line
+from gateway.upstream.contract import SYSTEM_PROMPT, sentence_line, urgency_line
 
 HOLD_LIMIT_SECONDS = 30.0
 """A held reply is released after this long even if the test never sets its event."""
@@ -166,7 +166,7 @@ def contract_answer(
         if len(listed) > 1:
             lines += [sentence_line(strip_markers(t).strip(), c, q) for t, c, q in listed]
             continue
-        numbers = markers_in(sentence) or (tuple(listed[0][1]) if listed else ())
+        numbers = marker_numbers(sentence) or (tuple(listed[0][1]) if listed else ())
         lines.append(sentence_line(plain[index], numbers, listed[0][2] if listed else None))
     return "\n".join(lines) + "\n"
 

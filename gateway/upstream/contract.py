@@ -47,7 +47,7 @@ from gateway.domain import (
 )
 from gateway.errors import DraftLimitExceeded, MalformedDraft
 from gateway.models.base import Messages, ToolOffer
-from gateway.text import strip_markers
+from gateway.text import marker_numbers, strip_markers
 from gateway.tool_calls import ToolCallDelta
 
 SYSTEM_PROMPT = """\
@@ -144,7 +144,6 @@ __all__ = [
     "UrgencyRead",
     "assemble",
     "build_messages",
-    "markers_in",
     "parse_draft",
     "sentence_line",
     "urgency_line",
@@ -348,7 +347,7 @@ class ContractReader:
         if not text.strip():
             raise MalformedDraft(f"line {self._lines} of the upstream's reply has an empty sentence")
         numbers = list(_valid_numbers(citations, self._passages))
-        numbers += [n for n in markers_in(text) if 1 <= n <= self._passages and n not in numbers]
+        numbers += [n for n in marker_numbers(text) if 1 <= n <= self._passages and n not in numbers]
         self.sentences += 1
         quote = anchor.strip() if anchor and anchor.strip() else None
         return DraftSentence(strip_markers(text).strip(), tuple(numbers), quote)
@@ -383,7 +382,6 @@ def assemble(
 
 
 _CLOSING = re.compile(r"([.!?]+[\"')\]]*)\s*$")
-_MARKER_GROUP = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 
 
 def with_markers(sentence: str, numbers: Sequence[int]) -> str:
@@ -396,16 +394,6 @@ def with_markers(sentence: str, numbers: Sequence[int]) -> str:
     if closing is None:
         return f"{body} {marker}."
     return f"{body[: closing.start()].rstrip()} {marker}{closing.group(1)}"
-
-
-def markers_in(text: str) -> tuple[int, ...]:
-    found: list[int] = []
-    for group in _MARKER_GROUP.findall(text):
-        for part in group.split(","):
-            number = int(part)
-            if number not in found:
-                found.append(number)
-    return tuple(found)
 
 
 def _valid_numbers(values: Sequence[object], passage_count: int) -> tuple[int, ...]:

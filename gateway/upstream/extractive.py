@@ -30,6 +30,7 @@ import numpy as np
 from gateway.domain import ChatRequest, Draft, Passage
 from gateway.errors import NothingToQuote
 from gateway.knowledge.embedding import Embedder
+from gateway.text import QUESTION_WORDS
 from gateway.upstream.contract import DraftEnd, DraftPart, DraftSentence, assemble, sentence_line
 
 MAX_SENTENCES = 3
@@ -40,29 +41,6 @@ PER_PASSAGE = 2
 """At most this many sentences come from one passage, so the answer draws on several passages."""
 HEADING_MAX_WORDS = 12
 """A line this short without closing punctuation that asks (a question word first) is a heading."""
-QUESTION_WORDS = frozenset(
-    [
-        "what",
-        "how",
-        "why",
-        "when",
-        "where",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "is",
-        "are",
-        "can",
-        "could",
-        "should",
-        "does",
-        "do",
-        "did",
-        "will",
-        "would",
-    ]
-)
 
 
 def is_heading_question(sentence: str) -> bool:

@@ -21,9 +21,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
-
-import snowballstemmer
 
 from gateway.domain import Conflict, Passage, Span
 from gateway.text import sentence_spans, strip_markers
@@ -34,10 +31,9 @@ from gateway.verification.checks.polarity import check_antonyms, check_negation
 from gateway.verification.checks.quantifiers import check_quantifier
 from gateway.verification.checks.quantities import NUMERIC_WORDS
 from gateway.verification.checks.results import CheckOutcome
-from gateway.verification.checks.words import STOPWORDS, SYNONYMS, content_words, tokens
+from gateway.verification.checks.words import STOPWORDS, content_words, stem, tokens
 from gateway.vocabulary import VerdictCheck
 
-_STEMMER = snowballstemmer.stemmer("english")
 _PARTS = re.compile(r"['’-]")
 _POSSESSIVE = re.compile(r"['’]s$")
 MAX_LISTED = 4
@@ -58,11 +54,8 @@ class Binding:
     """The clash's conflict: what the claim says and what the quoted source says instead."""
 
 
-@lru_cache(maxsize=16384)
-def word_key(word: str) -> str:
-    """One word's matching key: synonym group head, then Snowball stem (keyed by word, not by text)."""
-    head = SYNONYMS.get(word, word)
-    return str(_STEMMER.stemWord(head))
+word_key = stem
+"""One word's matching key: ``checks.words.stem`` (synonym group head, then the Snowball stem)."""
 
 
 def _numeric_words() -> frozenset[str]:

@@ -28,7 +28,6 @@ WORD_LISTS = (
     "not_negative",
     "not_conditions",
     "class_terms",
-    "stem_suffixes",
     "drug_suffixes",
     "condition_suffixes",
 )

@@ -10,12 +10,12 @@ import pytest
 from gateway.domain import ChatRequest, DraftFormat, Message, Passage, Role, Urgency, UrgencyRead
 from gateway.errors import DraftLimitExceeded, MalformedDraft
 from gateway.testing import contract_reply, passages_sent
+from gateway.text import marker_numbers
 from gateway.upstream.contract import (
     SYSTEM_PROMPT,
     ContractReader,
     DraftSentence,
     build_messages,
-    markers_in,
     parse_draft,
 )
 
@@ -153,7 +153,7 @@ def test_the_prompt_example_is_itself_the_contract() -> None:
     draft = parse_draft(example, passage_count=2, max_line_chars=MAX_LINE)
     assert draft.urgency is not None
     assert draft.urgency.level is Urgency.ROUTINE
-    assert markers_in(draft.answer) == (2,)
+    assert marker_numbers(draft.answer) == (2,)
 
 
 def test_helpers_read_the_passages_sent_and_write_the_reply_a_model_would() -> None:

@@ -89,7 +89,8 @@ def test_the_shipped_cues_load_and_feed_the_checks() -> None:
     assert strength("this sometimes works") == 1
     assert states_effect("no significant difference in mortality") is False
     assert states_effect("mortality was reduced") is True
-    assert [n.scope for n in negations("do not take aspirin", frozenset())] == [frozenset({"take", "aspir"})]
+    scopes = [n.scope for n in negations("do not take aspirin", frozenset())]
+    assert scopes == [frozenset({"take", "aspirin"})]
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,8 @@ import datetime as dt
 import pytest
 
 from gateway.domain import ClaimToCheck, Passage, VerdictLabel
+from gateway.errors import DraftLimitExceeded
+from gateway.pipeline.bounds import check_repeats, sentence_keys
 from gateway.text import MAX_SENTENCE_WORDS, split_sentences, strip_markers
 from gateway.verification.anchoring import QuoteAnchoringVerifier, find_quote
 
@@ -30,6 +32,28 @@ PASSAGE = "Adults can take 500 mg to 1 g every 4 to 6 hours.  Do not take more t
 )
 def test_sentence_splitting(text: str, expected: list[str]) -> None:
     assert split_sentences(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("hi. i have a cough. what can i take?", ["hi.", "i have a cough.", "what can i take?"]),
+        ("thanks\nalso can i take ibuprofen", ["thanks", "also can i take ibuprofen"]),
+        ("i take 2.5 mg, e.g. with food. is that ok?", ["i take 2.5 mg, e.g. with food.", "is that ok?"]),
+        ("Rest is key [1]. then drink water.", ["Rest is key [1].", "then drink water."]),
+    ],
+)
+def test_typed_text_splits_before_lower_case_and_at_every_line(text: str, expected: list[str]) -> None:
+    assert split_sentences(text, typed=True) == expected
+    assert len(split_sentences(text)) < len(expected)  # edited text: a sentence starts with a capital
+
+
+def test_the_repeat_bound_counts_sentences_by_the_same_splitter() -> None:
+    loop = "take the tablets with food. " * 4 + "Dr. Smith agrees. " * 4
+    assert sentence_keys(loop).count("take the tablets with food.") == 4
+    assert sentence_keys(loop).count("dr. smith agrees.") == 4  # never cut after "Dr."
+    with pytest.raises(DraftLimitExceeded):
+        check_repeats(loop, 3)
 
 
 def test_overlong_runs_are_cut_at_clause_breaks_then_at_the_word_limit() -> None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Protocol
+
+import snowballstemmer
 
 from gateway.text import normalise, strip_markers
 from gateway.verification.lexicon import load_cues, load_lexicon
@@ -19,20 +22,15 @@ class StemmedText(Protocol):
 
 
 WORD = re.compile(r"[a-z0-9]+(?:['’-][a-z0-9]+)*")
-STEM_PREFIX = 5
-"""Stems are truncated to this many characters: cheap, and merges reduce/reduced/reduction."""
-_MIN_ROOT = 3
-"""A suffix is stripped only when at least this many characters remain."""
 
 LEXICON = load_lexicon()
 """Word lists (``data/lexicon.yaml``), loaded and validated once at import."""
 CUES = load_cues()
 """Cue patterns (``data/cues.yaml``): negation, effect, quantifier strength, number bounds."""
 STOPWORDS = frozenset(LEXICON.words["stopwords"])
-_SUFFIXES: dict[str, tuple[str, ...]] = {}
-"""Stem suffixes by their last letter, in lexicon order: a word is only tried on those it ends with."""
-for _suffix in LEXICON.words["stem_suffixes"]:
-    _SUFFIXES[_suffix[-1]] = (*_SUFFIXES.get(_suffix[-1], ()), _suffix)
+_STEMMER = snowballstemmer.stemmer("english")
+STEM_CACHE_WORDS = 16384
+"""Distinct words whose stems are memoised (a word's stem never changes)."""
 
 
 SYNONYMS = LEXICON.table("synonyms")
@@ -43,16 +41,11 @@ def tokens(text: str) -> tuple[str, ...]:
     return tuple(WORD.findall(normalise(strip_markers(text))))
 
 
+@lru_cache(maxsize=STEM_CACHE_WORDS)
 def stem(word: str) -> str:
-    """A crude, deterministic stem: strip one common suffix and a final 'e', then truncate."""
-    word = SYNONYMS.get(word, word)
-    for suffix in _SUFFIXES.get(word[-1:], ()):
-        if word.endswith(suffix) and len(word) - len(suffix) >= _MIN_ROOT:
-            word = word[: -len(suffix)]
-            break
-    if word.endswith("e") and len(word) > _MIN_ROOT + 1:
-        word = word[:-1]
-    return word[:STEM_PREFIX]
+    """One word's matching key, the one stemmer of the checks and the binding: its synonym group's
+    head (``SYNONYMS``), then the Snowball English stem ("reduces", "reduced" -> "reduc")."""
+    return str(_STEMMER.stemWord(SYNONYMS.get(word, word)))
 
 
 def is_content(token: str) -> bool:

@@ -1,0 +1,39 @@
+"""The one question-word list (gateway/data/question_words.yaml), validated on load, used by the
+extractive responder and the knowledge store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gateway.errors import ConfigurationError
+from gateway.text import QUESTION_WORDS, QuestionWords
+from gateway.upstream.extractive import is_heading_question
+from gateway.validation import load_file
+
+
+def test_the_bundled_list_loads() -> None:
+    assert {"what", "how", "whom", "whose"} <= QUESTION_WORDS
+
+
+@pytest.mark.parametrize("word", sorted(QUESTION_WORDS))
+def test_a_short_line_starting_with_a_question_word_is_a_heading(word: str) -> None:
+    assert is_heading_question(f"{word.capitalize()} causes gout")
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ("words: [What]\n", "lower-case"),
+        ("words: []\n", "at least one"),
+        ("words: [how]\nextra: 1\n", "extra: unknown key"),
+    ],
+)
+def test_a_bad_list_is_refused_naming_the_key(tmp_path: Path, body: str, reason: str) -> None:
+    path = tmp_path / "question_words.yaml"
+    path.write_text(body, encoding="utf-8")
+    with pytest.raises(ConfigurationError) as caught:
+        load_file(path, QuestionWords)
+    assert str(path) in str(caught.value)
+    assert reason in str(caught.value)
