@@ -205,7 +205,7 @@ _MISSED = re.compile(
 
 
 def bundled_texts() -> list[str]:
-    texts = []
+    texts: list[str] = []
     for path in sorted((ROOT / "knowledge" / "docs").glob("*.md")):
         texts.extend(body for _, body in sections(path.read_text(encoding="utf-8")) if body.strip())
     return texts
@@ -279,8 +279,7 @@ def differing_rows(
     some candidate splits differently from ``gateway.text``: on every other row the verdict cannot change
     (the verifier is deterministic given the evidence's sentence spans). Returns, per candidate and set,
     the ids of the rows it splits differently."""
-    sys.path.insert(0, str(ROOT / "bench"))
-    from bench_verifier import sample
+    from bench.bench_verifier import sample
 
     out_dir.mkdir(parents=True, exist_ok=True)
     base = splitters["gateway.text"]
@@ -335,20 +334,24 @@ def as_splitter(name: str, eval_dir: Path, out: Path) -> int:
     import gateway.text
 
     gateway.text.sentence_spans = candidates()[name]  # type: ignore[assignment]
-    sys.path.insert(0, str(ROOT / "bench"))
-    import bench_verifier as bv
+    from bench import bench_verifier as bv
+    from gateway.domain import VerdictLabel
+    from gateway.knowledge.embedding import Embedder, serving_threads
+    from gateway.policy.verification import VerificationPolicy
+    from gateway.verification.anchoring import QuoteAnchoringVerifier
+    from gateway.verification.cascade import CascadeVerifier
 
     slug = re.sub(r"\W", "_", name)
-    embedder = bv.Embedder(cache_size=0, threads=bv.serving_threads())
-    policy = bv.VerificationPolicy()
+    embedder = Embedder(cache_size=0, threads=serving_threads())
+    policy = VerificationPolicy()
     rows = bv.local_rows(embedder, policy, 0, eval_dir / f"cache_{slug}.jsonl.cache", embedder, eval_dir)
-    anchoring = bv.QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
+    anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
     local = bv.CachedLocal({r["id"]: bv.local_verdict(r, policy) for r in rows})
-    cascade = bv.CascadeVerifier(anchoring, local, None, replace(policy))
+    cascade = CascadeVerifier(anchoring, local, None, replace(policy))
     verdicts = asyncio.run(bv.run_batched(cascade, bv.check_claims(rows), bv.JUDGE_REQUEST_CLAIMS))
     passed: dict[str, dict[str, bool]] = {}
     for row, verdict in zip(rows, verdicts, strict=True):
-        ok = verdict.label is bv.VerdictLabel.SUPPORTED
+        ok = verdict.label is VerdictLabel.SUPPORTED
         passed.setdefault(row["set"], {})[f"{row['id']}|{row['label']}"] = ok
     out.write_text(json.dumps(passed), encoding="utf-8")
     return 0
