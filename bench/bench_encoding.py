@@ -40,7 +40,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gateway.domain import Vector
-from gateway.knowledge.embedding import Embedder
+from gateway.models.embedding import Embedder
 
 REPO = Path(__file__).resolve().parents[1]
 EVAL = REPO.parent / "shared" / "eval"

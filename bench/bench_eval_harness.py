@@ -59,8 +59,8 @@ from gateway.evaluation.runner import RunPaths, collect, open_run, records_by_sy
 from gateway.evaluation.scoring import KnowledgeBaseFirst, StatementChecker
 from gateway.evaluation.systems import load_replay
 from gateway.fetching.fetcher import SafeFetcher
-from gateway.knowledge.embedding import Embedder
 from gateway.models import ModelPool
+from gateway.models.embedding import Embedder
 from gateway.policy.loader import load_configured_policy
 from gateway.settings import Settings
 

@@ -25,9 +25,9 @@ from pathlib import Path
 
 from gateway.knowledge.chunking import chunk_document
 from gateway.knowledge.corpus import SourceDocument
-from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.instructions import InstructionDetector
 from gateway.knowledge.loaders import LoadFailure, iter_jsonl, iter_manifest
+from gateway.models.embedding import Embedder
 from gateway.resources import bundled
 from gateway.settings import Settings
 

@@ -173,11 +173,11 @@ def gate_rates(best: list[tuple[float, bool]], threshold: float) -> tuple[float,
 def open_store(args: argparse.Namespace, questions: list[dict[str, Any]]) -> tuple[Any, Any]:
     from bench.bench_retrieval import DATA, TIERS_BY_ORG
     from gateway.knowledge.corpus import SourceDocument
-    from gateway.knowledge.embedding import Embedder
     from gateway.knowledge.ingest import Ingestor
     from gateway.knowledge.loaders import iter_jsonl
     from gateway.knowledge.query import load_planner
     from gateway.knowledge.store import ChromaStore
+    from gateway.models.embedding import Embedder
     from gateway.resources import bundled
     from gateway.settings import Settings
 
@@ -226,11 +226,11 @@ def bm25_full(sets: dict[str, list[dict[str, Any]]], planners: list[tuple[str, A
     from bench.bench_retrieval import DATA, TIERS_BY_ORG
     from gateway.knowledge.chunking import chunk_document
     from gateway.knowledge.corpus import SourceDocument
-    from gateway.knowledge.embedding import default_model_path
     from gateway.knowledge.fusion import fuse_lists
     from gateway.knowledge.lexical import LexicalIndex
     from gateway.knowledge.loaders import iter_jsonl
     from gateway.knowledge.query import model_words
+    from gateway.models.embedding import default_model_path
 
     index = LexicalIndex()
     documents = [r for r in iter_jsonl(DATA, tiers_by_org=TIERS_BY_ORG) if isinstance(r, SourceDocument)]

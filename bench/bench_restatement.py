@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.bench_grounding import real_quote
 from bench.bench_verifier import CACHE, EVAL, local_rows, local_verdict, split_of
 from gateway.domain import ClaimToCheck, Verdict
-from gateway.knowledge.embedding import Embedder
+from gateway.models.embedding import Embedder
 from gateway.policy.verification import VerificationPolicy
 from gateway.settings import Settings
 from gateway.text import passage_from_text

@@ -216,10 +216,10 @@ def main() -> None:
         torch.set_num_threads(args.threads)
 
     from gateway.knowledge.corpus import SourceDocument
-    from gateway.knowledge.embedding import Embedder
     from gateway.knowledge.ingest import Ingestor
     from gateway.knowledge.loaders import iter_jsonl
     from gateway.knowledge.store import ChromaStore, SearchOptions
+    from gateway.models.embedding import Embedder
     from gateway.settings import Settings
 
     rows = list(iter_jsonl(DATA, tiers_by_org=TIERS_BY_ORG))

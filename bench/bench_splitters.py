@@ -336,7 +336,7 @@ def as_splitter(name: str, eval_dir: Path, out: Path) -> int:
     gateway.text.sentence_spans = candidates()[name]  # type: ignore[assignment]
     from bench import bench_verifier as bv
     from gateway.domain import VerdictLabel
-    from gateway.knowledge.embedding import Embedder, serving_threads
+    from gateway.models.embedding import Embedder, serving_threads
     from gateway.policy.verification import VerificationPolicy
     from gateway.verification.anchoring import QuoteAnchoringVerifier
     from gateway.verification.cascade import CascadeVerifier

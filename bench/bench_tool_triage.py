@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.bench_triage import DEV, Row, project_rows, request_of, shared_set_rows, triage_all
 from bench.triage_data import EVAL, ROOT
 from gateway.domain import Scope, Triage
-from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.query import load_planner
+from gateway.models.embedding import Embedder
 from gateway.pipeline.semantic_triage import SemanticTriage
 from gateway.pipeline.tools import lifted
 from gateway.policy.loader import load_policy

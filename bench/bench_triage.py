@@ -43,8 +43,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.serving_encoder import add_serving_encoder_arguments
 from bench.triage_data import EVAL, ROOT, encode_cached, shared_rows
 from gateway.domain import ChatRequest, Message, Role, Scope, Triage
-from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.query import load_planner
+from gateway.models.embedding import Embedder
 from gateway.pipeline.semantic_triage import SemanticTriage
 from gateway.pipeline.triage import TriagePlan, decide, plan, spelling_corrector, split_questions
 from gateway.policy.contexts import OperatingContext

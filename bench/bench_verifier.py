@@ -71,7 +71,7 @@ from gateway.domain import (
     VerdictLabel,
     VerificationStatus,
 )
-from gateway.knowledge.embedding import Embedder, serving_threads
+from gateway.models.embedding import Embedder, serving_threads
 from gateway.policy.verification import VerificationPolicy
 from gateway.text import passage_from_text, strip_markers
 from gateway.verification import binding as binding_module

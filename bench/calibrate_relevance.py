@@ -42,9 +42,9 @@ def main() -> None:
     args = parser.parse_args()
 
     from gateway.knowledge.corpus import load_manifest
-    from gateway.knowledge.embedding import Embedder
     from gateway.knowledge.query import load_planner
     from gateway.knowledge.store import ChromaStore, SearchOptions
+    from gateway.models.embedding import Embedder
     from gateway.policy.loader import load_policy
     from gateway.resources import bundled
     from gateway.settings import Settings

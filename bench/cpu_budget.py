@@ -50,7 +50,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     # (stage, substrings of a stack); the first rule with a match in the stack decides, so the more
     # specific code comes first (query encoding runs inside store.py; BM25 inside store.py too).
     ("triage", ("pipeline/triage.py", "policy/triage.py")),
-    ("query encoding (MiniLM)", ("knowledge/embedding.py",)),
+    ("query encoding (MiniLM)", ("models/embedding.py",)),
     ("BM25", ("knowledge/lexical.py",)),
     ("Chroma / dense search", ("chromadb/", "_dense (")),
     (

@@ -424,7 +424,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from gateway.domain import ClaimToCheck
-    from gateway.knowledge.embedding import Embedder
+    from gateway.models.embedding import Embedder
     from gateway.policy.verification import VerificationPolicy
     from gateway.verification.local import LocalEntailmentVerifier
 

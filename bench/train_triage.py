@@ -39,7 +39,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
 from bench.triage_data import EVAL, ROOT, encode_cached, shared_rows
-from gateway.knowledge.embedding import Embedder
+from gateway.models.embedding import Embedder
 from gateway.policy.triage import load_categories, load_contrast_banks
 
 POLICY = ROOT / "policies" / "triage"

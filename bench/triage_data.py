@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gateway.knowledge.embedding import Embedder
+from gateway.models.embedding import Embedder
 
 ROOT = Path(__file__).resolve().parents[1]
 _EVAL_PLACES = (ROOT.parent / "shared" / "eval" / "triage", ROOT.parents[1] / "shared" / "eval" / "triage")

@@ -10,13 +10,13 @@ from gateway.cleanup.protocol import NoRewriter, Rewriter
 from gateway.errors import ConfigurationError
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.corpus import load_manifest
-from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.query import QueryPlanner, load_planner
 from gateway.knowledge.rewrite import QueryRewriter
 from gateway.knowledge.store import ChromaStore, SearchOptions
 from gateway.messages import Messages
 from gateway.metrics import GatewayMetrics
 from gateway.models import Endpoint, ModelPool
+from gateway.models.embedding import Embedder
 from gateway.models.pool import Connect
 from gateway.pipeline.semantic_triage import SemanticTriage
 from gateway.policy.loader import Policy, load_configured_policy

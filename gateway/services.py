@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from gateway.audit import AuditStore
 from gateway.cleanup.protocol import Rewriter
 from gateway.fetching.fetcher import SafeFetcher
-from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.rewrite import QueryRewriter
 from gateway.knowledge.store import KnowledgeStore
 from gateway.messages import Messages
 from gateway.metrics import GatewayMetrics
+from gateway.models.embedding import Embedder
 from gateway.models.pool import ModelPool
 from gateway.pipeline.semantic_triage import SemanticTriage
 from gateway.policy.loader import Policy

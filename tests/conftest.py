@@ -21,7 +21,7 @@ SHARED_EVAL = REPO.parent / "shared" / "eval"
 
 @pytest.fixture(scope="session")
 def embedder():  # type: ignore[no-untyped-def]
-    from gateway.knowledge.embedding import Embedder
+    from gateway.models.embedding import Embedder
 
     return Embedder()
 

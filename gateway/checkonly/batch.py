@@ -34,7 +34,7 @@ def build_components(settings: Settings, models: ModelPool) -> tuple[Verifier, S
     """The configured verifier (its judge's model from ``models``) and web fetcher, without opening the
     knowledge store."""
     from gateway.bootstrap import build_fetcher, build_verifier
-    from gateway.knowledge.embedding import Embedder
+    from gateway.models.embedding import Embedder
     from gateway.policy.loader import load_configured_policy
 
     policy = load_configured_policy(settings)

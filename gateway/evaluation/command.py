@@ -32,8 +32,8 @@ from gateway.evaluation.scoring import AnswerChecker, KnowledgeBaseFirst, Operat
 from gateway.evaluation.systems import HttpGateway, InProcessGateway, RawModelSystem, System, load_replay
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.corpus import SourceDocument, load_manifest
-from gateway.knowledge.embedding import Embedder
 from gateway.models import ChatModel, Endpoint, ModelPool
+from gateway.models.embedding import Embedder
 from gateway.policy.loader import Policy, load_configured_policy
 from gateway.resources import bundled
 from gateway.services import Services

@@ -24,7 +24,7 @@ from typing import Any
 from gateway.errors import ConfigurationError, UpstreamError
 from gateway.evaluation.records import ExpectedScope, Question
 from gateway.knowledge.corpus import SourceDocument
-from gateway.models.base import ChatModel
+from gateway.models.chat_model import ChatModel
 
 BUNDLED_QUESTIONS = Path(__file__).resolve().parent / "questions" / "bundled.jsonl"
 """The question set written for the bundled knowledge base (shipped inside the package)."""

@@ -26,7 +26,7 @@ from gateway.errors import ConfigurationError, UpstreamError
 from gateway.evaluation.questions import parse_question
 from gateway.evaluation.records import HumanLabel, Question, SourceRef, SystemAnswer
 from gateway.evaluation.scoring import looks_like_refusal
-from gateway.models.base import ChatModel
+from gateway.models.chat_model import ChatModel
 from gateway.pipeline.run import answer as gateway_answer
 from gateway.services import Services
 

@@ -17,7 +17,6 @@ from typing import Any
 import structlog
 
 from gateway.errors import StoreError
-from gateway.knowledge.embedding import Embedder, MiniLMEmbeddingFunction
 from gateway.knowledge.lexical import LexicalIndex
 from gateway.knowledge.records import (
     PAGE,
@@ -28,6 +27,7 @@ from gateway.knowledge.records import (
     lexical_text,
 )
 from gateway.knowledge.titles import TitleIndex
+from gateway.models.embedding import Embedder, MiniLMEmbeddingFunction
 
 log = structlog.get_logger("gateway.knowledge")
 

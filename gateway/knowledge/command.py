@@ -102,10 +102,10 @@ def run(args: argparse.Namespace, settings: Settings, out: TextIO = sys.stdout) 
 def _ingest(
     args: argparse.Namespace, settings: Settings, paths: list[Path], tiers_by_org: dict[str, str], out: TextIO
 ) -> int:
-    from gateway.knowledge.embedding import Embedder
     from gateway.knowledge.ingest import Ingestor
     from gateway.knowledge.loaders import iter_sources
     from gateway.knowledge.store import ChromaStore
+    from gateway.models.embedding import Embedder
 
     embedder = Embedder.from_settings(settings, bulk=True)
     store = ChromaStore.open(settings, embedder)

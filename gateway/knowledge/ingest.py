@@ -22,10 +22,10 @@ from gateway.domain import Vector, unit_rows
 from gateway.knowledge.chroma_writer import ChromaWriter
 from gateway.knowledge.chunking import Chunk, chunk_document
 from gateway.knowledge.corpus import SourceDocument
-from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.instructions import InstructionDetector, InstructionPolicy
 from gateway.knowledge.loaders import Loaded, LoadFailure
 from gateway.knowledge.records import IngestSummary, PreparedDocument
+from gateway.models.embedding import Embedder
 
 BATCH_DOCUMENTS = 256
 """Documents encoded and committed together: large enough to batch the model, small enough to stream."""

@@ -31,7 +31,7 @@ from pydantic import with_config
 from gateway.cleanup.common import is_planted
 from gateway.domain import Passage, Span, Vector
 from gateway.knowledge.chunking import Chunk
-from gateway.knowledge.embedding import Embedder
+from gateway.models.embedding import Embedder
 from gateway.resources import bundled
 from gateway.settings import Settings
 from gateway.validation import FILE_CONFIG, check_range, load_file

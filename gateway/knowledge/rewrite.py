@@ -26,7 +26,7 @@ import structlog
 from pydantic import with_config
 
 from gateway.errors import InvalidValue, UpstreamError
-from gateway.models.base import ChatModel
+from gateway.models.chat_model import ChatModel
 from gateway.validation import FILE_CONFIG
 
 log = structlog.get_logger(__name__)

@@ -53,7 +53,6 @@ from gateway.knowledge.chroma_index import Snapshot
 from gateway.knowledge.chroma_writer import ChromaWriter
 from gateway.knowledge.corpus import SourceDocument
 from gateway.knowledge.embedded import locked, open_embedded
-from gateway.knowledge.embedding import Embedder
 from gateway.knowledge.exact import ExactVectors
 from gateway.knowledge.fusion import best_window_cosine, fuse_lists, relevance
 from gateway.knowledge.ingest import Ingestor
@@ -70,6 +69,7 @@ from gateway.knowledge.records import (
     record_id,
     record_passage,
 )
+from gateway.models.embedding import Embedder
 from gateway.settings import RetrievalMode, Settings
 from gateway.text import QUESTION_WORDS
 

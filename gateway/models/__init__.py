@@ -15,7 +15,7 @@ not code in its callers (pydantic-ai's ``WrapperModel``):
 Test doubles (a scripted model) are in ``gateway.testing``.
 """
 
-from gateway.models.base import ChatModel, Messages, WrapperModel
+from gateway.models.chat_model import ChatModel, Messages, WrapperModel
 from gateway.models.closing import ClosingModel
 from gateway.models.limits import CallLimits, LimitedModel, request_deadline
 from gateway.models.metered import MeteredModel

@@ -6,7 +6,7 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 
 from gateway.errors import UpstreamUnavailable
-from gateway.models.base import Call, StreamCall, StreamPiece, WrapperModel
+from gateway.models.chat_model import Call, StreamCall, StreamPiece, WrapperModel
 
 
 class ClosingModel(WrapperModel):

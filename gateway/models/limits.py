@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from gateway.errors import UpstreamBusy, UpstreamQueueTimeout, UpstreamTimeout
-from gateway.models.base import Call, ChatModel, StreamCall, StreamPiece, WrapperModel
+from gateway.models.chat_model import Call, ChatModel, StreamCall, StreamPiece, WrapperModel
 
 if TYPE_CHECKING:
     from gateway.metrics import GatewayMetrics

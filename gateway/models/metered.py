@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from gateway.errors import UpstreamError
 from gateway.metrics import MODEL_CALL_PURPOSES, bounded, upstream_error_label
-from gateway.models.base import Call, ChatModel, StreamCall, StreamPiece, WrapperModel
+from gateway.models.chat_model import Call, ChatModel, StreamCall, StreamPiece, WrapperModel
 
 if TYPE_CHECKING:
     from gateway.metrics import GatewayMetrics

@@ -34,7 +34,7 @@ from gateway.errors import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from gateway.models.base import Messages, StreamPiece, ToolOffer
+from gateway.models.chat_model import Messages, StreamPiece, ToolOffer
 from gateway.settings import ResponseFormat, Secret, Settings
 from gateway.tool_calls import ToolCallDelta
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from gateway.models.base import ChatModel
+from gateway.models.chat_model import ChatModel
 from gateway.models.closing import ClosingModel
 from gateway.models.limits import CallLimits, LimitedModel
 from gateway.models.metered import MeteredModel

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.errors import UpstreamUnavailable
-from gateway.models.base import Messages, StreamPiece, ToolOffer
+from gateway.models.chat_model import Messages, StreamPiece, ToolOffer
 from gateway.models.openai_compatible import Endpoint
 from gateway.tool_calls import ToolCall, ToolCallDelta
 from gateway.upstream.model_upstream import ModelUpstream

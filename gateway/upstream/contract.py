@@ -46,7 +46,7 @@ from gateway.domain import (
     UrgencyRead,
 )
 from gateway.errors import DraftLimitExceeded, MalformedDraft
-from gateway.models.base import Messages, ToolOffer
+from gateway.models.chat_model import Messages, ToolOffer
 from gateway.text import marker_numbers, strip_markers
 from gateway.tool_calls import ToolCallDelta
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from gateway.domain import ChatRequest, Draft, Passage
 from gateway.errors import NothingToQuote
-from gateway.knowledge.embedding import Embedder
+from gateway.models.embedding import Embedder
 from gateway.text import QUESTION_WORDS
 from gateway.upstream.contract import DraftEnd, DraftPart, DraftSentence, assemble, sentence_line
 

@@ -18,7 +18,7 @@ from contextlib import aclosing
 
 from gateway.domain import ChatRequest, Draft, Passage
 from gateway.errors import DraftLimitExceeded
-from gateway.models.base import ChatModel
+from gateway.models.chat_model import ChatModel
 from gateway.tool_calls import ToolCallDelta
 from gateway.upstream.contract import (
     ContractReader,

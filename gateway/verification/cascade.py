@@ -39,7 +39,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gateway.domain import ClaimToCheck, Evidence, Passage, Verdict, VerdictLabel, VerificationStatus
-from gateway.knowledge.embedding import Embedder
+from gateway.models.embedding import Embedder
 from gateway.models.openai_compatible import Endpoint
 from gateway.models.pool import ModelPool
 from gateway.policy.verification import VerificationPolicy

@@ -25,7 +25,7 @@ import anyio
 
 from gateway.domain import ClaimToCheck, Conflict, ConflictKind, Evidence, Passage, Verdict, VerdictLabel
 from gateway.errors import JudgeOutputError, MalformedDraft, UpstreamBusy, UpstreamError, UpstreamTimeout
-from gateway.models.base import ChatModel, Messages
+from gateway.models.chat_model import ChatModel, Messages
 from gateway.verification.anchoring import find_quote
 from gateway.vocabulary import VerdictCheck, VerifierFailure, VerifierMethod
 

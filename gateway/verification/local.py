@@ -67,7 +67,7 @@ PASSAGE_CACHE_SIZE = 2048
 
 
 class TextEncoder(Protocol):
-    """What the verifier needs of ``gateway.knowledge.embedding.Embedder``: unit vectors per text."""
+    """What the verifier needs of ``gateway.models.embedding.Embedder``: unit vectors per text."""
 
     def encode(self, texts: Sequence[str]) -> Vector: ...
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from gateway.errors import ConfigurationError
-from gateway.knowledge.embedding import Embedder, native_bf16, resolve_precision
 from gateway.knowledge.ingest import passage_vector
+from gateway.models.embedding import Embedder, native_bf16, resolve_precision
 from gateway.settings import Settings
 
 TEXTS = [

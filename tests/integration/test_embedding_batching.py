@@ -10,7 +10,7 @@ import pytest
 
 from gateway.domain import Vector
 from gateway.errors import ConfigurationError
-from gateway.knowledge.embedding import (
+from gateway.models.embedding import (
     CACHEABLE_CALL,
     CACHEABLE_CHARS,
     Embedder,
@@ -174,7 +174,7 @@ def test_thread_defaults_and_settings_validation() -> None:
 def test_a_long_queue_is_served_in_capped_calls_each_led_by_the_next_waiter(
     plain: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import gateway.knowledge.embedding as embedding
+    import gateway.models.embedding as embedding
 
     monkeypatch.setattr(embedding, "MAX_COALESCED_TEXTS", 2)
     alone = plain.encode(QUESTIONS[:6])
@@ -203,7 +203,7 @@ def test_a_long_queue_is_served_in_capped_calls_each_led_by_the_next_waiter(
 def test_a_bulk_call_is_encoded_in_slices_that_queries_can_queue_between(
     plain: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import gateway.knowledge.embedding as embedding
+    import gateway.models.embedding as embedding
 
     alone = plain.encode(QUESTIONS[:5])
     monkeypatch.setattr(embedding, "MAX_COALESCED_TEXTS", 2)
@@ -224,7 +224,7 @@ def test_a_bulk_call_is_sliced_by_length_and_returned_in_the_callers_order(
     plain: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Slices of similar length pad little; the vectors still come back in the order asked."""
-    import gateway.knowledge.embedding as embedding
+    import gateway.models.embedding as embedding
 
     texts = ["Gout.", QUESTIONS[0] * 3, "Ask a pharmacist.", QUESTIONS[4], QUESTIONS[1] * 2]
     alone = np.concatenate([plain.encode([text]) for text in texts])

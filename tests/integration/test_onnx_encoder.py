@@ -15,15 +15,15 @@ import numpy as np
 import pytest
 from structlog.testing import capture_logs
 
-from gateway.knowledge import onnx_encoder
-from gateway.knowledge.embedding import (
+from gateway.models import onnx_encoder
+from gateway.models.embedding import (
     ONNX_MAX_TEXTS,
     Embedder,
     default_model_path,
     native_int8_dot,
     resolve_onnx_weights,
 )
-from gateway.knowledge.onnx_encoder import (
+from gateway.models.onnx_encoder import (
     OnnxEncoder,
     OnnxUnavailable,
     cached_model_file,

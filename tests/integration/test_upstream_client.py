@@ -329,7 +329,7 @@ async def test_a_stream_that_fails_raises_its_upstream_error(
 async def test_tools_are_offered_and_tool_call_fragments_are_read_streamed_or_whole(
     upstream, scripted, ignore_stream: bool
 ) -> None:  # type: ignore[no-untyped-def]
-    from gateway.models.base import ToolOffer
+    from gateway.models.chat_model import ToolOffer
     from gateway.tool_calls import ToolCall, ToolCallDelta
 
     call = ToolCall("call_1", "book_appointment", '{"day": "Tuesday"}')

@@ -37,8 +37,8 @@ def _no_model_in_unit_tests(
     if _marked_slow(request.node):
         yield
         return
-    from gateway.knowledge.embedding import Embedder
     from gateway.knowledge.store import ChromaStore
+    from gateway.models.embedding import Embedder
 
     def refuse(what: str) -> Any:
         def refused(*args: Any, **kwargs: Any) -> Any:

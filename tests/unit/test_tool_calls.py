@@ -28,7 +28,7 @@ from gateway.domain import (
     Triage,
 )
 from gateway.errors import ConfigurationError, MalformedDraft, RequestError, StageError, UpstreamUnavailable
-from gateway.models.base import StreamPiece
+from gateway.models.chat_model import StreamPiece
 from gateway.pipeline.tools import ToolCalls, ToolResults, lift_for_tools, returned, tool_passages
 from gateway.policy.loader import load_policy
 from gateway.policy.tools import ToolPolicy, TrustedTool

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from gateway.domain import ChatRequest, Message, Role, Scope, TriageLayer
-from gateway.knowledge.embedding import default_model_path
 from gateway.knowledge.query import load_planner
+from gateway.models.embedding import default_model_path
 from gateway.pipeline.semantic_triage import SemanticTriage
 from gateway.pipeline.triage import plan, red_flag, spelling_corrector, triage_texts
 from gateway.pipeline.triage_spelling import TriageSpeller

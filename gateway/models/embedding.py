@@ -40,7 +40,7 @@ from chromadb.utils.embedding_functions import register_embedding_function
 from threadpoolctl import threadpool_limits
 
 from gateway.domain import Vector, unit_rows
-from gateway.knowledge.onnx_encoder import OnnxEncoder, OnnxUnavailable, OnnxWeights
+from gateway.models.onnx_encoder import OnnxEncoder, OnnxUnavailable, OnnxWeights
 from gateway.settings import EmbeddingPrecision, OnnxWeightsSetting, Settings
 
 log = structlog.get_logger("gateway.startup")
