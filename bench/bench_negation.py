@@ -32,11 +32,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.triage_data import EVAL, ROOT
-from gateway.pipeline.triage import _compiled
-from gateway.pipeline.triage_evidence import negated
-from gateway.policy.contexts import OperatingContext, TriageRule
 from gateway.policy.loader import load_policy
-from gateway.policy.triage import NegationPolicy
+from gateway.triage.contexts import OperatingContext, TriageRule
+from gateway.triage.decision import _compiled
+from gateway.triage.evidence import negated
+from gateway.triage.policy import NegationPolicy
 
 Span = tuple[int, int]
 Negator = Callable[[str, list[Span]], list[bool]]

@@ -19,7 +19,7 @@ Sources, each reported on its own:
 
 "Health questions" are the rows labelled routine or urgent (or ``clinical``): flagged = given the
 emergency message, refused = declined as non-clinical. Accuracy runs the production decision
-(``gateway.pipeline.triage.decide``) on embeddings encoded in bulk (cached under ``--cache``).
+(``gateway.triage.decision.decide``) on embeddings encoded in bulk (cached under ``--cache``).
 Latency is measured one request at a time as the gateway does it (plan, one ``encode`` call, score,
 decide), next to the baseline of the rule layer alone. Prints tables; asserts nothing.
 """
@@ -45,10 +45,10 @@ from bench.triage_data import EVAL, ROOT, encode_cached, shared_rows
 from gateway.domain import ChatRequest, Message, Role, Scope, Triage
 from gateway.knowledge.query import load_planner
 from gateway.models.embedding import Embedder
-from gateway.pipeline.semantic_triage import SemanticTriage
-from gateway.pipeline.triage import TriagePlan, decide, plan, spelling_corrector, split_questions
-from gateway.policy.contexts import OperatingContext
 from gateway.policy.loader import load_policy
+from gateway.triage.contexts import OperatingContext
+from gateway.triage.decision import TriagePlan, decide, plan, spelling_corrector, split_questions
+from gateway.triage.semantic import SemanticTriage
 
 DATA = ROOT / "bench" / "data" / "triage_messages.jsonl"
 DEV = ROOT / "bench" / "data" / "triage"

@@ -40,7 +40,7 @@ from sklearn.model_selection import StratifiedKFold
 
 from bench.triage_data import EVAL, ROOT, encode_cached, shared_rows
 from gateway.models.embedding import Embedder
-from gateway.policy.triage import load_categories, load_contrast_banks
+from gateway.triage.policy import load_categories, load_contrast_banks
 
 POLICY = ROOT / "policies" / "triage"
 KB = EVAL.parent / "kb" / "medquad_kb.jsonl"

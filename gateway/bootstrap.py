@@ -18,11 +18,11 @@ from gateway.metrics import GatewayMetrics
 from gateway.models import Endpoint, ModelPool
 from gateway.models.embedding import Embedder
 from gateway.models.pool import Connect
-from gateway.pipeline.semantic_triage import SemanticTriage
 from gateway.policy.loader import Policy, load_configured_policy
 from gateway.resources import bundled
 from gateway.services import Services
 from gateway.settings import Settings
+from gateway.triage.semantic import SemanticTriage
 from gateway.upstream.base import Upstream
 from gateway.upstream.extractive import ExtractiveResponder
 from gateway.upstream.model_upstream import ModelUpstream

@@ -7,7 +7,7 @@ from pathlib import Path
 import jinja2
 
 from gateway.domain import RefusalReason
-from gateway.policy.contexts import OperatingContext
+from gateway.triage.contexts import OperatingContext
 
 NOTES = ("ended_early", "model_urgent")
 """Notes a streamed answer may end with (docs/safety.md), checked at start-up like the refusals."""

@@ -15,9 +15,9 @@ from gateway.messages import Messages
 from gateway.metrics import GatewayMetrics
 from gateway.models.embedding import Embedder
 from gateway.models.pool import ModelPool
-from gateway.pipeline.semantic_triage import SemanticTriage
 from gateway.policy.loader import Policy
 from gateway.settings import Settings
+from gateway.triage.semantic import SemanticTriage
 from gateway.upstream.base import Upstream
 from gateway.verification.base import Verifier
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from gateway.domain import Scope, Triage
-from gateway.pipeline.triage import red_flag_notes
 from gateway.services import Services
+from gateway.triage.decision import red_flag_notes
 
 
 def reply_notes(triage_result: Triage, services: Services) -> str:

@@ -60,7 +60,7 @@ from gateway.domain import (
 from gateway.errors import AuditError, NothingToQuote, StageError
 from gateway.metrics import count_draft_failure
 from gateway.models.limits import request_deadline
-from gateway.pipeline import model_triage, tools
+from gateway.pipeline import tools
 from gateway.pipeline.badge import badge, unbadged
 from gateway.pipeline.cleanup import Cleanup, judge_claims
 from gateway.pipeline.notes import reply_notes
@@ -69,10 +69,11 @@ from gateway.pipeline.result import PipelineResult, Timings
 from gateway.pipeline.retrieve import retrieve
 from gateway.pipeline.stages import Stage, StageRunner, refusal_reason
 from gateway.pipeline.streamed import Bounds, Rewrites, next_part, split_streamed
-from gateway.pipeline.triage import answerable_request, deferred_questions, triage
 from gateway.pipeline.verify import verify
 from gateway.services import Services
 from gateway.tool_calls import ToolCallDelta
+from gateway.triage import model_read as model_triage
+from gateway.triage.decision import answerable_request, deferred_questions, triage
 from gateway.upstream.contract import DraftEnd, DraftSentence, UrgencyRead, assemble
 from gateway.vocabulary import StageName
 

@@ -9,14 +9,14 @@ from pydantic import with_config
 
 from gateway.errors import ConfigurationError
 from gateway.policy.cleanup import CleanupPolicy
-from gateway.policy.contexts import OperatingContext
 from gateway.policy.retrieval import RetrievalPolicy
 from gateway.policy.tiers import TierPolicy
 from gateway.policy.tools import ToolPolicy
-from gateway.policy.triage import TriagePolicy, load_triage_policy
 from gateway.policy.verification import VerificationPolicy
 from gateway.resources import bundled
 from gateway.settings import Settings
+from gateway.triage.contexts import OperatingContext
+from gateway.triage.policy import TriagePolicy, load_triage_policy
 from gateway.validation import FILE_CONFIG, load_file
 
 

@@ -15,8 +15,8 @@ import structlog
 
 from gateway.domain import ChatRequest, Message, Role
 from gateway.pipeline.retrieve import retrieve
-from gateway.pipeline.triage import triage
 from gateway.services import Services
+from gateway.triage.decision import triage
 
 log = structlog.get_logger("gateway.startup")
 

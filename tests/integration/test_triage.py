@@ -12,16 +12,16 @@ import pytest
 
 from gateway.domain import ChatRequest, Message, Role, Scope, Triage
 from gateway.errors import ConfigurationError
-from gateway.pipeline.semantic_triage import SemanticTriage
-from gateway.pipeline.triage import (
+from gateway.policy.loader import load_policy
+from gateway.triage.contexts import OperatingContext
+from gateway.triage.decision import (
     answerable_request,
     deferred_questions,
     red_flag_notes,
     split_questions,
     triage_texts,
 )
-from gateway.policy.contexts import OperatingContext
-from gateway.policy.loader import load_policy
+from gateway.triage.semantic import SemanticTriage
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
 

@@ -16,12 +16,12 @@ import yaml
 from gateway.domain import ChatRequest, Message, Role, Scope, Triage, TriageLayer
 from gateway.errors import ConfigurationError, InvalidValue
 from gateway.messages import Messages
-from gateway.pipeline.semantic_triage import SemanticScore
-from gateway.pipeline.triage import decide, evidence_reader, plan, red_flag_notes
-from gateway.pipeline.triage_vitals import check_vitals, read_age, read_durations, read_vitals
 from gateway.policy.loader import load_policy
-from gateway.policy.triage import TriagePolicy, load_triage_policy
-from gateway.policy.triage_evidence import Binding
+from gateway.triage.decision import decide, evidence_reader, plan, red_flag_notes
+from gateway.triage.evidence_policy import Binding
+from gateway.triage.policy import TriagePolicy, load_triage_policy
+from gateway.triage.semantic import SemanticScore
+from gateway.triage.vitals import check_vitals, read_age, read_durations, read_vitals
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = load_policy(REPO / "policies", "general")

@@ -14,10 +14,10 @@ from gateway.domain import ChatRequest, Message, Role, Scope, Triage, TriageLaye
 from gateway.errors import ConfigurationError
 from gateway.messages import Messages
 from gateway.metrics import TRIAGE_LAYERS, GatewayMetrics
-from gateway.pipeline.semantic_triage import SemanticTriage
-from gateway.pipeline.triage import negated, red_flag, triage_texts
 from gateway.policy.loader import load_policy
-from gateway.policy.triage import TriagePolicy, load_triage_policy
+from gateway.triage.decision import negated, red_flag, triage_texts
+from gateway.triage.policy import TriagePolicy, load_triage_policy
+from gateway.triage.semantic import SemanticTriage
 
 REPO = Path(__file__).resolve().parents[2]
 POLICIES = REPO / "policies"

@@ -9,10 +9,10 @@ import pytest
 from gateway.domain import ChatRequest, Message, Role, Scope, TriageLayer
 from gateway.knowledge.query import load_planner
 from gateway.models.embedding import default_model_path
-from gateway.pipeline.semantic_triage import SemanticTriage
-from gateway.pipeline.triage import plan, red_flag, spelling_corrector, triage_texts
-from gateway.pipeline.triage_spelling import TriageSpeller
 from gateway.policy.loader import load_policy
+from gateway.triage.decision import plan, red_flag, spelling_corrector, triage_texts
+from gateway.triage.semantic import SemanticTriage
+from gateway.triage.spelling import TriageSpeller
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
 POLICY = load_policy(POLICIES, "general")

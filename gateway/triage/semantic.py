@@ -2,7 +2,7 @@
 
 Built once per process (the exemplar banks are encoded at start-up); per request it only scores the
 vectors the triage stage encoded in one batch. Nothing here reads the text (``speller`` is held here
-for the triage stage, which corrects the message before planning): ``gateway.pipeline.triage``
+for the triage stage, which corrects the message before planning): ``gateway.triage.decision``
 combines these scores with the rule layer.
 """
 
@@ -16,8 +16,8 @@ import numpy as np
 
 from gateway.domain import Vector
 from gateway.knowledge.query import QueryWords
-from gateway.pipeline.triage_spelling import TriageSpeller
-from gateway.policy.triage import TriagePolicy
+from gateway.triage.policy import TriagePolicy
+from gateway.triage.spelling import TriageSpeller
 
 
 class Encoder(Protocol):

@@ -24,8 +24,8 @@ from functools import lru_cache
 import snowballstemmer
 
 from gateway.domain import TriageEvidence
-from gateway.policy.triage import NegationPolicy
-from gateway.policy.triage_evidence import EvidencePolicy, SignRule
+from gateway.triage.evidence_policy import EvidencePolicy, SignRule
+from gateway.triage.policy import NegationPolicy
 
 _STEMMER = snowballstemmer.stemmer("english")
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)*")

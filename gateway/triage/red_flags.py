@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gateway.domain import TriageEvidence, TriageLayer
-from gateway.pipeline.semantic_triage import SemanticScore
-from gateway.pipeline.triage_evidence import Signs
-from gateway.policy.triage import TriagePolicy, TriageSettings
-from gateway.policy.triage_evidence import SignRule
+from gateway.triage.evidence import Signs
+from gateway.triage.evidence_policy import SignRule
+from gateway.triage.policy import TriagePolicy, TriageSettings
+from gateway.triage.semantic import SemanticScore
 
 
 @dataclass(frozen=True)

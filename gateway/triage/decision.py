@@ -43,13 +43,13 @@ from gateway.domain import (
     TriageLayer,
 )
 from gateway.knowledge.query import QueryWords
-from gateway.pipeline.red_flag_binding import Emergency, bound_semantic
-from gateway.pipeline.semantic_triage import SemanticScore, SemanticTriage
-from gateway.pipeline.triage_evidence import EvidenceReader, distinct, negated
-from gateway.pipeline.triage_vitals import check_vitals
-from gateway.policy.contexts import OperatingContext, TriageRule
-from gateway.policy.triage import NegationPolicy, TriagePolicy
 from gateway.text import sentence_spans
+from gateway.triage.contexts import OperatingContext, TriageRule
+from gateway.triage.evidence import EvidenceReader, distinct, negated
+from gateway.triage.policy import NegationPolicy, TriagePolicy
+from gateway.triage.red_flags import Emergency, bound_semantic
+from gateway.triage.semantic import SemanticScore, SemanticTriage
+from gateway.triage.vitals import check_vitals
 
 if TYPE_CHECKING:
     from gateway.services import Services

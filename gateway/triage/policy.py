@@ -24,7 +24,7 @@ import numpy as np
 from pydantic import AfterValidator, ConfigDict, Field, Strict, ValidationInfo, with_config
 
 from gateway.errors import InvalidValue
-from gateway.policy.triage_evidence import (
+from gateway.triage.evidence_policy import (
     EvidencePolicy,
     VitalsPolicy,
     check_categories,

@@ -26,7 +26,7 @@ from spellchecker import SpellChecker
 
 from gateway.knowledge.lexical import Vocabulary
 from gateway.knowledge.query import Lexicon, QueryWords, model_words
-from gateway.policy.triage import TriagePolicy
+from gateway.triage.policy import TriagePolicy
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
 _NO_INDEX = Vocabulary((), (), np.zeros(0, dtype=np.int64), 0)

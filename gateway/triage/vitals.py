@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from gateway.domain import TriageEvidence
-from gateway.policy.triage_evidence import Vital, VitalLimit, VitalsPolicy
+from gateway.triage.evidence_policy import Vital, VitalLimit, VitalsPolicy
 
 MG_DL_PER_MMOL_L = 18.0
 """Glucose: mg/dL per mmol/L (molar mass of glucose, 180 g/mol)."""
