@@ -59,7 +59,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
             "knowledge/store.py",
             "knowledge/chroma_",
             "knowledge/records.py",
-            "pipeline/retrieve.py",
+            "retrieval/retrieve.py",
             "knowledge/relevance",
         ),
     ),

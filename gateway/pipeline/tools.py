@@ -24,9 +24,9 @@ from gateway.domain import ChatRequest, ClaimResult, Outcome, Passage, RefusalRe
 from gateway.errors import StageError
 from gateway.metrics import GatewayMetrics
 from gateway.pipeline.result import PipelineResult
-from gateway.pipeline.retrieve import Retrieval
 from gateway.policy.loader import Policy
 from gateway.policy.tools import ToolPolicy
+from gateway.retrieval.retrieve import Retrieval
 from gateway.services import Services
 from gateway.text import normalise
 from gateway.tool_calls import ToolCall, ToolCallDelta

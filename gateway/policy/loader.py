@@ -9,11 +9,11 @@ from pydantic import with_config
 
 from gateway.errors import ConfigurationError
 from gateway.policy.cleanup import CleanupPolicy
-from gateway.policy.retrieval import RetrievalPolicy
 from gateway.policy.tiers import TierPolicy
 from gateway.policy.tools import ToolPolicy
 from gateway.policy.verification import VerificationPolicy
 from gateway.resources import bundled
+from gateway.retrieval.policy import RetrievalPolicy
 from gateway.settings import Settings
 from gateway.triage.contexts import OperatingContext
 from gateway.triage.policy import TriagePolicy, load_triage_policy

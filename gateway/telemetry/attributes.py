@@ -35,7 +35,7 @@ Attributes = dict[str, AttributeValue]
 
 @runtime_checkable
 class _Retrieval(Protocol):
-    """The retrieve stage's result (``gateway.pipeline.retrieve.Retrieval``, whose module imports the
+    """The retrieve stage's result (``gateway.retrieval.retrieve.Retrieval``, whose module imports the
     store: tracing stays light to import)."""
 
     passages: tuple[Passage, ...]

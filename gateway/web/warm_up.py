@@ -14,7 +14,7 @@ import time
 import structlog
 
 from gateway.domain import ChatRequest, Message, Role
-from gateway.pipeline.retrieve import retrieve
+from gateway.retrieval.retrieve import retrieve
 from gateway.services import Services
 from gateway.triage.decision import triage
 

@@ -8,7 +8,7 @@ from gateway.domain import Passage
 from gateway.errors import StoreError
 from gateway.knowledge.rewrite import QueryRewriter
 from gateway.knowledge.store import KnowledgeStore
-from gateway.policy.retrieval import RetrievalPolicy
+from gateway.retrieval.policy import RetrievalPolicy
 
 
 @dataclass(frozen=True)
