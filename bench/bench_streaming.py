@@ -39,13 +39,13 @@ import openai
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gateway.bootstrap import build_services
+from gateway.drafting.contract import SYSTEM_PROMPT, with_markers
+from gateway.drafting.extractive import ExtractiveResponder
 from gateway.logs import configure_logging
 from gateway.resources import bundled
 from gateway.settings import Settings
 from gateway.testing import Reply, contract_reply, passages_sent, running_upstream
 from gateway.text import split_sentences
-from gateway.upstream.contract import SYSTEM_PROMPT, with_markers
-from gateway.upstream.extractive import ExtractiveResponder
 from tests.support.stack import running_gateway
 
 RATES = (40.0, 80.0, 150.0)

@@ -56,13 +56,13 @@ from bench.bench_vs_litellm import start_upstream  # noqa: E402
 from gateway.bootstrap import build_services  # noqa: E402
 from gateway.cleanup.upstream import REWRITE_SCHEMA as DRAFT_SCHEMA  # noqa: E402
 from gateway.domain import ChatRequest, Message, Role  # noqa: E402
+from gateway.drafting.contract import build_messages  # noqa: E402
 from gateway.logs import configure_logging  # noqa: E402
 from gateway.models import Messages, OpenAIChatModel  # noqa: E402
 from gateway.models.openai_compatible import _COMPLETION  # noqa: E402
 from gateway.resources import bundled  # noqa: E402
 from gateway.settings import Settings  # noqa: E402
 from gateway.text import passage_from_text  # noqa: E402
-from gateway.upstream.contract import build_messages  # noqa: E402
 
 LEAFLET = REPO / "knowledge" / "docs" / "paracetamol-adults.md"
 QUESTION = "How much paracetamol can an adult take, and how often?"

@@ -7,6 +7,9 @@ import structlog
 from gateway.audit import open_audit_store
 from gateway.cleanup import SourceRewriter, UpstreamRewriter
 from gateway.cleanup.protocol import NoRewriter, Rewriter
+from gateway.drafting.extractive import ExtractiveResponder
+from gateway.drafting.model_upstream import ModelUpstream
+from gateway.drafting.upstream import Upstream
 from gateway.errors import ConfigurationError
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.corpus import load_manifest
@@ -23,9 +26,6 @@ from gateway.resources import bundled
 from gateway.services import Services
 from gateway.settings import Settings
 from gateway.triage.semantic import SemanticTriage
-from gateway.upstream.base import Upstream
-from gateway.upstream.extractive import ExtractiveResponder
-from gateway.upstream.model_upstream import ModelUpstream
 from gateway.verification.base import Verifier
 from gateway.verification.cascade import build_verifier as build_verification_cascade
 

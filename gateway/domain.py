@@ -205,7 +205,7 @@ class UrgencyRead:
 
 class DraftFormat(StrEnum):
     JSON_LINES = "jsonl"
-    """The streamed citation contract (``upstream.contract``): one JSON object per sentence."""
+    """The streamed citation contract (``drafting.contract``): one JSON object per sentence."""
     JSON = "json"
     INLINE = "inline"
 
@@ -219,7 +219,7 @@ class Draft:
     unanswered: tuple[str, ...] = ()
     upstream_seconds: float = 0.0
     urgency: UrgencyRead | None = None
-    """The model's urgency read (``upstream.contract``); None when the upstream gives none."""
+    """The model's urgency read (``drafting.contract``); None when the upstream gives none."""
 
 
 class StatementKind(StrEnum):

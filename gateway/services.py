@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from gateway.audit import AuditStore
 from gateway.cleanup.protocol import Rewriter
+from gateway.drafting.upstream import Upstream
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.rewrite import QueryRewriter
 from gateway.knowledge.store import KnowledgeStore
@@ -18,7 +19,6 @@ from gateway.models.pool import ModelPool
 from gateway.policy.loader import Policy
 from gateway.settings import Settings
 from gateway.triage.semantic import SemanticTriage
-from gateway.upstream.base import Upstream
 from gateway.verification.base import Verifier
 
 

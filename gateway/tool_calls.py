@@ -18,7 +18,7 @@ TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 @dataclass(frozen=True)
 class ToolSpec:
     """One tool the client offers the model (OpenAI's ``{"type": "function", "function": {...}}``),
-    forwarded to the upstream as given (``upstream.contract``)."""
+    forwarded to the upstream as given (``drafting.contract``)."""
 
     name: str
     description: str | None = None

@@ -41,9 +41,9 @@ from gateway.domain import (
     Verdict,
     VerdictLabel,
 )
+from gateway.drafting.contract import with_markers
 from gateway.policy.cleanup import CleanupPolicy
 from gateway.text import marker_numbers, normalise, sentence_spans, strip_markers
-from gateway.upstream.contract import with_markers
 from gateway.vocabulary import VerdictCheck
 
 DUPLICATE_SIMILARITY = 90.0

@@ -57,6 +57,7 @@ from gateway.domain import (
     TrustReport,
     Verdict,
 )
+from gateway.drafting.contract import DraftEnd, DraftSentence, UrgencyRead, assemble
 from gateway.errors import AuditError, NothingToQuote, StageError
 from gateway.metrics import count_draft_failure
 from gateway.models.limits import request_deadline
@@ -74,7 +75,6 @@ from gateway.services import Services
 from gateway.tool_calls import ToolCallDelta
 from gateway.triage import model_read as model_triage
 from gateway.triage.decision import answerable_request, deferred_questions, triage
-from gateway.upstream.contract import DraftEnd, DraftSentence, UrgencyRead, assemble
 from gateway.vocabulary import StageName
 
 log = structlog.get_logger("gateway.pipeline")

@@ -19,12 +19,12 @@ from typing import Protocol
 import anyio
 
 from gateway.domain import ChatRequest, ClaimResult, Draft, DraftFormat, Span, Statement
+from gateway.drafting.contract import DraftPart, DraftSentence
 from gateway.pipeline.bounds import check_repeat_counts, check_statements, instruction_sentence, sentence_keys
 from gateway.pipeline.cleanup import Cleanup
 from gateway.pipeline.split import split
 from gateway.services import Services
 from gateway.settings import Settings
-from gateway.upstream.contract import DraftPart, DraftSentence
 
 REWRITE_GRACE_SECONDS = 1.0
 """How long after the request's model deadline the rewrite phase is cut off even if a rewrite (or its

@@ -26,8 +26,8 @@ from gateway.domain import (
     UrgencyRead,
     Verdict,
 )
+from gateway.drafting.contract import DraftEnd, DraftSentence
 from gateway.pipeline.result import PipelineResult
-from gateway.upstream.contract import DraftEnd, DraftSentence
 from gateway.vocabulary import StageName
 
 Attributes = dict[str, AttributeValue]

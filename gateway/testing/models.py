@@ -12,11 +12,11 @@ from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gateway.drafting.model_upstream import ModelUpstream
 from gateway.errors import UpstreamUnavailable
 from gateway.models.chat_model import Messages, StreamPiece, ToolOffer
 from gateway.models.openai_compatible import Endpoint
 from gateway.tool_calls import ToolCall, ToolCallDelta
-from gateway.upstream.model_upstream import ModelUpstream
 
 
 @dataclass(frozen=True)

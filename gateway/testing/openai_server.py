@@ -27,11 +27,11 @@ from litestar import Litestar, Request, Response, post
 from litestar.response import Stream
 from rapidfuzz import fuzz
 
+from gateway.drafting.contract import SYSTEM_PROMPT, sentence_line, urgency_line
 from gateway.testing.models import call_deltas
 from gateway.testing.servers import serve_in_thread
 from gateway.text import marker_numbers, normalise, sentence_spans, strip_markers
 from gateway.tool_calls import ToolCall
-from gateway.upstream.contract import SYSTEM_PROMPT, sentence_line, urgency_line
 
 HOLD_LIMIT_SECONDS = 30.0
 """A held reply is released after this long even if the test never sets its event."""

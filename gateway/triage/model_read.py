@@ -1,7 +1,7 @@
 """The model's own urgency read as a second net behind triage (issue #31, item 5), at no extra call.
 
 The citation contract's first line is the answering model's read of how urgently the patient needs
-care (``upstream.contract.UrgencyRead``). It can only raise urgency, never lower it:
+care (``drafting.contract.UrgencyRead``). It can only raise urgency, never lower it:
 
 - ``emergency`` on a message triage let through: the patient gets the emergency safety message before
   any sentence of the answer is released; the decision is counted and audited under its own triage
@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gateway.domain import Scope, Triage, TriageLayer
-from gateway.upstream.contract import Urgency, UrgencyRead
+from gateway.drafting.contract import Urgency, UrgencyRead
 
 MODEL_EMERGENCY_RULE = "model_urgency"
 """The rule id recorded for an emergency raised by the model's read."""

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-import gateway.upstream.extractive as extractive_module
+import gateway.drafting.extractive as extractive_module
 from gateway.audit import AuditFilter
 from gateway.domain import ChatRequest, Message, Passage, RefusalReason, Role
+from gateway.drafting.extractive import ExtractiveResponder, is_heading_question
 from gateway.errors import NothingToQuote
 from gateway.pipeline.run import answer
 from gateway.text import sentence_spans
-from gateway.upstream.extractive import ExtractiveResponder, is_heading_question
 
 GOUT = (
     "What are the symptoms of gout ? Gout causes sudden, severe pain in a joint, often the big toe. "

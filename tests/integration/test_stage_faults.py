@@ -18,12 +18,12 @@ import gateway.pipeline.record as record_module
 import gateway.pipeline.run as run_module
 from gateway.audit import AuditFilter
 from gateway.domain import ChatRequest, ClaimToCheck, Draft, Message, Passage, RefusalReason, Role, Verdict
+from gateway.drafting.contract import DraftPart
 from gateway.errors import AuditError, DraftLimitExceeded, StageError, StoreError
 from gateway.metrics import PIPELINE_STAGES, GatewayMetrics
 from gateway.pipeline.run import answer
 from gateway.pipeline.stages import REASON_BY_STAGE, Stage, refusal_reason
 from gateway.services import Services
-from gateway.upstream.contract import DraftPart
 from tests.support.waiting import until
 
 QUESTION = "How much paracetamol can an adult take in a day?"

@@ -17,10 +17,10 @@ import pytest
 import yaml
 
 from gateway.audit.crypto import new_key_text
+from gateway.drafting.contract import SYSTEM_PROMPT, TOOL_RULES, sentence_line, urgency_line
 from gateway.settings import Secret
 from gateway.testing import Reply, ScriptedUpstream
 from gateway.tool_calls import ToolCall
-from gateway.upstream.contract import SYSTEM_PROMPT, TOOL_RULES, sentence_line, urgency_line
 from gateway.web.disclosure import Disclosure
 from tests.support import cleanup_scenarios as s
 from tests.support.cleanup_stack import pin_chat_verifier, policy_copy

@@ -19,8 +19,8 @@ import httpx
 import pytest
 
 from gateway.audit import AuditFilter
+from gateway.drafting.contract import sentence_line, urgency_line
 from gateway.testing import Reply, ScriptedUpstream
-from gateway.upstream.contract import sentence_line, urgency_line
 from gateway.web.disclosure import Disclosure
 from tests.support import cleanup_scenarios as s
 from tests.support.cleanup_stack import pin_chat_verifier, policy_copy

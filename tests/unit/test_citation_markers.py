@@ -10,11 +10,11 @@ from __future__ import annotations
 import pytest
 
 from gateway.domain import Draft, DraftFormat
+from gateway.drafting.contract import ContractReader, DraftSentence, parse_draft, sentence_line, urgency_line
 from gateway.pipeline.bounds import sentence_keys
 from gateway.pipeline.split import IdMarkers, split
 from gateway.pipeline.streamed import split_sentence
 from gateway.text import find_markers, marker_numbers, split_sentences, strip_markers
-from gateway.upstream.contract import ContractReader, DraftSentence, parse_draft, sentence_line, urgency_line
 
 PASSAGES = 6
 MAX_LINE = 2000

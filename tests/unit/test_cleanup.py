@@ -25,6 +25,7 @@ from gateway.domain import (
     Verdict,
     VerdictLabel,
 )
+from gateway.drafting.contract import with_markers as cite
 from gateway.errors import UpstreamTimeout
 from gateway.pipeline.cleanup import Cleanup, judge_claims, refusal_reason
 from gateway.policy.cleanup import CleanupPolicy
@@ -32,7 +33,6 @@ from gateway.policy.loader import load_policy
 from gateway.policy.verification import VerificationPolicy
 from gateway.testing import ScriptedChatModel
 from gateway.text import passage_from_text, sentence_spans
-from gateway.upstream.contract import with_markers as cite
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.cascade import CascadeVerifier
 from gateway.verification.local import LocalEntailmentVerifier

@@ -8,16 +8,16 @@ import json
 import pytest
 
 from gateway.domain import ChatRequest, DraftFormat, Message, Passage, Role, Urgency, UrgencyRead
-from gateway.errors import DraftLimitExceeded, MalformedDraft
-from gateway.testing import contract_reply, passages_sent
-from gateway.text import marker_numbers
-from gateway.upstream.contract import (
+from gateway.drafting.contract import (
     SYSTEM_PROMPT,
     ContractReader,
     DraftSentence,
     build_messages,
     parse_draft,
 )
+from gateway.errors import DraftLimitExceeded, MalformedDraft
+from gateway.testing import contract_reply, passages_sent
+from gateway.text import marker_numbers
 
 MAX_LINE = 400
 

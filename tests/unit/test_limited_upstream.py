@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from gateway.domain import ChatRequest, Draft, Message, Role
+from gateway.drafting.model_upstream import ModelUpstream
 from gateway.errors import UpstreamBusy, UpstreamQueueTimeout, UpstreamTimeout, UpstreamUnavailable
 from gateway.metrics import GatewayMetrics
 from gateway.models import CallLimits, ChatModel, LimitedModel
 from gateway.testing import ScriptedChatModel
-from gateway.upstream.model_upstream import ModelUpstream
 from tests.support.waiting import until
 
 REQUEST = ChatRequest(messages=(Message(Role.USER, "q"),), model="m")

@@ -15,6 +15,7 @@ from litestar.testing import AsyncTestClient
 
 from gateway.bootstrap import build_rewriter, build_services, build_upstream
 from gateway.domain import ClaimOutcome
+from gateway.drafting.extractive import ExtractiveResponder
 from gateway.errors import UpstreamBusy, UpstreamHTTPError, UpstreamUnavailable
 from gateway.metrics import GatewayMetrics
 from gateway.models import (
@@ -27,7 +28,6 @@ from gateway.models import (
 from gateway.policy.loader import load_configured_policy
 from gateway.settings import Secret, Settings
 from gateway.testing import ScriptedChatModel, ScriptedConnections, ScriptedVerifier
-from gateway.upstream.extractive import ExtractiveResponder
 from gateway.web.app import create_app
 from tests.conftest import FIXTURE_KB
 from tests.support.waiting import until

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from gateway.drafting.extractive import is_heading_question
 from gateway.errors import ConfigurationError
 from gateway.text import QUESTION_WORDS, QuestionWords
-from gateway.upstream.extractive import is_heading_question
 from gateway.validation import load_file
 
 

@@ -7,11 +7,11 @@ import asyncio
 import pytest
 
 from gateway.domain import ClaimToCheck, Passage
+from gateway.drafting.model_upstream import ModelUpstream
 from gateway.errors import UpstreamTimeout
 from gateway.metrics import GatewayMetrics
 from gateway.models import CallLimits, ChatModel, LimitedModel, MeteredModel, request_deadline
 from gateway.testing import ScriptedChatModel
-from gateway.upstream.model_upstream import ModelUpstream
 from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
 from gateway.vocabulary import VerdictCheck
 from tests.support.waiting import until

@@ -27,15 +27,7 @@ from gateway.domain import (
     Scope,
     Triage,
 )
-from gateway.errors import ConfigurationError, MalformedDraft, RequestError, StageError, UpstreamUnavailable
-from gateway.models.chat_model import StreamPiece
-from gateway.pipeline.tools import ToolCalls, ToolResults, lift_for_tools, returned, tool_passages
-from gateway.policy.loader import load_policy
-from gateway.policy.tools import ToolPolicy, TrustedTool
-from gateway.resources import bundled
-from gateway.testing.models import ScriptedChatModel, ScriptedDrafts, ToolTurn
-from gateway.tool_calls import ToolCall, ToolCallDelta, ToolSpec
-from gateway.upstream.contract import (
+from gateway.drafting.contract import (
     NO_PASSAGES,
     SYSTEM_PROMPT,
     TOOL_RULES,
@@ -45,7 +37,15 @@ from gateway.upstream.contract import (
     tool_offer,
     urgency_line,
 )
-from gateway.upstream.model_upstream import ModelUpstream
+from gateway.drafting.model_upstream import ModelUpstream
+from gateway.errors import ConfigurationError, MalformedDraft, RequestError, StageError, UpstreamUnavailable
+from gateway.models.chat_model import StreamPiece
+from gateway.pipeline.tools import ToolCalls, ToolResults, lift_for_tools, returned, tool_passages
+from gateway.policy.loader import load_policy
+from gateway.policy.tools import ToolPolicy, TrustedTool
+from gateway.resources import bundled
+from gateway.testing.models import ScriptedChatModel, ScriptedDrafts, ToolTurn
+from gateway.tool_calls import ToolCall, ToolCallDelta, ToolSpec
 from gateway.web.chat_schema import parse_chat_request
 
 USER = {"role": "user", "content": "Can I book an appointment?"}

@@ -17,10 +17,7 @@ from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 
 from gateway.domain import ChatRequest, Draft, Passage
-from gateway.errors import DraftLimitExceeded
-from gateway.models.chat_model import ChatModel
-from gateway.tool_calls import ToolCallDelta
-from gateway.upstream.contract import (
+from gateway.drafting.contract import (
     ContractReader,
     DraftEnd,
     DraftPart,
@@ -29,6 +26,9 @@ from gateway.upstream.contract import (
     build_messages,
     tool_offer,
 )
+from gateway.errors import DraftLimitExceeded
+from gateway.models.chat_model import ChatModel
+from gateway.tool_calls import ToolCallDelta
 
 DEFAULT_MAX_LINE_CHARS = 4_000
 """The default of ``upstream_max_line_chars`` (settings)."""

@@ -28,10 +28,10 @@ import anyio.to_thread
 import numpy as np
 
 from gateway.domain import ChatRequest, Draft, Passage
+from gateway.drafting.contract import DraftEnd, DraftPart, DraftSentence, assemble, sentence_line
 from gateway.errors import NothingToQuote
 from gateway.models.embedding import Embedder
 from gateway.text import QUESTION_WORDS
-from gateway.upstream.contract import DraftEnd, DraftPart, DraftSentence, assemble, sentence_line
 
 MAX_SENTENCES = 3
 """Sentences in an extractive answer: enough to answer, few enough to read."""

@@ -6,7 +6,7 @@ from collections.abc import AsyncGenerator, Sequence
 from typing import Protocol
 
 from gateway.domain import ChatRequest, Draft, Passage
-from gateway.upstream.contract import DraftPart
+from gateway.drafting.contract import DraftPart
 
 
 class Upstream(Protocol):
