@@ -12,6 +12,7 @@ from typing import Protocol
 
 from gateway.checkonly.inputs import SourceInput
 from gateway.checkonly.report import CheckedEvidence, CheckedStatement, CheckReport, UrlValidity
+from gateway.claims.split import IdMarkers, split
 from gateway.domain import (
     ClaimToCheck,
     Draft,
@@ -24,7 +25,6 @@ from gateway.domain import (
 from gateway.errors import VerifierError
 from gateway.fetching.result import FetchResult
 from gateway.metrics import MODEL_FAILURES, MODEL_STAGES, GatewayMetrics, bounded
-from gateway.pipeline.split import IdMarkers, split
 from gateway.text import passage_from_text
 from gateway.verification.base import Verifier, operating_point
 from gateway.vocabulary import VerdictCheck, VerifierMethod

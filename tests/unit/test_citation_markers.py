@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
+from gateway.claims.bounds import sentence_keys
+from gateway.claims.split import IdMarkers, split
 from gateway.domain import Draft, DraftFormat
 from gateway.drafting.contract import ContractReader, DraftSentence, parse_draft, sentence_line, urgency_line
-from gateway.pipeline.bounds import sentence_keys
-from gateway.pipeline.split import IdMarkers, split
 from gateway.pipeline.streamed import split_sentence
 from gateway.text import find_markers, marker_numbers, split_sentences, strip_markers
 

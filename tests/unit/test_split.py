@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from gateway.claims.split import IdMarkers, atomic_clauses, classify, split
 from gateway.domain import Draft, DraftClaim, DraftFormat, Statement, StatementKind
-from gateway.pipeline.split import IdMarkers, atomic_clauses, classify, split
 
 
 def inline(answer: str, *claims: DraftClaim) -> Draft:

@@ -7,9 +7,9 @@ import datetime as dt
 
 import pytest
 
+from gateway.claims.bounds import check_repeats, sentence_keys
 from gateway.domain import ClaimToCheck, Passage, VerdictLabel
 from gateway.errors import DraftLimitExceeded
-from gateway.pipeline.bounds import check_repeats, sentence_keys
 from gateway.text import MAX_SENTENCE_WORDS, split_sentences, strip_markers
 from gateway.verification.anchoring import QuoteAnchoringVerifier, find_quote
 
