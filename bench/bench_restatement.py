@@ -43,13 +43,13 @@ from bench.bench_grounding import real_quote
 from bench.bench_verifier import CACHE, EVAL, local_rows, local_verdict, split_of
 from gateway.domain import ClaimToCheck, Verdict
 from gateway.models.embedding import Embedder
-from gateway.policy.verification import VerificationPolicy
 from gateway.settings import Settings
 from gateway.text import passage_from_text
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.cascade import CascadeVerifier
 from gateway.verification.checks.analysis import Analyses
 from gateway.verification.local import LocalEntailmentVerifier
+from gateway.verification.policy import VerificationPolicy
 from gateway.verification.restatement import HEDGE_CHECK, RESTATEMENT_CHECK, build_restatement
 
 BATCH = 16

@@ -337,9 +337,9 @@ def as_splitter(name: str, eval_dir: Path, out: Path) -> int:
     from bench import bench_verifier as bv
     from gateway.domain import VerdictLabel
     from gateway.models.embedding import Embedder, serving_threads
-    from gateway.policy.verification import VerificationPolicy
     from gateway.verification.anchoring import QuoteAnchoringVerifier
     from gateway.verification.cascade import CascadeVerifier
+    from gateway.verification.policy import VerificationPolicy
 
     slug = re.sub(r"\W", "_", name)
     embedder = Embedder(cache_size=0, threads=serving_threads())

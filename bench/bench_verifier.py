@@ -72,12 +72,10 @@ from gateway.domain import (
     VerificationStatus,
 )
 from gateway.models.embedding import Embedder, serving_threads
-from gateway.policy.verification import VerificationPolicy
 from gateway.text import passage_from_text, strip_markers
 from gateway.verification import binding as binding_module
 from gateway.verification import local as local_module
 from gateway.verification.anchoring import QuoteAnchoringVerifier
-from gateway.verification.base import Verifier
 from gateway.verification.binding import unshared_words
 from gateway.verification.calibration import DEFAULT_PATH as DATA
 from gateway.verification.calibration import ScoreCalibration
@@ -86,6 +84,8 @@ from gateway.verification.checks.analysis import Analyses
 from gateway.verification.entailment import NLIStage, load_entailment_model
 from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
 from gateway.verification.local import LocalEntailmentVerifier, TextEncoder
+from gateway.verification.policy import VerificationPolicy
+from gateway.verification.verifier import Verifier
 from gateway.vocabulary import VerdictCheck, VerifierMethod
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "claims"

@@ -66,7 +66,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("drafting I/O (openai SDK, httpx)", ("openai/", "gateway/models/", "drafting/model_upstream.py")),
     ("drafting (prompt, contract parse)", ("drafting/contract.py",)),
     ("splitting", ("claims/split.py",)),
-    ("verification", ("verification/", "pipeline/verify.py", "gateway/checkonly/")),
+    ("verification", ("verification/", "verification/verify.py", "gateway/checkonly/")),
     ("cleanup", ("pipeline/cleanup.py", "gateway/cleanup/")),
     ("badge", ("pipeline/badge.py", "gateway/tiers.py")),
     ("audit + metrics + log", ("pipeline/record.py", "gateway/audit/", "prometheus_client", "structlog")),

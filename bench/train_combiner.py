@@ -425,8 +425,8 @@ def main() -> int:
 
     from gateway.domain import ClaimToCheck
     from gateway.models.embedding import Embedder
-    from gateway.policy.verification import VerificationPolicy
     from gateway.verification.local import LocalEntailmentVerifier
+    from gateway.verification.policy import VerificationPolicy
 
     rng = random.Random(SEED)
     passages = bundled_passages() + medquad_passages(args.medquad, args.sections, rng)

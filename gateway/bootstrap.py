@@ -26,8 +26,8 @@ from gateway.resources import bundled
 from gateway.services import Services
 from gateway.settings import Settings
 from gateway.triage.semantic import SemanticTriage
-from gateway.verification.base import Verifier
 from gateway.verification.cascade import build_verifier as build_verification_cascade
+from gateway.verification.verifier import Verifier
 
 log = structlog.get_logger("gateway.startup")
 

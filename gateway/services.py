@@ -19,7 +19,7 @@ from gateway.models.pool import ModelPool
 from gateway.policy.loader import Policy
 from gateway.settings import Settings
 from gateway.triage.semantic import SemanticTriage
-from gateway.verification.base import Verifier
+from gateway.verification.verifier import Verifier
 
 
 def _today() -> dt.date:

@@ -27,7 +27,7 @@ from gateway.errors import RequestError, StageError
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.models.pool import ModelPool
 from gateway.settings import Settings
-from gateway.verification.base import Verifier
+from gateway.verification.verifier import Verifier
 
 
 def build_components(settings: Settings, models: ModelPool) -> tuple[Verifier, SafeFetcher]:

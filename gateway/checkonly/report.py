@@ -69,7 +69,7 @@ class CheckReport:
     sentence_indices: tuple[int, ...]
     """Per statement, the index of the answer sentence it belongs to."""
     operating_point: str = ""
-    """The verifier and thresholds that decided (``verification.base.operating_point``)."""
+    """The verifier and thresholds that decided (``verification.verifier.operating_point``)."""
 
     def status_counts(self) -> dict[VerificationStatus, int]:
         """Claims per status (every status present, zero when none)."""

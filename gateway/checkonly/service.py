@@ -26,7 +26,7 @@ from gateway.errors import VerifierError
 from gateway.fetching.result import FetchResult
 from gateway.metrics import MODEL_FAILURES, MODEL_STAGES, GatewayMetrics, bounded
 from gateway.text import passage_from_text
-from gateway.verification.base import Verifier, operating_point
+from gateway.verification.verifier import Verifier, operating_point
 from gateway.vocabulary import VerdictCheck, VerifierMethod
 
 

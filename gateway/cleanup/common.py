@@ -9,7 +9,7 @@ from functools import lru_cache
 
 from gateway.domain import ClaimOutcome, ClaimResult, ClaimToCheck, Passage, Statement
 from gateway.errors import VerifierError
-from gateway.verification.base import Verifier
+from gateway.verification.verifier import Verifier
 from gateway.vocabulary import VerifierMethod
 
 Sources = tuple[tuple[int, Passage], ...]

@@ -19,8 +19,8 @@ from gateway.cleanup.protocol import Rewriter
 from gateway.domain import ChatRequest, ClaimOutcome, ClaimResult, Passage
 from gateway.policy.cleanup import CleanupPolicy
 from gateway.verification.anchoring import find_quote
-from gateway.verification.base import Verifier
 from gateway.verification.binding import quote_context
+from gateway.verification.verifier import Verifier
 from gateway.vocabulary import VerifierMethod
 
 

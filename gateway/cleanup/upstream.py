@@ -19,7 +19,7 @@ from gateway.errors import UpstreamError
 from gateway.models.chat_model import ChatModel
 from gateway.policy.cleanup import CleanupPolicy
 from gateway.text import strip_markers
-from gateway.verification.base import Verifier
+from gateway.verification.verifier import Verifier
 
 REWRITE_TEMPERATURE = 0.0
 """Rewriting is a constrained edit, not writing: no sampling."""

@@ -38,7 +38,7 @@ from gateway.policy.loader import Policy, load_configured_policy
 from gateway.resources import bundled
 from gateway.services import Services
 from gateway.settings import Settings
-from gateway.verification.base import Verifier
+from gateway.verification.verifier import Verifier
 
 
 def run_command(args: argparse.Namespace, settings: Settings) -> int:

@@ -38,8 +38,8 @@ from gateway.evaluation.records import (
 )
 from gateway.fetching.result import FetchReason, FetchResult
 from gateway.knowledge.corpus import SourceDocument
-from gateway.policy.verification import VerificationPolicy
-from gateway.verification.base import Verifier, operating_point
+from gateway.verification.policy import VerificationPolicy
+from gateway.verification.verifier import Verifier, operating_point
 
 POLICY_DIGEST_CHARS = 12
 """Hex characters of the verification policy's digest shown in reports."""
@@ -60,7 +60,7 @@ class OperatingPoint:
     """``--checker``: local (the product verifier's local stages), judge (with the configured judge
     for the undecided claims) or gateway (exactly as the gateway is configured)."""
     verifier: str
-    """The verifier's own operating point (``verification.base.operating_point``): stages, thresholds."""
+    """The verifier's own operating point (``verification.verifier.operating_point``): stages, thresholds."""
     policy_digest: str
     """``policy_digest`` of the verification thresholds it ran with."""
     judge: bool

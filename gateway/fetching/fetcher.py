@@ -62,8 +62,8 @@ from gateway.fetching.extraction import HTML_TYPES, TEXT_TYPES, extract_text
 from gateway.fetching.result import FetchReason, FetchResult
 
 if TYPE_CHECKING:
-    from gateway.policy.verification import VerificationPolicy
     from gateway.settings import Settings
+    from gateway.verification.policy import VerificationPolicy
 
 USER_AGENT = "clinical-trust-gateway/0.1 (+source verification)"
 """Sent with every fetch, so site operators can tell who reads their pages."""

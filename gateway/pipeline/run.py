@@ -69,12 +69,12 @@ from gateway.pipeline.record import CANCELLED, record, record_start
 from gateway.pipeline.result import PipelineResult, Timings
 from gateway.pipeline.stages import Stage, StageRunner, refusal_reason
 from gateway.pipeline.streamed import Bounds, Rewrites, next_part, split_streamed
-from gateway.pipeline.verify import verify
 from gateway.retrieval.retrieve import retrieve
 from gateway.services import Services
 from gateway.tool_calls import ToolCallDelta
 from gateway.triage import model_read as model_triage
 from gateway.triage.decision import answerable_request, deferred_questions, triage
+from gateway.verification.verify import verify
 from gateway.vocabulary import StageName
 
 log = structlog.get_logger("gateway.pipeline")

@@ -11,13 +11,13 @@ from gateway.errors import ConfigurationError
 from gateway.policy.cleanup import CleanupPolicy
 from gateway.policy.tiers import TierPolicy
 from gateway.policy.tools import ToolPolicy
-from gateway.policy.verification import VerificationPolicy
 from gateway.resources import bundled
 from gateway.retrieval.policy import RetrievalPolicy
 from gateway.settings import Settings
 from gateway.triage.contexts import OperatingContext
 from gateway.triage.policy import TriagePolicy, load_triage_policy
 from gateway.validation import FILE_CONFIG, load_file
+from gateway.verification.policy import VerificationPolicy
 
 
 @with_config(FILE_CONFIG)

@@ -42,18 +42,18 @@ from gateway.domain import ClaimToCheck, Evidence, Passage, Verdict, VerdictLabe
 from gateway.models.embedding import Embedder
 from gateway.models.openai_compatible import Endpoint
 from gateway.models.pool import ModelPool
-from gateway.policy.verification import VerificationPolicy
 from gateway.settings import Settings
 from gateway.text import strip_markers
 from gateway.verification.anchoring import QuoteAnchoringVerifier
-from gateway.verification.base import LocalVerifier, Verifier
 from gateway.verification.binding import Binding, quote_context, restates, unshared_words
 from gateway.verification.calibration import ScoreCalibration
 from gateway.verification.checks.analysis import Analyses
 from gateway.verification.entailment import NLIRequest, NLIStage, load_entailment_model
 from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
 from gateway.verification.local import LocalEntailmentVerifier
+from gateway.verification.policy import VerificationPolicy
 from gateway.verification.restatement import Restatement, build_restatement
+from gateway.verification.verifier import LocalVerifier, Verifier
 from gateway.vocabulary import VerdictCheck, VerifierMethod
 
 ANCHORED_CHECKS = frozenset({VerdictCheck.QUOTE_EXACT, VerdictCheck.QUOTE_FUZZY})

@@ -47,7 +47,6 @@ from gateway.domain import (
     unit_rows,
 )
 from gateway.errors import VerifierError
-from gateway.policy.verification import VerificationPolicy
 from gateway.text import sentence_spans, strip_markers
 from gateway.verification.binding import unshared_words
 from gateway.verification.checks.analysis import AnalysedText, Analyses, verbatim_key
@@ -58,6 +57,7 @@ from gateway.verification.checks.quantifiers import check_quantifier
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult
 from gateway.verification.checks.words import coverage
 from gateway.verification.combiner import LogisticCombiner, features
+from gateway.verification.policy import VerificationPolicy
 from gateway.vocabulary import VerdictCheck, VerifierMethod
 
 HARD_CLASHES = frozenset({CheckName.NUMBER, CheckName.NEGATION})

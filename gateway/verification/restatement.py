@@ -33,7 +33,6 @@ from pathlib import Path
 
 from pydantic import with_config
 
-from gateway.policy.verification import VerificationPolicy
 from gateway.resources import bundled
 from gateway.settings import Settings
 from gateway.text import strip_markers
@@ -44,6 +43,7 @@ from gateway.verification.checks.quantities import extract_quantities
 from gateway.verification.checks.results import CheckOutcome
 from gateway.verification.checks.run import run_all
 from gateway.verification.checks.words import CUES, STOPWORDS, WORD
+from gateway.verification.policy import VerificationPolicy
 from gateway.vocabulary import VerdictCheck
 
 RESTATEMENT_FILE = "restatements.yaml"

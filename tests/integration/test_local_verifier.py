@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from gateway.domain import ClaimToCheck, ConflictKind, Passage, VerdictLabel, VerificationStatus
-from gateway.policy.verification import VerificationPolicy
 from gateway.text import passage_from_text
 from gateway.verification.local import LocalEntailmentVerifier
+from gateway.verification.policy import VerificationPolicy
 
 LEAFLET = (
     "Paracetamol is used to treat pain and fever. Adults can take 500 mg to 1 g every 4 to 6 hours. "

@@ -11,12 +11,12 @@ import pytest
 
 from gateway.domain import ClaimToCheck, VerdictLabel
 from gateway.errors import ConfigurationError
-from gateway.policy.verification import VerificationPolicy
 from gateway.settings import Settings
 from gateway.text import passage_from_text
 from gateway.verification.calibration import DEFAULT_PATH, ScoreCalibration
 from gateway.verification.cascade import build_verifier
 from gateway.verification.combiner import FEATURES, WEIGHTS_FILE, LogisticCombiner
+from gateway.verification.policy import VerificationPolicy
 
 TEXT = (
     "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours. "

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from gateway.domain import ClaimToCheck, unit_rows
-from gateway.policy.verification import VerificationPolicy
 from gateway.text import passage_from_text
 from gateway.verification.checks import analysis, run
 from gateway.verification.checks.entities import Entity, extract_entities
 from gateway.verification.checks.quantities import Quantity, extract_quantities
 from gateway.verification.local import LocalEntailmentVerifier
+from gateway.verification.policy import VerificationPolicy
 from tests.support.checks import on_texts
 
 LEAFLET = (

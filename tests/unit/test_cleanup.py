@@ -30,12 +30,12 @@ from gateway.errors import UpstreamTimeout
 from gateway.pipeline.cleanup import Cleanup, judge_claims, refusal_reason
 from gateway.policy.cleanup import CleanupPolicy
 from gateway.policy.loader import load_policy
-from gateway.policy.verification import VerificationPolicy
 from gateway.testing import ScriptedChatModel
 from gateway.text import passage_from_text, sentence_spans
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.cascade import CascadeVerifier
 from gateway.verification.local import LocalEntailmentVerifier
+from gateway.verification.policy import VerificationPolicy
 from gateway.vocabulary import VerdictCheck
 
 POLICY = load_policy(Path(__file__).resolve().parents[2] / "policies", "general").thresholds.cleanup

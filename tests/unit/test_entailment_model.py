@@ -12,7 +12,6 @@ from transformers import BertConfig, BertForSequenceClassification, BertTokenize
 
 from gateway.domain import ClaimToCheck, VerdictLabel
 from gateway.errors import ConfigurationError
-from gateway.policy.verification import VerificationPolicy
 from gateway.settings import Settings
 from gateway.text import passage_from_text
 from gateway.verification.cascade import CascadeVerifier, build_verifier
@@ -23,6 +22,7 @@ from gateway.verification.entailment import (
     TransformersNLI,
     load_entailment_model,
 )
+from gateway.verification.policy import VerificationPolicy
 
 WORDS = [
     "adults",

@@ -27,7 +27,7 @@ from gateway.evaluation.records import (
 from gateway.evaluation.report import fmt_range, range_chart
 from gateway.evaluation.scoring import policy_digest
 from gateway.evaluation.systems import load_replay
-from gateway.policy.verification import VerificationPolicy
+from gateway.verification.policy import VerificationPolicy
 
 SPEC = BootstrapSpec(resamples=300, seed=5)
 CTX = MetricContext(relevance_gate=0.5)

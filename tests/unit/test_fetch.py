@@ -11,8 +11,8 @@ from gateway.errors import FetchError
 from gateway.fetching.addresses import blocked_reason, domain_allowed, normalise_domains, parse_ip_host
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.fetching.result import FetchReason
-from gateway.policy.verification import VerificationPolicy
 from gateway.settings import Settings
+from gateway.verification.policy import VerificationPolicy
 from tests.support.pages import running_site
 
 

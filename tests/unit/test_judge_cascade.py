@@ -13,13 +13,13 @@ import pytest
 from gateway.domain import ClaimToCheck, Evidence, Passage, Span, Verdict, VerdictLabel
 from gateway.metrics import GatewayMetrics, count_verifier_failures
 from gateway.models import Endpoint, ModelPool, OpenAIChatModel
-from gateway.policy.verification import VerificationPolicy
 from gateway.settings import Secret, Settings
 from gateway.testing import Reply, ScriptedChatModel, ScriptedUpstream, ScriptedVerifier, serve_in_thread
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.calibration import ScoreCalibration
 from gateway.verification.cascade import CascadeVerifier, build_verifier
 from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
+from gateway.verification.policy import VerificationPolicy
 
 TEXT = "Adults can take 500 mg every 4 to 6 hours. Do not take more than 4 g in 24 hours."
 SLOW_SECONDS = 3.0

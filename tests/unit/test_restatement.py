@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from gateway.errors import ConfigurationError
-from gateway.policy.verification import VerificationPolicy
 from gateway.resources import bundled
 from gateway.settings import Settings
 from gateway.verification.binding import restates
 from gateway.verification.cascade import build_verifier
 from gateway.verification.checks.analysis import Analyses
+from gateway.verification.policy import VerificationPolicy
 from gateway.verification.restatement import (
     HEDGE_CHECK,
     RESTATEMENT_CHECK,

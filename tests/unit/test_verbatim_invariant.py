@@ -16,10 +16,10 @@ import pytest
 from gateway.domain import ClaimToCheck, Passage, VerdictLabel
 from gateway.knowledge.chunking import chunk_document
 from gateway.knowledge.corpus import load_manifest
-from gateway.policy.verification import VerificationPolicy
 from gateway.verification.checks import polarity, run
 from gateway.verification.checks.analysis import Analyses
 from gateway.verification.local import LocalEntailmentVerifier, candidate
+from gateway.verification.policy import VerificationPolicy
 from tests.support.checks import on_texts
 
 run_all = on_texts(run.run_all)

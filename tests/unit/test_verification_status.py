@@ -23,13 +23,13 @@ from gateway.domain import (
 )
 from gateway.errors import ConfigurationError
 from gateway.fetching.fetcher import SafeFetcher
-from gateway.policy.verification import VerificationPolicy
 from gateway.settings import Settings
 from gateway.testing import ScriptedChatModel, ScriptedVerifier
 from gateway.text import passage_from_text
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.cascade import CascadeVerifier, build_verifier
 from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
+from gateway.verification.policy import VerificationPolicy
 
 TEXT = (
     "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours. "

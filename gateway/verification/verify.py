@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from gateway.domain import ClaimToCheck, Passage, Statement, Verdict
 from gateway.errors import VerifierError
-from gateway.verification.base import Verifier
+from gateway.verification.verifier import Verifier
 
 
 def claims_to_check(claims: Sequence[Statement], passages: Sequence[Passage]) -> list[ClaimToCheck]:
