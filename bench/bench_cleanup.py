@@ -14,7 +14,7 @@ verified source text), ``removed``. Printed per set and overall:
 * leak: not-supported claims kept as written (what a patient would read unverified); a rewrite shows the
   source's words, not the claim, so it is not a leak;
 * answers refused: claims grouped in consecutive answers of ``--answer-size`` (4) and judged by the
-  real refusal rules (``pipeline.cleanup.refusal_reason``).
+  real refusal rules (``cleanup.stage.refusal_reason``).
 
 Skips when ../shared/eval is missing.
 
@@ -94,6 +94,7 @@ def closest_sentence(claim: str, passage: Any) -> str:
 
 async def run_row(row: dict[str, Any], verifier: Any, rewriter: Any, policy: Any) -> Any:
     """The claim's ClaimResult after verification and cleanup."""
+    from gateway.cleanup.stage import judge_claims
     from gateway.domain import (
         ChatRequest,
         ClaimOutcome,
@@ -104,7 +105,6 @@ async def run_row(row: dict[str, Any], verifier: Any, rewriter: Any, policy: Any
         Statement,
         StatementKind,
     )
-    from gateway.pipeline.cleanup import judge_claims
     from gateway.text import passage_from_text
 
     passage = passage_from_text(row["evidence"], row["id"], title="evidence")
@@ -130,7 +130,7 @@ def share(counter: collections.Counter[str], *keys: str) -> str:
 
 
 def refused_share(results: list[tuple[str, Any]], size: int, policy: Any) -> str:
-    from gateway.pipeline.cleanup import refusal_reason
+    from gateway.cleanup.stage import refusal_reason
 
     answers = [results[i : i + size] for i in range(0, len(results), size)]
     refused = sum(refusal_reason([r for _, r in a], policy.thresholds.cleanup) is not None for a in answers)

@@ -20,7 +20,7 @@ configured verifier and rewriter), and is counted into a real ``GatewayMetrics``
 the chat path uses (``pipeline.record.claim_labels``). Printed per behaviour and set: the shares the
 alert rules compute (unanchored quotes, contradicted, removed, all claims), the shares kept as written
 and rewritten to the source, and the share of answers of ``--answer-size`` claims the refusal rules
-(``pipeline.cleanup.refusal_reason``) refuse. Then, for each alert's threshold, the share of a
+(``cleanup.stage.refusal_reason``) refuse. Then, for each alert's threshold, the share of a
 behaviour's claims in the traffic at which the alert fires (mixed with faithful claims).
 
 Skips when ../shared/eval is missing. Asserts nothing.
@@ -48,6 +48,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_cleanup import CLAIMS, SEED, closest_sentence, product_cleanup
+from gateway.cleanup.stage import judge_claims, refusal_reason
 from gateway.domain import (
     ChatRequest,
     ClaimOutcome,
@@ -60,7 +61,6 @@ from gateway.domain import (
     StatementKind,
 )
 from gateway.metrics import CLAIM_RESULTS, CLAIM_STATUSES, GatewayMetrics
-from gateway.pipeline.cleanup import judge_claims, refusal_reason
 from gateway.pipeline.record import claim_labels
 from gateway.testing.openai_server import ANCHOR_MAX_WORDS
 from gateway.text import passage_from_text

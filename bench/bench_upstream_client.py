@@ -54,7 +54,7 @@ sys.path.insert(0, str(REPO))
 from bench.bench_gateway import chat_body, next_question, percentile, timing_ms  # noqa: E402
 from bench.bench_vs_litellm import start_upstream  # noqa: E402
 from gateway.bootstrap import build_services  # noqa: E402
-from gateway.cleanup.upstream import REWRITE_SCHEMA as DRAFT_SCHEMA  # noqa: E402
+from gateway.cleanup.model_rewriter import REWRITE_SCHEMA as DRAFT_SCHEMA  # noqa: E402
 from gateway.domain import ChatRequest, Message, Role  # noqa: E402
 from gateway.drafting.contract import build_messages  # noqa: E402
 from gateway.logs import configure_logging  # noqa: E402

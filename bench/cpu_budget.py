@@ -67,7 +67,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("drafting (prompt, contract parse)", ("drafting/contract.py",)),
     ("splitting", ("claims/split.py",)),
     ("verification", ("verification/", "verification/verify.py", "gateway/checkonly/")),
-    ("cleanup", ("pipeline/cleanup.py", "gateway/cleanup/")),
+    ("cleanup", ("cleanup/stage.py", "gateway/cleanup/")),
     ("badge", ("pipeline/badge.py", "gateway/tiers.py")),
     ("audit + metrics + log", ("pipeline/record.py", "gateway/audit/", "prometheus_client", "structlog")),
     ("JSON (response)", ("web/serializers.py", "encode_json", "msgspec")),

@@ -6,7 +6,7 @@ import structlog
 
 from gateway.audit import open_audit_store
 from gateway.cleanup import SourceRewriter, UpstreamRewriter
-from gateway.cleanup.protocol import NoRewriter, Rewriter
+from gateway.cleanup.rewriter import NoRewriter, Rewriter
 from gateway.drafting.extractive import ExtractiveResponder
 from gateway.drafting.model_upstream import ModelUpstream
 from gateway.drafting.upstream import Upstream

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gateway.audit import AuditStore
-from gateway.cleanup.protocol import Rewriter
+from gateway.cleanup.rewriter import Rewriter
 from gateway.drafting.upstream import Upstream
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.rewrite import QueryRewriter

@@ -85,7 +85,7 @@ class VerifierMethod(Vocabulary):
     REWRITE = "rewrite"
     """Reserved metric label (``gateway_claim_verdicts_total{method}``) for a rewriter's verdict."""
     SOURCE_REWRITE = "source_rewrite"
-    """A rewrite to the cited source's own sentence (``cleanup.source.SourceCleanup``)."""
+    """A rewrite to the cited source's own sentence (``cleanup.source_rewriter.SourceCleanup``)."""
     SOURCE_UNAVAILABLE = "source_unavailable"
     """Check-only: no cited source has text, so no verifier ran (``checkonly.service``)."""
 

@@ -7,7 +7,7 @@ detected by two means, both from policy files:
 * **rules**: the case-insensitive patterns of ``thresholds.yaml: cleanup.planted_instruction`` (who is
   addressed, override wording, commands about the answer, markup); the same patterns guard answer
   time, so a claim, a quote, a rewrite source or a statement shown unverified that matches is never
-  released (``gateway.pipeline.cleanup``, ``gateway.cleanup``, ``gateway.claims.bounds``);
+  released (``gateway.cleanup.stage``, ``gateway.cleanup``, ``gateway.claims.bounds``);
 * **exemplars**: ``instructions.yaml``, a bank of injection sentences and of ordinary leaflet
   imperatives written for the project; a sentence whose MiniLM vector is at least ``min_similarity``
   to the nearest injection exemplar and ``margin`` more than to the nearest ordinary one is flagged.

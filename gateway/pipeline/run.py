@@ -44,6 +44,7 @@ from typing import Protocol
 import anyio
 import structlog
 
+from gateway.cleanup.stage import Cleanup, judge_claims
 from gateway.domain import (
     ChatRequest,
     ClaimResult,
@@ -63,7 +64,6 @@ from gateway.metrics import count_draft_failure
 from gateway.models.limits import request_deadline
 from gateway.pipeline import tools
 from gateway.pipeline.badge import badge, unbadged
-from gateway.pipeline.cleanup import Cleanup, judge_claims
 from gateway.pipeline.notes import reply_notes
 from gateway.pipeline.record import CANCELLED, record, record_start
 from gateway.pipeline.result import PipelineResult, Timings

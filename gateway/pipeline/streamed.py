@@ -20,9 +20,9 @@ import anyio
 
 from gateway.claims.bounds import check_repeat_counts, check_statements, instruction_sentence, sentence_keys
 from gateway.claims.split import split
+from gateway.cleanup.stage import Cleanup
 from gateway.domain import ChatRequest, ClaimResult, Draft, DraftFormat, Span, Statement
 from gateway.drafting.contract import DraftPart, DraftSentence
-from gateway.pipeline.cleanup import Cleanup
 from gateway.services import Services
 from gateway.settings import Settings
 

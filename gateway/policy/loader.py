@@ -7,8 +7,8 @@ from pathlib import Path
 
 from pydantic import with_config
 
+from gateway.cleanup.policy import CleanupPolicy
 from gateway.errors import ConfigurationError
-from gateway.policy.cleanup import CleanupPolicy
 from gateway.policy.tiers import TierPolicy
 from gateway.policy.tools import ToolPolicy
 from gateway.resources import bundled

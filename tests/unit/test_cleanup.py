@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 
 from gateway.cleanup import SourceRewriter, UpstreamRewriter
+from gateway.cleanup.policy import CleanupPolicy
+from gateway.cleanup.stage import Cleanup, judge_claims, refusal_reason
 from gateway.domain import (
     ChatRequest,
     ClaimOutcome,
@@ -27,8 +29,6 @@ from gateway.domain import (
 )
 from gateway.drafting.contract import with_markers as cite
 from gateway.errors import UpstreamTimeout
-from gateway.pipeline.cleanup import Cleanup, judge_claims, refusal_reason
-from gateway.policy.cleanup import CleanupPolicy
 from gateway.policy.loader import load_policy
 from gateway.testing import ScriptedChatModel
 from gateway.text import passage_from_text, sentence_spans

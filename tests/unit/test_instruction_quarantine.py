@@ -9,13 +9,13 @@ import io
 
 import pytest
 
+from gateway.cleanup.stage import judge_claims
 from gateway.domain import Passage, Span, Statement, StatementKind, Verdict, VerdictLabel
 from gateway.knowledge.command import print_report
 from gateway.knowledge.corpus import SourceDocument
 from gateway.knowledge.ingest import Ingestor
 from gateway.knowledge.instructions import InstructionDetector
 from gateway.knowledge.store import ChromaStore
-from gateway.pipeline.cleanup import judge_claims
 from gateway.policy.loader import load_configured_policy
 from gateway.settings import Settings
 from gateway.vocabulary import VerdictCheck

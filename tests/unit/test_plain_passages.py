@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from gateway.claims.bounds import instruction_sentence
+from gateway.cleanup.stage import judge_claims
 from gateway.domain import Passage, Span, Statement, StatementKind, Verdict, VerdictLabel
 from gateway.knowledge.corpus import SourceDocument
 from gateway.knowledge.ingest import Ingestor
 from gateway.knowledge.loaders import LoadFailure, iter_jsonl, iter_manifest
 from gateway.knowledge.plaintext import has_markup, plain_text
 from gateway.knowledge.store import ChromaStore
-from gateway.pipeline.cleanup import judge_claims
 from gateway.policy.loader import load_configured_policy
 from gateway.settings import Settings
 from gateway.vocabulary import VerdictCheck

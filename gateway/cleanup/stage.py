@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from rapidfuzz import fuzz
 
 from gateway.cleanup.common import is_planted, matches_any
+from gateway.cleanup.policy import CleanupPolicy
 from gateway.domain import (
     ClaimOutcome,
     ClaimResult,
@@ -42,7 +43,6 @@ from gateway.domain import (
     VerdictLabel,
 )
 from gateway.drafting.contract import with_markers
-from gateway.policy.cleanup import CleanupPolicy
 from gateway.text import marker_numbers, normalise, sentence_spans, strip_markers
 from gateway.vocabulary import VerdictCheck
 
