@@ -68,7 +68,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("splitting", ("claims/split.py",)),
     ("verification", ("verification/", "verification/verify.py", "gateway/checkonly/")),
     ("cleanup", ("cleanup/stage.py", "gateway/cleanup/")),
-    ("badge", ("pipeline/badge.py", "gateway/tiers.py")),
+    ("badge", ("trust/badge.py", "gateway/trust/tiers.py")),
     ("audit + metrics + log", ("pipeline/record.py", "gateway/audit/", "prometheus_client", "structlog")),
     ("JSON (response)", ("web/serializers.py", "encode_json", "msgspec")),
     (

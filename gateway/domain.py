@@ -427,7 +427,7 @@ class Badge:
 
 @dataclass(frozen=True)
 class SourceTier:
-    """A source's tier and trust score, resolved once at badge time (``gateway.tiers.resolve_tier``)."""
+    """A source's tier and trust score, resolved once at badge time (``gateway.trust.tiers.resolve_tier``)."""
 
     tier: str
     tier_label: str
@@ -476,4 +476,4 @@ class TrustReport:
     sources: tuple[Passage, ...]
     source_tiers: tuple[SourceTier, ...] = ()
     """One per source, in order, resolved when the claims were badged; empty for a report built
-    without badging (``pipeline.badge.unbadged``): readers then use ``tiers.source_tier``."""
+    without badging (``trust.badge.unbadged``): readers then use ``tiers.source_tier``."""

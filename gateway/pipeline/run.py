@@ -63,7 +63,6 @@ from gateway.errors import AuditError, NothingToQuote, StageError
 from gateway.metrics import count_draft_failure
 from gateway.models.limits import request_deadline
 from gateway.pipeline import tools
-from gateway.pipeline.badge import badge, unbadged
 from gateway.pipeline.notes import reply_notes
 from gateway.pipeline.record import CANCELLED, record, record_start
 from gateway.pipeline.result import PipelineResult, Timings
@@ -74,6 +73,7 @@ from gateway.services import Services
 from gateway.tool_calls import ToolCallDelta
 from gateway.triage import model_read as model_triage
 from gateway.triage.decision import answerable_request, deferred_questions, triage
+from gateway.trust.badge import badge, unbadged
 from gateway.verification.verify import verify
 from gateway.vocabulary import StageName
 

@@ -9,13 +9,13 @@ from pydantic import with_config
 
 from gateway.cleanup.policy import CleanupPolicy
 from gateway.errors import ConfigurationError
-from gateway.policy.tiers import TierPolicy
 from gateway.policy.tools import ToolPolicy
 from gateway.resources import bundled
 from gateway.retrieval.policy import RetrievalPolicy
 from gateway.settings import Settings
 from gateway.triage.contexts import OperatingContext
 from gateway.triage.policy import TriagePolicy, load_triage_policy
+from gateway.trust.policy import TierPolicy
 from gateway.validation import FILE_CONFIG, load_file
 from gateway.verification.policy import VerificationPolicy
 

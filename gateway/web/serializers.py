@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.domain import Badge, ClaimOutcome, ClaimReport, Evidence, Passage, SourceTier, Span, TrustReport
 from gateway.pipeline.result import PipelineResult
-from gateway.policy.tiers import TierPolicy
-from gateway.tiers import source_tier
 from gateway.tool_calls import ToolCallDelta
 from gateway.triage.model_read import read_json
+from gateway.trust.policy import TierPolicy
+from gateway.trust.tiers import source_tier
 
 if TYPE_CHECKING:
     from gateway.settings import Settings

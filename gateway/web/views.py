@@ -17,8 +17,8 @@ from msgspec import UNSET
 
 from gateway.audit.record import DELIVERING, INCOMPLETE, AuditRecord, PassageRecord, builtins
 from gateway.domain import Badge, ClaimReport, Evidence, SourceTier, TriageEvidence, TrustSummary
-from gateway.policy.tiers import TierPolicy
-from gateway.tiers import source_tier
+from gateway.trust.policy import TierPolicy
+from gateway.trust.tiers import source_tier
 
 TIER_SHORT = {
     "regulatory": "Regulator / research",

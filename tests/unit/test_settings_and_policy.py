@@ -8,9 +8,9 @@ import pytest
 
 from gateway.errors import ConfigurationError
 from gateway.policy.loader import Thresholds, load_policy
-from gateway.policy.tiers import TierPolicy
 from gateway.resources import bundled
 from gateway.settings import Secret, Settings
+from gateway.trust.policy import TierPolicy
 from gateway.validation import load_file
 
 

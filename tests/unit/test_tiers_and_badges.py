@@ -21,10 +21,10 @@ from gateway.domain import (
     VerdictLabel,
 )
 from gateway.errors import ConfigurationError
-from gateway.pipeline.badge import badge, badges_for, response_trust
-from gateway.policy.tiers import AgeStep, Tier, TierPolicy, TierRule
 from gateway.resources import bundled
-from gateway.tiers import resolve_tier, trust_score
+from gateway.trust.badge import badge, badges_for, response_trust
+from gateway.trust.policy import AgeStep, Tier, TierPolicy, TierRule
+from gateway.trust.tiers import resolve_tier, trust_score
 from gateway.validation import load_file
 from gateway.web.serializers import badge_json, claim_json, source_json
 

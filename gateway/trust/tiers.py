@@ -17,7 +17,7 @@ import datetime as dt
 from urllib.parse import urlparse
 
 from gateway.domain import Passage, SourceTier
-from gateway.policy.tiers import Tier, TierPolicy
+from gateway.trust.policy import Tier, TierPolicy
 
 DAYS_PER_YEAR = 365.25
 

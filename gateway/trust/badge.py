@@ -23,8 +23,8 @@ from gateway.domain import (
     TrustReport,
     TrustSummary,
 )
-from gateway.policy.tiers import TierPolicy
-from gateway.tiers import resolved_tier
+from gateway.trust.policy import TierPolicy
+from gateway.trust.tiers import resolved_tier
 
 
 def source_tiers(passages: Sequence[Passage], policy: TierPolicy, today: dt.date) -> tuple[SourceTier, ...]:
