@@ -28,11 +28,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gateway.audit import AuditLog
-from gateway.audit.base import AuditStore
 from gateway.audit.columns import ROW_COLUMNS
 from gateway.audit.crypto import Keyring, new_key_text, parse_keys
 from gateway.audit.integrity import verify_store
 from gateway.audit.sealed import SealedStore
+from gateway.audit.store import AuditStore
 
 PASSAGE = "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours, up to 4 g in 24 hours. " * 8
 

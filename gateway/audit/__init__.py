@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import structlog
 
-from gateway.audit.base import AuditFilter, AuditRow, AuditStore
 from gateway.audit.crypto import Keyring
 from gateway.audit.sealed import SealedStore, check_key
 from gateway.audit.sqlite import AuditLog, SqliteAuditStore
+from gateway.audit.store import AuditFilter, AuditRow, AuditStore
 from gateway.settings import Settings
 
 log = structlog.get_logger("gateway.audit")

@@ -19,11 +19,11 @@ from typing import TextIO
 import structlog
 
 from gateway.audit import load_keyring, open_audit_store
-from gateway.audit.base import AuditStore
 from gateway.audit.chain import ChainHead
 from gateway.audit.crypto import new_key_text
 from gateway.audit.integrity import prune_store, retention_cutoff, verify_store
 from gateway.audit.ledger import access_now
+from gateway.audit.store import AuditStore
 from gateway.settings import Settings
 
 log = structlog.get_logger("gateway.audit")

@@ -24,9 +24,9 @@ from typing import Any, TextIO
 
 from msgspec import UNSET
 
-from gateway.audit.base import AuditStore
 from gateway.audit.provenance import passage_version
 from gateway.audit.record import AuditRecord, UnreadableRecord, builtins, load_record
+from gateway.audit.store import AuditStore
 from gateway.domain import RefusalReason
 from gateway.settings import Settings
 

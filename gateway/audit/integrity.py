@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import gateway.audit.ledger as ledger
-from gateway.audit.base import AuditStore
 from gateway.audit.chain import ChainHead, ChainReport, Checkpoint, verify_chain
 from gateway.audit.crypto import Keyring
 from gateway.audit.record import UNFINISHED
+from gateway.audit.store import AuditStore
 
 HASH_PREFIX = "sha256:"
 

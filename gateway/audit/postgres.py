@@ -27,7 +27,10 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
 import gateway.audit.ledger as ledger
-from gateway.audit.base import (
+from gateway.audit.chain import ChainHead, Checkpoint, canonical_content
+from gateway.audit.columns import ROW_COLUMNS
+from gateway.audit.migrations import TABLE, migrate
+from gateway.audit.store import (
     AuditFilter,
     AuditRow,
     RecordJson,
@@ -36,9 +39,6 @@ from gateway.audit.base import (
     record_text,
     to_row,
 )
-from gateway.audit.chain import ChainHead, Checkpoint, canonical_content
-from gateway.audit.columns import ROW_COLUMNS
-from gateway.audit.migrations import TABLE, migrate
 from gateway.errors import AuditError
 
 log = structlog.get_logger("gateway.audit")

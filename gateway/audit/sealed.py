@@ -27,9 +27,9 @@ from typing import Any, TypeVar
 import anyio.to_thread
 
 import gateway.audit.ledger as ledger
-from gateway.audit.base import AuditFilter, AuditRow, AuditStore, RecordJson, record_text
 from gateway.audit.chain import ChainHead, Checkpoint
 from gateway.audit.crypto import Keyring, KeyUnavailable, is_sealed
+from gateway.audit.store import AuditFilter, AuditRow, AuditStore, RecordJson, record_text
 from gateway.errors import ConfigurationError
 
 T = TypeVar("T")

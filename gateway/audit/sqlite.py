@@ -24,7 +24,9 @@ from typing import Any, TypeVar
 import anyio.to_thread
 
 import gateway.audit.ledger as ledger
-from gateway.audit.base import (
+from gateway.audit.chain import ChainEntry, ChainHead, Checkpoint, canonical_content
+from gateway.audit.columns import ROW_COLUMNS
+from gateway.audit.store import (
     AuditFilter,
     AuditRow,
     RecordJson,
@@ -33,8 +35,6 @@ from gateway.audit.base import (
     record_text,
     to_row,
 )
-from gateway.audit.chain import ChainEntry, ChainHead, Checkpoint, canonical_content
-from gateway.audit.columns import ROW_COLUMNS
 from gateway.errors import AuditError
 
 T = TypeVar("T")
