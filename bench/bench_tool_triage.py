@@ -5,7 +5,7 @@ Run::
     PYTHONPATH=. HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_tool_triage.py --cache /tmp/triage-cache
 
 The production triage (``gateway.triage.decision.decide``, as ``bench_triage`` runs it) decides each
-message once; ``gateway.pipeline.tools.lift_for_tools`` then gives the decision a request offering
+message once; ``gateway.tools.passages.lift_for_tools`` then gives the decision a request offering
 tools gets (``lifted``, what ``lift_for_tools`` applies when the policy and the upstream allow). Per
 source (never pooled), both sides: emergencies given the emergency message (recall, on
 rows labelled emergency / suicide) and health questions given it (false alarms), which must not move;
@@ -32,8 +32,8 @@ from bench.triage_data import EVAL, ROOT
 from gateway.domain import Scope, Triage
 from gateway.knowledge.query import load_planner
 from gateway.models.embedding import Embedder
-from gateway.pipeline.tools import lifted
 from gateway.policy.loader import load_policy
+from gateway.tools.passages import lifted
 from gateway.triage.semantic import SemanticTriage
 
 HEALTH = ("routine", "urgent", "clinical")

@@ -75,7 +75,7 @@ class PipelineResult:
     tool_calls: tuple[ToolCall, ...] = ()
     """The tool calls the model made, whole (audited and counted, never verified)."""
     tool_calls_returned: bool = False
-    """They were handed to the client (``pipeline.tools.returned``): not with an emergency or a failure."""
+    """They were handed to the client (``tools.passages.returned``): not with an emergency or a failure."""
 
     @property
     def answer(self) -> str:

@@ -62,7 +62,6 @@ from gateway.drafting.contract import DraftEnd, DraftSentence, UrgencyRead, asse
 from gateway.errors import AuditError, NothingToQuote, StageError
 from gateway.metrics import count_draft_failure
 from gateway.models.limits import request_deadline
-from gateway.pipeline import tools
 from gateway.pipeline.notes import reply_notes
 from gateway.pipeline.record import CANCELLED, record, record_start
 from gateway.pipeline.result import PipelineResult, Timings
@@ -71,6 +70,7 @@ from gateway.pipeline.streamed import Bounds, Rewrites, next_part, split_streame
 from gateway.retrieval.retrieve import retrieve
 from gateway.services import Services
 from gateway.tool_calls import ToolCallDelta
+from gateway.tools import passages as tools
 from gateway.triage import model_read as model_triage
 from gateway.triage.decision import answerable_request, deferred_questions, triage
 from gateway.trust.badge import badge, unbadged

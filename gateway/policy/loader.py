@@ -9,10 +9,10 @@ from pydantic import with_config
 
 from gateway.cleanup.policy import CleanupPolicy
 from gateway.errors import ConfigurationError
-from gateway.policy.tools import ToolPolicy
 from gateway.resources import bundled
 from gateway.retrieval.policy import RetrievalPolicy
 from gateway.settings import Settings
+from gateway.tools.policy import ToolPolicy
 from gateway.triage.contexts import OperatingContext
 from gateway.triage.policy import TriagePolicy, load_triage_policy
 from gateway.trust.policy import TierPolicy

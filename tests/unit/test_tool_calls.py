@@ -40,12 +40,12 @@ from gateway.drafting.contract import (
 from gateway.drafting.model_upstream import ModelUpstream
 from gateway.errors import ConfigurationError, MalformedDraft, RequestError, StageError, UpstreamUnavailable
 from gateway.models.chat_model import StreamPiece
-from gateway.pipeline.tools import ToolCalls, ToolResults, lift_for_tools, returned, tool_passages
 from gateway.policy.loader import load_policy
-from gateway.policy.tools import ToolPolicy, TrustedTool
 from gateway.resources import bundled
 from gateway.testing.models import ScriptedChatModel, ScriptedDrafts, ToolTurn
 from gateway.tool_calls import ToolCall, ToolCallDelta, ToolSpec
+from gateway.tools.passages import ToolCalls, ToolResults, lift_for_tools, returned, tool_passages
+from gateway.tools.policy import ToolPolicy, TrustedTool
 from gateway.web.chat_schema import parse_chat_request
 
 USER = {"role": "user", "content": "Can I book an appointment?"}

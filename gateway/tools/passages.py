@@ -25,11 +25,11 @@ from gateway.errors import StageError
 from gateway.metrics import GatewayMetrics
 from gateway.pipeline.result import PipelineResult
 from gateway.policy.loader import Policy
-from gateway.policy.tools import ToolPolicy
 from gateway.retrieval.retrieve import Retrieval
 from gateway.services import Services
 from gateway.text import normalise
 from gateway.tool_calls import ToolCall, ToolCallDelta
+from gateway.tools.policy import ToolPolicy
 
 LIFTED = "to the model: the client offers tools"
 """Appended to the reason of a question triage found not to be a health question, when lifted."""
