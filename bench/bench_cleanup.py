@@ -59,7 +59,7 @@ def load_rows(limit: int) -> dict[str, list[dict[str, Any]]]:
 def build(settings: Any, models: Any) -> tuple[Any, Any, Any]:
     from gateway.bootstrap import build_rewriter, build_verifier
     from gateway.models.embedding import Embedder
-    from gateway.policy.loader import load_configured_policy
+    from gateway.policies import load_configured_policy
 
     policy = load_configured_policy(settings)
     embedder = Embedder()

@@ -61,7 +61,7 @@ from gateway.evaluation.systems import load_replay
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.models import ModelPool
 from gateway.models.embedding import Embedder
-from gateway.policy.loader import load_configured_policy
+from gateway.policies import load_configured_policy
 from gateway.settings import Settings
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "claims"

@@ -32,7 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.triage_data import EVAL, ROOT
-from gateway.policy.loader import load_policy
+from gateway.policies import load_policy
 from gateway.triage.contexts import OperatingContext, TriageRule
 from gateway.triage.decision import _compiled
 from gateway.triage.evidence import negated

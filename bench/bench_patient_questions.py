@@ -304,7 +304,7 @@ def main() -> None:
         parser.error("--data-dir is required (except with --bm25-full)")
 
     from gateway.knowledge.store import SearchOptions
-    from gateway.policy.loader import load_policy
+    from gateway.policies import load_policy
     from gateway.resources import bundled
 
     sets = load_sets(args.sets)

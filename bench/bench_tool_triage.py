@@ -32,7 +32,7 @@ from bench.triage_data import EVAL, ROOT
 from gateway.domain import Scope, Triage
 from gateway.knowledge.query import load_planner
 from gateway.models.embedding import Embedder
-from gateway.policy.loader import load_policy
+from gateway.policies import load_policy
 from gateway.tools.passages import lifted
 from gateway.triage.semantic import SemanticTriage
 

@@ -45,7 +45,7 @@ from bench.triage_data import EVAL, ROOT, encode_cached, shared_rows
 from gateway.domain import ChatRequest, Message, Role, Scope, Triage
 from gateway.knowledge.query import load_planner
 from gateway.models.embedding import Embedder
-from gateway.policy.loader import load_policy
+from gateway.policies import load_policy
 from gateway.triage.contexts import OperatingContext
 from gateway.triage.decision import TriagePlan, decide, plan, spelling_corrector, split_questions
 from gateway.triage.semantic import SemanticTriage

@@ -45,7 +45,7 @@ def main() -> None:
     from gateway.knowledge.query import load_planner
     from gateway.knowledge.store import ChromaStore, SearchOptions
     from gateway.models.embedding import Embedder
-    from gateway.policy.loader import load_policy
+    from gateway.policies import load_policy
     from gateway.resources import bundled
     from gateway.settings import Settings
 

@@ -21,7 +21,7 @@ from gateway.metrics import GatewayMetrics
 from gateway.models import Endpoint, ModelPool
 from gateway.models.embedding import Embedder
 from gateway.models.pool import Connect
-from gateway.policy.loader import Policy, load_configured_policy
+from gateway.policies import Policy, load_configured_policy
 from gateway.resources import bundled
 from gateway.services import Services
 from gateway.settings import Settings

@@ -16,7 +16,7 @@ from gateway.messages import Messages
 from gateway.metrics import GatewayMetrics
 from gateway.models.embedding import Embedder
 from gateway.models.pool import ModelPool
-from gateway.policy.loader import Policy
+from gateway.policies import Policy
 from gateway.settings import Settings
 from gateway.triage.semantic import SemanticTriage
 from gateway.verification.verifier import Verifier

@@ -35,7 +35,7 @@ def build_components(settings: Settings, models: ModelPool) -> tuple[Verifier, S
     knowledge store."""
     from gateway.bootstrap import build_fetcher, build_verifier
     from gateway.models.embedding import Embedder
-    from gateway.policy.loader import load_configured_policy
+    from gateway.policies import load_configured_policy
 
     policy = load_configured_policy(settings)
     embedder = Embedder.from_settings(settings, bulk=True)

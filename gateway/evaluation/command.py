@@ -34,7 +34,7 @@ from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.corpus import SourceDocument, load_manifest
 from gateway.models import ChatModel, Endpoint, ModelPool
 from gateway.models.embedding import Embedder
-from gateway.policy.loader import Policy, load_configured_policy
+from gateway.policies import Policy, load_configured_policy
 from gateway.resources import bundled
 from gateway.services import Services
 from gateway.settings import Settings

@@ -56,7 +56,7 @@ def _tier_map(pairs: list[str]) -> dict[str, str]:
 def safe_fetch(settings: Settings) -> Iterator[Fetch]:
     """A synchronous ``Fetch`` over the SSRF-safe SafeFetcher the policy describes."""
     from gateway.fetching.fetcher import SafeFetcher
-    from gateway.policy.loader import load_configured_policy
+    from gateway.policies import load_configured_policy
 
     fetcher = SafeFetcher.from_policy(load_configured_policy(settings).thresholds.verification, settings)
     with asyncio.Runner() as runner:

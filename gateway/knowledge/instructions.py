@@ -75,7 +75,7 @@ class InstructionDetector:
 
     @classmethod
     def from_settings(cls, settings: Settings, embedder: Embedder | None) -> InstructionDetector:
-        from gateway.policy.loader import load_configured_policy
+        from gateway.policies import load_configured_policy
 
         patterns = load_configured_policy(settings).thresholds.cleanup.planted_instruction
         return cls(patterns, load_instruction_policy(settings), embedder)

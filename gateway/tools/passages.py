@@ -24,7 +24,7 @@ from gateway.domain import ChatRequest, ClaimResult, Outcome, Passage, RefusalRe
 from gateway.errors import StageError
 from gateway.metrics import GatewayMetrics
 from gateway.pipeline.result import PipelineResult
-from gateway.policy.loader import Policy
+from gateway.policies import Policy
 from gateway.retrieval.retrieve import Retrieval
 from gateway.services import Services
 from gateway.text import normalise

@@ -250,7 +250,7 @@ def test_cataract_context_answers_in_scope_refers_the_rest_and_catches_eye_emerg
     ],
 )
 async def test_relevance_gate_on_the_fixture_corpus(fixture_store, question, relevant) -> None:  # type: ignore[no-untyped-def]
-    from gateway.policy.loader import load_policy
+    from gateway.policies import load_policy
     from gateway.retrieval.retrieve import retrieve
     from tests.support.cleanup_stack import POLICIES
 

@@ -121,7 +121,7 @@ def services(upstream, make_services):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def checker(embedder):  # type: ignore[no-untyped-def]
     """The product verifier at its local operating point, built as ``trust-gateway eval`` builds it."""
-    from gateway.policy.loader import load_policy
+    from gateway.policies import load_policy
 
     policy = load_policy(bundled("policies"), "general")
     urls = KnowledgeBaseFirst(

@@ -12,7 +12,7 @@ import pytest
 
 from gateway.domain import ChatRequest, Message, Role, Scope, Triage
 from gateway.errors import ConfigurationError
-from gateway.policy.loader import load_policy
+from gateway.policies import load_policy
 from gateway.triage.contexts import OperatingContext
 from gateway.triage.decision import (
     answerable_request,

@@ -29,7 +29,7 @@ from gateway.domain import (
 )
 from gateway.drafting.contract import with_markers as cite
 from gateway.errors import UpstreamTimeout
-from gateway.policy.loader import load_policy
+from gateway.policies import load_policy
 from gateway.testing import ScriptedChatModel
 from gateway.text import passage_from_text, sentence_spans
 from gateway.verification.anchoring import QuoteAnchoringVerifier

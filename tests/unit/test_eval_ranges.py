@@ -269,7 +269,7 @@ def test_range_chart_draws_verified_undecided_and_rejected_in_proportion() -> No
 def test_checker_choices_build_the_product_verifier_at_their_operating_point(embedder: Any) -> None:
     from gateway.evaluation.command import checker_verifier
     from gateway.models import ModelPool
-    from gateway.policy.loader import load_policy
+    from gateway.policies import load_policy
     from gateway.resources import bundled
     from gateway.settings import Secret, Settings
 

@@ -16,7 +16,7 @@ from gateway.knowledge.corpus import SourceDocument
 from gateway.knowledge.ingest import Ingestor
 from gateway.knowledge.instructions import InstructionDetector
 from gateway.knowledge.store import ChromaStore
-from gateway.policy.loader import load_configured_policy
+from gateway.policies import load_configured_policy
 from gateway.settings import Settings
 from gateway.vocabulary import VerdictCheck
 

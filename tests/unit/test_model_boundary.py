@@ -25,7 +25,7 @@ from gateway.models import (
     ModelPool,
     OpenAIChatModel,
 )
-from gateway.policy.loader import load_configured_policy
+from gateway.policies import load_configured_policy
 from gateway.settings import Secret, Settings
 from gateway.testing import ScriptedChatModel, ScriptedConnections, ScriptedVerifier
 from gateway.web.app import create_app

@@ -17,7 +17,7 @@ from gateway.knowledge.ingest import Ingestor
 from gateway.knowledge.loaders import LoadFailure, iter_jsonl, iter_manifest
 from gateway.knowledge.plaintext import has_markup, plain_text
 from gateway.knowledge.store import ChromaStore
-from gateway.policy.loader import load_configured_policy
+from gateway.policies import load_configured_policy
 from gateway.settings import Settings
 from gateway.vocabulary import VerdictCheck
 from tests.conftest import FIXTURE_KB, REPO

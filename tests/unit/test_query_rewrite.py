@@ -16,7 +16,7 @@ from gateway.knowledge.rewrite import QueryRewriter, RewriteWords
 from gateway.knowledge.store import SearchFilters
 from gateway.metrics import GatewayMetrics
 from gateway.models import Endpoint, ModelPool
-from gateway.policy.loader import load_configured_policy
+from gateway.policies import load_configured_policy
 from gateway.retrieval.retrieve import retrieve
 from gateway.settings import Settings
 from gateway.testing import ScriptedChatModel, ScriptedConnections

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gateway.errors import ConfigurationError
-from gateway.policy.loader import Thresholds, load_policy
+from gateway.policies import Thresholds, load_policy
 from gateway.resources import bundled
 from gateway.settings import Secret, Settings
 from gateway.trust.policy import TierPolicy

@@ -40,7 +40,7 @@ from gateway.drafting.contract import (
 from gateway.drafting.model_upstream import ModelUpstream
 from gateway.errors import ConfigurationError, MalformedDraft, RequestError, StageError, UpstreamUnavailable
 from gateway.models.chat_model import StreamPiece
-from gateway.policy.loader import load_policy
+from gateway.policies import load_policy
 from gateway.resources import bundled
 from gateway.testing.models import ScriptedChatModel, ScriptedDrafts, ToolTurn
 from gateway.tool_calls import ToolCall, ToolCallDelta, ToolSpec

@@ -16,7 +16,7 @@ import yaml
 from gateway.domain import ChatRequest, Message, Role, Scope, Triage, TriageLayer
 from gateway.errors import ConfigurationError, InvalidValue
 from gateway.messages import Messages
-from gateway.policy.loader import load_policy
+from gateway.policies import load_policy
 from gateway.triage.decision import decide, evidence_reader, plan, red_flag_notes
 from gateway.triage.evidence_policy import Binding
 from gateway.triage.policy import TriagePolicy, load_triage_policy

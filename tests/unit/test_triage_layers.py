@@ -14,7 +14,7 @@ from gateway.domain import ChatRequest, Message, Role, Scope, Triage, TriageLaye
 from gateway.errors import ConfigurationError
 from gateway.messages import Messages
 from gateway.metrics import TRIAGE_LAYERS, GatewayMetrics
-from gateway.policy.loader import load_policy
+from gateway.policies import load_policy
 from gateway.triage.decision import negated, red_flag, triage_texts
 from gateway.triage.policy import TriagePolicy, load_triage_policy
 from gateway.triage.semantic import SemanticTriage

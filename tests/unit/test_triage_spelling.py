@@ -9,7 +9,7 @@ import pytest
 from gateway.domain import ChatRequest, Message, Role, Scope, TriageLayer
 from gateway.knowledge.query import load_planner
 from gateway.models.embedding import default_model_path
-from gateway.policy.loader import load_policy
+from gateway.policies import load_policy
 from gateway.triage.decision import plan, red_flag, spelling_corrector, triage_texts
 from gateway.triage.semantic import SemanticTriage
 from gateway.triage.spelling import TriageSpeller
