@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from gateway.cleanup.common import is_planted
 from gateway.domain import Statement
 from gateway.errors import DraftLimitExceeded
+from gateway.knowledge.instructions import is_planted
 from gateway.text import split_sentences, strip_markers
 
 MIN_SENTENCE_CHARS = 12

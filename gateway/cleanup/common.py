@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import replace
-from functools import lru_cache
 
 from gateway.domain import ClaimOutcome, ClaimResult, ClaimToCheck, Passage, Statement
 from gateway.errors import VerifierError
@@ -20,23 +18,6 @@ def cited_sources(statement: Statement, passages: Sequence[Passage]) -> Sources:
     numbered = tuple(enumerate(passages, start=1))
     cited = tuple((n, p) for n, p in numbered if n in statement.source_numbers)
     return cited or numbered
-
-
-@lru_cache(maxsize=64)
-def _any_of(patterns: tuple[str, ...]) -> re.Pattern[str]:
-    """The patterns as one case-insensitive alternation: one scan of a text instead of one per pattern
-    (20 against 34 us for the planted-instruction list on a two-sentence passage)."""
-    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
-
-
-def matches_any(text: str, patterns: tuple[str, ...]) -> bool:
-    """True when any of the (case-insensitive) patterns is found in the text."""
-    return bool(patterns) and _any_of(patterns).search(text) is not None
-
-
-def is_planted(text: str, patterns: tuple[str, ...]) -> bool:
-    """True when the text looks like an instruction planted in a source (never evidence)."""
-    return matches_any(text, patterns)
 
 
 def removed(failed: ClaimResult, reason: str) -> ClaimResult:

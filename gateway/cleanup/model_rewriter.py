@@ -13,10 +13,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from gateway.cleanup.common import Sources, cited_sources, is_planted, removed, verified_rewrite
+from gateway.cleanup.common import Sources, cited_sources, removed, verified_rewrite
 from gateway.cleanup.policy import CleanupPolicy
 from gateway.domain import ChatRequest, ClaimResult, Passage
 from gateway.errors import UpstreamError
+from gateway.knowledge.instructions import is_planted
 from gateway.models.chat_model import ChatModel
 from gateway.text import strip_markers
 from gateway.verification.verifier import Verifier

@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from gateway.cleanup.common import cited_sources, is_planted, removed, verified_rewrite
+from gateway.cleanup.common import cited_sources, removed, verified_rewrite
 from gateway.cleanup.policy import CleanupPolicy
 from gateway.cleanup.rewriter import Rewriter
 from gateway.domain import ChatRequest, ClaimOutcome, ClaimResult, Passage
+from gateway.knowledge.instructions import is_planted
 from gateway.verification.anchoring import find_quote
 from gateway.verification.binding import quote_context
 from gateway.verification.verifier import Verifier

@@ -28,7 +28,6 @@ from dataclasses import dataclass, field, replace
 
 from rapidfuzz import fuzz
 
-from gateway.cleanup.common import is_planted, matches_any
 from gateway.cleanup.policy import CleanupPolicy
 from gateway.domain import (
     ClaimOutcome,
@@ -43,6 +42,7 @@ from gateway.domain import (
     VerdictLabel,
 )
 from gateway.drafting.contract import with_markers
+from gateway.knowledge.instructions import is_planted, matches_any
 from gateway.text import marker_numbers, normalise, sentence_spans, strip_markers
 from gateway.vocabulary import VerdictCheck
 

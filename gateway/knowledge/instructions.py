@@ -22,13 +22,14 @@ to it and rewrite-to-source cannot put it back. Measured by ``bench/bench_instru
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 from pydantic import with_config
 
-from gateway.cleanup.common import is_planted
 from gateway.domain import Passage, Span, Vector
 from gateway.knowledge.chunking import Chunk
 from gateway.models.embedding import Embedder
@@ -37,6 +38,23 @@ from gateway.settings import Settings
 from gateway.validation import FILE_CONFIG, check_range, load_file
 
 POLICY_FILE = "instructions.yaml"
+
+
+@lru_cache(maxsize=64)
+def _any_of(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """The patterns as one case-insensitive alternation: one scan of a text instead of one per pattern
+    (20 against 34 us for the planted-instruction list on a two-sentence passage)."""
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+
+
+def matches_any(text: str, patterns: tuple[str, ...]) -> bool:
+    """True when any of the (case-insensitive) patterns is found in the text."""
+    return bool(patterns) and _any_of(patterns).search(text) is not None
+
+
+def is_planted(text: str, patterns: tuple[str, ...]) -> bool:
+    """True when the text looks like an instruction planted in a source (never evidence)."""
+    return matches_any(text, patterns)
 
 
 @with_config(FILE_CONFIG)
