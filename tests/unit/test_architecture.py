@@ -2,6 +2,11 @@
 
 - No import cycle between modules of ``gateway`` (every import counts: module level, inside functions
   and under ``TYPE_CHECKING``), so each module can be read knowing only what is below it.
+- The packages are layered (``LAYERS``, lowest first): a package imports only packages of its own
+  layer or below, and no two packages import each other (no package-level cycle). The known upward
+  imports are listed in ``UPWARD_IMPORTS`` with the reason and the work that removes them; the list
+  may only shrink.
+- No module name repeats where one name would do (``REPEATED_NAMES`` lists the justified ones).
 - No module over ``MAX_LINES`` lines, except the ones listed in ``LONG_MODULES`` with the reason.
 - The runtime package never imports offline tooling: ``bench`` (benchmarks, trainers, data builders),
   ``tests``, or a library only those use.
@@ -29,6 +34,62 @@ LONG_MODULES: dict[str, str] = {}
 
 OFFLINE_ONLY = ("bench", "tests", "sklearn")
 """Top-level packages the runtime package must never import (offline tooling and what only it needs)."""
+
+LAYERS: tuple[frozenset[str], ...] = tuple(
+    frozenset(layer.split())
+    for layer in (
+        "tool_calls domain errors validation settings text resources body_errors",  # values and rules
+        "metrics",  # every Prometheus metric
+        "models",  # the model boundary: chat models and the embedder
+        "verification",  # the verifiers and their checks
+        "fetching",  # SSRF-safe fetching of a URL-only source
+        "knowledge",  # corpus, ingestion, the store and its hybrid search
+        "drafting",  # the citation contract, the model and extractive drafters
+        "claims",  # splitting a draft into statements; the reply's bounds
+        "triage retrieval",  # the request's first two steps
+        "cleanup",  # rewrite or remove what failed verification; refusal
+        "trust tools",  # tiers, badges and the report; tool calls
+        "policies messages audit",  # the whole policy of a directory; patient messages; the audit trail
+        "services bootstrap telemetry logs",  # what a request is given, built once; traces and logs
+        "pipeline",  # the stage runner and answer
+        "health checkonly evaluation web cli testing",  # the ways in: HTTP, CLI, evaluation, test doubles
+    )
+)
+"""The packages (and top-level modules) of ``gateway`` from the bottom up; a package may import its
+own layer and the layers below it. A new package must be placed here."""
+
+_COMPONENTS = "takes the whole Services or Policy, or the PipelineResult; #34 item 1 (components) removes it"
+UPWARD_IMPORTS: dict[tuple[str, str], str] = {
+    ("gateway.metrics", "gateway.fetching.result"): "the fetch-failure label enum (#34 item 3, enums)",
+    ("gateway.knowledge.instructions", "gateway.policies"): "reads planted_instruction from the Policy; "
+    + _COMPONENTS,
+    (
+        "gateway.knowledge.command",
+        "gateway.policies",
+    ): "the ingest command: an entry point kept in its feature",
+    ("gateway.triage.decision", "gateway.services"): _COMPONENTS,
+    ("gateway.tools.passages", "gateway.services"): _COMPONENTS,
+    ("gateway.tools.passages", "gateway.policies"): _COMPONENTS,
+    ("gateway.tools.passages", "gateway.pipeline.result"): _COMPONENTS,
+    ("gateway.telemetry.attributes", "gateway.pipeline.result"): "span attributes read a PipelineResult, "
+    "while the stage runner opens spans: telemetry sits below pipeline",
+}
+"""Known imports of a package above the importer: (module, imported module) -> why, and what removes it."""
+
+REPEATED_NAMES: dict[str, str] = {
+    "command.py": "each feature's trust-gateway subcommand (ingest, audit, eval); cli.py dispatches",
+    "policy.py": "each feature's pydantic policy model (#34: a feature owns its policy)",
+    "errors.py": "the error tree, and web's one map of it to HTTP responses",
+    "metrics.py": "the Prometheus metrics, and the evaluation's scores",
+    "record.py": "the audit record's schema, and the pipeline's record stage that writes it",
+    "records.py": "the knowledge store's passage records, and the evaluation's result records",
+    "rendering.py": "check-only JSON rendering, and the web pages' template rendering",
+    "report.py": "the check-only report, and the evaluation report",
+    "result.py": "a fetch's result, and a pipeline run's result",
+    "run.py": "the pipeline's answer, and running the local checks",
+    "store.py": "the audit store contract, and the knowledge store",
+}
+"""Module file names kept in more than one package, each with the reason."""
 
 
 def module_name(path: Path) -> str:
@@ -125,6 +186,75 @@ def test_the_graph_sees_function_level_and_type_checking_imports() -> None:
 
 def test_no_import_cycles_in_the_gateway_package() -> None:
     assert cycles(import_graph(package_modules())) == []
+
+
+def package_of(module: str) -> str:
+    """``gateway.triage.decision`` -> ``triage``; a top-level module is its own package."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def layer_of(package: str) -> int:
+    return next(i for i, layer in enumerate(LAYERS) if package in layer)
+
+
+def package_graph() -> dict[str, set[str]]:
+    """package -> the packages it imports (allowed upward imports left out)."""
+    graph: dict[str, set[str]] = {}
+    for module, targets in import_graph(package_modules()).items():
+        if module == "gateway":
+            continue
+        graph.setdefault(package_of(module), set()).update(
+            package_of(t) for t in targets if t != "gateway" and (module, t) not in UPWARD_IMPORTS
+        )
+    return {package: targets - {package} for package, targets in graph.items()}
+
+
+def test_every_package_has_a_layer() -> None:
+    placed = set().union(*LAYERS)
+    packages = {package_of(m) for m in package_modules() if m != "gateway"}
+    assert packages - placed == set(), "place these packages in LAYERS"
+    assert placed - packages == set(), "these LAYERS entries are no package any more"
+
+
+def test_no_package_imports_a_layer_above_it() -> None:
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in import_graph(package_modules()).items()
+        if module != "gateway"
+        for target in targets
+        if target != "gateway"
+        and layer_of(package_of(target)) > layer_of(package_of(module))
+        and (module, target) not in UPWARD_IMPORTS
+    )
+    assert upward == [], "an import reaches up a layer: move the function to where it belongs"
+
+
+@pytest.mark.parametrize(("module", "target"), sorted(UPWARD_IMPORTS))
+def test_every_listed_upward_import_is_still_there(module: str, target: str) -> None:
+    graph = import_graph(package_modules())
+    assert target in graph.get(module, set()), (
+        f"{module} no longer imports {target}: remove it from UPWARD_IMPORTS"
+    )
+    assert layer_of(package_of(target)) > layer_of(package_of(module)), (
+        "not upward: remove it from UPWARD_IMPORTS"
+    )
+
+
+def test_no_package_level_cycles() -> None:
+    assert cycles(package_graph()) == []
+
+
+def test_no_module_name_repeats_unless_justified() -> None:
+    names: dict[str, list[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        if path.name != "__init__.py":
+            names.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    repeated = {name: sorted(paths) for name, paths in names.items() if len(paths) > 1}
+    assert {n: p for n, p in repeated.items() if n not in REPEATED_NAMES} == {}, (
+        "name the module by what it holds (or justify the name in REPEATED_NAMES)"
+    )
+    assert set(REPEATED_NAMES) - set(repeated) == set(), "no longer repeated: remove from REPEATED_NAMES"
 
 
 def test_no_module_is_over_the_line_limit() -> None:
