@@ -1,4 +1,20 @@
-"""The whole policy of a directory: thresholds, tiers, the chosen operating context and triage."""
+"""The whole policy of a directory: thresholds, tiers, the chosen operating context and triage.
+
+Layout of a policy directory::
+
+    thresholds.yaml           retrieval, verification, cleanup and refusal thresholds
+    tiers.yaml                source tiers, their base trust scores, age decay and matching rules
+    contexts/<name>.yaml      an operating context: scope and triage rules
+    triage/                   semantic triage: exemplar banks, classifier, thresholds
+    tools.yaml                the tools whose results are trusted (optional)
+
+Any unknown key, wrong type or out-of-range value stops start-up with a ConfigurationError naming the
+file, the dotted key and the reason. Each file is validated by pydantic over the frozen dataclasses
+its feature owns (``gateway.validation``: the loading, the range and pattern checks, and the one
+conversion of its errors): ``retrieval.policy``, ``verification.policy``, ``cleanup.policy``,
+``trust.policy`` (the sections of thresholds.yaml and tiers.yaml), ``triage.contexts`` (operating
+contexts and their triage rules), ``triage.policy`` (semantic triage) and ``tools.policy``.
+"""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ Layout::
     classifier.json             logistic-regression heads over MiniLM embeddings (bench/train_triage.py)
 
 Everything is validated at start-up; a problem stops it with a ConfigurationError naming the file and
-the dotted key, like the rest of ``gateway.policy``.
+the dotted key, like every feature's policy (``gateway.policies``).
 """
 
 from __future__ import annotations
