@@ -38,7 +38,7 @@ OFFLINE_ONLY = ("bench", "tests", "sklearn")
 LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(layer.split())
     for layer in (
-        "tool_calls domain errors validation settings text resources body_errors",  # values and rules
+        "vocabulary tool_calls domain errors validation settings text resources body_errors",  # values, rules
         "metrics",  # every Prometheus metric
         "models",  # the model boundary: chat models and the embedder
         "verification",  # the verifiers and their checks
