@@ -188,6 +188,7 @@ def test_a_bad_entry_is_a_configuration_error_naming_the_file_and_the_entry(
     assert reason in str(info.value)
 
 
+@pytest.mark.slow  # builds the verifier with MiniLM
 def test_a_bad_file_stops_start_up_and_a_directory_without_one_uses_the_bundled_list(  # type: ignore[no-untyped-def]
     tmp_path: Path, embedder
 ) -> None:
