@@ -87,7 +87,6 @@ class _LexiconFile:
     not_negative: Words
     not_conditions: Words
     class_terms: Words
-    stem_suffixes: Words
     drug_suffixes: Words
     condition_suffixes: Words
     synonyms: Groups
