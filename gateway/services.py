@@ -18,7 +18,7 @@ from gateway.models.embedding import Embedder
 from gateway.models.pool import ModelPool
 from gateway.policies import Policy
 from gateway.settings import Settings
-from gateway.triage.semantic import SemanticTriage
+from gateway.triage.triager import Triager
 from gateway.verification.verifier import Verifier
 
 
@@ -41,11 +41,11 @@ class Services:
     messages: Messages
     metrics: GatewayMetrics
     audit: AuditStore
+    triager: Triager
+    """The triage stage (``bootstrap.build_triager``: the exemplar banks encoded once, at start-up)."""
     today: Callable[[], dt.date] = field(default=_today)
     fetcher: SafeFetcher | None = None
     """The process's SSRF-safe web fetcher (``bootstrap.build_fetcher``); shared so its cache is."""
-    triage_model: SemanticTriage | None = None
-    """Triage's semantic layers, exemplar banks encoded once (``bootstrap``; built on first use if absent)."""
     query_rewriter: QueryRewriter | None = None
     """The upstream model's query rewrite before retrieval (``GATEWAY_QUERY_REWRITE``; off: None)."""
 

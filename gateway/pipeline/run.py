@@ -72,7 +72,7 @@ from gateway.services import Services
 from gateway.tool_calls import ToolCallDelta
 from gateway.tools import passages as tools
 from gateway.triage import model_read as model_triage
-from gateway.triage.decision import answerable_request, deferred_questions, triage
+from gateway.triage.decision import answerable_request, deferred_questions
 from gateway.trust.badge import badge, unbadged
 from gateway.verification.verify import verify
 from gateway.vocabulary import StageName
@@ -162,7 +162,8 @@ async def _answer(run: _Run) -> PipelineResult:
     request, services, stage = run.request, run.services, run.stage
     policy = services.policy
     try:
-        run.triage = tools.lift_for_tools(await stage(TRIAGE, request, services), request, services)
+        triaged = await stage(Stage(StageName.TRIAGE, services.triager.run), request)  # built at start-up
+        run.triage = tools.lift_for_tools(triaged, request, services)
         await run.opened()  # the provisional row is committed before the model is asked or text sent
         if run.triage.scope is not Scope.IN_SCOPE:
             return await run.refuse(RefusalReason(run.triage.scope.value), run.triage.reason)
@@ -487,7 +488,6 @@ class _Run:
         return result
 
 
-TRIAGE = Stage(StageName.TRIAGE, triage)
 RETRIEVE = Stage(StageName.RETRIEVE, retrieve)
 DRAFT = Stage(StageName.DRAFT, next_part)
 SPLIT = Stage(StageName.SPLIT, split_streamed)
