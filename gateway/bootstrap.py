@@ -23,10 +23,11 @@ from gateway.models.embedding import Embedder
 from gateway.models.pool import Connect
 from gateway.policies import Policy, load_configured_policy
 from gateway.resources import bundled
-from gateway.services import Services
+from gateway.services import Services, utc_today
 from gateway.settings import Settings
 from gateway.triage.semantic import SemanticTriage
 from gateway.triage.triager import LayeredTriager, Triager
+from gateway.trust.badge import TierBadger
 from gateway.verification.cascade import build_verifier as build_verification_cascade
 from gateway.verification.verifier import Verifier
 
@@ -175,6 +176,7 @@ def build_services(
         metrics=metrics,
         audit=open_audit_store(settings),
         triager=build_triager(settings, policy, embedder),
+        badger=TierBadger(policy.tiers, utc_today),
         fetcher=build_fetcher(settings, policy),
         query_rewriter=build_query_rewriter(settings, models),
     )

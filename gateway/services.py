@@ -19,10 +19,12 @@ from gateway.models.pool import ModelPool
 from gateway.policies import Policy
 from gateway.settings import Settings
 from gateway.triage.triager import Triager
+from gateway.trust.badge import Badger
 from gateway.verification.verifier import Verifier
 
 
-def _today() -> dt.date:
+def utc_today() -> dt.date:
+    """The process's clock: today's date in UTC."""
     return dt.datetime.now(dt.UTC).date()
 
 
@@ -43,7 +45,9 @@ class Services:
     audit: AuditStore
     triager: Triager
     """The triage stage (``bootstrap.build_triager``: the exemplar banks encoded once, at start-up)."""
-    today: Callable[[], dt.date] = field(default=_today)
+    badger: Badger
+    """The badge stage (``trust.badge.TierBadger``: the tiers policy and the clock)."""
+    today: Callable[[], dt.date] = field(default=utc_today)
     fetcher: SafeFetcher | None = None
     """The process's SSRF-safe web fetcher (``bootstrap.build_fetcher``); shared so its cache is."""
     query_rewriter: QueryRewriter | None = None

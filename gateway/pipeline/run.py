@@ -73,7 +73,7 @@ from gateway.tool_calls import ToolCallDelta
 from gateway.tools import passages as tools
 from gateway.triage import model_read as model_triage
 from gateway.triage.decision import answerable_request, deferred_questions
-from gateway.trust.badge import badge, unbadged
+from gateway.trust.badge import unbadged
 from gateway.verification.verify import verify
 from gateway.vocabulary import StageName
 
@@ -189,10 +189,6 @@ async def _answer(run: _Run) -> PipelineResult:
     if outcome.refused and outcome.refusal_reason is not None:
         return await run.finish(outcome, refusal_message=services.messages.refusal(outcome.refusal_reason))
     return await run.finish(outcome)
-
-
-async def _badge(outcome: Outcome, passages: Sequence[Passage], services: Services) -> TrustReport:
-    return badge(outcome, passages, services.policy.tiers, services.today())
 
 
 class _Run:
@@ -437,7 +433,8 @@ class _Run:
             report = unbadged(outcome, self.passages)
         else:
             try:
-                report = await self.stage(BADGE, outcome, self.passages, self.services)
+                badge = Stage(StageName.BADGE, self.services.badger.run)  # built at start-up
+                report = await self.stage(badge, outcome, self.passages)
             except StageError as err:
                 if not outcome.refused and not outcome.ended_early:
                     return await self.fail(err)
@@ -493,6 +490,5 @@ DRAFT = Stage(StageName.DRAFT, next_part)
 SPLIT = Stage(StageName.SPLIT, split_streamed)
 VERIFY = Stage(StageName.VERIFY, verify)
 CLEANUP = Stage(StageName.CLEANUP, _Run.clean_sentence)
-BADGE = Stage(StageName.BADGE, _badge)
 RECORD = Stage(StageName.RECORD, record, failure=AuditError)
 """The stages of a chat request, in order (``answer`` wires them)."""

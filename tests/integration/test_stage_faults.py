@@ -36,6 +36,7 @@ from gateway.pipeline.run import answer
 from gateway.pipeline.stages import REASON_BY_STAGE, Stage, refusal_reason
 from gateway.services import Services
 from gateway.triage.triager import LayeredTriager, Triager
+from gateway.trust.badge import TierBadger
 from gateway.vocabulary import StageName
 from tests.support.waiting import until
 
@@ -136,7 +137,7 @@ def break_cleanup(_: Services, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def break_badge(services: Services, _: pytest.MonkeyPatch) -> None:
-    services.today = bug  # type: ignore[method-assign]
+    services.badger = TierBadger(services.policy.tiers, bug)  # its clock fails
 
 
 FAULTS: dict[str, tuple[Callable[[Services, pytest.MonkeyPatch], None], RefusalReason]] = {
@@ -402,9 +403,9 @@ async def test_a_request_cancelled_during_triage_waits_for_its_provisional_row_t
 
 def test_refusal_reasons() -> None:
     assert set(REASON_BY_STAGE) <= set(PIPELINE_STAGES)
-    stages = [getattr(run_module, name) for name in ("RETRIEVE", "DRAFT", "SPLIT", "VERIFY")]
-    stages += [getattr(run_module, name) for name in ("CLEANUP", "BADGE", "RECORD")]
-    names = [StageName.TRIAGE, *(s.name for s in stages)]  # triage: the services' component
+    stages = [getattr(run_module, name) for name in ("RETRIEVE", "DRAFT", "SPLIT", "VERIFY", "CLEANUP")]
+    names = [s.name for s in stages]
+    names = [StageName.TRIAGE, *names, StageName.BADGE, run_module.RECORD.name]  # components: services'
     assert names == [*REASON_BY_STAGE, "record"]
     assert all(name in PIPELINE_STAGES for name in names)
 
