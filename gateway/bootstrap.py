@@ -23,9 +23,11 @@ from gateway.models.embedding import Embedder
 from gateway.models.pool import Connect
 from gateway.policies import Policy, load_configured_policy
 from gateway.resources import bundled
-from gateway.services import Services
+from gateway.services import Services, utc_today
 from gateway.settings import Settings
 from gateway.triage.semantic import SemanticTriage
+from gateway.triage.triager import LayeredTriager, Triager
+from gateway.trust.badge import TierBadger
 from gateway.verification.cascade import build_verifier as build_verification_cascade
 from gateway.verification.verifier import Verifier
 
@@ -111,6 +113,13 @@ def build_planner(settings: Settings) -> QueryPlanner:
     return load_planner(settings.policy_dir or bundled("policies"), fallback=bundled("policies"))
 
 
+def build_triager(settings: Settings, policy: Policy, embedder: Embedder) -> Triager:
+    """The triage stage: the operating context's rules and the triage policy's semantic layers, whose
+    exemplar banks ``embedder`` encodes here, once; the speller's thresholds are ``query.yaml``'s."""
+    model = SemanticTriage(policy.triage, embedder, build_planner(settings).words)
+    return LayeredTriager(policy.context, model, embedder)
+
+
 def build_query_rewriter(settings: Settings, models: ModelPool) -> QueryRewriter | None:
     """The upstream model's query rewrite (knowledge/rewrite.py) when ``query_rewrite`` is on: the
     upstream endpoint's model (its slots, queue and deadline), counted as purpose ``query``."""
@@ -166,8 +175,9 @@ def build_services(
         messages=Messages(settings.templates_dir or bundled("templates"), policy.context),
         metrics=metrics,
         audit=open_audit_store(settings),
+        triager=build_triager(settings, policy, embedder),
+        badger=TierBadger(policy.tiers, utc_today),
         fetcher=build_fetcher(settings, policy),
-        triage_model=SemanticTriage(policy.triage, embedder, build_planner(settings).words),
         query_rewriter=build_query_rewriter(settings, models),
     )
     metrics.ready.set(1)

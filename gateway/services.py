@@ -18,11 +18,13 @@ from gateway.models.embedding import Embedder
 from gateway.models.pool import ModelPool
 from gateway.policies import Policy
 from gateway.settings import Settings
-from gateway.triage.semantic import SemanticTriage
+from gateway.triage.triager import Triager
+from gateway.trust.badge import Badger
 from gateway.verification.verifier import Verifier
 
 
-def _today() -> dt.date:
+def utc_today() -> dt.date:
+    """The process's clock: today's date in UTC."""
     return dt.datetime.now(dt.UTC).date()
 
 
@@ -41,11 +43,13 @@ class Services:
     messages: Messages
     metrics: GatewayMetrics
     audit: AuditStore
-    today: Callable[[], dt.date] = field(default=_today)
+    triager: Triager
+    """The triage stage (``bootstrap.build_triager``: the exemplar banks encoded once, at start-up)."""
+    badger: Badger
+    """The badge stage (``trust.badge.TierBadger``: the tiers policy and the clock)."""
+    today: Callable[[], dt.date] = field(default=utc_today)
     fetcher: SafeFetcher | None = None
     """The process's SSRF-safe web fetcher (``bootstrap.build_fetcher``); shared so its cache is."""
-    triage_model: SemanticTriage | None = None
-    """Triage's semantic layers, exemplar banks encoded once (``bootstrap``; built on first use if absent)."""
     query_rewriter: QueryRewriter | None = None
     """The upstream model's query rewrite before retrieval (``GATEWAY_QUERY_REWRITE``; off: None)."""
 

@@ -72,8 +72,8 @@ from gateway.services import Services
 from gateway.tool_calls import ToolCallDelta
 from gateway.tools import passages as tools
 from gateway.triage import model_read as model_triage
-from gateway.triage.decision import answerable_request, deferred_questions, triage
-from gateway.trust.badge import badge, unbadged
+from gateway.triage.decision import answerable_request, deferred_questions
+from gateway.trust.badge import unbadged
 from gateway.verification.verify import verify
 from gateway.vocabulary import StageName
 
@@ -162,7 +162,8 @@ async def _answer(run: _Run) -> PipelineResult:
     request, services, stage = run.request, run.services, run.stage
     policy = services.policy
     try:
-        run.triage = tools.lift_for_tools(await stage(TRIAGE, request, services), request, services)
+        triaged = await stage(Stage(StageName.TRIAGE, services.triager.run), request)  # built at start-up
+        run.triage = tools.lift_for_tools(triaged, request, services)
         await run.opened()  # the provisional row is committed before the model is asked or text sent
         if run.triage.scope is not Scope.IN_SCOPE:
             return await run.refuse(RefusalReason(run.triage.scope.value), run.triage.reason)
@@ -188,10 +189,6 @@ async def _answer(run: _Run) -> PipelineResult:
     if outcome.refused and outcome.refusal_reason is not None:
         return await run.finish(outcome, refusal_message=services.messages.refusal(outcome.refusal_reason))
     return await run.finish(outcome)
-
-
-async def _badge(outcome: Outcome, passages: Sequence[Passage], services: Services) -> TrustReport:
-    return badge(outcome, passages, services.policy.tiers, services.today())
 
 
 class _Run:
@@ -436,7 +433,8 @@ class _Run:
             report = unbadged(outcome, self.passages)
         else:
             try:
-                report = await self.stage(BADGE, outcome, self.passages, self.services)
+                badge = Stage(StageName.BADGE, self.services.badger.run)  # built at start-up
+                report = await self.stage(badge, outcome, self.passages)
             except StageError as err:
                 if not outcome.refused and not outcome.ended_early:
                     return await self.fail(err)
@@ -487,12 +485,10 @@ class _Run:
         return result
 
 
-TRIAGE = Stage(StageName.TRIAGE, triage)
 RETRIEVE = Stage(StageName.RETRIEVE, retrieve)
 DRAFT = Stage(StageName.DRAFT, next_part)
 SPLIT = Stage(StageName.SPLIT, split_streamed)
 VERIFY = Stage(StageName.VERIFY, verify)
 CLEANUP = Stage(StageName.CLEANUP, _Run.clean_sentence)
-BADGE = Stage(StageName.BADGE, _badge)
 RECORD = Stage(StageName.RECORD, record, failure=AuditError)
 """The stages of a chat request, in order (``answer`` wires them)."""

@@ -20,17 +20,15 @@ the emergency safety note when the rule or category is ``information_exempt``; a
 reports a personal situation ("how do I know if I'm having a stroke?") stays an emergency.
 
 All texts of one request (its questions, the whole message, the recent turns) are encoded in one
-``embedder.encode`` call, off the event loop.
+``encode`` call, off the event loop, by the pipeline's component (``gateway.triage.triager``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from gateway.domain import (
     ChatRequest,
@@ -42,7 +40,6 @@ from gateway.domain import (
     TriageEvidence,
     TriageLayer,
 )
-from gateway.knowledge.query import QueryWords
 from gateway.text import sentence_spans
 from gateway.triage.contexts import OperatingContext, TriageRule
 from gateway.triage.evidence import EvidenceReader, distinct, negated
@@ -50,9 +47,6 @@ from gateway.triage.policy import NegationPolicy, TriagePolicy
 from gateway.triage.red_flags import Emergency, bound_semantic
 from gateway.triage.semantic import SemanticScore, SemanticTriage
 from gateway.triage.vitals import check_vitals
-
-if TYPE_CHECKING:
-    from gateway.services import Services
 
 
 @lru_cache(maxsize=1024)
@@ -409,25 +403,10 @@ def decide(
 
 
 def triage_texts(request: ChatRequest, context: OperatingContext, model: SemanticTriage) -> Triage:
-    """Synchronous triage (encodes in the calling thread): the CLI, benchmarks and tests."""
+    """Synchronous triage (encodes in the calling thread): the CLI, benchmarks and tests; the pipeline's
+    is ``gateway.triage.triager.LayeredTriager``."""
     triage_plan = plan(request, context, model.policy, spelling_corrector(model))
     return decide(triage_plan, model.score(model.encode(triage_plan.texts)), context, model.policy)
-
-
-async def triage(request: ChatRequest, services: Services) -> Triage:
-    """The pipeline's triage: one batch encoded off the event loop, then the layered decision."""
-    model = semantic_model(services)
-    context = services.policy.context
-    triage_plan = plan(request, context, model.policy, spelling_corrector(model))
-    vectors = await asyncio.to_thread(services.embedder.encode, triage_plan.texts)
-    return decide(triage_plan, model.score(vectors), context, model.policy)
-
-
-def semantic_model(services: Services) -> SemanticTriage:
-    """The process's semantic layers (built at start-up by ``bootstrap``; lazily when absent)."""
-    if services.triage_model is None:  # the spelling thresholds' defaults are policies/query.yaml's
-        services.triage_model = SemanticTriage(services.policy.triage, services.embedder, QueryWords())
-    return services.triage_model
 
 
 def spelling_corrector(model: SemanticTriage) -> Callable[[str], str] | None:

@@ -10,7 +10,8 @@ best supporting sources count the most.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from gateway.domain import (
     Badge,
@@ -114,6 +115,26 @@ def badge(outcome: Outcome, passages: Sequence[Passage], policy: TierPolicy, tod
         reports.append(claim_report(result, badges, outcome.refused))
     summary = summarise(outcome, best_scores)
     return TrustReport(claims=tuple(reports), summary=summary, sources=tuple(passages), source_tiers=tiers)
+
+
+class Badger(Protocol):
+    """The badge stage as the pipeline uses it."""
+
+    async def run(self, outcome: Outcome, passages: Sequence[Passage]) -> TrustReport:
+        """The trust report of ``outcome``, whose claims cite ``passages``."""
+        ...
+
+
+class TierBadger:
+    """The gateway's badge stage: built once at start-up with the tiers policy and the clock that
+    dates each source's review (``bootstrap``)."""
+
+    def __init__(self, policy: TierPolicy, today: Callable[[], dt.date]) -> None:
+        self.policy = policy
+        self.today = today
+
+    async def run(self, outcome: Outcome, passages: Sequence[Passage]) -> TrustReport:
+        return badge(outcome, passages, self.policy, self.today())
 
 
 def unbadged(outcome: Outcome, passages: Sequence[Passage]) -> TrustReport:

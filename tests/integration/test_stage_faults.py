@@ -3,7 +3,8 @@ that stage in ``gateway_stage_errors_total`` (and no other), and audited naming 
 
 The pipeline is the real one (``make_services``: fixture knowledge store, extractive upstream, real
 verifier and cleanup); each case breaks one stage with an unexpected ``RuntimeError`` (a bug), either
-through the services object or by patching the function the stage calls.
+through the services object (a component built with a broken dependency, or a fake of it) or by
+patching the function the stage calls.
 """
 
 from __future__ import annotations
@@ -17,13 +18,26 @@ import pytest
 import gateway.pipeline.record as record_module
 import gateway.pipeline.run as run_module
 from gateway.audit import AuditFilter
-from gateway.domain import ChatRequest, ClaimToCheck, Draft, Message, Passage, RefusalReason, Role, Verdict
+from gateway.domain import (
+    ChatRequest,
+    ClaimToCheck,
+    Draft,
+    Message,
+    Passage,
+    RefusalReason,
+    Role,
+    Triage,
+    Verdict,
+)
 from gateway.drafting.contract import DraftPart
 from gateway.errors import AuditError, DraftLimitExceeded, StageError, StoreError
 from gateway.metrics import PIPELINE_STAGES, GatewayMetrics
 from gateway.pipeline.run import answer
 from gateway.pipeline.stages import REASON_BY_STAGE, Stage, refusal_reason
 from gateway.services import Services
+from gateway.triage.triager import LayeredTriager, Triager
+from gateway.trust.badge import TierBadger
+from gateway.vocabulary import StageName
 from tests.support.waiting import until
 
 QUESTION = "How much paracetamol can an adult take in a day?"
@@ -93,7 +107,9 @@ class BrokenVerifier:
 
 
 def break_triage(services: Services, _: pytest.MonkeyPatch) -> None:
-    services.embedder = FailingEncoder(services.embedder)
+    triager = services.triager
+    assert isinstance(triager, LayeredTriager)
+    services.triager = LayeredTriager(triager.context, triager.model, FailingEncoder(triager.encoder))
 
 
 def break_retrieve(services: Services, _: pytest.MonkeyPatch) -> None:
@@ -121,7 +137,7 @@ def break_cleanup(_: Services, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def break_badge(services: Services, _: pytest.MonkeyPatch) -> None:
-    services.today = bug  # type: ignore[method-assign]
+    services.badger = TierBadger(services.policy.tiers, bug)  # its clock fails
 
 
 FAULTS: dict[str, tuple[Callable[[Services, pytest.MonkeyPatch], None], RefusalReason]] = {
@@ -298,15 +314,29 @@ class SlowProvisionalWrite:
         self.events.append("final committed")
 
 
-def watch_stages(services: Services, events: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    triage = run_module.TRIAGE.run
+class WatchedTriager:
+    """The services' triager, noting when it decided."""
 
-    async def triaged(*args: Any) -> Any:
-        result = await triage(*args)
-        events.append("triaged")
+    def __init__(self, triager: Triager, events: list[str]) -> None:
+        self.triager = triager
+        self.events = events
+
+    async def run(self, request: ChatRequest) -> Triage:
+        result = await self.triager.run(request)
+        self.events.append("triaged")
         return result
 
-    monkeypatch.setattr(run_module, "TRIAGE", Stage("triage", triaged))
+
+class EndlessTriager:
+    """A triager that never decides: the request is cancelled while it runs."""
+
+    async def run(self, request: ChatRequest) -> Triage:
+        await asyncio.Event().wait()
+        raise AssertionError("an endless triage returned")
+
+
+def watch_stages(services: Services, events: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    services.triager = WatchedTriager(services.triager, events)
     stream = services.upstream.stream
 
     def streamed(*args: Any) -> Any:
@@ -354,18 +384,12 @@ async def test_a_failing_provisional_write_alongside_triage_sends_nothing(  # ty
 
 
 async def test_a_request_cancelled_during_triage_waits_for_its_provisional_row_then_completes_it(  # type: ignore[no-untyped-def]
-    make_services, monkeypatch
+    make_services,
 ) -> None:
     services = make_services()
     events: list[str] = []
     services.audit.write = SlowProvisionalWrite(services, events, after="cancelled")
-    triage = run_module.TRIAGE.run
-
-    async def endless_triage(*args: Any) -> Any:
-        await asyncio.Event().wait()  # until the request is cancelled
-        return await triage(*args)
-
-    monkeypatch.setattr(run_module, "TRIAGE", Stage("triage", endless_triage))
+    services.triager = EndlessTriager()
     task = asyncio.create_task(answer(ask(), services, request_id="req_cancelled_in_triage"))
     await until(lambda: "provisional started" in events, "the provisional write started")
     task.cancel()
@@ -379,10 +403,11 @@ async def test_a_request_cancelled_during_triage_waits_for_its_provisional_row_t
 
 def test_refusal_reasons() -> None:
     assert set(REASON_BY_STAGE) <= set(PIPELINE_STAGES)
-    stages = [getattr(run_module, name) for name in ("TRIAGE", "RETRIEVE", "DRAFT", "SPLIT", "VERIFY")]
-    stages += [getattr(run_module, name) for name in ("CLEANUP", "BADGE", "RECORD")]
-    assert [s.name for s in stages] == [*REASON_BY_STAGE, "record"]
-    assert all(s.name in PIPELINE_STAGES for s in stages)
+    stages = [getattr(run_module, name) for name in ("RETRIEVE", "DRAFT", "SPLIT", "VERIFY", "CLEANUP")]
+    names = [s.name for s in stages]
+    names = [StageName.TRIAGE, *names, StageName.BADGE, run_module.RECORD.name]  # components: services'
+    assert names == [*REASON_BY_STAGE, "record"]
+    assert all(name in PIPELINE_STAGES for name in names)
 
     def failed(error: StageError, stage: str) -> StageError:
         error.stage = error.stage or stage

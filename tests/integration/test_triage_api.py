@@ -7,6 +7,7 @@ import httpx
 
 from gateway.audit import AuditFilter
 from gateway.settings import Secret
+from gateway.triage.triager import LayeredTriager
 
 CLINICIAN_KEY = "clin-key-for-triage-tests"
 
@@ -113,7 +114,8 @@ class FailingEncoder:
 
 def test_a_failing_triage_is_refused_pointing_to_urgent_help_counted_and_audited(gateway) -> None:  # type: ignore[no-untyped-def]
     scripted, url, services = gateway
-    services.embedder = FailingEncoder(services.embedder)
+    triager = services.triager
+    services.triager = LayeredTriager(triager.context, triager.model, FailingEncoder(triager.encoder))
     body = chat(url, "my chest feels tight and heavy since this morning")
     summary = body["trust"]["summary"]
     assert (summary["refused"], summary["reason"]) == (True, "triage_error")

@@ -67,7 +67,6 @@ UPWARD_IMPORTS: dict[tuple[str, str], str] = {
         "gateway.knowledge.command",
         "gateway.policies",
     ): "the ingest command: an entry point kept in its feature",
-    ("gateway.triage.decision", "gateway.services"): _COMPONENTS,
     ("gateway.tools.passages", "gateway.services"): _COMPONENTS,
     ("gateway.tools.passages", "gateway.policies"): _COMPONENTS,
     ("gateway.tools.passages", "gateway.pipeline.result"): _COMPONENTS,

@@ -1,0 +1,47 @@
+"""Triage as a component: built once at start-up with exactly what it uses, run once per request.
+
+``LayeredTriager`` holds the deployment's operating context, the semantic layers (the exemplar banks
+encoded once, the classifier heads, the speller: ``SemanticTriage``) and the encoder it encodes a
+request's texts with. Its ``run`` takes the request and returns the ``Triage`` decision
+(``gateway.triage.decision``: the rule, vital-sign, signs, exemplar, classifier and context layers).
+The pipeline calls the one held by ``Services.triager``; a test swaps it by constructing another (or a
+fake with the same ``run``), never by patching a module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Protocol
+
+from gateway.domain import ChatRequest, Triage
+from gateway.triage.contexts import OperatingContext
+from gateway.triage.decision import decide, plan, spelling_corrector
+from gateway.triage.semantic import Encoder, SemanticTriage
+
+
+class Triager(Protocol):
+    """The triage stage as the pipeline uses it."""
+
+    async def run(self, request: ChatRequest) -> Triage:
+        """Decide the request's scope (an emergency, out of scope, non-clinical, or in scope)."""
+        ...
+
+
+class LayeredTriager:
+    """The gateway's triage: the context's rules and the policy's semantic layers over one encoding."""
+
+    def __init__(self, context: OperatingContext, model: SemanticTriage, encoder: Encoder) -> None:
+        """``encoder`` encodes each request's texts (the process's embedder, the one ``model``'s
+        exemplar banks were encoded with)."""
+        self.context = context
+        self.model = model
+        self.encoder = encoder
+        self._correct = spelling_corrector(model)
+
+    async def run(self, request: ChatRequest) -> Triage:
+        """One batch (the questions, the whole message, the recent turns) encoded off the event loop,
+        then the layered decision."""
+        policy = self.model.policy
+        triage_plan = plan(request, self.context, policy, self._correct)
+        vectors = await asyncio.to_thread(self.encoder.encode, triage_plan.texts)
+        return decide(triage_plan, self.model.score(vectors), self.context, policy)
