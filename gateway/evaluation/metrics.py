@@ -66,11 +66,15 @@ def _url_validity(r: EvalRecord, _: MetricContext) -> Unit:
     return (float(sum(1 for u in r.check.urls if u.valid)), float(len(r.check.urls)))
 
 
-def _statement_support(r: EvalRecord, _: MetricContext) -> Unit:
-    claims = r.check.claims
-    if not r.check.scored or not claims:
+def _claim_share(r: EvalRecord, count: int) -> Unit:
+    """``count`` claims of the answer's claims; None when the answer was not scored or has none."""
+    if not r.check.scored or not r.check.claims:
         return None
-    return (float(r.check.supported_claims), float(len(claims)))
+    return (float(count), float(len(r.check.claims)))
+
+
+def _statement_support(r: EvalRecord, _: MetricContext) -> Unit:
+    return _claim_share(r, r.check.supported_claims)
 
 
 def _response_support(r: EvalRecord, _: MetricContext) -> Unit:
@@ -81,17 +85,11 @@ def _response_support(r: EvalRecord, _: MetricContext) -> Unit:
 
 
 def _statement_support_possible(r: EvalRecord, _: MetricContext) -> Unit:
-    claims = r.check.claims
-    if not r.check.scored or not claims:
-        return None
-    return (float(sum(1 for c in claims if c.possibly_supported)), float(len(claims)))
+    return _claim_share(r, sum(1 for c in r.check.claims if c.possibly_supported))
 
 
 def _statement_undecided(r: EvalRecord, _: MetricContext) -> Unit:
-    claims = r.check.claims
-    if not r.check.scored or not claims:
-        return None
-    return (float(r.check.undecided_claims), float(len(claims)))
+    return _claim_share(r, r.check.undecided_claims)
 
 
 def _response_support_possible(r: EvalRecord, _: MetricContext) -> Unit:
