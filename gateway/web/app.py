@@ -43,13 +43,11 @@ from gateway.web.warm_up import warm_up
 log = structlog.get_logger("gateway.http")
 
 
-JSON_API_PREFIX = "/v1/"
-"""Every POST under this prefix takes a JSON body (chat, verify, retrieve, ingest)."""
-
-
 def json_bodies_only(request: Request[Any, Any, Any]) -> None:
-    """415 (OpenAI's error shape) for a POST to the JSON API whose body is not ``application/json``."""
-    if request.method == "POST" and request.url.path.startswith(JSON_API_PREFIX):
+    """The JSON API router's ``before_request`` hook: 415 (OpenAI's error shape) for a POST whose body
+    is not ``application/json``. Litestar runs it after the router's access rule, before the body is
+    read."""
+    if request.method == "POST":
         check_json_content_type(request.headers.get("content-type"))
 
 
@@ -123,7 +121,7 @@ def create_app(
     access = Access(settings, current_metrics, sessions, throttle, limiter=limiter)
     api = [chat_completions, list_models, verify_answer, retrieve_passages, create_response]
     handlers: list[Any] = [
-        Router(path="/", route_handlers=api, guards=[access.client]),
+        Router(path="/", route_handlers=api, guards=[access.client], before_request=json_bodies_only),
         Router(path="/", route_handlers=[healthz, readyz], guards=[access.public]),
         Router(path="/", route_handlers=[metrics], guards=[access.metrics]),
         *page_handlers(settings, access),
@@ -141,7 +139,6 @@ def create_app(
         exception_handlers=exception_handlers(current_metrics),
         request_max_body_size=settings.max_body_bytes,
         middleware=[tracing_middleware(tracing_for(tracer_provider, settings))] if tracer_provider else [],
-        before_request=json_bodies_only,
         before_send=[add_request_id],
         openapi_config=OpenAPIConfig(
             title="Clinical trust gateway",
@@ -150,5 +147,5 @@ def create_app(
         ),
         debug=False,
     )
-    access.check_routes(app)  # every route has exactly one access rule, the one its path calls for
+    access.check_routes(app)  # every route has exactly one access rule
     return app

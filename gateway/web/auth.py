@@ -19,10 +19,12 @@ login/logout
 ==========================================  ===========================================================
 
 ``Access.check_routes(app)`` runs at start-up: a route with no rule or two (a handler registered outside
-the routers, say) stops the app, so no route is open by omission; and each route's rule must be the one
-its path calls for under the URL convention ``area_of`` states (``/v1/*`` client, ``/clinician*``,
-``/audit*``, ``/admin*``, ``/v1/ingest*``, ``/v1/admin*`` staff, anything unlisted staff), so a staff page
-on a public router stops it too. A path no route matches is a 404 before any guard runs.
+the routers, say) stops the app, so no route is open by omission. Which rule each route has is stated
+route by route in ``tests/security/test_access_rules.py`` (a new route fails that test until it is
+listed there). A path no route matches is a 404 before any guard runs.
+
+The staff rule keeps the ``Principal`` it found in the request's scope state; ``provide_staff``, the
+dependency the staff pages take, hands that one to the handler instead of deciding access again.
 
 Client keys are stored hashed: ``GATEWAY_API_KEYS_FILE`` holds ``name:sha256hex`` lines (``#`` comments
 and blank lines allowed; ``trust-gateway keys hash`` prints a line), and plain ``GATEWAY_API_KEYS`` /
@@ -73,37 +75,15 @@ from gateway.errors import (
 from gateway.settings import Settings
 from gateway.web.auth_state import MAX_ENTRIES, FailedAuthThrottle, SessionRevocations
 from gateway.web.client_keys import ClientKeyring, check_exposure
-from gateway.web.clinician_auth import LOGIN_PATH, StaffAuth, bearer_token
+from gateway.web.clinician_auth import Principal, StaffAuth, bearer_token
 from gateway.web.rate_limits import MetricsSource, RateLimiter, TokenBucketLimiter
 
 log = structlog.get_logger("gateway.auth")
 
 Area = Literal["public", "client", "staff", "metrics"]
 
-# --- the URL convention each route's rule must match (checked at start-up) ------------------------
-
-PUBLIC_PATHS = frozenset({"/", "/healthz", "/readyz", "/favicon.ico", LOGIN_PATH, "/clinician/logout"})
-"""Exact paths anyone may call."""
-PUBLIC_PREFIXES = ("/static/", "/schema")
-"""Path prefixes anyone may call: static assets and the OpenAPI schema."""
-STAFF_PREFIXES = ("/clinician", "/audit", "/admin", "/v1/ingest", "/v1/admin")
-"""Path prefixes that need a staff (clinician or admin) credential."""
-CLIENT_PREFIX = "/v1/"
-METRICS_PATH = "/metrics"
-
-
-def area_of(path: str) -> Area:
-    """Which credential a route at ``path`` must need (the URL convention of the module docstring);
-    ``Access.check_routes`` holds every route's guard to it."""
-    if path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES):
-        return "public"
-    if path == METRICS_PATH:
-        return "metrics"
-    if any(path == p or path.startswith(p + "/") or path.startswith(p + "?") for p in STAFF_PREFIXES):
-        return "staff"
-    if path.startswith(CLIENT_PREFIX):
-        return "client"
-    return "staff"
+STAFF_STATE = "staff_principal"
+"""The scope-state key under which the staff rule keeps the request's ``Principal``."""
 
 
 # --- the checks and the guards ----------------------------------------------------------------------
@@ -136,9 +116,9 @@ class AccessGuard:
         self._metrics_token = settings.metrics_token.reveal().encode("utf-8")
         self._metrics = metrics
 
-    def check(self, request: Request[Any, Any, Any], area: Area) -> str | None:
-        """The client key name for the client area (None when open), after every check of ``area``
-        passed."""
+    def check(self, request: Request[Any, Any, Any], area: Area) -> str | Principal | None:
+        """After every check of ``area`` passed: the client key name for the client area (None when
+        open), the staff ``Principal`` for the staff area, else None."""
         if area == "public":
             return None
         address = client_address(request)
@@ -150,8 +130,7 @@ class AccessGuard:
                 self._check_metrics(request)
                 return None
             if area == "staff":
-                self._check_staff(request)
-                return None
+                return self._check_staff(request)
             return self._check_client(request)
         except LoginRequired:  # an AuthenticationError that sends a browser to the login page
             self._count(area, "missing")
@@ -195,9 +174,9 @@ class AccessGuard:
             )
         return name
 
-    def _check_staff(self, request: Request[Any, Any, Any]) -> None:
+    def _check_staff(self, request: Request[Any, Any, Any]) -> Principal:
         try:
-            self.staff.require(request)
+            return self.staff.require(request)
         except LoginRequired:  # a browser goes to the login page, whatever key it sent
             raise
         except AuthenticationError:
@@ -247,11 +226,13 @@ class AccessRule:
             return
         request = cast("Request[Any, Any, Any]", connection)  # every route is HTTP: a Request
         if self._checks.limiter_blocks:
-            key_name = await anyio.to_thread.run_sync(self._checks.check, request, self.area)
+            found = await anyio.to_thread.run_sync(self._checks.check, request, self.area)
         else:
-            key_name = self._checks.check(request, self.area)
-        if key_name is not None:
-            connection.scope.setdefault("state", {})["client_key"] = key_name
+            found = self._checks.check(request, self.area)
+        if isinstance(found, Principal):
+            connection.scope.setdefault("state", {})[STAFF_STATE] = found
+        elif found is not None:
+            connection.scope.setdefault("state", {})["client_key"] = found
 
     def __deepcopy__(self, memo: dict[int, Any]) -> AccessRule:
         """Litestar copies a router when it registers it: every copy must keep this one rule, with
@@ -288,8 +269,8 @@ class Access:
 
     @staticmethod
     def check_routes(app: Litestar) -> None:
-        """Every route handler of ``app`` (all HTTP) has exactly one access rule, the one its path calls
-        for (``area_of``); otherwise ImproperlyConfiguredException names the route."""
+        """Every route handler of ``app`` (all HTTP) has exactly one access rule; otherwise
+        ImproperlyConfiguredException names the route."""
         for route in app.routes:
             if not isinstance(route, HTTPRoute):  # the gateway serves HTTP only: fail closed
                 raise ImproperlyConfiguredException(
@@ -297,18 +278,24 @@ class Access:
                 )
             for handler in route.route_handlers:
                 rules = access_rules(handler)
-                methods = ",".join(sorted(handler.http_methods))
                 if len(rules) != 1:
+                    methods = ",".join(sorted(handler.http_methods))
                     raise ImproperlyConfiguredException(
                         f"{methods} {route.path} has {len(rules)} access rules; it needs exactly one "
                         "(a guard of gateway.web.auth.Access on its router)."
                     )
-                expected = area_of(route.path)
-                if rules[0].area != expected:
-                    raise ImproperlyConfiguredException(
-                        f"{methods} {route.path} is guarded as {rules[0].area!r}; "
-                        f"its path needs {expected!r}."
-                    )
+
+
+async def provide_staff(request: Request[Any, Any, Any]) -> Principal:
+    """Litestar dependency of the staff pages: the ``Principal`` the staff rule found. Access was
+    decided by the rule, which runs before any dependency; a route that takes ``staff`` without the
+    staff rule is refused (fail closed)."""
+    principal = request.scope.get("state", {}).get(STAFF_STATE)
+    if not isinstance(principal, Principal):
+        raise PermissionDeniedError(
+            "This page needs the staff access rule; none checked the request.", code="insufficient_role"
+        )
+    return principal
 
 
 def access_rules(handler: BaseRouteHandler) -> list[AccessRule]:

@@ -22,7 +22,9 @@ wrong credential, 403 ``permission_error`` for a valid client API key that is no
 or when no staff key is configured.
 
 Reuse: ``StaffAuth.from_settings(settings).authenticate(request)`` returns a ``Principal`` or ``None``;
-``provide_staff`` is a Litestar dependency that returns the Principal or raises as described above.
+``require`` returns it or raises as described above. The staff access rule (``gateway.web.auth``) calls
+``require`` once per request, and ``gateway.web.auth.provide_staff`` hands the Principal it found to
+the staff pages.
 """
 
 from __future__ import annotations
@@ -251,13 +253,6 @@ def safe_next(value: str | None) -> str:
 def _local_path(request: Request[Any, Any, Any]) -> str:
     query = request.url.query
     return request.url.path + (f"?{query}" if query else "")
-
-
-async def provide_staff(
-    request: Request[Any, Any, Any], services: Services, sessions: SessionRevocations
-) -> Principal:
-    """Litestar dependency: the staff principal, or LoginRequired / 401 / 403 (see module docstring)."""
-    return StaffAuth.from_settings(services.settings, sessions).require(request)
 
 
 def login_location(next_path: str) -> str:

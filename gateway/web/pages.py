@@ -30,8 +30,8 @@ from gateway.web.audit_pages import (
     stored_record,
     unreadable_page,
 )
-from gateway.web.auth import Access
-from gateway.web.clinician_auth import Principal, login_page, login_submit, logout, provide_staff
+from gateway.web.auth import Access, provide_staff
+from gateway.web.clinician_auth import Principal, login_page, login_submit, logout
 from gateway.web.disclosure import Disclosure
 from gateway.web.rendering import PageRenderer
 from gateway.web.views import TIER_SHORT, request_view

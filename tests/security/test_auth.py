@@ -13,7 +13,6 @@ import structlog
 
 from gateway.errors import ConfigurationError
 from gateway.settings import Secret, Settings
-from gateway.web.auth import area_of
 from gateway.web.client_keys import ClientKeyring, hash_key, is_loopback_host, parse_keys_file
 from gateway.web.rate_limits import TokenBucketLimiter
 from tests.support.stack import running_gateway
@@ -62,38 +61,6 @@ def assert_openai_error(response: httpx.Response, status: int, error_type: str, 
     assert set(error) == {"message", "type", "param", "code"}
     for secret in SECRETS:
         assert secret not in response.text
-
-
-# --- the access table ------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("path", "area"),
-    [
-        ("/", "public"),
-        ("/healthz", "public"),
-        ("/readyz", "public"),
-        ("/static/app.css", "public"),
-        ("/schema/openapi.json", "public"),
-        ("/clinician/login", "public"),
-        ("/metrics", "metrics"),
-        ("/v1/chat/completions", "client"),
-        ("/v1/verify", "client"),
-        ("/v1/models", "client"),
-        ("/clinician", "staff"),
-        ("/clinician/requests/req_1", "staff"),
-        ("/audit", "staff"),
-        ("/audit/req_1/record.json", "staff"),
-        ("/admin/ingest", "staff"),
-        ("/v1/ingest", "staff"),
-        ("/v1/admin/reindex", "staff"),
-        ("/something-new", "staff"),  # fail closed: an unlisted route is private
-        ("//audit", "staff"),
-        ("/staticx", "staff"),
-    ],
-)
-def test_every_path_maps_to_one_area(path: str, area: str) -> None:
-    assert area_of(path) == area
 
 
 # --- client keys -------------------------------------------------------------------------------------
