@@ -5,12 +5,16 @@ the evidence when that one was not cited. The badge of the supporting passage (t
 evidence quote) comes first, then the others by trust score. The response's trust score is the mean
 of each delivered claim's first badge's score, weighted by that score itself, so that the answer's
 best supporting sources count the most.
+
+``source_badge`` decides how a source's tier is shown on the clinician and audit pages (its text and
+colour), once per source; the templates read it and compute nothing.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from gateway.domain import (
@@ -26,6 +30,43 @@ from gateway.domain import (
 )
 from gateway.trust.policy import TierPolicy
 from gateway.trust.tiers import resolved_tier
+
+TIER_SHORT = {
+    "regulatory": "Regulator / research",
+    "clinical_reference": "Clinical reference",
+    "guideline": "Guideline / review",
+    "educational": "Educational",
+    "unknown": "Unknown source",
+}
+"""The short text of each shipped tier's badge (the patient page's script reads this map too); another
+tier shows its policy label."""
+
+
+@dataclass(frozen=True)
+class SourceBadge:
+    """How a source's tier is shown: ``tier`` names its colour (the ``tier-<tier>`` CSS class), ``short``
+    is its text, ``label`` the tier's full label, ``trust_score`` the source's score (None: no source)."""
+
+    tier: str
+    label: str
+    short: str
+    trust_score: float | None
+
+
+NO_SOURCE = SourceBadge(tier="unknown", label="No source", short="No source", trust_score=None)
+"""The badge of a claim that cites no source."""
+
+
+def source_badge(tier: SourceTier | Badge | None) -> SourceBadge:
+    """The badge of a source from its resolved tier (or a claim's first badge); ``NO_SOURCE`` for None."""
+    if tier is None:
+        return NO_SOURCE
+    return SourceBadge(
+        tier=tier.tier,
+        label=tier.tier_label,
+        short=TIER_SHORT.get(tier.tier, tier.tier_label),
+        trust_score=tier.trust_score,
+    )
 
 
 def source_tiers(passages: Sequence[Passage], policy: TierPolicy, today: dt.date) -> tuple[SourceTier, ...]:

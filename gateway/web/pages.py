@@ -21,6 +21,7 @@ from gateway.audit.record import UnreadableRecord
 from gateway.resources import bundled
 from gateway.services import Services
 from gateway.settings import Settings
+from gateway.trust.badge import TIER_SHORT
 from gateway.web.audit_pages import (
     audit_access,
     audit_detail,
@@ -34,7 +35,7 @@ from gateway.web.auth import Access, provide_staff
 from gateway.web.clinician_auth import Principal, login_page, login_submit, logout
 from gateway.web.disclosure import Disclosure
 from gateway.web.rendering import PageRenderer
-from gateway.web.views import TIER_SHORT, request_view
+from gateway.web.views import request_view
 
 RECENT_ANSWERS = 50
 

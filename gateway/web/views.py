@@ -17,16 +17,9 @@ from msgspec import UNSET
 
 from gateway.audit.record import DELIVERING, INCOMPLETE, AuditRecord, PassageRecord, builtins
 from gateway.domain import Badge, ClaimReport, Evidence, SourceTier, TriageEvidence, TrustSummary
+from gateway.trust.badge import SourceBadge, source_badge
 from gateway.trust.policy import TierPolicy
 from gateway.trust.tiers import source_tier
-
-TIER_SHORT = {
-    "regulatory": "Regulator / research",
-    "clinical_reference": "Clinical reference",
-    "guideline": "Guideline / review",
-    "educational": "Educational",
-    "unknown": "Unknown source",
-}
 
 
 @dataclass(frozen=True)
@@ -55,10 +48,7 @@ class SourceView:
     title: str
     org: str
     url: str
-    tier: str
-    tier_label: str
-    tier_short: str
-    trust_score: float
+    badge: SourceBadge
     reviewed_on: str | None
     text: str
     relevance: float | None
@@ -77,10 +67,8 @@ class ClaimView:
     check: str
     reason: str
     source_numbers: tuple[int, ...]
-    tier: str
-    tier_label: str
-    tier_short: str
-    trust_score: float | None
+    badge: SourceBadge
+    """The badge of the claim's first source (``NO_SOURCE`` when it has none)."""
     badges: tuple[Badge, ...]
     evidence_text: str | None
     passage: SourceView | None
@@ -153,10 +141,7 @@ def source_views(
                 title=passage.title,
                 org=passage.org,
                 url=passage.url,
-                tier=tier.tier,
-                tier_label=tier.tier_label,
-                tier_short=TIER_SHORT.get(tier.tier, tier.tier_label),
-                trust_score=tier.trust_score,
+                badge=source_badge(tier),
                 reviewed_on=passage.reviewed_on.isoformat() if passage.reviewed_on else None,
                 text=passage.text,
                 relevance=round(passage.score, 3),
@@ -188,7 +173,6 @@ def _claim_views(claims: Sequence[ClaimReport], sources: Sequence[SourceView]) -
         passage = by_passage.get(evidence.passage_id) if evidence else None
         if passage is None and first is not None:
             passage = by_passage.get(first.passage_id)
-        tier = first.tier if first else "unknown"
         views.append(
             ClaimView(
                 number=number,
@@ -202,10 +186,7 @@ def _claim_views(claims: Sequence[ClaimReport], sources: Sequence[SourceView]) -
                 check=claim.check,
                 reason=claim.reason,
                 source_numbers=claim.source_numbers,
-                tier=tier,
-                tier_label=first.tier_label if first else "No source",
-                tier_short=TIER_SHORT.get(tier, tier) if first else "No source",
-                trust_score=first.trust_score if first else None,
+                badge=source_badge(first),
                 badges=claim.badges,
                 evidence_text=evidence.text if evidence else None,
                 passage=passage,
@@ -229,7 +210,7 @@ def _segments(answer: str, claims: Sequence[ClaimReport], views: Sequence[ClaimV
             continue
         if start > position:
             segments.append(Segment(answer[position:start]))
-        segments.append(Segment(answer[start:end], view.number, view.outcome, view.tier))
+        segments.append(Segment(answer[start:end], view.number, view.outcome, view.badge.tier))
         position = end
     if position < len(answer):
         segments.append(Segment(answer[position:]))

@@ -65,8 +65,8 @@ def test_an_old_record_renders_with_tiers_resolved_from_its_stored_passages(name
     }
     if name == "rewritten_removed.json":
         assert [c.outcome for c in view.claims] == ["verified", "verified", "removed"]
-        assert view.sources[0].tier == "clinical_reference"  # resolved now from the stored passage
-        assert view.claims[0].tier == "clinical_reference"  # the stored badge
+        assert view.sources[0].badge.tier == "clinical_reference"  # resolved now from the stored passage
+        assert view.claims[0].badge.tier == "clinical_reference"  # the stored badge
         assert view.claims[0].marked is not None
 
 

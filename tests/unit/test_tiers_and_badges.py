@@ -14,6 +14,7 @@ from gateway.domain import (
     Outcome,
     Passage,
     RefusalReason,
+    SourceTier,
     Span,
     Statement,
     StatementKind,
@@ -22,7 +23,7 @@ from gateway.domain import (
 )
 from gateway.errors import ConfigurationError
 from gateway.resources import bundled
-from gateway.trust.badge import badge, badges_for, response_trust
+from gateway.trust.badge import NO_SOURCE, badge, badges_for, response_trust, source_badge
 from gateway.trust.policy import AgeStep, Tier, TierPolicy, TierRule
 from gateway.trust.tiers import resolve_tier, trust_score
 from gateway.validation import load_file
@@ -387,3 +388,17 @@ def test_claim_badge_and_source_json_carry_every_documented_field(tiers: TierPol
         "text",
     }
     assert (source["id"], source["tier"], source["trust_score"]) == ("2", "educational", 0.5)
+
+
+def test_a_source_badge_is_decided_once_from_its_tier() -> None:
+    """The pages' badge text and colour: the short text of a shipped tier, else the tier's label."""
+    shipped = source_badge(SourceTier("clinical_reference", "Curated clinical reference", 0.9))
+    assert (shipped.tier, shipped.short, shipped.label, shipped.trust_score) == (
+        "clinical_reference",
+        "Clinical reference",
+        "Curated clinical reference",
+        0.9,
+    )
+    assert source_badge(SourceTier("local_protocol", "Local protocol", 0.8)).short == "Local protocol"
+    assert source_badge(None) == NO_SOURCE
+    assert (NO_SOURCE.short, NO_SOURCE.trust_score) == ("No source", None)
