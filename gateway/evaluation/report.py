@@ -5,7 +5,7 @@ Rendered from ``templates/eval/report.html.j2`` (the bundled templates, or the o
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -55,14 +55,37 @@ def bar_chart(
             if e.get("value") is not None
         ]
         maximum = max(highs, default=1.0) * 1.1 or 1.0
-    assert maximum is not None
+    scale_max = maximum  # a float from here on, for the row closure
     palette = colours(systems)
+
+    def row(group: int, system: str, y: float) -> str:
+        estimate = rows[group][1].get(system) or {}
+        return _bar_row(estimate, system, palette[system], y, scale_max, percent)
+
+    return _chart([label for label, _ in rows], systems, row, maximum=maximum, percent=percent)
+
+
+def _chart(
+    labels: Sequence[str],
+    systems: Sequence[str],
+    row: Callable[[int, str, float], str],
+    *,
+    maximum: float = 1.0,
+    percent: bool = True,
+    value_width: int = _VALUE_W,
+    attributes: str = "",
+    defs: str = "",
+) -> Markup:
+    """The frame every chart shares: the ``<svg>`` element (``attributes`` and ``defs`` added), five
+    gridlines with their scale labels, and one group per label with one row per system, drawn by
+    ``row(group, system, y)``."""
     group_h = _ROW * len(systems) + _GAP
-    height = group_h * len(rows) + 30
-    width = _LABEL_W + _PLOT_W + _VALUE_W
+    height = group_h * len(labels) + 30
+    width = _LABEL_W + _PLOT_W + value_width
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" font-family="system-ui, sans-serif" font-size="12">'
+        f'viewBox="0 0 {width} {height}" role="img" {attributes}'
+        f'font-family="system-ui, sans-serif" font-size="12">{defs}'
     ]
     for tick in range(5):
         at = maximum * tick / 4
@@ -72,41 +95,41 @@ def bar_chart(
             f'<line x1="{x:.1f}" y1="0" x2="{x:.1f}" y2="{height - 20}" stroke="#d0d7de" stroke-width="1"/>'
             f'<text x="{x:.1f}" y="{height - 6}" text-anchor="middle" fill="#57606a">{label}</text>'
         )
-    for g, (label, estimates) in enumerate(rows):
+    for g, label in enumerate(labels):
         top = g * group_h
         parts.append(
             f'<text x="{_LABEL_W - 8}" y="{top + _ROW * len(systems) / 2 + 4:.1f}" text-anchor="end" '
             f'font-weight="600">{escape(label)}</text>'
         )
-        for s, system in enumerate(systems):
-            y = top + s * _ROW
-            colour = palette[system]
-            estimate = estimates.get(system) or {}
-            value = estimate.get("value")
-            if value is None:
-                parts.append(
-                    f'<text x="{_LABEL_W + 4}" y="{y + 15}" fill="#57606a">{escape(system)}: n/a</text>'
-                )
-                continue
-            bar_w = max(_scale(float(value), maximum) - _LABEL_W, 1.0)
-            parts.append(
-                f'<rect x="{_LABEL_W}" y="{y + 3}" width="{bar_w:.1f}" height="{_ROW - 6}" fill="{colour}">'
-                f"<title>{escape(system)}: {_fmt(estimate, percent)}</title></rect>"
-            )
-            low, high = estimate.get("low"), estimate.get("high")
-            if low is not None and high is not None:
-                x_low, x_high, mid = _scale(float(low), maximum), _scale(float(high), maximum), y + _ROW / 2
-                parts.append(
-                    _line(x_low, mid, x_high, mid)
-                    + _line(x_low, mid - 5, x_low, mid + 5)
-                    + _line(x_high, mid - 5, x_high, mid + 5)
-                )
-            parts.append(
-                f'<text x="{_LABEL_W + _PLOT_W + 6}" y="{y + 15}" fill="{colour}">{escape(system)} '
-                f"{_fmt(estimate, percent)}</text>"
-            )
+        parts.extend(row(g, system, top + s * _ROW) for s, system in enumerate(systems))
     parts.append("</svg>")
     return Markup("".join(parts))  # noqa: S704 - built here from escaped labels and numbers only
+
+
+def _bar_row(
+    estimate: Mapping[str, Any], system: str, colour: str, y: float, maximum: float, percent: bool
+) -> str:
+    value = estimate.get("value")
+    if value is None:
+        return f'<text x="{_LABEL_W + 4}" y="{y + 15}" fill="#57606a">{escape(system)}: n/a</text>'
+    bar_w = max(_scale(float(value), maximum) - _LABEL_W, 1.0)
+    parts = [
+        f'<rect x="{_LABEL_W}" y="{y + 3}" width="{bar_w:.1f}" height="{_ROW - 6}" fill="{colour}">'
+        f"<title>{escape(system)}: {_fmt(estimate, percent)}</title></rect>"
+    ]
+    low, high = estimate.get("low"), estimate.get("high")
+    if low is not None and high is not None:
+        x_low, x_high, mid = _scale(float(low), maximum), _scale(float(high), maximum), y + _ROW / 2
+        parts.append(
+            _line(x_low, mid, x_high, mid)
+            + _line(x_low, mid - 5, x_low, mid + 5)
+            + _line(x_high, mid - 5, x_high, mid + 5)
+        )
+    parts.append(
+        f'<text x="{_LABEL_W + _PLOT_W + 6}" y="{y + 15}" fill="{colour}">{escape(system)} '
+        f"{_fmt(estimate, percent)}</text>"
+    )
+    return "".join(parts)
 
 
 def _line(x1: float, y1: float, x2: float, y2: float) -> str:
@@ -181,35 +204,24 @@ def range_chart(results: Mapping[str, Any], systems: Sequence[str]) -> Markup:
     verified (the system's colour), undecided (hatched grey), decided not supported (pale red); the
     people's figure, when the replay carries human labels, is a red tick."""
     palette = colours(systems)
-    group_h = _ROW * len(systems) + _GAP
-    height = group_h * len(RANGE_LEVELS) + 30
-    width = _LABEL_W + _PLOT_W + _RANGE_VALUE_W
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="Support ranges" class="support-ranges" '
-        'font-family="system-ui, sans-serif" font-size="12">'
-        '<defs><pattern id="undecided" width="6" height="6" patternUnits="userSpaceOnUse" '
-        'patternTransform="rotate(45)">'
-        f'<rect width="6" height="6" fill="{UNDECIDED_FILL}"/>'
-        '<line x1="0" y1="0" x2="0" y2="6" stroke="#8c959f" stroke-width="2"/></pattern></defs>'
-    ]
-    for tick in range(5):
-        x = _scale(tick / 4, 1.0)
-        parts.append(
-            f'<line x1="{x:.1f}" y1="0" x2="{x:.1f}" y2="{height - 20}" stroke="#d0d7de" stroke-width="1"/>'
-            f'<text x="{x:.1f}" y="{height - 6}" text-anchor="middle" fill="#57606a">{tick / 4:.0%}</text>'
-        )
-    for g, (level, label) in enumerate(RANGE_LEVELS):
-        top = g * group_h
-        parts.append(
-            f'<text x="{_LABEL_W - 8}" y="{top + _ROW * len(systems) / 2 + 4:.1f}" text-anchor="end" '
-            f'font-weight="600">{escape(label)}</text>'
-        )
-        for s, system in enumerate(systems):
-            y = top + s * _ROW
-            parts.append(_range_row(results["systems"][system], level, system, palette[system], y))
-    parts.append("</svg>")
-    return Markup("".join(parts))  # noqa: S704 - built here from escaped labels and numbers only
+
+    def row(group: int, system: str, y: float) -> str:
+        level = RANGE_LEVELS[group][0]
+        return _range_row(results["systems"][system], level, system, palette[system], y)
+
+    return _chart(
+        [label for _, label in RANGE_LEVELS],
+        systems,
+        row,
+        value_width=_RANGE_VALUE_W,
+        attributes='aria-label="Support ranges" class="support-ranges" ',
+        defs=(
+            '<defs><pattern id="undecided" width="6" height="6" patternUnits="userSpaceOnUse" '
+            'patternTransform="rotate(45)">'
+            f'<rect width="6" height="6" fill="{UNDECIDED_FILL}"/>'
+            '<line x1="0" y1="0" x2="0" y2="6" stroke="#8c959f" stroke-width="2"/></pattern></defs>'
+        ),
+    )
 
 
 def _range_row(system_results: Mapping[str, Any], level: str, system: str, colour: str, y: float) -> str:
