@@ -57,6 +57,7 @@ from gateway.knowledge.exact import ExactVectors
 from gateway.knowledge.fusion import best_window_cosine, fuse_lists, relevance
 from gateway.knowledge.ingest import Ingestor
 from gateway.knowledge.instructions import InstructionDetector
+from gateway.knowledge.lexical import LexicalIndex
 from gateway.knowledge.query import Lexicon, PlannedQuery, QueryPlanner, model_words
 from gateway.knowledge.record_cache import RecordCache
 from gateway.knowledge.records import (
@@ -69,6 +70,7 @@ from gateway.knowledge.records import (
     record_id,
     record_passage,
 )
+from gateway.knowledge.titles import TitleIndex
 from gateway.models.embedding import Embedder
 from gateway.settings import RetrievalMode, Settings
 from gateway.text import QUESTION_WORDS
@@ -212,6 +214,44 @@ class ChromaStore(ChromaWriter):
         )
         store.path = None if settings.chroma_url else settings.resolved_chroma_path
         return store
+
+    # Read-only views of the parts (for tests and tools; the search code uses the attributes) --------
+
+    @property
+    def titles(self) -> TitleIndex:
+        """The document titles' index (question matching, ``titles.py``)."""
+        return self._titles
+
+    @property
+    def record_cache(self) -> RecordCache:
+        """The cache of passage records searches read through (``record_cache.py``)."""
+        return self._records
+
+    @property
+    def exact_passages(self) -> ExactVectors:
+        """The passage vectors held in memory for the exact dense search (``exact.py``)."""
+        return self._exact_passages
+
+    @property
+    def passage_collection(self) -> Any:
+        """The Chroma collection of passages (``<name>``)."""
+        return self._passages
+
+    @property
+    def vector_collection(self) -> Any:
+        """The Chroma collection of the passages' sentence embeddings (``<name>_vectors``)."""
+        return self._vectors
+
+    @property
+    def lexical(self) -> LexicalIndex:
+        """The in-process BM25 index, at the committed version."""
+        return self._lexical
+
+    def dense_hits(
+        self, vectors: Vector, width: int, filters: SearchFilters, version: str
+    ) -> list[list[tuple[str, float]]]:
+        """The dense retriever alone: per query vector, (record id, cosine) of its nearest passages."""
+        return self._dense(vectors, width, filters, version)
 
     # Searching ------------------------------------------------------------------------------------
 

@@ -129,7 +129,9 @@ def test_a_row_with_missing_or_extra_columns_is_refused(store: AuditStore) -> No
     assert store.count() == 0
 
 
-async def test_async_write_is_committed_for_a_second_reader(store: AuditStore, tmp_path: Path) -> None:
+async def test_async_write_is_committed_for_a_second_reader(  # type: ignore[no-untyped-def]
+    store: AuditStore, request
+) -> None:
     row = make_row(5)
     await store.write(row, make_record(row))
     if isinstance(store, AuditLog):
@@ -137,15 +139,12 @@ async def test_async_write_is_committed_for_a_second_reader(store: AuditStore, t
     else:
         from gateway.audit.postgres import PostgresAuditStore
 
-        reader = PostgresAuditStore.open(store_url(store), pool_size=1, timeout=3)
+        # the store fixture's database (a fixture's value is the same throughout one test)
+        reader = PostgresAuditStore.open(request.getfixturevalue("audit_url"), pool_size=1, timeout=3)
     try:
         assert reader.get("req-005") == make_record(row)
     finally:
         reader.close()
-
-
-def store_url(store: Any) -> str:
-    return str(store._pool.conninfo)
 
 
 # --- PostgreSQL: migrations -------------------------------------------------------------------

@@ -201,7 +201,7 @@ def test_lexical_index_survives_restart_via_cache(store, embedder, tmp_path: Pat
     store.save_lexical_cache()
     assert (tmp_path / "chroma" / "lexical" / "vetted_passages.bm25.npz").is_file()
     reopened = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
-    assert len(reopened._lexical) == 4
+    assert len(reopened.lexical) == 4
     hits = reopened.search_sync("inhaler wheezing", 1, options=SearchOptions(mode="lexical", rerank=False))
     assert hits[0].document_id == "asthma"
 

@@ -64,8 +64,8 @@ def store(embedder, tmp_path_factory):  # type: ignore[no-untyped-def]
 
 
 def test_titles_are_indexed_and_matched_question_to_question(store, embedder) -> None:  # type: ignore[no-untyped-def]
-    assert store._titles.count() == len(DOCS)
-    hits = store._titles.query(embedder.encode(["how do doctors treat gout?"]), 2, None)[0]
+    assert store.titles.count() == len(DOCS)
+    hits = store.titles.query(embedder.encode(["how do doctors treat gout?"]), 2, None)[0]
     assert hits[0].document_id == "gout-treat"
     found = store.search_sync("how do doctors treat gout?", 2)
     assert found[0].document_id == "gout-treat"
@@ -101,20 +101,20 @@ def test_replaced_and_deleted_documents_take_their_titles_along(embedder, tmp_pa
     store.upsert_documents(DOCS[:2])
     changed = dataclasses.replace(DOCS[0], title="What is gouty arthritis ?")
     store.upsert_documents([changed])
-    ids = {rid for rid, _ in store._titles.ids()}
+    ids = {rid for rid, _ in store.titles.ids()}
     assert ids == {f"gout-what@{changed.content_hash}", f"gout-treat@{DOCS[1].content_hash}"}
     store.delete_documents(["gout-what"])
-    assert {rid for rid, _ in store._titles.ids()} == {f"gout-treat@{DOCS[1].content_hash}"}
+    assert {rid for rid, _ in store.titles.ids()} == {f"gout-treat@{DOCS[1].content_hash}"}
 
 
 def test_an_index_without_titles_is_backfilled_at_the_next_ingest(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
     store.upsert_documents(DOCS)
-    store._titles.delete([rid for rid, _ in store._titles.ids()])  # as built before question matching
-    assert store._titles.count() == 0
+    store.titles.delete([rid for rid, _ in store.titles.ids()])  # as built before question matching
+    assert store.titles.count() == 0
     summary = store.upsert_documents(DOCS)
     assert summary.unchanged == len(DOCS)
-    assert store._titles.count() == len(DOCS)
+    assert store.titles.count() == len(DOCS)
     assert store.backfill_titles() == 0
 
 

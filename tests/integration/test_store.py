@@ -68,12 +68,12 @@ def test_search_reads_stored_passages_once_and_serves_a_changed_document(embedde
     store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
     store.upsert_documents([DOC])
     first = store.search_sync("what eases a gout attack", 2)
-    reads = store._records.reads
+    reads = store.record_cache.reads
     again = store.search_sync("what eases a gout attack", 2)
-    assert store._records.reads == reads  # text, metadata and vectors came from the record cache
+    assert store.record_cache.reads == reads  # text, metadata and vectors came from the record cache
     assert [(p.id, p.text, p.score) for p in again] == [(p.id, p.text, p.score) for p in first]
     assert store.get_sync([first[0].id])[0].text == first[0].text
-    assert store._records.reads == reads
+    assert store.record_cache.reads == reads
     # A changed document is stored under new record ids, so the warm cache cannot serve the old text.
     changed = dataclasses.replace(
         DOC, text="# Gout\n\n## Treatment\nColchicine taken early can shorten a gout attack."
@@ -89,8 +89,8 @@ def test_record_cache_is_bounded(embedder, tmp_path: Path) -> None:  # type: ign
 
     store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
     store.upsert_documents([DOC])
-    cache = RecordCache(store._passages, store._vectors, embedder.dimensions, size=1)
-    ids = store._passages.get(include=[])["ids"]
+    cache = RecordCache(store.passage_collection, store.vector_collection, embedder.dimensions, size=1)
+    ids = store.passage_collection.get(include=[])["ids"]
     assert len(ids) == 2
     assert set(cache.get(ids)) == set(ids)  # a read larger than the cache still answers in full
     assert len(cache) == 1
@@ -110,9 +110,9 @@ def test_titles_are_searched_exactly_in_memory_per_index_version(
     store.upsert_documents(
         [DOC, titled("asthma", "What is asthma?"), titled("flu", "How long does flu last?")]
     )
-    index = store._titles
+    index = store.titles
     questions = embedder.encode(["how long will my flu go on", "big toe pain", "wheezing and asthma"])
-    version = store._snapshot.version
+    version = store.version
     exact = index.query(questions, 3, None, version, store.committed_hashes)
     from_chroma = index.query(questions, 3, None)
     assert [[h.document_id for h in hits] for hits in exact] == [
@@ -128,9 +128,9 @@ def test_titles_are_searched_exactly_in_memory_per_index_version(
     assert index.exact._loaded is loaded  # read once per version
 
     store.upsert_documents([titled("gout", "Gout and uric acid")])  # a commit: a new version
-    assert store._snapshot.version != version
+    assert store.version != version
     found = store.search_sync("what is gout and uric acid", 1)
-    assert index.exact.loaded_version() == store._snapshot.version
+    assert index.exact.loaded_version() == store.version
     assert found[0].document_id == "gout"
 
     monkeypatch.setattr(titles_module, "EXACT_MAX_TITLES", 2)  # too many to hold: Chroma answers
@@ -151,13 +151,13 @@ def test_passages_are_searched_exactly_in_memory_unless_filtered_or_too_many(
         [DOC, titled("asthma", "What is asthma?"), titled("flu", "How long does flu last?")]
     )
     questions = embedder.encode(["sudden pain in the big toe", "wheezing and asthma"])
-    exact = store._dense(questions, 5, SearchFilters(), store.version)
-    assert store._exact_passages.loaded_version() == store._snapshot.version
+    exact = store.dense_hits(questions, 5, SearchFilters(), store.version)
+    assert store.exact_passages.loaded_version() == store.version
 
     monkeypatch.setattr(store_module, "EXACT_MAX_PASSAGES", 2)  # too many to hold: Chroma answers
-    store._exact_passages._loaded = None
-    from_chroma = store._dense(questions, 5, SearchFilters(), store.version)
-    assert store._exact_passages.loaded_version() is None
+    store.exact_passages._loaded = None
+    from_chroma = store.dense_hits(questions, 5, SearchFilters(), store.version)
+    assert store.exact_passages.loaded_version() is None
     assert [[rid for rid, _ in hits] for hits in exact] == [[rid for rid, _ in hits] for hits in from_chroma]
     for hits, chroma_hits in zip(exact, from_chroma, strict=True):
         assert [round(c, 4) for _, c in hits] == [round(c, 4) for _, c in chroma_hits]
@@ -166,11 +166,11 @@ def test_passages_are_searched_exactly_in_memory_unless_filtered_or_too_many(
 
     monkeypatch.setattr(store_module, "EXACT_MAX_PASSAGES", 10_000)
     filtered = SearchFilters(orgs=("CDC",))  # filtered: Chroma answers
-    assert store._dense(questions, 5, filtered, store.version) == [[], []]
-    assert store._exact_passages.loaded_version() is None
+    assert store.dense_hits(questions, 5, filtered, store.version) == [[], []]
+    assert store.exact_passages.loaded_version() is None
 
-    version = store._snapshot.version
+    version = store.version
     store.upsert_documents([titled("flu", "Flu and fever")])  # a commit: new vectors at a new version
-    assert store._snapshot.version != version
+    assert store.version != version
     assert store.search_sync("flu and fever", 1)[0].document_id == "flu"
-    assert store._exact_passages.loaded_version() == store._snapshot.version
+    assert store.exact_passages.loaded_version() == store.version

@@ -24,10 +24,10 @@ async def test_a_serving_app_warms_search_and_triage_before_its_first_request(  
     )
     connections = ScriptedConnections(default="ok")
     services = build_services(settings, embedder=embedder, store=fixture_store, connect=connections)
-    fixture_store._exact_passages._loaded = None  # as a fresh process has them: not read yet
+    fixture_store.exact_passages._loaded = None  # as a fresh process has them: not read yet
     with capture_logs() as logs:
         async with AsyncTestClient(create_app(settings, build=lambda _: services)) as client:
-            assert fixture_store._exact_passages.loaded_version() == fixture_store.version
+            assert fixture_store.exact_passages.loaded_version() == fixture_store.version
             assert WARM_UP_QUESTION in embedder.cached_texts
             assert services.audit.count() == 0  # not a request: nothing audited
             assert all(m.calls == 0 for m in connections.made.values())  # no model asked
