@@ -196,3 +196,19 @@ def test_the_staff_pages_get_the_principal_the_staff_rule_found(
         assert response.text == body
     else:
         assert response.json()["error"]["type"] == "permission_error"
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [({"Authorization": f"Bearer {CLIENT_KEY}"}, 415), ({}, 401)],
+)
+def test_the_json_api_router_refuses_a_body_not_json_after_its_access_rule(
+    tmp_path: Path, headers: dict[str, str], status: int
+) -> None:
+    """The 415 is the client router's before_request hook: it runs after the client rule (a caller
+    without a key learns nothing of the body rules) and before the body or any dependency is read."""
+    client = TestClient(create_app(settings_for(tmp_path)))  # no services: a passing request is a 503
+    for path in ("/v1/chat/completions", "/v1/verify", "/v1/retrieve", "/v1/responses"):
+        response = client.post(path, headers={**headers, "Content-Type": "text/plain"}, content=b"{}")
+        assert response.status_code == status, (path, response.text)
+    assert client.post("/v1/verify", headers=headers, json={}).status_code == (503 if status == 415 else 401)
