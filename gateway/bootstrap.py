@@ -163,6 +163,7 @@ def build_services(
     metrics.knowledge_quarantined.set(store.quarantined_count())
     models = build_models(settings, metrics, connect)
     verifier = build_verifier(settings, policy, embedder, models)
+    today = utc_today  # the one clock: the badger's and the pages'
     services = Services(
         settings=settings,
         policy=policy,
@@ -176,7 +177,8 @@ def build_services(
         metrics=metrics,
         audit=open_audit_store(settings),
         triager=build_triager(settings, policy, embedder),
-        badger=TierBadger(policy.tiers, utc_today),
+        badger=TierBadger(policy.tiers, today),
+        today=today,
         fetcher=build_fetcher(settings, policy),
         query_rewriter=build_query_rewriter(settings, models),
     )

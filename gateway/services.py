@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from gateway.audit import AuditStore
 from gateway.cleanup.rewriter import Rewriter
@@ -47,7 +47,9 @@ class Services:
     """The triage stage (``bootstrap.build_triager``: the exemplar banks encoded once, at start-up)."""
     badger: Badger
     """The badge stage (``trust.badge.TierBadger``: the tiers policy and the clock)."""
-    today: Callable[[], dt.date] = field(default=utc_today)
+    today: Callable[[], dt.date]
+    """The process's one clock (``utc_today``): the badger's and the pages' (``bootstrap`` hands both the
+    same one)."""
     fetcher: SafeFetcher | None = None
     """The process's SSRF-safe web fetcher (``bootstrap.build_fetcher``); shared so its cache is."""
     query_rewriter: QueryRewriter | None = None
