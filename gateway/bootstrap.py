@@ -23,6 +23,7 @@ from gateway.models.embedding import Embedder
 from gateway.models.pool import Connect
 from gateway.policies import Policy, load_configured_policy
 from gateway.resources import bundled
+from gateway.retrieval.retrieve import Retriever
 from gateway.services import Services, utc_today
 from gateway.settings import Settings
 from gateway.triage.semantic import SemanticTriage
@@ -30,6 +31,7 @@ from gateway.triage.triager import LayeredTriager, Triager
 from gateway.trust.badge import TierBadger
 from gateway.verification.cascade import build_verifier as build_verification_cascade
 from gateway.verification.verifier import Verifier
+from gateway.verification.verify import ClaimChecker
 
 log = structlog.get_logger("gateway.startup")
 
@@ -164,23 +166,32 @@ def build_services(
     models = build_models(settings, metrics, connect)
     verifier = build_verifier(settings, policy, embedder, models)
     today = utc_today  # the one clock: the badger's and the pages'
+    upstream = build_upstream(settings, embedder, models, policy.thresholds.retrieval.min_relevance)
+    rewriter = build_rewriter(settings, policy, embedder, verifier, models)
+    messages = Messages(settings.templates_dir or bundled("templates"), policy.context)
+    audit = open_audit_store(settings)
+    triager = build_triager(settings, policy, embedder)
+    fetcher = build_fetcher(settings, policy)
+    query_rewriter = build_query_rewriter(settings, models)
     services = Services(
         settings=settings,
         policy=policy,
         embedder=embedder,
         store=store,
         models=models,
-        upstream=build_upstream(settings, embedder, models, policy.thresholds.retrieval.min_relevance),
+        upstream=upstream,
         verifier=verifier,
-        rewriter=build_rewriter(settings, policy, embedder, verifier, models),
-        messages=Messages(settings.templates_dir or bundled("templates"), policy.context),
+        rewriter=rewriter,
+        messages=messages,
         metrics=metrics,
-        audit=open_audit_store(settings),
-        triager=build_triager(settings, policy, embedder),
+        audit=audit,
+        triager=triager,
+        retriever=Retriever(store, policy.thresholds.retrieval, query_rewriter),
+        checker=ClaimChecker(verifier),
         badger=TierBadger(policy.tiers, today),
         today=today,
-        fetcher=build_fetcher(settings, policy),
-        query_rewriter=build_query_rewriter(settings, models),
+        fetcher=fetcher,
+        query_rewriter=query_rewriter,
     )
     metrics.ready.set(1)
     log.info(

@@ -17,10 +17,12 @@ from gateway.metrics import GatewayMetrics
 from gateway.models.embedding import Embedder
 from gateway.models.pool import ModelPool
 from gateway.policies import Policy
+from gateway.retrieval.retrieve import Retriever
 from gateway.settings import Settings
 from gateway.triage.triager import Triager
 from gateway.trust.badge import Badger
 from gateway.verification.verifier import Verifier
+from gateway.verification.verify import ClaimChecker
 
 
 def utc_today() -> dt.date:
@@ -45,6 +47,10 @@ class Services:
     audit: AuditStore
     triager: Triager
     """The triage stage (``bootstrap.build_triager``: the exemplar banks encoded once, at start-up)."""
+    retriever: Retriever
+    """The retrieve stage (``store``, the retrieval policy and ``query_rewriter``, built at start-up)."""
+    checker: ClaimChecker
+    """The verify stage (``verifier``, built at start-up)."""
     badger: Badger
     """The badge stage (``trust.badge.TierBadger``: the tiers policy and the clock)."""
     today: Callable[[], dt.date]

@@ -67,14 +67,12 @@ from gateway.pipeline.record import CANCELLED, record, record_start
 from gateway.pipeline.result import PipelineResult, Timings
 from gateway.pipeline.stages import Stage, StageRunner, refusal_reason
 from gateway.pipeline.streamed import Bounds, Rewrites, next_part, split_streamed
-from gateway.retrieval.retrieve import retrieve
 from gateway.services import Services
 from gateway.tool_calls import ToolCallDelta
 from gateway.tools import passages as tools
 from gateway.triage import model_read as model_triage
 from gateway.triage.decision import answerable_request, deferred_questions
 from gateway.trust.badge import unbadged
-from gateway.verification.verify import verify
 from gateway.vocabulary import StageName
 
 log = structlog.get_logger("gateway.pipeline")
@@ -160,7 +158,6 @@ async def answer(
 
 async def _answer(run: _Run) -> PipelineResult:
     request, services, stage = run.request, run.services, run.stage
-    policy = services.policy
     try:
         triaged = await stage(Stage(StageName.TRIAGE, services.triager.run), request)  # built at start-up
         run.triage = tools.lift_for_tools(triaged, request, services)
@@ -169,9 +166,8 @@ async def _answer(run: _Run) -> PipelineResult:
             return await run.refuse(RefusalReason(run.triage.scope.value), run.triage.reason)
 
         question = " ".join(run.triage.answerable) or request.question
-        retrieval = await stage(
-            RETRIEVE, question, services.store, policy.thresholds.retrieval, services.query_rewriter
-        )
+        retrieve = Stage(StageName.RETRIEVE, services.retriever.run)  # built at start-up
+        retrieval = await stage(retrieve, question)
         run.passages, run.best_relevance = retrieval.passages, retrieval.best_relevance
         if (offered := tools.offered_passages(retrieval, request, services)) is None:
             return await run.refuse(RefusalReason.NO_RELEVANT_CONTEXT, "no vetted passage is relevant enough")
@@ -250,6 +246,7 @@ class _Run:
         services, settings = self.services, self.services.settings
         policy = services.policy.thresholds.cleanup
         cleaning = self.cleaning = Cleanup("", (), (), policy)
+        verify = Stage(StageName.VERIFY, services.checker.run)  # built at start-up
         rewrites = Rewrites(self, cleaning)
         sentences: list[DraftSentence] = []
         repeats: Counter[str] = Counter()
@@ -283,7 +280,7 @@ class _Run:
                         detail = "the draft contains a sentence that reads like an instruction to a model"
                         return self._stopped(RefusalReason.SAFETY_CRITICAL_FAILED, detail)
                     claims = [st for st in reply.statements if st.is_claim]
-                    verdicts = await self.stage(VERIFY, claims, self.passages, services.verifier)
+                    verdicts = await self.stage(verify, claims, self.passages)
                     self.verdicts += tuple(verdicts)
                     await self.stage(CLEANUP, self, rewrites, answer, reply.statements, verdicts)
                     await self.release(*cleaning.ready())  # outside the stage: its write-ahead is no check
@@ -485,10 +482,9 @@ class _Run:
         return result
 
 
-RETRIEVE = Stage(StageName.RETRIEVE, retrieve)
 DRAFT = Stage(StageName.DRAFT, next_part)
 SPLIT = Stage(StageName.SPLIT, split_streamed)
-VERIFY = Stage(StageName.VERIFY, verify)
 CLEANUP = Stage(StageName.CLEANUP, _Run.clean_sentence)
 RECORD = Stage(StageName.RECORD, record, failure=AuditError)
-"""The stages of a chat request, in order (``answer`` wires them)."""
+"""The stages of a chat request run by the pipeline itself, in order (``answer`` wires them; triage,
+retrieve, verify and badge are components of the services, built at start-up)."""

@@ -34,9 +34,11 @@ from gateway.errors import AuditError, DraftLimitExceeded, StageError, StoreErro
 from gateway.metrics import PIPELINE_STAGES, GatewayMetrics
 from gateway.pipeline.run import answer
 from gateway.pipeline.stages import REASON_BY_STAGE, Stage, refusal_reason
+from gateway.retrieval.retrieve import Retriever
 from gateway.services import Services
 from gateway.triage.triager import LayeredTriager, Triager
 from gateway.trust.badge import TierBadger
+from gateway.verification.verify import ClaimChecker
 from gateway.vocabulary import StageName
 from tests.support.waiting import until
 
@@ -113,7 +115,8 @@ def break_triage(services: Services, _: pytest.MonkeyPatch) -> None:
 
 
 def break_retrieve(services: Services, _: pytest.MonkeyPatch) -> None:
-    services.store = BrokenStore()  # type: ignore[assignment]
+    retrieval = services.policy.thresholds.retrieval
+    services.retriever = Retriever(BrokenStore(), retrieval, services.query_rewriter)  # type: ignore[arg-type]
 
 
 def break_draft(services: Services, _: pytest.MonkeyPatch) -> None:
@@ -129,7 +132,7 @@ def break_split(_: Services, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def break_verify(services: Services, _: pytest.MonkeyPatch) -> None:
-    services.verifier = BrokenVerifier()  # type: ignore[assignment]
+    services.checker = ClaimChecker(BrokenVerifier())
 
 
 def break_cleanup(_: Services, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -403,9 +406,10 @@ async def test_a_request_cancelled_during_triage_waits_for_its_provisional_row_t
 
 def test_refusal_reasons() -> None:
     assert set(REASON_BY_STAGE) <= set(PIPELINE_STAGES)
-    stages = [getattr(run_module, name) for name in ("RETRIEVE", "DRAFT", "SPLIT", "VERIFY", "CLEANUP")]
+    stages = [getattr(run_module, name) for name in ("DRAFT", "SPLIT")]
     names = [s.name for s in stages]
-    names = [StageName.TRIAGE, *names, StageName.BADGE, run_module.RECORD.name]  # components: services'
+    names = [StageName.TRIAGE, StageName.RETRIEVE, *names, StageName.VERIFY, run_module.CLEANUP.name]
+    names = [*names, StageName.BADGE, run_module.RECORD.name]  # the others: components of the services
     assert names == [*REASON_BY_STAGE, "record"]
     assert all(name in PIPELINE_STAGES for name in names)
 

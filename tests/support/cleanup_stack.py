@@ -21,6 +21,7 @@ from gateway.services import Services
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.cascade import CascadeVerifier
 from gateway.verification.local import LocalEntailmentVerifier
+from gateway.verification.verify import ClaimChecker
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
 
@@ -52,6 +53,7 @@ def pin_chat_verifier(services: Services) -> Services:
     anchoring = QuoteAnchoringVerifier(verification.quote_fuzzy_threshold, verification.quote_min_chars)
     local = LocalEntailmentVerifier(services.embedder, verification)
     services.verifier = CascadeVerifier(anchoring, local, None, verification)
+    services.checker = ClaimChecker(services.verifier)
     services.rewriter = build_rewriter(
         services.settings, services.policy, services.embedder, services.verifier, services.models
     )
