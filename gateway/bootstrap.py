@@ -5,6 +5,7 @@ from __future__ import annotations
 import structlog
 
 from gateway.audit import open_audit_store
+from gateway.claims.splitter import SentenceSplitter, Splitter
 from gateway.cleanup import SourceRewriter, UpstreamRewriter
 from gateway.cleanup.rewriter import NoRewriter, Rewriter
 from gateway.drafting.extractive import ExtractiveResponder
@@ -94,6 +95,12 @@ def build_rewriter(
     return SourceRewriter(
         verifier, cleanup, verification.quote_fuzzy_threshold, verification.quote_min_chars, first
     )
+
+
+def build_splitter(settings: Settings, policy: Policy) -> Splitter:
+    """The split stage: the reply's bounds from settings, the planted-instruction patterns from cleanup."""
+    planted = policy.thresholds.cleanup.planted_instruction
+    return SentenceSplitter(settings.max_repeated_sentences, settings.max_draft_statements, planted)
 
 
 def build_fetcher(settings: Settings, policy: Policy) -> SafeFetcher:
@@ -187,6 +194,7 @@ def build_services(
         audit=audit,
         triager=triager,
         retriever=Retriever(store, policy.thresholds.retrieval, query_rewriter),
+        splitter=build_splitter(settings, policy),
         checker=ClaimChecker(verifier),
         badger=TierBadger(policy.tiers, today),
         today=today,

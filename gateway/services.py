@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gateway.audit import AuditStore
+from gateway.claims.splitter import Splitter
 from gateway.cleanup.rewriter import Rewriter
 from gateway.drafting.upstream import Upstream
 from gateway.fetching.fetcher import SafeFetcher
@@ -49,6 +50,8 @@ class Services:
     """The triage stage (``bootstrap.build_triager``: the exemplar banks encoded once, at start-up)."""
     retriever: Retriever
     """The retrieve stage (``store``, the retrieval policy and ``query_rewriter``, built at start-up)."""
+    splitter: Splitter
+    """The split stage (``claims.splitter.SentenceSplitter``: the reply's bounds, built at start-up)."""
     checker: ClaimChecker
     """The verify stage (``verifier``, built at start-up)."""
     badger: Badger

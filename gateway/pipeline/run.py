@@ -35,7 +35,6 @@ import asyncio
 import datetime as dt
 import time
 import uuid
-from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, replace
@@ -44,6 +43,7 @@ from typing import Protocol
 import anyio
 import structlog
 
+from gateway.claims.splitter import DraftBounds
 from gateway.cleanup.stage import Cleanup, judge_claims
 from gateway.domain import (
     ChatRequest,
@@ -66,7 +66,7 @@ from gateway.pipeline.notes import reply_notes
 from gateway.pipeline.record import CANCELLED, record, record_start
 from gateway.pipeline.result import PipelineResult, Timings
 from gateway.pipeline.stages import Stage, StageRunner, refusal_reason
-from gateway.pipeline.streamed import Bounds, Rewrites, next_part, split_streamed
+from gateway.pipeline.streamed import Rewrites, next_part
 from gateway.services import Services
 from gateway.tool_calls import ToolCallDelta
 from gateway.tools import passages as tools
@@ -243,13 +243,14 @@ class _Run:
         outcome, or None when the model's urgency read raised the request to an emergency. A failing
         stage raises StageError (named, counted); what was released stays released (``finish``).
         """
-        services, settings = self.services, self.services.settings
+        services = self.services
         policy = services.policy.thresholds.cleanup
         cleaning = self.cleaning = Cleanup("", (), (), policy)
+        split = Stage(StageName.SPLIT, services.splitter.run)  # built at start-up
         verify = Stage(StageName.VERIFY, services.checker.run)  # built at start-up
+        bounds = DraftBounds()
         rewrites = Rewrites(self, cleaning)
         sentences: list[DraftSentence] = []
-        repeats: Counter[str] = Counter()
         answer = ""
         try:
             async with aclosing(services.upstream.stream(request, self.passages)) as parts:
@@ -272,9 +273,7 @@ class _Run:
                     offset = len(answer) + 1 if answer else 0
                     answer = f"{answer} {part.cited}" if answer else part.cited
                     first_index = self.statements[-1].sentence_index + 1 if self.statements else 0
-                    bounds = Bounds(repeats, len(self.statements), settings)
-                    planted = policy.planted_instruction
-                    reply = await self.stage(SPLIT, part, offset, first_index, bounds, planted)
+                    reply = await self.stage(split, part, offset, first_index, bounds)
                     self.statements += reply.statements
                     if reply.instruction:  # a sentence shown unverified reads like an instruction
                         detail = "the draft contains a sentence that reads like an instruction to a model"
@@ -483,8 +482,7 @@ class _Run:
 
 
 DRAFT = Stage(StageName.DRAFT, next_part)
-SPLIT = Stage(StageName.SPLIT, split_streamed)
 CLEANUP = Stage(StageName.CLEANUP, _Run.clean_sentence)
 RECORD = Stage(StageName.RECORD, record, failure=AuditError)
 """The stages of a chat request run by the pipeline itself, in order (``answer`` wires them; triage,
-retrieve, verify and badge are components of the services, built at start-up)."""
+retrieve, split, verify and badge are components of the services, built at start-up)."""

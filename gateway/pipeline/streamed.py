@@ -1,8 +1,6 @@
 """The streamed draft's steps, one sentence at a time (``run._Run.draft_and_check`` wires them).
 
 - ``next_part``: the next part of the upstream's stream (the draft stage);
-- ``split_streamed``: one sentence split into statements placed in the whole answer, bounded by the
-  draft's repeats and statement count (the split stage);
 - ``Rewrites``: the rewrites of the failing claims, at once to the source, or as model calls alongside
   the stream (bounded by the cap and the request's model deadline).
 """
@@ -11,20 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import Counter
-from collections.abc import AsyncGenerator, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import AsyncGenerator
 from typing import Protocol
 
 import anyio
 
-from gateway.claims.bounds import check_repeat_counts, check_statements, instruction_sentence, sentence_keys
-from gateway.claims.split import split
 from gateway.cleanup.stage import Cleanup
-from gateway.domain import ChatRequest, ClaimResult, Draft, DraftFormat, Span, Statement
-from gateway.drafting.contract import DraftPart, DraftSentence
+from gateway.domain import ChatRequest, ClaimResult
+from gateway.drafting.contract import DraftPart
 from gateway.services import Services
-from gateway.settings import Settings
 
 REWRITE_GRACE_SECONDS = 1.0
 """How long after the request's model deadline the rewrite phase is cut off even if a rewrite (or its
@@ -44,56 +37,10 @@ class RunState(Protocol):
     async def release(self, *pieces: str) -> None: ...
 
 
-@dataclass(frozen=True)
-class SplitReply:
-    """One streamed sentence split into statements (the split stage's output)."""
-
-    statements: tuple[Statement, ...]
-    instruction: bool
-    """A statement shown unverified (not a claim) reads like an instruction to a model or system."""
-
-
-def split_sentence(sentence: DraftSentence, offset: int, first_index: int) -> tuple[Statement, ...]:
-    """The statements of one streamed sentence, placed in the whole answer: spans shifted by ``offset``
-    (where its text starts in the answer), sentence indices counted on from ``first_index``."""
-    claim = sentence.claim
-    cited = sentence.cited
-    draft = Draft(cited, (claim,) if claim else (), DraftFormat.JSON_LINES, cited)
-    return tuple(
-        replace(
-            statement,
-            span=Span(statement.span.start + offset, statement.span.end + offset),
-            sentence_index=statement.sentence_index + first_index,
-        )
-        for statement in split(draft)
-    )
-
-
-async def split_streamed(
-    sentence: DraftSentence, offset: int, first_index: int, bounds: Bounds, planted: Sequence[str]
-) -> SplitReply:
-    """Split one streamed sentence, refusing (DraftLimitExceeded) a reply that repeats a sentence too
-    often or has too many statements."""
-    bounds.repeats.update(sentence_keys(sentence.cited))
-    check_repeat_counts(bounds.repeats, bounds.settings.max_repeated_sentences)
-    statements = split_sentence(sentence, offset, first_index)
-    check_statements(bounds.statements + len(statements), bounds.settings.max_draft_statements)
-    return SplitReply(statements, instruction_sentence(statements, planted))
-
-
 async def next_part(parts: AsyncGenerator[DraftPart, None], request: ChatRequest) -> DraftPart | None:
     """The next part of the draft (None at its end). ``request`` is the model call's request: it names
     the call on the stage's span (``gateway.telemetry``), one span per part."""
     return await anext(parts, None)
-
-
-@dataclass
-class Bounds:
-    """What the split stage checks a streamed sentence against (``bounds``): repeats and statements."""
-
-    repeats: Counter[str]
-    statements: int
-    settings: Settings
 
 
 class Rewrites:

@@ -18,6 +18,7 @@ import pytest
 import gateway.pipeline.record as record_module
 import gateway.pipeline.run as run_module
 from gateway.audit import AuditFilter
+from gateway.claims.splitter import SplitReply
 from gateway.domain import (
     ChatRequest,
     ClaimToCheck,
@@ -33,7 +34,7 @@ from gateway.drafting.contract import DraftPart
 from gateway.errors import AuditError, DraftLimitExceeded, StageError, StoreError
 from gateway.metrics import PIPELINE_STAGES, GatewayMetrics
 from gateway.pipeline.run import answer
-from gateway.pipeline.stages import REASON_BY_STAGE, Stage, refusal_reason
+from gateway.pipeline.stages import REASON_BY_STAGE, refusal_reason
 from gateway.retrieval.retrieve import Retriever
 from gateway.services import Services
 from gateway.triage.triager import LayeredTriager, Triager
@@ -123,12 +124,13 @@ def break_draft(services: Services, _: pytest.MonkeyPatch) -> None:
     services.upstream = BrokenUpstream()  # type: ignore[assignment]
 
 
-async def async_bug(*_: Any, **__: Any) -> Any:
-    raise RuntimeError(BUG)
+class BrokenSplitter:
+    async def run(self, *_: Any) -> SplitReply:
+        raise RuntimeError(BUG)
 
 
-def break_split(_: Services, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(run_module, "SPLIT", Stage("split", async_bug))
+def break_split(services: Services, _: pytest.MonkeyPatch) -> None:
+    services.splitter = BrokenSplitter()
 
 
 def break_verify(services: Services, _: pytest.MonkeyPatch) -> None:
@@ -406,9 +408,8 @@ async def test_a_request_cancelled_during_triage_waits_for_its_provisional_row_t
 
 def test_refusal_reasons() -> None:
     assert set(REASON_BY_STAGE) <= set(PIPELINE_STAGES)
-    stages = [getattr(run_module, name) for name in ("DRAFT", "SPLIT")]
-    names = [s.name for s in stages]
-    names = [StageName.TRIAGE, StageName.RETRIEVE, *names, StageName.VERIFY, run_module.CLEANUP.name]
+    names = [StageName.TRIAGE, StageName.RETRIEVE, run_module.DRAFT.name, StageName.SPLIT, StageName.VERIFY]
+    names = [*names, run_module.CLEANUP.name]
     names = [*names, StageName.BADGE, run_module.RECORD.name]  # the others: components of the services
     assert names == [*REASON_BY_STAGE, "record"]
     assert all(name in PIPELINE_STAGES for name in names)
