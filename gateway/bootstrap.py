@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import structlog
 
-from gateway.audit import open_audit_store
+from gateway.audit import AuditStore, open_audit_store
+from gateway.audit.trail import AuditTrail
 from gateway.claims.splitter import SentenceSplitter, Splitter
 from gateway.cleanup import SourceRewriter, UpstreamRewriter
 from gateway.cleanup.rewriter import NoRewriter, Rewriter
@@ -103,6 +104,28 @@ def build_splitter(settings: Settings, policy: Policy) -> Splitter:
     return SentenceSplitter(settings.max_repeated_sentences, settings.max_draft_statements, planted)
 
 
+def build_trail(
+    settings: Settings,
+    policy: Policy,
+    audit: AuditStore,
+    metrics: GatewayMetrics,
+    upstream: Upstream,
+    verifier: Verifier,
+) -> AuditTrail:
+    """The record side of a request: the audit store and metrics, and what every record names."""
+    return AuditTrail(
+        store=audit,
+        metrics=metrics,
+        policy_dir=settings.policy_dir or bundled("policies"),
+        context=policy.context.name,
+        tier_ids=tuple(t.id for t in policy.tiers.tiers),
+        upstream=upstream.name,
+        verifier=verifier.name,
+        keep_identifiers=settings.store_patient_identifiers,
+        log_patient_text=settings.log_patient_text,
+    )
+
+
 def build_fetcher(settings: Settings, policy: Policy) -> SafeFetcher:
     """The one web fetcher of the process (its page cache is shared by every request)."""
     return SafeFetcher.from_policy(policy.thresholds.verification, settings)
@@ -197,6 +220,7 @@ def build_services(
         splitter=build_splitter(settings, policy),
         checker=ClaimChecker(verifier),
         badger=TierBadger(policy.tiers, today),
+        trail=build_trail(settings, policy, audit, metrics, upstream, verifier),
         today=today,
         fetcher=fetcher,
         query_rewriter=query_rewriter,

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gateway.audit import AuditStore
+from gateway.audit.trail import AuditTrail
 from gateway.claims.splitter import Splitter
 from gateway.cleanup.rewriter import Rewriter
 from gateway.drafting.upstream import Upstream
@@ -56,6 +57,8 @@ class Services:
     """The verify stage (``verifier``, built at start-up)."""
     badger: Badger
     """The badge stage (``trust.badge.TierBadger``: the tiers policy and the clock)."""
+    trail: AuditTrail
+    """The record side of a request: ``audit`` and ``metrics`` with what each record names."""
     today: Callable[[], dt.date]
     """The process's one clock (``utc_today``): the badger's and the pages' (``bootstrap`` hands both the
     same one)."""

@@ -113,7 +113,7 @@ async def open_request(
 ) -> OpenedRequest:
     """Write the request's provisional audit row; AuditError (counted) when the store cannot be written."""
     opened = new_opened(request_id)
-    await record_start(opened.request_id, opened.created_at, request, services)
+    await record_start(opened.request_id, opened.created_at, request, services.trail)
     return opened
 
 
@@ -143,7 +143,7 @@ async def answer(
     if opened is None:
         opened = new_opened(request_id)
         provisional = asyncio.ensure_future(
-            record_start(opened.request_id, opened.created_at, request, services)
+            record_start(opened.request_id, opened.created_at, request, services.trail)
         )
     run = _Run(request, services, opened, sink, provisional, delivery)
     try:
@@ -477,7 +477,8 @@ class _Run:
             tool_calls_returned=self.tools.returned,
         )
         tools.count_tool_calls(result, self.services.metrics)
-        await self.stage(RECORD, result, self.services, blocking=blocking, delivering=delivering)
+        trail = self.services.trail
+        await self.stage(RECORD, result, trail, blocking=blocking, delivering=delivering)
         return result
 
 

@@ -7,6 +7,7 @@ app on one registry (scripted models, no network but loopback) and has no exempt
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -429,7 +430,7 @@ async def test_audit_failure_is_counted_as_an_error_and_raised(services) -> None
             return None
 
     services.upstream = ScriptedDrafts(supported_reply())
-    services.audit = FailingAudit()
+    services.trail = dataclasses.replace(services.trail, store=FailingAudit())
     with pytest.raises(AuditError, match="disk full"):
         await answer(ask(), services)
     m = services.metrics
