@@ -8,6 +8,7 @@ from gateway.audit import AuditStore, open_audit_store
 from gateway.audit.trail import AuditTrail
 from gateway.claims.splitter import SentenceSplitter, Splitter
 from gateway.cleanup import SourceRewriter, UpstreamRewriter
+from gateway.cleanup.cleaner import SentenceCleaner
 from gateway.cleanup.rewriter import NoRewriter, Rewriter
 from gateway.drafting.extractive import ExtractiveResponder
 from gateway.drafting.model_upstream import ModelUpstream
@@ -126,6 +127,17 @@ def build_trail(
     )
 
 
+def build_cleaner(
+    settings: Settings, policy: Policy, rewriter: Rewriter, metrics: GatewayMetrics
+) -> SentenceCleaner:
+    """The cleanup stage: ``rewriter`` (``build_rewriter``) within the request's cap on model rewrites and
+    its model deadline."""
+    cleanup = policy.thresholds.cleanup
+    return SentenceCleaner(
+        rewriter, cleanup, metrics, settings.max_rewrites_per_request, settings.upstream_deadline
+    )
+
+
 def build_fetcher(settings: Settings, policy: Policy) -> SafeFetcher:
     """The one web fetcher of the process (its page cache is shared by every request)."""
     return SafeFetcher.from_policy(policy.thresholds.verification, settings)
@@ -211,7 +223,6 @@ def build_services(
         models=models,
         upstream=upstream,
         verifier=verifier,
-        rewriter=rewriter,
         messages=messages,
         metrics=metrics,
         audit=audit,
@@ -219,6 +230,7 @@ def build_services(
         retriever=Retriever(store, policy.thresholds.retrieval, query_rewriter),
         splitter=build_splitter(settings, policy),
         checker=ClaimChecker(verifier),
+        cleaner=build_cleaner(settings, policy, rewriter, metrics),
         badger=TierBadger(policy.tiers, today),
         trail=build_trail(settings, policy, audit, metrics, upstream, verifier),
         today=today,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from gateway.audit import AuditStore
 from gateway.audit.trail import AuditTrail
 from gateway.claims.splitter import Splitter
-from gateway.cleanup.rewriter import Rewriter
+from gateway.cleanup.cleaner import SentenceCleaner
 from gateway.drafting.upstream import Upstream
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.rewrite import QueryRewriter
@@ -43,7 +43,6 @@ class Services:
     models come from it; closing it closes every model client once."""
     upstream: Upstream
     verifier: Verifier
-    rewriter: Rewriter
     messages: Messages
     metrics: GatewayMetrics
     audit: AuditStore
@@ -55,6 +54,8 @@ class Services:
     """The split stage (``claims.splitter.SentenceSplitter``: the reply's bounds, built at start-up)."""
     checker: ClaimChecker
     """The verify stage (``verifier``, built at start-up)."""
+    cleaner: SentenceCleaner
+    """The cleanup stage (``bootstrap.build_cleaner``: the rewriter, the cleanup policy, the rewrite cap)."""
     badger: Badger
     """The badge stage (``trust.badge.TierBadger``: the tiers policy and the clock)."""
     trail: AuditTrail

@@ -35,19 +35,18 @@ import asyncio
 import datetime as dt
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol
 
 import anyio
 import structlog
 
 from gateway.claims.splitter import DraftBounds
-from gateway.cleanup.stage import Cleanup, judge_claims
+from gateway.cleanup.stage import Cleanup
 from gateway.domain import (
     ChatRequest,
-    ClaimResult,
     Draft,
     Outcome,
     Passage,
@@ -66,7 +65,7 @@ from gateway.pipeline.notes import reply_notes
 from gateway.pipeline.record import CANCELLED, record, record_start
 from gateway.pipeline.result import PipelineResult, Timings
 from gateway.pipeline.stages import Stage, StageRunner, refusal_reason
-from gateway.pipeline.streamed import Rewrites, next_part
+from gateway.pipeline.streamed import next_part
 from gateway.services import Services
 from gateway.tool_calls import ToolCallDelta
 from gateway.tools import passages as tools
@@ -243,13 +242,20 @@ class _Run:
         outcome, or None when the model's urgency read raised the request to an emergency. A failing
         stage raises StageError (named, counted); what was released stays released (``finish``).
         """
-        services = self.services
-        policy = services.policy.thresholds.cleanup
-        cleaning = self.cleaning = Cleanup("", (), (), policy)
-        split = Stage(StageName.SPLIT, services.splitter.run)  # built at start-up
-        verify = Stage(StageName.VERIFY, services.checker.run)  # built at start-up
+        services, cleaner = self.services, self.services.cleaner
+        split = Stage(StageName.SPLIT, services.splitter.run)  # the components: built at start-up
+        verify = Stage(StageName.VERIFY, services.checker.run)
+        clean = Stage(StageName.CLEANUP, cleaner.run)
         bounds = DraftBounds()
-        rewrites = Rewrites(self, cleaning)
+        cleanup = cleaner.start(
+            self.request,
+            self.request_id,
+            self.passages,
+            self.release,
+            self.tools.attributed,
+            self.model_started,
+        )
+        cleaning = self.cleaning = cleanup.cleaning
         sentences: list[DraftSentence] = []
         answer = ""
         try:
@@ -281,61 +287,23 @@ class _Run:
                     claims = [st for st in reply.statements if st.is_claim]
                     verdicts = await self.stage(verify, claims, self.passages)
                     self.verdicts += tuple(verdicts)
-                    await self.stage(CLEANUP, self, rewrites, answer, reply.statements, verdicts)
+                    await self.stage(clean, cleanup, answer, reply.statements, verdicts)
                     await self.release(*cleaning.ready())  # outside the stage: its write-ahead is no check
                     stop = cleaning.stop_reason()
                     if stop is not None:
                         return self._stopped(*stop)
-            await rewrites.finish()
+            await cleaner.finish(cleanup)
             cleaning.removals_refuse = not self.tools  # a reply that calls tools: failing claims removed
             await self.release(*cleaning.ready())
             stop = cleaning.stop_reason()
             return self._stopped(*stop) if stop is not None else cleaning.outcome()
         finally:
-            rewrites.cancel()
-
-    async def clean_sentence(
-        self, rewrites: Rewrites, answer: str, statements: Sequence[Statement], verdicts: Sequence[Verdict]
-    ) -> None:
-        """The cleanup stage of one sentence: judge its claims and rewrite the failing ones (the caller
-        releases what is final)."""
-        policy = self.services.policy.thresholds.cleanup
-        judged = self.tools.attributed(judge_claims(statements, verdicts, self.passages, policy))
-        assert self.cleaning is not None
-        for index in self.cleaning.extend(answer, statements, judged):
-            await rewrites.start(index)
-        rewrites.harvest()
+            cleaner.cancel(cleanup)
 
     def _stopped(self, reason: RefusalReason, detail: str) -> Outcome:
         """The answer refused from here on (``finish`` ends it with a note when sentences were released)."""
         claims = tuple(self.cleaning.results) if self.cleaning is not None else ()
         return Outcome("", self.statements, claims, True, reason, detail)
-
-    def skip_rewrite(self, cleaning: Cleanup, index: int, why: str, reason: str) -> None:
-        failed = cleaning.results[index]
-        cleaning.resolve(index, replace(failed, reason=f"{reason}; {failed.reason}"))
-        self.services.metrics.rewrites_skipped.labels(reason=why).inc()
-
-    async def rewrite_claim(self, failed: ClaimResult, capped: str | None = None) -> ClaimResult:
-        """One claim's rewrite (without a model call when ``capped`` says why). A crash removes that
-        claim (counted, logged), never the stream's integrity."""
-        try:
-            result = await self.services.rewriter.rewrite(
-                failed, self.passages, self.request, use_model=capped is None
-            )
-        except Exception as err:
-            self.services.metrics.stage_errors.labels(stage=StageName.REWRITE).inc()
-            log.error("rewrite_failed", request_id=self.request_id, error=type(err).__name__)
-            reason = f"the rewrite failed ({type(err).__name__}); {failed.reason}"
-            return ClaimResult(
-                failed.statement,
-                failed.verdict,
-                failed.outcome,
-                None,
-                reason=reason,
-                safety_critical=failed.safety_critical,
-            )
-        return replace(result, reason=f"{capped}; {result.reason}") if capped else result
 
     async def release(self, *pieces: str) -> None:
         """Hand verified sentences to the sink; the first stamps the time to the first verified token.
@@ -483,7 +451,6 @@ class _Run:
 
 
 DRAFT = Stage(StageName.DRAFT, next_part)
-CLEANUP = Stage(StageName.CLEANUP, _Run.clean_sentence)
 RECORD = Stage(StageName.RECORD, record, failure=AuditError)
 """The stages of a chat request run by the pipeline itself, in order (``answer`` wires them; triage,
-retrieve, split, verify and badge are components of the services, built at start-up)."""
+retrieve, split, verify, cleanup and badge are components of the services, built at start-up)."""

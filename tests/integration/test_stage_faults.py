@@ -19,6 +19,7 @@ import gateway.pipeline.record as record_module
 import gateway.pipeline.run as run_module
 from gateway.audit import AuditFilter
 from gateway.claims.splitter import SplitReply
+from gateway.cleanup.cleaner import SentenceCleaner
 from gateway.domain import (
     ChatRequest,
     ClaimToCheck,
@@ -137,8 +138,14 @@ def break_verify(services: Services, _: pytest.MonkeyPatch) -> None:
     services.checker = ClaimChecker(BrokenVerifier())
 
 
-def break_cleanup(_: Services, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(run_module, "judge_claims", bug)
+class BrokenCleaner(SentenceCleaner):
+    async def run(self, *_: Any) -> None:
+        raise RuntimeError(BUG)
+
+
+def break_cleanup(services: Services, _: pytest.MonkeyPatch) -> None:
+    c = services.cleaner
+    services.cleaner = BrokenCleaner(c.rewriter, c.policy, c.metrics, c.max_rewrites, c.deadline)
 
 
 def break_badge(services: Services, _: pytest.MonkeyPatch) -> None:
@@ -409,8 +416,7 @@ async def test_a_request_cancelled_during_triage_waits_for_its_provisional_row_t
 def test_refusal_reasons() -> None:
     assert set(REASON_BY_STAGE) <= set(PIPELINE_STAGES)
     names = [StageName.TRIAGE, StageName.RETRIEVE, run_module.DRAFT.name, StageName.SPLIT, StageName.VERIFY]
-    names = [*names, run_module.CLEANUP.name]
-    names = [*names, StageName.BADGE, run_module.RECORD.name]  # the others: components of the services
+    names = [*names, StageName.CLEANUP, StageName.BADGE, run_module.RECORD.name]  # the others: components
     assert names == [*REASON_BY_STAGE, "record"]
     assert all(name in PIPELINE_STAGES for name in names)
 

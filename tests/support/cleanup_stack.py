@@ -8,6 +8,7 @@ that quotes the right sentence.)
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -16,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from gateway.bootstrap import build_rewriter
+from gateway.bootstrap import build_cleaner, build_rewriter
 from gateway.services import Services
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.cascade import CascadeVerifier
@@ -54,7 +55,9 @@ def pin_chat_verifier(services: Services) -> Services:
     local = LocalEntailmentVerifier(services.embedder, verification)
     services.verifier = CascadeVerifier(anchoring, local, None, verification)
     services.checker = ClaimChecker(services.verifier)
-    services.rewriter = build_rewriter(
+    rewriter = build_rewriter(
         services.settings, services.policy, services.embedder, services.verifier, services.models
     )
+    services.cleaner = build_cleaner(services.settings, services.policy, rewriter, services.metrics)
+    services.trail = dataclasses.replace(services.trail, verifier=services.verifier.name)
     return services
