@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import structlog
 
-from gateway.audit import open_audit_store
+from gateway.audit import AuditStore, open_audit_store
+from gateway.audit.trail import AuditTrail
+from gateway.claims.splitter import SentenceSplitter, Splitter
 from gateway.cleanup import SourceRewriter, UpstreamRewriter
+from gateway.cleanup.cleaner import SentenceCleaner
 from gateway.cleanup.rewriter import NoRewriter, Rewriter
 from gateway.drafting.extractive import ExtractiveResponder
 from gateway.drafting.model_upstream import ModelUpstream
@@ -23,6 +26,7 @@ from gateway.models.embedding import Embedder
 from gateway.models.pool import Connect
 from gateway.policies import Policy, load_configured_policy
 from gateway.resources import bundled
+from gateway.retrieval.retrieve import Retriever
 from gateway.services import Services, utc_today
 from gateway.settings import Settings
 from gateway.triage.semantic import SemanticTriage
@@ -30,6 +34,7 @@ from gateway.triage.triager import LayeredTriager, Triager
 from gateway.trust.badge import TierBadger
 from gateway.verification.cascade import build_verifier as build_verification_cascade
 from gateway.verification.verifier import Verifier
+from gateway.verification.verify import ClaimChecker
 
 log = structlog.get_logger("gateway.startup")
 
@@ -91,6 +96,45 @@ def build_rewriter(
         first = UpstreamRewriter(models.model(Endpoint.upstream(settings), "rewrite"), verifier, cleanup)
     return SourceRewriter(
         verifier, cleanup, verification.quote_fuzzy_threshold, verification.quote_min_chars, first
+    )
+
+
+def build_splitter(settings: Settings, policy: Policy) -> Splitter:
+    """The split stage: the reply's bounds from settings, the planted-instruction patterns from cleanup."""
+    planted = policy.thresholds.cleanup.planted_instruction
+    return SentenceSplitter(settings.max_repeated_sentences, settings.max_draft_statements, planted)
+
+
+def build_trail(
+    settings: Settings,
+    policy: Policy,
+    audit: AuditStore,
+    metrics: GatewayMetrics,
+    upstream: Upstream,
+    verifier: Verifier,
+) -> AuditTrail:
+    """The record side of a request: the audit store and metrics, and what every record names."""
+    return AuditTrail(
+        store=audit,
+        metrics=metrics,
+        policy_dir=settings.policy_dir or bundled("policies"),
+        context=policy.context.name,
+        tier_ids=tuple(t.id for t in policy.tiers.tiers),
+        upstream=upstream.name,
+        verifier=verifier.name,
+        keep_identifiers=settings.store_patient_identifiers,
+        log_patient_text=settings.log_patient_text,
+    )
+
+
+def build_cleaner(
+    settings: Settings, policy: Policy, rewriter: Rewriter, metrics: GatewayMetrics
+) -> SentenceCleaner:
+    """The cleanup stage: ``rewriter`` (``build_rewriter``) within the request's cap on model rewrites and
+    its model deadline."""
+    cleanup = policy.thresholds.cleanup
+    return SentenceCleaner(
+        rewriter, cleanup, metrics, settings.max_rewrites_per_request, settings.upstream_deadline
     )
 
 
@@ -163,22 +207,35 @@ def build_services(
     metrics.knowledge_quarantined.set(store.quarantined_count())
     models = build_models(settings, metrics, connect)
     verifier = build_verifier(settings, policy, embedder, models)
+    today = utc_today  # the one clock: the badger's and the pages'
+    upstream = build_upstream(settings, embedder, models, policy.thresholds.retrieval.min_relevance)
+    rewriter = build_rewriter(settings, policy, embedder, verifier, models)
+    messages = Messages(settings.templates_dir or bundled("templates"), policy.context)
+    audit = open_audit_store(settings)
+    triager = build_triager(settings, policy, embedder)
+    fetcher = build_fetcher(settings, policy)
+    query_rewriter = build_query_rewriter(settings, models)
     services = Services(
         settings=settings,
         policy=policy,
         embedder=embedder,
         store=store,
         models=models,
-        upstream=build_upstream(settings, embedder, models, policy.thresholds.retrieval.min_relevance),
+        upstream=upstream,
         verifier=verifier,
-        rewriter=build_rewriter(settings, policy, embedder, verifier, models),
-        messages=Messages(settings.templates_dir or bundled("templates"), policy.context),
+        messages=messages,
         metrics=metrics,
-        audit=open_audit_store(settings),
-        triager=build_triager(settings, policy, embedder),
-        badger=TierBadger(policy.tiers, utc_today),
-        fetcher=build_fetcher(settings, policy),
-        query_rewriter=build_query_rewriter(settings, models),
+        audit=audit,
+        triager=triager,
+        retriever=Retriever(store, policy.thresholds.retrieval, query_rewriter),
+        splitter=build_splitter(settings, policy),
+        checker=ClaimChecker(verifier),
+        cleaner=build_cleaner(settings, policy, rewriter, metrics),
+        badger=TierBadger(policy.tiers, today),
+        trail=build_trail(settings, policy, audit, metrics, upstream, verifier),
+        today=today,
+        fetcher=fetcher,
+        query_rewriter=query_rewriter,
     )
     metrics.ready.set(1)
     log.info(

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from gateway.audit import AuditStore
-from gateway.cleanup.rewriter import Rewriter
+from gateway.audit.trail import AuditTrail
+from gateway.claims.splitter import Splitter
+from gateway.cleanup.cleaner import SentenceCleaner
 from gateway.drafting.upstream import Upstream
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.rewrite import QueryRewriter
@@ -17,10 +19,12 @@ from gateway.metrics import GatewayMetrics
 from gateway.models.embedding import Embedder
 from gateway.models.pool import ModelPool
 from gateway.policies import Policy
+from gateway.retrieval.retrieve import Retriever
 from gateway.settings import Settings
 from gateway.triage.triager import Triager
 from gateway.trust.badge import Badger
 from gateway.verification.verifier import Verifier
+from gateway.verification.verify import ClaimChecker
 
 
 def utc_today() -> dt.date:
@@ -39,15 +43,26 @@ class Services:
     models come from it; closing it closes every model client once."""
     upstream: Upstream
     verifier: Verifier
-    rewriter: Rewriter
     messages: Messages
     metrics: GatewayMetrics
     audit: AuditStore
     triager: Triager
     """The triage stage (``bootstrap.build_triager``: the exemplar banks encoded once, at start-up)."""
+    retriever: Retriever
+    """The retrieve stage (``store``, the retrieval policy and ``query_rewriter``, built at start-up)."""
+    splitter: Splitter
+    """The split stage (``claims.splitter.SentenceSplitter``: the reply's bounds, built at start-up)."""
+    checker: ClaimChecker
+    """The verify stage (``verifier``, built at start-up)."""
+    cleaner: SentenceCleaner
+    """The cleanup stage (``bootstrap.build_cleaner``: the rewriter, the cleanup policy, the rewrite cap)."""
     badger: Badger
     """The badge stage (``trust.badge.TierBadger``: the tiers policy and the clock)."""
-    today: Callable[[], dt.date] = field(default=utc_today)
+    trail: AuditTrail
+    """The record side of a request: ``audit`` and ``metrics`` with what each record names."""
+    today: Callable[[], dt.date]
+    """The process's one clock (``utc_today``): the badger's and the pages' (``bootstrap`` hands both the
+    same one)."""
     fetcher: SafeFetcher | None = None
     """The process's SSRF-safe web fetcher (``bootstrap.build_fetcher``); shared so its cache is."""
     query_rewriter: QueryRewriter | None = None

@@ -34,6 +34,7 @@ import msgspec
 import structlog
 
 from gateway.audit.record import DELIVERING, encode_record, scrub
+from gateway.audit.trail import AuditTrail
 from gateway.domain import ChatRequest
 from gateway.errors import AuditError
 from gateway.pipeline.record import CLIENT_DISCONNECTED, LOG_EVENT, provisional_record, record
@@ -64,14 +65,14 @@ class Delivery:
     """
 
     def __init__(
-        self, request_id: str, created_at: dt.datetime, request: ChatRequest, services: Services
+        self, request_id: str, created_at: dt.datetime, request: ChatRequest, trail: AuditTrail
     ) -> None:
-        self.services = services
+        self.trail = trail
         self.request_id = request_id
         self.handed = ""
         self.committed = ""
         """The text the row held at its last write-ahead."""
-        self._row, self._record = provisional_record(request_id, created_at, request, services)
+        self._row, self._record = provisional_record(request_id, created_at, request, trail)
 
     async def ahead(self, text: str) -> None:
         """Commit the row holding ``text`` (all that will have been sent) before the last piece of it
@@ -79,7 +80,7 @@ class Delivery:
         row = {**self._row, "outcome": DELIVERING, "answer": scrub(text)}
         record = msgspec.structs.replace(self._record, status=DELIVERING, sent=text)
         try:
-            await self.services.audit.write(row, encode_record(record))
+            await self.trail.store.write(row, encode_record(record))
         except Exception as err:
             self._failed(err)
             if isinstance(err, AuditError):
@@ -88,7 +89,7 @@ class Delivery:
         self.committed = text
 
     def _failed(self, err: Exception) -> None:
-        metrics = self.services.metrics
+        metrics = self.trail.metrics
         metrics.audit_errors.labels(operation="deliver").inc()
         metrics.requests.labels(outcome="error").inc()
         metrics.stage_errors.labels(stage=StageName.RECORD).inc()
@@ -107,7 +108,7 @@ class Delivery:
         """The final chunk and ``[DONE]`` were written: the final outcome, counted and logged. A failure
         is counted and logged by ``record``; the row then stays ``delivering`` (not confirmed)."""
         try:
-            await record(result, self.services)
+            await record(result, self.trail)
         except AuditError:
             return
 
@@ -118,7 +119,7 @@ class Delivery:
         outcome = result.outcome.with_answer(self.handed)  # the answer as far as it was handed over
         stopped = replace(result, interruption=CLIENT_DISCONNECTED, sent=self.handed, outcome=outcome)
         try:
-            await record(stopped, self.services, blocking=True)
+            await record(stopped, self.trail, blocking=True)
         except AuditError:
             return
 
@@ -137,7 +138,7 @@ async def stream_answer(
     client went away) records ``client_disconnected``: mid-answer by cancelling the run, which records
     itself; after the result, here. Both are shielded from the cancellation.
     """
-    delivery = Delivery(opened.request_id, opened.created_at, request, services)
+    delivery = Delivery(opened.request_id, opened.created_at, request, services.trail)
     queue: asyncio.Queue[StreamItem | Exception] = asyncio.Queue()
     produced: list[PipelineResult] = []
 

@@ -18,7 +18,7 @@ stops the stream there: nothing leaves that its row does not hold.
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 import structlog
@@ -43,6 +43,7 @@ from gateway.audit.record import (
     encode_record,
     scrub,
 )
+from gateway.audit.trail import AuditTrail
 from gateway.domain import ChatRequest, ClaimOutcome, ClaimResult, RefusalReason, VerificationStatus
 from gateway.errors import AuditError, StageError, UpstreamError
 from gateway.logs import PATIENT_TEXT_OPT_IN
@@ -56,12 +57,8 @@ from gateway.metrics import (
     tier_label,
 )
 from gateway.pipeline.result import PipelineResult
-from gateway.resources import bundled
 from gateway.telemetry.ids import current_trace_id
 from gateway.vocabulary import StageName, VerdictCheck, VerifierMethod
-
-if TYPE_CHECKING:
-    from gateway.services import Services
 
 log = structlog.get_logger("gateway.request")
 
@@ -89,9 +86,9 @@ def request_outcome(result: PipelineResult) -> str:
     return "answered"
 
 
-def _count_metrics(result: PipelineResult, services: Services) -> None:
+def _count_metrics(result: PipelineResult, trail: AuditTrail) -> None:
     """Count one request. Every label value is bounded (see ``gateway.metrics``)."""
-    m = services.metrics
+    m = trail.metrics
     outcome = result.outcome
     m.requests.labels(outcome=request_outcome(result)).inc()
     triage = result.triage
@@ -121,12 +118,12 @@ def _count_metrics(result: PipelineResult, services: Services) -> None:
         status, cleaned = claim_labels(claim)
         m.claim_results.labels(status=status, outcome=cleaned).inc()
     if not outcome.refused:
-        tier_ids = [t.id for t in services.policy.tiers.tiers]
+        tier_ids = list(trail.tier_ids)
         for report in result.report.claims:
             if report.outcome is not ClaimOutcome.REMOVED and report.badges:
                 # badges are ordered evidence first, then by trust: the first is the supporting source
                 m.supported_by_tier.labels(tier=tier_label(report.badges[0].tier, tier_ids)).inc()
-    _observe_timings(result, services)
+    _observe_timings(result, trail)
 
 
 def claim_labels(claim: ClaimResult) -> tuple[str, str]:
@@ -157,8 +154,8 @@ def claim_labels(claim: ClaimResult) -> tuple[str, str]:
     )
 
 
-def _observe_timings(result: PipelineResult, services: Services) -> None:
-    m = services.metrics
+def _observe_timings(result: PipelineResult, trail: AuditTrail) -> None:
+    m = trail.metrics
     timings = result.timings
     m.request_latency.observe(timings.total)
     m.added_latency.observe(timings.added)
@@ -198,10 +195,10 @@ def _row(result: PipelineResult) -> dict[str, Any]:
     }
 
 
-def audit_record(result: PipelineResult, services: Services) -> tuple[dict[str, Any], AuditRecord]:
+def audit_record(result: PipelineResult, trail: AuditTrail) -> tuple[dict[str, Any], AuditRecord]:
     """The row's summary columns and the completed record (``gateway.audit.record``)."""
     request = result.request
-    keep_identifiers = services.settings.store_patient_identifiers
+    keep_identifiers = trail.keep_identifiers
     timings = result.timings
     record = AuditRecord(
         request_id=result.request_id,
@@ -229,12 +226,12 @@ def audit_record(result: PipelineResult, services: Services) -> tuple[dict[str, 
         error=_error_record(result.error),
         interruption=result.interruption,
         sent=result.sent,
-        upstream=services.upstream.name,
-        verifier=services.verifier.name,
-        context=services.policy.context.name,
+        upstream=trail.upstream,
+        verifier=trail.verifier,
+        context=trail.context,
         provenance=RecordProvenance(
             gateway_version=gateway_version(),
-            policy_hash=policy_hash(services.settings.policy_dir or bundled("policies")),
+            policy_hash=policy_hash(trail.policy_dir),
             passages=tuple(
                 PassageVersion(id=p.id, document_id=p.document_id, version=passage_version(p.text))
                 for p in result.passages
@@ -256,10 +253,10 @@ def _error_record(error: StageError | None) -> ErrorRecord | None:
 
 
 def provisional_record(
-    request_id: str, created_at: dt.datetime, request: ChatRequest, services: Services
+    request_id: str, created_at: dt.datetime, request: ChatRequest, trail: AuditTrail
 ) -> tuple[dict[str, Any], AuditRecord]:
     """The row written when a request starts: enough to find it if it never completes."""
-    keep_identifiers = services.settings.store_patient_identifiers
+    keep_identifiers = trail.keep_identifiers
     row = {
         "id": request_id,
         "created_at": created_at.isoformat(),
@@ -289,16 +286,16 @@ def provisional_record(
 
 
 async def record_start(
-    request_id: str, created_at: dt.datetime, request: ChatRequest, services: Services
+    request_id: str, created_at: dt.datetime, request: ChatRequest, trail: AuditTrail
 ) -> None:
     """Write the provisional row. AuditError (counted, logged) when it fails: refuse, send nothing."""
-    row, provisional = provisional_record(request_id, created_at, request, services)
+    row, provisional = provisional_record(request_id, created_at, request, trail)
     try:
-        await services.audit.write(row, encode_record(provisional))
+        await trail.store.write(row, encode_record(provisional))
     except Exception as err:
-        services.metrics.audit_errors.labels(operation="begin").inc()
-        services.metrics.requests.labels(outcome="error").inc()
-        services.metrics.stage_errors.labels(stage=StageName.RECORD).inc()
+        trail.metrics.audit_errors.labels(operation="begin").inc()
+        trail.metrics.requests.labels(outcome="error").inc()
+        trail.metrics.stage_errors.labels(stage=StageName.RECORD).inc()
         log.error(
             LOG_EVENT,
             request_id=request_id,
@@ -316,7 +313,7 @@ LOG_EVENT = "chat_request"
 """The event name of the one log line written per chat request."""
 
 
-def log_fields(result: PipelineResult, services: Services) -> dict[str, Any]:
+def log_fields(result: PipelineResult, trail: AuditTrail) -> dict[str, Any]:
     """The fields of the request's log line: ids, outcome, counts and timings; text only if enabled."""
     summary = result.report.summary
     timings = result.timings
@@ -343,15 +340,15 @@ def log_fields(result: PipelineResult, services: Services) -> dict[str, Any]:
         "upstream_ms": _ms(timings.upstream),
         "verification_ms": _ms(timings.verification),
         "added_ms": _ms(timings.added),
-        "upstream": services.upstream.name,
-        "verifier": services.verifier.name,
+        "upstream": trail.upstream,
+        "verifier": trail.verifier,
     }
     if result.interruption is not None:
         fields["sent_chars"] = len(result.sent)
     if result.error is not None:
         fields["error_type"] = type(result.error).__name__
         fields["error_stage"] = stage_label(result.error.stage)
-    if services.settings.log_patient_text:
+    if trail.log_patient_text:
         fields["question"] = result.request.question
         fields["answer"] = result.outcome.answer
         fields[PATIENT_TEXT_OPT_IN] = True
@@ -362,12 +359,12 @@ def _ms(seconds: float) -> float:
     return round(seconds * 1000, 1)
 
 
-def _log(result: PipelineResult, services: Services) -> None:
-    log.info(LOG_EVENT, **log_fields(result, services))
+def _log(result: PipelineResult, trail: AuditTrail) -> None:
+    log.info(LOG_EVENT, **log_fields(result, trail))
 
 
 async def record(
-    result: PipelineResult, services: Services, *, blocking: bool = False, delivering: bool = False
+    result: PipelineResult, trail: AuditTrail, *, blocking: bool = False, delivering: bool = False
 ) -> None:
     """Audit first (the response must not leave without a trace), then metrics and the log line.
 
@@ -381,20 +378,20 @@ async def record(
     ``delivering`` writes the whole record of a streamed answer before its final chunk, as outcome
     ``delivering``; it is counted and logged when ``delivery.Delivery`` writes its final outcome.
     """
-    row, completed = audit_record(result, services)
+    row, completed = audit_record(result, trail)
     if delivering:
         row["outcome"] = DELIVERING
         completed = msgspec.structs.replace(completed, status=DELIVERING)
     try:
         record_json = encode_record(completed)
         if blocking:
-            services.audit.write_sync(row, record_json)
+            trail.store.write_sync(row, record_json)
         else:
-            await services.audit.write(row, record_json)
+            await trail.store.write(row, record_json)
     except Exception as err:
-        services.metrics.audit_errors.labels(operation="complete").inc()
-        services.metrics.requests.labels(outcome="error").inc()
-        fields = log_fields(result, services)
+        trail.metrics.audit_errors.labels(operation="complete").inc()
+        trail.metrics.requests.labels(outcome="error").inc()
+        fields = log_fields(result, trail)
         fields.update(outcome="error", error_type=type(err).__name__, error_stage=StageName.RECORD)
         log.error(LOG_EVENT, **fields)
         if isinstance(err, AuditError):
@@ -403,10 +400,10 @@ async def record(
     if delivering:
         return
     try:
-        _count_metrics(result, services)
-        _log(result, services)
+        _count_metrics(result, trail)
+        _log(result, trail)
     except Exception as err:  # the record is written and true: a counting bug must not withhold the answer
-        services.metrics.stage_errors.labels(stage=StageName.RECORD).inc()
+        trail.metrics.stage_errors.labels(stage=StageName.RECORD).inc()
         log.error(
             "metrics_failed", request_id=result.request_id, error_type=type(err).__name__, error=str(err)
         )

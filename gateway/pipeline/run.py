@@ -35,28 +35,21 @@ import asyncio
 import datetime as dt
 import time
 import uuid
-from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Protocol
 
 import anyio
 import structlog
 
-from gateway.cleanup.stage import Cleanup, judge_claims
+from gateway.claims.splitter import DraftBounds
 from gateway.domain import (
     ChatRequest,
-    ClaimResult,
-    Draft,
     Outcome,
-    Passage,
     RefusalReason,
     Scope,
-    Statement,
-    Triage,
     TrustReport,
-    Verdict,
 )
 from gateway.drafting.contract import DraftEnd, DraftSentence, UrgencyRead, assemble
 from gateway.errors import AuditError, NothingToQuote, StageError
@@ -64,17 +57,16 @@ from gateway.metrics import count_draft_failure
 from gateway.models.limits import request_deadline
 from gateway.pipeline.notes import reply_notes
 from gateway.pipeline.record import CANCELLED, record, record_start
-from gateway.pipeline.result import PipelineResult, Timings
+from gateway.pipeline.result import PipelineResult
 from gateway.pipeline.stages import Stage, StageRunner, refusal_reason
-from gateway.pipeline.streamed import Bounds, Rewrites, next_part, split_streamed
-from gateway.retrieval.retrieve import retrieve
+from gateway.pipeline.state import RequestState
+from gateway.pipeline.streamed import next_part
 from gateway.services import Services
 from gateway.tool_calls import ToolCallDelta
 from gateway.tools import passages as tools
 from gateway.triage import model_read as model_triage
 from gateway.triage.decision import answerable_request, deferred_questions
 from gateway.trust.badge import unbadged
-from gateway.verification.verify import verify
 from gateway.vocabulary import StageName
 
 log = structlog.get_logger("gateway.pipeline")
@@ -115,7 +107,7 @@ async def open_request(
 ) -> OpenedRequest:
     """Write the request's provisional audit row; AuditError (counted) when the store cannot be written."""
     opened = new_opened(request_id)
-    await record_start(opened.request_id, opened.created_at, request, services)
+    await record_start(opened.request_id, opened.created_at, request, services.trail)
     return opened
 
 
@@ -145,54 +137,53 @@ async def answer(
     if opened is None:
         opened = new_opened(request_id)
         provisional = asyncio.ensure_future(
-            record_start(opened.request_id, opened.created_at, request, services)
+            record_start(opened.request_id, opened.created_at, request, services.trail)
         )
     run = _Run(request, services, opened, sink, provisional, delivery)
     try:
         with request_deadline(services.settings.upstream_deadline):
             return await _answer(run)
     except anyio.get_cancelled_exc_class():
-        if not run.recorded:
+        if not run.state.recorded:
             with anyio.CancelScope(shield=True):
                 await run.interrupted(interruption)
         raise
 
 
 async def _answer(run: _Run) -> PipelineResult:
-    request, services, stage = run.request, run.services, run.stage
-    policy = services.policy
+    services, stage, state = run.services, run.stage, run.state
+    request = state.request
     try:
         triaged = await stage(Stage(StageName.TRIAGE, services.triager.run), request)  # built at start-up
-        run.triage = tools.lift_for_tools(triaged, request, services)
+        state.triage = tools.lift_for_tools(triaged, request, services)
         await run.opened()  # the provisional row is committed before the model is asked or text sent
-        if run.triage.scope is not Scope.IN_SCOPE:
-            return await run.refuse(RefusalReason(run.triage.scope.value), run.triage.reason)
+        if state.triage.scope is not Scope.IN_SCOPE:
+            return await run.refuse(RefusalReason(state.triage.scope.value), state.triage.reason)
 
-        question = " ".join(run.triage.answerable) or request.question
-        retrieval = await stage(
-            RETRIEVE, question, services.store, policy.thresholds.retrieval, services.query_rewriter
-        )
-        run.passages, run.best_relevance = retrieval.passages, retrieval.best_relevance
+        question = " ".join(state.triage.answerable) or request.question
+        retrieve = Stage(StageName.RETRIEVE, services.retriever.run)  # built at start-up
+        retrieval = await stage(retrieve, question)
+        state.passages, state.best_relevance = retrieval.passages, retrieval.best_relevance
         if (offered := tools.offered_passages(retrieval, request, services)) is None:
             return await run.refuse(RefusalReason.NO_RELEVANT_CONTEXT, "no vetted passage is relevant enough")
-        run.passages = offered
+        state.passages = offered
 
-        run.model_started = time.perf_counter()  # the request's model deadline counts from here
-        outcome = await run.draft_and_check(answerable_request(request, run.triage))
+        state.model_started = time.perf_counter()  # the request's model deadline counts from here
+        outcome = await run.draft_and_check(answerable_request(request, state.triage))
     except StageError as err:  # named and counted by the runner; fail closed: refused, never sent
         return await run.fail(err)
 
     if outcome is None:  # the model's own read raised the request to an emergency (model_triage)
-        return await run.refuse(RefusalReason.EMERGENCY, run.triage.reason)
-    if not run.passages and not run.tools:  # it reached the model for a tool call only, and made none
-        outcome = tools.no_vetted_passage(outcome, run.triage)
+        return await run.refuse(RefusalReason.EMERGENCY, state.triage.reason)
+    if not state.passages and not state.tools:  # it reached the model for a tool call only, and made none
+        outcome = tools.no_vetted_passage(outcome, state.triage)
     if outcome.refused and outcome.refusal_reason is not None:
         return await run.finish(outcome, refusal_message=services.messages.refusal(outcome.refusal_reason))
     return await run.finish(outcome)
 
 
 class _Run:
-    """The state one request accumulates; turns it into a recorded PipelineResult."""
+    """One request's run: its state (``RequestState``) through the stages, into a recorded PipelineResult."""
 
     def __init__(
         self,
@@ -203,33 +194,15 @@ class _Run:
         provisional: asyncio.Future[None] | None = None,
         delivery: WriteAhead | None = None,
     ) -> None:
-        self.request = request
         self.delivery = delivery
         """A stream's audit side: text is written ahead to the row before the sink gets it."""
         self.provisional = provisional
         """The provisional audit row's write when it runs alongside triage (None: already committed)."""
         self.services = services
-        self.request_id = opened.request_id
         self.sink = sink
-        self.sent = ""
-        self.recorded = False
-        """The row holds the run's final state (a stream's ``delivering`` record is not final)."""
-        self.created_at = opened.created_at
-        self.timings = Timings()
-        self.stage = StageRunner(services.metrics, self.timings)
-        self.triage = Triage(Scope.IN_SCOPE, "not triaged")
-        self.passages: tuple[Passage, ...] = ()
-        self.best_relevance: float | None = None
-        self.draft: Draft | None = None
-        self.statements: tuple[Statement, ...] = ()
-        self.verdicts: tuple[Verdict, ...] = ()
-        self.model_started = time.perf_counter()
-        """When the draft call started: the request's model deadline counts from here."""
-        self.cleaning: Cleanup | None = None
-        """The streamed answer's cleanup once drafting started: its ``text`` is what was released."""
-        self.urgency: UrgencyRead | None = None
-        """The model's urgency read, once it came (``model_triage``)."""
-        self.tools = tools.ToolCalls(tools.ToolResults.untrusted(request, services.policy))
+        calls = tools.ToolCalls(tools.ToolResults.untrusted(request, services.policy))
+        self.state = RequestState(request, opened.request_id, opened.created_at, calls)
+        self.stage = StageRunner(services.metrics, self.state.timings)
 
     async def opened(self) -> None:
         """Wait until the provisional row is committed; AuditError (already counted) when it failed.
@@ -247,99 +220,65 @@ class _Run:
         outcome, or None when the model's urgency read raised the request to an emergency. A failing
         stage raises StageError (named, counted); what was released stays released (``finish``).
         """
-        services, settings = self.services, self.services.settings
-        policy = services.policy.thresholds.cleanup
-        cleaning = self.cleaning = Cleanup("", (), (), policy)
-        rewrites = Rewrites(self, cleaning)
+        services, cleaner = self.services, self.services.cleaner
+        state = self.state
+        split = Stage(StageName.SPLIT, services.splitter.run)  # the components: built at start-up
+        verify = Stage(StageName.VERIFY, services.checker.run)
+        clean = Stage(StageName.CLEANUP, cleaner.run)
+        bounds = DraftBounds()
+        release, attribute = self.release, state.tools.attributed
+        cleanup = cleaner.start(
+            state.request, state.request_id, state.passages, release, attribute, state.model_started
+        )
+        cleaning = state.cleaning = cleanup.cleaning
         sentences: list[DraftSentence] = []
-        repeats: Counter[str] = Counter()
         answer = ""
         try:
-            async with aclosing(services.upstream.stream(request, self.passages)) as parts:
+            async with aclosing(services.upstream.stream(request, state.passages)) as parts:
                 while (part := await self.stage(DRAFT, parts, request)) is not None:
                     if isinstance(part, UrgencyRead):
-                        self.urgency = part
-                        self.draft = assemble(sentences, "", 0.0, part)
-                        if model_triage.raises_emergency(part, self.triage):
-                            self.triage = model_triage.model_emergency(part, self.triage)
+                        state.urgency = part
+                        state.draft = assemble(sentences, "", 0.0, part)
+                        if model_triage.raises_emergency(part, state.triage):
+                            state.triage = model_triage.model_emergency(part, state.triage)
                             return None
                         continue
                     if isinstance(part, ToolCallDelta):  # outside the contract: released after the text
-                        self.tools.add(part)
+                        state.tools.add(part)
                         continue
                     if isinstance(part, DraftEnd):
-                        self.draft = assemble(sentences, part.raw, part.seconds, self.urgency)
+                        state.draft = assemble(sentences, part.raw, part.seconds, state.urgency)
                         break
                     sentences.append(part)
-                    self.draft = assemble(sentences, "", 0.0, self.urgency)
+                    state.draft = assemble(sentences, "", 0.0, state.urgency)
                     offset = len(answer) + 1 if answer else 0
                     answer = f"{answer} {part.cited}" if answer else part.cited
-                    first_index = self.statements[-1].sentence_index + 1 if self.statements else 0
-                    bounds = Bounds(repeats, len(self.statements), settings)
-                    planted = policy.planted_instruction
-                    reply = await self.stage(SPLIT, part, offset, first_index, bounds, planted)
-                    self.statements += reply.statements
+                    first_index = state.statements[-1].sentence_index + 1 if state.statements else 0
+                    reply = await self.stage(split, part, offset, first_index, bounds)
+                    state.statements += reply.statements
                     if reply.instruction:  # a sentence shown unverified reads like an instruction
                         detail = "the draft contains a sentence that reads like an instruction to a model"
                         return self._stopped(RefusalReason.SAFETY_CRITICAL_FAILED, detail)
                     claims = [st for st in reply.statements if st.is_claim]
-                    verdicts = await self.stage(VERIFY, claims, self.passages, services.verifier)
-                    self.verdicts += tuple(verdicts)
-                    await self.stage(CLEANUP, self, rewrites, answer, reply.statements, verdicts)
+                    verdicts = await self.stage(verify, claims, state.passages)
+                    state.verdicts += tuple(verdicts)
+                    await self.stage(clean, cleanup, answer, reply.statements, verdicts)
                     await self.release(*cleaning.ready())  # outside the stage: its write-ahead is no check
                     stop = cleaning.stop_reason()
                     if stop is not None:
                         return self._stopped(*stop)
-            await rewrites.finish()
-            cleaning.removals_refuse = not self.tools  # a reply that calls tools: failing claims removed
+            await cleaner.finish(cleanup)
+            cleaning.removals_refuse = not state.tools  # a reply that calls tools: failing claims removed
             await self.release(*cleaning.ready())
             stop = cleaning.stop_reason()
             return self._stopped(*stop) if stop is not None else cleaning.outcome()
         finally:
-            rewrites.cancel()
-
-    async def clean_sentence(
-        self, rewrites: Rewrites, answer: str, statements: Sequence[Statement], verdicts: Sequence[Verdict]
-    ) -> None:
-        """The cleanup stage of one sentence: judge its claims and rewrite the failing ones (the caller
-        releases what is final)."""
-        policy = self.services.policy.thresholds.cleanup
-        judged = self.tools.attributed(judge_claims(statements, verdicts, self.passages, policy))
-        assert self.cleaning is not None
-        for index in self.cleaning.extend(answer, statements, judged):
-            await rewrites.start(index)
-        rewrites.harvest()
+            cleaner.cancel(cleanup)
 
     def _stopped(self, reason: RefusalReason, detail: str) -> Outcome:
         """The answer refused from here on (``finish`` ends it with a note when sentences were released)."""
-        claims = tuple(self.cleaning.results) if self.cleaning is not None else ()
-        return Outcome("", self.statements, claims, True, reason, detail)
-
-    def skip_rewrite(self, cleaning: Cleanup, index: int, why: str, reason: str) -> None:
-        failed = cleaning.results[index]
-        cleaning.resolve(index, replace(failed, reason=f"{reason}; {failed.reason}"))
-        self.services.metrics.rewrites_skipped.labels(reason=why).inc()
-
-    async def rewrite_claim(self, failed: ClaimResult, capped: str | None = None) -> ClaimResult:
-        """One claim's rewrite (without a model call when ``capped`` says why). A crash removes that
-        claim (counted, logged), never the stream's integrity."""
-        try:
-            result = await self.services.rewriter.rewrite(
-                failed, self.passages, self.request, use_model=capped is None
-            )
-        except Exception as err:
-            self.services.metrics.stage_errors.labels(stage=StageName.REWRITE).inc()
-            log.error("rewrite_failed", request_id=self.request_id, error=type(err).__name__)
-            reason = f"the rewrite failed ({type(err).__name__}); {failed.reason}"
-            return ClaimResult(
-                failed.statement,
-                failed.verdict,
-                failed.outcome,
-                None,
-                reason=reason,
-                safety_critical=failed.safety_critical,
-            )
-        return replace(result, reason=f"{capped}; {result.reason}") if capped else result
+        claims = tuple(self.state.cleaning.results) if self.state.cleaning is not None else ()
+        return Outcome("", self.state.statements, claims, True, reason, detail)
 
     async def release(self, *pieces: str) -> None:
         """Hand verified sentences to the sink; the first stamps the time to the first verified token.
@@ -350,33 +289,33 @@ class _Run:
         if self.sink is None or not pieces:
             return
         if self.delivery is not None:
-            await self.delivery.ahead(self.sent + "".join(pieces))
+            await self.delivery.ahead(self.state.sent + "".join(pieces))
         for piece in pieces:
-            if self.timings.first_token is None:
-                self.timings.first_token = time.perf_counter() - self.timings.started
-                self.services.metrics.first_token_latency.observe(self.timings.first_token)
-            self.sent += piece
+            if self.state.timings.first_token is None:
+                self.state.timings.first_token = time.perf_counter() - self.state.timings.started
+                self.services.metrics.first_token_latency.observe(self.state.timings.first_token)
+            self.state.sent += piece
             await self.sink(piece)
 
     def _rest(self, answer_text: str) -> str:
         """What the sink has not had yet; released text is always a prefix of the final answer."""
         if self.sink is None:
             return ""
-        if not answer_text.startswith(self.sent):
-            log.error("stream_diverged", request_id=self.request_id, sent=len(self.sent))
+        if not answer_text.startswith(self.state.sent):
+            log.error("stream_diverged", request_id=self.state.request_id, sent=len(self.state.sent))
             return ""
-        return answer_text[len(self.sent) :]
+        return answer_text[len(self.state.sent) :]
 
     async def refuse(self, reason: RefusalReason, detail: str) -> PipelineResult:
         emergency = reason is RefusalReason.EMERGENCY
-        rule = self.triage.rule if emergency else None
-        deferred = deferred_questions(self.triage) if emergency else ()
-        recognised = self.triage.recognised if emergency else None
-        signs = tuple(e.text for e in self.triage.evidence) if emergency else ()
+        rule = self.state.triage.rule if emergency else None
+        deferred = deferred_questions(self.state.triage) if emergency else ()
+        recognised = self.state.triage.recognised if emergency else None
+        signs = tuple(e.text for e in self.state.triage.evidence) if emergency else ()
         message = self.services.messages.refusal(
             reason, rule=rule, deferred=deferred, recognised=recognised, signs=signs
         )
-        outcome = Outcome("", self.statements, (), True, reason, detail)
+        outcome = Outcome("", self.state.statements, (), True, reason, detail)
         return await self.finish(outcome, refusal_message=message)
 
     async def fail(self, error: StageError) -> PipelineResult:
@@ -387,7 +326,7 @@ class _Run:
         count_draft_failure(error, self.services.metrics)
         reason = refusal_reason(error)
         message = self.services.messages.refusal(reason, rule=None)
-        outcome = Outcome("", self.statements, (), True, reason, f"{type(error).__name__}: {error}")
+        outcome = Outcome("", self.state.statements, (), True, reason, f"{type(error).__name__}: {error}")
         return await self.finish(outcome, refusal_message=message, error=error)
 
     async def interrupted(self, label: str) -> None:
@@ -397,13 +336,13 @@ class _Run:
         records what its consumer handed to the connection (``Delivery.handed``).
         """
         if self.delivery is not None:
-            self.sent = self.delivery.handed
-        detail = f"the request was interrupted ({label}) after {len(self.sent)} characters were sent"
-        outcome = Outcome(self.sent, self.statements, (), False, None, detail)
+            self.state.sent = self.delivery.handed
+        detail = f"the request was interrupted ({label}) after {len(self.state.sent)} characters were sent"
+        outcome = Outcome(self.state.sent, self.state.statements, (), False, None, detail)
         try:
-            await self._record(outcome, unbadged(outcome, self.passages), None, label, blocking=True)
+            await self._record(outcome, unbadged(outcome, self.state.passages), None, label, blocking=True)
         except Exception as err:  # counted and logged by the runner and record(); nothing more to do
-            log.error("interrupted_record_failed", request_id=self.request_id, error=type(err).__name__)
+            log.error("interrupted_record_failed", request_id=self.state.request_id, error=type(err).__name__)
 
     async def finish(
         self, outcome: Outcome, refusal_message: str | None = None, error: StageError | None = None
@@ -416,36 +355,38 @@ class _Run:
         without its badges); a refusal keeps its reason (an emergency stays an emergency) with an
         unbadged report.
         """
-        released = self.cleaning.text if self.cleaning is not None else ""
-        if outcome.refused and outcome.refusal_reason is not None and released and self.cleaning is not None:
+        state = self.state
+        cleaning = state.cleaning
+        released = cleaning.text if cleaning is not None else ""
+        if outcome.refused and outcome.refusal_reason is not None and released and cleaning is not None:
             reason = outcome.refusal_reason
             note = refusal_message if reason is RefusalReason.EMERGENCY else None
             note = note or self.services.messages.render("ended_early", reason=reason.value)
-            outcome = self.cleaning.ended(reason, outcome.refusal_detail, note)
+            outcome = cleaning.ended(reason, outcome.refusal_detail, note)
             refusal_message = None
-            log.warning("answer_ended_early", request_id=self.request_id, reason=reason.value)
+            log.warning("answer_ended_early", request_id=state.request_id, reason=reason.value)
         if refusal_message is not None:
             outcome = outcome.with_answer(refusal_message)
-        outcome = outcome.with_declined(reply_notes(self.triage, self.services))
-        if not outcome.refused and model_triage.raises_urgent(self.urgency, self.triage):
+        outcome = outcome.with_declined(reply_notes(state.triage, self.services))
+        if not outcome.refused and model_triage.raises_urgent(state.urgency, state.triage):
             outcome = outcome.with_declined(self.services.messages.render("model_urgent"))
         if error is not None and not outcome.ended_early:  # a failed stage's refusal: nothing to badge
-            report = unbadged(outcome, self.passages)
+            report = unbadged(outcome, state.passages)
         else:
             try:
                 badge = Stage(StageName.BADGE, self.services.badger.run)  # built at start-up
-                report = await self.stage(badge, outcome, self.passages)
+                report = await self.stage(badge, outcome, state.passages)
             except StageError as err:
                 if not outcome.refused and not outcome.ended_early:
                     return await self.fail(err)
-                report, error = unbadged(outcome, self.passages), err
+                report, error = unbadged(outcome, state.passages), err
         rest = self._rest(outcome.answer)
-        self.sent += rest
-        self.tools.hand_over(tools.returned(outcome, error))
+        state.sent += rest
+        state.tools.hand_over(tools.returned(outcome, error))
         result = await self._record(outcome, report, error, None)  # a stream's rest and calls are in it
         if rest and self.sink is not None:
             await self.sink(rest)
-        await self.tools.send(self.sink)  # after the verified text: the reply is complete by then
+        await state.tools.send(self.sink)  # after the verified text: the reply is complete by then
         return result
 
     async def _record(
@@ -459,36 +400,16 @@ class _Run:
     ) -> PipelineResult:
         await self.opened()  # the final record comes after the provisional one (AuditError: no answer)
         delivering = self.delivery is not None and interruption is None
-        self.recorded = not delivering
-        self.timings.total = time.perf_counter() - self.timings.started
-        result = PipelineResult(
-            request_id=self.request_id,
-            created_at=self.created_at,
-            request=self.request,
-            triage=self.triage,
-            passages=self.passages,
-            best_relevance=self.best_relevance,
-            draft=self.draft,
-            statements=self.statements,
-            verdicts=self.verdicts,
-            outcome=outcome,
-            report=report,
-            timings=self.timings,
-            error=error,
-            interruption=interruption,
-            sent=self.sent,
-            tool_calls=self.tools.calls,
-            tool_calls_returned=self.tools.returned,
-        )
+        self.state.recorded = not delivering
+        self.state.timings.total = time.perf_counter() - self.state.timings.started
+        result = self.state.result(outcome, report, error, interruption)
         tools.count_tool_calls(result, self.services.metrics)
-        await self.stage(RECORD, result, self.services, blocking=blocking, delivering=delivering)
+        trail = self.services.trail
+        await self.stage(RECORD, result, trail, blocking=blocking, delivering=delivering)
         return result
 
 
-RETRIEVE = Stage(StageName.RETRIEVE, retrieve)
 DRAFT = Stage(StageName.DRAFT, next_part)
-SPLIT = Stage(StageName.SPLIT, split_streamed)
-VERIFY = Stage(StageName.VERIFY, verify)
-CLEANUP = Stage(StageName.CLEANUP, _Run.clean_sentence)
 RECORD = Stage(StageName.RECORD, record, failure=AuditError)
-"""The stages of a chat request, in order (``answer`` wires them)."""
+"""The stages of a chat request run by the pipeline itself, in order (``answer`` wires them; triage,
+retrieve, split, verify, cleanup and badge are components of the services, built at start-up)."""

@@ -31,3 +31,18 @@ async def retrieve(
     best = max((p.score for p in found), default=0.0)
     kept = tuple(p for p in found if p.score >= policy.min_passage_relevance)
     return Retrieval(passages=kept, best_relevance=best, relevant=bool(kept) and best >= policy.min_relevance)
+
+
+class Retriever:
+    """The retrieve stage, built once at start-up: the store it searches, the retrieval policy, and the
+    upstream model's query rewrite when configured (``bootstrap``); tests swap it through here."""
+
+    def __init__(
+        self, store: KnowledgeStore, policy: RetrievalPolicy, rewriter: QueryRewriter | None = None
+    ) -> None:
+        self.store = store
+        self.policy = policy
+        self.rewriter = rewriter
+
+    async def run(self, question: str) -> Retrieval:
+        return await retrieve(question, self.store, self.policy, self.rewriter)

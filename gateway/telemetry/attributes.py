@@ -45,7 +45,7 @@ class _Retrieval(Protocol):
 
 @runtime_checkable
 class _SplitReply(Protocol):
-    """The split stage's result (``gateway.pipeline.run.SplitReply``, which imports the runner)."""
+    """The split stage's result (``gateway.claims.splitter.SplitReply``)."""
 
     statements: tuple[Statement, ...]
     instruction: bool

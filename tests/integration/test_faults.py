@@ -20,7 +20,9 @@ import pytest
 from gateway.audit import AuditFilter
 from gateway.domain import Passage
 from gateway.errors import StoreError, VerifierError
+from gateway.retrieval.retrieve import Retriever
 from gateway.testing import Reply, ScriptedVerifier, contract_answer, free_port, running_upstream
+from gateway.verification.verify import ClaimChecker
 from tests.support.fault_server import running_fault_server
 from tests.support.stack import running_gateway
 from tests.support.waiting import wait_until
@@ -157,7 +159,8 @@ def test_store_unavailable_is_refused_before_the_model_is_called(error, scripted
     upstream.reset()
     upstream.default = Reply(content=unverified_answer())
     services = make_services(upstream_base_url=base_url, upstream_retries=0)
-    services.store = FailingStore(services.store, error)
+    retrieval = services.policy.thresholds.retrieval
+    services.retriever = Retriever(FailingStore(services.store, error), retrieval, services.query_rewriter)
     with running_gateway(services) as url:
         assert_safe_refusal(url, stream=False, reason="store_error")
         assert_safe_refusal(url, stream=True, reason="store_error")
@@ -202,7 +205,7 @@ def test_verifier_raising_refuses_the_verified_looking_draft(error, scripted, ma
     upstream.reset()
     upstream.default = Reply(content=supported_answer())
     services = make_services(upstream_base_url=base_url, upstream_retries=0)
-    services.verifier = ScriptedVerifier("anchoring", error=error)
+    services.checker = ClaimChecker(ScriptedVerifier("anchoring", error=error))
     with running_gateway(services) as url:
         for stream in (False, True):
             status, content, _raw, trust = ask(url, stream)

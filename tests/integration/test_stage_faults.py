@@ -18,6 +18,8 @@ import pytest
 import gateway.pipeline.record as record_module
 import gateway.pipeline.run as run_module
 from gateway.audit import AuditFilter
+from gateway.claims.splitter import SplitReply
+from gateway.cleanup.cleaner import SentenceCleaner
 from gateway.domain import (
     ChatRequest,
     ClaimToCheck,
@@ -33,10 +35,12 @@ from gateway.drafting.contract import DraftPart
 from gateway.errors import AuditError, DraftLimitExceeded, StageError, StoreError
 from gateway.metrics import PIPELINE_STAGES, GatewayMetrics
 from gateway.pipeline.run import answer
-from gateway.pipeline.stages import REASON_BY_STAGE, Stage, refusal_reason
+from gateway.pipeline.stages import REASON_BY_STAGE, refusal_reason
+from gateway.retrieval.retrieve import Retriever
 from gateway.services import Services
 from gateway.triage.triager import LayeredTriager, Triager
 from gateway.trust.badge import TierBadger
+from gateway.verification.verify import ClaimChecker
 from gateway.vocabulary import StageName
 from tests.support.waiting import until
 
@@ -113,27 +117,35 @@ def break_triage(services: Services, _: pytest.MonkeyPatch) -> None:
 
 
 def break_retrieve(services: Services, _: pytest.MonkeyPatch) -> None:
-    services.store = BrokenStore()  # type: ignore[assignment]
+    retrieval = services.policy.thresholds.retrieval
+    services.retriever = Retriever(BrokenStore(), retrieval, services.query_rewriter)  # type: ignore[arg-type]
 
 
 def break_draft(services: Services, _: pytest.MonkeyPatch) -> None:
     services.upstream = BrokenUpstream()  # type: ignore[assignment]
 
 
-async def async_bug(*_: Any, **__: Any) -> Any:
-    raise RuntimeError(BUG)
+class BrokenSplitter:
+    async def run(self, *_: Any) -> SplitReply:
+        raise RuntimeError(BUG)
 
 
-def break_split(_: Services, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(run_module, "SPLIT", Stage("split", async_bug))
+def break_split(services: Services, _: pytest.MonkeyPatch) -> None:
+    services.splitter = BrokenSplitter()
 
 
 def break_verify(services: Services, _: pytest.MonkeyPatch) -> None:
-    services.verifier = BrokenVerifier()  # type: ignore[assignment]
+    services.checker = ClaimChecker(BrokenVerifier())
 
 
-def break_cleanup(_: Services, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(run_module, "judge_claims", bug)
+class BrokenCleaner(SentenceCleaner):
+    async def run(self, *_: Any) -> None:
+        raise RuntimeError(BUG)
+
+
+def break_cleanup(services: Services, _: pytest.MonkeyPatch) -> None:
+    c = services.cleaner
+    services.cleaner = BrokenCleaner(c.rewriter, c.policy, c.metrics, c.max_rewrites, c.deadline)
 
 
 def break_badge(services: Services, _: pytest.MonkeyPatch) -> None:
@@ -403,9 +415,8 @@ async def test_a_request_cancelled_during_triage_waits_for_its_provisional_row_t
 
 def test_refusal_reasons() -> None:
     assert set(REASON_BY_STAGE) <= set(PIPELINE_STAGES)
-    stages = [getattr(run_module, name) for name in ("RETRIEVE", "DRAFT", "SPLIT", "VERIFY", "CLEANUP")]
-    names = [s.name for s in stages]
-    names = [StageName.TRIAGE, *names, StageName.BADGE, run_module.RECORD.name]  # components: services'
+    names = [StageName.TRIAGE, StageName.RETRIEVE, run_module.DRAFT.name, StageName.SPLIT, StageName.VERIFY]
+    names = [*names, StageName.CLEANUP, StageName.BADGE, run_module.RECORD.name]  # the others: components
     assert names == [*REASON_BY_STAGE, "record"]
     assert all(name in PIPELINE_STAGES for name in names)
 

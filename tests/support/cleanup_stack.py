@@ -8,6 +8,7 @@ that quotes the right sentence.)
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -16,11 +17,12 @@ from typing import Any
 
 import yaml
 
-from gateway.bootstrap import build_rewriter
+from gateway.bootstrap import build_cleaner, build_rewriter
 from gateway.services import Services
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.cascade import CascadeVerifier
 from gateway.verification.local import LocalEntailmentVerifier
+from gateway.verification.verify import ClaimChecker
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
 
@@ -52,7 +54,10 @@ def pin_chat_verifier(services: Services) -> Services:
     anchoring = QuoteAnchoringVerifier(verification.quote_fuzzy_threshold, verification.quote_min_chars)
     local = LocalEntailmentVerifier(services.embedder, verification)
     services.verifier = CascadeVerifier(anchoring, local, None, verification)
-    services.rewriter = build_rewriter(
+    services.checker = ClaimChecker(services.verifier)
+    rewriter = build_rewriter(
         services.settings, services.policy, services.embedder, services.verifier, services.models
     )
+    services.cleaner = build_cleaner(services.settings, services.policy, rewriter, services.metrics)
+    services.trail = dataclasses.replace(services.trail, verifier=services.verifier.name)
     return services

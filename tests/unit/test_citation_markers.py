@@ -11,9 +11,9 @@ import pytest
 
 from gateway.claims.bounds import sentence_keys
 from gateway.claims.split import IdMarkers, split
+from gateway.claims.splitter import split_sentence
 from gateway.domain import Draft, DraftFormat
 from gateway.drafting.contract import ContractReader, DraftSentence, parse_draft, sentence_line, urgency_line
-from gateway.pipeline.streamed import split_sentence
 from gateway.text import find_markers, marker_numbers, split_sentences, strip_markers
 
 PASSAGES = 6

@@ -7,6 +7,7 @@ app on one registry (scripted models, no network but loopback) and has no exempt
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -44,6 +45,7 @@ from gateway.metrics import (
 )
 from gateway.pipeline.record import claim_labels
 from gateway.pipeline.run import answer
+from gateway.retrieval.retrieve import Retriever
 from gateway.settings import Secret
 from gateway.testing import (
     ScriptedChatModel,
@@ -55,6 +57,7 @@ from gateway.testing import (
 )
 from gateway.testing.models import ToolTurn
 from gateway.tool_calls import ToolCall
+from gateway.verification.verify import ClaimChecker
 from gateway.vocabulary import VerdictCheck, VerifierMethod
 from gateway.web.app import create_app
 from tests.support.cleanup_stack import policy_copy
@@ -354,7 +357,7 @@ async def test_malformed_draft_is_an_upstream_error_of_type_malformed(services) 
 
 @pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_store_failure_is_counted_at_the_retrieve_stage(services) -> None:  # type: ignore[no-untyped-def]
-    services.store = BrokenStore()
+    services.retriever = Retriever(BrokenStore(), services.policy.thresholds.retrieval)
     services.upstream = ScriptedDrafts()
     await answer(ask(), services)
     m = services.metrics
@@ -373,7 +376,7 @@ async def test_store_failure_is_counted_at_the_retrieve_stage(services) -> None:
 )
 async def test_method_label_is_bounded(services, verifier_name, label) -> None:  # type: ignore[no-untyped-def]
     services.upstream = ScriptedDrafts(supported_reply())
-    services.verifier = ScriptedVerifier.supporting(verifier_name)
+    services.checker = ClaimChecker(ScriptedVerifier.supporting(verifier_name))
     await answer(ask(), services)
     m = services.metrics
     assert value(m, "gateway_claim_verdicts_total", method=label, verdict="supported") == 2
@@ -427,7 +430,7 @@ async def test_audit_failure_is_counted_as_an_error_and_raised(services) -> None
             return None
 
     services.upstream = ScriptedDrafts(supported_reply())
-    services.audit = FailingAudit()
+    services.trail = dataclasses.replace(services.trail, store=FailingAudit())
     with pytest.raises(AuditError, match="disk full"):
         await answer(ask(), services)
     m = services.metrics

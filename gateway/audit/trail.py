@@ -1,0 +1,33 @@
+"""What recording a request needs, built once at start-up: the audit store, the metrics it counts in,
+and the names and settings every record carries (``gateway.pipeline.record`` and ``.delivery`` take
+this instead of the whole ``Services``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from gateway.audit.store import AuditStore
+from gateway.metrics import GatewayMetrics
+
+
+@dataclass(frozen=True)
+class AuditTrail:
+    """The request's record side: its store and counters, and what each record names."""
+
+    store: AuditStore
+    metrics: GatewayMetrics
+    policy_dir: Path
+    """The policy directory in effect (hashed into each record's provenance)."""
+    context: str
+    """The operating context's name."""
+    tier_ids: tuple[str, ...]
+    """The trust tiers of the policy (the bounded labels of ``gateway_claim_evidence_total``)."""
+    upstream: str
+    """The name of the upstream that drafts (recorded and logged)."""
+    verifier: str
+    """The name of the verifier that checks (recorded and logged)."""
+    keep_identifiers: bool
+    """``store_patient_identifiers``: the request's user and metadata are kept in the record."""
+    log_patient_text: bool
+    """``log_patient_text``: the question and answer are written to the request's log line."""
