@@ -32,8 +32,9 @@ from rapidfuzz import fuzz, process
 from rapidfuzz.distance import JaroWinkler
 
 from gateway.errors import InvalidValue
-from gateway.knowledge.lexical import STOPWORDS, Vocabulary, _stem, surface_tokens
+from gateway.knowledge.lexical import STOPWORDS, Vocabulary, surface_tokens
 from gateway.knowledge.rewrite import RewriteWords
+from gateway.stemming import stem
 from gateway.text import split_sentences
 from gateway.validation import FILE_CONFIG, load_file, read_yaml, validate
 
@@ -67,6 +68,8 @@ class QueryWords:
     spelling_near_score: float = 74.0
     spelling_near_jaro_winkler: float = 0.92
     spelling_max_length_difference: int = 3
+    bm25_title_weight: int = 1
+    """How many times a document's title counts in BM25 (lexical.py)."""
     model_rewrite: RewriteWords = field(default_factory=RewriteWords)
     """The optional query rewrite by the upstream model (rewrite.py): its prompt and bounds."""
 
@@ -90,6 +93,7 @@ class QueryWords:
             ("spelling_near_score", 50.0, 100.0),
             ("spelling_near_jaro_winkler", 0.5, 1.0),
             ("spelling_max_length_difference", 0, 10),
+            ("bm25_title_weight", 1, 20),
         ):
             value = getattr(self, key)
             if not lo <= value <= hi:
@@ -114,7 +118,7 @@ class QueryWords:
     @cached_property
     def backstory(self) -> frozenset[str]:
         words = {w.lower() for w in self.backstory_words}
-        return frozenset(words | {_stem(w) for w in words})
+        return frozenset(words | {stem(w) for w in words})
 
 
 def _alternation(patterns: Sequence[str]) -> re.Pattern[str]:
@@ -256,13 +260,13 @@ class Lexicon:
         """Indexed, a stop word, a vocabulary key, or a whole word of the model's own vocabulary."""
         word = word.lower()
         return (
-            word in STOPWORDS or word in self._known or _stem(word) in self._known or word in self._dictionary
+            word in STOPWORDS or word in self._known or stem(word) in self._known or word in self._dictionary
         )
 
     def indexed(self, word: str) -> bool:
         """Whether the knowledge base itself uses ``word``."""
         word = word.lower()
-        return word in self._indexed or _stem(word) in self._indexed
+        return word in self._indexed or stem(word) in self._indexed
 
     def share(self, term: str) -> float:
         """Share of indexed passages holding ``term`` (an index term, i.e. stemmed)."""
