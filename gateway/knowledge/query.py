@@ -68,14 +68,19 @@ class QueryWords:
     spelling_near_score: float = 74.0
     spelling_near_jaro_winkler: float = 0.92
     spelling_max_length_difference: int = 3
+    spelling_variants: tuple[tuple[str, str], ...] = ()
+    """(pattern, replacement) pairs turning one spelling convention into the knowledge base's
+    ("haemorrhage" -> "hemorrhage"): applied to a word the index does not hold, kept when the
+    result is indexed."""
     bm25_title_weight: int = 1
     """How many times a document's title counts in BM25 (lexical.py)."""
     model_rewrite: RewriteWords = field(default_factory=RewriteWords)
     """The optional query rewrite by the upstream model (rewrite.py): its prompt and bounds."""
 
     def __post_init__(self) -> None:
-        for key in ("courtesy_sentences", "filler_phrases", "question_cues"):
+        for key in ("courtesy_sentences", "filler_phrases", "question_cues", "spelling_variants"):
             for pattern in getattr(self, key):
+                pattern = pattern[0] if isinstance(pattern, tuple) else pattern
                 try:
                     re.compile(pattern)
                 except re.error as err:
@@ -114,6 +119,10 @@ class QueryWords:
     @cached_property
     def starts(self) -> frozenset[str]:
         return frozenset(w.lower() for w in self.question_starts)
+
+    @cached_property
+    def variants(self) -> tuple[tuple[re.Pattern[str], str], ...]:
+        return tuple((re.compile(p), r) for p, r in self.spelling_variants)
 
     @cached_property
     def backstory(self) -> frozenset[str]:
@@ -272,10 +281,29 @@ class Lexicon:
         """Share of indexed passages holding ``term`` (an index term, i.e. stemmed)."""
         return float(self._frequency.get(term, 0)) / self._records
 
+    def respell(self, word: str) -> str | None:
+        """The indexed spelling of a word the index does not hold (``spelling_variants``: British to
+        American, "oesophagus" -> "esophagus"), each variant alone, then all of them; else None."""
+        if self.indexed(word):
+            return None
+        variants = self._words.variants
+        tried = [pattern.sub(replacement, word) for pattern, replacement in variants]
+        combined = word
+        for pattern, replacement in variants:
+            combined = pattern.sub(replacement, combined)
+        for candidate in (*tried, combined):
+            if candidate != word and self.indexed(candidate):
+                return candidate
+        return None
+
     def correct(self, word: str) -> str | None:
-        """The indexed word ``word`` is most likely a misspelling of, or None."""
+        """The indexed word ``word`` is most likely a misspelling (or another spelling) of, or None."""
         word = word.lower()
         settings = self._words
+        if len(word) >= 4 and _ALPHA.match(word):
+            respelt = self.respell(word)
+            if respelt is not None:
+                return respelt
         if len(word) < settings.spelling_min_length or not _ALPHA.match(word) or self.known(word):
             return None
         spread = settings.spelling_max_length_difference
