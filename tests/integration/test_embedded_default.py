@@ -91,3 +91,26 @@ def test_embedded_default_quotes_only_the_document_that_answers(
     cited = {sources[i]["document_id"] for c in trust["claims"] for i in c["source_ids"]}
     assert cited == {document_id}
     assert len({s["document_id"] for s in trust["sources"]}) > 1  # other leaflets were retrieved
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        # cosine alone quoted "Paracetamol is a common painkiller ..." first: about paracetamol, not
+        # about how often; the question's kind ("how often") ranks the interval sentence first
+        ("How often can I take paracetamol?", "every 4 to 6 hours"),
+        ("How long should I use eye drops after cataract surgery?", "about 4 weeks"),
+    ],
+)
+def test_embedded_default_answers_what_the_question_asks_first(
+    bundled_gateway, question, expected
+) -> None:  # type: ignore[no-untyped-def]
+    url, _ = bundled_gateway
+    completion = openai_client(url).chat.completions.create(
+        model="trust-gateway", messages=[{"role": "user", "content": question}]
+    )
+    trust = completion.model_extra["trust"]
+    assert trust["summary"]["refused"] is False, trust["summary"]
+    first = trust["claims"][0]["text"]
+    assert expected in first, [c["text"] for c in trust["claims"]]
