@@ -145,13 +145,35 @@ class Synonyms:
     lexical_only: frozenset[str] = frozenset()
 
     @cached_property
-    def pattern(self) -> re.Pattern[str]:
-        keys = sorted(self.terms, key=len, reverse=True)
-        if not keys:
-            return re.compile(r"(?!x)x")
-        return re.compile(
-            r"(?<![\w'-])(" + "|".join(re.escape(k) for k in keys) + r")(?![\w'-])", re.IGNORECASE
-        )
+    def by_form(self) -> dict[tuple[str, ...], str]:
+        """Each key by its words' ``_key_form`` ("bladder infections" -> ("bladder", "infection")):
+        a key is found in the singular or the plural; of two keys with one form, the longer written
+        (then the first in order) is kept."""
+        found: dict[tuple[str, ...], str] = {}
+        for key in sorted(self.terms, key=len, reverse=True):
+            found.setdefault(_key_forms(key), key)
+        return found
+
+    @cached_property
+    def longest(self) -> int:
+        return max((len(k) for k in self.by_form), default=0)
+
+    def find(self, text: str) -> list[tuple[int, int, str]]:
+        """(start, end, key) of each key found in ``text``, longest first, not overlapping."""
+        words = list(_KEY_WORD.finditer(text))
+        stems = [_key_form(w.group(0)) for w in words]
+        found: list[tuple[int, int, str]] = []
+        i = 0
+        while i < len(words):
+            for n in range(min(self.longest, len(words) - i), 0, -1):
+                key = self.by_form.get(tuple(stems[i : i + n]))
+                if key is not None:
+                    found.append((words[i].start(), words[i + n - 1].end(), key))
+                    i += n
+                    break
+            else:
+                i += 1
+        return found
 
     @cached_property
     def words(self) -> frozenset[str]:
@@ -163,6 +185,27 @@ _VOCABULARY_GROUPS = ("brands", "lay_terms", "question_types")
 _LEXICAL_ONLY_GROUPS = frozenset({"question_types"})
 """Groups whose terms are added to the BM25 text only: what a question asks (its type), worded as the
 sources title their sections, is a ranking hint among one topic's sections, not a topic for MiniLM."""
+
+
+_KEY_WORD = re.compile(r"[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*")
+"""A word of a vocabulary key or of the text it is looked for in (hyphenated words are one word)."""
+
+
+def _key_form(word: str) -> str:
+    """A word as vocabulary keys are compared: lower-case, a plural read as its singular
+    ("infections" = "infection", "allergies" = "allergy"). Only the plural: a Snowball stem also
+    merges "cramping" into the key "cramps" (muscle cramps), and on the ``own`` set that cost more
+    than it found."""
+    word = word.lower()
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def _key_forms(key: str) -> tuple[str, ...]:
+    return tuple(_key_form(w) for w in _KEY_WORD.findall(key))
 
 
 def _text(value: str) -> str:
@@ -441,18 +484,21 @@ class QueryPlanner:
         mean by it; rewording it in the dense query only moves the vector away from them.
         """
         added: list[str] = []
-
-        def insert(match: re.Match[str]) -> str:
-            key = match.group(1)
-            normal = " ".join(key.lower().split())
-            terms = [t for t in self.synonyms.terms[normal] if t.lower() != normal]
+        parts: list[str] = []
+        done = 0
+        for start, end, normal in self.synonyms.find(text):
+            written = text[start:end]
+            terms = [t for t in self.synonyms.terms[normal] if t.lower() != written.lower()]
             added.extend(terms)
+            parts.append(text[done:end])
+            done = end
             if normal in self.synonyms.lexical_only:
-                return key
-            foreign = lexicon is None or not all(lexicon.indexed(w) for w in _WORD.findall(key))
-            return f"{key} ({', '.join(terms)})" if terms and foreign else key
-
-        return self.synonyms.pattern.sub(insert, text), tuple(added)
+                continue
+            foreign = lexicon is None or not all(lexicon.indexed(w) for w in _WORD.findall(written))
+            if terms and foreign:
+                parts.append(f" ({', '.join(terms)})")
+        parts.append(text[done:])
+        return "".join(parts), tuple(added)
 
     def _topics(
         self, text: str, expansions: tuple[str, ...], lexicon: Lexicon | None
