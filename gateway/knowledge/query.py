@@ -72,6 +72,8 @@ class QueryWords:
     """(pattern, replacement) pairs turning one spelling convention into the knowledge base's
     ("haemorrhage" -> "hemorrhage"): applied to a word the index does not hold, kept when the
     result is indexed."""
+    min_question_words: int = 1
+    """A question of fewer words is a fragment ("Bread?") when the message asks a longer one."""
     bm25_title_weight: int = 1
     """How many times a document's title counts in BM25 (lexical.py)."""
     model_rewrite: RewriteWords = field(default_factory=RewriteWords)
@@ -99,6 +101,7 @@ class QueryWords:
             ("spelling_near_jaro_winkler", 0.5, 1.0),
             ("spelling_max_length_difference", 0, 10),
             ("bm25_title_weight", 1, 20),
+            ("min_question_words", 1, 10),
         ):
             value = getattr(self, key)
             if not lo <= value <= hi:
@@ -423,7 +426,11 @@ class QueryPlanner:
             whole = " ".join(message.split())
             return [PlannedQuery(whole, whole, _asks(whole, self.words))] if whole else []
         questions = [s for s in sentences if s.question]
-        backstory = [s for s in sentences if not s.question]
+        if any(len(q.text.split()) >= self.words.min_question_words for q in questions):
+            # "Bread? Fruit? Potatoes? Is there an eating plan for diabetics?": the fragments are
+            # examples of the question, not questions of their own; they count as its backstory
+            questions = [q for q in questions if len(q.text.split()) >= self.words.min_question_words]
+        backstory = [s for s in sentences if s not in questions]
         queries: list[PlannedQuery] = []
         carried = self._carried(backstory)
         whole_words = sum(len(s.text.split()) for s in sentences)
