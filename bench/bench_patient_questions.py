@@ -257,7 +257,9 @@ def bm25_full(
     from gateway.knowledge.records import document_of_chunk
     from gateway.models.embedding import default_model_path
 
-    indexes = {p.words.bm25_title_weight: full_bm25_index(p.words.bm25_title_weight, cache) for _, p in planners}
+    indexes = {
+        p.words.bm25_title_weight: full_bm25_index(p.words.bm25_title_weight, cache) for _, p in planners
+    }
     dictionary = model_words(default_model_path())
     some = next(iter(indexes.values()))
     print(f"\nBM25 alone, full size: {len(some)} passages; title weights {sorted(indexes)}")
@@ -324,7 +326,7 @@ def main() -> None:
         "--bm25-cache",
         type=Path,
         default=Path("/tmp/bench-bm25-full"),
-        help="directory --bm25-full keeps its BM25 indexes in ('-': none; rebuilt when the data or analyzer change)",
+        help="where --bm25-full keeps its BM25 indexes ('-': none; rebuilt when data or analyzer change)",
     )
     add_serving_encoder_arguments(parser, "the queries (small calls)")
     args = parser.parse_args()

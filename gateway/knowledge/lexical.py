@@ -119,7 +119,8 @@ class LexicalIndex:
         return f"{STEMMER_NAME};title={self.title_weight}"
 
     def add(self, record_id: str, text: str, tier: str = "", org: str = "", title: str = "") -> None:
-        """Add (or replace) one record: ``text`` counts once, its document ``title`` ``title_weight`` times."""
+        """Add (or replace) one record: ``text`` counts once, its document ``title`` ``title_weight``
+        times."""
         counts: Counter[str] = Counter()
         for words, weight in ((title, self.title_weight), (text, 1)):
             for surface, term in surface_tokens(words):

@@ -103,9 +103,7 @@ def test_embedded_default_quotes_only_the_document_that_answers(
         ("How long should I use eye drops after cataract surgery?", "about 4 weeks"),
     ],
 )
-def test_embedded_default_answers_what_the_question_asks_first(
-    bundled_gateway, question, expected
-) -> None:  # type: ignore[no-untyped-def]
+def test_embedded_default_answers_what_the_question_asks_first(bundled_gateway, question, expected) -> None:  # type: ignore[no-untyped-def]
     url, _ = bundled_gateway
     completion = openai_client(url).chat.completions.create(
         model="trust-gateway", messages=[{"role": "user", "content": question}]

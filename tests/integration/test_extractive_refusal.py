@@ -99,7 +99,7 @@ PARACETAMOL = (
 
 
 async def test_the_sentence_answering_the_kind_of_question_is_quoted(embedder) -> None:  # type: ignore[no-untyped-def]
-    """"How often" is answered by the interval, though the maximum-dose sentence is closer by cosine."""
+    """ "How often" is answered by the interval, though the maximum-dose sentence is closer by cosine."""
     source = replace(passage(PARACETAMOL), document_id="paracetamol", title="Paracetamol for adults")
     question = ask("How often can I take paracetamol?")
     ranked = await ExtractiveResponder(embedder).draft(question, [source])
