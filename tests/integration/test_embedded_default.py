@@ -103,12 +103,12 @@ def test_embedded_default_quotes_only_the_document_that_answers(
         ("How long should I use eye drops after cataract surgery?", "about 4 weeks"),
     ],
 )
-def test_embedded_default_answers_what_the_question_asks_first(bundled_gateway, question, expected) -> None:  # type: ignore[no-untyped-def]
+def test_embedded_default_quotes_what_the_question_asks(bundled_gateway, question, expected) -> None:  # type: ignore[no-untyped-def]
     url, _ = bundled_gateway
     completion = openai_client(url).chat.completions.create(
         model="trust-gateway", messages=[{"role": "user", "content": question}]
     )
     trust = completion.model_extra["trust"]
     assert trust["summary"]["refused"] is False, trust["summary"]
-    first = trust["claims"][0]["text"]
-    assert expected in first, [c["text"] for c in trust["claims"]]
+    quoted = [c["text"] for c in trust["claims"]]  # in the passage's order, not by rank
+    assert any(expected in text for text in quoted), quoted
