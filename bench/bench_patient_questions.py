@@ -219,38 +219,62 @@ def row(set_name: str, name: str, result: dict[str, Any], n: int, threshold: flo
     )
 
 
-def bm25_full(sets: dict[str, list[dict[str, Any]]], planners: list[tuple[str, Any]]) -> None:
-    """BM25 alone over the whole knowledge base (chunked as ingestion does; no MiniLM, about a
-    minute): each planned query's BM25 list, fused, at section level. The one full-size figure a
-    shared two-core machine can afford when building the 16k dense index is not."""
+def full_bm25_index(title_weight: int, cache: Path | None) -> Any:
+    """BM25 over the whole knowledge base, chunked and indexed as ingestion does (about a minute),
+    or loaded from ``cache`` when it was saved there for this file and analyzer (stemmer, title weight)."""
     from bench.bench_retrieval import DATA, TIERS_BY_ORG
     from gateway.knowledge.chunking import chunk_document
     from gateway.knowledge.corpus import SourceDocument
-    from gateway.knowledge.fusion import fuse_lists
     from gateway.knowledge.lexical import LexicalIndex
     from gateway.knowledge.loaders import iter_jsonl
+    from gateway.knowledge.records import lexical_text
+
+    stat = DATA.stat()
+    version = f"{DATA.name}:{stat.st_size}:{stat.st_mtime_ns}"
+    path = cache / f"medquad-title{title_weight}.bm25.npz" if cache is not None else None
+    index = LexicalIndex.load(path, version, title_weight) if path is not None else None
+    if index is not None:
+        return index
+    index = LexicalIndex(title_weight)
+    for document in iter_jsonl(DATA, tiers_by_org=TIERS_BY_ORG):
+        if isinstance(document, SourceDocument):
+            for chunk in chunk_document(document):
+                text = lexical_text(chunk.section, chunk.text)
+                index.add(chunk.id, text, document.tier, document.org, document.title)
+    if path is not None:
+        index.save(path, version)
+    return index
+
+
+def bm25_full(
+    sets: dict[str, list[dict[str, Any]]], planners: list[tuple[str, Any]], cache: Path | None
+) -> None:
+    """BM25 alone over the whole knowledge base (no MiniLM): each planned query's BM25 list, fused,
+    at section level. The one full-size figure a shared two-core machine can afford when building
+    the 16k dense index is not. Each planner searches an index built with its own title weight."""
+    from gateway.knowledge.fusion import fuse_lists
     from gateway.knowledge.query import model_words
+    from gateway.knowledge.records import document_of_chunk
     from gateway.models.embedding import default_model_path
 
-    index = LexicalIndex()
-    documents = [r for r in iter_jsonl(DATA, tiers_by_org=TIERS_BY_ORG) if isinstance(r, SourceDocument)]
-    for document in documents:
-        for chunk in chunk_document(document):
-            index.add(chunk.id, f"{document.title} {chunk.section} {chunk.text}", document.tier, document.org)
-    section_of = {c.id: d.id for d in documents for c in chunk_document(d)}
+    indexes = {
+        p.words.bm25_title_weight: full_bm25_index(p.words.bm25_title_weight, cache) for _, p in planners
+    }
     dictionary = model_words(default_model_path())
-    print(f"\nBM25 alone, full size: {len(documents)} sections, {len(index)} passages")
+    some = next(iter(indexes.values()))
+    print(f"\nBM25 alone, full size: {len(some)} passages; title weights {sorted(indexes)}")
     print(f"{'set':<6}{'configuration':<30}{'n':>5}{'R@5':>7}{'R@10':>7}{'MRR@10':>8}")
     for set_name, questions in sets.items():
         covered = [q for q in questions if q["relevant"]]
         for name, planner in planners:
+            index = indexes[planner.words.bm25_title_weight]
             lexicon = planner.lexicon(index.vocabulary(), dictionary)
             found5 = found10 = 0
             reciprocal = 0.0
             for item in covered:
                 plans = planner.plan(item["question"], lexicon)
                 fused = fuse_lists([[h.record_id for h in index.search(p.lexical, 30)] for p in plans])
-                sections = list(dict.fromkeys(section_of[rid] for rid in fused))[:10]
+                sections = list(dict.fromkeys(document_of_chunk(rid) for rid in fused))[:10]
                 ranks = [i for i, sid in enumerate(sections) if sid in set(item["relevant"])]
                 if ranks:
                     found10 += 1
@@ -298,6 +322,12 @@ def main() -> None:
     parser.add_argument(
         "--bm25-full", action="store_true", help="only BM25 over the whole knowledge base (no index needed)"
     )
+    parser.add_argument(
+        "--bm25-cache",
+        type=Path,
+        default=Path("/tmp/bench-bm25-full"),
+        help="where --bm25-full keeps its BM25 indexes ('-': none; rebuilt when data or analyzer change)",
+    )
     add_serving_encoder_arguments(parser, "the queries (small calls)")
     args = parser.parse_args()
     if args.data_dir is None and not args.bm25_full:
@@ -316,7 +346,7 @@ def main() -> None:
         planners = ([(f"baseline ({args.baseline_rev})", old)] if old is not None else []) + [
             ("current", current)
         ]
-        bm25_full(sets, planners)
+        bm25_full(sets, planners, None if args.bm25_cache == Path("-") else args.bm25_cache)
         return
     store, embedder = open_store(args, [q for questions in sets.values() for q in questions])
     policy = load_policy(args.policies or bundled("policies"), "general").thresholds.retrieval

@@ -56,7 +56,7 @@ def build_upstream(
     if settings.upstream_base_url:
         model = models.model(Endpoint.upstream(settings), "draft")
         return ModelUpstream(model, settings.upstream_max_reply_chars, settings.upstream_max_line_chars)
-    return ExtractiveResponder(embedder, min_relevance)
+    return ExtractiveResponder(embedder, min_relevance, policy_dir=settings.policy_dir)
 
 
 def build_verifier(

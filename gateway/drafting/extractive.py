@@ -12,6 +12,12 @@ is never quoted: it states nothing. When no sentence is close enough to the ques
 raises ``NothingToQuote`` and the request is refused as ``nothing_to_quote`` (not ``malformed_output``:
 nothing is malformed, the sources simply hold no answer to quote).
 
+Sentences are ranked by their cosine to the question plus two small bonuses (``policies/extractive.yaml``):
+the share of the question's focus words (Snowball stems) the sentence holds, and a cue when the question
+asks a kind of thing ("how often ...?") and the sentence holds the words that answer it ("every 4 to 6
+hours"). Cosine alone answered "how often can I take paracetamol?" with "Paracetamol is a common
+painkiller ...", the sentence most *about* paracetamol, instead of the dosing interval.
+
 Only passages as relevant as the relevance gate asks of the best one (``retrieval.min_relevance``) are
 quoted: a weaker passage is in the context for the model's sake, not as an answer. Without this, "side
 effects of ibuprofen" was answered from the amoxicillin leaflet (relevance 0.45), whose "the most common
@@ -21,16 +27,21 @@ side effects of amoxicillin are ..." is the sentence closest to the question, wh
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import AsyncGenerator, Sequence
+from pathlib import Path
 
 import anyio.to_thread
 import numpy as np
 
 from gateway.domain import ChatRequest, Draft, Passage
 from gateway.drafting.contract import DraftEnd, DraftPart, DraftSentence, assemble, sentence_line
+from gateway.drafting.extractive_policy import ExtractivePolicy, load_extractive_policy
 from gateway.errors import NothingToQuote
+from gateway.knowledge.lexical import STOPWORDS
 from gateway.models.embedding import Embedder
+from gateway.stemming import stem
 from gateway.text import QUESTION_WORDS
 
 MAX_SENTENCES = 3
@@ -41,6 +52,12 @@ PER_PASSAGE = 2
 """At most this many sentences come from one passage, so the answer draws on several passages."""
 HEADING_MAX_WORDS = 12
 """A line this short without closing punctuation that asks (a question word first) is a heading."""
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def _stems(text: str, ignored: frozenset[str] = frozenset()) -> set[str]:
+    words = _WORD.findall(text.lower())
+    return {stem(w) for w in words if w not in STOPWORDS and w not in QUESTION_WORDS and w not in ignored}
 
 
 def is_heading_question(sentence: str) -> bool:
@@ -63,9 +80,19 @@ class ExtractiveResponder:
     calls_tools = False
     """No model: the client's tools cannot be offered, so a request offering them is triaged as without."""
 
-    def __init__(self, embedder: Embedder, min_relevance: float = 0.0) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        min_relevance: float = 0.0,
+        policy: ExtractivePolicy | None = None,
+        policy_dir: Path | None = None,
+    ) -> None:
+        """``policy``: how sentences are ranked (default: ``extractive.yaml`` of ``policy_dir``, else
+        the bundled one)."""
         self._embedder = embedder
         self._min_relevance = min_relevance
+        self._policy = policy or load_extractive_policy(policy_dir)
+        self._ignored = frozenset(w.lower() for w in self._policy.ignored_words)
 
     async def stream(
         self, request: ChatRequest, passages: Sequence[Passage]
@@ -112,13 +139,16 @@ class ExtractiveResponder:
             return []
         query = self._embedder.encode_one(question)
         similarities = np.asarray(vectors, dtype=np.float32) @ query
-        order = np.argsort(-similarities)
-        topic = documents[int(order[0])]
+        topic = documents[int(np.argmax(similarities))]
+        ranks = similarities + self._bonuses(question, [text for _, _, text in candidates])
+        order = np.argsort(-ranks, kind="stable")
         picked: list[tuple[int, int, str]] = []
         per_passage: dict[int, int] = {}
         for i in order:
-            if similarities[i] < MIN_SIMILARITY or len(picked) == MAX_SENTENCES:
+            if len(picked) == MAX_SENTENCES:
                 break
+            if similarities[i] < MIN_SIMILARITY:
+                continue
             number, index, text = candidates[int(i)]
             if documents[int(i)] != topic:
                 continue
@@ -128,6 +158,20 @@ class ExtractiveResponder:
             picked.append(candidates[int(i)])
         picked.sort(key=lambda c: (c[0], c[1]))
         return [(number, text) for number, _, text in picked]
+
+    def _bonuses(self, question: str, sentences: Sequence[str]) -> np.ndarray:
+        """Per sentence: ``focus_weight`` x its share of the question's focus words, plus
+        ``cue_weight`` when it answers a kind of question the question asks."""
+        policy = self._policy
+        focus = _stems(question, self._ignored)
+        kinds = policy.kinds(question)
+        bonus = np.zeros(len(sentences), dtype=np.float32)
+        for i, sentence in enumerate(sentences):
+            if focus:
+                bonus[i] += policy.focus_weight * len(focus & _stems(sentence)) / len(focus)
+            if any(kind.answered.search(sentence) for kind in kinds):
+                bonus[i] += policy.cue_weight
+        return bonus
 
     async def aclose(self) -> None:
         return None

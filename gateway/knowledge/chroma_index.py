@@ -61,8 +61,10 @@ class ChromaIndex:
         cache_dir: Path | None = None,
         refresh_interval: float = 0.0,
         reopen: Callable[[], Any] | None = None,
+        title_weight: int = 1,
     ) -> None:
         self._embedder = embedder
+        self._title_weight = title_weight
         self._reopen = reopen
         self._retired: list[Any] = []
         self._refresh_interval = refresh_interval
@@ -72,7 +74,7 @@ class ChromaIndex:
         self._write_lock = threading.Lock()
         self._read_lock = threading.Lock()
         self._snapshot = Snapshot()
-        self._lexical = LexicalIndex()
+        self._lexical = LexicalIndex(title_weight)
         self._records_by_document: dict[str, list[str]] = {}
         self.path: Path | None = None
         """The embedded store's directory (None for a Chroma server); ``gateway.health`` checks it."""
@@ -205,7 +207,7 @@ class ChromaIndex:
             changed = [d for d, h in hashes.items() if previous.get(d) != h]
             rows = self._committed_rows(changed, hashes)
             found: dict[str, int] = {}
-            for document_id, _, _, _, _ in rows:
+            for document_id, *_ in rows:
                 found[document_id] = found.get(document_id, 0) + 1
             short = [d for d in changed if counts.get(d) and found.get(d, 0) < counts[d]]
             if short:
@@ -217,8 +219,8 @@ class ChromaIndex:
             gone = [d for d in previous if d not in hashes or hashes[d] != previous[d]]
             for document_id in gone:
                 self._lexical.remove(self._records_by_document.pop(document_id, []))
-            for document_id, rid, text, tier, org in rows:
-                self._lexical.add(rid, text, tier, org)
+            for document_id, rid, title, text, tier, org in rows:
+                self._lexical.add(rid, text, tier, org, title)
                 self._records_by_document.setdefault(document_id, []).append(rid)
             self._save_lexical(version)
             self._snapshot = Snapshot(version, hashes, counts, quarantined)
@@ -242,8 +244,9 @@ class ChromaIndex:
 
     def _committed_rows(
         self, document_ids: Sequence[str], hashes: dict[str, str]
-    ) -> list[tuple[str, str, str, str, str]]:
-        """(document id, record id, BM25 text, tier, org) of the committed passages of ``document_ids``."""
+    ) -> list[tuple[str, str, str, str, str, str]]:
+        """(document id, record id, title, BM25 text, tier, org) of the committed passages of
+        ``document_ids``."""
         if not document_ids:
             return []
         wanted = set(document_ids)
@@ -251,7 +254,7 @@ class ChromaIndex:
             rows: Iterable[tuple[str, dict[str, Any], str]] = self._scan_passages(None)
         else:
             rows = self._scan_passages({"document_id": {"$in": sorted(wanted)}})
-        found: list[tuple[str, str, str, str, str]] = []
+        found: list[tuple[str, str, str, str, str, str]] = []
         for rid, meta, text in rows:
             document_id = str(meta.get("document_id", ""))
             if document_id not in wanted or hashes.get(document_id) != meta.get("doc_hash"):
@@ -260,7 +263,8 @@ class ChromaIndex:
                 (
                     document_id,
                     rid,
-                    lexical_text(str(meta.get("title", "")), str(meta.get("section", "")), text),
+                    str(meta.get("title", "")),
+                    lexical_text(str(meta.get("section", "")), text),
                     str(meta.get("tier", "")),
                     str(meta.get("org", "")),
                 )
@@ -307,7 +311,7 @@ class ChromaIndex:
 
     def _load_lexical(self, version: str) -> LexicalIndex | None:
         path = self._lexical_path(version)
-        return LexicalIndex.load(path, version) if path else None
+        return LexicalIndex.load(path, version, self._title_weight) if path else None
 
     def _save_lexical(self, version: str) -> None:
         path = self._lexical_path(version)

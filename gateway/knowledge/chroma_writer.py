@@ -125,9 +125,10 @@ class ChromaWriter(ChromaIndex):
                     for rid, chunk in zip(rids, item.chunks, strict=True):
                         self._lexical.add(
                             rid,
-                            lexical_text(document.title, chunk.section, chunk.text),
+                            lexical_text(chunk.section, chunk.text),
                             document.tier,
                             document.org,
+                            document.title,
                         )
                     self._records_by_document[document.id] = rids
                     hashes[document.id] = document.content_hash

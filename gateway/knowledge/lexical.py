@@ -24,10 +24,15 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from gateway.stemming import STEMMER_NAME, stem
+
 K1 = 1.2
 """BM25 term-frequency saturation."""
 B = 0.75
 """BM25 length normalisation."""
+MAX_QUERY_REPEAT = 3
+"""A term written up to this many times in a query counts that many times (an expanded query
+repeats the terms it means most: "heartburn (acid reflux, GERD) reflux"); more repeats count as this."""
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
 _STOPWORD_LIST = """a about above after again against all am an and any are as at be because been before being
@@ -44,31 +49,18 @@ IntArray = npt.NDArray[np.int32]
 FloatArray = npt.NDArray[np.float32]
 
 
-def _stem(token: str) -> str:
-    """A deliberately light stemmer: plural and common verb endings, nothing that merges meanings."""
-    if len(token) > 4 and token.endswith("ies"):
-        return token[:-3] + "y"
-    if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
-        return token[:-1]
-    if len(token) > 5 and token.endswith("ing"):
-        return token[:-3]
-    if len(token) > 4 and token.endswith("ed"):
-        return token[:-2]
-    return token
-
-
 def _fold(text: str) -> str:
     return unicodedata.normalize("NFKD", text.lower()).encode("ascii", "ignore").decode("ascii")
 
 
 def tokenize(text: str) -> list[str]:
-    """Lower-cased, accent-folded, stop-word-free, lightly stemmed word tokens."""
-    return [_stem(t) for t in _TOKEN.findall(_fold(text)) if t not in STOPWORDS]
+    """Lower-cased, accent-folded, stop-word-free word tokens, Snowball-stemmed (``gateway.stemming``)."""
+    return [stem(t) for t in _TOKEN.findall(_fold(text)) if t not in STOPWORDS]
 
 
 def surface_tokens(text: str) -> list[tuple[str, str]]:
     """(word as written, lower-cased and folded; its index term) for each token ``tokenize`` keeps."""
-    return [(t, _stem(t)) for t in _TOKEN.findall(_fold(text)) if t not in STOPWORDS]
+    return [(t, stem(t)) for t in _TOKEN.findall(_fold(text)) if t not in STOPWORDS]
 
 
 @dataclass(frozen=True)
@@ -90,7 +82,11 @@ class LexicalHit:
 class LexicalIndex:
     """BM25 over records keyed by id, with per-record ``tier`` and ``org`` labels for filtering."""
 
-    def __init__(self) -> None:
+    def __init__(self, title_weight: int = 1) -> None:
+        if not 1 <= title_weight <= 20:
+            raise ValueError(f"title_weight must be between 1 and 20, got {title_weight}")
+        self.title_weight = title_weight
+        """How many times a passage's document title counts (BM25 field weighting by repetition)."""
         self._vocab: dict[str, int] = {}
         self._surface: list[str] = []
         """Per term id: the first word (as written, folded) that produced the term."""
@@ -117,14 +113,21 @@ class LexicalIndex:
         position = self._position.get(str(record_id))
         return position is not None and self._live[position]
 
-    def add(self, record_id: str, text: str, tier: str = "", org: str = "") -> None:
-        """Add (or replace) one record."""
+    @property
+    def analyzer(self) -> str:
+        """What the index's terms and counts were made with: a saved index made otherwise is not loaded."""
+        return f"{STEMMER_NAME};title={self.title_weight}"
+
+    def add(self, record_id: str, text: str, tier: str = "", org: str = "", title: str = "") -> None:
+        """Add (or replace) one record: ``text`` counts once, its document ``title`` ``title_weight``
+        times."""
         counts: Counter[str] = Counter()
-        for surface, term in surface_tokens(text):
-            counts[term] += 1
-            if term not in self._vocab:
-                self._vocab[term] = len(self._vocab)
-                self._surface.append(surface)
+        for words, weight in ((title, self.title_weight), (text, 1)):
+            for surface, term in surface_tokens(words):
+                counts[term] += weight
+                if term not in self._vocab:
+                    self._vocab[term] = len(self._vocab)
+                    self._surface.append(surface)
         terms = np.fromiter((self._vocab[t] for t in counts), dtype=np.int32, count=len(counts))
         freqs = np.fromiter(counts.values(), dtype=np.int32, count=len(counts))
         self._put(record_id, terms, freqs, tier, org)
@@ -212,13 +215,14 @@ class LexicalIndex:
             self._build()
         if not self._ids:
             return []
-        term_ids = sorted({self._vocab[t] for t in tokenize(query) if t in self._vocab})
-        if not term_ids:
+        repeats = Counter(self._vocab[t] for t in tokenize(query) if t in self._vocab)
+        if not repeats:
             return []
         scores = np.zeros(len(self._ids), dtype=np.float32)
-        for term in term_ids:
+        for term in sorted(repeats):
             start, end = int(self._offsets[term]), int(self._offsets[term + 1])
-            scores[self._postings[start:end]] += self._idf[term] * self._weights[start:end]
+            weight = self._idf[term] * min(repeats[term], MAX_QUERY_REPEAT)
+            scores[self._postings[start:end]] += weight * self._weights[start:end]
         mask = self._live_mask.copy()
         if tiers:
             mask &= np.isin(self._tier_codes, [self._labels.get(t, -1) for t in tiers])
@@ -239,6 +243,7 @@ class LexicalIndex:
         sizes = np.asarray([len(self._terms[i]) for i in rows], dtype=np.int64)
         header = {
             "version": version,
+            "analyzer": self.analyzer,
             "vocab": list(self._vocab),
             "surface": self._surface,
             "ids": [self._ids[i] for i in rows],
@@ -258,19 +263,20 @@ class LexicalIndex:
         partial.replace(path)
 
     @classmethod
-    def load(cls, path: Path, version: str) -> LexicalIndex | None:
-        """The index saved at ``path`` if it exists and was saved for ``version``; else None."""
+    def load(cls, path: Path, version: str, title_weight: int = 1) -> LexicalIndex | None:
+        """The index saved at ``path`` if it exists and was saved for ``version`` by the same analyzer
+        (stemmer and title weight); else None."""
         if not path.is_file():
             return None
         try:
             with np.load(path, allow_pickle=False) as data:
                 header = json.loads(bytes(data["header"]).decode("utf-8"))
-                if header.get("version") != version:
+                index = cls(title_weight)
+                if header.get("version") != version or header.get("analyzer") != index.analyzer:
                     return None
                 offsets, terms, freqs = data["offsets"], data["terms"], data["freqs"]
         except (OSError, ValueError, KeyError):
             return None
-        index = cls()
         index._vocab = {t: i for i, t in enumerate(header["vocab"])}
         surface = header.get("surface")
         index._surface = (

@@ -24,20 +24,20 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any
 
-import yaml
-from pydantic import AfterValidator, Field, model_validator, with_config
+from pydantic import with_config
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import JaroWinkler
 
 from gateway.errors import InvalidValue
-from gateway.knowledge.lexical import STOPWORDS, Vocabulary, _stem, surface_tokens
+from gateway.knowledge.lexical import STOPWORDS, Vocabulary, surface_tokens
 from gateway.knowledge.rewrite import RewriteWords
+from gateway.knowledge.synonyms import WORD as _WORD
+from gateway.knowledge.synonyms import Synonyms, load_vocabulary
+from gateway.stemming import stem
 from gateway.text import split_sentences
-from gateway.validation import FILE_CONFIG, load_file, read_yaml, validate
+from gateway.validation import FILE_CONFIG, load_file
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
 _SPACES = re.compile(r"\s+")
 _ALPHA = re.compile(r"^[a-z]+$")
 _LEADING = re.compile(r"[a-z][a-z']*")
@@ -67,12 +67,21 @@ class QueryWords:
     spelling_near_score: float = 74.0
     spelling_near_jaro_winkler: float = 0.92
     spelling_max_length_difference: int = 3
+    spelling_variants: tuple[tuple[str, str], ...] = ()
+    """(pattern, replacement) pairs turning one spelling convention into the knowledge base's
+    ("haemorrhage" -> "hemorrhage"): applied to a word the index does not hold, kept when the
+    result is indexed."""
+    min_question_words: int = 1
+    """A question of fewer words is a fragment ("Bread?") when the message asks a longer one."""
+    bm25_title_weight: int = 1
+    """How many times a document's title counts in BM25 (lexical.py)."""
     model_rewrite: RewriteWords = field(default_factory=RewriteWords)
     """The optional query rewrite by the upstream model (rewrite.py): its prompt and bounds."""
 
     def __post_init__(self) -> None:
-        for key in ("courtesy_sentences", "filler_phrases", "question_cues"):
+        for key in ("courtesy_sentences", "filler_phrases", "question_cues", "spelling_variants"):
             for pattern in getattr(self, key):
+                pattern = pattern[0] if isinstance(pattern, tuple) else pattern
                 try:
                     re.compile(pattern)
                 except re.error as err:
@@ -90,6 +99,8 @@ class QueryWords:
             ("spelling_near_score", 50.0, 100.0),
             ("spelling_near_jaro_winkler", 0.5, 1.0),
             ("spelling_max_length_difference", 0, 10),
+            ("bm25_title_weight", 1, 20),
+            ("min_question_words", 1, 10),
         ):
             value = getattr(self, key)
             if not lo <= value <= hi:
@@ -112,105 +123,19 @@ class QueryWords:
         return frozenset(w.lower() for w in self.question_starts)
 
     @cached_property
+    def variants(self) -> tuple[tuple[re.Pattern[str], str], ...]:
+        return tuple((re.compile(p), r) for p, r in self.spelling_variants)
+
+    @cached_property
     def backstory(self) -> frozenset[str]:
         words = {w.lower() for w in self.backstory_words}
-        return frozenset(words | {_stem(w) for w in words})
+        return frozenset(words | {stem(w) for w in words})
 
 
 def _alternation(patterns: Sequence[str]) -> re.Pattern[str]:
     if not patterns:
         return re.compile(r"(?!x)x")
     return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Synonyms:
-    """``policies/vocabulary.yaml``: brand -> generic and lay -> clinical terms, keys lower-case, and
-    the question types' wordings (``lexical_only``: their terms go to BM25, never into the dense text)."""
-
-    terms: dict[str, tuple[str, ...]]
-    lexical_only: frozenset[str] = frozenset()
-
-    @cached_property
-    def pattern(self) -> re.Pattern[str]:
-        keys = sorted(self.terms, key=len, reverse=True)
-        if not keys:
-            return re.compile(r"(?!x)x")
-        return re.compile(
-            r"(?<![\w'-])(" + "|".join(re.escape(k) for k in keys) + r")(?![\w'-])", re.IGNORECASE
-        )
-
-    @cached_property
-    def words(self) -> frozenset[str]:
-        """Every single word of a key: known words that spelling correction leaves alone."""
-        return frozenset(w for key in self.terms for w in _WORD.findall(key))
-
-
-_VOCABULARY_GROUPS = ("brands", "lay_terms", "question_types")
-_LEXICAL_ONLY_GROUPS = frozenset({"question_types"})
-"""Groups whose terms are added to the BM25 text only: what a question asks (its type), worded as the
-sources title their sections, is a ranking hint among one topic's sections, not a topic for MiniLM."""
-
-
-def _text(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must be non-empty text")
-    return value
-
-
-_Text = Annotated[str, AfterValidator(_text)]
-_Group = dict[_Text, Annotated[tuple[_Text, ...], Field(min_length=1)]] | None
-"""A vocabulary group: word -> its terms (a non-empty list); empty or absent: none."""
-
-
-@with_config(FILE_CONFIG)
-@dataclass(frozen=True)
-class _VocabularyFile:
-    """``policies/vocabulary.yaml`` as written."""
-
-    brands: _Group = None
-    lay_terms: _Group = None
-    question_types: _Group = None
-
-    @model_validator(mode="after")
-    def _each_word_once(self) -> _VocabularyFile:
-        seen: set[str] = set()
-        for group in _VOCABULARY_GROUPS:
-            for key in getattr(self, group) or {}:
-                normal = " ".join(key.lower().split())
-                if normal in seen:
-                    raise InvalidValue("Synonyms", f"{group}.{key}", "this word is already listed")
-                seen.add(normal)
-        return self
-
-
-def load_vocabulary(path: Path) -> Synonyms:
-    """Load and check the vocabulary file; any problem names the file and the key."""
-    data = validate(_VocabularyFile, read_yaml(path, loader=_UniqueKeyLoader), str(path))
-    terms: dict[str, tuple[str, ...]] = {}
-    lexical_only: set[str] = set()
-    for group in _VOCABULARY_GROUPS:
-        for key, values in (getattr(data, group) or {}).items():
-            normal = " ".join(key.lower().split())
-            terms[normal] = tuple(" ".join(v.split()) for v in values)
-            if group in _LEXICAL_ONLY_GROUPS:
-                lexical_only.add(normal)
-    return Synonyms(terms, frozenset(lexical_only))
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A safe loader that refuses a mapping key given twice (YAML would keep the last silently)."""
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
 
 
 def load_query_words(path: Path) -> QueryWords:
@@ -256,22 +181,41 @@ class Lexicon:
         """Indexed, a stop word, a vocabulary key, or a whole word of the model's own vocabulary."""
         word = word.lower()
         return (
-            word in STOPWORDS or word in self._known or _stem(word) in self._known or word in self._dictionary
+            word in STOPWORDS or word in self._known or stem(word) in self._known or word in self._dictionary
         )
 
     def indexed(self, word: str) -> bool:
         """Whether the knowledge base itself uses ``word``."""
         word = word.lower()
-        return word in self._indexed or _stem(word) in self._indexed
+        return word in self._indexed or stem(word) in self._indexed
 
     def share(self, term: str) -> float:
         """Share of indexed passages holding ``term`` (an index term, i.e. stemmed)."""
         return float(self._frequency.get(term, 0)) / self._records
 
+    def respell(self, word: str) -> str | None:
+        """The indexed spelling of a word the index does not hold (``spelling_variants``: British to
+        American, "oesophagus" -> "esophagus"), each variant alone, then all of them; else None."""
+        if self.indexed(word):
+            return None
+        variants = self._words.variants
+        tried = [pattern.sub(replacement, word) for pattern, replacement in variants]
+        combined = word
+        for pattern, replacement in variants:
+            combined = pattern.sub(replacement, combined)
+        for candidate in (*tried, combined):
+            if candidate != word and self.indexed(candidate):
+                return candidate
+        return None
+
     def correct(self, word: str) -> str | None:
-        """The indexed word ``word`` is most likely a misspelling of, or None."""
+        """The indexed word ``word`` is most likely a misspelling (or another spelling) of, or None."""
         word = word.lower()
         settings = self._words
+        if len(word) >= 4 and _ALPHA.match(word):
+            respelt = self.respell(word)
+            if respelt is not None:
+                return respelt
         if len(word) < settings.spelling_min_length or not _ALPHA.match(word) or self.known(word):
             return None
         spread = settings.spelling_max_length_difference
@@ -348,7 +292,11 @@ class QueryPlanner:
             whole = " ".join(message.split())
             return [PlannedQuery(whole, whole, _asks(whole, self.words))] if whole else []
         questions = [s for s in sentences if s.question]
-        backstory = [s for s in sentences if not s.question]
+        if any(len(q.text.split()) >= self.words.min_question_words for q in questions):
+            # "Bread? Fruit? Potatoes? Is there an eating plan for diabetics?": the fragments are
+            # examples of the question, not questions of their own; they count as its backstory
+            questions = [q for q in questions if len(q.text.split()) >= self.words.min_question_words]
+        backstory = [s for s in sentences if s not in questions]
         queries: list[PlannedQuery] = []
         carried = self._carried(backstory)
         whole_words = sum(len(s.text.split()) for s in sentences)
@@ -409,18 +357,21 @@ class QueryPlanner:
         mean by it; rewording it in the dense query only moves the vector away from them.
         """
         added: list[str] = []
-
-        def insert(match: re.Match[str]) -> str:
-            key = match.group(1)
-            normal = " ".join(key.lower().split())
-            terms = [t for t in self.synonyms.terms[normal] if t.lower() != normal]
+        parts: list[str] = []
+        done = 0
+        for start, end, normal in self.synonyms.find(text):
+            written = text[start:end]
+            terms = [t for t in self.synonyms.terms[normal] if t.lower() != written.lower()]
             added.extend(terms)
+            parts.append(text[done:end])
+            done = end
             if normal in self.synonyms.lexical_only:
-                return key
-            foreign = lexicon is None or not all(lexicon.indexed(w) for w in _WORD.findall(key))
-            return f"{key} ({', '.join(terms)})" if terms and foreign else key
-
-        return self.synonyms.pattern.sub(insert, text), tuple(added)
+                continue
+            foreign = lexicon is None or not all(lexicon.indexed(w) for w in _WORD.findall(written))
+            if terms and foreign:
+                parts.append(f" ({', '.join(terms)})")
+        parts.append(text[done:])
+        return "".join(parts), tuple(added)
 
     def _topics(
         self, text: str, expansions: tuple[str, ...], lexicon: Lexicon | None

@@ -93,9 +93,10 @@ def registry_id(document_id: str) -> str:
     return f"doc:{document_id}"
 
 
-def lexical_text(title: str, section: str, text: str) -> str:
-    """What BM25 indexes: the passage with its document title and section heading."""
-    return f"{title} {section} {text}"
+def lexical_text(section: str, text: str) -> str:
+    """What BM25 indexes as the passage's text: its section heading and the passage (the document
+    title is indexed beside it, weighted: ``LexicalIndex.add``)."""
+    return f"{section} {text}"
 
 
 def encode_vectors(matrix: Vector) -> str:

@@ -58,7 +58,7 @@ from gateway.knowledge.fusion import best_window_cosine, fuse_lists, relevance
 from gateway.knowledge.ingest import Ingestor
 from gateway.knowledge.instructions import InstructionDetector
 from gateway.knowledge.lexical import LexicalIndex
-from gateway.knowledge.query import Lexicon, PlannedQuery, QueryPlanner, model_words
+from gateway.knowledge.query import Lexicon, PlannedQuery, QueryPlanner, load_planner, model_words
 from gateway.knowledge.record_cache import RecordCache
 from gateway.knowledge.records import (
     IndexMoved,
@@ -72,6 +72,7 @@ from gateway.knowledge.records import (
 )
 from gateway.knowledge.titles import TitleIndex
 from gateway.models.embedding import Embedder
+from gateway.resources import bundled
 from gateway.settings import RetrievalMode, Settings
 from gateway.text import QUESTION_WORDS
 
@@ -135,6 +136,11 @@ def _looks_asked(query: str, planner: QueryPlanner | None) -> bool:
     return "?" in query or first in QUESTION_WORDS
 
 
+def _policy_planner(settings: Settings) -> QueryPlanner:
+    """The configured policy directory's planner (else the bundled one), as the gateway loads it."""
+    return load_planner(settings.policy_dir or bundled("policies"), fallback=bundled("policies"))
+
+
 class ChromaStore(ChromaWriter):
     """The knowledge store the gateway searches: a ``ChromaWriter`` with hybrid search."""
 
@@ -149,13 +155,18 @@ class ChromaStore(ChromaWriter):
         refresh_interval: float = 0.0,
         reopen: Callable[[], Any] | None = None,
         instructions: InstructionDetector | None = None,
+        title_weight: int | None = None,
     ) -> None:
+        """``title_weight``: BM25 weight of a document's title (default: the planner's ``query.yaml``
+        ``bm25_title_weight``, 1 without a planner)."""
         self.options = options or SearchOptions()
         self.planner = planner
         self.instructions = instructions
         """Drops instruction sentences from every passage returned (instructions.py); None: no check."""
         self._lexicon: tuple[str, Lexicon] | None = None
-        super().__init__(client, collection, embedder, cache_dir, refresh_interval, reopen)
+        if title_weight is None:
+            title_weight = planner.words.bm25_title_weight if planner is not None else 1
+        super().__init__(client, collection, embedder, cache_dir, refresh_interval, reopen, title_weight)
         self._records = RecordCache(self._passages, self._vectors, embedder.dimensions)
         self._exact_passages = ExactVectors(self._passages, "passage")
 
@@ -173,7 +184,10 @@ class ChromaStore(ChromaWriter):
         options: SearchOptions | None = None,
         planner: QueryPlanner | None = None,
     ) -> ChromaStore:
-        """Embedded (``chroma_path``) or server (``chroma_url``) store; ``options`` default from settings."""
+        """Embedded (``chroma_path``) or server (``chroma_url``) store; ``options`` default from settings.
+
+        Without a ``planner`` (``ingest``) the BM25 title weight is still the policy's, so the BM25
+        cache an ingest saves is the one the gateway loads."""
         if options is None:
             options = SearchOptions(mode=settings.retrieval_mode, rerank=settings.retrieval_rerank)
         import chromadb
@@ -211,6 +225,7 @@ class ChromaStore(ChromaWriter):
             refresh_interval=settings.index_refresh_seconds,
             reopen=reopen,
             instructions=InstructionDetector.from_settings(settings, embedder),
+            title_weight=(planner or _policy_planner(settings)).words.bm25_title_weight,
         )
         store.path = None if settings.chroma_url else settings.resolved_chroma_path
         return store
@@ -411,7 +426,10 @@ class ChromaStore(ChromaWriter):
         else its first passage. Tier and org filters are applied through the BM25 index's labels.
         """
         hashes = snapshot.hashes
-        ranked_elsewhere = {rid: rank for ranked in lists for rank, rid in enumerate(ranked)}
+        ranked_elsewhere: dict[str, int] = {}  # each record's best rank in any list (not its last)
+        for ranked_list in lists:
+            for rank, rid in enumerate(ranked_list):
+                ranked_elsewhere[rid] = min(rank, ranked_elsewhere.get(rid, rank))
         result: list[list[str]] = []
         for hits in self._titles.query(vectors, width, None, snapshot.version, lambda: hashes):
             ranked: list[str] = []

@@ -91,3 +91,24 @@ def test_embedded_default_quotes_only_the_document_that_answers(
     cited = {sources[i]["document_id"] for c in trust["claims"] for i in c["source_ids"]}
     assert cited == {document_id}
     assert len({s["document_id"] for s in trust["sources"]}) > 1  # other leaflets were retrieved
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        # cosine alone quoted "Paracetamol is a common painkiller ..." first: about paracetamol, not
+        # about how often; the question's kind ("how often") ranks the interval sentence first
+        ("How often can I take paracetamol?", "every 4 to 6 hours"),
+        ("How long should I use eye drops after cataract surgery?", "about 4 weeks"),
+    ],
+)
+def test_embedded_default_quotes_what_the_question_asks(bundled_gateway, question, expected) -> None:  # type: ignore[no-untyped-def]
+    url, _ = bundled_gateway
+    completion = openai_client(url).chat.completions.create(
+        model="trust-gateway", messages=[{"role": "user", "content": question}]
+    )
+    trust = completion.model_extra["trust"]
+    assert trust["summary"]["refused"] is False, trust["summary"]
+    quoted = [c["text"] for c in trust["claims"]]  # in the passage's order, not by rank
+    assert any(expected in text for text in quoted), quoted

@@ -4,13 +4,16 @@ not a ``malformed_output`` error."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 import gateway.drafting.extractive as extractive_module
 from gateway.audit import AuditFilter
 from gateway.domain import ChatRequest, Message, Passage, RefusalReason, Role
 from gateway.drafting.extractive import ExtractiveResponder, is_heading_question
-from gateway.errors import NothingToQuote
+from gateway.drafting.extractive_policy import ExtractivePolicy, load_extractive_policy
+from gateway.errors import ConfigurationError, NothingToQuote
 from gateway.pipeline.run import answer
 from gateway.text import sentence_spans
 
@@ -85,3 +88,27 @@ async def test_nothing_to_quote_is_a_counted_refusal_not_an_error(make_services,
     assert stage_errors == []
     (row,) = services.audit.list(AuditFilter())
     assert (row.outcome, row.reason) == ("refused", "nothing_to_quote")
+
+
+PARACETAMOL = (
+    "The usual adult dose of paracetamol is one or two 500 mg tablets, which is 500 mg to 1 g in a single "
+    "dose. Adults can take a dose every 4 to 6 hours, up to 4 times in 24 hours. Adults must never take "
+    "more than 4 g of paracetamol in 24 hours, which is the same as 8 tablets of 500 mg. Paracetamol can "
+    "be taken with or without food."
+)
+
+
+async def test_the_sentence_answering_the_kind_of_question_is_quoted(embedder) -> None:  # type: ignore[no-untyped-def]
+    """ "How often" is answered by the interval, though the maximum-dose sentence is closer by cosine."""
+    source = replace(passage(PARACETAMOL), document_id="paracetamol", title="Paracetamol for adults")
+    question = ask("How often can I take paracetamol?")
+    ranked = await ExtractiveResponder(embedder).draft(question, [source])
+    plain = await ExtractiveResponder(embedder, policy=ExtractivePolicy()).draft(question, [source])
+    assert any("every 4 to 6 hours" in c.text for c in ranked.claims)
+    assert not any("every 4 to 6 hours" in c.text for c in plain.claims)  # cosine alone misses it
+
+
+def test_the_extractive_policy_names_a_bad_pattern(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "extractive.yaml").write_text("question_kinds: [{name: a, question: '(', answer: b}]\n")
+    with pytest.raises(ConfigurationError, match=r"extractive.yaml: question_kinds\[0\].question"):
+        load_extractive_policy(tmp_path)

@@ -38,7 +38,8 @@ OFFLINE_ONLY = ("bench", "tests", "sklearn")
 LAYERS: tuple[frozenset[str], ...] = tuple(
     frozenset(layer.split())
     for layer in (
-        "vocabulary tool_calls domain errors validation settings text resources body_errors",  # values, rules
+        # values, rules
+        "vocabulary tool_calls domain errors validation settings text stemming resources body_errors",
         "metrics",  # every Prometheus metric
         "models",  # the model boundary: chat models and the embedder
         "verification",  # the verifiers and their checks

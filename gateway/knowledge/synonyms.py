@@ -1,0 +1,153 @@
+"""``policies/vocabulary.yaml``: brand -> generic and lay -> clinical terms, and how the query planner
+finds its keys in a message (whole words, singular or plural; query.py inserts the terms)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Annotated, Any
+
+import yaml
+from pydantic import AfterValidator, Field, model_validator, with_config
+
+from gateway.errors import InvalidValue
+from gateway.validation import FILE_CONFIG, read_yaml, validate
+
+WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
+"""A word of the message as spelling correction and the vocabulary read it."""
+_WORD = WORD
+
+
+@dataclass(frozen=True)
+class Synonyms:
+    """``policies/vocabulary.yaml``: brand -> generic and lay -> clinical terms, keys lower-case, and
+    the question types' wordings (``lexical_only``: their terms go to BM25, never into the dense text)."""
+
+    terms: dict[str, tuple[str, ...]]
+    lexical_only: frozenset[str] = frozenset()
+
+    @cached_property
+    def by_form(self) -> dict[tuple[str, ...], str]:
+        """Each key by its words' ``_key_form`` ("bladder infections" -> ("bladder", "infection")):
+        a key is found in the singular or the plural; of two keys with one form, the longer written
+        (then the first in order) is kept."""
+        found: dict[tuple[str, ...], str] = {}
+        for key in sorted(self.terms, key=len, reverse=True):
+            found.setdefault(_key_forms(key), key)
+        return found
+
+    @cached_property
+    def longest(self) -> int:
+        return max((len(k) for k in self.by_form), default=0)
+
+    def find(self, text: str) -> list[tuple[int, int, str]]:
+        """(start, end, key) of each key found in ``text``, longest first, not overlapping."""
+        words = list(_KEY_WORD.finditer(text))
+        stems = [_key_form(w.group(0)) for w in words]
+        found: list[tuple[int, int, str]] = []
+        i = 0
+        while i < len(words):
+            for n in range(min(self.longest, len(words) - i), 0, -1):
+                key = self.by_form.get(tuple(stems[i : i + n]))
+                if key is not None:
+                    found.append((words[i].start(), words[i + n - 1].end(), key))
+                    i += n
+                    break
+            else:
+                i += 1
+        return found
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        """Every single word of a key: known words that spelling correction leaves alone."""
+        return frozenset(w for key in self.terms for w in _WORD.findall(key))
+
+
+_VOCABULARY_GROUPS = ("brands", "lay_terms", "question_types")
+_LEXICAL_ONLY_GROUPS = frozenset({"question_types"})
+"""Groups whose terms are added to the BM25 text only: what a question asks (its type), worded as the
+sources title their sections, is a ranking hint among one topic's sections, not a topic for MiniLM."""
+
+
+_KEY_WORD = re.compile(r"[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*")
+"""A word of a vocabulary key or of the text it is looked for in (hyphenated words are one word)."""
+
+
+def _key_form(word: str) -> str:
+    """A word as vocabulary keys are compared: lower-case, a plural read as its singular
+    ("infections" = "infection", "allergies" = "allergy"). Only the plural: a Snowball stem also
+    merges "cramping" into the key "cramps" (muscle cramps), and on the ``own`` set that cost more
+    than it found."""
+    word = word.lower()
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def _key_forms(key: str) -> tuple[str, ...]:
+    return tuple(_key_form(w) for w in _KEY_WORD.findall(key))
+
+
+def _text(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must be non-empty text")
+    return value
+
+
+_Text = Annotated[str, AfterValidator(_text)]
+_Group = dict[_Text, Annotated[tuple[_Text, ...], Field(min_length=1)]] | None
+"""A vocabulary group: word -> its terms (a non-empty list); empty or absent: none."""
+
+
+@with_config(FILE_CONFIG)
+@dataclass(frozen=True)
+class _VocabularyFile:
+    """``policies/vocabulary.yaml`` as written."""
+
+    brands: _Group = None
+    lay_terms: _Group = None
+    question_types: _Group = None
+
+    @model_validator(mode="after")
+    def _each_word_once(self) -> _VocabularyFile:
+        seen: set[str] = set()
+        for group in _VOCABULARY_GROUPS:
+            for key in getattr(self, group) or {}:
+                normal = " ".join(key.lower().split())
+                if normal in seen:
+                    raise InvalidValue("Synonyms", f"{group}.{key}", "this word is already listed")
+                seen.add(normal)
+        return self
+
+
+def load_vocabulary(path: Path) -> Synonyms:
+    """Load and check the vocabulary file; any problem names the file and the key."""
+    data = validate(_VocabularyFile, read_yaml(path, loader=_UniqueKeyLoader), str(path))
+    terms: dict[str, tuple[str, ...]] = {}
+    lexical_only: set[str] = set()
+    for group in _VOCABULARY_GROUPS:
+        for key, values in (getattr(data, group) or {}).items():
+            normal = " ".join(key.lower().split())
+            terms[normal] = tuple(" ".join(v.split()) for v in values)
+            if group in _LEXICAL_ONLY_GROUPS:
+                lexical_only.add(normal)
+    return Synonyms(terms, frozenset(lexical_only))
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe loader that refuses a mapping key given twice (YAML would keep the last silently)."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
