@@ -7,7 +7,8 @@ quote with the rest of its sentence(s) in the passage (``quote_context``). The c
 - every number, unit, dose, range and frequency of the claim is stated there (``checks.numbers``,
   units converted);
 - polarity, opposites and quantifiers agree (``check_negation``, ``check_antonyms``,
-  ``check_quantifier``), and every medicine, condition and population is there (``check_entities``);
+  ``check_quantifier``), every medicine, condition and population is there (``check_entities``), and
+  no relation has its roles swapped (``check_roles``: "A causes B" against "B causes A");
 - every other content word of the claim is there, up to inflection (Snowball English stemmer),
   British/American spelling and the listed synonym groups (``checks.words.SYNONYMS``).
 
@@ -31,6 +32,7 @@ from gateway.verification.checks.polarity import check_antonyms, check_negation
 from gateway.verification.checks.quantifiers import check_quantifier
 from gateway.verification.checks.quantities import NUMERIC_WORDS
 from gateway.verification.checks.results import CheckOutcome
+from gateway.verification.checks.roles import check_roles
 from gateway.verification.checks.words import STOPWORDS, content_words, stem, tokens
 from gateway.vocabulary import VerdictCheck
 
@@ -113,6 +115,7 @@ def restates(claim: str, context: str, analyses: Analyses | None = None) -> Bind
         check_antonyms,
         check_quantifier,
         check_entities,
+        check_roles,
     ):
         result = check(analysed, evidence)
         if not result.passed:

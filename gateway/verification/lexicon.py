@@ -47,6 +47,9 @@ CUE_LISTS = (
     "number_approximate",
     "number_at_least",
     "number_at_most",
+    "role_relations",
+    "comparative_more",
+    "comparative_less",
 )
 
 
@@ -201,6 +204,9 @@ class _CuesFile:
     number_approximate: Patterns
     number_at_least: Patterns
     number_at_most: Patterns
+    role_relations: Patterns
+    comparative_more: Patterns
+    comparative_less: Patterns
     clause_break_punctuation: Annotated[str, Field(min_length=1), AfterValidator(_character_class)]
 
 

@@ -8,6 +8,7 @@ from gateway.verification.checks.numbers import check_numbers
 from gateway.verification.checks.polarity import check_antonyms, check_negation
 from gateway.verification.checks.quantifiers import check_quantifier
 from gateway.verification.checks.results import CheckResult
+from gateway.verification.checks.roles import check_roles
 
 
 def run_all(claim: AnalysedText, evidence: AnalysedText) -> tuple[CheckResult, ...]:
@@ -18,4 +19,5 @@ def run_all(claim: AnalysedText, evidence: AnalysedText) -> tuple[CheckResult, .
         check_antonyms(claim, evidence),
         check_quantifier(claim, evidence),
         check_entities(claim, evidence),
+        check_roles(claim, evidence),
     )

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cache, lru_cache
 from typing import Protocol
 
 import snowballstemmer
 
 from gateway.text import normalise, strip_markers
-from gateway.verification.lexicon import load_cues, load_lexicon
+from gateway.verification.lexicon import Cues, Lexicon, load_cues, load_lexicon
 
 
 class StemmedText(Protocol):
@@ -22,6 +23,32 @@ class StemmedText(Protocol):
 
 
 WORD = re.compile(r"[a-z0-9]+(?:['’-][a-z0-9]+)*")
+
+
+@dataclass(frozen=True)
+class WordData:
+    """The verifier's word data, read and validated once (``word_data``)."""
+
+    lexicon: Lexicon
+    """Word lists (``data/lexicon.yaml``)."""
+    cues: Cues
+    """Cue patterns (``data/cues.yaml``): negation, effect, quantifier strength, number bounds, roles."""
+    stopwords: frozenset[str]
+    synonyms: dict[str, str]
+    """Lay and clinical words for the same thing, counted as one word ("kids" = "paediatric")."""
+
+
+@cache
+def word_data() -> WordData:
+    """The word data, loaded on first use: the verifier loads it when it is built, so a bad file stops
+    start-up naming the file and entry, and importing the checks reads no file."""
+    lexicon = load_lexicon()
+    return WordData(lexicon, load_cues(), frozenset(lexicon.words["stopwords"]), lexicon.table("synonyms"))
+
+
+def cues() -> Cues:
+    return word_data().cues
+
 
 LEXICON = load_lexicon()
 """Word lists (``data/lexicon.yaml``), loaded and validated once at import."""
