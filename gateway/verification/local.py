@@ -56,6 +56,7 @@ from gateway.verification.checks.polarity import check_antonyms, check_negation
 from gateway.verification.checks.quantifiers import check_quantifier
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult
 from gateway.verification.checks.roles import check_roles
+from gateway.verification.checks.run import load_word_data
 from gateway.verification.checks.words import coverage
 from gateway.verification.combiner import LogisticCombiner, features
 from gateway.verification.policy import VerificationPolicy
@@ -203,6 +204,7 @@ class LocalEntailmentVerifier:
     name = VerifierMethod.LOCAL
 
     def __init__(self, embedder: TextEncoder, policy: VerificationPolicy) -> None:
+        load_word_data()  # the checks' word lists and cues, read and validated now (start-up)
         self._embedder = embedder
         self._policy = policy
         self._combiner = LogisticCombiner.load() if policy.local_combiner == "learned" else None

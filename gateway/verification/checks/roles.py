@@ -50,7 +50,7 @@ class Relation:
 
 
 @dataclass(frozen=True)
-class _Patterns:
+class RolePatterns:
     families: tuple[re.Pattern[str], ...]
     than: re.Pattern[str]
     comparative: re.Pattern[str]
@@ -60,9 +60,9 @@ class _Patterns:
 
 
 @cache
-def _patterns() -> _Patterns:
+def role_patterns() -> RolePatterns:
     words = cues()
-    return _Patterns(
+    return RolePatterns(
         tuple(re.compile(rf"\b(?:{entry})\b") for entry in words.lists["role_relations"]),
         re.compile(r"\bthan\b"),
         re.compile(
@@ -74,7 +74,7 @@ def _patterns() -> _Patterns:
     )
 
 
-def _clause(clean: str, start: int, end: int, patterns: _Patterns) -> tuple[str, str]:
+def _clause(clean: str, start: int, end: int, patterns: RolePatterns) -> tuple[str, str]:
     """The text of the clause before ``start`` and after ``end``."""
     before = clean[:start]
     breaks = list(patterns.clause_break.finditer(before))
@@ -101,7 +101,7 @@ def _relation(family: str, cue: str, left: str, right: str) -> Relation | None:
 
 def relations(clean: str) -> tuple[Relation, ...]:
     """The directed relations of a normalised text (see the module docstring)."""
-    patterns = _patterns()
+    patterns = role_patterns()
     found: list[Relation] = []
     for index, cue in enumerate(patterns.families):
         for match in cue.finditer(clean):

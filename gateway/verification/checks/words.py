@@ -42,26 +42,31 @@ class WordData:
 def word_data() -> WordData:
     """The word data, loaded on first use: the verifier loads it when it is built, so a bad file stops
     start-up naming the file and entry, and importing the checks reads no file."""
-    lexicon = load_lexicon()
-    return WordData(lexicon, load_cues(), frozenset(lexicon.words["stopwords"]), lexicon.table("synonyms"))
+    lists = load_lexicon()
+    return WordData(lists, load_cues(), frozenset(lists.words["stopwords"]), lists.table("synonyms"))
 
 
 def cues() -> Cues:
     return word_data().cues
 
 
-LEXICON = load_lexicon()
-"""Word lists (``data/lexicon.yaml``), loaded and validated once at import."""
-CUES = load_cues()
-"""Cue patterns (``data/cues.yaml``): negation, effect, quantifier strength, number bounds."""
-STOPWORDS = frozenset(LEXICON.words["stopwords"])
 _STEMMER = snowballstemmer.stemmer("english")
 STEM_CACHE_WORDS = 16384
 """Distinct words whose stems are memoised (a word's stem never changes)."""
 
 
-SYNONYMS = LEXICON.table("synonyms")
-"""Lay and clinical words for the same thing, counted as one word by coverage ("kids" = "paediatric")."""
+def lexicon() -> Lexicon:
+    """Word lists (``data/lexicon.yaml``)."""
+    return word_data().lexicon
+
+
+def stopwords() -> frozenset[str]:
+    return word_data().stopwords
+
+
+def synonyms() -> dict[str, str]:
+    """Lay and clinical words for the same thing, counted as one word by coverage ("kids" = "paediatric")."""
+    return word_data().synonyms
 
 
 def tokens(text: str) -> tuple[str, ...]:
@@ -71,13 +76,13 @@ def tokens(text: str) -> tuple[str, ...]:
 @lru_cache(maxsize=STEM_CACHE_WORDS)
 def stem(word: str) -> str:
     """One word's matching key, the one stemmer of the checks and the binding: its synonym group's
-    head (``SYNONYMS``), then the Snowball English stem ("reduces", "reduced" -> "reduc")."""
-    return str(_STEMMER.stemWord(SYNONYMS.get(word, word)))
+    head (``synonyms``), then the Snowball English stem ("reduces", "reduced" -> "reduc")."""
+    return str(_STEMMER.stemWord(word_data().synonyms.get(word, word)))
 
 
 def is_content(token: str) -> bool:
     """Does the token carry meaning (not a stopword, not a bare number, not a single character)?"""
-    return token not in STOPWORDS and not token.isdigit() and len(token) > 1
+    return token not in word_data().stopwords and not token.isdigit() and len(token) > 1
 
 
 def content_words(text: str) -> tuple[str, ...]:
