@@ -50,6 +50,7 @@ CUE_LISTS = (
     "role_relations",
     "comparative_more",
     "comparative_less",
+    "comparison_anchors",
 )
 
 
@@ -207,6 +208,7 @@ class _CuesFile:
     role_relations: Patterns
     comparative_more: Patterns
     comparative_less: Patterns
+    comparison_anchors: Patterns
     clause_break_punctuation: Annotated[str, Field(min_length=1), AfterValidator(_character_class)]
 
 

@@ -71,3 +71,11 @@ def test_shared_words_on_the_agent_side_are_the_frame() -> None:
     claim = "Obesity in children causes type 2 diabetes."
     assert check_roles(claim, "Type 2 diabetes in children causes obesity.").outcome is CheckOutcome.CLASH
     assert check_roles(claim, "In children, obesity causes type 2 diabetes.").passed
+
+
+def test_a_comparison_may_name_its_other_side_with_compared_with() -> None:
+    claim = "Non-pregnant women are more likely to be admitted to hospital than pregnant women."
+    swapped = "Pregnant women are more likely to be admitted to hospital compared with non-pregnant women."
+    same = "Non-pregnant women were more likely to be admitted to hospital versus pregnant women."
+    assert check_roles(claim, swapped).outcome is CheckOutcome.CLASH
+    assert check_roles(claim, same).passed

@@ -4,7 +4,8 @@
 and binding all pass the one against the other. A directed relation (``cues.yaml``:
 ``role_relations``, one entry per family: cause, prevent, precede, transmit, activate, bind) has an
 agent before its cue and a patient after it, within the cue's clause; "A is caused by B" (the cue
-followed by "by") reverses them. A comparison "A is more ... than B" ranks A above B
+followed by "by") reverses them. A comparison "A is more ... than B" (or "compared with B", "versus
+B": ``comparison_anchors``) ranks A above B
 (``comparative_more``), "A is less ... than B" below (``comparative_less``); any other comparative
 ("A is rarer than B") ranks by its own word.
 
@@ -64,7 +65,7 @@ def role_patterns() -> RolePatterns:
     words = cues()
     return RolePatterns(
         tuple(re.compile(rf"\b(?:{entry})\b") for entry in words.lists["role_relations"]),
-        re.compile(r"\bthan\b"),
+        re.compile(rf"\b{words.alternation('comparison_anchors')}\b"),
         re.compile(
             rf"\b(?:{words.alternation('comparative_more')}|{words.alternation('comparative_less')}|[a-z]{{3,}}er)\b"
         ),
