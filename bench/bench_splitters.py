@@ -19,8 +19,10 @@ Prints, per splitter:
 - **speed**: sentences per second over the sample, and the median and p95 time per passage;
 - with ``--verifier``: the rows of ``bench/bench_verifier.py``'s sample (``--per-set``) whose evidence
   some candidate splits differently (on the others no verdict can change), then ``bench_verifier.py``
-  on those rows once per splitter (a subprocess in which ``gateway.text.sentence_spans`` is that
-  splitter), printing each run's local-checker table (leak and supported recall per set).
+  on those rows once per splitter (a subprocess whose passages are built with that splitter:
+  ``passage_from_text(splitter=...)``; patching ``gateway.text.sentence_spans`` instead had measured
+  the default splitter in every column), printing each run's local-checker table (leak and supported
+  recall per set).
 
 The library splitters are used as the gateway would use them: blank lines and bullet lines are hard
 breaks (structure, not sentences), a citation marker after a full stop stays with the sentence it
@@ -310,8 +312,8 @@ def differing_rows(
 
 
 def run_verifier_with(name: str, eval_dir: Path) -> dict[str, dict[str, bool]]:
-    """The local checker's pass (True) per row id, in a subprocess where ``gateway.text.sentence_spans``
-    is ``name``: bench_verifier's local verdicts (cached beside the rows) and its cascade."""
+    """The local checker's pass (True) per row id, in a subprocess whose passages are split by ``name``:
+    bench_verifier's local verdicts (cached beside the rows) and its cascade."""
     slug = re.sub(r"\W", "_", name)
     out = eval_dir / f"passed_{slug}.json"
     command = [sys.executable, __file__, "--as-splitter", name, str(eval_dir), str(out)]
@@ -331,9 +333,6 @@ def as_splitter(name: str, eval_dir: Path, out: Path) -> int:
     import asyncio
     from dataclasses import replace
 
-    import gateway.text
-
-    gateway.text.sentence_spans = candidates()[name]  # type: ignore[assignment]
     from bench import bench_verifier as bv
     from gateway.domain import VerdictLabel
     from gateway.models.embedding import Embedder, serving_threads
@@ -342,13 +341,16 @@ def as_splitter(name: str, eval_dir: Path, out: Path) -> int:
     from gateway.verification.policy import VerificationPolicy
 
     slug = re.sub(r"\W", "_", name)
+    splitter = candidates()[name]
     embedder = Embedder(cache_size=0, threads=serving_threads())
     policy = VerificationPolicy()
-    rows = bv.local_rows(embedder, policy, 0, eval_dir / f"cache_{slug}.jsonl.cache", embedder, eval_dir)
+    cache = eval_dir / f"cache_{slug}.jsonl.cache"
+    rows = bv.local_rows(embedder, policy, 0, cache, embedder, eval_dir, splitter)
     anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
     local = bv.CachedLocal({r["id"]: bv.local_verdict(r, policy) for r in rows})
     cascade = CascadeVerifier(anchoring, local, None, replace(policy))
-    verdicts = asyncio.run(bv.run_batched(cascade, bv.check_claims(rows), bv.JUDGE_REQUEST_CLAIMS))
+    claims = bv.check_claims(rows, splitter)
+    verdicts = asyncio.run(bv.run_batched(cascade, claims, bv.JUDGE_REQUEST_CLAIMS))
     passed: dict[str, dict[str, bool]] = {}
     for row, verdict in zip(rows, verdicts, strict=True):
         ok = verdict.label is VerdictLabel.SUPPORTED

@@ -1,7 +1,8 @@
 """Claim-verification benchmark on the seven shared dev sets: leak, supported recall, AUC, and speed.
 
 Run: ``.venv/bin/python bench/bench_verifier.py [--per-set 800] [--nli-model DIR] [--fit-calibration]``
-(``--onnx-cache DIR``: claims encoded by ONNX Runtime, as a serving process encodes small calls)
+(``--onnx-cache DIR``: claims encoded by ONNX Runtime, as a serving process encodes small calls;
+``--dump FILE``: every claim's verdict, one JSON line each, to inspect or to diff two runs)
 
 Binary task: ``supported`` vs everything else (``refuted`` + ``nei``). Each row's evidence paragraph is
 one cited Passage (sentence vectors precomputed, as the knowledge base stores them). Per set and
@@ -44,7 +45,7 @@ import statistics
 import sys
 import time
 import zlib
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -130,8 +131,12 @@ def load(name: str, limit: int | None, eval_dir: Path = EVAL) -> list[Row]:
     return [Row(r["claim"], r["evidence"], r["label"] == "supported") for r in rows[:limit]]
 
 
-def passage(index: int, text: str) -> Passage:
-    return passage_from_text(text, f"row-{index}")
+Splitter = Callable[[str], Sequence[Span]]
+"""A sentence splitter (``gateway.text.sentence_spans`` by default; ``bench_splitters.py`` passes others)."""
+
+
+def passage(index: int, text: str, splitter: Splitter | None = None) -> Passage:
+    return passage_from_text(text, f"row-{index}", splitter=splitter)
 
 
 async def timed(
@@ -248,13 +253,15 @@ def local_rows(
     cache: Path,
     claims_embedder: Embedder,
     eval_dir: Path,
+    splitter: Splitter | None = None,
 ) -> list[dict[str, Any]]:
     """One record per sampled row: the claim, its label and the local verdict (cached on disk).
 
     Evidence sentences are encoded by ``embedder`` (as ingestion stores them), claims by ``claims_embedder``.
     Every clash is recorded as a contradiction with its kind and similarity (a recording policy), and
     ``local_verdict`` applies the policy's contradiction rule, so that rule can be tuned on the cache.
-    ``per_set`` 0: every row of every set.
+    ``per_set`` 0: every row of every set. ``splitter``: how the evidence is split into sentences (the
+    cache does not record it: give each splitter its own ``cache``).
     """
     if cache.is_file():
         cached = [json.loads(line) for line in cache.read_text(encoding="utf-8").splitlines() if line]
@@ -270,7 +277,7 @@ def local_rows(
         lines = (eval_dir / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
         rows = [json.loads(line) for line in lines if line.strip()]
         rows = sample(rows, per_set) if per_set else rows
-        passages = ingest([passage(i, r["evidence"]) for i, r in enumerate(rows)], embedder)
+        passages = ingest([passage(i, r["evidence"], splitter) for i, r in enumerate(rows)], embedder)
         claims = [ClaimToCheck(r["claim"], None, ((1, p),)) for r, p in zip(rows, passages, strict=True)]
         for start in range(0, len(claims), 32):
             assessed = local.assess_all(claims[start : start + 32])
@@ -356,9 +363,14 @@ def local_verdict(row: dict[str, Any], policy: VerificationPolicy) -> Verdict:
     return Verdict(label, row["score"], method, check, reason, evidence, conflict=conflict)
 
 
-def check_claims(rows: list[dict[str, Any]]) -> list[ClaimToCheck]:
+def check_claims(rows: list[dict[str, Any]], splitter: Splitter | None = None) -> list[ClaimToCheck]:
     return [
-        ClaimToCheck(r["claim"], None, ((1, passage_from_text(r["evidence"], r["id"])),), quote_bound=False)
+        ClaimToCheck(
+            r["claim"],
+            None,
+            ((1, passage_from_text(r["evidence"], r["id"], splitter=splitter)),),
+            quote_bound=False,
+        )
         for r in rows
     ]
 
@@ -508,6 +520,31 @@ def figures(verdicts: Sequence[Verdict], truth: np.ndarray) -> Figures:
     )
 
 
+def verdict_record(config: str, row: dict[str, Any], verdict: Verdict) -> dict[str, Any]:
+    """One claim's verdict as a ``--dump`` line: the row, its split and human label, and what the
+    configuration said (status, check, score, reason, the conflict and the evidence it quoted)."""
+    conflict = verdict.conflict
+    return {
+        "config": config,
+        "set": row["set"],
+        "id": row["id"],
+        "split": split_of(row["id"]),
+        "label": row["label"],
+        "claim": row["claim"],
+        "status": verdict.status.value,
+        "supported": verdict.supported,
+        "check": verdict.check.value,
+        "score": round(verdict.score, 4),
+        "reason": verdict.reason,
+        "conflict": [conflict.kind.value, conflict.claim, conflict.source] if conflict else None,
+        "evidence": verdict.evidence.text if verdict.evidence else None,
+    }
+
+
+def write_jsonl(path: Path, records: Sequence[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+
+
 async def run_batched(verifier: CascadeVerifier, claims: list[ClaimToCheck], batch: int) -> list[Verdict]:
     verdicts: list[Verdict] = []
     for start in range(0, len(claims), batch):
@@ -551,10 +588,12 @@ async def accuracy(
     judge: bool,
     embedder: Embedder | None = None,
     speed_rows: int = 0,
+    dump: Path | None = None,
 ) -> None:
     """Per set and split: leak, supported recall, contradiction precision / coverage, undecided share;
     and per set the claims/s of the production path at batch ``SPEED_BATCH`` (``set_speed``; when
-    ``embedder`` is given and ``speed_rows`` > 0)."""
+    ``embedder`` is given and ``speed_rows`` > 0). ``dump``: every claim's verdict under each
+    configuration, one JSON object a line (``verdict_record``), for inspection and for diffing runs."""
     anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
     local = CachedLocal({r["id"]: local_verdict(r, policy) for r in rows})
     configs: dict[str, tuple[CascadeVerifier, OracleJudge | None]] = {
@@ -586,6 +625,7 @@ async def accuracy(
         f"{'set':<20}{'split':<6}{'n':>5}{'leak':>7}{'recall':>8}{'contra P':>10}{'n contra':>9}"
         f"{'coverage':>9}{'undecided':>10}{'claims/s':>10}{'claims/CPU-s':>14}"
     )
+    dumped: list[dict[str, Any]] = []
     for config, (cascade, counted) in configs.items():
         print(f"\n[{config}]")
         print(header)
@@ -595,6 +635,8 @@ async def accuracy(
             if not subset:
                 continue
             verdicts = await run_batched(cascade, check_claims(subset), JUDGE_REQUEST_CLAIMS)
+            if dump is not None:
+                dumped += [verdict_record(config, r, v) for r, v in zip(subset, verdicts, strict=True)]
             for part in ("tune", "held", "all"):
                 chosen = [i for i, r in enumerate(subset) if part == "all" or split_of(r["id"]) == part]
                 truth = np.array([subset[i]["label"] == "supported" for i in chosen])
@@ -619,6 +661,9 @@ async def accuracy(
                 f"{100 * counted.claims / total:.1f}% of claims sent; batch {policy.judge_batch_size}, "
                 f"budget {policy.judge_budget_per_request} per request of {JUDGE_REQUEST_CLAIMS} claims)"
             )
+    if dump is not None:
+        write_jsonl(dump, dumped)
+        print(f"\nverdicts written: {dump} ({len(dumped)} lines)")
 
 
 async def main() -> int:
@@ -645,6 +690,9 @@ async def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="speed runs per batch size (best is shown)")
     parser.add_argument(
         "--threads", type=int, default=serving_threads(), help="MiniLM threads (default: a serving process's)"
+    )
+    parser.add_argument(
+        "--dump", type=Path, default=None, help="write every claim's verdict per configuration to this JSONL"
     )
     add_serving_encoder_arguments(parser, "the claims (small calls)")
     args = parser.parse_args()
@@ -675,7 +723,7 @@ async def main() -> int:
     nli = None
     if args.nli_model is not None:
         nli = NLIStage(load_entailment_model(args.nli_model), policy.nli_entailment_threshold, 600.0)
-    await accuracy(rows, policy, nli, args.judge, claims_embedder, args.speed_rows)
+    await accuracy(rows, policy, nli, args.judge, claims_embedder, args.speed_rows, args.dump)
     return 0
 
 

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import bench_verifier
 from gateway.verification.checks import analysis, polarity
-from gateway.verification.checks.words import STOPWORDS, WORD, stem
+from gateway.verification.checks.words import WORD, stem, stopwords
 
 
 def context_negations() -> Any:
@@ -39,7 +39,7 @@ def context_negations() -> Any:
 
     def content(token: Any) -> bool:
         word = token.text.lower()
-        return WORD.fullmatch(word) is not None and word not in STOPWORDS and len(word) > 1
+        return WORD.fullmatch(word) is not None and word not in stopwords() and len(word) > 1
 
     def negations(clean: str, prefix_roots: frozenset[str]) -> tuple[polarity.Negation, ...]:
         doc = nlp(clean)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
@@ -216,8 +217,11 @@ def passage_from_text(
     org: str = "",
     tier: str = "unknown",
     score: float = 1.0,
+    splitter: Callable[[str], Sequence[Span]] | None = None,
 ) -> Passage:
-    """A passage for text that did not come from the store (given sources, dev rows, tests)."""
+    """A passage for text that did not come from the store (given sources, dev rows, tests).
+
+    ``splitter``: how its sentences are found (default ``sentence_spans``; a bench compares others)."""
     return Passage(
         id=passage_id,
         document_id=document_id if document_id is not None else passage_id,
@@ -228,7 +232,7 @@ def passage_from_text(
         tier=tier,
         reviewed_on=None,
         score=score,
-        sentence_spans=tuple(sentence_spans(text)),
+        sentence_spans=tuple((splitter or sentence_spans)(text)),
     )
 
 

@@ -131,6 +131,7 @@ class VerdictCheck(Vocabulary):
     ANTONYM = "antonym"
     QUANTIFIER = "quantifier"
     ENTITY_MISSING = "entity_missing"
+    ROLE_ORDER = "role_order"
     """The explicit checks (``verification.checks.results.CheckName``: the same values)."""
     # model stages
     NLI_ENTAILMENT = "nli_entailment"

@@ -7,9 +7,10 @@ quote with the rest of its sentence(s) in the passage (``quote_context``). The c
 - every number, unit, dose, range and frequency of the claim is stated there (``checks.numbers``,
   units converted);
 - polarity, opposites and quantifiers agree (``check_negation``, ``check_antonyms``,
-  ``check_quantifier``), and every medicine, condition and population is there (``check_entities``);
+  ``check_quantifier``), every medicine, condition and population is there (``check_entities``), and
+  no relation has its roles swapped (``check_roles``: "A causes B" against "B causes A");
 - every other content word of the claim is there, up to inflection (Snowball English stemmer),
-  British/American spelling and the listed synonym groups (``checks.words.SYNONYMS``).
+  British/American spelling and the listed synonym groups (``checks.words.synonyms``).
 
 Anything else is not a restatement, and the failure names the part of the claim the source does not
 contain. Binding never looks at embeddings: it is exact by construction, so a paraphrase fails it
@@ -29,9 +30,10 @@ from gateway.verification.checks.entities import check_entities
 from gateway.verification.checks.numbers import check_numbers
 from gateway.verification.checks.polarity import check_antonyms, check_negation
 from gateway.verification.checks.quantifiers import check_quantifier
-from gateway.verification.checks.quantities import NUMERIC_WORDS
+from gateway.verification.checks.quantities import numeric_words
 from gateway.verification.checks.results import CheckOutcome
-from gateway.verification.checks.words import STOPWORDS, content_words, stem, tokens
+from gateway.verification.checks.roles import check_roles
+from gateway.verification.checks.words import content_words, stem, stopwords, tokens
 from gateway.vocabulary import VerdictCheck
 
 _PARTS = re.compile(r"['’-]")
@@ -60,7 +62,7 @@ word_key = stem
 
 def _numeric_words() -> frozenset[str]:
     """Words that the number check owns (units, number words, frequencies): not content words here."""
-    return NUMERIC_WORDS
+    return numeric_words()
 
 
 def _keys(text: AnalysedText) -> tuple[set[str], list[str]]:
@@ -77,7 +79,7 @@ def _keys(text: AnalysedText) -> tuple[set[str], list[str]]:
 
 def _missing_words(claim: AnalysedText, context: AnalysedText) -> list[str]:
     have, _ = _keys(context)
-    numeric = _numeric_words()
+    numeric, skip = _numeric_words(), stopwords()
     _, wanted = _keys(claim)
     missing: list[str] = []
     for word in wanted:
@@ -86,7 +88,7 @@ def _missing_words(claim: AnalysedText, context: AnalysedText) -> list[str]:
         if word_key(word) in have:
             continue
         parts = [p for p in _PARTS.split(_POSSESSIVE.sub("", word)) if p]
-        if parts and all(p in STOPWORDS or p in numeric or word_key(p) in have for p in parts):
+        if parts and all(p in skip or p in numeric or word_key(p) in have for p in parts):
             continue
         if word not in missing:
             missing.append(word)
@@ -113,6 +115,7 @@ def restates(claim: str, context: str, analyses: Analyses | None = None) -> Bind
         check_antonyms,
         check_quantifier,
         check_entities,
+        check_roles,
     ):
         result = check(analysed, evidence)
         if not result.passed:

@@ -56,6 +56,8 @@ def _flags(results: Sequence[CheckResult]) -> dict[str, float]:
     for result in results:
         if result.outcome is CheckOutcome.PASS:
             continue
+        if result.name not in names:
+            continue
         key = f"{names[result.name]}_{result.outcome.value}"
         if key in flags:
             flags[key] = 1.0

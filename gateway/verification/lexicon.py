@@ -47,6 +47,10 @@ CUE_LISTS = (
     "number_approximate",
     "number_at_least",
     "number_at_most",
+    "role_relations",
+    "comparative_more",
+    "comparative_less",
+    "comparison_anchors",
 )
 
 
@@ -201,6 +205,10 @@ class _CuesFile:
     number_approximate: Patterns
     number_at_least: Patterns
     number_at_most: Patterns
+    role_relations: Patterns
+    comparative_more: Patterns
+    comparative_less: Patterns
+    comparison_anchors: Patterns
     clause_break_punctuation: Annotated[str, Field(min_length=1), AfterValidator(_character_class)]
 
 

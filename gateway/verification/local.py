@@ -55,6 +55,8 @@ from gateway.verification.checks.numbers import check_numbers
 from gateway.verification.checks.polarity import check_antonyms, check_negation
 from gateway.verification.checks.quantifiers import check_quantifier
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult
+from gateway.verification.checks.roles import check_roles
+from gateway.verification.checks.run import load_word_data
 from gateway.verification.checks.words import coverage
 from gateway.verification.combiner import LogisticCombiner, features
 from gateway.verification.policy import VerificationPolicy
@@ -202,6 +204,7 @@ class LocalEntailmentVerifier:
     name = VerifierMethod.LOCAL
 
     def __init__(self, embedder: TextEncoder, policy: VerificationPolicy) -> None:
+        load_word_data()  # the checks' word lists and cues, read and validated now (start-up)
         self._embedder = embedder
         self._policy = policy
         self._combiner = LogisticCombiner.load() if policy.local_combiner == "learned" else None
@@ -474,6 +477,7 @@ class LocalEntailmentVerifier:
             check_antonyms(claim, evidence),
             check_quantifier(claim, evidence),
             check_entities(claim, candidate.context),
+            check_roles(claim, evidence),
         ]
 
     def _penalty(self, name: CheckName) -> float:

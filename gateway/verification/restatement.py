@@ -39,10 +39,11 @@ from gateway.text import strip_markers
 from gateway.validation import FILE_CONFIG, field_error, load_file
 from gateway.verification.binding import Binding, unshared_words, word_key
 from gateway.verification.checks.analysis import Analyses
+from gateway.verification.checks.polarity import polarity_words
 from gateway.verification.checks.quantities import extract_quantities
 from gateway.verification.checks.results import CheckOutcome
 from gateway.verification.checks.run import run_all
-from gateway.verification.checks.words import CUES, STOPWORDS, WORD
+from gateway.verification.checks.words import WORD, cues, stopwords
 from gateway.verification.policy import VerificationPolicy
 from gateway.vocabulary import VerdictCheck
 
@@ -53,7 +54,6 @@ HEDGE_CHECK = VerdictCheck.HEDGE_DROPPED
 """Verdict check of a claim that drops (or weakens) a hedge of its quoted source: a stronger claim."""
 
 _ENTRY = re.compile(r"[a-z][a-z0-9'-]*(?: [a-z][a-z0-9'-]*)*")
-_NEGATION = re.compile(rf"\b{CUES.alternation('negation_cues')}\b")
 _INFLECTION = r"(?:s|es|ed|d|ing)?"
 """Regular endings a listed word may carry in a text ("kidneys", "leads to"); other forms are listed."""
 FLAT = 10**6
@@ -94,9 +94,9 @@ def _check_entry(obj: object, where: str, entry: str, key: str) -> None:
         raise field_error(obj, where, f"{entry!r} must be lower-case words separated by single spaces")
     if extract_quantities(entry):
         raise field_error(obj, where, f"{entry!r} states a quantity: numbers are the number check's")
-    if _NEGATION.search(entry):
+    if polarity_words().negation.search(entry):
         raise field_error(obj, where, f"{entry!r} contains a negation: reading it as another term flips it")
-    if key == "terms" and all(w in STOPWORDS for w in entry.split()):
+    if key == "terms" and all(w in stopwords() for w in entry.split()):
         raise field_error(obj, where, f"{entry!r} is only function words: they never count")
 
 
@@ -126,7 +126,6 @@ def _whole(alternation: str, flags: int = 0, after: str = "") -> re.Pattern[str]
 
 _NOT_A_DATE = r"(?!\s+\d)"
 """A hedge is not followed by a number: "may 5" is a date."""
-_CLAUSE_BREAK = re.compile(rf"[{CUES.clause_break_punctuation}]|\b{CUES.alternation('clause_break_words')}\b")
 
 
 @dataclass(frozen=True)
@@ -159,7 +158,7 @@ class Restatement:
         hedges = [entry for group in terms.hedges for entry in group]
         self._hedge_words = frozenset(w for entry in hedges for w in entry.split())
         self._any_hedge = _whole(_alternation(hedges, inflect=False), after=_NOT_A_DATE) if hedges else None
-        negation = CUES.alternation("negation_cues")
+        negation = cues().alternation("negation_cues")
         self._negated_hedge = (
             re.compile(rf"\b{negation}\s+(?:{_alternation(hedges, inflect=False)})(?![\w'’-])")
             if hedges
@@ -248,9 +247,10 @@ class Restatement:
     def _scope(self, text: str, match: re.Match[str]) -> set[str]:
         """The keys of the content words a hedge governs: the first ``scope_words`` after it in its
         clause, else (a hedge ending its clause: "..., in some cases") the last ones before it."""
-        breaks = [m.end() for m in _CLAUSE_BREAK.finditer(text, 0, match.start())]
+        clause_break = polarity_words().clause_break
+        breaks = [m.end() for m in clause_break.finditer(text, 0, match.start())]
         start = breaks[-1] if breaks else 0
-        end_break = _CLAUSE_BREAK.search(text, match.end())
+        end_break = clause_break.search(text, match.end())
         end = end_break.start() if end_break else len(text)
         after = self._content(text[match.end() : end])[: self._scope_words]
         before = self._content(text[start : match.start()])[-self._scope_words :]
@@ -260,7 +260,7 @@ class Restatement:
         return [
             word_key(w)
             for w in WORD.findall(text)
-            if w not in STOPWORDS and w not in self._hedge_words and len(w) > 1 and not w.isdigit()
+            if w not in stopwords() and w not in self._hedge_words and len(w) > 1 and not w.isdigit()
         ]
 
     def _source_level(self, claim: str, context: str) -> tuple[int, list[str]]:

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from gateway.errors import ConfigurationError
-from gateway.verification.checks.entities import MEDICINES, us_spelling
+from gateway.verification.checks.entities import entity_words, us_spelling
 from gateway.verification.checks.polarity import negations, states_effect
 from gateway.verification.checks.quantifiers import UNIVERSAL, strength
-from gateway.verification.checks.quantities import NUMERIC_WORDS, parse_number
-from gateway.verification.checks.words import STOPWORDS, SYNONYMS
+from gateway.verification.checks.quantities import numeric_words, parse_number
+from gateway.verification.checks.words import stopwords, synonyms
 from gateway.verification.lexicon import (
     CUES_PATH,
     DEFAULT_PATH,
@@ -25,9 +27,9 @@ from gateway.verification.lexicon import (
 
 def test_the_shipped_lexicon_loads_and_feeds_the_checks() -> None:
     lexicon = load_lexicon()
-    assert "the" in STOPWORDS
-    assert SYNONYMS["kids"] == "child"
-    assert MEDICINES["paracetamol"] == lexicon.table("medicines")["paracetamol"]
+    assert "the" in stopwords()
+    assert synonyms()["kids"] == "child"
+    assert entity_words().medicines["paracetamol"] == lexicon.table("medicines")["paracetamol"]
     assert any("increase" in a and "decrease" in b for a, b in lexicon.antonyms)
 
 
@@ -57,7 +59,7 @@ def test_the_shipped_quantity_words_load_and_feed_the_number_check() -> None:
     assert words.units["mcg"] == ("mass", 0.001)
     assert words.periods["weekly"] == 1 / 7
     assert parse_number("two thousand five hundred") == 2500
-    assert {"per", "cent", "twice", "mg"} <= NUMERIC_WORDS
+    assert {"per", "cent", "twice", "mg"} <= numeric_words()
     assert us_spelling("diarrhoea and oedema") == "diarrhea and edema"
 
 
@@ -111,3 +113,21 @@ def test_bad_cues_name_the_file_and_the_key(tmp_path: Path, edit, key: str) -> N
         load_cues(path)
     assert raised.value.source == str(path)
     assert raised.value.key == key
+
+
+def test_word_data_is_read_when_the_verifier_is_built_not_at_import() -> None:
+    """Importing the verifier reads no word file; building it reads them all (start-up, not a request)."""
+    script = (
+        "from gateway.verification import local\n"
+        "from gateway.verification.checks import entities, polarity, quantities, words\n"
+        "loaders = (words.word_data, quantities.quantity_patterns, polarity.polarity_words,"
+        " entities.entity_words)\n"
+        "print(sum(f.cache_info().currsize for f in loaders))\n"
+        "class Encoder:\n"
+        "    def encode(self, texts): raise AssertionError\n"
+        "from gateway.verification.policy import VerificationPolicy\n"
+        "local.LocalEntailmentVerifier(Encoder(), VerificationPolicy())\n"
+        "print(sum(f.cache_info().currsize for f in loaders))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["0", "4"]

@@ -17,6 +17,7 @@ from gateway.verification.checks.entities import Entity, extract_entities, us_sp
 from gateway.verification.checks.polarity import Negation, negations, prefix_roots, states_effect
 from gateway.verification.checks.quantifiers import strength
 from gateway.verification.checks.quantities import Quantity, extract_quantities
+from gateway.verification.checks.roles import Relation, relations
 from gateway.verification.checks.words import WORD, is_content, stem
 
 
@@ -94,6 +95,11 @@ class AnalysedText:
     @cached_property
     def strength(self) -> int:
         return strength(self.clean)
+
+    @cached_property
+    def relations(self) -> tuple[Relation, ...]:
+        """Directed relations: who does what to whom ("A causes B", "A is more ... than B")."""
+        return relations(self.clean)
 
     @cached_property
     def entity_text(self) -> str:

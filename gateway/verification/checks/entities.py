@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Protocol
 
 from rapidfuzz import fuzz
@@ -12,7 +13,7 @@ from rapidfuzz import fuzz
 from gateway.domain import ConflictKind
 from gateway.text import strip_markers
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, clash, pass_result
-from gateway.verification.checks.words import LEXICON, STOPWORDS
+from gateway.verification.checks.words import lexicon, stopwords
 
 
 class NamedText(Protocol):
@@ -26,36 +27,62 @@ class NamedText(Protocol):
     def entity_words(self) -> tuple[str, ...]: ...
 
 
-POPULATIONS = LEXICON.table("populations")
-MEDICINES = LEXICON.table("medicines")
-CONDITIONS = LEXICON.table("conditions")
-BODY_PARTS = LEXICON.table("body_parts")
-VOCABULARY: dict[str, tuple[str, str]] = {
-    form: (kind, canonical)
-    for kind, table in (
-        ("population", POPULATIONS),
-        ("medicine", MEDICINES),
-        ("condition", CONDITIONS),
-        ("body part", BODY_PARTS),
+@dataclass(frozen=True)
+class EntityWords:
+    """The entity vocabulary (``data/lexicon.yaml``) and the patterns built from it, once
+    (``entity_words``)."""
+
+    medicines: dict[str, str]
+    """Surface form -> the first form of its group (the same for each table)."""
+    vocabulary: dict[str, tuple[str, str]]
+    """Every listed surface form -> (kind, canonical form)."""
+    vocabulary_pattern: re.Pattern[str]
+    drug_suffix: re.Pattern[str]
+    condition_suffix: re.Pattern[str]
+    """Condition names by their Greek/Latin suffix (pericarditis, fibrosis, leukaemia, neuropathy)."""
+    not_conditions: frozenset[str]
+    spellings: tuple[tuple[str, str], ...]
+    class_terms: frozenset[str]
+    """Medicine groups that name a class (or a very broad one): naming a member instead is no clash."""
+
+
+def _ending(words: tuple[str, ...]) -> re.Pattern[str]:
+    """A word of at least three letters before one of ``words`` (suffixes)."""
+    return re.compile(rf"\b[a-z]{{3,}}(?:{'|'.join(map(re.escape, words))})\b")
+
+
+@cache
+def entity_words() -> EntityWords:
+    """Built on first use (the verifier builds it at start-up): importing reads no file."""
+    lists = lexicon()
+    medicines = lists.table("medicines")
+    vocabulary: dict[str, tuple[str, str]] = {
+        form: (kind, canonical)
+        for kind, table in (
+            ("population", lists.table("populations")),
+            ("medicine", medicines),
+            ("condition", lists.table("conditions")),
+            ("body part", lists.table("body_parts")),
+        )
+        for form, canonical in table.items()
+    }
+    pattern = re.compile(
+        r"(?<![\w-])(?:"
+        + "|".join(re.escape(f) for f in sorted(vocabulary, key=len, reverse=True))
+        + r")(?![\w-])"
     )
-    for form, canonical in table.items()
-}
-VOCABULARY_PATTERN = re.compile(
-    r"(?<![\w-])(?:"
-    + "|".join(re.escape(f) for f in sorted(VOCABULARY, key=len, reverse=True))
-    + r")(?![\w-])"
-)
+    return EntityWords(
+        medicines,
+        vocabulary,
+        pattern,
+        _ending(lists.words["drug_suffixes"]),
+        _ending(lists.words["condition_suffixes"]),
+        frozenset(lists.words["not_conditions"]),
+        lists.spellings,
+        frozenset(lists.words["class_terms"]),
+    )
 
 
-def _ending(key: str) -> re.Pattern[str]:
-    """A word of at least three letters before one of the lexicon's suffixes under ``key``."""
-    return re.compile(rf"\b[a-z]{{3,}}(?:{'|'.join(map(re.escape, LEXICON.words[key]))})\b")
-
-
-_DRUG_SUFFIX = _ending("drug_suffixes")
-_CONDITION_SUFFIX = _ending("condition_suffixes")
-"""Condition names by their Greek/Latin suffix (pericarditis, fibrosis, leukaemia, neuropathy)."""
-_NOT_CONDITIONS = frozenset(LEXICON.words["not_conditions"])
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b(?:[A-Z][a-z]+[A-Z0-9]\w*|[A-Z]{2,}[\w-]*|[A-Z][a-z]{2,}\w*)")
 FUZZY_ENTITY = 85
 """rapidfuzz ratio (0-100) at which a capitalised name counts as present (Neanderthals ~ Neandertals)."""
@@ -68,12 +95,9 @@ class Entity:
     canonical: str
 
 
-_SPELLINGS = LEXICON.spellings
-
-
 def us_spelling(text: str) -> str:
     """British medical spellings in American form, so "diarrhoea" finds "diarrhea"."""
-    for british, american in _SPELLINGS:
+    for british, american in entity_words().spellings:
         text = text.replace(british, american)
     return text
 
@@ -83,23 +107,25 @@ def extract_entities(text: str, clean: str) -> tuple[Entity, ...]:
 
     ``clean`` is the text normalised in American spelling (``NamedText.entity_text``).
     """
-    found = [Entity(m.group(0), *VOCABULARY[m.group(0)]) for m in VOCABULARY_PATTERN.finditer(clean)]
+    words = entity_words()
+    listed = words.vocabulary_pattern.finditer(clean)
+    found = [Entity(m.group(0), *words.vocabulary[m.group(0)]) for m in listed]
     known = {e.text for e in found}
     found += [
         Entity(m.group(0), "medicine", m.group(0))
-        for m in _DRUG_SUFFIX.finditer(clean)
+        for m in words.drug_suffix.finditer(clean)
         if m.group(0) not in known
     ]
     known |= {e.text for e in found}
     found += [
         Entity(m.group(0), "condition", m.group(0))
-        for m in _CONDITION_SUFFIX.finditer(clean)
-        if m.group(0) not in known and m.group(0) not in _NOT_CONDITIONS
+        for m in words.condition_suffix.finditer(clean)
+        if m.group(0) not in known and m.group(0) not in words.not_conditions
     ]
     known |= {e.text for e in found}
     for match in _CAPITALISED.finditer(strip_markers(text)):
         word = match.group(0).lower()
-        if word not in known and word not in STOPWORDS and not _covered(word, known):
+        if word not in known and word not in stopwords() and not _covered(word, known):
             found.append(Entity(word, "name", word))
             known.add(word)
     return tuple(found)
@@ -144,14 +170,12 @@ def _entity_present(
     return False
 
 
-CLASS_TERMS = frozenset(LEXICON.words["class_terms"])
-"""Medicine groups that name a class (or a very broad one): naming a member instead is no clash."""
 _CLASHING_KINDS = frozenset(("medicine", "condition", "population"))
 """Body parts and capitalised names are only ever missing: a passage names many of them in passing."""
 
 
 def _can_clash(entity: Entity) -> bool:
-    return entity.kind in _CLASHING_KINDS and entity.canonical not in CLASS_TERMS
+    return entity.kind in _CLASHING_KINDS and entity.canonical not in entity_words().class_terms
 
 
 def check_entities(claim: NamedText, evidence: NamedText) -> CheckResult:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Protocol
 
 from gateway.domain import ConflictKind
 from gateway.verification.checks.results import CheckName, CheckResult, clash, pass_result
-from gateway.verification.checks.words import CUES, LEXICON, STOPWORDS, WORD, stem
+from gateway.verification.checks.words import WORD, cues, lexicon, stem, stopwords
 
 
 class PolarText(Protocol):
@@ -25,14 +26,42 @@ class PolarText(Protocol):
     def effect(self) -> bool | None: ...
 
 
-_NEGATION = re.compile(rf"\b{CUES.alternation('negation_cues')}\b")
 NEGATION_SCOPE = 4
 """Content words after a negation cue that it governs ("do not take aspirin with food")."""
-_CLAUSE_BREAK = re.compile(rf"[{CUES.clause_break_punctuation}]|\b{CUES.alternation('clause_break_words')}\b")
-_WEAKENED = re.compile(rf"\s+{CUES.alternation('negation_weakeners')}\b")
-""""Not all", "not always", "not only": a weaker or wider statement, not the opposite one."""
-_CONDITIONAL = re.compile(rf"\b{CUES.alternation('conditionals')}\b")
-""""If it fails to heal, ...": a negation inside a condition asserts nothing."""
+
+
+@dataclass(frozen=True)
+class PolarityWords:
+    """The cue patterns and word lists of the polarity checks, compiled once (``polarity_words``)."""
+
+    negation: re.Pattern[str]
+    clause_break: re.Pattern[str]
+    weakened: re.Pattern[str]
+    """"Not all", "not always", "not only": a weaker or wider statement, not the opposite one."""
+    conditional: re.Pattern[str]
+    """"If it fails to heal, ...": a negation inside a condition asserts nothing."""
+    not_negative: frozenset[str]
+    """Words that only look prefixed ("increased" is not "not creased")."""
+    antonyms: tuple[tuple[frozenset[str], frozenset[str]], ...]
+    no_effect: re.Pattern[str]
+    """"No difference" findings: a claim of one contradicts evidence of an effect, and vice versa."""
+    effect: re.Pattern[str]
+
+
+@cache
+def polarity_words() -> PolarityWords:
+    """Built on first use from ``cues.yaml`` and ``lexicon.yaml`` (the verifier builds it at start-up)."""
+    found, lists = cues(), lexicon()
+    return PolarityWords(
+        re.compile(rf"\b{found.alternation('negation_cues')}\b"),
+        re.compile(rf"[{found.clause_break_punctuation}]|\b{found.alternation('clause_break_words')}\b"),
+        re.compile(rf"\s+{found.alternation('negation_weakeners')}\b"),
+        re.compile(rf"\b{found.alternation('conditionals')}\b"),
+        frozenset(lists.words["not_negative"]),
+        tuple((frozenset(a), frozenset(b)) for a, b in lists.antonyms),
+        re.compile(rf"\b{found.alternation('no_effect')}\b"),
+        re.compile(rf"\b{found.alternation('effect')}\b"),
+    )
 
 
 @dataclass(frozen=True)
@@ -47,11 +76,12 @@ def negations(clean: str, prefix_roots: frozenset[str]) -> tuple[Negation, ...]:
     """Each asserted negation of a normalised text: cues, and words with a negative prefix ("unrelated")."""
     clean = clean.replace("’", "'")
     found: list[Negation] = []
-    for match in _NEGATION.finditer(clean):
+    words = polarity_words()
+    for match in words.negation.finditer(clean):
         opening, tail = _clause_opening(clean[: match.start()]), clean[match.end() :]
-        if _WEAKENED.match(tail) or _CONDITIONAL.search(opening):
+        if words.weakened.match(tail) or words.conditional.search(opening):
             continue
-        brk = _CLAUSE_BREAK.search(tail)
+        brk = words.clause_break.search(tail)
         after = _stems_in(tail[: brk.start()] if brk else tail)
         found.append(Negation(frozenset(after[:NEGATION_SCOPE]), frozenset(after + _stems_in(opening))))
     roots = prefix_roots - set(WORD.findall(clean))
@@ -60,12 +90,13 @@ def negations(clean: str, prefix_roots: frozenset[str]) -> tuple[Negation, ...]:
 
 
 def _stems_in(clause: str) -> list[str]:
-    return [stem(w) for w in WORD.findall(clause) if w not in STOPWORDS and len(w) > 1]
+    skip = stopwords()
+    return [stem(w) for w in WORD.findall(clause) if w not in skip and len(w) > 1]
 
 
 def _clause_opening(before: str) -> str:
     """The part of the clause that precedes a negation cue."""
-    starts = [m.end() for m in _CLAUSE_BREAK.finditer(before)]
+    starts = [m.end() for m in polarity_words().clause_break.finditer(before)]
     return before[starts[-1] if starts else 0 :]
 
 
@@ -82,8 +113,6 @@ _NEGATIVE_PREFIX = re.compile(
     r"(?P<root>[a-z]{5,}(?:ed|ive|al|ant|ent|able|ible|ful|ic|ar|ate|ary|ous|ly|y))"
 )
 """A negative prefix on an adjective-like root: unrelated, ineffective, dissimilar, asymptomatic."""
-_NOT_NEGATIVE = frozenset(LEXICON.words["not_negative"])
-"""Words that only look prefixed ("increased" is not "not creased")."""
 _PREFIX_INITIALS = frozenset("uidna")
 _PREFIXED_LENGTH = 7
 """Every word ``_NEGATIVE_PREFIX`` matches starts with one of these letters and is at least this long
@@ -99,7 +128,7 @@ def prefix_roots(tokens: Iterable[str]) -> frozenset[str]:
 def _negated_root(word: str) -> str:
     """The root a negative prefix reverses ("unrelated" -> "related", "asymptomatic"), else ""."""
     match = _NEGATIVE_PREFIX.fullmatch(word)
-    if not match or word in _NOT_NEGATIVE:
+    if not match or word in polarity_words().not_negative:
         return ""
     return match.group("root")
 
@@ -135,20 +164,11 @@ def check_negation(claim: PolarText, evidence: PolarText) -> CheckResult:
     return pass_result(CheckName.NEGATION)
 
 
-_ANTONYMS: tuple[tuple[frozenset[str], frozenset[str]], ...] = tuple(
-    (frozenset(a), frozenset(b)) for a, b in LEXICON.antonyms
-)
-
-
-_NO_EFFECT = re.compile(rf"\b{CUES.alternation('no_effect')}\b")
-""""No difference" findings: a claim of one contradicts evidence of an effect, and vice versa."""
-_EFFECT = re.compile(rf"\b{CUES.alternation('effect')}\b")
-
-
 def states_effect(clean: str) -> bool | None:
     """True: the normalised text reports an effect or difference; False: no difference; None: neither
     or both."""
-    effect, none = bool(_EFFECT.search(clean)), bool(_NO_EFFECT.search(clean))
+    words = polarity_words()
+    effect, none = bool(words.effect.search(clean)), bool(words.no_effect.search(clean))
     return None if effect == none else effect
 
 
@@ -176,7 +196,7 @@ def check_antonyms(claim: PolarText, evidence: PolarText) -> CheckResult:
     """
     claim_stems = claim.words
     evidence_stems = evidence.words
-    for left, right in _ANTONYMS:
+    for left, right in polarity_words().antonyms:
         for mine, other in ((left, right), (right, left)):
             said = claim_stems & mine
             if said and not evidence_stems & mine and evidence_stems & other:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Protocol
 
 from gateway.domain import ConflictKind
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, clash, pass_result
-from gateway.verification.checks.words import CUES
+from gateway.verification.checks.words import cues
 
 
 class QualifiedText(Protocol):
@@ -17,22 +18,27 @@ class QualifiedText(Protocol):
     def strength(self) -> int: ...
 
 
-_STRENGTH: tuple[tuple[int, re.Pattern[str]], ...] = tuple(
-    (level, re.compile(rf"\b{CUES.alternation(key)}\b"))
-    for level, key in (
-        (4, "quantifier_universal"),
-        (3, "quantifier_most"),
-        (2, "quantifier_many"),
-        (1, "quantifier_some"),
+@cache
+def strength_patterns() -> tuple[tuple[int, re.Pattern[str]], ...]:
+    """Each strength level's cue pattern, strongest first (compiled on first use)."""
+    return tuple(
+        (level, re.compile(rf"\b{cues().alternation(key)}\b"))
+        for level, key in (
+            (4, "quantifier_universal"),
+            (3, "quantifier_most"),
+            (2, "quantifier_many"),
+            (1, "quantifier_some"),
+        )
     )
-)
+
+
 UNIVERSAL = 4
 """Strength of always/all/every: the level a claim must not reach unless the evidence does too."""
 
 
 def strength(clean: str) -> int:
     """How strongly the normalised text generalises: 4 universal ... 1 hedged, 0 unqualified."""
-    for level, pattern in _STRENGTH:
+    for level, pattern in strength_patterns():
         if pattern.search(clean):
             return level
     return 0

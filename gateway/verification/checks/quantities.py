@@ -5,57 +5,97 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from gateway.text import normalise, strip_markers
-from gateway.verification.checks.words import CUES
+from gateway.verification.checks.words import cues
 from gateway.verification.lexicon import load_quantity_words
 
-QUANTITY_WORDS = load_quantity_words()
-"""Number words and units (``data/quantities.yaml``), loaded and validated once at import."""
-_SMALL = QUANTITY_WORDS.values["number_words"]
-_SCALES = QUANTITY_WORDS.values["scales"]
-_FRACTIONS = QUANTITY_WORDS.values["fractions"]
-_NUMBER_WORDS = "|".join(sorted([*_SMALL, *_SCALES, *_FRACTIONS], key=len, reverse=True))
 _NUMERAL = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+"
-_NUM_TOKEN = rf"(?:{_NUMERAL}|(?:{_NUMBER_WORDS})(?:[\s-]+(?:and\s+)?(?:{_NUMBER_WORDS}))*)"
-
-_UNITS = QUANTITY_WORDS.units
-_UNIT_RE = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True))
-
-_PERIODS = QUANTITY_WORDS.periods
-_COUNT_WORDS = QUANTITY_WORDS.values["count_words"]
-_COUNT_RE = "|".join(map(re.escape, _COUNT_WORDS))
 _PERIOD_RE = "day|week|month|hour|night|year"
-NUMERIC_WORDS = frozenset(
-    (
-        *(w for name in _UNITS for w in name.split()),
-        *_SMALL,
-        *_SCALES,
-        *_FRACTIONS,
-        *_PERIODS,
-        *_COUNT_WORDS,
-        *QUANTITY_WORDS.numeric_words,
+
+
+@dataclass(frozen=True)
+class QuantityPatterns:
+    """Number words, units and the patterns built from them (``data/quantities.yaml`` and the number
+    cues of ``data/cues.yaml``), loaded and compiled once by ``quantity_patterns``."""
+
+    small: dict[str, float]
+    scales: dict[str, float]
+    fractions: dict[str, float]
+    units: dict[str, tuple[str, float]]
+    periods: dict[str, float]
+    count_words: dict[str, float]
+    numeric_words: frozenset[str]
+    """Words the number check owns (units, number words, periods): quote binding leaves them to it."""
+    frequency: re.Pattern[str]
+    range: re.Pattern[str]
+    quantity: re.Pattern[str]
+    ratio: re.Pattern[str]
+    hedge: re.Pattern[str]
+    at_least: re.Pattern[str]
+    at_most: re.Pattern[str]
+
+
+@cache
+def quantity_patterns() -> QuantityPatterns:
+    """Loaded on first use (the verifier loads it when it is built): importing reads no file."""
+    words = load_quantity_words()
+    small, scales = words.values["number_words"], words.values["scales"]
+    fractions, count_words = words.values["fractions"], words.values["count_words"]
+    number_words = "|".join(sorted([*small, *scales, *fractions], key=len, reverse=True))
+    num = rf"(?:{_NUMERAL}|(?:{number_words})(?:[\s-]+(?:and\s+)?(?:{number_words}))*)"
+    unit = "|".join(re.escape(u) for u in sorted(words.units, key=len, reverse=True))
+    count = "|".join(map(re.escape, count_words))
+    numeric = frozenset(
+        (
+            *(w for name in words.units for w in name.split()),
+            *small,
+            *scales,
+            *fractions,
+            *words.periods,
+            *count_words,
+            *words.numeric_words,
+        )
     )
-)
-"""Words the number check owns (units, number words, periods): quote binding leaves them to it."""
-_FREQUENCY = re.compile(
-    rf"\b(?:(?P<count>{_COUNT_RE}|{_NUM_TOKEN})(?:\s+times?|\s*x)?\s+(?:a|an|per|each|every)\s+"
-    rf"(?P<per>{_PERIOD_RE})s?\b"
-    rf"|(?P<count2>{_COUNT_RE}|{_NUM_TOKEN})(?:\s+times)?\s+(?P<adverb>daily|weekly|monthly|nightly|hourly|yearly)\b"
-    rf"|every\s+(?P<every>other\s+|{_NUM_TOKEN}\s+)?(?P<unit>{_PERIOD_RE})s?\b"
-    rf"|(?P<bare>daily|nightly|weekly)\b(?=\s*(?:[.,;:)]|$|for\b|with\b|and\b|or\b)))"
-)
-_RANGE = re.compile(
-    rf"(?<![\w.-])(?:between\s+|from\s+)?(?P<lo>{_NUM_TOKEN})\s*(?P<lo_unit>{_UNIT_RE})?\s*"
-    rf"(?:-|–|to|and|or)\s*(?P<hi>{_NUM_TOKEN})\s*(?P<unit>{_UNIT_RE})?(?![\w])"
-)
-_QUANTITY = re.compile(
-    rf"(?<![\w.-])(?P<num>{_NUM_TOKEN})(?:\s*|-)(?:an?\s+(?=(?:hour|day|week|month|year|litre|liter)\b))?"
-    rf"(?P<unit>{_UNIT_RE})?(?![\w%])"
-)
-_RATIO = re.compile(
-    rf"(?<![\w.-])(?P<part>{_NUM_TOKEN})\s+(?:out\s+of|in)\s+(?:every\s+)?(?P<whole>{_NUM_TOKEN})(?![\w.-])"
-)
+    number_cues = cues()
+    return QuantityPatterns(
+        small,
+        scales,
+        fractions,
+        words.units,
+        words.periods,
+        count_words,
+        numeric,
+        re.compile(
+            rf"\b(?:(?P<count>{count}|{num})(?:\s+times?|\s*x)?\s+(?:a|an|per|each|every)\s+"
+            rf"(?P<per>{_PERIOD_RE})s?\b"
+            rf"|(?P<count2>{count}|{num})(?:\s+times)?\s+(?P<adverb>daily|weekly|monthly|nightly|hourly|yearly)\b"
+            rf"|every\s+(?P<every>other\s+|{num}\s+)?(?P<unit>{_PERIOD_RE})s?\b"
+            rf"|(?P<bare>daily|nightly|weekly)\b(?=\s*(?:[.,;:)]|$|for\b|with\b|and\b|or\b)))"
+        ),
+        re.compile(
+            rf"(?<![\w.-])(?:between\s+|from\s+)?(?P<lo>{num})\s*(?P<lo_unit>{unit})?\s*"
+            rf"(?:-|–|to|and|or)\s*(?P<hi>{num})\s*(?P<unit>{unit})?(?![\w])"
+        ),
+        re.compile(
+            rf"(?<![\w.-])(?P<num>{num})(?:\s*|-)(?:an?\s+(?=(?:hour|day|week|month|year|litre|liter)\b))?"
+            rf"(?P<unit>{unit})?(?![\w%])"
+        ),
+        re.compile(
+            rf"(?<![\w.-])(?P<part>{num})\s+(?:out\s+of|in)\s+(?:every\s+)?(?P<whole>{num})(?![\w.-])"
+        ),
+        re.compile(rf"\b{number_cues.alternation('number_approximate')}\s*$"),
+        re.compile(rf"\b{number_cues.alternation('number_at_least')}\s*$"),
+        re.compile(rf"\b{number_cues.alternation('number_at_most')}\s*$"),
+    )
+
+
+def numeric_words() -> frozenset[str]:
+    """Words the number check owns (units, number words, periods): quote binding leaves them to it."""
+    return quantity_patterns().numeric_words
+
+
 _MAX_RATIO_BASE = 1000
 _ONE_WORDS = {"one", "a", "an"}
 """Number words so common as determiners ("one type of test") that they count only with a unit."""
@@ -88,19 +128,20 @@ def parse_number(text: str) -> float | None:
         return float(text)
     except ValueError:
         pass
+    q = quantity_patterns()
     total = 0.0
     current = 0.0
     seen = False
     for word in re.split(r"[\s-]+", text):
         if word == "and":
             continue
-        if word in _SMALL:
-            current += _SMALL[word]
-        elif word in _FRACTIONS:
-            current = (current or 1) * _FRACTIONS[word]
-        elif word in _SCALES:
-            current = (current or 1) * _SCALES[word]
-            if _SCALES[word] >= _SCALES["thousand"]:
+        if word in q.small:
+            current += q.small[word]
+        elif word in q.fractions:
+            current = (current or 1) * q.fractions[word]
+        elif word in q.scales:
+            current = (current or 1) * q.scales[word]
+            if q.scales[word] >= q.scales["thousand"]:
                 total += current
                 current = 0.0
         else:
@@ -112,25 +153,26 @@ def parse_number(text: str) -> float | None:
 def _unit(name: str | None) -> tuple[str | None, float]:
     if not name:
         return None, 1.0
-    return _UNITS.get(name.lower(), (None, 1.0))
+    return quantity_patterns().units.get(name.lower(), (None, 1.0))
 
 
 def _frequency_per_day(match: re.Match[str]) -> float | None:
+    q = quantity_patterns()
     if match.group("bare"):
-        return _PERIODS[match.group("bare")]
+        return q.periods[match.group("bare")]
     if match.group("unit"):
         every = (match.group("every") or "").strip()
         step = 2.0 if every == "other" else parse_number(every) if every else 1.0
         if not step:
             return None
-        per_unit = _PERIODS[match.group("unit")]
+        per_unit = q.periods[match.group("unit")]
         return per_unit / step
     raw = match.group("count") or match.group("count2") or ""
-    if raw.strip() in _FRACTIONS:
+    if raw.strip() in q.fractions:
         return None
-    count = _COUNT_WORDS.get(raw) or parse_number(raw)
+    count = q.count_words.get(raw) or parse_number(raw)
     period = match.group("per") or match.group("adverb") or ""
-    return None if count is None else count * _PERIODS[period]
+    return None if count is None else count * q.periods[period]
 
 
 def extract_quantities(text: str) -> tuple[Quantity, ...]:
@@ -143,10 +185,11 @@ def extract_quantities(text: str) -> tuple[Quantity, ...]:
     work = _DATE.sub(lambda m: " " * len(m.group(0)), work)
     work = _ORDINAL_HALF.sub(lambda m: " " * len(m.group(0)), work)
     found: list[Quantity] = []
-    work = _take(work, _FREQUENCY, found, _frequency_quantity)
-    work = _take(work, _RATIO, found, _ratio_quantity)
-    work = _take(work, _RANGE, found, _range_quantity)
-    _take(work, _QUANTITY, found, _single_quantity)
+    q = quantity_patterns()
+    work = _take(work, q.frequency, found, _frequency_quantity)
+    work = _take(work, q.ratio, found, _ratio_quantity)
+    work = _take(work, q.range, found, _range_quantity)
+    _take(work, q.quantity, found, _single_quantity)
     return tuple(found)
 
 
@@ -218,18 +261,16 @@ def _single_quantity(match: re.Match[str]) -> Quantity | None:
     if value is None or (raw in _ONE_WORDS and dimension is None):
         return None
     before = match.string[: match.start()]
-    approximate = bool(_HEDGE.search(before))
-    if dimension is None and raw.split("-")[-1].split()[-1] in _FRACTIONS:
+    q = quantity_patterns()
+    approximate = bool(q.hedge.search(before))
+    if dimension is None and raw.split("-")[-1].split()[-1] in q.fractions:
         value, dimension, factor, approximate = value * PERCENT, "percent", 1.0, True
-    bound = "min" if _AT_LEAST.search(before) else "max" if _AT_MOST.search(before) else ""
+    bound = "min" if q.at_least.search(before) else "max" if q.at_most.search(before) else ""
     return Quantity(
         value * factor, value * factor, dimension, match.group(0).strip(), value, value, approximate, bound
     )
 
 
-_HEDGE = re.compile(rf"\b{CUES.alternation('number_approximate')}\s*$")
-_AT_LEAST = re.compile(rf"\b{CUES.alternation('number_at_least')}\s*$")
-_AT_MOST = re.compile(rf"\b{CUES.alternation('number_at_most')}\s*$")
 _BOUND_SPAN = 2.0
 """A bounded statistic ("more than half") matches values up to this factor beyond its bound."""
 _DATE = re.compile(

@@ -23,6 +23,7 @@ class CheckName(StrEnum):
     ANTONYM = "antonym"
     QUANTIFIER = "quantifier"
     ENTITY = "entity_missing"
+    ROLE = "role_order"
 
 
 @dataclass(frozen=True)

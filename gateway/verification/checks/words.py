@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from dataclasses import dataclass
+from functools import cache, lru_cache
 from typing import Protocol
 
 import snowballstemmer
 
 from gateway.text import normalise, strip_markers
-from gateway.verification.lexicon import load_cues, load_lexicon
+from gateway.verification.lexicon import Cues, Lexicon, load_cues, load_lexicon
 
 
 class StemmedText(Protocol):
@@ -23,18 +24,49 @@ class StemmedText(Protocol):
 
 WORD = re.compile(r"[a-z0-9]+(?:['’-][a-z0-9]+)*")
 
-LEXICON = load_lexicon()
-"""Word lists (``data/lexicon.yaml``), loaded and validated once at import."""
-CUES = load_cues()
-"""Cue patterns (``data/cues.yaml``): negation, effect, quantifier strength, number bounds."""
-STOPWORDS = frozenset(LEXICON.words["stopwords"])
+
+@dataclass(frozen=True)
+class WordData:
+    """The verifier's word data, read and validated once (``word_data``)."""
+
+    lexicon: Lexicon
+    """Word lists (``data/lexicon.yaml``)."""
+    cues: Cues
+    """Cue patterns (``data/cues.yaml``): negation, effect, quantifier strength, number bounds, roles."""
+    stopwords: frozenset[str]
+    synonyms: dict[str, str]
+    """Lay and clinical words for the same thing, counted as one word ("kids" = "paediatric")."""
+
+
+@cache
+def word_data() -> WordData:
+    """The word data, loaded on first use: the verifier loads it when it is built, so a bad file stops
+    start-up naming the file and entry, and importing the checks reads no file."""
+    lists = load_lexicon()
+    return WordData(lists, load_cues(), frozenset(lists.words["stopwords"]), lists.table("synonyms"))
+
+
+def cues() -> Cues:
+    return word_data().cues
+
+
 _STEMMER = snowballstemmer.stemmer("english")
 STEM_CACHE_WORDS = 16384
 """Distinct words whose stems are memoised (a word's stem never changes)."""
 
 
-SYNONYMS = LEXICON.table("synonyms")
-"""Lay and clinical words for the same thing, counted as one word by coverage ("kids" = "paediatric")."""
+def lexicon() -> Lexicon:
+    """Word lists (``data/lexicon.yaml``)."""
+    return word_data().lexicon
+
+
+def stopwords() -> frozenset[str]:
+    return word_data().stopwords
+
+
+def synonyms() -> dict[str, str]:
+    """Lay and clinical words for the same thing, counted as one word by coverage ("kids" = "paediatric")."""
+    return word_data().synonyms
 
 
 def tokens(text: str) -> tuple[str, ...]:
@@ -44,13 +76,13 @@ def tokens(text: str) -> tuple[str, ...]:
 @lru_cache(maxsize=STEM_CACHE_WORDS)
 def stem(word: str) -> str:
     """One word's matching key, the one stemmer of the checks and the binding: its synonym group's
-    head (``SYNONYMS``), then the Snowball English stem ("reduces", "reduced" -> "reduc")."""
-    return str(_STEMMER.stemWord(SYNONYMS.get(word, word)))
+    head (``synonyms``), then the Snowball English stem ("reduces", "reduced" -> "reduc")."""
+    return str(_STEMMER.stemWord(word_data().synonyms.get(word, word)))
 
 
 def is_content(token: str) -> bool:
     """Does the token carry meaning (not a stopword, not a bare number, not a single character)?"""
-    return token not in STOPWORDS and not token.isdigit() and len(token) > 1
+    return token not in word_data().stopwords and not token.isdigit() and len(token) > 1
 
 
 def content_words(text: str) -> tuple[str, ...]:
