@@ -301,7 +301,8 @@ def _emergency(
     if found is None:
         groups = frozenset(hit.group for hit in reading.hits)
         denied = frozenset(c for c in policy.evidence.categories if c not in met and reader.denied(reading, c))
-        found = bound_semantic(score, met, policy, reading.health_terms, groups, denied)
+        terms = _gate_terms(reading, policy)
+        found = bound_semantic(score, met, policy, terms, groups, denied)
     if found is None:
         # a question about a red flag whose signs it names, or a supposing clause naming them ("what
         # if I took ten of them?"): answered with the red flag's safety note
@@ -316,6 +317,20 @@ def _emergency(
     if info and _exempt(found.category, context, policy):
         return None, found.category
     return found, None
+
+
+def _gate_terms(reading: Reading, policy: TriagePolicy) -> bool:
+    """Whether the text names what opens the gate for a red flag without its signs (triage.yaml
+    ``gate_needs_current``, ``gate_report_groups``)."""
+    settings = policy.settings
+    if not settings.gate_needs_current and not settings.gate_report_groups:
+        return reading.health_terms
+    groups = frozenset(settings.gate_report_groups or policy.evidence.health_gate)
+    return any(
+        hit.group in groups
+        and not (settings.gate_needs_current and (hit.negated or hit.background or hit.supposed))
+        for hit in reading.hits
+    )
 
 
 def decide_by_evidence(triage_plan: TriagePlan, context: OperatingContext, policy: TriagePolicy) -> Triage | None:

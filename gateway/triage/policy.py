@@ -91,6 +91,14 @@ class TriageSettings:
     probability at least this high (0: the classifier layer's own bar)..."""
     unbound_margin: float = 0.0
     """...and its nearest exemplar must beat the nearest contrast exemplar by at least this (cosine)."""
+    gate_needs_current: bool = False
+    """A red flag bound by the gate (``semantic: gate``) is raised without its signs only when a term of
+    the gate's own groups is said of now: not negated, not in background history, not in a supposing
+    clause. False: any mention opens the gate."""
+    gate_report_groups: tuple[str, ...] = ()
+    """The ``evidence.yaml`` groups whose terms let a gate-bound red flag be raised without its signs
+    (a report of illness: symptoms, injuries, ...); empty: every ``health_gate`` group (a medicine or a
+    body part named alone included)."""
     clinical_probability: float = 0.2
     """A message is non-clinical only when its health probability is below this..."""
     health_similarity: float = 0.6
