@@ -324,7 +324,10 @@ def main() -> None:
         "-v", "--verbose", action="store_true", help="list every error (never the test split's)"
     )
     parser.add_argument(
-        "--threads", type=int, default=0, help="torch threads for encoding (1: as one serving worker; 0: torch's)"
+        "--threads",
+        type=int,
+        default=0,
+        help="torch threads for encoding (1: as one serving worker; 0: torch's)",
     )
     parser.add_argument(
         "--no-early-exit", action="store_true", help="always encode (the baseline of decide_by_evidence)"

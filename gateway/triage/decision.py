@@ -233,6 +233,8 @@ class _Evidence:
     reading: Reading
     met: dict[str, Signs]
     info: bool
+    ambiguous: bool = False
+    """Several red flags' signs escalate: the semantic scores pick the category."""
 
 
 def _evidence(text: str, context: OperatingContext, policy: TriagePolicy) -> _Evidence:
@@ -266,6 +268,7 @@ def _evidence(text: str, context: OperatingContext, policy: TriagePolicy) -> _Ev
         escalated = [signs for signs in met.values() if signs.escalated]
         if escalated:
             found = Emergency(escalated[0].category, TriageLayer.SIGNS, escalated[0].evidence())
+            return _Evidence(found, reading, met, info, len(escalated) > 1)
     return _Evidence(found, reading, met, info)
 
 
@@ -300,7 +303,9 @@ def _emergency(
     reader = evidence_reader(policy)
     if found is None:
         groups = frozenset(hit.group for hit in reading.hits)
-        denied = frozenset(c for c in policy.evidence.categories if c not in met and reader.denied(reading, c))
+        denied = frozenset(
+            c for c in policy.evidence.categories if c not in met and reader.denied(reading, c)
+        )
         terms = _gate_terms(reading, policy)
         found = bound_semantic(score, met, policy, terms, groups, denied)
     if found is None:
@@ -333,7 +338,9 @@ def _gate_terms(reading: Reading, policy: TriagePolicy) -> bool:
     )
 
 
-def decide_by_evidence(triage_plan: TriagePlan, context: OperatingContext, policy: TriagePolicy) -> Triage | None:
+def decide_by_evidence(
+    triage_plan: TriagePlan, context: OperatingContext, policy: TriagePolicy
+) -> Triage | None:
     """The decision when the rule layers alone make the message an emergency (a red-flag rule, a vital
     sign out of range, or a red flag's signs with a severity word, in a question that is not a general
     information question): the semantic layers cannot lower an emergency, so the encoder is skipped.
@@ -345,21 +352,33 @@ def decide_by_evidence(triage_plan: TriagePlan, context: OperatingContext, polic
     for text, shown in zip(triage_plan.questions, written, strict=True):
         seen = _evidence(text, context, policy)
         emergency = seen.found
-        if emergency is not None and seen.info and _exempt(emergency.category, context, policy):
-            emergency = None  # an information question: the full decision gives it its safety note
+        if seen.ambiguous or (
+            emergency is not None and seen.info and _exempt(emergency.category, context, policy)
+        ):
+            return None  # the scores name the category, or give an information question its note
         if emergency is not None:
             reason = f"red flag ({emergency.layer.value}): {emergency.category}"
-            questions.append(QuestionTriage(shown, Scope.EMERGENCY, reason, emergency.category, emergency.layer))
+            questions.append(
+                QuestionTriage(shown, Scope.EMERGENCY, reason, emergency.category, emergency.layer)
+            )
             found = found or emergency
         else:
             questions.append(
-                QuestionTriage(shown, Scope.IN_SCOPE, "not judged: deferred by the emergency", None, TriageLayer.DEFAULT)
+                QuestionTriage(
+                    shown, Scope.IN_SCOPE, "not judged: deferred by the emergency", None, TriageLayer.DEFAULT
+                )
             )
     if found is None:
         return None
     reason = f"red flag ({found.layer.value}): {found.category}"
     return Triage(
-        Scope.EMERGENCY, reason, found.category, tuple(questions), found.layer, _label(found.category, policy), found.evidence
+        Scope.EMERGENCY,
+        reason,
+        found.category,
+        tuple(questions),
+        found.layer,
+        _label(found.category, policy),
+        found.evidence,
     )
 
 

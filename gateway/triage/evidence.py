@@ -246,7 +246,10 @@ class EvidenceReader:
             for match in matches:
                 word = match.group(0).lower()
                 if len(word) > 5 and word.endswith(suffixes):
-                    yield match.start(), self._hit(group, text, match.start(), match.end(), index, sentence.background)
+                    yield (
+                        match.start(),
+                        self._hit(group, text, match.start(), match.end(), index, sentence.background),
+                    )
         for i, (start, _, first) in enumerate(tokens):
             for phrase, group in self._phrases.get(first, ()):
                 if tuple(stems[i : i + len(phrase)]) == phrase:
@@ -254,7 +257,10 @@ class EvidenceReader:
                     yield start, self._hit(group, text, start, end, index, sentence.background)
         for group, pattern in self._patterns:
             for match in pattern.finditer(text):
-                yield match.start(), self._hit(group, text, match.start(), match.end(), index, sentence.background)
+                yield (
+                    match.start(),
+                    self._hit(group, text, match.start(), match.end(), index, sentence.background),
+                )
 
     def _hit(self, group: str, text: str, start: int, end: int, index: int, background: bool) -> Hit:
         negatable = self.policy.terms[group].negatable
@@ -264,14 +270,18 @@ class EvidenceReader:
     # --- red-flag signs -----------------------------------------------------------------------
 
     def denied(self, reading: Reading, category: str) -> bool:
-        """Whether the message names this red flag's signs only in denial ("no chest pain", "denies
-        fever"): some required sign negated, none present (``negation.denials``)."""
+        """Whether the message denies this red flag's signs ("no chest pain", "no stiff neck or rash"):
+        for one of its ``requires`` lists, a sign is named only in denial and none of the list is
+        present (``negation.denials``)."""
         rule = self.policy.categories.get(category)
         if rule is None or not self.negation.denials:
             return False
-        needed = {g for alternatives in rule.requires for g in alternatives}
-        found = [h for h in reading.hits if h.group in needed and not h.background and not h.supposed]
-        return bool(found) and all(h.negated for h in found)
+        current = [h for h in reading.hits if not h.background and not h.supposed]
+        for alternatives in rule.requires:
+            found = [h for h in current if h.group in alternatives]
+            if found and all(h.negated for h in found):
+                return True  # one of its required signs denied ("no stiff neck, no rash"), none present
+        return False
 
     def signs(self, reading: Reading, category: str, supposed: bool = False) -> Signs | None:
         """The category's signs in the worst window of sentences (escalated first), if met; with

@@ -546,7 +546,7 @@ def test_signs_can_be_replaced_by_the_operator() -> None:
     "message",
     [
         "what if I took too much paracetamol by accident?",
-        "could mixing ibuprofen and aspirin cause bleeding in the stomach?",
+        "is it possible to bleed inside from mixing ibuprofen and aspirin?",
         "I'm worried that I might have a stroke like my dad, what can I do to lower the risk?",
         "how many paracetamol would be too many in one day?",
     ],
@@ -602,7 +602,9 @@ def test_a_red_flag_named_only_in_denial_is_not_raised_by_the_semantic_layers() 
 )
 def test_figurative_wording_is_neither_a_sign_nor_health_content(message: str) -> None:
     assert not evidence_reader(TRIAGE).read(message).health
-    assert judge(message, score(emergency=0.99, near="chest_pain", similarity=0.95)).scope is not Scope.EMERGENCY
+    assert (
+        judge(message, score(emergency=0.99, near="chest_pain", similarity=0.95)).scope is not Scope.EMERGENCY
+    )
 
 
 def test_a_literal_report_beside_an_idiom_still_fires() -> None:
