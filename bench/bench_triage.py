@@ -40,6 +40,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import torch
+
 from bench.serving_encoder import add_serving_encoder_arguments
 from bench.triage_data import EVAL, ROOT, encode_cached, shared_rows
 from gateway.domain import ChatRequest, Message, Role, Scope, Triage
@@ -47,7 +49,14 @@ from gateway.knowledge.query import load_planner
 from gateway.models.embedding import Embedder
 from gateway.policies import load_policy
 from gateway.triage.contexts import OperatingContext
-from gateway.triage.decision import TriagePlan, decide, plan, spelling_corrector, split_questions
+from gateway.triage.decision import (
+    TriagePlan,
+    decide,
+    decide_by_evidence,
+    plan,
+    spelling_corrector,
+    split_questions,
+)
 from gateway.triage.semantic import SemanticTriage
 
 DATA = ROOT / "bench" / "data" / "triage_messages.jsonl"
@@ -249,12 +258,19 @@ def run_source(
 
 
 def bench_latency(
-    requests: list[ChatRequest], context: OperatingContext, model: SemanticTriage, repeat: int
+    requests: list[ChatRequest],
+    context: OperatingContext,
+    model: SemanticTriage,
+    repeat: int,
+    early_exit: bool = True,
 ) -> None:
-    """Per request, as the gateway does it: plan, one encode batch, score, decide; vs rules alone."""
+    """Per request, as the gateway does it (``LayeredTriager.run``): plan, the rule layers' early
+    decision (``decide_by_evidence``, unless ``early_exit`` is off), else one encode batch, score,
+    decide; vs rules alone."""
     full: list[float] = []
     rules: list[float] = []
     decision: list[float] = []
+    skipped = 0
     for _ in range(repeat):
         for request in requests:
             started = time.perf_counter()
@@ -262,6 +278,12 @@ def bench_latency(
             rules.append(time.perf_counter() - started)
             started = time.perf_counter()
             p = plan(request, context, model.policy, spelling_corrector(model))
+            if early_exit and decide_by_evidence(p, context, model.policy) is not None:
+                done = time.perf_counter()
+                full.append(done - started)
+                decision.append(0.0)
+                skipped += 1
+                continue
             vectors = model.encode(p.texts)
             encoded = time.perf_counter()
             decide(p, model.score(vectors), context, model.policy)
@@ -274,7 +296,9 @@ def bench_latency(
 
     load = os.getloadavg()
     loads = " ".join(f"{x:.2f}" for x in load)
-    print(f"\n== latency per request ({len(full)} runs; load average {loads}) ==")
+    threads = torch.get_num_threads()
+    exits = f"{skipped} decided by the rule layers without encoding" if early_exit else "early exit off"
+    print(f"\n== latency per request ({len(full)} runs, {threads} torch thread(s), {exits}; load {loads}) ==")
     print(f"{'':<28}{'median ms':>10}{'p95 ms':>10}")
     print(f"{'rules only (baseline)':<28}{statistics.median(rules) * 1e3:>10.2f}{p95(rules) * 1e3:>10.2f}")
     print(f"{'layered triage':<28}{statistics.median(full) * 1e3:>10.2f}{p95(full) * 1e3:>10.2f}")
@@ -299,8 +323,19 @@ def main() -> None:
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="list every error (never the test split's)"
     )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="torch threads for encoding (1: as one serving worker; 0: torch's)",
+    )
+    parser.add_argument(
+        "--no-early-exit", action="store_true", help="always encode (the baseline of decide_by_evidence)"
+    )
     add_serving_encoder_arguments(parser, "each text alone")
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     only = set(filter(None, args.only.split(","))) or {"first", "tune", "test", "shared"}
 
     policy = load_policy(ROOT / "policies", args.context)
@@ -338,7 +373,7 @@ def main() -> None:
             )
     if args.latency and timed:
         step = max(1, len(timed) // args.latency)
-        bench_latency(timed[::step][: args.latency], context, model, args.repeat)
+        bench_latency(timed[::step][: args.latency], context, model, args.repeat, not args.no_early_exit)
 
 
 if __name__ == "__main__":

@@ -42,7 +42,7 @@ from gateway.domain import (
 )
 from gateway.text import sentence_spans
 from gateway.triage.contexts import OperatingContext, TriageRule
-from gateway.triage.evidence import EvidenceReader, distinct, negated
+from gateway.triage.evidence import EvidenceReader, Reading, Signs, distinct, negated
 from gateway.triage.policy import NegationPolicy, TriagePolicy
 from gateway.triage.red_flags import Emergency, bound_semantic
 from gateway.triage.semantic import SemanticScore, SemanticTriage
@@ -223,34 +223,33 @@ def _exempt(category: str, context: OperatingContext, policy: TriagePolicy) -> b
     return rule is not None and rule.information_exempt
 
 
-def _emergency(
-    text: str, score: SemanticScore, context: OperatingContext, policy: TriagePolicy
-) -> tuple[Emergency | None, str | None]:
-    """(the emergency this text reports, the red flag an information question asks about).
+@dataclass(frozen=True)
+class _Evidence:
+    """What the rule layers find in one text, before any semantic score."""
 
-    The layers, in order (docs/safety.md): the health gate (no health content: never an emergency),
-    the context's red-flag rules, vital signs out of range, a red flag's signs with a severity word,
-    then the exemplar and classifier layers, which may only raise a category whose signs are present
-    or, for a category bound by the gate (``semantic: gate``: every red flag as shipped), the nearest
-    category when the text names a term of the health gate's own groups.
-    Background sentences ("had a bleed in 2019") give no signs and match no rule.
-    """
+    found: Emergency | None
+    """An emergency the rules, vital signs or escalated signs decide (the first escalated category
+    when several: the semantic scores then pick the nearest)."""
+    reading: Reading
+    met: dict[str, Signs]
+    info: bool
+    ambiguous: bool = False
+    """Several red flags' signs escalate: the semantic scores pick the category."""
+
+
+def _evidence(text: str, context: OperatingContext, policy: TriagePolicy) -> _Evidence:
     reader = evidence_reader(policy)
     reading = reader.read(text)
-    if not reading.health:  # only a red flag bound to nothing (``semantic: free``) can be raised
-        unbound = bound_semantic(score, {}, policy, health_terms=False)
-        if unbound is None:
-            return None, None
-        if information_only(text, context, policy) and _exempt(unbound.category, context, policy):
-            return None, unbound.category
-        return unbound, None
     info = information_only(text, context, policy)
+    if not reading.health:
+        return _Evidence(None, reading, {}, info)
     current = reading.current()
+    whole = reading.current(text_of_background=True)
     negation = policy.settings.negation
     found: Emergency | None = None
     for rule in context.emergency:
         signs_rule = policy.evidence.categories.get(rule.id)
-        target = text if signs_rule is not None and signs_rule.history_fires else current
+        target = whole if signs_rule is not None and signs_rule.history_fires else current
         matched = _fired(rule, target, negation)
         if matched is not None:
             signs = reader.signs(reading, rule.id)
@@ -268,19 +267,119 @@ def _emergency(
     if found is None:
         escalated = [signs for signs in met.values() if signs.escalated]
         if escalated:
-            best = max(escalated, key=lambda signs: score.similarity_of(signs.category))
-            found = Emergency(best.category, TriageLayer.SIGNS, best.evidence())
+            found = Emergency(escalated[0].category, TriageLayer.SIGNS, escalated[0].evidence())
+            return _Evidence(found, reading, met, info, len(escalated) > 1)
+    return _Evidence(found, reading, met, info)
+
+
+def _emergency(
+    text: str, score: SemanticScore, context: OperatingContext, policy: TriagePolicy
+) -> tuple[Emergency | None, str | None]:
+    """(the emergency this text reports, the red flag an information question asks about).
+
+    The layers, in order (docs/safety.md): the health gate (no health content: never an emergency),
+    the context's red-flag rules, vital signs out of range, a red flag's signs with a severity word,
+    then the exemplar and classifier layers, which may only raise a category whose signs are present
+    or, for a category bound by the gate (``semantic: gate``: every red flag as shipped), the nearest
+    category when the text names a term of the health gate's own groups.
+    Background sentences ("had a bleed in 2019"), supposing clauses ("what if", "I'm worried that")
+    and figurative wording ("dying to see") give no signs and match no rule; a red flag whose signs
+    are only denied ("no chest pain") is not raised by the semantic layers.
+    """
+    seen = _evidence(text, context, policy)
+    reading, met, info = seen.reading, seen.met, seen.info
+    if not reading.health:  # only a red flag bound to nothing (``semantic: free``) can be raised
+        unbound = bound_semantic(score, {}, policy, health_terms=False)
+        if unbound is None:
+            return None, None
+        if info and _exempt(unbound.category, context, policy):
+            return None, unbound.category
+        return unbound, None
+    found = seen.found
+    if found is not None and found.layer is TriageLayer.SIGNS:
+        escalated = [signs for signs in met.values() if signs.escalated]
+        best = max(escalated, key=lambda signs: score.similarity_of(signs.category))
+        found = Emergency(best.category, TriageLayer.SIGNS, best.evidence())
+    reader = evidence_reader(policy)
     if found is None:
         groups = frozenset(hit.group for hit in reading.hits)
-        found = bound_semantic(score, met, policy, reading.health_terms, groups)
+        denied = frozenset(
+            c for c in policy.evidence.categories if c not in met and reader.denied(reading, c)
+        )
+        terms = _gate_terms(reading, policy)
+        found = bound_semantic(score, met, policy, terms, groups, denied)
     if found is None:
-        if info and met:  # a question about a red flag whose signs it names: answered with its note
-            category = max(met, key=score.similarity_of)
+        # a question about a red flag whose signs it names, or a supposing clause naming them ("what
+        # if I took ten of them?"): answered with the red flag's safety note
+        asked: dict[str, Signs] = {}
+        if info or any(hit.supposed for hit in reading.hits):
+            supposed = (reader.signs(reading, c, supposed=True) for c in policy.evidence.categories)
+            asked = {signs.category: signs for signs in supposed if signs is not None}
+        if asked:
+            category = max(asked, key=score.similarity_of)
             return None, category if _exempt(category, context, policy) else None
         return None, None
     if info and _exempt(found.category, context, policy):
         return None, found.category
     return found, None
+
+
+def _gate_terms(reading: Reading, policy: TriagePolicy) -> bool:
+    """Whether the text names what opens the gate for a red flag without its signs (triage.yaml
+    ``gate_needs_current``, ``gate_report_groups``)."""
+    settings = policy.settings
+    if not settings.gate_needs_current and not settings.gate_report_groups:
+        return reading.health_terms
+    groups = frozenset(settings.gate_report_groups or policy.evidence.health_gate)
+    return any(
+        hit.group in groups
+        and not (settings.gate_needs_current and (hit.negated or hit.background or hit.supposed))
+        for hit in reading.hits
+    )
+
+
+def decide_by_evidence(
+    triage_plan: TriagePlan, context: OperatingContext, policy: TriagePolicy
+) -> Triage | None:
+    """The decision when the rule layers alone make the message an emergency (a red-flag rule, a vital
+    sign out of range, or a red flag's signs with a severity word, in a question that is not a general
+    information question): the semantic layers cannot lower an emergency, so the encoder is skipped.
+    None when the semantic scores are needed. The other questions are left undecided (they are
+    deferred by the emergency; ``deferred_questions``)."""
+    found: Emergency | None = None
+    questions: list[QuestionTriage] = []
+    written = triage_plan.written or triage_plan.questions
+    for text, shown in zip(triage_plan.questions, written, strict=True):
+        seen = _evidence(text, context, policy)
+        emergency = seen.found
+        if seen.ambiguous or (
+            emergency is not None and seen.info and _exempt(emergency.category, context, policy)
+        ):
+            return None  # the scores name the category, or give an information question its note
+        if emergency is not None:
+            reason = f"red flag ({emergency.layer.value}): {emergency.category}"
+            questions.append(
+                QuestionTriage(shown, Scope.EMERGENCY, reason, emergency.category, emergency.layer)
+            )
+            found = found or emergency
+        else:
+            questions.append(
+                QuestionTriage(
+                    shown, Scope.IN_SCOPE, "not judged: deferred by the emergency", None, TriageLayer.DEFAULT
+                )
+            )
+    if found is None:
+        return None
+    reason = f"red flag ({found.layer.value}): {found.category}"
+    return Triage(
+        Scope.EMERGENCY,
+        reason,
+        found.category,
+        tuple(questions),
+        found.layer,
+        _label(found.category, policy),
+        found.evidence,
+    )
 
 
 def _label(category: str, policy: TriagePolicy) -> str | None:
@@ -406,6 +505,9 @@ def triage_texts(request: ChatRequest, context: OperatingContext, model: Semanti
     """Synchronous triage (encodes in the calling thread): the CLI, benchmarks and tests; the pipeline's
     is ``gateway.triage.triager.LayeredTriager``."""
     triage_plan = plan(request, context, model.policy, spelling_corrector(model))
+    early = decide_by_evidence(triage_plan, context, model.policy)
+    if early is not None:
+        return early
     return decide(triage_plan, model.score(model.encode(triage_plan.texts)), context, model.policy)
 
 

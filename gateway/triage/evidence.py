@@ -68,12 +68,21 @@ class Hit:
     sentence: int
     negated: bool
     background: bool
+    supposed: bool = False
+    """Inside a clause that supposes, asks or worries ("what if", "I'm worried that"): no sign of a
+    complaint now, but still health content."""
 
 
 @dataclass(frozen=True)
 class Sentence:
     text: str
     background: bool
+    literal: str = ""
+    """The text with its supposing clauses blanked (what the rule layers read); "" when none."""
+
+    @property
+    def reported(self) -> str:
+        return self.literal or self.text
 
 
 @dataclass(frozen=True)
@@ -91,8 +100,11 @@ class Reading:
     whose signs need not be present."""
 
     def current(self, text_of_background: bool = False) -> str:
-        """The text without its background sentences (unless ``text_of_background``)."""
-        return " ".join(s.text for s in self.sentences if text_of_background or not s.background)
+        """The text without its background sentences and supposing clauses (with both when
+        ``text_of_background``)."""
+        if text_of_background:
+            return " ".join(s.text for s in self.sentences)
+        return " ".join(s.reported for s in self.sentences if not s.background)
 
 
 @dataclass(frozen=True)
@@ -164,10 +176,44 @@ class EvidenceReader:
         self._gate = frozenset(policy.health_gate) | required
         self._background = [_compiled(p) for p in policy.background]
         self._present = [_compiled(p) for p in policy.present]
+        self._figurative = [_compiled(p) for p in policy.figurative]
+        self._hypothetical = [_compiled(p) for p in negation.hypothetical]
+        self._now = [*self._present, *(_compiled(p) for p in negation.hypothetical_now)]
+        self._ends = [_compiled(p) for p in negation.terminators]
+
+    def literal(self, text: str) -> str:
+        """``text`` with its figurative wording (``evidence.yaml`` ``figurative``: "dying to see",
+        "heartbroken", a song's title) blanked: idioms are not signs, nor health content."""
+        for pattern in self._figurative:
+            text = pattern.sub(lambda m: " " * len(m.group(0)), text)
+        return text
+
+    def supposed_spans(self, sentence: str) -> list[tuple[int, int]]:
+        """Clauses that suppose, ask or worry (``negation.hypothetical``): from the cue to the end of
+        its clause (``negation.terminators``), unless the clause brings it back to now."""
+        spans: list[tuple[int, int]] = []
+        for pattern in self._hypothetical:
+            for match in pattern.finditer(sentence):
+                end = len(sentence)
+                for terminator in self._ends:
+                    stop = terminator.search(sentence, match.end())
+                    if stop is not None:
+                        end = min(end, stop.start())
+                clause = sentence[match.start() : end]
+                if not any(p.search(clause) for p in self._now):
+                    spans.append((match.start(), end))
+        return spans
 
     def sentences(self, text: str) -> list[Sentence]:
-        parts = [p.strip() for p in _SENTENCE_END.split(text)]
-        return [Sentence(p, self._is_background(p)) for p in parts if p]
+        parts = [p.strip() for p in _SENTENCE_END.split(self.literal(text))]
+        return [self._sentence(p) for p in parts if p]
+
+    def _sentence(self, text: str) -> Sentence:
+        spans = self.supposed_spans(text)
+        literal = text
+        for start, end in spans:
+            literal = literal[:start] + " " * (end - start) + literal[end:]
+        return Sentence(text, self._is_background(text), literal if spans else "")
 
     def _is_background(self, sentence: str) -> bool:
         return any(p.search(sentence) for p in self._background) and not any(
@@ -184,6 +230,14 @@ class EvidenceReader:
         return Reading(tuple(sentences), tuple(hits), health, core)
 
     def _hits(self, sentence: Sentence, index: int) -> Iterable[Hit]:
+        spans = self.supposed_spans(sentence.text) if sentence.literal else []
+        for start, hit in self._words(sentence, index):
+            if any(a <= start < b for a, b in spans):
+                yield Hit(hit.group, hit.text, hit.sentence, hit.negated, hit.background, True)
+            else:
+                yield hit
+
+    def _words(self, sentence: Sentence, index: int) -> Iterable[tuple[int, Hit]]:
         text = sentence.text
         matches = list(_TOKEN.finditer(text))
         tokens = [(m.start(), m.end(), stem(m.group(0))) for m in matches]
@@ -192,15 +246,21 @@ class EvidenceReader:
             for match in matches:
                 word = match.group(0).lower()
                 if len(word) > 5 and word.endswith(suffixes):
-                    yield self._hit(group, text, match.start(), match.end(), index, sentence.background)
+                    yield (
+                        match.start(),
+                        self._hit(group, text, match.start(), match.end(), index, sentence.background),
+                    )
         for i, (start, _, first) in enumerate(tokens):
             for phrase, group in self._phrases.get(first, ()):
                 if tuple(stems[i : i + len(phrase)]) == phrase:
                     end = tokens[i + len(phrase) - 1][1]
-                    yield self._hit(group, text, start, end, index, sentence.background)
+                    yield start, self._hit(group, text, start, end, index, sentence.background)
         for group, pattern in self._patterns:
             for match in pattern.finditer(text):
-                yield self._hit(group, text, match.start(), match.end(), index, sentence.background)
+                yield (
+                    match.start(),
+                    self._hit(group, text, match.start(), match.end(), index, sentence.background),
+                )
 
     def _hit(self, group: str, text: str, start: int, end: int, index: int, background: bool) -> Hit:
         negatable = self.policy.terms[group].negatable
@@ -209,8 +269,23 @@ class EvidenceReader:
 
     # --- red-flag signs -----------------------------------------------------------------------
 
-    def signs(self, reading: Reading, category: str) -> Signs | None:
-        """The category's signs in the worst window of sentences (escalated first), if met."""
+    def denied(self, reading: Reading, category: str) -> bool:
+        """Whether the message denies this red flag's signs ("no chest pain", "no stiff neck or rash"):
+        for one of its ``requires`` lists, a sign is named only in denial and none of the list is
+        present (``negation.denials``)."""
+        rule = self.policy.categories.get(category)
+        if rule is None or not self.negation.denials:
+            return False
+        current = [h for h in reading.hits if not h.background and not h.supposed]
+        for alternatives in rule.requires:
+            found = [h for h in current if h.group in alternatives]
+            if found and all(h.negated for h in found):
+                return True  # one of its required signs denied ("no stiff neck, no rash"), none present
+        return False
+
+    def signs(self, reading: Reading, category: str, supposed: bool = False) -> Signs | None:
+        """The category's signs in the worst window of sentences (escalated first), if met; with
+        ``supposed``, signs in supposing clauses count too (what an information question asks about)."""
         rule = self.policy.categories.get(category)
         if rule is None:
             return None
@@ -221,7 +296,10 @@ class EvidenceReader:
             hits = [
                 h
                 for h in reading.hits
-                if h.sentence in window and not h.negated and (rule.history_fires or not h.background)
+                if h.sentence in window
+                and not h.negated
+                and (rule.history_fires or not h.background)
+                and (supposed or rule.history_fires or not h.supposed)
             ]
             met = _met(rule, hits)
             if met is None:

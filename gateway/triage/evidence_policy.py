@@ -120,6 +120,9 @@ class EvidencePolicy:
     information_questions: tuple[str, ...] = ()
     """Extra patterns of a general information question, added to the context's ``information_questions``
     ("what would an overdose look like", "is it true you can ...", "which ... are least risky")."""
+    figurative: tuple[str, ...] = ()
+    """Patterns of figurative wording blanked before anything is read ("dying to see", "heartbroken",
+    "my phone is dying", a song's or film's title): an idiom is neither a sign nor health content."""
     information_personal: tuple[str, ...] = ()
     """Extra patterns that make a question a report of something happening now (vignette style:
     "presents with", "brought in with", "on examination"), added to the context's ``personal_report``."""
@@ -129,6 +132,7 @@ class EvidencePolicy:
             raise InvalidValue("EvidencePolicy", "window_sentences", "must be between 1 and 10")
         compile_all(self, self.background, "background")
         compile_all(self, self.present, "present")
+        compile_all(self, self.figurative, "figurative")
         compile_all(self, self.information_personal, "information_personal")
         compile_all(self, self.information_questions, "information_questions")
         for name in self.terms:

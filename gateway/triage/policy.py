@@ -49,11 +49,22 @@ class NegationPolicy:
     """Regular expressions that end a negation's scope ("but", a comma, "now")."""
     window_words: int = 5
     """A cue negates a match only when it is at most this many words before it."""
+    hypothetical: tuple[str, ...] = ()
+    """Regular expressions of a sentence that supposes, asks or worries rather than reports ("what
+    if", "could it happen", "I'm worried that", "how much would be too much"): its signs do not count
+    and it matches no red-flag rule, unless it also says the complaint is here now (``hypothetical_now``
+    or ``evidence.yaml``'s ``present``)."""
+    hypothetical_now: tuple[str, ...] = ()
+    """...words that bring a supposing sentence back to now ("right now", "I've just taken", "is
+    happening")."""
+    denials: bool = True
+    """A red flag whose signs the message names only in denial ("no chest pain", "denies fever") and
+    nowhere as present cannot be raised by the exemplar and classifier layers either."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.window_words <= 20:
             raise InvalidValue("NegationPolicy", "window_words", "must be between 1 and 20")
-        for key in ("cues", "pseudo", "terminators"):
+        for key in ("cues", "pseudo", "terminators", "hypothetical", "hypothetical_now"):
             for i, pattern in enumerate(getattr(self, key)):
                 try:
                     re.compile(pattern)
@@ -80,6 +91,14 @@ class TriageSettings:
     probability at least this high (0: the classifier layer's own bar)..."""
     unbound_margin: float = 0.0
     """...and its nearest exemplar must beat the nearest contrast exemplar by at least this (cosine)."""
+    gate_needs_current: bool = False
+    """A red flag bound by the gate (``semantic: gate``) is raised without its signs only when a term of
+    the gate's own groups is said of now: not negated, not in background history, not in a supposing
+    clause. False: any mention opens the gate."""
+    gate_report_groups: tuple[str, ...] = ()
+    """The ``evidence.yaml`` groups whose terms let a gate-bound red flag be raised without its signs
+    (a report of illness: symptoms, injuries, ...); empty: every ``health_gate`` group (a medicine or a
+    body part named alone included)."""
     clinical_probability: float = 0.2
     """A message is non-clinical only when its health probability is below this..."""
     health_similarity: float = 0.6

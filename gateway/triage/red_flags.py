@@ -31,6 +31,7 @@ def bound_semantic(
     policy: TriagePolicy,
     health_terms: bool,
     groups: frozenset[str] = frozenset(),
+    denied: frozenset[str] = frozenset(),
 ) -> Emergency | None:
     """The exemplar and classifier layers, bound to the categories whose signs the text holds: the
     nearest exemplar among those categories must be near enough (exemplar) or the emergency
@@ -49,7 +50,9 @@ def bound_semantic(
 
     When the nearest category is dropped so (no signs, not confident), a category whose ``adopts_when``
     groups the text names (``groups``: every term group found) is a candidate at its own bars: a post
-    about despair whose nearest exemplar is a physical red flag is read as thoughts of suicide."""
+    about despair whose nearest exemplar is a physical red flag is read as thoughts of suicide.
+
+    A category in ``denied`` (its signs named only in denial: "no chest pain") is never a candidate."""
     nearest = policy.evidence.categories.get(score.category)
     unbound = nearest is not None and (
         nearest.semantic == "free" or (nearest.semantic == "gate" and health_terms)
@@ -58,7 +61,9 @@ def bound_semantic(
     candidates = list(dict.fromkeys([*met, *gated]))
     settings = policy.settings
     confident = nearest is not None and _confident(score, score.similarity, nearest, settings)
-    candidates = [c for c in candidates if c in policy.categories and (c in met or confident)]
+    candidates = [
+        c for c in candidates if c in policy.categories and c not in denied and (c in met or confident)
+    ]
     adopted: list[str] = []
     if unbound and not confident:
         adopted = [
@@ -66,6 +71,7 @@ def bound_semantic(
             for name, rule in policy.evidence.categories.items()
             if name in policy.categories
             and name not in candidates
+            and name not in denied
             and groups.intersection(rule.adopts_when)
             and _confident(score, score.similarity_of(name), rule, settings)
         ]

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from gateway.domain import ChatRequest, Triage
 from gateway.triage.contexts import OperatingContext
-from gateway.triage.decision import decide, plan, spelling_corrector
+from gateway.triage.decision import decide, decide_by_evidence, plan, spelling_corrector
 from gateway.triage.semantic import Encoder, SemanticTriage
 
 
@@ -40,8 +40,12 @@ class LayeredTriager:
 
     async def run(self, request: ChatRequest) -> Triage:
         """One batch (the questions, the whole message, the recent turns) encoded off the event loop,
-        then the layered decision."""
+        then the layered decision; no encoding when the rule layers alone decide an emergency
+        (``decide_by_evidence``: the semantic layers can only raise urgency)."""
         policy = self.model.policy
         triage_plan = plan(request, self.context, policy, self._correct)
+        early = decide_by_evidence(triage_plan, self.context, policy)
+        if early is not None:
+            return early
         vectors = await asyncio.to_thread(self.encoder.encode, triage_plan.texts)
         return decide(triage_plan, self.model.score(vectors), self.context, policy)

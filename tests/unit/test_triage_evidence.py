@@ -17,7 +17,7 @@ from gateway.domain import ChatRequest, Message, Role, Scope, Triage, TriageLaye
 from gateway.errors import ConfigurationError, InvalidValue
 from gateway.messages import Messages
 from gateway.policies import load_policy
-from gateway.triage.decision import decide, evidence_reader, plan, red_flag_notes
+from gateway.triage.decision import decide, decide_by_evidence, evidence_reader, plan, red_flag_notes
 from gateway.triage.evidence_policy import Binding
 from gateway.triage.policy import TriagePolicy, load_triage_policy
 from gateway.triage.semantic import SemanticScore
@@ -537,3 +537,99 @@ def test_signs_can_be_replaced_by_the_operator() -> None:
     triage_plan = plan(request, GENERAL, policy)
     result = decide(triage_plan, [score()] * len(triage_plan.texts), GENERAL, policy)
     assert result.scope is not Scope.EMERGENCY
+
+
+# --- supposing, denying, figurative wording (#31 item 2) ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "what if I took too much paracetamol by accident?",
+        "is it possible to bleed inside from mixing ibuprofen and aspirin?",
+        "I'm worried that I might have a stroke like my dad, what can I do to lower the risk?",
+        "how many paracetamol would be too many in one day?",
+    ],
+)
+def test_a_supposing_question_gives_no_signs_and_is_answered(message: str) -> None:
+    # even with the semantic layers sure of an emergency, nothing is reported as happening now
+    reading = evidence_reader(TRIAGE).read(message)
+    assert reading.health
+    assert not any(h for h in reading.hits if not h.supposed and not h.negated and h.group != "symptom"
+                   and h.group in ("overdose_amount", "took", "bleeding", "stroke_word"))  # fmt: skip
+    assert judge(message).scope is not Scope.EMERGENCY
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I'm worried because I've just taken 30 paracetamol",
+        "what if he stops breathing? his lips have gone blue right now",
+        "I'm scared, my husband's face is drooping on one side and he can't lift his arm",
+    ],
+)
+def test_a_supposing_word_beside_a_report_of_now_still_fires(message: str) -> None:
+    assert judge(message).scope is Scope.EMERGENCY
+
+
+def test_thoughts_of_suicide_in_a_supposing_clause_are_still_read() -> None:
+    assert judge("what if I just took all my pills and ended it all").scope is Scope.EMERGENCY
+
+
+def test_a_red_flag_named_only_in_denial_is_not_raised_by_the_semantic_layers() -> None:
+    sure = score(emergency=0.99, near="chest_pain", similarity=0.95)
+    assert judge("no chest pain, just a sore throat for two days", sure).scope is not Scope.EMERGENCY
+    # the same certainty with the sign present, or with the denial switched off, raises it
+    assert judge("some chest pain and a sore throat for two days", sure).scope is Scope.EMERGENCY
+    off = dataclasses.replace(
+        TRIAGE,
+        settings=dataclasses.replace(
+            TRIAGE.settings, negation=dataclasses.replace(TRIAGE.settings.negation, denials=False)
+        ),
+    )
+    assert judge("no chest pain, just a sore throat for two days", sure, off).scope is Scope.EMERGENCY
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I'm dying to see the new film, what time does it start?",
+        "this traffic is killing me",
+        "she was heartbroken when her team lost",
+        "play Heart Attack by Demi Lovato",
+        "my phone is dying, turn on low power mode",
+    ],
+)
+def test_figurative_wording_is_neither_a_sign_nor_health_content(message: str) -> None:
+    assert not evidence_reader(TRIAGE).read(message).health
+    assert (
+        judge(message, score(emergency=0.99, near="chest_pain", similarity=0.95)).scope is not Scope.EMERGENCY
+    )
+
+
+def test_a_literal_report_beside_an_idiom_still_fires() -> None:
+    assert judge("my chest is killing me, crushing pain going down my left arm").scope is Scope.EMERGENCY
+
+
+# --- the encoder is skipped when the rule layers decide (#31, latency) ---------------------------
+
+
+def test_an_emergency_the_rule_layers_decide_needs_no_semantic_score() -> None:
+    request = ChatRequest(
+        messages=(Message(Role.USER, "my breathing has become really hard even at rest. Is it my asthma?"),),
+        model="m",
+    )
+    triage_plan = plan(request, GENERAL, TRIAGE)
+    early = decide_by_evidence(triage_plan, GENERAL, TRIAGE)
+    full = decide(triage_plan, [score()] * len(triage_plan.texts), GENERAL, TRIAGE)
+    assert early is not None
+    assert (early.scope, early.layer, early.evidence) == (full.scope, full.layer, full.evidence)
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["what are the signs of a stroke?", "can I take ibuprofen with paracetamol?", "play my workout playlist"],
+)
+def test_without_a_rule_layer_emergency_the_semantic_layers_are_asked(message: str) -> None:
+    request = ChatRequest(messages=(Message(Role.USER, message),), model="m")
+    assert decide_by_evidence(plan(request, GENERAL, TRIAGE), GENERAL, TRIAGE) is None
