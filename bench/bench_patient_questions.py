@@ -102,13 +102,13 @@ def baseline_planner(rev: str) -> Any:
 
 def baseline_options() -> Any:
     """The serving defaults before #32: the same retrievers, with the search features #32 added off."""
-    from gateway.knowledge.store import SearchOptions
+    from gateway.knowledge.search_options import SearchOptions
 
     return SearchOptions()
 
 
 def modes() -> dict[str, Any]:
-    from gateway.knowledge.store import SearchOptions
+    from gateway.knowledge.search_options import SearchOptions
 
     plain = {"focus": False, "question_matching": False}
     return {
@@ -333,7 +333,7 @@ def main() -> None:
     if args.data_dir is None and not args.bm25_full:
         parser.error("--data-dir is required (except with --bm25-full)")
 
-    from gateway.knowledge.store import SearchOptions
+    from gateway.knowledge.search_options import SearchOptions
     from gateway.policies import load_policy
     from gateway.resources import bundled
 

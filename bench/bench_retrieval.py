@@ -218,7 +218,8 @@ def main() -> None:
     from gateway.knowledge.corpus import SourceDocument
     from gateway.knowledge.ingest import Ingestor
     from gateway.knowledge.loaders import iter_jsonl
-    from gateway.knowledge.store import ChromaStore, SearchOptions
+    from gateway.knowledge.search_options import SearchOptions
+    from gateway.knowledge.store import ChromaStore
     from gateway.models.embedding import Embedder
     from gateway.settings import Settings
 

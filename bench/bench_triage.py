@@ -54,10 +54,10 @@ from gateway.triage.decision import (
     decide,
     decide_by_evidence,
     plan,
-    spelling_corrector,
     split_questions,
 )
 from gateway.triage.semantic import SemanticTriage
+from gateway.triage.triager import spelling_corrector
 
 DATA = ROOT / "bench" / "data" / "triage_messages.jsonl"
 DEV = ROOT / "bench" / "data" / "triage"

@@ -43,7 +43,8 @@ def main() -> None:
 
     from gateway.knowledge.corpus import load_manifest
     from gateway.knowledge.query import load_planner
-    from gateway.knowledge.store import ChromaStore, SearchOptions
+    from gateway.knowledge.search_options import SearchOptions
+    from gateway.knowledge.store import ChromaStore
     from gateway.models.embedding import Embedder
     from gateway.policies import load_policy
     from gateway.resources import bundled

@@ -18,7 +18,8 @@ from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.corpus import load_manifest
 from gateway.knowledge.query import QueryPlanner, load_planner
 from gateway.knowledge.rewrite import QueryRewriter
-from gateway.knowledge.store import ChromaStore, SearchOptions
+from gateway.knowledge.search_options import SearchOptions
+from gateway.knowledge.store import ChromaStore
 from gateway.messages import Messages
 from gateway.metrics import GatewayMetrics
 from gateway.models import Endpoint, ModelPool

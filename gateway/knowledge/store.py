@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -70,10 +70,11 @@ from gateway.knowledge.records import (
     record_id,
     record_passage,
 )
+from gateway.knowledge.search_options import SearchFilters, SearchOptions
 from gateway.knowledge.titles import TitleIndex
 from gateway.models.embedding import Embedder
 from gateway.resources import bundled
-from gateway.settings import RetrievalMode, Settings
+from gateway.settings import Settings
 from gateway.text import QUESTION_WORDS
 
 log = structlog.get_logger("gateway.knowledge")
@@ -83,43 +84,6 @@ EXACT_MAX_PASSAGES = 10_000
 """Largest passage collection whose dense search is exact, in memory (15 MB of vectors). Chroma's query
 costs about 0.7 ms whatever the size; the product takes 0.01 ms over 325 passages and 1.3 ms over
 45,000 (docs/benchmarks.md), so past some ten thousand Chroma's HNSW is the faster."""
-
-
-@dataclass(frozen=True)
-class SearchFilters:
-    """Restrict a search to passages of the listed tiers and/or organisations (empty: no limit)."""
-
-    tiers: tuple[str, ...] = ()
-    orgs: tuple[str, ...] = ()
-
-    def where(self) -> dict[str, Any] | None:
-        clauses: list[dict[str, Any]] = []
-        if self.tiers:
-            clauses.append({"tier": {"$in": list(self.tiers)}})
-        if self.orgs:
-            clauses.append({"org": {"$in": list(self.orgs)}})
-        if not clauses:
-            return None
-        return clauses[0] if len(clauses) == 1 else {"$and": clauses}
-
-
-@dataclass(frozen=True)
-class SearchOptions:
-    """How ``search`` ranks. Defaults are what the gateway serves with."""
-
-    mode: RetrievalMode = "hybrid"
-    """hybrid (dense + BM25, fused), dense only, or lexical only."""
-    candidates: int = 30
-    """Candidates taken from each retriever before fusion."""
-    rerank: bool = False
-    """Re-order the fused top ``rerank_depth`` by MiniLM cosine on sentence windows."""
-    rerank_depth: int = 20
-    """Fused candidates the re-ranker looks at."""
-    focus: bool = True
-    """Search the planned queries of the message (question focus, spelling, synonyms; query.py)
-    when the store has a planner; off: the message as it is."""
-    question_matching: bool = True
-    """Also match the query against document titles (titles.py), fused with the other lists."""
 
 
 class KnowledgeStore(Protocol):

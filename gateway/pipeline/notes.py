@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gateway.domain import Scope, Triage
 from gateway.services import Services
-from gateway.triage.decision import red_flag_notes
+from gateway.triage.outcome import red_flag_notes
 
 
 def reply_notes(triage_result: Triage, services: Services) -> str:

@@ -65,7 +65,7 @@ from gateway.services import Services
 from gateway.tool_calls import ToolCallDelta
 from gateway.tools import passages as tools
 from gateway.triage import model_read as model_triage
-from gateway.triage.decision import answerable_request, deferred_questions
+from gateway.triage.outcome import answerable_request, deferred_questions
 from gateway.trust.badge import unbadged
 from gateway.vocabulary import StageName
 

@@ -32,7 +32,6 @@ from functools import lru_cache
 
 from gateway.domain import (
     ChatRequest,
-    Message,
     QuestionTriage,
     Role,
     Scope,
@@ -45,7 +44,7 @@ from gateway.triage.contexts import OperatingContext, TriageRule
 from gateway.triage.evidence import EvidenceReader, Reading, Signs, distinct, negated
 from gateway.triage.policy import NegationPolicy, TriagePolicy
 from gateway.triage.red_flags import Emergency, bound_semantic
-from gateway.triage.semantic import SemanticScore, SemanticTriage
+from gateway.triage.semantic import SemanticScore
 from gateway.triage.vitals import check_vitals
 
 
@@ -496,46 +495,3 @@ def decide(
         return Triage(Scope.IN_SCOPE, "in scope", None, result, answered.layer)
     first = result[0]
     return Triage(first.scope, first.reason, first.rule, result, first.layer)
-
-
-# --- entry points --------------------------------------------------------------------------------
-
-
-def triage_texts(request: ChatRequest, context: OperatingContext, model: SemanticTriage) -> Triage:
-    """Synchronous triage (encodes in the calling thread): the CLI, benchmarks and tests; the pipeline's
-    is ``gateway.triage.triager.LayeredTriager``."""
-    triage_plan = plan(request, context, model.policy, spelling_corrector(model))
-    early = decide_by_evidence(triage_plan, context, model.policy)
-    if early is not None:
-        return early
-    return decide(triage_plan, model.score(model.encode(triage_plan.texts)), context, model.policy)
-
-
-def spelling_corrector(model: SemanticTriage) -> Callable[[str], str] | None:
-    return model.speller.correct if model.speller is not None else None
-
-
-# --- what the rest of the pipeline reads ----------------------------------------------------------
-
-
-def red_flag_notes(result: Triage) -> tuple[str, ...]:
-    """Ids of the red-flag rules whose information questions are answered (each gets a safety note)."""
-    rules = [q.rule for q in result.questions if q.scope is Scope.IN_SCOPE and q.rule]
-    return tuple(dict.fromkeys(rules))
-
-
-def deferred_questions(result: Triage) -> tuple[str, ...]:
-    """In an emergency: the parts of the message that were not answered because of it."""
-    return tuple(q.text for q in result.questions if q.scope is not Scope.EMERGENCY)
-
-
-def answerable_request(request: ChatRequest, result: Triage) -> ChatRequest:
-    """The request the model sees: its last user message keeps only the questions to be answered."""
-    if not result.declined or not result.answerable:
-        return request
-    messages = list(request.messages)
-    for index in range(len(messages) - 1, -1, -1):
-        if messages[index].role is Role.USER:
-            messages[index] = Message(Role.USER, " ".join(result.answerable))
-            break
-    return replace(request, messages=tuple(messages))

@@ -11,11 +11,12 @@ fake with the same ``run``), never by patching a module.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Protocol
 
-from gateway.domain import ChatRequest, Triage
+from gateway.domain import ChatRequest, Triage, Vector
 from gateway.triage.contexts import OperatingContext
-from gateway.triage.decision import decide, decide_by_evidence, plan, spelling_corrector
+from gateway.triage.decision import TriagePlan, decide, decide_by_evidence, plan
 from gateway.triage.semantic import Encoder, SemanticTriage
 
 
@@ -42,10 +43,30 @@ class LayeredTriager:
         """One batch (the questions, the whole message, the recent turns) encoded off the event loop,
         then the layered decision; no encoding when the rule layers alone decide an emergency
         (``decide_by_evidence``: the semantic layers can only raise urgency)."""
-        policy = self.model.policy
-        triage_plan = plan(request, self.context, policy, self._correct)
-        early = decide_by_evidence(triage_plan, self.context, policy)
+        triage_plan, early = self._plan(request)
         if early is not None:
             return early
-        vectors = await asyncio.to_thread(self.encoder.encode, triage_plan.texts)
-        return decide(triage_plan, self.model.score(vectors), self.context, policy)
+        return self._decide(triage_plan, await asyncio.to_thread(self.encoder.encode, triage_plan.texts))
+
+    def run_sync(self, request: ChatRequest) -> Triage:
+        """``run`` encoding in the calling thread: the CLI, benchmarks and tests."""
+        triage_plan, early = self._plan(request)
+        if early is not None:
+            return early
+        return self._decide(triage_plan, self.encoder.encode(triage_plan.texts))
+
+    def _plan(self, request: ChatRequest) -> tuple[TriagePlan, Triage | None]:
+        triage_plan = plan(request, self.context, self.model.policy, self._correct)
+        return triage_plan, decide_by_evidence(triage_plan, self.context, self.model.policy)
+
+    def _decide(self, triage_plan: TriagePlan, vectors: Vector) -> Triage:
+        return decide(triage_plan, self.model.score(vectors), self.context, self.model.policy)
+
+
+def triage_texts(request: ChatRequest, context: OperatingContext, model: SemanticTriage) -> Triage:
+    """Synchronous triage with the model's own encoder (the CLI, benchmarks and tests)."""
+    return LayeredTriager(context, model, model).run_sync(request)
+
+
+def spelling_corrector(model: SemanticTriage) -> Callable[[str], str] | None:
+    return model.speller.correct if model.speller is not None else None

@@ -16,7 +16,8 @@ from litestar import MediaType, Request, Response, post
 from gateway.body_errors import convert
 from gateway.domain import Passage
 from gateway.errors import RequestError
-from gateway.knowledge.store import KnowledgeStore, SearchFilters
+from gateway.knowledge.search_options import SearchFilters
+from gateway.knowledge.store import KnowledgeStore
 from gateway.pipeline.stages import Stage, StageRunner
 from gateway.services import Services
 from gateway.vocabulary import StageName

@@ -15,7 +15,8 @@ from gateway.knowledge.fusion import best_window_cosine, reciprocal_rank_fusion
 from gateway.knowledge.ingest import Ingestor
 from gateway.knowledge.lexical import LexicalIndex, tokenize
 from gateway.knowledge.loaders import LoadFailure
-from gateway.knowledge.store import ChromaStore, SearchFilters, SearchOptions
+from gateway.knowledge.search_options import SearchFilters, SearchOptions
+from gateway.knowledge.store import ChromaStore
 from gateway.settings import Settings
 
 TEXTS = {

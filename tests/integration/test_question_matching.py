@@ -10,7 +10,8 @@ import pytest
 
 from gateway.knowledge.corpus import SourceDocument
 from gateway.knowledge.query import load_planner
-from gateway.knowledge.store import ChromaStore, SearchFilters, SearchOptions
+from gateway.knowledge.search_options import SearchFilters, SearchOptions
+from gateway.knowledge.store import ChromaStore
 from gateway.resources import bundled
 from gateway.settings import Settings
 

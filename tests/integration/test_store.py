@@ -144,7 +144,7 @@ def test_passages_are_searched_exactly_in_memory_unless_filtered_or_too_many(
     embedder, tmp_path: Path, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]
     from gateway.knowledge import store as store_module
-    from gateway.knowledge.store import SearchFilters
+    from gateway.knowledge.search_options import SearchFilters
 
     store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
     store.upsert_documents(

@@ -13,7 +13,7 @@ from gateway.domain import Passage
 from gateway.errors import ConfigurationError, UpstreamHTTPError, UpstreamTimeout
 from gateway.knowledge.query import load_query_words
 from gateway.knowledge.rewrite import QueryRewriter, RewriteWords
-from gateway.knowledge.store import SearchFilters
+from gateway.knowledge.search_options import SearchFilters
 from gateway.metrics import GatewayMetrics
 from gateway.models import Endpoint, ModelPool
 from gateway.policies import load_configured_policy

@@ -15,9 +15,10 @@ from gateway.errors import ConfigurationError
 from gateway.messages import Messages
 from gateway.metrics import TRIAGE_LAYERS, GatewayMetrics
 from gateway.policies import load_policy
-from gateway.triage.decision import negated, red_flag, triage_texts
+from gateway.triage.decision import negated, red_flag
 from gateway.triage.policy import TriagePolicy, load_triage_policy
 from gateway.triage.semantic import SemanticTriage
+from gateway.triage.triager import triage_texts
 
 REPO = Path(__file__).resolve().parents[2]
 POLICIES = REPO / "policies"
