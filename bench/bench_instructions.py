@@ -7,11 +7,18 @@ Each split is scored as kb-data wrote it ("original") and grown by the leaflet s
 (SHA-256, even: tune, odd: test). The detector is tuned on the tune split only; the test split is
 scored, never printed row by row.
 
+Each split is also scored **disguised** (``bench/disguises.py``): every row, injection and leaflet,
+rewritten by each disguise (look-alike letters, invisible characters, full-width letters, spaced and
+dotted letters, leetspeak, a mix), so both sides are measured: injections still caught, and leaflet
+lines not flagged because folding made them look like something else. ``--by-disguise`` prints the
+figures per disguise.
+
 ``--kb N`` also counts the sentences the ingestion detector would quarantine in the bundled knowledge
 base (``knowledge/``) and in N sections of the NIH MedQuAD knowledge base
 (``/work/shared/eval/kb/medquad_kb.jsonl``, every k-th row, CC BY 4.0), chunked as ingestion chunks them.
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_instructions.py [--split tune] [--show-tune-errors]
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_instructions.py [--split tune] [--show-tune-errors] \\
+        [--by-disguise]
     HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_instructions.py --split none --kb 1000 [--show-kb] \\
         [--baseline-policies OLD/policies]
 """
@@ -21,8 +28,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.disguises import DISGUISES
 from gateway.knowledge.chunking import chunk_document
 from gateway.knowledge.corpus import SourceDocument
 from gateway.knowledge.instructions import InstructionDetector
@@ -67,7 +78,14 @@ def scores(rows: list[dict[str, str]], flagged: list[bool]) -> tuple[float, floa
     )
 
 
-def bench_splits(splits: list[str], embedder: Embedder, show_errors: bool) -> None:
+def disguised(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Every row rewritten by every disguise (``kind`` becomes the disguise's name)."""
+    return [
+        {**r, "text": change(r["text"]), "kind": name} for name, change in DISGUISES.items() for r in rows
+    ]
+
+
+def bench_splits(splits: list[str], embedder: Embedder, show_errors: bool, by_disguise: bool = False) -> None:
     detector = InstructionDetector.from_settings(Settings(), embedder)
     rules = InstructionDetector.from_settings(Settings(), None)
     print(
@@ -93,6 +111,28 @@ def bench_splits(splits: list[str], embedder: Embedder, show_errors: bool) -> No
                 for row, flag in zip(rows, flagged, strict=True):
                     if flag != (row["label"] == "injection"):
                         print(f"   {'FP' if flag else 'FN'} {row['kind']:14s} {row['text']}")
+        hidden = disguised(rows)
+        texts = [r["text"] for r in hidden]
+        vectors = embedder.encode(texts)
+        for name, flagged in (
+            ("rules", rules.flags(texts)),
+            ("rules + exemplars", detector.flags(texts, vectors)),
+        ):
+            groups = [(f"{split} disguised", list(range(len(hidden))))]
+            if by_disguise:
+                groups += [(f"  {d}", [i for i, r in enumerate(hidden) if r["kind"] == d]) for d in DISGUISES]
+            for label, index in groups:
+                precision, recall, lost, injections, leaflets = scores(
+                    [hidden[i] for i in index], [flagged[i] for i in index]
+                )
+                print(
+                    f"{label:15s} {name:18s} {injections:10d} {leaflets:8d} {precision:9.3f} {recall:7.3f} "
+                    f"{lost:20.1%}"
+                )
+            if show_errors and split == "tune" and name != "rules":
+                for row, flag in zip(hidden, flagged, strict=True):
+                    if flag != (row["label"] == "injection"):
+                        print(f"   {'FP' if flag else 'FN'} {row['kind']:14s} {row['text']!r}")
 
 
 def documents(limit: int) -> list[tuple[str, list[SourceDocument]]]:
@@ -141,6 +181,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--split", choices=("both", "tune", "test", "none"), default="both")
     parser.add_argument("--show-tune-errors", action="store_true", help="list the tune split's errors")
+    parser.add_argument("--by-disguise", action="store_true", help="the disguised figures per disguise")
     parser.add_argument("--kb", type=int, default=0, metavar="N", help="count quarantined KB sentences")
     parser.add_argument("--show-kb", action="store_true", help="list the knowledge-base sentences flagged")
     parser.add_argument(
@@ -150,7 +191,7 @@ def main() -> None:
     embedder = Embedder()
     splits = {"both": ["tune", "test"], "none": []}.get(args.split, [args.split])
     if splits:
-        bench_splits(splits, embedder, args.show_tune_errors)
+        bench_splits(splits, embedder, args.show_tune_errors, args.by_disguise)
     if args.kb or args.show_kb:
         bench_kb(args.kb, embedder, args.show_kb, args.baseline_policies)
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
@@ -32,6 +32,7 @@ from pydantic import with_config
 
 from gateway.domain import Passage, Span, Vector
 from gateway.knowledge.chunking import Chunk
+from gateway.knowledge.disguise import FoldingPolicy, disguised, fold
 from gateway.models.embedding import Embedder
 from gateway.resources import bundled
 from gateway.settings import Settings
@@ -70,6 +71,8 @@ class InstructionPolicy:
     """Cosine to the nearest exemplar from which a sentence is flagged."""
     margin: float = 0.05
     """How much nearer the nearest exemplar must be than the nearest ordinary sentence."""
+    folding: FoldingPolicy = field(default_factory=FoldingPolicy)
+    """How disguised text is read before detection (``gateway.knowledge.disguise``)."""
 
     def __post_init__(self) -> None:
         check_range(self, "min_similarity", -1.0, 1.0)
@@ -99,16 +102,27 @@ class InstructionDetector:
         return cls(patterns, load_instruction_policy(settings), embedder)
 
     def rule(self, sentence: str) -> bool:
-        return is_planted(sentence, self._patterns)
+        """Whether a rule matches the sentence as written or with its disguises undone."""
+        folded = fold(sentence, self._policy.folding)
+        return is_planted(sentence, self._patterns) or (
+            folded != sentence and is_planted(folded, self._patterns)
+        )
 
     def flags(self, sentences: Sequence[str], vectors: Vector | None = None) -> list[bool]:
-        """Per sentence, whether it is an instruction (``vectors``: their unit MiniLM vectors, if any)."""
+        """Per sentence, whether it is an instruction (``vectors``: their unit MiniLM vectors, if any;
+        a disguised sentence is encoded again as its folded text)."""
         flagged = [self.rule(s) for s in sentences]
         banks = self._exemplar_banks()
         if banks is None or vectors is None or len(sentences) == 0 or len(vectors) != len(sentences):
             return flagged
         exemplars, ordinary = banks
-        matrix = np.asarray(vectors, dtype=np.float32)
+        matrix = np.array(vectors, dtype=np.float32)
+        folded = [fold(s, self._policy.folding) for s in sentences]
+        changed = [i for i, (s, f) in enumerate(zip(sentences, folded, strict=True)) if disguised(s, f)]
+        if changed and self._embedder is not None:
+            matrix[changed] = np.asarray(
+                self._embedder.encode([folded[i] for i in changed]), dtype=np.float32
+            )
         nearest = (matrix @ exemplars.T).max(axis=1)
         usual = (matrix @ ordinary.T).max(axis=1) if len(ordinary) else np.full(len(matrix), -1.0)
         semantic = (nearest >= self._policy.min_similarity) & (nearest - usual >= self._policy.margin)
