@@ -300,6 +300,9 @@ def _emergency(
         best = max(escalated, key=lambda signs: score.similarity_of(signs.category))
         found = Emergency(best.category, TriageLayer.SIGNS, best.evidence())
     reader = evidence_reader(policy)
+    asked_rule = _first_rule(context.emergency, text, policy.settings.negation) if info else None
+    if found is None and asked_rule is not None and asked_rule.information_exempt:  # with its note
+        return None, asked_rule.id
     if found is None:
         groups = frozenset(hit.group for hit in reading.hits)
         denied = frozenset(

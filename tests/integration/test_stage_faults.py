@@ -388,7 +388,9 @@ async def test_a_failing_provisional_write_alongside_triage_sends_nothing(  # ty
     watch_stages(services, events, monkeypatch)
     with pytest.raises(AuditError, match="disk full"):
         await answer(ask(question), services)
-    assert events == ["provisional started", "triaged", "provisional failed"]
+    # triage decided by its rule layers needs no encoding and may finish before the write starts
+    assert sorted(events[:2]) == ["provisional started", "triaged"]
+    assert events[2:] == ["provisional failed"]
     m = services.metrics.registry
     assert m.get_sample_value("gateway_audit_errors_total", {"operation": "begin"}) == 1.0
     assert m.get_sample_value("gateway_requests_total", {"outcome": "error"}) == 1.0
