@@ -485,6 +485,38 @@ def test_values_outside_the_age_limits_fire_the_vitals_layer(message: str, fires
         assert result.scope is not Scope.EMERGENCY
 
 
+@pytest.mark.parametrize(
+    ("message", "category"),
+    [
+        # NICE NG143 amber rates by age: far above a small child's normal, below the red limits
+        ("my 20 month old is breathing 48 times a minute", "breathing"),
+        ("our toddler's breathing rate is about 45", "breathing"),  # "toddler": read at 2 years
+        ("my 9 month old is taking 55 breaths per minute", "breathing"),
+        ("my 10 month old's pulse is 170", "abnormal_heart_rate"),
+        ("my 3 year old has a heart rate of 146 and feels hot", "abnormal_heart_rate"),
+        ("my 4 month old has a temperature of 39.3", "sick_infant"),
+    ],
+)
+def test_a_small_childs_rate_is_read_against_its_age(message: str, category: str) -> None:
+    result = judge(message)
+    assert (result.scope, result.layer, result.rule) == (Scope.EMERGENCY, TriageLayer.VITALS, category)
+    assert any("NG143 amber" in e.text for e in result.evidence)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "my 8 year old is breathing 30 times a minute",  # over 5: an older child's rate, not NG143's
+        "my 20 month old is breathing 34 times a minute",  # within the range for the age
+        "my 3 year old's heart rate was 150 while running around the park",  # exertion
+        "my 8 month old has a temperature of 39.3",  # over 6 months: not the 3 to 6 month limit
+        "I'm 40 and breathing 22 times a minute",  # an adult's rate
+    ],
+)
+def test_a_rate_within_the_limits_for_the_age_does_not_fire(message: str) -> None:
+    assert not check_vitals(message, VITALS)
+
+
 # --- validation -----------------------------------------------------------------------------------
 
 
