@@ -24,6 +24,10 @@ MG_DL_PER_MMOL_L = 18.0
 GLUCOSE_MMOL_MAX = 35.0
 """A glucose value without a unit above this is read as mg/dL (no meter shows 35 mmol/L as a number)."""
 
+FAHRENHEIT_AS_SEX_BELOW_C = 30.0
+"""A bare "NNF" (no degree mark) that would read below this (86 °F) is an age and sex, not a temperature."""
+_DEGREE = re.compile(r"°|º|degree|deg\b|fahrenheit|celsius|centigrade|temp|fever|thermometer", re.IGNORECASE)
+
 _NUMBER = r"(\d{1,3}(?:[.,]\d{1,2})?)"
 _GAP = r"[^\d.!?\n]{0,25}?"
 _TEMPERATURE_UNIT = r"(c|f|celsius|centigrade|fahrenheit)"
@@ -160,6 +164,8 @@ def read_vitals(text: str) -> list[Reading]:
         number = match.group(1) or match.group(3)
         unit = match.group(2) or match.group(4) or match.group(5)
         celsius = _temperature(_number(number), unit)
+        if celsius is not None and celsius < FAHRENHEIT_AS_SEX_BELOW_C and not _DEGREE.search(match.group(0)):
+            continue  # "79F", "72 f" with no degree mark: an age and sex ("79F, confused"), not 26 °C
         if celsius is not None and 25.0 <= celsius <= 45.0:
             found.append(Reading("temperature_c", celsius, match.group(0).strip()))
     for match in _HEART.finditer(text):

@@ -517,6 +517,40 @@ def test_a_rate_within_the_limits_for_the_age_does_not_fire(message: str) -> Non
     assert not check_vitals(message, VITALS)
 
 
+@pytest.mark.parametrize(
+    ("message", "category"),
+    [
+        # a clinician's vignette reads like a report: its clinical words are signs too
+        ("An 8 year old girl attends with RLQ tenderness and a temperature of 38.9", "acute_abdomen"),
+        ("my son has pain low on the right side of his tummy and a fever", "acute_abdomen"),
+        ("72M, three weeks post-op after a bowel resection, now a hot swollen right calf", "blood_clot"),
+        ("she had her knee replaced two weeks ago and now her calf is swollen and tender", "blood_clot"),
+        ("On exam the infant is tachypnoeic with subcostal recession at rest", "breathing"),
+    ],
+)
+def test_vignette_wording_gives_the_red_flags_signs(message: str, category: str) -> None:
+    result = judge(message)
+    assert (result.scope, result.layer, result.rule) == (Scope.EMERGENCY, TriageLayer.SIGNS, category)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "my 6 year old has a tummy ache and a slight temperature",  # no site, no severity word
+        "is pain on the lower right side always appendicitis?",  # a question about the topic
+        "how long after a hip replacement can I drive?",  # a clot risk, no leg signs
+    ],
+)
+def test_vignette_words_alone_do_not_make_an_emergency(message: str) -> None:
+    assert judge(message).scope is not Scope.EMERGENCY
+
+
+@pytest.mark.parametrize("message", ["79F with a sore throat for two days", "an 81f with a cough since today"])
+def test_an_age_and_sex_is_not_a_fahrenheit_temperature(message: str) -> None:
+    assert not [r for r in read_vitals(message) if r.vital == "temperature_c"]
+    assert judge(message).scope is not Scope.EMERGENCY
+
+
 # --- validation -----------------------------------------------------------------------------------
 
 
