@@ -14,6 +14,7 @@ then only the limits for every age apply, since a child's limits depend on an ag
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gateway.domain import TriageEvidence
@@ -241,9 +242,30 @@ def names_child(text: str, policy: VitalsPolicy) -> bool:
     return any(re.search(p, text, re.IGNORECASE) for p in policy.child_words)
 
 
-def check_vitals(text: str, policy: VitalsPolicy) -> list[Finding]:
-    """Values the text states that fall outside a limit for the age it gives (see the module docstring)."""
-    readings = read_vitals(text)
+_FEVER = re.compile(r"\b(fever\w*|temperature|temp|febrile|pyrexi\w*|burning up)\b", re.IGNORECASE)
+_SENTENCE = re.compile(r"(?:[^.!?\n]|\.(?=\d))+")
+
+
+FEVER_DURATION_WINDOW = 40
+"""Characters either side of a fever word a duration must lie within (and in the same sentence)."""
+
+
+def read_fever_days(text: str, sentences: Sequence[str] | None = None) -> list[Reading]:
+    """How long a fever has lasted: a duration beside a fever word in its sentence ("fever for 5 days").
+    ``sentences``: the text's sentences when the caller has split them (else split here)."""
+    found: dict[str, Reading] = {}
+    for sentence in sentences if sentences is not None else [m.group(0) for m in _SENTENCE.finditer(text)]:
+        for fever in _FEVER.finditer(sentence):
+            start = max(0, fever.start() - FEVER_DURATION_WINDOW)
+            for written, days in read_durations(sentence[start : fever.end() + FEVER_DURATION_WINDOW]):
+                found.setdefault(written.strip(), Reading("fever_days", days, written.strip()))
+    return list(found.values())
+
+
+def check_vitals(text: str, policy: VitalsPolicy, sentences: Sequence[str] | None = None) -> list[Finding]:
+    """Values the text states that fall outside a limit for the age it gives (see the module docstring).
+    ``sentences``: the text's sentences, when the caller has split them."""
+    readings = read_vitals(text) + read_fever_days(text, sentences)
     if not readings:
         return []
     if any(re.search(p, text, re.IGNORECASE) for p in policy.exertion):

@@ -518,6 +518,28 @@ def test_a_rate_within_the_limits_for_the_age_does_not_fire(message: str) -> Non
 
 
 @pytest.mark.parametrize(
+    ("message", "fires"),
+    [
+        # NICE NG143 amber: a fever lasting 5 days or more under 5
+        ("our 2 year old has been running a fever for six days", True),
+        ("my 11 month old has been feverish and off his milk for 5 days", True),
+        ("toddler with a temperature of 38.7 for a week", True),
+        ("my 3 year old has had a fever for 2 days", False),  # not yet 5 days
+        ("my 9 year old has had a fever for 6 days", False),  # over 5
+        ("my 2 year old had a fever. I have had a cough for 6 days", False),  # the duration is the cough's
+    ],
+)
+def test_days_of_fever_are_read_against_the_age(message: str, fires: bool) -> None:
+    result = judge(message)
+    if fires:
+        expected = (Scope.EMERGENCY, TriageLayer.VITALS, "sick_infant")
+        assert (result.scope, result.layer, result.rule) == expected
+        assert any("5 days or more" in e.text for e in result.evidence)
+    else:
+        assert result.scope is not Scope.EMERGENCY
+
+
+@pytest.mark.parametrize(
     ("message", "category"),
     [
         # a clinician's vignette reads like a report: its clinical words are signs too
@@ -545,7 +567,7 @@ def test_vignette_words_alone_do_not_make_an_emergency(message: str) -> None:
     assert judge(message).scope is not Scope.EMERGENCY
 
 
-@pytest.mark.parametrize("message", ["79F with a sore throat for two days", "an 81f with a cough since today"])
+@pytest.mark.parametrize("message", ["79F with a sore throat for two days", "an 81f with a cough today"])
 def test_an_age_and_sex_is_not_a_fahrenheit_temperature(message: str) -> None:
     assert not [r for r in read_vitals(message) if r.vital == "temperature_c"]
     assert judge(message).scope is not Scope.EMERGENCY
