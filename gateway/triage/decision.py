@@ -258,7 +258,8 @@ def _evidence(text: str, context: OperatingContext, policy: TriagePolicy) -> _Ev
             found = Emergency(rule.id, TriageLayer.RULE, evidence)
             break
     if found is None:
-        findings = check_vitals(current, policy.vitals)
+        sentences = [s.reported for s in reading.sentences if not s.background]
+        findings = check_vitals(current, policy.vitals, sentences)
         if findings:
             evidence = tuple(f.evidence() for f in findings)
             found = Emergency(findings[0].limit.category, TriageLayer.VITALS, evidence)

@@ -28,7 +28,10 @@ from gateway.validation import FILE_CONFIG, compile_all, read_yaml, validate
 
 GROUP_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 Binding = Literal["signs", "gate", "free"]
-Vital = Literal["temperature_c", "heart_rate", "breathing_rate", "systolic_bp", "spo2", "glucose_mmol"]
+Vital = Literal[
+    "temperature_c", "heart_rate", "breathing_rate", "systolic_bp", "spo2", "glucose_mmol", "fever_days"
+]
+"""``fever_days``: how many days a fever stated in the same sentence has lasted ("a fever for 5 days")."""
 
 
 @with_config(FILE_CONFIG)

@@ -14,6 +14,7 @@ then only the limits for every age apply, since a child's limits depend on an ag
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gateway.domain import TriageEvidence
@@ -23,6 +24,10 @@ MG_DL_PER_MMOL_L = 18.0
 """Glucose: mg/dL per mmol/L (molar mass of glucose, 180 g/mol)."""
 GLUCOSE_MMOL_MAX = 35.0
 """A glucose value without a unit above this is read as mg/dL (no meter shows 35 mmol/L as a number)."""
+
+FAHRENHEIT_AS_SEX_BELOW_C = 30.0
+"""A bare "NNF" (no degree mark) that would read below this (86 °F) is an age and sex, not a temperature."""
+_DEGREE = re.compile(r"°|º|degree|deg\b|fahrenheit|celsius|centigrade|temp|fever|thermometer", re.IGNORECASE)
 
 _NUMBER = r"(\d{1,3}(?:[.,]\d{1,2})?)"
 _GAP = r"[^\d.!?\n]{0,25}?"
@@ -160,6 +165,8 @@ def read_vitals(text: str) -> list[Reading]:
         number = match.group(1) or match.group(3)
         unit = match.group(2) or match.group(4) or match.group(5)
         celsius = _temperature(_number(number), unit)
+        if celsius is not None and celsius < FAHRENHEIT_AS_SEX_BELOW_C and not _DEGREE.search(match.group(0)):
+            continue  # "79F", "72 f" with no degree mark: an age and sex ("79F, confused"), not 26 °C
         if celsius is not None and 25.0 <= celsius <= 45.0:
             found.append(Reading("temperature_c", celsius, match.group(0).strip()))
     for match in _HEART.finditer(text):
@@ -235,9 +242,30 @@ def names_child(text: str, policy: VitalsPolicy) -> bool:
     return any(re.search(p, text, re.IGNORECASE) for p in policy.child_words)
 
 
-def check_vitals(text: str, policy: VitalsPolicy) -> list[Finding]:
-    """Values the text states that fall outside a limit for the age it gives (see the module docstring)."""
-    readings = read_vitals(text)
+_FEVER = re.compile(r"\b(fever\w*|temperature|temp|febrile|pyrexi\w*|burning up)\b", re.IGNORECASE)
+_SENTENCE = re.compile(r"(?:[^.!?\n]|\.(?=\d))+")
+
+
+FEVER_DURATION_WINDOW = 40
+"""Characters either side of a fever word a duration must lie within (and in the same sentence)."""
+
+
+def read_fever_days(text: str, sentences: Sequence[str] | None = None) -> list[Reading]:
+    """How long a fever has lasted: a duration beside a fever word in its sentence ("fever for 5 days").
+    ``sentences``: the text's sentences when the caller has split them (else split here)."""
+    found: dict[str, Reading] = {}
+    for sentence in sentences if sentences is not None else [m.group(0) for m in _SENTENCE.finditer(text)]:
+        for fever in _FEVER.finditer(sentence):
+            start = max(0, fever.start() - FEVER_DURATION_WINDOW)
+            for written, days in read_durations(sentence[start : fever.end() + FEVER_DURATION_WINDOW]):
+                found.setdefault(written.strip(), Reading("fever_days", days, written.strip()))
+    return list(found.values())
+
+
+def check_vitals(text: str, policy: VitalsPolicy, sentences: Sequence[str] | None = None) -> list[Finding]:
+    """Values the text states that fall outside a limit for the age it gives (see the module docstring).
+    ``sentences``: the text's sentences, when the caller has split them."""
+    readings = read_vitals(text) + read_fever_days(text, sentences)
     if not readings:
         return []
     if any(re.search(p, text, re.IGNORECASE) for p in policy.exertion):

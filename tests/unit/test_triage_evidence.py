@@ -485,6 +485,94 @@ def test_values_outside_the_age_limits_fire_the_vitals_layer(message: str, fires
         assert result.scope is not Scope.EMERGENCY
 
 
+@pytest.mark.parametrize(
+    ("message", "category"),
+    [
+        # NICE NG143 amber rates by age: far above a small child's normal, below the red limits
+        ("my 20 month old is breathing 48 times a minute", "breathing"),
+        ("our toddler's breathing rate is about 45", "breathing"),  # "toddler": read at 2 years
+        ("my 9 month old is taking 55 breaths per minute", "breathing"),
+        ("my 10 month old's pulse is 170", "abnormal_heart_rate"),
+        ("my 3 year old has a heart rate of 146 and feels hot", "abnormal_heart_rate"),
+        ("my 4 month old has a temperature of 39.3", "sick_infant"),
+    ],
+)
+def test_a_small_childs_rate_is_read_against_its_age(message: str, category: str) -> None:
+    result = judge(message)
+    assert (result.scope, result.layer, result.rule) == (Scope.EMERGENCY, TriageLayer.VITALS, category)
+    assert any("NG143 amber" in e.text for e in result.evidence)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "my 8 year old is breathing 30 times a minute",  # over 5: an older child's rate, not NG143's
+        "my 20 month old is breathing 34 times a minute",  # within the range for the age
+        "my 3 year old's heart rate was 150 while running around the park",  # exertion
+        "my 8 month old has a temperature of 39.3",  # over 6 months: not the 3 to 6 month limit
+        "I'm 40 and breathing 22 times a minute",  # an adult's rate
+    ],
+)
+def test_a_rate_within_the_limits_for_the_age_does_not_fire(message: str) -> None:
+    assert not check_vitals(message, VITALS)
+
+
+@pytest.mark.parametrize(
+    ("message", "fires"),
+    [
+        # NICE NG143 amber: a fever lasting 5 days or more under 5
+        ("our 2 year old has been running a fever for six days", True),
+        ("my 11 month old has been feverish and off his milk for 5 days", True),
+        ("toddler with a temperature of 38.7 for a week", True),
+        ("my 3 year old has had a fever for 2 days", False),  # not yet 5 days
+        ("my 9 year old has had a fever for 6 days", False),  # over 5
+        ("my 2 year old had a fever. I have had a cough for 6 days", False),  # the duration is the cough's
+    ],
+)
+def test_days_of_fever_are_read_against_the_age(message: str, fires: bool) -> None:
+    result = judge(message)
+    if fires:
+        expected = (Scope.EMERGENCY, TriageLayer.VITALS, "sick_infant")
+        assert (result.scope, result.layer, result.rule) == expected
+        assert any("5 days or more" in e.text for e in result.evidence)
+    else:
+        assert result.scope is not Scope.EMERGENCY
+
+
+@pytest.mark.parametrize(
+    ("message", "category"),
+    [
+        # a clinician's vignette reads like a report: its clinical words are signs too
+        ("An 8 year old girl attends with RLQ tenderness and a temperature of 38.9", "acute_abdomen"),
+        ("my son has pain low on the right side of his tummy and a fever", "acute_abdomen"),
+        ("72M, three weeks post-op after a bowel resection, now a hot swollen right calf", "blood_clot"),
+        ("she had her knee replaced two weeks ago and now her calf is swollen and tender", "blood_clot"),
+        ("On exam the infant is tachypnoeic with subcostal recession at rest", "breathing"),
+    ],
+)
+def test_vignette_wording_gives_the_red_flags_signs(message: str, category: str) -> None:
+    result = judge(message)
+    assert (result.scope, result.layer, result.rule) == (Scope.EMERGENCY, TriageLayer.SIGNS, category)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "my 6 year old has a tummy ache and a slight temperature",  # no site, no severity word
+        "is pain on the lower right side always appendicitis?",  # a question about the topic
+        "how long after a hip replacement can I drive?",  # a clot risk, no leg signs
+    ],
+)
+def test_vignette_words_alone_do_not_make_an_emergency(message: str) -> None:
+    assert judge(message).scope is not Scope.EMERGENCY
+
+
+@pytest.mark.parametrize("message", ["79F with a sore throat for two days", "an 81f with a cough today"])
+def test_an_age_and_sex_is_not_a_fahrenheit_temperature(message: str) -> None:
+    assert not [r for r in read_vitals(message) if r.vital == "temperature_c"]
+    assert judge(message).scope is not Scope.EMERGENCY
+
+
 # --- validation -----------------------------------------------------------------------------------
 
 
