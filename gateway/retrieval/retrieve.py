@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from gateway.domain import Passage
+from gateway.domain import Retrieval
 from gateway.errors import StoreError
 from gateway.knowledge.rewrite import QueryRewriter
 from gateway.knowledge.store import KnowledgeStore
 from gateway.retrieval.policy import RetrievalPolicy
-
-
-@dataclass(frozen=True)
-class Retrieval:
-    passages: tuple[Passage, ...]
-    best_relevance: float
-    relevant: bool
 
 
 async def retrieve(

@@ -20,12 +20,21 @@ from dataclasses import dataclass, replace
 
 from rapidfuzz import fuzz
 
-from gateway.domain import ChatRequest, ClaimResult, Outcome, Passage, RefusalReason, Role, Scope, Triage
+from gateway.domain import (
+    ChatRequest,
+    ClaimResult,
+    Outcome,
+    Passage,
+    RefusalReason,
+    Retrieval,
+    Role,
+    Scope,
+    Triage,
+)
 from gateway.errors import StageError
 from gateway.metrics import GatewayMetrics
 from gateway.pipeline.result import PipelineResult
 from gateway.policies import Policy
-from gateway.retrieval.retrieve import Retrieval
 from gateway.services import Services
 from gateway.text import normalise
 from gateway.tool_calls import ToolCall, ToolCallDelta

@@ -18,7 +18,6 @@ import pytest
 import gateway.pipeline.record as record_module
 import gateway.pipeline.run as run_module
 from gateway.audit import AuditFilter
-from gateway.claims.splitter import SplitReply
 from gateway.cleanup.cleaner import SentenceCleaner
 from gateway.domain import (
     ChatRequest,
@@ -28,6 +27,7 @@ from gateway.domain import (
     Passage,
     RefusalReason,
     Role,
+    SplitReply,
     Triage,
     Verdict,
 )
