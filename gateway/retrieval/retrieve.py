@@ -37,3 +37,7 @@ class Retriever:
 
     async def run(self, question: str) -> Retrieval:
         return await retrieve(question, self.store, self.policy, self.rewriter)
+
+    async def search(self, question: str) -> Retrieval:
+        """The stage without the query rewrite: asks no model (the serving process's warm-up)."""
+        return await retrieve(question, self.store, self.policy)
