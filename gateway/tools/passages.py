@@ -75,7 +75,7 @@ def lifted(triage: Triage) -> Triage:
 
 def offers_tools(request: ChatRequest, services: Services) -> bool:
     """The request offers tools, and the upstream can offer them to a model."""
-    return request.offers_tools and services.upstream.calls_tools
+    return request.offers_tools and services.drafter.calls_tools
 
 
 def offered_passages(
