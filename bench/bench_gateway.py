@@ -171,7 +171,7 @@ def main() -> None:
         "gateway-added ms (client total - upstream)": (statistics.median(added), percentile(added, 0.95)),
     }
     print(
-        f"\n{args.requests} requests, {claims}-claim answers, upstream={services.upstream.name}, "
+        f"\n{args.requests} requests, {claims}-claim answers, upstream={services.drafter.name}, "
         f"verifier={services.verifier.name}"
     )
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gateway.bootstrap import build_services
 from gateway.drafting.contract import SYSTEM_PROMPT, with_markers
+from gateway.drafting.drafter import Drafter
 from gateway.drafting.extractive import ExtractiveResponder
 from gateway.logs import configure_logging
 from gateway.resources import bundled
@@ -256,8 +257,8 @@ def main() -> None:
                     f"({'ok' if statistics.median(chars) <= CHARS_TARGET else 'MISSED'} <= {CHARS_TARGET}x; "
                     f"{statistics.median(prose):.2f}x the answer without markers)"
                 )
-            services.upstream = ExtractiveResponder(
-                services.embedder, services.policy.thresholds.retrieval.min_relevance
+            services.drafter = Drafter(
+                ExtractiveResponder(services.embedder, services.policy.thresholds.retrieval.min_relevance)
             )
             extractive: dict[str, list[float]] = {"first": [], "gw": []}
             for i in range(args.extractive_runs or args.runs):

@@ -10,6 +10,7 @@ from gateway.claims.splitter import SentenceSplitter, Splitter
 from gateway.cleanup import SourceRewriter, UpstreamRewriter
 from gateway.cleanup.cleaner import SentenceCleaner
 from gateway.cleanup.rewriter import NoRewriter, Rewriter
+from gateway.drafting.drafter import Drafter
 from gateway.drafting.extractive import ExtractiveResponder
 from gateway.drafting.model_upstream import ModelUpstream
 from gateway.drafting.upstream import Upstream
@@ -222,7 +223,7 @@ def build_services(
         embedder=embedder,
         store=store,
         models=models,
-        upstream=upstream,
+        drafter=Drafter(upstream),
         verifier=verifier,
         messages=messages,
         metrics=metrics,
@@ -241,7 +242,7 @@ def build_services(
     metrics.ready.set(1)
     log.info(
         "gateway_ready",
-        upstream=services.upstream.name,
+        upstream=services.drafter.name,
         verifier=verifier.name,
         context=policy.context.name,
         passages=store.count_sync(),

@@ -1,7 +1,7 @@
 """The values a request passes through, stage by stage.
 
 Every pipeline stage takes and returns these frozen dataclasses, so a request's path reads as data:
-ChatRequest -> Triage -> Passage list -> Draft -> Statement list -> Verdict list -> Outcome -> TrustReport.
+ChatRequest -> Triage -> Retrieval -> Draft -> SplitReply -> Verdict list -> Outcome -> TrustReport.
 Nothing here knows about HTTP, Chroma or the model.
 """
 
@@ -176,6 +176,15 @@ class Passage:
 
 
 @dataclass(frozen=True)
+class Retrieval:
+    """The retrieve stage's output: the passages above the floor, the best score, the relevance gate."""
+
+    passages: tuple[Passage, ...]
+    best_relevance: float
+    relevant: bool
+
+
+@dataclass(frozen=True)
 class DraftClaim:
     """A claim as the model stated it: its text, the passage numbers it cites, and its quote."""
 
@@ -199,8 +208,7 @@ class UrgencyRead:
     level: Urgency | None
     reason: str = ""
     problem: str | None = None
-    """Why there is no usable read (``missing``; ``malformed: ...`` naming the bad value), or a note on
-    it (``late: not the first line``)."""
+    """No usable read (``missing``; ``malformed: <bad value>``), or a note (``late: not the first line``)."""
 
 
 class DraftFormat(StrEnum):
@@ -243,6 +251,15 @@ class Statement:
     @property
     def is_claim(self) -> bool:
         return self.kind is StatementKind.CLAIM
+
+
+@dataclass(frozen=True)
+class SplitReply:
+    """The split stage's output: one streamed sentence's statements; ``instruction``: a statement shown
+    unverified (not a claim) reads like an instruction to a model or system."""
+
+    statements: tuple[Statement, ...]
+    instruction: bool
 
 
 class VerdictLabel(StrEnum):

@@ -10,7 +10,7 @@ from gateway.audit import AuditStore
 from gateway.audit.trail import AuditTrail
 from gateway.claims.splitter import Splitter
 from gateway.cleanup.cleaner import SentenceCleaner
-from gateway.drafting.upstream import Upstream
+from gateway.drafting.drafter import Drafter
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.rewrite import QueryRewriter
 from gateway.knowledge.store import KnowledgeStore
@@ -41,7 +41,8 @@ class Services:
     models: ModelPool
     """The chat models of the process (``bootstrap.build_models``): the upstream, rewriter and judge
     models come from it; closing it closes every model client once."""
-    upstream: Upstream
+    drafter: Drafter
+    """The draft stage (``Drafter``: the upstream behind the citation contract, built at start-up)."""
     verifier: Verifier
     messages: Messages
     metrics: GatewayMetrics
@@ -70,5 +71,5 @@ class Services:
 
     async def aclose_models(self) -> None:
         """Close the upstream and every chat model of the process (each client once)."""
-        await self.upstream.aclose()
+        await self.drafter.aclose()
         await self.models.aclose()

@@ -15,17 +15,8 @@ from typing import Protocol
 
 from gateway.claims.bounds import check_repeat_counts, check_statements, instruction_sentence, sentence_keys
 from gateway.claims.split import split
-from gateway.domain import Draft, DraftFormat, Span, Statement
+from gateway.domain import Draft, DraftFormat, Span, SplitReply, Statement
 from gateway.drafting.contract import DraftSentence
-
-
-@dataclass(frozen=True)
-class SplitReply:
-    """One streamed sentence split into statements (the split stage's output)."""
-
-    statements: tuple[Statement, ...]
-    instruction: bool
-    """A statement shown unverified (not a claim) reads like an instruction to a model or system."""
 
 
 @dataclass

@@ -258,7 +258,7 @@ def _wire_systems(
             wiring.systems.append(InProcessGateway(services))
             wiring.closers.append(services.aclose_models)
             wiring.descriptions["gateway"] = (
-                f"in-process pipeline, upstream {services.upstream.name}, verifier {services.verifier.name}"
+                f"in-process pipeline, upstream {services.drafter.name}, verifier {services.verifier.name}"
             )
     return services
 

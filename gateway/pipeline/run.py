@@ -234,7 +234,7 @@ class _Run:
         sentences: list[DraftSentence] = []
         answer = ""
         try:
-            async with aclosing(services.upstream.stream(request, state.passages)) as parts:
+            async with aclosing(services.drafter.stream(request, state.passages)) as parts:
                 while (part := await self.stage(DRAFT, parts, request)) is not None:
                     if isinstance(part, UrgencyRead):
                         state.urgency = part

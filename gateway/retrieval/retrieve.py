@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from gateway.domain import Passage
+from gateway.domain import Retrieval
 from gateway.errors import StoreError
 from gateway.knowledge.rewrite import QueryRewriter
 from gateway.knowledge.store import KnowledgeStore
 from gateway.retrieval.policy import RetrievalPolicy
-
-
-@dataclass(frozen=True)
-class Retrieval:
-    passages: tuple[Passage, ...]
-    best_relevance: float
-    relevant: bool
 
 
 async def retrieve(
@@ -46,3 +37,7 @@ class Retriever:
 
     async def run(self, question: str) -> Retrieval:
         return await retrieve(question, self.store, self.policy, self.rewriter)
+
+    async def search(self, question: str) -> Retrieval:
+        """The stage without the query rewrite: asks no model (the serving process's warm-up)."""
+        return await retrieve(question, self.store, self.policy)

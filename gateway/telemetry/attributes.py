@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Protocol, runtime_checkable
 
 from opentelemetry.util.types import AttributeValue
 
@@ -19,8 +18,8 @@ from gateway.domain import (
     ChatRequest,
     Draft,
     Outcome,
-    Passage,
-    Statement,
+    Retrieval,
+    SplitReply,
     Triage,
     TrustReport,
     UrgencyRead,
@@ -31,24 +30,6 @@ from gateway.pipeline.result import PipelineResult
 from gateway.vocabulary import StageName
 
 Attributes = dict[str, AttributeValue]
-
-
-@runtime_checkable
-class _Retrieval(Protocol):
-    """The retrieve stage's result (``gateway.retrieval.retrieve.Retrieval``, whose module imports the
-    store: tracing stays light to import)."""
-
-    passages: tuple[Passage, ...]
-    best_relevance: float
-    relevant: bool
-
-
-@runtime_checkable
-class _SplitReply(Protocol):
-    """The split stage's result (``gateway.claims.splitter.SplitReply``)."""
-
-    statements: tuple[Statement, ...]
-    instruction: bool
 
 
 def draft_attributes(
@@ -82,7 +63,7 @@ def outcome_attributes(
     """What the stage produced, as attributes named ``gateway.<stage>.*`` (and ``gen_ai.*`` for the draft)."""
     if isinstance(result, Triage):
         return _triage(result)
-    if isinstance(result, _Retrieval):
+    if isinstance(result, Retrieval):
         return {
             "gateway.retrieve.passages": len(result.passages),
             "gateway.retrieve.best_relevance": round(result.best_relevance, 4),
@@ -99,7 +80,7 @@ def outcome_attributes(
         return {"gateway.draft.part": "sentence", "gateway.draft.citations": len(result.source_numbers)}
     if isinstance(result, DraftEnd):
         return _draft_end(result, capture_content)
-    if isinstance(result, _SplitReply):
+    if isinstance(result, SplitReply):
         return {
             "gateway.split.statements": len(result.statements),
             "gateway.split.claims": sum(1 for s in result.statements if s.is_claim),

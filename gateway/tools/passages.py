@@ -20,12 +20,21 @@ from dataclasses import dataclass, replace
 
 from rapidfuzz import fuzz
 
-from gateway.domain import ChatRequest, ClaimResult, Outcome, Passage, RefusalReason, Role, Scope, Triage
+from gateway.domain import (
+    ChatRequest,
+    ClaimResult,
+    Outcome,
+    Passage,
+    RefusalReason,
+    Retrieval,
+    Role,
+    Scope,
+    Triage,
+)
 from gateway.errors import StageError
 from gateway.metrics import GatewayMetrics
 from gateway.pipeline.result import PipelineResult
 from gateway.policies import Policy
-from gateway.retrieval.retrieve import Retrieval
 from gateway.services import Services
 from gateway.text import normalise
 from gateway.tool_calls import ToolCall, ToolCallDelta
@@ -66,7 +75,7 @@ def lifted(triage: Triage) -> Triage:
 
 def offers_tools(request: ChatRequest, services: Services) -> bool:
     """The request offers tools, and the upstream can offer them to a model."""
-    return request.offers_tools and services.upstream.calls_tools
+    return request.offers_tools and services.drafter.calls_tools
 
 
 def offered_passages(

@@ -58,7 +58,7 @@ async def readyz(services: Services, limiter: LimiterHandle) -> Response[Any]:
             "status": "ready",
             "passages": store.passages,
             "checks": checks,
-            "upstream": services.upstream.name,
+            "upstream": services.drafter.name,
             "verifier": services.verifier.name,
             "context": services.policy.context.name,
             "audit": services.audit.backend,

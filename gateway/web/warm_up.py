@@ -14,7 +14,6 @@ import time
 import structlog
 
 from gateway.domain import ChatRequest, Message, Role
-from gateway.retrieval.retrieve import retrieve
 from gateway.services import Services
 
 log = structlog.get_logger("gateway.startup")
@@ -30,7 +29,7 @@ async def warm_up(services: Services) -> None:
     request = ChatRequest(messages=(question,), model=services.settings.model_name)
     try:
         await services.triager.run(request)
-        await retrieve(WARM_UP_QUESTION, services.store, services.policy.thresholds.retrieval)
+        await services.retriever.search(WARM_UP_QUESTION)
     except Exception as err:
         log.warning("warm_up_failed", error_type=type(err).__name__, error=str(err)[:200])
         return

@@ -31,7 +31,7 @@ def test_embedded_default_answers_with_citations_to_the_right_document(
     bundled_gateway, question, document_id
 ) -> None:  # type: ignore[no-untyped-def]
     url, services = bundled_gateway
-    assert services.upstream.name == "extractive"
+    assert services.drafter.name == "extractive"
     completion = openai_client(url).chat.completions.create(
         model="trust-gateway", messages=[{"role": "user", "content": question}]
     )

@@ -15,7 +15,7 @@ def ask(question: str) -> ChatRequest:
 async def test_extractive_default_answers_with_verified_citations(make_services) -> None:  # type: ignore[no-untyped-def]
     services = make_services()
     result = await answer(ask("How much paracetamol can an adult take in a day?"), services)
-    assert services.upstream.name == "extractive"
+    assert services.drafter.name == "extractive"
     assert not result.outcome.refused
     assert result.report.summary.claims >= 1
     assert all(c.outcome is ClaimOutcome.VERIFIED for c in result.outcome.claims)

@@ -18,7 +18,6 @@ import pytest
 import gateway.pipeline.record as record_module
 import gateway.pipeline.run as run_module
 from gateway.audit import AuditFilter
-from gateway.claims.splitter import SplitReply
 from gateway.cleanup.cleaner import SentenceCleaner
 from gateway.domain import (
     ChatRequest,
@@ -28,10 +27,12 @@ from gateway.domain import (
     Passage,
     RefusalReason,
     Role,
+    SplitReply,
     Triage,
     Verdict,
 )
 from gateway.drafting.contract import DraftPart
+from gateway.drafting.drafter import Drafter
 from gateway.errors import AuditError, DraftLimitExceeded, StageError, StoreError
 from gateway.metrics import PIPELINE_STAGES, GatewayMetrics
 from gateway.pipeline.run import answer
@@ -122,7 +123,7 @@ def break_retrieve(services: Services, _: pytest.MonkeyPatch) -> None:
 
 
 def break_draft(services: Services, _: pytest.MonkeyPatch) -> None:
-    services.upstream = BrokenUpstream()  # type: ignore[assignment]
+    services.drafter = Drafter(BrokenUpstream())  # type: ignore[arg-type]
 
 
 class BrokenSplitter:
@@ -349,13 +350,13 @@ class EndlessTriager:
 
 def watch_stages(services: Services, events: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     services.triager = WatchedTriager(services.triager, events)
-    stream = services.upstream.stream
+    stream = services.drafter.upstream.stream
 
     def streamed(*args: Any) -> Any:
         events.append("model asked")
         return stream(*args)
 
-    monkeypatch.setattr(services.upstream, "stream", streamed)
+    monkeypatch.setattr(services.drafter.upstream, "stream", streamed)
 
 
 async def test_the_provisional_row_is_written_alongside_triage_and_committed_before_the_model_is_asked(  # type: ignore[no-untyped-def]

@@ -9,6 +9,7 @@ from structlog.testing import capture_logs
 
 from gateway.bootstrap import build_services
 from gateway.errors import StoreError
+from gateway.retrieval.retrieve import Retriever
 from gateway.settings import Settings
 from gateway.testing import ScriptedConnections
 from gateway.web.app import create_app
@@ -19,8 +20,11 @@ from tests.conftest import FIXTURE_KB
 async def test_a_serving_app_warms_search_and_triage_before_its_first_request(  # type: ignore[no-untyped-def]
     embedder, fixture_store, tmp_path
 ) -> None:
-    settings = Settings(
-        data_dir=tmp_path, knowledge_dir=FIXTURE_KB, upstream_base_url="http://127.0.0.1:9/v1"
+    settings = Settings(  # with the query rewrite on: the warm-up's search must still ask no model
+        data_dir=tmp_path,
+        knowledge_dir=FIXTURE_KB,
+        upstream_base_url="http://127.0.0.1:9/v1",
+        query_rewrite=True,
     )
     connections = ScriptedConnections(default="ok")
     services = build_services(settings, embedder=embedder, store=fixture_store, connect=connections)
@@ -47,7 +51,8 @@ async def test_a_failing_warm_up_is_logged_and_the_app_still_starts(  # type: ig
 
     settings = Settings(data_dir=tmp_path, knowledge_dir=FIXTURE_KB)
     services = build_services(settings, embedder=embedder, store=fixture_store)
-    broken = dataclasses.replace(services, store=BrokenStore())  # type: ignore[arg-type]
+    retriever = Retriever(BrokenStore(), services.retriever.policy)  # type: ignore[arg-type]
+    broken = dataclasses.replace(services, retriever=retriever)
     with capture_logs() as logs:
         async with AsyncTestClient(create_app(settings, build=lambda _: broken)) as client:
             assert (await client.get("/healthz")).status_code == 200

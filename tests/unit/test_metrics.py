@@ -33,6 +33,7 @@ from gateway.domain import (
     Verdict,
     VerdictLabel,
 )
+from gateway.drafting.drafter import Drafter
 from gateway.errors import AuditError, StoreError, UpstreamHTTPError, UpstreamTimeout, UpstreamUnavailable
 from gateway.metrics import (
     CLAIM_RESULTS,
@@ -126,7 +127,7 @@ def services(make_services):  # type: ignore[no-untyped-def]
 
 @pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_supported_answer(services) -> None:  # type: ignore[no-untyped-def]
-    services.upstream = ScriptedDrafts(supported_reply())
+    services.drafter = Drafter(ScriptedDrafts(supported_reply()))
     result = await answer(ask(), services)
     m = services.metrics
     assert not result.outcome.refused
@@ -159,7 +160,7 @@ async def test_supported_answer(services) -> None:  # type: ignore[no-untyped-de
 
 @pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_partly_supported_answer_counts_statement_and_response_support(services) -> None:  # type: ignore[no-untyped-def]
-    services.upstream = ScriptedDrafts(partly_supported_reply(), supported_reply())
+    services.drafter = Drafter(ScriptedDrafts(partly_supported_reply(), supported_reply()))
     first = await answer(ask(), services)
     await answer(ask(), services)
     m = services.metrics
@@ -197,7 +198,7 @@ async def test_a_faithful_paraphrase_counts_as_rewritten_to_its_source(services)
         f"{PARACETAMOL_DOSE[:-1]} [1]. {PARAPHRASE[:-1]} [1].",
         [(PARACETAMOL_DOSE, [1], PARACETAMOL_DOSE), (PARAPHRASE, [1], LEAVE)],
     )
-    services.upstream = ScriptedDrafts(reply)
+    services.drafter = Drafter(ScriptedDrafts(reply))
     result = await answer(ask(), services)
     m = services.metrics
     assert not result.outcome.refused
@@ -275,7 +276,7 @@ def test_every_claim_result_series_exists_at_zero() -> None:
 )
 async def test_refusals_by_reason_never_reach_the_upstream(services, question, outcome, reason) -> None:  # type: ignore[no-untyped-def]
     upstream = ScriptedDrafts()
-    services.upstream = upstream
+    services.drafter = Drafter(upstream)
     result = await answer(ask(question), services)
     m = services.metrics
     assert result.outcome.refusal_reason is not None
@@ -302,7 +303,7 @@ async def test_refusals_by_reason_never_reach_the_upstream(services, question, o
     ],
 )
 async def test_upstream_errors_by_type(services, error, error_type) -> None:  # type: ignore[no-untyped-def]
-    services.upstream = ScriptedDrafts(error)
+    services.drafter = Drafter(ScriptedDrafts(error))
     result = await answer(ask(), services)
     m = services.metrics
     assert result.outcome.refused
@@ -327,7 +328,7 @@ async def test_a_failed_draft_is_counted_even_when_its_record_fails(  # type: ig
     services, monkeypatch, reply, series, labels
 ) -> None:
     """The draft's failure is counted where it is handled, not when the request's record is written."""
-    services.upstream = ScriptedDrafts(reply)
+    services.drafter = Drafter(ScriptedDrafts(reply))
     provisional = services.audit.write
     writes: list[Any] = []
 
@@ -348,7 +349,7 @@ async def test_a_failed_draft_is_counted_even_when_its_record_fails(  # type: ig
 
 @pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_malformed_draft_is_an_upstream_error_of_type_malformed(services) -> None:  # type: ignore[no-untyped-def]
-    services.upstream = ScriptedDrafts('{"answer": 3}')
+    services.drafter = Drafter(ScriptedDrafts('{"answer": 3}'))
     await answer(ask(), services)
     m = services.metrics
     assert value(m, "gateway_upstream_errors_total", type="malformed") == 1
@@ -358,7 +359,7 @@ async def test_malformed_draft_is_an_upstream_error_of_type_malformed(services) 
 @pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_store_failure_is_counted_at_the_retrieve_stage(services) -> None:  # type: ignore[no-untyped-def]
     services.retriever = Retriever(BrokenStore(), services.policy.thresholds.retrieval)
-    services.upstream = ScriptedDrafts()
+    services.drafter = Drafter(ScriptedDrafts())
     await answer(ask(), services)
     m = services.metrics
     assert value(m, "gateway_requests_total", outcome="error") == 1
@@ -375,7 +376,7 @@ async def test_store_failure_is_counted_at_the_retrieve_stage(services) -> None:
     [("judge", "judge"), ("cascade:judge", "cascade"), ("Local", "local"), ("claim 42 by Dr Who", OTHER)],
 )
 async def test_method_label_is_bounded(services, verifier_name, label) -> None:  # type: ignore[no-untyped-def]
-    services.upstream = ScriptedDrafts(supported_reply())
+    services.drafter = Drafter(ScriptedDrafts(supported_reply()))
     services.checker = ClaimChecker(ScriptedVerifier.supporting(verifier_name))
     await answer(ask(), services)
     m = services.metrics
@@ -429,7 +430,8 @@ async def test_audit_failure_is_counted_as_an_error_and_raised(services) -> None
         def close(self) -> None:
             return None
 
-    services.upstream = ScriptedDrafts(supported_reply())
+    upstream = ScriptedDrafts(supported_reply())
+    services.drafter = Drafter(upstream)
     services.trail = dataclasses.replace(services.trail, store=FailingAudit())
     with pytest.raises(AuditError, match="disk full"):
         await answer(ask(), services)
@@ -438,7 +440,7 @@ async def test_audit_failure_is_counted_as_an_error_and_raised(services) -> None
     assert value(m, "gateway_requests_total", outcome="answered") == 0
     assert value(m, "gateway_stage_errors_total", stage="record") == 1
     assert value(m, "gateway_audit_errors_total", operation="begin") == 1
-    assert services.upstream.calls == 0  # refused before any work: the model was never asked
+    assert upstream.calls == 0  # refused before any work: the model was never asked
 
 
 SNAKE = re.compile(r"^gateway_[a-z0-9_]+$")

@@ -10,13 +10,24 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from gateway.domain import Scope, Triage, TriageLayer
+from gateway.domain import (
+    Passage,
+    Retrieval,
+    Scope,
+    Span,
+    SplitReply,
+    Statement,
+    StatementKind,
+    Triage,
+    TriageLayer,
+)
 from gateway.errors import ConfigurationError, StageError
 from gateway.logs import add_trace_id
 from gateway.metrics import GatewayMetrics
 from gateway.pipeline.stages import Stage, StageRunner
 from gateway.settings import Settings
 from gateway.telemetry import tracing
+from gateway.telemetry.attributes import outcome_attributes
 from gateway.telemetry.exporter import tracer_provider_from_env
 from gateway.telemetry.ids import current_trace_id
 
@@ -67,6 +78,26 @@ async def test_a_stage_runs_in_a_span_with_its_outcome(traced, exporter) -> None
     assert attributes["gateway.triage.layer"] == "rule"
     assert isinstance(attributes["gateway.stage.duration_ms"], float)
     assert "warfarin" not in str(attributes)
+
+
+def test_the_retrieve_and_split_outcomes_are_counts_not_text() -> None:
+    passage = Passage("p1", "d1", SECRET_QUESTION, "Warfarin", "https://x", "NHS", "nhs", None, 0.81234)
+    retrieved = outcome_attributes("retrieve", (SECRET_QUESTION,), Retrieval((passage,), 0.81234, True), True)
+    assert retrieved == {
+        "gateway.retrieve.passages": 1,
+        "gateway.retrieve.best_relevance": 0.8123,
+        "gateway.retrieve.relevant": True,
+    }
+    statements = (
+        Statement(SECRET_QUESTION, Span(0, 5), StatementKind.CLAIM, (1,)),
+        Statement("Hello.", Span(6, 12), StatementKind.ACKNOWLEDGEMENT),
+    )
+    split = outcome_attributes("split", (), SplitReply(statements, instruction=False), True)
+    assert split == {
+        "gateway.split.statements": 2,
+        "gateway.split.claims": 1,
+        "gateway.split.instruction": False,
+    }
 
 
 async def test_a_failed_stage_is_an_error_span_without_its_message(traced, exporter) -> None:  # type: ignore[no-untyped-def]

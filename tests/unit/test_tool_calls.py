@@ -231,7 +231,7 @@ def test_only_a_non_clinical_request_that_offers_tools_to_a_model_is_lifted(
 ) -> None:
     def services(policy: ToolPolicy, model: bool = True) -> Any:  # what lift_for_tools reads of Services
         return SimpleNamespace(
-            policy=SimpleNamespace(tools=policy), upstream=SimpleNamespace(calls_tools=model)
+            policy=SimpleNamespace(tools=policy), drafter=SimpleNamespace(calls_tools=model)
         )
 
     result = lift_for_tools(triaged(scope), parsed(**body), services(ToolPolicy()))
