@@ -258,8 +258,8 @@ def _evidence(text: str, context: OperatingContext, policy: TriagePolicy) -> _Ev
             found = Emergency(rule.id, TriageLayer.RULE, evidence)
             break
     if found is None:
-        sentences = [s.reported for s in reading.sentences if not s.background]
-        findings = check_vitals(current, policy.vitals, sentences)
+        reported = [s.reported for s in reading.sentences if not s.background]
+        findings = check_vitals(current, policy.vitals, reported)
         if findings:
             evidence = tuple(f.evidence() for f in findings)
             found = Emergency(findings[0].limit.category, TriageLayer.VITALS, evidence)
@@ -282,9 +282,8 @@ def _emergency(
     then the exemplar and classifier layers, which may only raise a category whose signs are present
     or, for a category bound by the gate (``semantic: gate``: every red flag as shipped), the nearest
     category when the text names a term of the health gate's own groups.
-    Background sentences ("had a bleed in 2019"), supposing clauses ("what if", "I'm worried that")
-    and figurative wording ("dying to see") give no signs and match no rule; a red flag whose signs
-    are only denied ("no chest pain") is not raised by the semantic layers.
+    Background sentences, supposing clauses and figurative wording give no signs and match no rule;
+    a red flag whose signs are only denied ("no chest pain") is not raised by the semantic layers.
     """
     seen = _evidence(text, context, policy)
     reading, met, info = seen.reading, seen.met, seen.info
