@@ -47,6 +47,8 @@ class ExactVectors:
         self._oversized: str | None = None
         """The last index version at which the collection held too many records to keep."""
         self._loading = threading.Lock()
+        self.reads = 0
+        """Times the vectors were read from Chroma (once per index version searched, unless forgotten)."""
 
     def rebind(self, collection: Any) -> None:
         """Read from ``collection`` from now on (the store was reopened); the next search reloads."""
@@ -54,6 +56,11 @@ class ExactVectors:
             self._collection = collection
             self._loaded = None
             self._oversized = None
+
+    def forget(self) -> None:
+        """Drop the vectors held, as a fresh process has none: the next search reads them again."""
+        with self._loading:
+            self._loaded = None
 
     def nearest(
         self,
@@ -100,6 +107,7 @@ class ExactVectors:
         if len(wanted) > max_records:
             self._oversized = version
             return None
+        self.reads += 1
         ids: list[str] = []
         pages: list[np.ndarray] = []
         try:

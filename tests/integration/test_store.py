@@ -121,11 +121,10 @@ def test_titles_are_searched_exactly_in_memory_per_index_version(
     assert [hits[0].document_id for hits in exact] == ["flu", "gout", "asthma"]
     for hits, chroma_hits in zip(exact, from_chroma, strict=True):
         assert [round(h.cosine, 4) for h in hits] == [round(h.cosine, 4) for h in chroma_hits]
-    loaded = index.exact._loaded
-    assert loaded is not None
-    assert loaded.version == version
+    assert index.exact.loaded_version() == version
+    reads = index.exact.reads
     index.query(questions, 3, None, version, store.committed_hashes)
-    assert index.exact._loaded is loaded  # read once per version
+    assert index.exact.reads == reads  # read once per version
 
     store.upsert_documents([titled("gout", "Gout and uric acid")])  # a commit: a new version
     assert store.version != version
@@ -134,7 +133,7 @@ def test_titles_are_searched_exactly_in_memory_per_index_version(
     assert found[0].document_id == "gout"
 
     monkeypatch.setattr(titles_module, "EXACT_MAX_TITLES", 2)  # too many to hold: Chroma answers
-    index.exact._loaded = None
+    index.exact.forget()
     hits = index.query(questions[:1], 1, None, "another", store.committed_hashes)[0]
     assert [h.document_id for h in hits] == ["flu"]
     assert index.exact.loaded_version() is None
@@ -155,7 +154,7 @@ def test_passages_are_searched_exactly_in_memory_unless_filtered_or_too_many(
     assert store.exact_passages.loaded_version() == store.version
 
     monkeypatch.setattr(store_module, "EXACT_MAX_PASSAGES", 2)  # too many to hold: Chroma answers
-    store.exact_passages._loaded = None
+    store.exact_passages.forget()
     from_chroma = store.dense_hits(questions, 5, SearchFilters(), store.version)
     assert store.exact_passages.loaded_version() is None
     assert [[rid for rid, _ in hits] for hits in exact] == [[rid for rid, _ in hits] for hits in from_chroma]

@@ -28,7 +28,7 @@ async def test_a_serving_app_warms_search_and_triage_before_its_first_request(  
     )
     connections = ScriptedConnections(default="ok")
     services = build_services(settings, embedder=embedder, store=fixture_store, connect=connections)
-    fixture_store.exact_passages._loaded = None  # as a fresh process has them: not read yet
+    fixture_store.exact_passages.forget()  # as a fresh process has them: not read yet
     with capture_logs() as logs:
         async with AsyncTestClient(create_app(settings, build=lambda _: services)) as client:
             assert fixture_store.exact_passages.loaded_version() == fixture_store.version

@@ -150,6 +150,11 @@ class FaultServer:
     def stop(self) -> None:
         self._stop.set()
 
+    @property
+    def stopped(self) -> bool:
+        """``stop`` was called: the accept loop ends."""
+        return self._stop.is_set()
+
 
 @contextmanager
 def running_fault_server(
@@ -167,7 +172,7 @@ def running_fault_server(
     port = listener.getsockname()[1]
 
     def accept_loop() -> None:
-        while not server._stop.is_set():
+        while not server.stopped:
             try:
                 conn, _ = listener.accept()
             except TimeoutError:

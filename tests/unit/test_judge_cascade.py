@@ -20,6 +20,7 @@ from gateway.verification.calibration import ScoreCalibration
 from gateway.verification.cascade import CascadeVerifier, build_verifier
 from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
 from gateway.verification.policy import VerificationPolicy
+from gateway.verification.verifier import operating_point
 
 TEXT = "Adults can take 500 mg every 4 to 6 hours. Do not take more than 4 g in 24 hours."
 SLOW_SECONDS = 3.0
@@ -258,5 +259,5 @@ def test_build_verifier_adds_the_judge_only_when_configured(embedder: Any) -> No
     with_judge = build_verifier(configured, policy, embedder, models)
     assert isinstance(without, CascadeVerifier)
     assert without.name == "cascade"
-    assert without._judge is None
-    assert isinstance(with_judge._judge, LLMJudgeVerifier)  # type: ignore[attr-defined]
+    assert operating_point(without).startswith("cascade[local] ")
+    assert operating_point(with_judge).startswith("cascade[local+judge] ")

@@ -85,9 +85,9 @@ async def test_a_shared_model_is_closed_once_and_refuses_calls_after() -> None:
 
 async def test_closing_the_openai_model_closes_its_client() -> None:
     model = OpenAIChatModel(base_url=UPSTREAM_URL, api_key="", model="m", timeout=1.0, retries=0)
-    client = model._client
+    assert not model.closed
     await ClosingModel(model).aclose()
-    assert client.is_closed()
+    assert model.closed
 
 
 # ---- the pool --------------------------------------------------------------------------------------
