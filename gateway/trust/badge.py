@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from gateway.domain import (
@@ -28,16 +29,12 @@ from gateway.domain import (
     TrustReport,
     TrustSummary,
 )
-from gateway.trust.policy import TierPolicy
+from gateway.trust.policy import TierBadgeTexts, TierPolicy
 from gateway.trust.tiers import resolved_tier
+from gateway.validation import load_file
 
-TIER_SHORT = {
-    "regulatory": "Regulator / research",
-    "clinical_reference": "Clinical reference",
-    "guideline": "Guideline / review",
-    "educational": "Educational",
-    "unknown": "Unknown source",
-}
+TIER_BADGES_PATH = Path(__file__).parents[1] / "data" / "tier_badges.yaml"
+TIER_SHORT = load_file(TIER_BADGES_PATH, TierBadgeTexts).short
 """The short text of each shipped tier's badge (the patient page's script reads this map too); another
 tier shows its policy label."""
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pydantic import with_config
+from pydantic import ConfigDict, field_validator, with_config
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from gateway.validation import FILE_CONFIG, check_range, field_error
 
@@ -65,3 +66,19 @@ class TierPolicy:
             if t.id == tier_id:
                 return t
         return self.tier(self.default_tier)
+
+
+@pydantic_dataclass(config=ConfigDict(extra="forbid"))
+class TierBadgeTexts:
+    """The short badge text of each shipped tier (``gateway/data/tier_badges.yaml``)."""
+
+    short: dict[str, str]
+    """Tier id -> the badge's text (a tier not listed shows its policy label)."""
+
+    @field_validator("short")
+    @classmethod
+    def _texts(cls, short: dict[str, str]) -> dict[str, str]:
+        for tier, text in short.items():
+            if not tier.strip() or not text.strip():
+                raise ValueError(f"tier {tier!r}: the tier id and its text must not be empty")
+        return short

@@ -23,8 +23,8 @@ from gateway.domain import (
 )
 from gateway.errors import ConfigurationError
 from gateway.resources import bundled
-from gateway.trust.badge import NO_SOURCE, badge, badges_for, response_trust, source_badge
-from gateway.trust.policy import AgeStep, Tier, TierPolicy, TierRule
+from gateway.trust.badge import NO_SOURCE, TIER_SHORT, badge, badges_for, response_trust, source_badge
+from gateway.trust.policy import AgeStep, Tier, TierBadgeTexts, TierPolicy, TierRule
 from gateway.trust.tiers import resolve_tier, trust_score
 from gateway.validation import load_file
 from gateway.web.serializers import badge_json, claim_json, source_json
@@ -402,3 +402,20 @@ def test_a_source_badge_is_decided_once_from_its_tier() -> None:
     assert source_badge(SourceTier("local_protocol", "Local protocol", 0.8)).short == "Local protocol"
     assert source_badge(None) == NO_SOURCE
     assert (NO_SOURCE.short, NO_SOURCE.trust_score) == ("No source", None)
+
+
+def test_every_shipped_tier_has_a_short_badge_text(tiers: TierPolicy) -> None:
+    assert set(TIER_SHORT) == {t.id for t in tiers.tiers}
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [("short: {guideline: ''}\n", "must not be empty"), ("shorts: {}\n", "short: missing required key")],
+)
+def test_a_bad_badge_text_file_is_refused_naming_the_file(tmp_path: Path, body: str, reason: str) -> None:
+    path = tmp_path / "tier_badges.yaml"
+    path.write_text(body, encoding="utf-8")
+    with pytest.raises(ConfigurationError) as caught:
+        load_file(path, TierBadgeTexts)
+    assert str(path) in str(caught.value)
+    assert reason in str(caught.value)
