@@ -112,7 +112,6 @@ def build_trail(
     policy: Policy,
     audit: AuditStore,
     metrics: GatewayMetrics,
-    upstream: Upstream,
     verifier: Verifier,
 ) -> AuditTrail:
     """The record side of a request: the audit store and metrics, and what every record names."""
@@ -122,7 +121,6 @@ def build_trail(
         policy_dir=settings.policy_dir or bundled("policies"),
         context=policy.context.name,
         tier_ids=tuple(t.id for t in policy.tiers.tiers),
-        upstream=upstream.name,
         verifier=verifier.name,
         keep_identifiers=settings.store_patient_identifiers,
         log_patient_text=settings.log_patient_text,
@@ -234,7 +232,7 @@ def build_services(
         checker=ClaimChecker(verifier),
         cleaner=build_cleaner(settings, policy, rewriter, metrics),
         badger=TierBadger(policy.tiers, today),
-        trail=build_trail(settings, policy, audit, metrics, upstream, verifier),
+        trail=build_trail(settings, policy, audit, metrics, verifier),
         today=today,
         fetcher=fetcher,
         query_rewriter=query_rewriter,

@@ -1,6 +1,7 @@
 """What recording a request needs, built once at start-up: the audit store, the metrics it counts in,
 and the names and settings every record carries (``gateway.pipeline.record`` and ``.delivery`` take
-this instead of the whole ``Services``)."""
+this instead of the whole ``Services``). The upstream's name is not among them: each record names the
+drafter that served its request (``RequestState.upstream``), so a swapped drafter is named truly."""
 
 from __future__ import annotations
 
@@ -23,8 +24,6 @@ class AuditTrail:
     """The operating context's name."""
     tier_ids: tuple[str, ...]
     """The trust tiers of the policy (the bounded labels of ``gateway_claim_evidence_total``)."""
-    upstream: str
-    """The name of the upstream that drafts (recorded and logged)."""
     verifier: str
     """The name of the verifier that checks (recorded and logged)."""
     keep_identifiers: bool

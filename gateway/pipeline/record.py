@@ -226,7 +226,7 @@ def audit_record(result: PipelineResult, trail: AuditTrail) -> tuple[dict[str, A
         error=_error_record(result.error),
         interruption=result.interruption,
         sent=result.sent,
-        upstream=trail.upstream,
+        upstream=result.upstream,
         verifier=trail.verifier,
         context=trail.context,
         provenance=RecordProvenance(
@@ -340,7 +340,7 @@ def log_fields(result: PipelineResult, trail: AuditTrail) -> dict[str, Any]:
         "upstream_ms": _ms(timings.upstream),
         "verification_ms": _ms(timings.verification),
         "added_ms": _ms(timings.added),
-        "upstream": trail.upstream,
+        "upstream": result.upstream,
         "verifier": trail.verifier,
     }
     if result.interruption is not None:

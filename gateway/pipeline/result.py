@@ -76,6 +76,8 @@ class PipelineResult:
     """The tool calls the model made, whole (audited and counted, never verified)."""
     tool_calls_returned: bool = False
     """They were handed to the client (``tools.passages.returned``): not with an emergency or a failure."""
+    upstream: str = ""
+    """The name of the upstream that drafted (or would have drafted) this request (recorded and logged)."""
 
     @property
     def answer(self) -> str:

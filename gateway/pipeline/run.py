@@ -201,7 +201,7 @@ class _Run:
         self.services = services
         self.sink = sink
         calls = tools.ToolCalls(tools.ToolResults.untrusted(request, services.policy))
-        self.state = RequestState(request, opened.request_id, opened.created_at, calls)
+        self.state = RequestState(request, opened.request_id, opened.created_at, calls, services.drafter.name)
         self.stage = StageRunner(services.metrics, self.state.timings)
 
     async def opened(self) -> None:

@@ -41,6 +41,8 @@ class RequestState:
     created_at: dt.datetime
     tools: ToolCalls
     """The model's tool calls and the conversation's untrusted tool results."""
+    upstream: str
+    """The name of the request's drafter's upstream (recorded and logged)."""
     timings: Timings = field(default_factory=Timings)
     triage: Triage = field(default_factory=_not_triaged)
     passages: tuple[Passage, ...] = ()
@@ -81,4 +83,5 @@ class RequestState:
             sent=self.sent,
             tool_calls=self.tools.calls,
             tool_calls_returned=self.tools.returned,
+            upstream=self.upstream,
         )
