@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Protocol
 
-import snowballstemmer
-
+from gateway.stemming import stem as snowball_stem
 from gateway.text import normalise, strip_markers
 from gateway.verification.lexicon import Cues, Lexicon, load_cues, load_lexicon
 
@@ -50,7 +49,6 @@ def cues() -> Cues:
     return word_data().cues
 
 
-_STEMMER = snowballstemmer.stemmer("english")
 STEM_CACHE_WORDS = 16384
 """Distinct words whose stems are memoised (a word's stem never changes)."""
 
@@ -77,7 +75,7 @@ def tokens(text: str) -> tuple[str, ...]:
 def stem(word: str) -> str:
     """One word's matching key, the one stemmer of the checks and the binding: its synonym group's
     head (``synonyms``), then the Snowball English stem ("reduces", "reduced" -> "reduc")."""
-    return str(_STEMMER.stemWord(word_data().synonyms.get(word, word)))
+    return snowball_stem(word_data().synonyms.get(word, word))
 
 
 def is_content(token: str) -> bool:
