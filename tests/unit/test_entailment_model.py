@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -127,10 +127,12 @@ class Broken:
     def __init__(self, how: str) -> None:
         self.name = how
         self.how = how
+        self.released = threading.Event()
+        """Set by the test once it has its verdicts: the slow model's call then returns."""
 
     def entailment(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         if self.how == "slow":
-            time.sleep(2.0)
+            self.released.wait(30)  # stalls past the stage's timeout until the test lets it go
         if self.how == "raises":
             raise RuntimeError("CUDA out of memory")
         if self.how == "short":
@@ -145,9 +147,11 @@ class Broken:
     [("slow", "timeout"), ("raises", "error"), ("short", "invalid_output"), ("nan", "invalid_output")],
 )
 async def test_model_failures_fail_every_claim_closed(how: str, failure: str) -> None:
-    stage = NLIStage(Broken(how), threshold=0.9, timeout=0.3)
+    model = Broken(how)
+    stage = NLIStage(model, threshold=0.9, timeout=0.3)
     requests = [NLIRequest(h, p, None) for p, h in PAIRS]
     verdicts = await stage.decide(requests)
+    model.released.set()
     assert len(verdicts) == len(requests)
     for verdict in verdicts:
         assert verdict is not None
