@@ -83,7 +83,7 @@ async def ask_until(url: str, writer: subprocess.Popen[bytes], seen: Seen, index
 
 
 @contextmanager
-def gateway(env: dict[str, str], log: Path) -> Iterator[str]:
+def serving_replica(env: dict[str, str], log: Path) -> Iterator[str]:
     process, url = start_replica(env, log)
     try:
         wait_ready(process, url, log)
@@ -166,7 +166,7 @@ def test_an_embedded_store_is_not_written_while_a_gateway_serves_it(tmp_path: Pa
     served embedded store is refused with a message naming the remedy, the gateway keeps serving, and
     the same ingest runs once the gateway has stopped."""
     env = base_env(tmp_path / "data")
-    with gateway(env, tmp_path / "gateway.log") as url:
+    with serving_replica(env, tmp_path / "gateway.log") as url:
         refused = ingest(env, str(FIXTURE_KB), "--no-progress")
         assert refused.returncode == 2, refused.stderr[-2000:]
         assert "a running gateway serves the embedded store" in refused.stderr
@@ -182,7 +182,7 @@ def test_a_chroma_server_is_updated_by_another_process_while_the_gateway_serves(
     (tmp_path / "chroma").mkdir()
     with running_chroma(tmp_path / "chroma") as chroma:
         env = {**base_env(tmp_path / "data"), "GATEWAY_CHROMA_URL": chroma.url}
-        with gateway(env, tmp_path / "gateway.log") as url:
+        with serving_replica(env, tmp_path / "gateway.log") as url:
             exercise(
                 url,
                 {"GATEWAY_CHROMA_URL": chroma.url, "GATEWAY_DATA_DIR": str(tmp_path / "writer")},
