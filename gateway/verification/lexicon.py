@@ -186,6 +186,14 @@ class Cues:
         """The key's entries as one non-capturing alternation, in file order."""
         return "(?:" + "|".join(self.lists[key]) + ")"
 
+    def pattern(self, template: str) -> re.Pattern[str]:
+        """``template`` compiled, each ``<<key>>`` in it replaced by the key's ``alternation``: the one
+        way a check builds a pattern from its cue lists."""
+        return re.compile(_CUE_KEY.sub(lambda key: self.alternation(key.group(1)), template))
+
+
+_CUE_KEY = re.compile(r"<<(\w+)>>")
+
 
 @with_config(FILE_CONFIG)
 @dataclass(frozen=True)

@@ -85,9 +85,9 @@ def quantity_patterns() -> QuantityPatterns:
         re.compile(
             rf"(?<![\w.-])(?P<part>{num})\s+(?:out\s+of|in)\s+(?:every\s+)?(?P<whole>{num})(?![\w.-])"
         ),
-        re.compile(rf"\b{number_cues.alternation('number_approximate')}\s*$"),
-        re.compile(rf"\b{number_cues.alternation('number_at_least')}\s*$"),
-        re.compile(rf"\b{number_cues.alternation('number_at_most')}\s*$"),
+        number_cues.pattern(r"\b<<number_approximate>>\s*$"),
+        number_cues.pattern(r"\b<<number_at_least>>\s*$"),
+        number_cues.pattern(r"\b<<number_at_most>>\s*$"),
     )
 
 

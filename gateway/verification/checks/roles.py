@@ -66,13 +66,11 @@ def role_patterns() -> RolePatterns:
     words = cues()
     return RolePatterns(
         tuple(re.compile(rf"\b(?:{entry})\b") for entry in words.lists["role_relations"]),
-        re.compile(rf"\b{words.alternation('comparison_anchors')}\b"),
-        re.compile(
-            rf"\b(?:{words.alternation('comparative_more')}|{words.alternation('comparative_less')}|[a-z]{{3,}}er)\b"
-        ),
-        re.compile(rf"^{words.alternation('comparative_more')}$"),
-        re.compile(rf"^{words.alternation('comparative_less')}$"),
-        re.compile(rf"[{words.clause_break_punctuation}]|\b{words.alternation('clause_break_words')}\b"),
+        words.pattern(r"\b<<comparison_anchors>>\b"),
+        words.pattern(r"\b(?:<<comparative_more>>|<<comparative_less>>|[a-z]{3,}er)\b"),
+        words.pattern(r"^<<comparative_more>>$"),
+        words.pattern(r"^<<comparative_less>>$"),
+        words.pattern(rf"[{words.clause_break_punctuation}]|\b<<clause_break_words>>\b"),
     )
 
 
