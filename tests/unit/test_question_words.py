@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from gateway.drafting.extractive import is_heading_question
-from gateway.errors import ConfigurationError
 from gateway.text import QUESTION_WORDS, QuestionWords
-from gateway.validation import load_file
+from tests.support.data_files import assert_refused
 
 
 def test_the_bundled_list_loads() -> None:
@@ -31,9 +30,4 @@ def test_a_short_line_starting_with_a_question_word_is_a_heading(word: str) -> N
     ],
 )
 def test_a_bad_list_is_refused_naming_the_key(tmp_path: Path, body: str, reason: str) -> None:
-    path = tmp_path / "question_words.yaml"
-    path.write_text(body, encoding="utf-8")
-    with pytest.raises(ConfigurationError) as caught:
-        load_file(path, QuestionWords)
-    assert str(path) in str(caught.value)
-    assert reason in str(caught.value)
+    assert_refused(tmp_path / "question_words.yaml", body, QuestionWords, reason)

@@ -28,6 +28,7 @@ from gateway.trust.policy import AgeStep, Tier, TierBadgeTexts, TierPolicy, Tier
 from gateway.trust.tiers import resolve_tier, trust_score
 from gateway.validation import load_file
 from gateway.web.serializers import badge_json, claim_json, source_json
+from tests.support.data_files import assert_refused
 
 TODAY = dt.date(2026, 6, 1)
 
@@ -413,9 +414,4 @@ def test_every_shipped_tier_has_a_short_badge_text(tiers: TierPolicy) -> None:
     [("short: {guideline: ''}\n", "must not be empty"), ("shorts: {}\n", "short: missing required key")],
 )
 def test_a_bad_badge_text_file_is_refused_naming_the_file(tmp_path: Path, body: str, reason: str) -> None:
-    path = tmp_path / "tier_badges.yaml"
-    path.write_text(body, encoding="utf-8")
-    with pytest.raises(ConfigurationError) as caught:
-        load_file(path, TierBadgeTexts)
-    assert str(path) in str(caught.value)
-    assert reason in str(caught.value)
+    assert_refused(tmp_path / "tier_badges.yaml", body, TierBadgeTexts, reason)
