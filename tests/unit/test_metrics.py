@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 from litestar import Litestar
+from structlog.testing import capture_logs
 
 from gateway.domain import (
     ChatRequest,
@@ -44,7 +45,7 @@ from gateway.metrics import (
     method_label,
     tier_label,
 )
-from gateway.pipeline.record import claim_labels
+from gateway.pipeline.record import LOG_EVENT, claim_labels
 from gateway.pipeline.run import answer
 from gateway.retrieval.retrieve import Retriever
 from gateway.settings import Secret
@@ -672,3 +673,16 @@ def test_every_metric_is_documented_in_the_operations_guide() -> None:
         if f"`{exported}`" not in guide:
             undocumented.append(exported)
     assert undocumented == []
+
+
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
+async def test_the_record_and_log_name_the_drafter_that_served_the_request(services) -> None:  # type: ignore[no-untyped-def]
+    drafts = ScriptedDrafts(supported_reply())
+    drafts.scripted.name = "swapped-in"
+    services.drafter = Drafter(drafts)
+    with capture_logs() as logs:
+        result = await answer(ask(), services)
+    record = services.audit.get(result.request_id)
+    assert record is not None
+    assert record["upstream"] == "swapped-in"
+    assert [e["upstream"] for e in logs if e["event"] == LOG_EVENT] == ["swapped-in"]
