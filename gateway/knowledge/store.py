@@ -212,16 +212,6 @@ class ChromaStore(ChromaWriter):
         return self._exact_passages
 
     @property
-    def passage_collection(self) -> Any:
-        """The Chroma collection of passages (``<name>``)."""
-        return self._passages
-
-    @property
-    def vector_collection(self) -> Any:
-        """The Chroma collection of the passages' sentence embeddings (``<name>_vectors``)."""
-        return self._vectors
-
-    @property
     def lexical(self) -> LexicalIndex:
         """The in-process BM25 index, at the committed version."""
         return self._lexical

@@ -84,19 +84,6 @@ def test_search_reads_stored_passages_once_and_serves_a_changed_document(embedde
     assert store.get_sync(["gout:0.0"])[0].text == "Colchicine taken early can shorten a gout attack."
 
 
-def test_record_cache_is_bounded(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from gateway.knowledge.record_cache import RecordCache
-
-    store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
-    store.upsert_documents([DOC])
-    cache = RecordCache(store.passage_collection, store.vector_collection, embedder.dimensions, size=1)
-    ids = store.passage_collection.get(include=[])["ids"]
-    assert len(ids) == 2
-    assert set(cache.get(ids)) == set(ids)  # a read larger than the cache still answers in full
-    assert len(cache) == 1
-    assert cache.get(["gout:9.9@missing"]) == {}
-
-
 def titled(doc_id: str, title: str) -> SourceDocument:
     return dataclasses.replace(DOC, id=doc_id, title=title, text=f"# {title}\n\n{title} is described here.")
 
