@@ -3,9 +3,10 @@
 Everything here is rules over the words (no embedding): fast, and it names what it found, so that the
 patient's safety message and the clinician's view can say which signs decided.
 
-- **Terms** (``policies/triage/evidence.yaml``) are matched per sentence by Snowball stem (or by
-  pattern); a sign whose words are negated ("no bleeding", "denies chest pain", "without fever":
-  ``NegationPolicy`` of ``triage.yaml``) does not count as a sign, but still counts as health content.
+- **Terms** (``policies/triage/evidence.yaml``) are matched per sentence by the product's stem
+  (``gateway.stemming``) or by pattern; a sign whose words are negated ("no bleeding", "denies chest
+  pain", "without fever": ``NegationPolicy`` of ``triage.yaml``) does not count as a sign, but still
+  counts as health content.
 - **Background**: a sentence that places a complaint in the past ("had a bleed in 2019", "years ago",
   "it went away") and does not bring it back to now ("again", "still", "now") gives no signs.
 - **Signs** of a red-flag category (``requires``) are combined over a window of consecutive sentences;
@@ -21,13 +22,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-import snowballstemmer
-
+from gateway import stemming
 from gateway.domain import TriageEvidence
 from gateway.triage.evidence_policy import EvidencePolicy, SignRule
 from gateway.triage.policy import NegationPolicy
 
-_STEMMER = snowballstemmer.stemmer("english")
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)*")
 _SENTENCE_END = re.compile(
     r"(?:[!?;\n]|\.(?!\d))+\s*|\s+-\s+|,?\s+(?:but|however|although|though)\s+"
@@ -42,9 +41,9 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
-@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    return str(_STEMMER.stemWord(word.lower().replace("'", "").replace("\u2019", "")))
+    """The product's stem (``gateway.stemming``) of a word as written (any case, apostrophes dropped)."""
+    return stemming.stem(word.lower().replace("'", "").replace("\u2019", ""))
 
 
 def negated(text: str, start: int, negation: NegationPolicy) -> bool:

@@ -17,9 +17,11 @@ from gateway.domain import ChatRequest, Message, Role, Scope, Triage, TriageLaye
 from gateway.errors import ConfigurationError, InvalidValue
 from gateway.messages import Messages
 from gateway.policies import load_policy
-from gateway.triage.decision import decide, decide_by_evidence, evidence_reader, plan
+from gateway.triage.decision import decide, decide_by_evidence
+from gateway.triage.emergency import evidence_reader
 from gateway.triage.evidence_policy import Binding
 from gateway.triage.outcome import red_flag_notes
+from gateway.triage.planning import plan
 from gateway.triage.policy import TriagePolicy, load_triage_policy
 from gateway.triage.semantic import SemanticScore
 from gateway.triage.vitals import check_vitals, read_age, read_durations, read_vitals
