@@ -724,3 +724,16 @@ def test_an_emergency_the_rule_layers_decide_needs_no_semantic_score() -> None:
 def test_without_a_rule_layer_emergency_the_semantic_layers_are_asked(message: str) -> None:
     request = ChatRequest(messages=(Message(Role.USER, message),), model="m")
     assert decide_by_evidence(plan(request, GENERAL, TRIAGE), GENERAL, TRIAGE) is None
+
+
+def test_without_its_signs_a_red_flag_needs_an_emergency_read_nearer_than_the_contrast_bank() -> None:
+    # triage.yaml unbound bars: a red flag the message gives no sign of is raised only when the read
+    # is confident (P(emergency) and the emergency exemplar beating the nearest contrast exemplar)
+    unsure = dataclasses.replace(score(emergency=0.9, near="breathing", similarity=0.65), contrast=0.7)
+    assert (
+        judge("my bisoprolol tablets look a different colour this month", unsure).scope is not Scope.EMERGENCY
+    )
+    # with the red flag's own signs, the same read may raise it
+    assert judge("I've been a bit wheezy today", unsure).scope is Scope.EMERGENCY
+    sure = score(emergency=0.9, near="breathing", similarity=0.8)
+    assert judge("my bisoprolol tablets look a different colour this month", sure).scope is Scope.EMERGENCY
