@@ -465,6 +465,41 @@ def test_durations_are_read_in_days() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "days"),
+    [
+        ("she's been red hot, 39.8, five days now", [5.0]),
+        ("temperature 6 days running and still not eating", [6.0]),
+        ("this is day 5 of his fever", [5.0]),
+        ("it's the sixth day of the temperature", [6.0]),
+        ("feverish for a couple of days", [2.0]),
+        ("burning up since last week", [7.0]),
+        ("we have an appointment on day 2 pm", []),
+        ("hot since Monday", []),  # a weekday's count depends on today: left unread
+    ],
+)
+def test_lay_durations_are_read(text: str, days: list[float]) -> None:
+    assert [value for _, value in read_durations(text)] == days
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "my 3 year old has had a temperature of 39.5 five days now, on and off with calpol",
+        "toddler still burning up, this is day 6 of the fever",
+    ],
+)
+def test_a_fever_of_days_in_lay_wording_fires_under_five(message: str) -> None:
+    result = judge(message)
+    assert (result.scope, result.layer) == (Scope.EMERGENCY, TriageLayer.VITALS)
+
+
+def test_swelling_beside_the_eye_that_spreads_is_an_emergency() -> None:
+    result = judge("the swelling next to his eye has spread since this morning and he's hot")
+    assert result.scope is Scope.EMERGENCY
+    assert result.rule == "sudden_vision_loss"
+
+
+@pytest.mark.parametrize(
     ("message", "fires"),
     [
         ("my 6 week old has a temperature of 38.2", True),  # NICE NG143: >= 38 under 3 months
