@@ -78,6 +78,9 @@ class Sentence:
     background: bool
     literal: str = ""
     """The text with its supposing clauses blanked (what the rule layers read); "" when none."""
+    end: str = "."
+    """What ended it in the message (".", "?", ", but", ...): kept when sentences are joined again, so
+    that a rule matching within a sentence ("[^.?!]") does not match across two."""
 
     @property
     def reported(self) -> str:
@@ -102,8 +105,8 @@ class Reading:
         """The text without its background sentences and supposing clauses (with both when
         ``text_of_background``)."""
         if text_of_background:
-            return " ".join(s.text for s in self.sentences)
-        return " ".join(s.reported for s in self.sentences if not s.background)
+            return " ".join(s.text + s.end for s in self.sentences)
+        return " ".join(s.reported + s.end for s in self.sentences if not s.background)
 
 
 @dataclass(frozen=True)
@@ -204,15 +207,25 @@ class EvidenceReader:
         return spans
 
     def sentences(self, text: str) -> list[Sentence]:
-        parts = [p.strip() for p in _SENTENCE_END.split(self.literal(text))]
-        return [self._sentence(p) for p in parts if p]
+        literal = self.literal(text)
+        found: list[Sentence] = []
+        start = 0
+        for match in [*_SENTENCE_END.finditer(literal), None]:
+            stop = match.start() if match is not None else len(literal)
+            part = literal[start:stop].strip()
+            if part:
+                ended = match.group(0).strip() if match is not None else ""
+                found.append(self._sentence(part, ended or "."))
+            if match is not None:
+                start = match.end()
+        return found
 
-    def _sentence(self, text: str) -> Sentence:
+    def _sentence(self, text: str, ended: str = ".") -> Sentence:
         spans = self.supposed_spans(text)
         literal = text
         for start, end in spans:
             literal = literal[:start] + " " * (end - start) + literal[end:]
-        return Sentence(text, self._is_background(text), literal if spans else "")
+        return Sentence(text, self._is_background(text), literal if spans else "", ended)
 
     def _is_background(self, sentence: str) -> bool:
         return any(p.search(sentence) for p in self._background) and not any(

@@ -772,3 +772,10 @@ def test_without_its_signs_a_red_flag_needs_an_emergency_read_nearer_than_the_co
     assert judge("I've been a bit wheezy today", unsure).scope is Scope.EMERGENCY
     sure = score(emergency=0.9, near="breathing", similarity=0.8)
     assert judge("my bisoprolol tablets look a different colour this month", sure).scope is Scope.EMERGENCY
+
+
+def test_the_reader_joins_sentences_again_with_their_own_stops() -> None:
+    # rules read the joined text: "[^.?!]" windows must not reach from one sentence into the next
+    reading = evidence_reader(TRIAGE).read("Had a bleed in 2019. Now my calf is sore, but I can walk")
+    assert reading.current() == "Now my calf is sore, but I can walk."
+    assert reading.current(text_of_background=True).startswith("Had a bleed in 2019. Now")
