@@ -34,9 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.triage_data import EVAL, ROOT
 from gateway.policies import load_policy
 from gateway.triage.contexts import OperatingContext, TriageRule
-from gateway.triage.decision import _compiled
 from gateway.triage.evidence import negated
 from gateway.triage.policy import NegationPolicy
+from gateway.triage.rule_layer import compiled as _compiled
 
 Span = tuple[int, int]
 Negator = Callable[[str, list[Span]], list[bool]]

@@ -49,13 +49,8 @@ from gateway.knowledge.query import load_planner
 from gateway.models.embedding import Embedder
 from gateway.policies import load_policy
 from gateway.triage.contexts import OperatingContext
-from gateway.triage.decision import (
-    TriagePlan,
-    decide,
-    decide_by_evidence,
-    plan,
-    split_questions,
-)
+from gateway.triage.decision import decide, decide_by_evidence
+from gateway.triage.planning import TriagePlan, plan, split_questions
 from gateway.triage.semantic import SemanticTriage
 from gateway.triage.triager import spelling_corrector
 

@@ -49,7 +49,16 @@ from bench.load_test import (  # noqa: E402
 STAGES: list[tuple[str, tuple[str, ...]]] = [
     # (stage, substrings of a stack); the first rule with a match in the stack decides, so the more
     # specific code comes first (query encoding runs inside store.py; BM25 inside store.py too).
-    ("triage", ("triage/decision.py", "triage/policy.py")),
+    (
+        "triage",
+        (
+            "triage/decision.py",
+            "triage/planning.py",
+            "triage/emergency.py",
+            "triage/rule_layer.py",
+            "triage/policy.py",
+        ),
+    ),
     ("query encoding (MiniLM)", ("models/embedding.py",)),
     ("BM25", ("knowledge/lexical.py",)),
     ("Chroma / dense search", ("chromadb/", "_dense (")),

@@ -3,9 +3,10 @@
 Everything here is rules over the words (no embedding): fast, and it names what it found, so that the
 patient's safety message and the clinician's view can say which signs decided.
 
-- **Terms** (``policies/triage/evidence.yaml``) are matched per sentence by Snowball stem (or by
-  pattern); a sign whose words are negated ("no bleeding", "denies chest pain", "without fever":
-  ``NegationPolicy`` of ``triage.yaml``) does not count as a sign, but still counts as health content.
+- **Terms** (``policies/triage/evidence.yaml``) are matched per sentence by the product's stem
+  (``gateway.stemming``) or by pattern; a sign whose words are negated ("no bleeding", "denies chest
+  pain", "without fever": ``NegationPolicy`` of ``triage.yaml``) does not count as a sign, but still
+  counts as health content.
 - **Background**: a sentence that places a complaint in the past ("had a bleed in 2019", "years ago",
   "it went away") and does not bring it back to now ("again", "still", "now") gives no signs.
 - **Signs** of a red-flag category (``requires``) are combined over a window of consecutive sentences;
@@ -21,13 +22,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-import snowballstemmer
-
+from gateway import stemming
 from gateway.domain import TriageEvidence
 from gateway.triage.evidence_policy import EvidencePolicy, SignRule
 from gateway.triage.policy import NegationPolicy
 
-_STEMMER = snowballstemmer.stemmer("english")
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)*")
 _SENTENCE_END = re.compile(
     r"(?:[!?;\n]|\.(?!\d))+\s*|\s+-\s+|,?\s+(?:but|however|although|though)\s+"
@@ -42,9 +41,9 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
-@lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    return str(_STEMMER.stemWord(word.lower().replace("'", "").replace("\u2019", "")))
+    """The product's stem (``gateway.stemming``) of a word as written (any case, apostrophes dropped)."""
+    return stemming.stem(word.lower().replace("'", "").replace("\u2019", ""))
 
 
 def negated(text: str, start: int, negation: NegationPolicy) -> bool:
@@ -79,6 +78,9 @@ class Sentence:
     background: bool
     literal: str = ""
     """The text with its supposing clauses blanked (what the rule layers read); "" when none."""
+    end: str = "."
+    """What ended it in the message (".", "?", ", but", ...): kept when sentences are joined again, so
+    that a rule matching within a sentence ("[^.?!]") does not match across two."""
 
     @property
     def reported(self) -> str:
@@ -103,8 +105,8 @@ class Reading:
         """The text without its background sentences and supposing clauses (with both when
         ``text_of_background``)."""
         if text_of_background:
-            return " ".join(s.text for s in self.sentences)
-        return " ".join(s.reported for s in self.sentences if not s.background)
+            return " ".join(s.text + s.end for s in self.sentences)
+        return " ".join(s.reported + s.end for s in self.sentences if not s.background)
 
 
 @dataclass(frozen=True)
@@ -205,15 +207,25 @@ class EvidenceReader:
         return spans
 
     def sentences(self, text: str) -> list[Sentence]:
-        parts = [p.strip() for p in _SENTENCE_END.split(self.literal(text))]
-        return [self._sentence(p) for p in parts if p]
+        literal = self.literal(text)
+        found: list[Sentence] = []
+        start = 0
+        for match in [*_SENTENCE_END.finditer(literal), None]:
+            stop = match.start() if match is not None else len(literal)
+            part = literal[start:stop].strip()
+            if part:
+                ended = match.group(0).strip() if match is not None else ""
+                found.append(self._sentence(part, ended or "."))
+            if match is not None:
+                start = match.end()
+        return found
 
-    def _sentence(self, text: str) -> Sentence:
+    def _sentence(self, text: str, ended: str = ".") -> Sentence:
         spans = self.supposed_spans(text)
         literal = text
         for start, end in spans:
             literal = literal[:start] + " " * (end - start) + literal[end:]
-        return Sentence(text, self._is_background(text), literal if spans else "")
+        return Sentence(text, self._is_background(text), literal if spans else "", ended)
 
     def _is_background(self, sentence: str) -> bool:
         return any(p.search(sentence) for p in self._background) and not any(

@@ -16,7 +16,8 @@ from typing import Protocol
 
 from gateway.domain import ChatRequest, Triage, Vector
 from gateway.triage.contexts import OperatingContext
-from gateway.triage.decision import TriagePlan, decide, decide_by_evidence, plan
+from gateway.triage.decision import decide, decide_by_evidence
+from gateway.triage.planning import TriagePlan, plan
 from gateway.triage.semantic import Encoder, SemanticTriage
 
 

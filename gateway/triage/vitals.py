@@ -103,14 +103,30 @@ _AGES = (
     ),
 )
 _TEMPERATURE_BEFORE = re.compile(r"temp|fever|°|º|degree|thermometer|reading|running", re.IGNORECASE)
+_COUNT = (
+    r"(\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|several|a few|few|a couple of|couple of)"
+)
+_UNIT = r"(minutes?|mins?|hours?|hrs?|days?|weeks?|wks?|months?)"
 _DURATION = re.compile(
-    r"\b(?:for|over|in the (?:last|past)|since)\s+(?:the\s+)?(?:last\s+|past\s+)?"
-    r"(\d{1,3}|a|an|one|two|three|four|five|six|seven|several|a few|few)\s+"
-    r"(minutes?|mins?|hours?|hrs?|days?|weeks?|wks?|months?)\b",
+    r"\b(?:for|over|in the (?:last|past)|since|about|almost|nearly)\s+(?:the\s+)?(?:last\s+|past\s+)?"
+    rf"{_COUNT}\s+{_UNIT}\b"
+    # "3 days now", "four days straight", "two days in a row", "5 days running", "2 days and counting"
+    rf"|\b{_COUNT}\s+{_UNIT}\s+(?:now|straight|running|in a row|and counting|solid)\b",
     re.IGNORECASE,
 )
+_DAY_OF = re.compile(
+    # "day 4 of the fever", "the fifth day", "on day three"
+    r"\bday\s+(\d{1,2}|two|three|four|five|six|seven|eight|nine|ten)\b(?!\s*(?:am|pm|:))"
+    r"|\b(second|third|fourth|fifth|sixth|seventh|eighth|2nd|3rd|4th|5th|6th|7th|8th)\s+day\b",
+    re.IGNORECASE,
+)
+_SINCE = re.compile(r"\bsince\s+(yesterday|last night|last week|the weekend|last weekend)\b", re.IGNORECASE)
+_SINCE_DAYS = {"yesterday": 1.0, "last night": 1.0, "last week": 7.0, "the weekend": 2.0, "last weekend": 2.0}
+"""Days at least (a named weekday, "since Monday", is left unread: its count depends on today)."""
 _WORD_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-                 "several": 3, "a few": 3, "few": 3}  # fmt: skip
+                 "eight": 8, "nine": 9, "ten": 10, "several": 3, "a few": 3, "few": 3, "a couple of": 2,
+                 "couple of": 2}  # fmt: skip
+_ORDINALS = {"second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8}
 _UNIT_YEARS = {"y": 1.0, "m": 1 / 12, "w": 7 / 365.25, "d": 1 / 365.25}
 _UNIT_DAYS = {"min": 1 / 1440, "h": 1 / 24, "d": 1.0, "w": 7.0, "m": 30.0}
 
@@ -227,15 +243,23 @@ def _unit_letter(unit: str) -> str:
 
 
 def read_durations(text: str) -> list[tuple[str, float]]:
-    """Durations the text states, as (written, days)."""
-    found = []
+    """Durations the text states, as (written, days), in the order written: "for 3 days", "3 days now",
+    "a couple of days", "day 4", "the fifth day", "since last week" (at least 7)."""
+    found: list[tuple[int, str, float]] = []
     for match in _DURATION.finditer(text):
-        count = match.group(1).lower()
-        number = float(count) if count.isdigit() else float(_WORD_NUMBERS[count])
-        unit = match.group(2).lower()
+        count = (match.group(1) or match.group(3)).lower()
+        number = float(count) if count.isdigit() else float(_WORD_NUMBERS[" ".join(count.split())])
+        unit = (match.group(2) or match.group(4)).lower()
         key = "min" if unit.startswith("min") else "m" if unit.startswith("mo") else unit[:1]
-        found.append((match.group(0), number * _UNIT_DAYS[key]))
-    return found
+        found.append((match.start(), match.group(0), number * _UNIT_DAYS[key]))
+    for match in _DAY_OF.finditer(text):
+        count = (match.group(1) or match.group(2)).lower()
+        digits = count.rstrip("ndrth")
+        number = float(digits) if digits.isdigit() else float(_WORD_NUMBERS.get(count) or _ORDINALS[count])
+        found.append((match.start(), match.group(0), number))
+    for match in _SINCE.finditer(text):
+        found.append((match.start(), match.group(0), _SINCE_DAYS[" ".join(match.group(1).lower().split())]))
+    return [(written, days) for _, written, days in sorted(found)]
 
 
 def names_child(text: str, policy: VitalsPolicy) -> bool:

@@ -14,8 +14,8 @@ from gateway.domain import ChatRequest, Message, Role, Scope, Triage
 from gateway.errors import ConfigurationError
 from gateway.policies import load_policy
 from gateway.triage.contexts import OperatingContext
-from gateway.triage.decision import split_questions
 from gateway.triage.outcome import answerable_request, deferred_questions, red_flag_notes
+from gateway.triage.planning import split_questions
 from gateway.triage.semantic import SemanticTriage
 from gateway.triage.triager import triage_texts
 

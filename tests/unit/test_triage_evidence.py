@@ -17,9 +17,11 @@ from gateway.domain import ChatRequest, Message, Role, Scope, Triage, TriageLaye
 from gateway.errors import ConfigurationError, InvalidValue
 from gateway.messages import Messages
 from gateway.policies import load_policy
-from gateway.triage.decision import decide, decide_by_evidence, evidence_reader, plan
+from gateway.triage.decision import decide, decide_by_evidence
+from gateway.triage.emergency import evidence_reader
 from gateway.triage.evidence_policy import Binding
 from gateway.triage.outcome import red_flag_notes
+from gateway.triage.planning import plan
 from gateway.triage.policy import TriagePolicy, load_triage_policy
 from gateway.triage.semantic import SemanticScore
 from gateway.triage.vitals import check_vitals, read_age, read_durations, read_vitals
@@ -463,6 +465,41 @@ def test_durations_are_read_in_days() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "days"),
+    [
+        ("she's been red hot, 39.8, five days now", [5.0]),
+        ("temperature 6 days running and still not eating", [6.0]),
+        ("this is day 5 of his fever", [5.0]),
+        ("it's the sixth day of the temperature", [6.0]),
+        ("feverish for a couple of days", [2.0]),
+        ("burning up since last week", [7.0]),
+        ("we have an appointment on day 2 pm", []),
+        ("hot since Monday", []),  # a weekday's count depends on today: left unread
+    ],
+)
+def test_lay_durations_are_read(text: str, days: list[float]) -> None:
+    assert [value for _, value in read_durations(text)] == days
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "my 3 year old has had a temperature of 39.5 five days now, on and off with calpol",
+        "toddler still burning up, this is day 6 of the fever",
+    ],
+)
+def test_a_fever_of_days_in_lay_wording_fires_under_five(message: str) -> None:
+    result = judge(message)
+    assert (result.scope, result.layer) == (Scope.EMERGENCY, TriageLayer.VITALS)
+
+
+def test_swelling_beside_the_eye_that_spreads_is_an_emergency() -> None:
+    result = judge("the swelling next to his eye has spread since this morning and he's hot")
+    assert result.scope is Scope.EMERGENCY
+    assert result.rule == "sudden_vision_loss"
+
+
+@pytest.mark.parametrize(
     ("message", "fires"),
     [
         ("my 6 week old has a temperature of 38.2", True),  # NICE NG143: >= 38 under 3 months
@@ -722,3 +759,23 @@ def test_an_emergency_the_rule_layers_decide_needs_no_semantic_score() -> None:
 def test_without_a_rule_layer_emergency_the_semantic_layers_are_asked(message: str) -> None:
     request = ChatRequest(messages=(Message(Role.USER, message),), model="m")
     assert decide_by_evidence(plan(request, GENERAL, TRIAGE), GENERAL, TRIAGE) is None
+
+
+def test_without_its_signs_a_red_flag_needs_an_emergency_read_nearer_than_the_contrast_bank() -> None:
+    # triage.yaml unbound bars: a red flag the message gives no sign of is raised only when the read
+    # is confident (P(emergency) and the emergency exemplar beating the nearest contrast exemplar)
+    unsure = dataclasses.replace(score(emergency=0.9, near="breathing", similarity=0.65), contrast=0.7)
+    assert (
+        judge("my bisoprolol tablets look a different colour this month", unsure).scope is not Scope.EMERGENCY
+    )
+    # with the red flag's own signs, the same read may raise it
+    assert judge("I've been a bit wheezy today", unsure).scope is Scope.EMERGENCY
+    sure = score(emergency=0.9, near="breathing", similarity=0.8)
+    assert judge("my bisoprolol tablets look a different colour this month", sure).scope is Scope.EMERGENCY
+
+
+def test_the_reader_joins_sentences_again_with_their_own_stops() -> None:
+    # rules read the joined text: "[^.?!]" windows must not reach from one sentence into the next
+    reading = evidence_reader(TRIAGE).read("Had a bleed in 2019. Now my calf is sore, but I can walk")
+    assert reading.current() == "Now my calf is sore, but I can walk."
+    assert reading.current(text_of_background=True).startswith("Had a bleed in 2019. Now")

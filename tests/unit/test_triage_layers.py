@@ -15,8 +15,9 @@ from gateway.errors import ConfigurationError
 from gateway.messages import Messages
 from gateway.metrics import TRIAGE_LAYERS, GatewayMetrics
 from gateway.policies import load_policy
-from gateway.triage.decision import negated, red_flag
+from gateway.triage.evidence import negated
 from gateway.triage.policy import TriagePolicy, load_triage_policy
+from gateway.triage.rule_layer import red_flag
 from gateway.triage.semantic import SemanticTriage
 from gateway.triage.triager import triage_texts
 

@@ -10,7 +10,8 @@ from gateway.domain import ChatRequest, Message, Role, Scope, TriageLayer
 from gateway.knowledge.query import load_planner
 from gateway.models.embedding import default_model_path
 from gateway.policies import load_policy
-from gateway.triage.decision import plan, red_flag
+from gateway.triage.planning import plan
+from gateway.triage.rule_layer import red_flag
 from gateway.triage.semantic import SemanticTriage
 from gateway.triage.spelling import TriageSpeller
 from gateway.triage.triager import spelling_corrector, triage_texts

@@ -1,0 +1,103 @@
+"""Which texts triage reads for one request: the message's questions, the whole message, recent turns.
+
+All texts of one request are encoded in one ``encode`` call, off the event loop, by the pipeline's
+component (``gateway.triage.triager``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gateway.domain import ChatRequest, Role
+from gateway.text import sentence_spans
+from gateway.triage.contexts import OperatingContext
+from gateway.triage.policy import NegationPolicy, TriagePolicy
+from gateway.triage.rule_layer import red_flag
+
+
+def _is_question(sentence: str) -> bool:
+    return sentence.rstrip().endswith("?")
+
+
+def split_questions(
+    message: str,
+    context: OperatingContext,
+    negation: NegationPolicy | None = None,
+    correct: Callable[[str], str] | None = None,
+) -> list[str]:
+    """Group sentences into questions: each group ends at a question mark and carries the statements
+    before it (their context). A statement that raises a red flag on its own stands alone, so it
+    cannot drag a routine question into the emergency and that question can be declined explicitly.
+    Statements after the last question join it."""
+    return [written for written, _ in _question_groups(message, context, negation, correct)]
+
+
+def _question_groups(
+    message: str,
+    context: OperatingContext,
+    negation: NegationPolicy | None,
+    correct: Callable[[str], str] | None,
+) -> list[tuple[str, str]]:
+    """``split_questions`` as (the patient's words, the spelling-corrected words) per question."""
+    text = message.strip()
+    groups: list[tuple[list[str], list[str]]] = []
+    pending: tuple[list[str], list[str]] = ([], [])
+    for span in sentence_spans(text):
+        written = text[span.start : span.end]
+        read = correct(written) if correct else written
+        if not _is_question(written) and red_flag(read, context, negation):
+            groups.extend([pending, ([written], [read])] if pending[0] else [([written], [read])])
+            pending = ([], [])
+            continue
+        pending[0].append(written)
+        pending[1].append(read)
+        if _is_question(written):
+            groups.append(pending)
+            pending = ([], [])
+    if pending[0]:
+        if groups and _is_question(groups[-1][0][-1]):
+            groups[-1][0].extend(pending[0])
+            groups[-1][1].extend(pending[1])
+        else:
+            groups.append(pending)
+    joined = [(" ".join(w), " ".join(r)) for w, r in groups]
+    return joined or [(text, correct(text) if correct else text)]
+
+
+@dataclass(frozen=True)
+class TriagePlan:
+    """The texts of one request, in the order they are encoded (one batch)."""
+
+    questions: tuple[str, ...]
+    """The message's questions as triage reads them (spelling corrected: ``triage_spelling``)."""
+    message: str
+    history: tuple[str, ...]
+    """Earlier user turns, most recent last (bounded by ``context_turns`` and ``context_max_chars``)."""
+    written: tuple[str, ...] = ()
+    """The same questions in the patient's own words (what the rest of the pipeline is given)."""
+
+    @property
+    def texts(self) -> list[str]:
+        whole = [self.message] if len(self.questions) > 1 else []
+        # the latest message first: the encoder truncates long texts from the end
+        conversation = [" ".join([self.message, *reversed(self.history)])] if self.history else []
+        return [*self.questions, *whole, *self.history, *conversation]
+
+
+def plan(
+    request: ChatRequest,
+    context: OperatingContext,
+    policy: TriagePolicy,
+    correct: Callable[[str], str] | None = None,
+) -> TriagePlan:
+    """The texts triage reads; ``correct`` (a ``TriageSpeller``) fixes misspellings in all of them."""
+    settings = policy.settings
+    fix = correct or (lambda text: text)
+    users = [m.content for m in request.messages if m.role is Role.USER]
+    message = (users[-1] if users else "").strip()
+    earlier = users[:-1][-settings.context_turns :] if settings.context_turns else []
+    history = tuple(fix(t.strip()[-settings.context_max_chars :]) for t in earlier if t.strip())
+    groups = _question_groups(message, context, settings.negation, correct)
+    questions = tuple(read for _, read in groups)
+    return TriagePlan(questions, fix(message), history, tuple(written for written, _ in groups))

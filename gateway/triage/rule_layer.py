@@ -1,0 +1,75 @@
+"""Triage's rule layer: the context's red-flag rules (``policies/contexts/<name>.yaml``), negation-aware.
+
+A match whose words are negated ("no chest pain", "denies", "without fever") does not fire. A general
+information question about a red flag ("what are the signs of a stroke?") is told apart from a report.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from gateway.triage.contexts import OperatingContext, TriageRule
+from gateway.triage.evidence import negated
+from gateway.triage.policy import NegationPolicy, TriagePolicy
+
+
+@lru_cache(maxsize=1024)
+def compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+def matches(patterns: tuple[str, ...], text: str) -> bool:
+    return any(compiled(p).search(text) for p in patterns)
+
+
+def _fires(rule: TriageRule, text: str, negation: NegationPolicy | None) -> bool:
+    return fired(rule, text, negation) is not None
+
+
+def fired(rule: TriageRule, text: str, negation: NegationPolicy | None) -> str | None:
+    """The words of the first match of ``rule`` that is not negated, if any."""
+    for pattern in rule.patterns:
+        for match in compiled(pattern).finditer(text):
+            if negation is None or not rule.negatable or not negated(text, _flag_start(match), negation):
+                return match.group(0)
+    return None
+
+
+def _flag_start(match: re.Match[str]) -> int:
+    """Where the red flag itself starts: the named group ``flag`` when the pattern has one (so that
+    "30 weeks pregnant, no bleeding" checks the words before "bleeding"), else the whole match."""
+    if "flag" in match.re.groupindex and match.start("flag") >= 0:
+        return match.start("flag")
+    return match.start()
+
+
+def first_rule(
+    rules: tuple[TriageRule, ...], text: str, negation: NegationPolicy | None = None
+) -> TriageRule | None:
+    return next((rule for rule in rules if _fires(rule, text, negation)), None)
+
+
+def _is_question(sentence: str) -> bool:
+    return sentence.rstrip().endswith("?")
+
+
+def information_only(text: str, context: OperatingContext, policy: TriagePolicy | None = None) -> bool:
+    """A general question that reports nothing personal ("what are the signs of a stroke?"); with a
+    policy, vignette and third-person reports (``evidence.yaml`` ``information_personal``) are personal."""
+    extra = policy.evidence.information_questions if policy is not None else ()
+    if not (matches(context.information_questions, text) or matches(extra, text)):
+        return False
+    if matches(context.personal_report, text):
+        return False
+    return policy is None or not matches(policy.evidence.information_personal, text)
+
+
+def red_flag(
+    text: str, context: OperatingContext, negation: NegationPolicy | None = None
+) -> TriageRule | None:
+    """The emergency rule this text reports, if any (information questions excepted)."""
+    rule = first_rule(context.emergency, text, negation)
+    if rule is None or (rule.information_exempt and information_only(text, context)):
+        return None
+    return rule
