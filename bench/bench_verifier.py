@@ -26,7 +26,9 @@ share of not-supported claims marked contradicted), the undecided (``not_verifie
 set's ``all`` line of the local checker the claims/s and claims/CPU-s of the production path at batch 8
 (``set_speed``: the real local checker, not the cached verdicts; ``--speed-rows`` rows per set, 0: not
 timed). The sets are every ``*.jsonl`` of ``--eval``: a held-out directory is scored by the same code
-(its own cache: a cache is reused only for the same set names and ``--per-set``).
+(its own cache: a cache is reused only for the same set names, ``--per-set``, claims encoder and
+checker: a digest of ``gateway/verification``, ``gateway/text.py``, ``gateway/domain.py`` and
+``policies/``, ``code_digest``).
 
 ``--speed`` instead measures the production path at batches of 1, 8 and 32 claims, ``--repeat``
 times, and prints the best run with the load average at the time. Prints tables; asserts nothing.
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import math
 import os
@@ -106,9 +109,46 @@ CACHE = Path("/tmp/bench_verifier_local.jsonl")
 CACHE_VERSION = 2
 """Version 2 records every clash (any kind, any similarity) with its conflict; ``local_verdict``
 applies the policy's contradiction rule to it."""
+ROOT = Path(__file__).resolve().parents[1]
+CHECK_INPUTS = ("gateway/verification", "gateway/text.py", "gateway/domain.py", "policies")
+"""What the local verdicts depend on besides the rows: the checker's code and data, and the policies."""
 JUDGE_REQUEST_CLAIMS = 8
 """Claims per ``verify()`` call when a judge is wired in (its budget is per call, as per request)."""
 P95 = 0.95
+
+
+def code_digest(root: Path = ROOT, inputs: Sequence[str] = CHECK_INPUTS) -> str:
+    """sha-256 (16 hex digits) over the path and bytes of every file of ``inputs`` under ``root``
+    (sources, word lists, calibration, policies; ``__pycache__`` skipped): a cache of local verdicts
+    is reused only when none of them has changed, so a bench never silently measures older check code."""
+    digest = hashlib.sha256()
+    for name in inputs:
+        base = root / name
+        files = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.is_file())
+        for path in files:
+            if "__pycache__" in path.parts:
+                continue
+            digest.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def cache_key(per_set: int, claims_runtime: str, digest: str | None = None) -> dict[str, Any]:
+    """What a cached local verdict was computed with: the sample size, the cache format, the checker's
+    code and data (``code_digest``) and the encoder of the claims. A cache is reused only on equality."""
+    return {
+        "per_set": per_set,
+        "version": CACHE_VERSION,
+        "code": digest or code_digest(),
+        "claims_encoder": claims_runtime,
+    }
+
+
+def cache_usable(cached: Sequence[dict[str, Any]], key: dict[str, Any], names: Sequence[str]) -> bool:
+    """The cache's rows were computed with ``key`` (every field equal) over exactly the sets ``names``."""
+    if not cached or any(cached[0].get(field) != value for field, value in key.items()):
+        return False
+    return {r["set"] for r in cached} == set(names)
 
 
 def set_names(eval_dir: Path) -> list[str]:
@@ -263,11 +303,12 @@ def local_rows(
     ``per_set`` 0: every row of every set. ``splitter``: how the evidence is split into sentences (the
     cache does not record it: give each splitter its own ``cache``).
     """
+    key = cache_key(per_set, claims_embedder.runtime)
     if cache.is_file():
         cached = [json.loads(line) for line in cache.read_text(encoding="utf-8").splitlines() if line]
-        same = cached and cached[0].get("per_set") == per_set and cached[0].get("version", 1) <= CACHE_VERSION
-        if same and {r["set"] for r in cached} == set(set_names(eval_dir)):  # the same sets
+        if cache_usable(cached, key, set_names(eval_dir)):
             return cached
+        print(f"  cache {cache} was computed with other code, data or settings: computed again")
     recording = replace(
         policy, contradiction_similarity=0.0, contradiction_kinds=tuple(k.value for k in ConflictKind)
     )
@@ -284,8 +325,7 @@ def local_rows(
             for row, a in zip(rows[start : start + 32], assessed, strict=True):
                 out.append(
                     {
-                        "per_set": per_set,
-                        "version": CACHE_VERSION,
+                        **key,
                         "set": name,
                         "id": row["id"],
                         "label": row["label"],
