@@ -1,8 +1,11 @@
 """Claim-verification benchmark on the seven shared dev sets: leak, supported recall, AUC, and speed.
 
 Run: ``.venv/bin/python bench/bench_verifier.py [--per-set 800] [--nli-model DIR] [--fit-calibration]``
-(``--onnx-cache DIR``: claims encoded by ONNX Runtime, as a serving process encodes small calls;
-``--dump FILE``: every claim's verdict, one JSON line each, to inspect or to diff two runs)
+(claims are encoded as a serving process encodes them: calls of up to three texts in ONNX Runtime,
+``--onnx-cache DIR`` (default /tmp/bench_verifier_onnx) and ``--onnx-weights``, larger ones in torch;
+``--torch-claims``: torch only;
+``--dump FILE``: every claim's verdict, one JSON line each, to inspect or to diff two runs, with the
+production path's own verdicts on the rows it times)
 
 Binary task: ``supported`` vs everything else (``refuted`` + ``nei``). Each row's evidence paragraph is
 one cited Passage (sentence vectors precomputed, as the knowledge base stores them). Per set and
@@ -26,7 +29,9 @@ share of not-supported claims marked contradicted), the undecided (``not_verifie
 set's ``all`` line of the local checker the claims/s and claims/CPU-s of the production path at batch 8
 (``set_speed``: the real local checker, not the cached verdicts; ``--speed-rows`` rows per set, 0: not
 timed). The sets are every ``*.jsonl`` of ``--eval``: a held-out directory is scored by the same code
-(its own cache: a cache is reused only for the same set names and ``--per-set``).
+(its own cache: a cache is reused only for the same set names, ``--per-set``, claims encoder and
+checker: a digest of ``gateway/verification``, ``gateway/text.py``, ``gateway/domain.py`` and
+``policies/``, ``code_digest``).
 
 ``--speed`` instead measures the production path at batches of 1, 8 and 32 claims, ``--repeat``
 times, and prints the best run with the load average at the time. Prints tables; asserts nothing.
@@ -36,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import math
 import os
@@ -103,12 +109,51 @@ SPEED_BATCH = 8
 """Claims per ``verify()`` call when the per-set claims/s are timed (a typical answer's claims)."""
 SEED = 20
 CACHE = Path("/tmp/bench_verifier_local.jsonl")
+ONNX_CACHE = Path("/tmp/bench_verifier_onnx")
+"""Where the claims encoder's exported ONNX graph is cached (``--onnx-cache``)."""
 CACHE_VERSION = 2
 """Version 2 records every clash (any kind, any similarity) with its conflict; ``local_verdict``
 applies the policy's contradiction rule to it."""
+ROOT = Path(__file__).resolve().parents[1]
+CHECK_INPUTS = ("gateway/verification", "gateway/text.py", "gateway/domain.py", "policies")
+"""What the local verdicts depend on besides the rows: the checker's code and data, and the policies."""
 JUDGE_REQUEST_CLAIMS = 8
 """Claims per ``verify()`` call when a judge is wired in (its budget is per call, as per request)."""
 P95 = 0.95
+
+
+def code_digest(root: Path = ROOT, inputs: Sequence[str] = CHECK_INPUTS) -> str:
+    """sha-256 (16 hex digits) over the path and bytes of every file of ``inputs`` under ``root``
+    (sources, word lists, calibration, policies; ``__pycache__`` skipped): a cache of local verdicts
+    is reused only when none of them has changed, so a bench never silently measures older check code."""
+    digest = hashlib.sha256()
+    for name in inputs:
+        base = root / name
+        files = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.is_file())
+        for path in files:
+            if "__pycache__" in path.parts:
+                continue
+            digest.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def cache_key(per_set: int, claims_runtime: str, digest: str | None = None) -> dict[str, Any]:
+    """What a cached local verdict was computed with: the sample size, the cache format, the checker's
+    code and data (``code_digest``) and the encoder of the claims. A cache is reused only on equality."""
+    return {
+        "per_set": per_set,
+        "version": CACHE_VERSION,
+        "code": digest or code_digest(),
+        "claims_encoder": claims_runtime,
+    }
+
+
+def cache_usable(cached: Sequence[dict[str, Any]], key: dict[str, Any], names: Sequence[str]) -> bool:
+    """The cache's rows were computed with ``key`` (every field equal) over exactly the sets ``names``."""
+    if not cached or any(cached[0].get(field) != value for field, value in key.items()):
+        return False
+    return {r["set"] for r in cached} == set(names)
 
 
 def set_names(eval_dir: Path) -> list[str]:
@@ -184,7 +229,12 @@ def ingest(raw: list[Passage], embedder: Embedder) -> list[Passage]:
 
 
 async def speed(
-    embedder: Embedder, policy: VerificationPolicy, limit: int | None, repeat: int, eval_dir: Path
+    embedder: Embedder,
+    claims_embedder: Embedder,
+    policy: VerificationPolicy,
+    limit: int | None,
+    repeat: int,
+    eval_dir: Path,
 ) -> None:
     """Claims/s on the production path, best of ``repeat`` runs.
 
@@ -193,7 +243,9 @@ async def speed(
     beforehand as ingestion stores them. Each run starts with a new verifier and cold check caches, and
     the number of texts encoded is printed to show that only claims were. claims/CPU-s divides by the
     process's CPU time instead of the wall clock: on a shared machine it shows what the same work gives
-    on a core of its own (with one model thread, the serving default).
+    on a core of its own (with one model thread, the serving default). Claims are encoded by
+    ``claims_embedder`` (by default a serving process's: ONNX Runtime for calls of up to three texts,
+    torch above), passages by ``embedder``.
     """
     rows = load(SETS[0], limit or 256, eval_dir) + load(SETS[1], (limit or 256) // 2, eval_dir)
     passages = ingest([passage(i, r.evidence) for i, r in enumerate(rows)], embedder)
@@ -203,7 +255,7 @@ async def speed(
     anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
     print(
         f"\nspeed: {len(claims)} claims (Check-COVID + K-QA), cascade, precomputed passage vectors, "
-        f"best of {repeat}"
+        f"claims encoded by {claims_embedder.runtime}, best of {repeat}"
     )
     print(
         f"{'batch':>6}{'claims/s':>10}{'med ms':>9}{'p95 ms':>9}{'claims/CPU-s':>14}"
@@ -212,7 +264,7 @@ async def speed(
     for batch in (1, 8, 32):
         best: tuple[float, float, float, tuple[float, float, float], float] | None = None
         for _ in range(repeat):
-            counter = CountingEncoder(embedder)
+            counter = CountingEncoder(claims_embedder)
             cascade = CascadeVerifier(anchoring, LocalEntailmentVerifier(counter, policy), None, policy)
             cold_checks()
             load_avg = os.getloadavg()
@@ -263,11 +315,12 @@ def local_rows(
     ``per_set`` 0: every row of every set. ``splitter``: how the evidence is split into sentences (the
     cache does not record it: give each splitter its own ``cache``).
     """
+    key = cache_key(per_set, claims_embedder.runtime)
     if cache.is_file():
         cached = [json.loads(line) for line in cache.read_text(encoding="utf-8").splitlines() if line]
-        same = cached and cached[0].get("per_set") == per_set and cached[0].get("version", 1) <= CACHE_VERSION
-        if same and {r["set"] for r in cached} == set(set_names(eval_dir)):  # the same sets
+        if cache_usable(cached, key, set_names(eval_dir)):
             return cached
+        print(f"  cache {cache} was computed with other code, data or settings: computed again")
     recording = replace(
         policy, contradiction_similarity=0.0, contradiction_kinds=tuple(k.value for k in ConflictKind)
     )
@@ -284,8 +337,7 @@ def local_rows(
             for row, a in zip(rows[start : start + 32], assessed, strict=True):
                 out.append(
                     {
-                        "per_set": per_set,
-                        "version": CACHE_VERSION,
+                        **key,
                         "set": name,
                         "id": row["id"],
                         "label": row["label"],
@@ -561,11 +613,12 @@ class Speed:
 
 async def set_speed(
     rows: list[dict[str, Any]], embedder: Embedder, policy: VerificationPolicy, limit: int
-) -> Speed:
+) -> tuple[Speed, list[Verdict]]:
     """Claims/s of the production path on one set: the full cascade with the real local checker (claims
     encoded, candidate windows, checks, binding, calibration) at ``SPEED_BATCH`` claims per call, over
     its first ``limit`` sampled rows, cold check caches; passage sentence vectors computed beforehand,
-    as ingestion stores them. claims/CPU-s divides by the process's CPU time (a core of its own)."""
+    as ingestion stores them. claims/CPU-s divides by the process's CPU time (a core of its own).
+    Also returns the verdicts of the timed rows (``--dump`` writes them: the production path's own)."""
     chosen = rows[:limit]
     passages = ingest([passage(i, r["evidence"]) for i, r in enumerate(chosen)], embedder)
     claims = [
@@ -576,9 +629,9 @@ async def set_speed(
     cascade = CascadeVerifier(anchoring, LocalEntailmentVerifier(embedder, policy), None, policy)
     cold_checks()
     cpu = time.process_time()
-    _, latencies = await timed(cascade, claims, SPEED_BATCH)
+    verdicts, latencies = await timed(cascade, claims, SPEED_BATCH)
     cpu = time.process_time() - cpu
-    return Speed(len(claims), len(claims) / sum(latencies), len(claims) / cpu)
+    return Speed(len(claims), len(claims) / sum(latencies), len(claims) / cpu), verdicts
 
 
 async def accuracy(
@@ -612,11 +665,14 @@ async def accuracy(
     print("split: tune = crc32(id) even (thresholds chosen here), held = odd (never tuned on)")
     names = list(dict.fromkeys(r["set"] for r in rows))
     speeds: dict[str, Speed] = {}
+    dumped: list[dict[str, Any]] = []
     if embedder is not None and speed_rows > 0:
         for name in names:
-            speeds[name] = await set_speed(
-                [r for r in rows if r["set"] == name], embedder, policy, speed_rows
-            )
+            subset = [r for r in rows if r["set"] == name]
+            speeds[name], timed_verdicts = await set_speed(subset, embedder, policy, speed_rows)
+            if dump is not None:
+                config = f"production path, batch {SPEED_BATCH}"
+                dumped += [verdict_record(config, r, v) for r, v in zip(subset, timed_verdicts, strict=False)]
         print(
             f"claims/s: the production path (full cascade, real local checker) at batch {SPEED_BATCH}, first "
             f"{speed_rows} sampled rows per set; claims/CPU-s: per second of this process's CPU time"
@@ -625,7 +681,6 @@ async def accuracy(
         f"{'set':<20}{'split':<6}{'n':>5}{'leak':>7}{'recall':>8}{'contra P':>10}{'n contra':>9}"
         f"{'coverage':>9}{'undecided':>10}{'claims/s':>10}{'claims/CPU-s':>14}"
     )
-    dumped: list[dict[str, Any]] = []
     for config, (cascade, counted) in configs.items():
         print(f"\n[{config}]")
         print(header)
@@ -695,6 +750,12 @@ async def main() -> int:
         "--dump", type=Path, default=None, help="write every claim's verdict per configuration to this JSONL"
     )
     add_serving_encoder_arguments(parser, "the claims (small calls)")
+    parser.set_defaults(onnx_cache=ONNX_CACHE)
+    parser.add_argument(
+        "--torch-claims",
+        action="store_true",
+        help="encode the claims in torch only (not the serving path: ONNX Runtime for calls of <= 3 texts)",
+    )
     args = parser.parse_args()
     if not args.eval.is_dir():
         print(f"skipped: {args.eval} is not present")
@@ -702,9 +763,8 @@ async def main() -> int:
     # no text cache: repeated runs must measure encoding, not cache hits
     embedder = Embedder(cache_size=0, threads=args.threads)
     claims_embedder = embedder
-    if args.onnx_cache is not None:
+    if not args.torch_claims:  # the serving process's encoder (Embedder.from_settings), cache off
         claims_embedder = Embedder(
-            precision="fp32",
             cache_size=0,
             threads=args.threads,
             onnx_dir=args.onnx_cache,
@@ -714,7 +774,7 @@ async def main() -> int:
     policy = VerificationPolicy()
     embedder.encode(["warm-up"])
     if args.speed:
-        await speed(embedder, policy, args.limit, args.repeat, args.eval)
+        await speed(embedder, claims_embedder, policy, args.limit, args.repeat, args.eval)
         return 0
     rows = local_rows(embedder, policy, args.per_set, args.cache, claims_embedder, args.eval)
     if args.fit_calibration:

@@ -8,10 +8,13 @@ cosine 0.9998 or more to fp32 ones (docs/benchmarks.md); elsewhere bfloat16 is e
 to ONNX Runtime (``onnx_encoder``): model calls of up to ``ONNX_MAX_TEXTS`` texts (a question, a
 message's planned queries) run there in fp32, in 0.7 of torch bf16's time for one text; larger
 calls (requests coalesced under load, ingestion) stay on torch bf16, as fast at four texts and faster
-from eight up. With torch in fp32, ONNX Runtime takes every call. If ONNX Runtime cannot be set up,
-torch encodes everything and a warning says why. ``MiniLMEmbeddingFunction`` adapts it to Chroma's
-embedding-function interface and is registered under a fixed name, so a persisted collection reopens
-without Chroma's default model (which downloads from a hub and cannot work here).
+from eight up. A small torch call of texts of very different lengths (claims: one long citing
+sentence among short ones) is split into runs of similar length (``length_groups``), since the model
+pads a call to its longest text. With torch in fp32, ONNX Runtime takes every call. If ONNX
+Runtime cannot be set up, torch encodes everything and a warning says why.
+``MiniLMEmbeddingFunction`` adapts it to Chroma's embedding-function interface and is registered
+under a fixed name, so a persisted collection reopens without Chroma's default model (which
+downloads from a hub and cannot work here).
 
 Encoding is shared by every request, so it is organised like a database's group commit: the first
 caller encodes at once (no added wait when requests come one at a time); texts that callers queue
@@ -24,6 +27,7 @@ one request compute it once, and a repeated question costs nothing.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import threading
 from collections import deque
@@ -64,6 +68,37 @@ Measured with one thread (docs/benchmarks.md): ONNX Runtime takes 0.7 of torch b
 text, 0.96 for three, 1.0-1.06 for four and 1.2-1.4 times as long for 8 to 16; against torch fp32 it
 is faster at every size, so with fp32 it encodes every call.
 """
+
+
+GROUPED_MAX_TEXTS = 64
+"""torch calls of up to this many texts (claims, questions) are split into groups of similar length
+(``length_groups``); larger calls (ingestion) keep sentence-transformers' sorted batches."""
+GROUP_CALL_TOKENS = 40
+"""A model call's fixed cost in padded token positions, for ``length_groups``. Measured on the verifier
+bench's claims in calls of 8 (docs/benchmarks.md): 20 to 80 cost the same within noise; 0 splits too
+often (up to twice the CPU on short claims)."""
+
+
+def length_groups(lengths: Sequence[int], call_tokens: int = GROUP_CALL_TOKENS) -> list[list[int]]:
+    """Indices of texts split into runs of similar length that minimise the padded token positions plus
+    ``call_tokens`` per group (the model pads a call to its longest text): one 250-token citing sentence
+    no longer pads seven 30-token claims to its length. Exact dynamic programme over the texts sorted by
+    length; a call of similar lengths stays one group."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    ordered = [lengths[i] for i in order]
+    cost = [0.0] + [math.inf] * len(ordered)
+    start = [0] * (len(ordered) + 1)
+    for end in range(1, len(ordered) + 1):
+        for first in range(end):
+            total = cost[first] + (end - first) * ordered[end - 1] + call_tokens
+            if total < cost[end]:
+                cost[end], start[end] = total, first
+    groups: list[list[int]] = []
+    end = len(ordered)
+    while end > 0:
+        groups.append(order[start[end] : end])
+        end = start[end]
+    return groups[::-1]
 
 
 def serving_threads(cpus: int | None = None) -> int:
@@ -392,6 +427,19 @@ class Embedder:
         self.model_calls += 1
         if self._onnx is not None and (self._model is None or len(texts) <= ONNX_MAX_TEXTS):
             return self._onnx.encode(texts)
+        if len(texts) <= 1 or len(texts) > GROUPED_MAX_TEXTS:
+            return self._torch_encode(texts)
+        limit = self._model.max_seq_length
+        ids = self._model.tokenizer(texts, truncation=True, max_length=limit)["input_ids"]
+        groups = length_groups([len(i) for i in ids])
+        if len(groups) == 1:
+            return self._torch_encode(texts)
+        out = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        for group in groups:
+            out[group] = self._torch_encode([texts[i] for i in group])
+        return out
+
+    def _torch_encode(self, texts: list[str]) -> Vector:
         vectors = self._model.encode(
             texts, batch_size=self._batch_size, convert_to_tensor=True, show_progress_bar=False
         )

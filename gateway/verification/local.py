@@ -152,6 +152,11 @@ def passage_sentences(passage: Passage) -> list[tuple[Span, str]]:
     return [(s, passage.text[s.start : s.end]) for s in sentence_spans(passage.text)]
 
 
+def _has_sentences(claim: ClaimToCheck) -> bool:
+    """Does a cited passage have a sentence to compare the claim with (else no similarity is needed)?"""
+    return any(passage_sentences(passage) for _, passage in claim.sources)
+
+
 def _has_vectors(passage: Passage) -> bool:
     vectors = passage.sentence_vectors
     return (
@@ -228,7 +233,9 @@ class LocalEntailmentVerifier:
         """Assess every claim; one encoder call for all claim texts and all passages lacking vectors.
 
         A claim stated verbatim by a cited passage (a sentence or consecutive sentences) is supported
-        without being encoded at all. Every text (claim, candidate, passage) is analysed once.
+        without being encoded at all, and a claim with nothing to compare it with (no cited passage
+        with a sentence: ``no_source`` / ``no_evidence``) is not encoded either. Every text (claim,
+        candidate, passage) is analysed once.
         """
         if not claims:
             return []
@@ -237,16 +244,18 @@ class LocalEntailmentVerifier:
         verbatim = [
             self._verbatim(text, claim.sources, analyses) for text, claim in zip(texts, claims, strict=True)
         ]
-        pending = [c for c, v in zip(claims, verbatim, strict=True) if v is None]
-        sentence_vectors = self._encode(
-            [t for t, v in zip(texts, verbatim, strict=True) if v is None], pending
-        )
+        encoded = [v is None and _has_sentences(c) for c, v in zip(claims, verbatim, strict=True)]
+        pending = [c for c, e in zip(claims, encoded, strict=True) if e]
+        sentence_vectors = self._encode([t for t, e in zip(texts, encoded, strict=True) if e], pending)
         claim_vectors = iter(sentence_vectors.pop(""))
+        unused = np.zeros(0, dtype=np.float32)  # decided without a similarity: never read
         return [
             v
             if v is not None
-            else self.assess(text, next(claim_vectors), claim.sources, sentence_vectors, analyses)
-            for text, claim, v in zip(texts, claims, verbatim, strict=True)
+            else self.assess(
+                text, next(claim_vectors) if e else unused, claim.sources, sentence_vectors, analyses
+            )
+            for text, claim, v, e in zip(texts, claims, verbatim, encoded, strict=True)
         ]
 
     def _verbatim(

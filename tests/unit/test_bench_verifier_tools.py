@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from bench import bench_verifier as bv
 from gateway.domain import Conflict, ConflictKind, Evidence, Span, Verdict, VerdictLabel
@@ -50,3 +51,29 @@ def test_dump_line_names_the_verdict_and_the_row() -> None:
     assert line["conflict"] == ["number", "two", "one"]
     assert line["split"] == bv.split_of("r1")
     assert (line["set"], line["label"], line["score"]) == ("kqa_dev", "refuted", 0.1235)
+
+
+def test_cache_digest_changes_with_any_checker_file(tmp_path: Path) -> None:
+    (tmp_path / "gateway" / "verification").mkdir(parents=True)
+    source = tmp_path / "gateway" / "verification" / "checks.py"
+    source.write_text("THRESHOLD = 1\n")
+    (tmp_path / "policies").mkdir()
+    (tmp_path / "policies" / "thresholds.yaml").write_text("a: 1\n")
+    inputs = ("gateway/verification", "policies")
+    before = bv.code_digest(tmp_path, inputs)
+    assert bv.code_digest(tmp_path, inputs) == before
+    source.write_text("THRESHOLD = 2\n")
+    changed_code = bv.code_digest(tmp_path, inputs)
+    (tmp_path / "policies" / "thresholds.yaml").write_text("a: 2\n")
+    assert len({before, changed_code, bv.code_digest(tmp_path, inputs)}) == 3
+
+
+def test_cache_is_reused_only_with_the_same_code_encoder_and_sets() -> None:
+    key = bv.cache_key(200, "torch bf16", digest="abc")
+    rows = [{**key, "set": "kqa_dev"}]
+    assert bv.cache_usable(rows, key, ["kqa_dev"])
+    assert not bv.cache_usable(rows, bv.cache_key(200, "torch bf16", digest="abd"), ["kqa_dev"])
+    assert not bv.cache_usable(rows, bv.cache_key(200, "onnx int8", digest="abc"), ["kqa_dev"])
+    assert not bv.cache_usable(rows, key, ["kqa_dev", "nli4ct"])
+    older = [{"per_set": 200, "version": 1, "set": "kqa_dev"}]  # a cache from before the digest
+    assert not bv.cache_usable(older, key, ["kqa_dev"])
