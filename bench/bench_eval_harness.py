@@ -19,7 +19,9 @@ How a replay is built from a set (``build_replays``):
   a model's answer, per question);
 - any other set gives answers of ``--claims-per-answer`` rows (in a fixed order by row id), each claim
   citing its own evidence as source ``[k]``;
-- a claim's human label is ``supported`` vs everything else (``refuted``, ``nei``).
+- a claim's human label is ``supported`` vs everything else (``refuted``, ``nei``);
+- a claim's own citation markers (Citation-Integrity's citing sentences carry "[13]") are removed: the
+  replay's sources are numbered by the bench, and a marker naming no source is decided unsupported.
 
 Printed per set and split (and per ``--replay`` file): answers and claims, the decided share, where the
 harness decides its agreement with the people and balanced accuracy (with the precision of its
@@ -63,6 +65,7 @@ from gateway.models import ModelPool
 from gateway.models.embedding import Embedder
 from gateway.policies import load_configured_policy
 from gateway.settings import Settings
+from gateway.text import strip_markers
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "claims"
 if not EVAL.is_dir():
@@ -77,7 +80,9 @@ def split_of(row_id: str) -> str:
 
 
 def _claim_text(claim: str) -> str:
-    return " ".join(claim.split()).rstrip(" .;:,")
+    """The claim as one sentence of the replayed answer: its own citation markers removed (a citing
+    sentence's "[13]" would name a source the replay does not have), end punctuation dropped."""
+    return strip_markers(" ".join(claim.split())).rstrip(" .;:,")
 
 
 def _answer(claims: list[tuple[str, bool, int]]) -> tuple[str, list[dict[str, Any]]]:

@@ -21,13 +21,22 @@ Printed per set and split (``tune``: crc32(id) even, where the term list and hed
 A claim not kept is rewritten to its source's sentence or removed (``bench_cleanup.py`` measures that
 step). Skips when ../shared/eval is missing. Asserts nothing.
 
+``--eval bench/data/restatements --per-set 0`` scores the project's own restatement set instead
+(``medquad_restatements.jsonl``, see ``bench/data/README.md``): model-style restatements of MedQuAD
+sentences, labelled ``supported`` (must be kept) or ``refuted`` (altered: must not be). Its rows carry
+``half`` (tune / held, by source sentence, so that the restatements of one sentence stay in one half)
+and ``kind``; the bench then also prints kept / not kept per kind and split.
+
     HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_restatement.py [--per-set 800] [--cache FILE]
+    HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_restatement.py --eval bench/data/restatements \
+        --per-set 0 --cache /tmp/bench_restatement_own.jsonl
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 import time
@@ -89,6 +98,39 @@ async def decide(
     return out
 
 
+def half(row: dict[str, Any]) -> str:
+    """The row's split: its own ``half`` field (the project's restatement set), else ``split_of`` its id."""
+    return str(row.get("half") or split_of(row["id"]))
+
+
+def with_fields(rows: list[dict[str, Any]], eval_dir: Path) -> list[dict[str, Any]]:
+    """The cached rows with ``half`` and ``kind`` of their source file, where it has them."""
+    extra: dict[str, dict[str, Any]] = {}
+    for path in eval_dir.glob("*.jsonl"):
+        for text in path.read_text(encoding="utf-8").splitlines():
+            if text.strip():
+                r = json.loads(text)
+                if "half" in r:
+                    extra[str(r["id"])] = {"half": r["half"], "kind": r.get("kind", "")}
+    return [{**r, **extra.get(str(r["id"]), {})} for r in rows]
+
+
+def by_kind(decided: list[Decided]) -> None:
+    """Per kind and split: rows, kept as written (the share must be high for ``supported`` kinds, 0 for
+    the altered ones)."""
+    kinds = sorted({str(d.row.get("kind")) for d in decided if d.row.get("kind")})
+    if not kinds:
+        return
+    print(f"  {'kind':<16}{'label':<11}{'tune kept':>14}{'held kept':>14}")
+    for kind in kinds:
+        mine = [d for d in decided if d.row.get("kind") == kind]
+        cells = []
+        for part in ("tune", "held"):
+            chosen = [d for d in mine if half(d.row) == part]
+            cells.append(share(sum(d.after.supported for d in chosen), len(chosen)))
+        print(f"  {kind:<16}{mine[0].row['label']:<11}{cells[0]:>14}{cells[1]:>14}")
+
+
 def share(k: int, n: int) -> str:
     return f"{k:>4}/{n:<4}{k / n:>6.1%}" if n else f"{'-':>16}"
 
@@ -112,10 +154,12 @@ def line(name: str, part: str, decided: list[Decided]) -> str:
 
 
 def show(tune: list[Decided], limit: int) -> None:
-    """Tune-split examples only: claims the restatement check changed, and supported claims still refused."""
+    """Tune-split examples only: claims the restatement check changed, supported claims still refused,
+    and not-supported claims kept (leaked)."""
     changed = [d for d in tune if d.after.check in (RESTATEMENT_CHECK, HEDGE_CHECK)]
     refused = [d for d in tune if d.row["label"] == "supported" and not d.after.supported]
-    for d in changed[:limit] + refused[:limit]:
+    leaked = [d for d in tune if d.row["label"] != "supported" and d.after.supported]
+    for d in changed[:limit] + refused[:limit] + leaked[:limit]:
         print(f"    [{d.row['label']}] {d.after.check}: {d.row['claim']!r}")
         print(f"        source: {d.after.evidence.text if d.after.evidence else None!r}")
         print(f"        {d.after.reason}")
@@ -139,7 +183,7 @@ async def main() -> None:
         return
     policy = VerificationPolicy()
     embedder = Embedder()
-    rows = local_rows(embedder, policy, args.per_set, args.cache, embedder, args.eval)
+    rows = with_fields(local_rows(embedder, policy, args.per_set, args.cache, embedder, args.eval), args.eval)
     anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
     local = LocalEntailmentVerifier(embedder, policy)  # not called: the cascades only combine
     before = CascadeVerifier(anchoring, local, None, replace(policy, restatement=False))
@@ -158,12 +202,13 @@ async def main() -> None:
         decided = await decide([r for r in rows if r["set"] == name], before, after, anchoring, policy)
         pooled += decided
         for part in ("tune", "held", "all"):
-            chosen = [d for d in decided if part == "all" or split_of(d.row["id"]) == part]
+            chosen = [d for d in decided if part == "all" or half(d.row) == part]
             print(line(name if part == "tune" else "", part, chosen))
+        by_kind(decided)
         if args.show:
-            show([d for d in decided if split_of(d.row["id"]) == "tune"], args.show)
+            show([d for d in decided if half(d.row) == "tune"], args.show)
     for part in ("tune", "held", "all"):
-        chosen = [d for d in pooled if part == "all" or split_of(d.row["id"]) == part]
+        chosen = [d for d in pooled if part == "all" or half(d.row) == part]
         print(line("all sets" if part == "tune" else "", part, chosen))
     print(f"{len(pooled)} claims in {time.perf_counter() - started:.1f}s")
 

@@ -60,6 +60,12 @@ word_key = stem
 """One word's matching key: ``checks.words.stem`` (synonym group head, then the Snowball stem)."""
 
 
+_CODE = re.compile(r"[a-z]+-?\d+[a-z\d-]*")
+"""A name with digits after letters ("b12", "il-6", "h1n1", "covid-19"): a content word the quoted
+source must contain as written ("vitamin b6" is not "vitamin b12"); numbers with units are the number
+check's."""
+
+
 def _numeric_words() -> frozenset[str]:
     """Words that the number check owns (units, number words, frequencies): not content words here."""
     return numeric_words()
@@ -83,7 +89,7 @@ def _missing_words(claim: AnalysedText, context: AnalysedText) -> list[str]:
     _, wanted = _keys(claim)
     missing: list[str] = []
     for word in wanted:
-        if word in numeric or any(ch.isdigit() for ch in word):
+        if word in numeric or (any(ch.isdigit() for ch in word) and not _CODE.fullmatch(word)):
             continue
         if word_key(word) in have:
             continue

@@ -41,7 +41,7 @@ from gateway.verification.binding import Binding, unshared_words, word_key
 from gateway.verification.checks.analysis import Analyses
 from gateway.verification.checks.polarity import polarity_words
 from gateway.verification.checks.quantities import extract_quantities
-from gateway.verification.checks.results import CheckOutcome
+from gateway.verification.checks.results import CheckOutcome, CheckResult
 from gateway.verification.checks.run import run_all
 from gateway.verification.checks.words import WORD, cues, stopwords
 from gateway.verification.policy import VerificationPolicy
@@ -180,7 +180,7 @@ class Restatement:
         if binding.restates:
             dropped = self._dropped_hedge(text, context)
             return binding if dropped is None else Binding(False, HEDGE_CHECK, dropped)
-        if binding.clash:
+        if binding.clash and not self._listed_clash(binding, self._read(text), self._read(context)):
             return binding
         detail = self.restates(text, quote, context, analyses)
         if detail is None:
@@ -190,11 +190,14 @@ class Restatement:
     def restates(self, claim: str, quote: str, context: str, analyses: Analyses) -> str | None:
         """The reason naming what differs when ``claim`` restates ``quote`` (in its sentence ``context``),
         else None."""
-        if any(r.clash for r in run_all(analyses(claim), analyses(context))):
+        mine, theirs, quoted = self._read(claim), self._read(context), self._read(quote)
+        if any(
+            r.clash and not self._listed_clash(r, mine, theirs)
+            for r in run_all(analyses(claim), analyses(context))
+        ):
             return None
         if self._dropped_hedge(claim, context) is not None:
             return None
-        mine, theirs, quoted = self._read(claim), self._read(context), self._read(quote)
         if not all(
             r.outcome is CheckOutcome.PASS for r in run_all(analyses(mine.text), analyses(theirs.text))
         ):
@@ -203,6 +206,17 @@ class Restatement:
         if unshared_words(said, source) or unshared_words(analyses(self._unhedged(quoted.text)), said):
             return None
         return self._reason(mine, theirs, claim)
+
+    def _listed_clash(self, result: CheckResult | Binding, mine: _Reading, theirs: _Reading) -> bool:
+        """A clash on the texts as written between two entries of one listed group ("insomnia" named
+        where the source names "sleeplessness"): the listed pair itself, which the checks on the read
+        texts judge instead."""
+        conflict = result.conflict
+        if conflict is None:
+            return False
+        said = {self._head.get(_key(t)) for t in mine.terms if _key(t) in _key(conflict.claim)}
+        other = {self._head.get(_key(t)) for t in theirs.terms}
+        return bool(said - {None}) and bool((said & other) - {None})
 
     def _read(self, text: str) -> _Reading:
         if self._term_pattern is None:

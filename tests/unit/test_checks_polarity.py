@@ -114,6 +114,8 @@ def test_agreeing_effect_statements_pass(claim: str, evidence: str) -> None:
         ("Transmission slowed in March.", "Transmission accelerated in March."),
         ("The bacteria are susceptible to amoxicillin.", "The bacteria are resistant to amoxicillin."),
         ("The drug suppresses the immune response.", "The drug stimulates the immune response."),
+        ("Few patients with gout have kidney stones.", "Most patients with gout have kidney stones."),
+        ("This causes many symptoms.", "This causes few symptoms."),
     ],
 )
 def test_more_direction_antonyms_clash(claim: str, evidence: str) -> None:

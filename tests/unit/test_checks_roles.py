@@ -28,6 +28,10 @@ check_roles = on_texts(roles.check_roles)
             "Children recover faster than adults.",
             "Adults recover faster than children do.",
         ),
+        (
+            "Oral cancer is more common in women than in men.",
+            "Oral cancer is more common in men than in women.",
+        ),
     ],
 )
 def test_swapped_roles_clash(claim: str, evidence: str) -> None:

@@ -71,6 +71,12 @@ def decide(claim: str, source: str, quote: str | None = None) -> tuple[bool, str
         ("Ibuprofen usually causes stomach pain.", "Ibuprofen causes abdominal pain.", "hedged (usually)"),
         # a weaker hedge than the source's
         ("Ibuprofen may cause stomach pain.", "Ibuprofen usually causes abdominal pain.", "hedged (may)"),
+        # a listed pair the entity check reads as two names (a clash on the texts as written)
+        (
+            "These symptoms include insomnia, anxiety and anger.",
+            "These symptoms include sleeplessness, anxiety and anger.",
+            "'insomnia' ~ 'sleeplessness'",
+        ),
     ],
 )
 def test_a_restatement_is_kept_and_its_reason_names_what_differs(claim: str, source: str, named: str) -> None:
@@ -114,6 +120,24 @@ def test_a_restatement_is_kept_and_its_reason_names_what_differs(claim: str, sou
         ("Ibuprofen always causes stomach pain.", "Ibuprofen causes abdominal pain.", "quantifier"),
         # a word the source does not have, and a quote the claim does not restate in full
         ("Ibuprofen causes severe stomach pain.", "Ibuprofen causes abdominal pain.", "entity_missing"),
+        # a changed quantifier ("few" for "most"), a changed code, swapped groups of a comparison
+        (
+            "Few heart attack patients have stomach pain.",
+            "Most heart attack patients have abdominal pain.",
+            "antonym",
+        ),
+        (
+            "Vegetarians may need vitamin B6 for joint pain.",
+            "Vegetarians may need vitamin B12 for joint pain.",
+            "quote_binding",
+        ),
+        (
+            "Joint pain is more common in women than in men.",
+            "Joint pain is more common in men than in women.",
+            "role_order",
+        ),
+        # a listed pair beside a swapped name: the swap still stops it
+        ("Paracetamol causes insomnia.", "Ibuprofen causes sleeplessness.", "entity_missing"),
     ],
 )
 def test_a_claim_that_says_more_or_otherwise_is_not_kept(claim: str, source: str, check: str) -> None:

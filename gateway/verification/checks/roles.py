@@ -7,7 +7,8 @@ agent before its cue and a patient after it, within the cue's clause; "A is caus
 followed by "by") reverses them. A comparison "A is more ... than B" (or "compared with B", "versus
 B": ``comparison_anchors``) ranks A above B
 (``comparative_more``), "A is less ... than B" below (``comparative_less``); any other comparative
-("A is rarer than B") ranks by its own word.
+("A is rarer than B") ranks by its own word. "X is more common in A than in B" (the preposition
+repeated after "than") ranks A above B.
 
 A claim's relation is swapped when the evidence states a relation of the same family (or the same
 ranking) whose agent holds the claim's patient and whose patient holds the claim's agent, with
@@ -126,12 +127,20 @@ def relations(clean: str) -> tuple[Relation, ...]:
         else:
             ranking, flip = f"than {word.group(0)}", False
         agent, patient = left[: word.start()], right
+        parallel = _PARALLEL.search(left, word.end())
+        if parallel is not None and re.match(rf"\s*{parallel.group(1)}\b", right):
+            agent = parallel.group(2)  # "more common in men than in women": men vs women
         if flip:
             agent, patient = patient, agent
         relation = _relation(ranking, f"{word.group(0)} ... than", agent, patient)
         if relation is not None:
             found.append(relation)
     return tuple(found)
+
+
+_PARALLEL = re.compile(r"\b(in|among|for|with|at|during|after|before)\s+([^,;]+)$")
+"""A comparison of two groups or settings, the comparative's subject aside: "X is more common in A than
+in B" ranks A above B (the preposition repeated after "than")."""
 
 
 def _swapped(mine: Relation, theirs: Relation) -> bool:
