@@ -18,13 +18,16 @@ import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
 from gateway.stemming import STEMMER_NAME, stem
+
+ALIAS_MINER = "aliases2"
+"""Names the alias miner (aliases.py) in the analyzer: an index saved without its aliases is rebuilt."""
 
 K1 = 1.2
 """BM25 term-frequency saturation."""
@@ -71,6 +74,11 @@ class Vocabulary:
     surfaces: tuple[str, ...]
     document_frequency: npt.NDArray[np.int64]
     records: int
+    aliases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Other names the live passages give their topics (aliases.py): alias -> what it names, the
+    most often named first."""
+    titles: frozenset[str] = frozenset()
+    """The live records' document titles."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +105,8 @@ class LexicalIndex:
         self._tiers: list[str] = []
         self._orgs: list[str] = []
         self._live: list[bool] = []
+        self._aliases: list[tuple[tuple[str, str], ...]] = []
+        self._titles: list[str] = []
         self._dirty = True
         self._offsets: IntArray = np.zeros(1, dtype=np.int32)
         self._postings: IntArray = np.zeros(0, dtype=np.int32)
@@ -116,11 +126,11 @@ class LexicalIndex:
     @property
     def analyzer(self) -> str:
         """What the index's terms and counts were made with: a saved index made otherwise is not loaded."""
-        return f"{STEMMER_NAME};title={self.title_weight}"
+        return f"{STEMMER_NAME};title={self.title_weight};{ALIAS_MINER}"
 
     def add(self, record_id: str, text: str, tier: str = "", org: str = "", title: str = "") -> None:
         """Add (or replace) one record: ``text`` counts once, its document ``title`` ``title_weight``
-        times."""
+        times; the other names ``text`` gives its topics are kept for ``vocabulary``."""
         counts: Counter[str] = Counter()
         for words, weight in ((title, self.title_weight), (text, 1)):
             for surface, term in surface_tokens(words):
@@ -130,9 +140,18 @@ class LexicalIndex:
                     self._surface.append(surface)
         terms = np.fromiter((self._vocab[t] for t in counts), dtype=np.int32, count=len(counts))
         freqs = np.fromiter(counts.values(), dtype=np.int32, count=len(counts))
-        self._put(record_id, terms, freqs, tier, org)
+        self._put(record_id, terms, freqs, tier, org, tuple(mine_aliases(text, title)), title)
 
-    def _put(self, record_id: str, terms: IntArray, freqs: IntArray, tier: str, org: str) -> None:
+    def _put(
+        self,
+        record_id: str,
+        terms: IntArray,
+        freqs: IntArray,
+        tier: str,
+        org: str,
+        aliases: tuple[tuple[str, str], ...] = (),
+        title: str = "",
+    ) -> None:
         position = self._position.get(record_id)
         if position is None:
             self._position[record_id] = len(self._ids)
@@ -142,10 +161,14 @@ class LexicalIndex:
             self._tiers.append(tier)
             self._orgs.append(org)
             self._live.append(True)
+            self._aliases.append(aliases)
+            self._titles.append(title)
         else:
             self._terms[position], self._freqs[position] = terms, freqs
             self._tiers[position], self._orgs[position] = tier, org
             self._live[position] = True
+            self._aliases[position] = aliases
+            self._titles[position] = title
         self._dirty = True
 
     def remove(self, record_ids: Iterable[str]) -> None:
@@ -155,6 +178,7 @@ class LexicalIndex:
                 self._live[position] = False
                 self._terms[position] = np.zeros(0, dtype=np.int32)
                 self._freqs[position] = np.zeros(0, dtype=np.int32)
+                self._aliases[position] = ()
                 self._dirty = True
 
     def _label(self, value: str) -> int:
@@ -201,7 +225,13 @@ class LexicalIndex:
         frequency = np.diff(self._offsets).astype(np.int64)  # removed records hold no terms
         if len(frequency) < len(self._vocab):
             frequency = np.concatenate([frequency, np.zeros(len(self._vocab) - len(frequency), np.int64)])
-        return Vocabulary(tuple(self._vocab), tuple(self._surface), frequency, len(self))
+        named: dict[str, Counter[str]] = {}
+        for alive, pairs in zip(self._live, self._aliases, strict=True):
+            for alias, target in pairs if alive else ():
+                named.setdefault(alias, Counter())[target] += 1
+        aliases = {alias: tuple(t for t, _ in targets.most_common()) for alias, targets in named.items()}
+        titles = frozenset(t for alive, t in zip(self._live, self._titles, strict=True) if alive and t)
+        return Vocabulary(tuple(self._vocab), tuple(self._surface), frequency, len(self), aliases, titles)
 
     def search(
         self,
@@ -249,6 +279,8 @@ class LexicalIndex:
             "ids": [self._ids[i] for i in rows],
             "tiers": [self._tiers[i] for i in rows],
             "orgs": [self._orgs[i] for i in rows],
+            "aliases": [self._aliases[i] for i in rows],
+            "titles": [self._titles[i] for i in rows],
         }
         path.parent.mkdir(parents=True, exist_ok=True)
         # one partial file per writer: a gateway and an ``ingest`` beside it may save at once
@@ -284,6 +316,8 @@ class LexicalIndex:
             if isinstance(surface, list) and len(surface) == len(index._vocab)
             else list(index._vocab)
         )
+        aliases = header.get("aliases") or [()] * len(header["ids"])
+        titles = header.get("titles") or [""] * len(header["ids"])
         for row, record_id in enumerate(header["ids"]):
             start, end = int(offsets[row]), int(offsets[row + 1])
             index._put(
@@ -292,5 +326,85 @@ class LexicalIndex:
                 freqs[start:end].astype(np.int32),
                 header["tiers"][row],
                 header["orgs"][row],
+                tuple((str(a), str(t)) for a, t in aliases[row]),
+                str(titles[row]),
             )
         return index
+
+
+# Other names a passage gives its topic (aliases.py reads them; here so that ``add`` mines them) -----
+
+_ALSO = re.compile(
+    r"(?P<before>[^.;:!?\n]{0,120}?)[,(]?\s*\b(?:also|sometimes|commonly|formerly|often)\s+"
+    r"(?:called|known\s+as|referred\s+to\s+as|named)\s+(?P<alias>[^.;:,()\n\"]{3,60}?)"
+    r"(?=\s*(?:[.;:,)\n]|\bor\b|\band\b|\bis\b|\bare\b|\bwhich\b|$))",
+    re.IGNORECASE,
+)
+_ACRONYM = re.compile(r"((?:[A-Za-z][\w'-]*\s+){1,8})\(([A-Z][A-Z0-9]{1,7})s?\)")
+_ARTICLE = re.compile(r"^(?:a|an|the)\s+", re.IGNORECASE)
+_DEMONSTRATIVE = re.compile(
+    r"\b(?:this|the|these)\s+(?:condition|disease|disorder|syndrome|problem|illness|infection|"
+    r"procedure|test|treatment|cancer|tumou?r)s?\s*(?:is|are|was|were)?\s*$",
+    re.IGNORECASE,
+)
+MAX_ALIAS_WORDS = 5
+
+
+def normal_alias(text: str) -> str:
+    """An alias as it is compared: lower-case, single-spaced, without a leading article."""
+    return _ARTICLE.sub("", " ".join(text.lower().split())).strip(" -'\"")
+
+
+def content_terms(text: str) -> set[str]:
+    """The index terms of ``text``'s words of three letters or more, numbers aside."""
+    return {term for surface, term in surface_tokens(text) if len(surface) > 2 and not surface.isdigit()}
+
+
+def mine_aliases(text: str, title: str) -> list[tuple[str, str]]:
+    """(alias, what it names) pairs found in ``text``, a passage of the document titled ``title``."""
+    found: list[tuple[str, str]] = []
+    title_words = content_terms(title)
+    for match in _ALSO.finditer(text):
+        alias = normal_alias(match.group("alias"))
+        before = match.group("before")
+        words = alias.split()
+        if not words or len(words) > MAX_ALIAS_WORDS or all(w in STOPWORDS for w in words):
+            continue
+        names_title = bool(title_words & content_terms(before)) or bool(_DEMONSTRATIVE.search(before))
+        if names_title and not content_terms(alias) <= title_words:  # the title's own words are no alias
+            found.append((alias, title))
+    for match in _ACRONYM.finditer(text):
+        letters = match.group(2).lower()
+        if letters in STOPWORDS:
+            continue
+        words = match.group(1).split()
+        long_form = _long_form(words, letters)
+        if long_form:
+            found.append((match.group(2), long_form))  # capitals mark an acronym (``AliasTable``)
+    return found
+
+
+def _long_form(words: list[str], letters: str) -> str | None:
+    """The fewest words before an acronym that spell it (Schwartz & Hearst: each letter, right to
+    left, found in order in the words, the first letter opening a word), or None."""
+    for start in range(len(words) - 1, max(-1, len(words) - 2 * len(letters) - 1), -1):
+        chosen = words[start:]
+        if chosen[0].lower() in STOPWORDS or not _spells(" ".join(chosen).lower(), letters):
+            continue
+        return " ".join(chosen)
+    return None
+
+
+def _spells(long_form: str, letters: str) -> bool:
+    position = len(long_form) - 1
+    for index in range(len(letters) - 1, -1, -1):
+        letter = letters[index]
+        while position >= 0 and (
+            long_form[position] != letter
+            or (index == 0 and position > 0 and long_form[position - 1].isalnum())
+        ):
+            position -= 1
+        if position < 0:
+            return False
+        position -= 1
+    return True

@@ -30,6 +30,7 @@ from rapidfuzz import fuzz, process
 from rapidfuzz.distance import JaroWinkler
 
 from gateway.errors import InvalidValue
+from gateway.knowledge.aliases import AliasTable
 from gateway.knowledge.lexical import STOPWORDS, Vocabulary, surface_tokens
 from gateway.knowledge.rewrite import RewriteWords
 from gateway.knowledge.synonyms import WORD as _WORD
@@ -167,6 +168,8 @@ class Lexicon:
         self._indexed = frozenset(vocabulary.terms)
         self._known = self._indexed | frozenset(w.lower() for w in extra_known)
         self._dictionary = dictionary
+        self.aliases = AliasTable(vocabulary.aliases, dictionary, share=self.share, titles=vocabulary.titles)
+        """The other names the knowledge base gives its topics (aliases.py): BM25 expansion terms."""
         buckets: dict[tuple[str, int], list[tuple[str, int]]] = {}
         for surface, count in zip(vocabulary.surfaces, vocabulary.document_frequency.tolist(), strict=True):
             if count >= 1 and len(surface) >= 4 and _ALPHA.match(surface):
@@ -371,6 +374,8 @@ class QueryPlanner:
             if terms and foreign:
                 parts.append(f" ({', '.join(terms)})")
         parts.append(text[done:])
+        if lexicon is not None:  # the knowledge base's own other names: BM25 only
+            added.extend(w for w in lexicon.aliases.expand(text) if w not in added)
         return "".join(parts), tuple(added)
 
     def _topics(

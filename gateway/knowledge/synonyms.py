@@ -92,6 +92,10 @@ def _key_forms(key: str) -> tuple[str, ...]:
     return tuple(_key_form(w) for w in _KEY_WORD.findall(key))
 
 
+key_forms = _key_forms
+"""A phrase's words as vocabulary keys and mined aliases (aliases.py) are compared."""
+
+
 def _text(value: str) -> str:
     if not value.strip():
         raise ValueError("must be non-empty text")
