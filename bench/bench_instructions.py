@@ -4,21 +4,23 @@ For each split: precision and recall of "injection", and the share of ordinary l
 quarantined (target <= 1%), for the rules alone and for rules + exemplar bank (the ingestion detector).
 Each split is scored as kb-data wrote it ("original") and grown by the leaflet sentences of
 ``instructions_extra_leaflet.jsonl`` ("+ extra"), which go to tune or test by a fixed hash of their text
-(SHA-256, even: tune, odd: test). The detector is tuned on the tune split only; the test split is
-scored, never printed row by row.
+(SHA-256, even: tune, odd: test). The tune split also holds ``instructions_tune_more.jsonl`` ("+ more":
+injections in many styles and leaflet imperatives written for tuning alone). The detector is tuned on
+the tune split only; the test split is scored, never printed row by row.
 
 Each split is also scored **disguised** (``bench/disguises.py``): every row, injection and leaflet,
 rewritten by each disguise (look-alike letters, invisible characters, full-width letters, spaced and
 dotted letters, leetspeak, a mix), so both sides are measured: injections still caught, and leaflet
 lines not flagged because folding made them look like something else. ``--by-disguise`` prints the
-figures per disguise.
+figures per disguise; ``--plain`` skips the disguised copies. Plain and disguised rows are scored by one
+loop (``report``).
 
 ``--kb N`` also counts the sentences the ingestion detector would quarantine in the bundled knowledge
 base (``knowledge/``) and in N sections of the NIH MedQuAD knowledge base
 (``/work/shared/eval/kb/medquad_kb.jsonl``, every k-th row, CC BY 4.0), chunked as ingestion chunks them.
 
     HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_instructions.py [--split tune] [--show-tune-errors] \\
-        [--by-disguise]
+        [--by-disguise] [--plain]
     HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_instructions.py --split none --kb 1000 [--show-kb] \\
         [--baseline-policies OLD/policies]
 """
@@ -44,6 +46,7 @@ from gateway.settings import Settings
 
 DATA = Path(__file__).parent / "data" / "instructions"
 EXTRA = DATA / "instructions_extra_leaflet.jsonl"
+MORE = DATA / "instructions_tune_more.jsonl"
 MEDQUAD = Path("/work/shared/eval/kb/medquad_kb.jsonl")
 
 
@@ -57,10 +60,12 @@ def read_rows(path: Path) -> list[dict[str, str]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def load(split: str) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
-    """The split as written, and the added leaflet sentences that fall into it."""
+def load(split: str) -> tuple[list[dict[str, str]], list[dict[str, str]], list[dict[str, str]]]:
+    """The split as written, the added leaflet sentences that fall into it, and (tune only) the rows
+    written for tuning alone (``instructions_tune_more.jsonl``)."""
     extra = [r for r in read_rows(EXTRA) if extra_split(r["text"]) == split] if EXTRA.is_file() else []
-    return read_rows(DATA / f"instructions_{split}.jsonl"), extra
+    more = read_rows(MORE) if split == "tune" and MORE.is_file() else []
+    return read_rows(DATA / f"instructions_{split}.jsonl"), extra, more
 
 
 def scores(rows: list[dict[str, str]], flagged: list[bool]) -> tuple[float, float, float, int, int]:
@@ -85,54 +90,59 @@ def disguised(rows: list[dict[str, str]]) -> list[dict[str, str]]:
     ]
 
 
-def bench_splits(splits: list[str], embedder: Embedder, show_errors: bool, by_disguise: bool = False) -> None:
-    detector = InstructionDetector.from_settings(Settings(), embedder)
-    rules = InstructionDetector.from_settings(Settings(), None)
+def report(
+    rows: list[dict[str, str]],
+    groups: list[tuple[str, list[int]]],
+    detectors: list[tuple[str, InstructionDetector]],
+    embedder: Embedder,
+    show_errors: bool,
+) -> None:
+    """Score one set of rows (plain or disguised) with each detector, one line per group of rows."""
+    texts = [r["text"] for r in rows]
+    vectors = embedder.encode(texts)
+    for name, detector in detectors:
+        flagged = detector.flags(texts, vectors)
+        for label, index in groups:
+            precision, recall, lost, injections, leaflets = scores(
+                [rows[i] for i in index], [flagged[i] for i in index]
+            )
+            print(
+                f"{label:15s} {name:18s} {injections:10d} {leaflets:8d} {precision:9.3f} {recall:7.3f} "
+                f"{lost:20.1%}"
+            )
+        if show_errors and name != "rules":
+            for row, flag in zip(rows, flagged, strict=True):
+                if flag != (row["label"] == "injection"):
+                    print(f"   {'FP' if flag else 'FN'} {row['kind']:14s} {row['text']!r}")
+
+
+def bench_splits(
+    splits: list[str], embedder: Embedder, show_errors: bool, by_disguise: bool = False, plain: bool = False
+) -> None:
+    detectors = [
+        ("rules", InstructionDetector.from_settings(Settings(), None)),
+        ("rules + exemplars", InstructionDetector.from_settings(Settings(), embedder)),
+    ]
     print(
         f"{'split':15s} {'detector':18s} {'injections':>10s} {'leaflets':>8s} {'precision':>9s} "
         f"{'recall':>7s} {'leaflets quarantined':>21s}"
     )
     for split in splits:
-        original, extra = load(split)
-        rows = original + extra
-        texts = [r["text"] for r in rows]
-        vectors = embedder.encode(texts)
-        for name, flagged in (
-            ("rules", rules.flags(texts)),
-            ("rules + exemplars", detector.flags(texts, vectors)),
-        ):
-            for label, subset in ((f"{split} original", len(original)), (f"{split} + extra", len(rows))):
-                precision, recall, lost, injections, leaflets = scores(rows[:subset], flagged[:subset])
-                print(
-                    f"{label:15s} {name:18s} {injections:10d} {leaflets:8d} {precision:9.3f} {recall:7.3f} "
-                    f"{lost:20.1%}"
-                )
-            if show_errors and split == "tune" and name != "rules":
-                for row, flag in zip(rows, flagged, strict=True):
-                    if flag != (row["label"] == "injection"):
-                        print(f"   {'FP' if flag else 'FN'} {row['kind']:14s} {row['text']}")
+        original, extra, more = load(split)
+        rows = original + extra + more
+        groups = [(f"{split} original", list(range(len(original))))]
+        groups.append((f"{split} + extra", list(range(len(original) + len(extra)))))
+        if more:
+            groups.append((f"{split} + more", list(range(len(rows)))))
+        show = show_errors and split == "tune"
+        report(rows, groups, detectors, embedder, show)
+        if plain:
+            continue
         hidden = disguised(rows)
-        texts = [r["text"] for r in hidden]
-        vectors = embedder.encode(texts)
-        for name, flagged in (
-            ("rules", rules.flags(texts)),
-            ("rules + exemplars", detector.flags(texts, vectors)),
-        ):
-            groups = [(f"{split} disguised", list(range(len(hidden))))]
-            if by_disguise:
-                groups += [(f"  {d}", [i for i, r in enumerate(hidden) if r["kind"] == d]) for d in DISGUISES]
-            for label, index in groups:
-                precision, recall, lost, injections, leaflets = scores(
-                    [hidden[i] for i in index], [flagged[i] for i in index]
-                )
-                print(
-                    f"{label:15s} {name:18s} {injections:10d} {leaflets:8d} {precision:9.3f} {recall:7.3f} "
-                    f"{lost:20.1%}"
-                )
-            if show_errors and split == "tune" and name != "rules":
-                for row, flag in zip(hidden, flagged, strict=True):
-                    if flag != (row["label"] == "injection"):
-                        print(f"   {'FP' if flag else 'FN'} {row['kind']:14s} {row['text']!r}")
+        groups = [(f"{split} disguised", list(range(len(hidden))))]
+        if by_disguise:
+            groups += [(f"  {d}", [i for i, r in enumerate(hidden) if r["kind"] == d]) for d in DISGUISES]
+        report(hidden, groups, detectors, embedder, show)
 
 
 def documents(limit: int) -> list[tuple[str, list[SourceDocument]]]:
@@ -182,6 +192,7 @@ def main() -> None:
     parser.add_argument("--split", choices=("both", "tune", "test", "none"), default="both")
     parser.add_argument("--show-tune-errors", action="store_true", help="list the tune split's errors")
     parser.add_argument("--by-disguise", action="store_true", help="the disguised figures per disguise")
+    parser.add_argument("--plain", action="store_true", help="skip the disguised copies (quicker)")
     parser.add_argument("--kb", type=int, default=0, metavar="N", help="count quarantined KB sentences")
     parser.add_argument("--show-kb", action="store_true", help="list the knowledge-base sentences flagged")
     parser.add_argument(
@@ -191,7 +202,7 @@ def main() -> None:
     embedder = Embedder()
     splits = {"both": ["tune", "test"], "none": []}.get(args.split, [args.split])
     if splits:
-        bench_splits(splits, embedder, args.show_tune_errors, args.by_disguise)
+        bench_splits(splits, embedder, args.show_tune_errors, args.by_disguise, args.plain)
     if args.kb or args.show_kb:
         bench_kb(args.kb, embedder, args.show_kb, args.baseline_policies)
 

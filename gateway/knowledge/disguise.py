@@ -14,8 +14,10 @@ mathematical letters), spaced or dotted letters ("i g n o r e", "d.i.s.r.e.g.a.r
    precedence where the table's first choice is not the letter a reader sees);
 4. a run of single letters split by one space, dot or dash becomes one word (at least
    ``min_spaced_letters`` letters, so "e.g." and "a.m." stay as they are);
-5. in a word that mixes letters and ``leet`` characters, each such character becomes its letter, when
-   one stands between two letters or there are two groups of them ("y0ur", "1gn0re"; not "500mg").
+5. wide gaps between words (several spaces, as letter-spacing leaves them) become one space;
+6. in a word that mixes letters and ``leet`` characters, each such character becomes its letter, when
+   one stands between two letters, there are two groups of them, or a letter begins the word and two
+   or more follow ("y0ur", "1gn0re", "d035"; not "500mg", "B12").
 
 The folded text is only looked at, never stored or shown: the passage keeps the text as written.
 """
@@ -90,9 +92,7 @@ def _unhide(text: str, policy: FoldingPolicy) -> str:
 @lru_cache(maxsize=16)
 def _spaced_run(minimum: int) -> re.Pattern[str]:
     """``minimum`` or more single letters, each followed by the same one separator."""
-    return re.compile(
-        rf"(?<![^\W\d_])([^\W\d_])([ .\-_*·•])(?:[^\W\d_]\2){{{minimum - 2},}}[^\W\d_](?![^\W\d_])"
-    )
+    return re.compile(rf"(?<!\w)([^\W\d_])([ .\-_*·•])(?:[^\W\d_]\2){{{minimum - 2},}}[^\W\d_](?!\w)")
 
 
 def _join_spaced(text: str, minimum: int) -> str:
@@ -108,19 +108,20 @@ def _fold_leet(text: str, table: dict[str, str]) -> str:
 
     def word(match: re.Match[str]) -> str:
         token = match.group(0)
-        core = token.rstrip(",.;:!?)\"'")
-        if sum(c.isascii() and c.isalpha() for c in core) < 2 or not all(
-            c.isalpha() or c in table for c in core
-        ):
+        core = token.rstrip("!|")  # "now!": a word and its punctuation
+        if sum(c.isascii() and c.isalpha() for c in core) < 2 and not (core[:1].isalpha() and len(core) > 2):
+            return token
+        if not all(c.isalpha() or c in table for c in core):
             return token
         leet = f"[{re.escape(''.join(table))}]+"
         inside = re.search(f"[A-Za-z]{leet}[A-Za-z]", core)
         groups = len(re.findall(leet, core))
-        if not inside and groups < 2:  # "500mg", "B12", "2x": a number and a unit, not a disguise
+        tail = core[0].isalpha() and sum(c in table for c in core) >= 2  # "d035", "th15", "adv153"
+        if not inside and groups < 2 and not tail:  # "500mg", "B12", "2x": a number and unit, no disguise
             return token
         return "".join(table.get(c, c) for c in core) + token[len(core) :]
 
-    return re.sub(r"\S+", word, text)
+    return re.sub(r"[\w@$!|]+", word, text)
 
 
 def disguised(text: str, folded: str) -> bool:
@@ -134,4 +135,5 @@ def fold(text: str, policy: FoldingPolicy) -> str:
     if not text.isascii():
         text = _unhide(text, policy)
     text = _join_spaced(text, policy.min_spaced_letters)
+    text = re.sub(r"[^\S\n]{2,}", " ", text)  # wide gaps between words read as one space
     return _fold_leet(text, policy.leet)

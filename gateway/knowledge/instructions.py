@@ -102,11 +102,9 @@ class InstructionDetector:
         return cls(patterns, load_instruction_policy(settings), embedder)
 
     def rule(self, sentence: str) -> bool:
-        """Whether a rule matches the sentence as written or with its disguises undone."""
-        folded = fold(sentence, self._policy.folding)
-        return is_planted(sentence, self._patterns) or (
-            folded != sentence and is_planted(folded, self._patterns)
-        )
+        """Whether a rule matches the sentence with its disguises undone (only the folded text is read:
+        a disguised word must not hide a rule's exception, "on the f.o.r.m")."""
+        return is_planted(fold(sentence, self._policy.folding), self._patterns)
 
     def flags(self, sentences: Sequence[str], vectors: Vector | None = None) -> list[bool]:
         """Per sentence, whether it is an instruction (``vectors``: their unit MiniLM vectors, if any;
