@@ -30,7 +30,7 @@ set's ``all`` line of the local checker the claims/s and claims/CPU-s of the pro
 (``set_speed``: the real local checker, not the cached verdicts; ``--speed-rows`` rows per set, 0: not
 timed). The sets are every ``*.jsonl`` of ``--eval``: a held-out directory is scored by the same code
 (its own cache: a cache is reused only for the same set names, ``--per-set``, claims encoder and
-checker: a digest of ``gateway/verification``, ``gateway/text.py``, ``gateway/domain.py`` and
+checker: a digest of ``gateway/verification``, ``gateway/text.py``, ``gateway/domain`` and
 ``policies/``, ``code_digest``).
 
 ``--speed`` instead measures the production path at batches of 1, 8 and 32 claims, ``--repeat``
@@ -115,7 +115,7 @@ CACHE_VERSION = 2
 """Version 2 records every clash (any kind, any similarity) with its conflict; ``local_verdict``
 applies the policy's contradiction rule to it."""
 ROOT = Path(__file__).resolve().parents[1]
-CHECK_INPUTS = ("gateway/verification", "gateway/text.py", "gateway/domain.py", "policies")
+CHECK_INPUTS = ("gateway/verification", "gateway/text.py", "gateway/domain", "policies")
 """What the local verdicts depend on besides the rows: the checker's code and data, and the policies."""
 JUDGE_REQUEST_CLAIMS = 8
 """Claims per ``verify()`` call when a judge is wired in (its budget is per call, as per request)."""
