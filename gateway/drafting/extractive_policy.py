@@ -3,40 +3,17 @@ question (its focus words and the kind of answer it asks for). See the file for 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import Annotated
 
 from pydantic import Field, with_config
 
+from gateway.knowledge.answer_kinds import QuestionKind
 from gateway.resources import bundled
-from gateway.validation import FILE_CONFIG, compile_all, load_file
+from gateway.validation import FILE_CONFIG, load_file
 
 POLICY_FILE = "extractive.yaml"
-
-
-@with_config(FILE_CONFIG)
-@dataclass(frozen=True)
-class QuestionKind:
-    """A kind of question (``question`` matches it) and what an answering sentence says (``answer``)."""
-
-    name: str
-    question: str
-    answer: str
-
-    def __post_init__(self) -> None:
-        compile_all(self, (self.question,), "question")
-        compile_all(self, (self.answer,), "answer")
-
-    @cached_property
-    def asked(self) -> re.Pattern[str]:
-        return re.compile(self.question, re.IGNORECASE)
-
-    @cached_property
-    def answered(self) -> re.Pattern[str]:
-        return re.compile(self.answer, re.IGNORECASE)
 
 
 @with_config(FILE_CONFIG)
