@@ -24,12 +24,14 @@ class ExtractivePolicy:
 
     focus_weight: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0
     cue_weight: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0
+    heading_weight: Annotated[float, Field(ge=0.0, le=0.1)] = 0.0
+    """Read by retrieval (answer_kinds.SectionKinds), not by the responder."""
     ignored_words: tuple[str, ...] = ()
     question_kinds: tuple[QuestionKind, ...] = ()
 
     def kinds(self, question: str) -> tuple[QuestionKind, ...]:
         """The kinds of answer ``question`` asks for (none: cosine and focus words rank alone)."""
-        return tuple(k for k in self.question_kinds if k.asked.search(question))
+        return tuple(k for k in self.question_kinds if k.answer and k.asked.search(question))
 
 
 def load_extractive_policy(directory: Path | None = None) -> ExtractivePolicy:
