@@ -54,6 +54,10 @@ class QuestionKind:
         return re.compile(self.heading, re.IGNORECASE)
 
 
+HEADINGS_KEPT = 100_000
+"""Headings whose kinds ``SectionKinds`` keeps at most (a cache, not a vocabulary)."""
+
+
 def _matching(
     kinds: Sequence[QuestionKind], text: str, pattern: Callable[[QuestionKind], re.Pattern[str]]
 ) -> frozenset[str]:
@@ -79,9 +83,20 @@ class SectionKinds:
         """The section kinds ``question`` asks for (empty: it asks nothing particular)."""
         return _matching(self.sectioned, question, lambda k: k.asked)
 
+    @cached_property
+    def _headings(self) -> dict[str, frozenset[str]]:
+        """Kinds of the headings seen (a knowledge base has a few thousand titles; cleared past
+        ``HEADINGS_KEPT``): the same titles come back as candidates question after question."""
+        return {}
+
     def of_heading(self, heading: str) -> frozenset[str]:
         """The section kinds a heading (a document title) announces."""
-        return _matching(self.sectioned, heading, lambda k: k.headed)
+        known = self._headings.get(heading)
+        if known is None:
+            if len(self._headings) >= HEADINGS_KEPT:
+                self._headings.clear()
+            known = self._headings[heading] = _matching(self.sectioned, heading, lambda k: k.headed)
+        return known
 
     def rerank(
         self,
