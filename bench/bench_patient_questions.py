@@ -38,6 +38,7 @@ questions would be answered and how many uncovered ones would be let through.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import random
@@ -252,7 +253,7 @@ def bm25_full(
     """BM25 alone over the whole knowledge base (no MiniLM): each planned query's BM25 list, fused,
     at section level. The one full-size figure a shared two-core machine can afford when building
     the 16k dense index is not. Each planner searches an index built with its own title weight."""
-    from gateway.knowledge.fusion import fuse_lists
+    from gateway.knowledge.fusion import fused_scores
     from gateway.knowledge.query import model_words
     from gateway.knowledge.records import document_of_chunk
     from gateway.models.embedding import default_model_path
@@ -263,7 +264,8 @@ def bm25_full(
     dictionary = model_words(default_model_path())
     some = next(iter(indexes.values()))
     print(f"\nBM25 alone, full size: {len(some)} passages; title weights {sorted(indexes)}")
-    print(f"{'set':<6}{'configuration':<30}{'n':>5}{'R@5':>7}{'R@10':>7}{'MRR@10':>8}")
+    head = f"{'set':<6}{'configuration':<30}{'n':>5}{'R@5':>7}{'R@10':>7}{'MRR@10':>8}"
+    print(f"{head}{'p50 ms':>8}{'p95 ms':>8}")
     for set_name, questions in sets.items():
         covered = [q for q in questions if q["relevant"]]
         for name, planner in planners:
@@ -271,9 +273,16 @@ def bm25_full(
             lexicon = planner.lexicon(index.vocabulary(), dictionary)
             found5 = found10 = 0
             reciprocal = 0.0
+            times: list[float] = []
             for item in covered:
+                started = time.perf_counter()
                 plans = planner.plan(item["question"], lexicon)
-                fused = fuse_lists([[h.record_id for h in index.search(p.lexical, 30)] for p in plans])
+                fused = planner.kinds.rerank(
+                    fused_scores([[h.record_id for h in index.search(p.lexical, 30)] for p in plans]),
+                    planner.asked_kinds(plans),
+                    index.title,
+                )
+                times.append((time.perf_counter() - started) * 1000)
                 sections = list(dict.fromkeys(document_of_chunk(rid) for rid in fused))[:10]
                 ranks = [i for i, sid in enumerate(sections) if sid in set(item["relevant"])]
                 if ranks:
@@ -283,7 +292,7 @@ def bm25_full(
             n = max(1, len(covered))
             print(
                 f"{set_name:<6}{name:<30}{len(covered):>5}{found5 / n:>7.3f}{found10 / n:>7.3f}"
-                f"{reciprocal / n:>8.3f}",
+                f"{reciprocal / n:>8.3f}{statistics.median(times):>8.1f}{percentile(times, 0.95):>8.1f}",
                 flush=True,
             )
 
@@ -328,6 +337,13 @@ def main() -> None:
         default=Path("/tmp/bench-bm25-full"),
         help="where --bm25-full keeps its BM25 indexes ('-': none; rebuilt when data or analyzer change)",
     )
+    parser.add_argument(
+        "--heading-weights",
+        nargs="*",
+        type=float,
+        default=[],
+        help="with --bm25-full: also the current planner with each section-kind boost (extractive.yaml)",
+    )
     add_serving_encoder_arguments(parser, "the queries (small calls)")
     args = parser.parse_args()
     if args.data_dir is None and not args.bm25_full:
@@ -339,13 +355,17 @@ def main() -> None:
 
     sets = load_sets(args.sets)
     if args.bm25_full:
-        from gateway.knowledge.query import load_planner
+        from gateway.knowledge.query import QueryPlanner, load_planner
 
         current = load_planner(args.policies or bundled("policies"))
         old = None if args.no_baseline else baseline_planner(args.baseline_rev)
         planners = ([(f"baseline ({args.baseline_rev})", old)] if old is not None else []) + [
             ("current", current)
         ]
+        for weight in args.heading_weights:  # the section-kind boost swept (answer_kinds.py)
+            kinds = dataclasses.replace(current.kinds, heading_weight=weight)
+            swept = QueryPlanner(current.words, current.synonyms, kinds)
+            planners.append((f"heading_weight {weight:g}", swept))
         bm25_full(sets, planners, None if args.bm25_cache == Path("-") else args.bm25_cache)
         return
     store, embedder = open_store(args, [q for questions in sets.values() for q in questions])

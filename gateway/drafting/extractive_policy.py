@@ -3,40 +3,17 @@ question (its focus words and the kind of answer it asks for). See the file for 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 from typing import Annotated
 
 from pydantic import Field, with_config
 
+from gateway.knowledge.answer_kinds import QuestionKind
 from gateway.resources import bundled
-from gateway.validation import FILE_CONFIG, compile_all, load_file
+from gateway.validation import FILE_CONFIG, load_file
 
 POLICY_FILE = "extractive.yaml"
-
-
-@with_config(FILE_CONFIG)
-@dataclass(frozen=True)
-class QuestionKind:
-    """A kind of question (``question`` matches it) and what an answering sentence says (``answer``)."""
-
-    name: str
-    question: str
-    answer: str
-
-    def __post_init__(self) -> None:
-        compile_all(self, (self.question,), "question")
-        compile_all(self, (self.answer,), "answer")
-
-    @cached_property
-    def asked(self) -> re.Pattern[str]:
-        return re.compile(self.question, re.IGNORECASE)
-
-    @cached_property
-    def answered(self) -> re.Pattern[str]:
-        return re.compile(self.answer, re.IGNORECASE)
 
 
 @with_config(FILE_CONFIG)
@@ -47,12 +24,14 @@ class ExtractivePolicy:
 
     focus_weight: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0
     cue_weight: Annotated[float, Field(ge=0.0, le=1.0)] = 0.0
+    heading_weight: Annotated[float, Field(ge=0.0, le=0.1)] = 0.0
+    """Read by retrieval (answer_kinds.SectionKinds), not by the responder."""
     ignored_words: tuple[str, ...] = ()
     question_kinds: tuple[QuestionKind, ...] = ()
 
     def kinds(self, question: str) -> tuple[QuestionKind, ...]:
         """The kinds of answer ``question`` asks for (none: cosine and focus words rank alone)."""
-        return tuple(k for k in self.question_kinds if k.asked.search(question))
+        return tuple(k for k in self.question_kinds if k.answer and k.asked.search(question))
 
 
 def load_extractive_policy(directory: Path | None = None) -> ExtractivePolicy:

@@ -49,6 +49,11 @@ def reciprocal_rank_fusion(
 def fuse_lists(lists: Sequence[Sequence[str]], k: int = RRF_K) -> list[str]:
     """Record ids of all ``lists`` by summed ``1 / (k + rank)``; ties by rank in the first list, then
     the next (with two lists: the order ``reciprocal_rank_fusion`` gives)."""
+    return [rid for rid, _ in fused_scores(lists, k)]
+
+
+def fused_scores(lists: Sequence[Sequence[str]], k: int = RRF_K) -> list[tuple[str, float]]:
+    """``fuse_lists`` with each record's summed score."""
     ranks: dict[str, list[int]] = {}
     scores: dict[str, float] = {}
     missing = 10**9
@@ -56,7 +61,7 @@ def fuse_lists(lists: Sequence[Sequence[str]], k: int = RRF_K) -> list[str]:
         for rank, rid in enumerate(dict.fromkeys(ranked), start=1):
             ranks.setdefault(rid, [missing] * len(lists))[position] = rank
             scores[rid] = scores.get(rid, 0.0) + 1.0 / (k + rank)
-    return sorted(scores, key=lambda rid: (-scores[rid], *ranks[rid]))
+    return [(rid, scores[rid]) for rid in sorted(scores, key=lambda rid: (-scores[rid], *ranks[rid]))]
 
 
 def relevance(cosine: float) -> float:

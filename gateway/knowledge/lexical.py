@@ -171,6 +171,11 @@ class LexicalIndex:
             self._titles[position] = title
         self._dirty = True
 
+    def title(self, record_id: str) -> str:
+        """The document title ``record_id`` was added with ("" when unknown)."""
+        position = self._position.get(record_id)
+        return self._titles[position] if position is not None else ""
+
     def remove(self, record_ids: Iterable[str]) -> None:
         for record_id in record_ids:
             position = self._position.get(record_id)

@@ -31,6 +31,7 @@ from rapidfuzz.distance import JaroWinkler
 
 from gateway.errors import InvalidValue
 from gateway.knowledge.aliases import AliasTable
+from gateway.knowledge.answer_kinds import SectionKinds, load_section_kinds
 from gateway.knowledge.lexical import STOPWORDS, Vocabulary, surface_tokens
 from gateway.knowledge.rewrite import RewriteWords
 from gateway.knowledge.synonyms import WORD as _WORD
@@ -279,15 +280,22 @@ class _Sentence:
 class QueryPlanner:
     """Turns a patient's message into the queries worth searching (see the module docstring)."""
 
-    def __init__(self, words: QueryWords, synonyms: Synonyms) -> None:
+    def __init__(self, words: QueryWords, synonyms: Synonyms, kinds: SectionKinds | None = None) -> None:
         self.words = words
         self.synonyms = synonyms
+        self.kinds = kinds or SectionKinds()
+        """The section kinds a question asks for (answer_kinds.py): ranks the fused candidates."""
 
     def lexicon(self, vocabulary: Vocabulary, dictionary: frozenset[str] = frozenset()) -> Lexicon:
         return Lexicon(vocabulary, self.words, self.synonyms.words, dictionary)
 
     def asks(self, text: str) -> bool:
         return _asks(text, self.words)
+
+    def asked_kinds(self, plans: Sequence[PlannedQuery]) -> frozenset[str]:
+        """The section kinds the planned questions ask (all plans when none is a question)."""
+        asking = [p.text for p in plans if p.question] or [p.text for p in plans]
+        return frozenset().union(*(self.kinds.asked(text) for text in asking))
 
     def plan(self, message: str, lexicon: Lexicon | None = None) -> list[PlannedQuery]:
         sentences = [s for s in (self._sentence(raw, lexicon) for raw in _split(message)) if s is not None]
@@ -425,11 +433,16 @@ def _join(text: str, extra: Sequence[str]) -> str:
 
 
 def load_planner(directory: Path, fallback: Path | None = None) -> QueryPlanner:
-    """The planner of a policy directory: its ``query.yaml`` and ``vocabulary.yaml``; a file the
-    directory does not have is read from ``fallback`` (the bundled policies) when one is given."""
+    """The planner of a policy directory: its ``query.yaml``, ``vocabulary.yaml`` and the section
+    kinds of ``extractive.yaml``; a file the directory does not have is read from ``fallback`` (the
+    bundled policies) when one is given."""
 
     def pick(name: str) -> Path:
         path = directory / name
         return fallback / name if fallback is not None and not path.is_file() else path
 
-    return QueryPlanner(load_query_words(pick("query.yaml")), load_vocabulary(pick("vocabulary.yaml")))
+    return QueryPlanner(
+        load_query_words(pick("query.yaml")),
+        load_vocabulary(pick("vocabulary.yaml")),
+        load_section_kinds(pick("extractive.yaml")),
+    )
