@@ -9,6 +9,7 @@ import pytest
 from gateway.testing import Reply, contract_answer, running_upstream
 from tests.support.prometheus import GATEWAY_JOB, running_prometheus
 from tests.support.stack import openai_client, running_gateway
+from tests.support.waiting import wait_until
 
 pytestmark = [pytest.mark.prometheus, pytest.mark.timeout(90)]
 
@@ -99,6 +100,19 @@ def test_grounding_rate_recorded_by_prometheus(make_services, tmp_path) -> None:
             rules = prom.get("/api/v1/rules")["data"]["groups"]
             assert {g["name"] for g in rules} == {"gateway-recording", "gateway-alerts"}
             assert all(r["health"] == "ok" for g in rules for r in g["rules"]), rules
-            # the gateway is up and answering, so the down and no-traffic alerts are not pending
-            alerts = prom.get("/api/v1/alerts")["data"]["alerts"]
-            assert not [a for a in alerts if a["labels"]["alertname"] in {"GatewayDown", "GatewayNoTraffic"}]
+
+            # the gateway is up and answering, so the down and no-traffic alerts clear: no-traffic is
+            # pending from start-up until the alert group's first evaluation after traffic was scraped,
+            # which may come an evaluation later than the recording group's (both every second)
+            def down_or_idle() -> list[str]:
+                alerts = prom.get("/api/v1/alerts")["data"]["alerts"]
+                names = (a["labels"]["alertname"] for a in alerts)
+                return [name for name in names if name in {"GatewayDown", "GatewayNoTraffic"}]
+
+            wait_until(
+                lambda: not down_or_idle(),
+                lambda: (
+                    f"the down and no-traffic alerts clear while the gateway answers (still {down_or_idle()})"
+                ),
+                timeout=20,
+            )
