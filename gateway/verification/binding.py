@@ -32,7 +32,7 @@ from gateway.verification.checks.polarity import check_antonyms, check_negation
 from gateway.verification.checks.quantifiers import check_quantifier
 from gateway.verification.checks.quantities import numeric_words
 from gateway.verification.checks.results import CheckOutcome
-from gateway.verification.checks.roles import check_roles
+from gateway.verification.checks.roles import check_roles, reversed_comparison
 from gateway.verification.checks.words import content_words, stem, stopwords, tokens
 from gateway.vocabulary import VerdictCheck
 
@@ -124,6 +124,11 @@ def restates(claim: str, context: str, analyses: Analyses | None = None) -> Bind
         check_roles,
     ):
         result = check(analysed, evidence)
+        conflict = result.conflict
+        if check is check_antonyms and conflict is not None and not result.passed:
+            words = (conflict.claim.lower(), conflict.source.lower())
+            if reversed_comparison(analysed, evidence, words):
+                result = check_antonyms(analysed, evidence, frozenset(words))
         if not result.passed:
             detail = result.detail or result.name.value
             return Binding(
