@@ -149,3 +149,44 @@ def test_the_grammar_file_is_validated(tmp_path: Path) -> None:
     bad.write_text(text.replace("passive_agents: [by]\n", ""), encoding="utf-8")
     with pytest.raises(ConfigurationError, match="passive_agents"):
         load_role_grammar(bad)
+
+
+def test_an_inverse_cue_restates_the_active_one_the_same_way_round() -> None:
+    evidence = "Neutropenia can lead to frequent infections."
+    assert restates("Frequent infections can result from neutropenia.", evidence).restates
+    swapped = restates("Neutropenia can result from frequent infections.", evidence)
+    assert not swapped.restates
+    assert swapped.check is VerdictCheck.ROLE_ORDER
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        (
+            "Parents with fragile XE syndrome have a risk of having a child with the premutation.",
+            "Parents with the premutation have a risk of having a child with fragile XE syndrome.",
+        ),
+        (
+            "Rapid treatment of a defibrillator with SCA can be lifesaving.",
+            "Rapid treatment of SCA with a defibrillator can be lifesaving.",
+        ),
+    ],
+)
+def test_two_prepositional_objects_exchanged_clash(claim: str, evidence: str) -> None:
+    assert check_roles(claim, evidence).outcome is CheckOutcome.CLASH
+
+
+def test_a_frame_across_a_comparison_is_the_comparison() -> None:
+    evidence = (
+        "Women with dense breasts have a higher risk of breast cancer than women with low breast density."
+    )
+    kept = "Women with low breast density have a lower risk of breast cancer than women with dense breasts."
+    swapped = (
+        "Women with low breast density have a higher risk of breast cancer than women with dense breasts."
+    )
+    assert restates(kept, evidence).restates
+    assert not restates(swapped, evidence).restates
+    assert restates(
+        "With a defibrillator, rapid treatment of SCA can be lifesaving.",
+        "Rapid treatment of SCA with a defibrillator can be lifesaving.",
+    ).restates

@@ -62,6 +62,7 @@ class _RolesFile:
     noun_markers: Words
     complement_heads: Words
     phrase_ends: Words
+    frames: Words
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,8 @@ class Relation:
     """The cue as written ("causes", "more ... than"), for the reason."""
     setting: frozenset[str] = frozenset()
     """The relation's setting ("in patients with loiasis"), when the sentence opens with one."""
+    inverse: bool = False
+    """Read from an inverse cue ("results from"): its agent after it."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,8 @@ class RoleGrammar:
     complement: re.Pattern[str]
     phrase_end: re.Pattern[str]
     coordinator: re.Pattern[str]
+    frames: tuple[tuple[str, re.Pattern[str]], ...]
+    anchor: re.Pattern[str]
     hard_break: re.Pattern[str]
     comma: re.Pattern[str]
 
@@ -132,8 +137,17 @@ def load_role_grammar(path: Path = ROLES_PATH) -> RoleGrammar:
         re.compile(rf"\b{_words(data.complement_heads)}\s*$"),
         re.compile(rf"\b{_words(data.phrase_ends)}\b"),
         re.compile(rf"^\s*{_words(data.coordinators)}\b"),
+        tuple((frame, _frame(frame)) for frame in data.frames),
+        re.compile(rf"\b{words.alternation('comparison_anchors')}\b"),
         re.compile(rf"[{breaks}]|\b{words.alternation('clause_break_words')}\b"),
         re.compile(r","),
+    )
+
+
+def _frame(frame: str) -> re.Pattern[str]:
+    first, second = frame.split()
+    return re.compile(
+        rf"\b{re.escape(first)}\s+((?:(?!\b{re.escape(second)}\b)[^,])+?)\s+{re.escape(second)}\s+([^,]+)"
     )
 
 
@@ -203,12 +217,14 @@ def _object(after_text: str, grammar: RoleGrammar) -> str:
     return right[: end.start()] if end else right
 
 
-def _relation(family: str, cue: str, agent: list[str], patient: list[str], setting: str) -> Relation | None:
+def _relation(
+    family: str, cue: str, agent: list[str], patient: list[str], setting: str, inverse: bool = False
+) -> Relation | None:
     shared = set(agent) & set(patient)
     left, right = frozenset(agent) - shared, frozenset(patient) - shared
     if not left or not right:
         return None
-    return Relation(family, left, right, cue, frozenset(_stems(setting)) - left - right)
+    return Relation(family, left, right, cue, frozenset(_stems(setting)) - left - right, inverse)
 
 
 def _sides(
@@ -261,8 +277,28 @@ def _read(
         )
     near_after = _stems(after)[:SIDE_WORDS]
     if passive:
-        return _relation(family, match.group(0), near_after, near_before, setting)
+        return _relation(family, match.group(0), near_after, near_before, setting, inverse)
     return _relation(family, match.group(0), near_before, near_after, setting)
+
+
+FRAME_WORDS = (2, 3)
+"""Content words of the first and the second object of a frame."""
+
+
+def _frames(text: str, grammar: RoleGrammar) -> list[Relation]:
+    """The objects of each frame ("of A with B") within a clause, as agent and patient."""
+    found: list[Relation] = []
+    for part in grammar.hard_break.split(text):
+        for name, pattern in grammar.frames:
+            for match in pattern.finditer(part):
+                if grammar.anchor.search(match.group(0)):
+                    continue  # "women with A have a higher risk than women with B": the comparison's
+                first = _stems(match.group(1))[: FRAME_WORDS[0]]
+                second = grammar.phrase_end.split(match.group(2))[0]
+                relation = _relation(f"frame {name}", name, first, _stems(second)[: FRAME_WORDS[1]], "")
+                if relation is not None:
+                    found.append(relation)
+    return found
 
 
 def read_relations(clean: str) -> tuple[Relation, ...]:
@@ -279,4 +315,4 @@ def read_relations(clean: str) -> tuple[Relation, ...]:
             relation = _read(text, match, family, inverse, grammar)
             if relation is not None:
                 found.append(relation)
-    return tuple(found)
+    return (*found, *_frames(text, grammar))
