@@ -190,3 +190,13 @@ def test_a_frame_across_a_comparison_is_the_comparison() -> None:
         "With a defibrillator, rapid treatment of SCA can be lifesaving.",
         "Rapid treatment of SCA with a defibrillator can be lifesaving.",
     ).restates
+
+
+def test_an_abbreviation_with_dots_is_one_word_and_a_coordinated_passive_keeps_its_agent() -> None:
+    evidence = "Taking action to control your risk factors can help prevent or delay P.A.D."
+    assert not restates(
+        "P.A.D. can help prevent or delay taking action to control your risk factors.", evidence
+    ).restates
+    assert restates(
+        "P.A.D. can be prevented or delayed by taking action to control your risk factors.", evidence
+    ).restates

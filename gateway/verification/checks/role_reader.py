@@ -157,6 +157,8 @@ def role_grammar() -> RoleGrammar:
 
 
 _PAREN = re.compile(r"\s*\([^()]*\)")
+_DOTTED = re.compile(r"\b(?:[a-z]\.){2,}")
+"""An abbreviation with dots ("p.a.d."): one word, and its dots end no clause."""
 
 
 def _stems(text: str) -> list[str]:
@@ -262,12 +264,12 @@ def _read(
         return None  # "an increase in", "the cause of": a noun, not a relation
     before = _segments(before_text, grammar)
     right, passive = after_text, inverse
+    coordinated = grammar.coordinated.match(right)
+    if coordinated is not None and not inverse:
+        right = right[coordinated.end() :]  # "prevent or delay B", "prevented or delayed by A"
     by = grammar.by.match(right)
     if by is not None:
         right, passive = right[by.end() :], True
-    coordinated = grammar.coordinated.match(right)
-    if coordinated is not None and not passive:
-        right = right[coordinated.end() :]  # "prevent or delay B"
     right = _object(right, grammar)
     subject, after, setting, object_relative = _sides(before[-1], before, right, passive, grammar)
     near_before = _stems(subject)[-SIDE_WORDS:]
@@ -304,7 +306,7 @@ def _frames(text: str, grammar: RoleGrammar) -> list[Relation]:
 def read_relations(clean: str) -> tuple[Relation, ...]:
     """The directed relations of the verbs of a normalised text (see the module docstring)."""
     grammar = role_grammar()
-    text = _PAREN.sub("", clean)
+    text = _DOTTED.sub(lambda m: m.group(0).replace(".", "") + " ", _PAREN.sub("", clean))
     found: list[Relation] = []
     taken: list[tuple[int, int]] = []
     for family, pattern, inverse in sorted(grammar.cues, key=lambda c: not c[2]):
