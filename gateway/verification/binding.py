@@ -32,7 +32,7 @@ from gateway.verification.checks.polarity import check_antonyms, check_negation
 from gateway.verification.checks.quantifiers import check_quantifier
 from gateway.verification.checks.quantities import numeric_words
 from gateway.verification.checks.results import CheckOutcome
-from gateway.verification.checks.roles import check_roles
+from gateway.verification.checks.roles import check_roles, restated_inverse_cues, reversed_comparison
 from gateway.verification.checks.words import content_words, stem, stopwords, tokens
 from gateway.vocabulary import VerdictCheck
 
@@ -115,6 +115,7 @@ def restates(claim: str, context: str, analyses: Analyses | None = None) -> Bind
     """
     analyses = Analyses() if analyses is None else analyses
     analysed, evidence = analyses(strip_markers(claim)), analyses(context)
+    explained: frozenset[str] = frozenset()  # a comparison read the other way round: its comparatives
     for check in (
         check_numbers,
         check_negation,
@@ -124,6 +125,12 @@ def restates(claim: str, context: str, analyses: Analyses | None = None) -> Bind
         check_roles,
     ):
         result = check(analysed, evidence)
+        conflict = result.conflict
+        if check is check_antonyms and conflict is not None and not result.passed:
+            words = (conflict.claim.lower(), conflict.source.lower())
+            if reversed_comparison(analysed, evidence, words):
+                explained = frozenset(words)
+                result = check_antonyms(analysed, evidence, explained)
         if not result.passed:
             detail = result.detail or result.name.value
             return Binding(
@@ -133,7 +140,8 @@ def restates(claim: str, context: str, analyses: Analyses | None = None) -> Bind
                 result.outcome is CheckOutcome.CLASH,
                 result.conflict,
             )
-    missing = _missing_words(analysed, evidence)
+    explained_keys = {word_key(w) for w in explained | restated_inverse_cues(analysed, evidence)}
+    missing = [w for w in _missing_words(analysed, evidence) if word_key(w) not in explained_keys]
     if missing:
         listed = ", ".join(repr(w) for w in missing[:MAX_LISTED])
         more = f" and {len(missing) - MAX_LISTED} more" if len(missing) > MAX_LISTED else ""

@@ -188,8 +188,12 @@ def _effect_clash(claim: PolarText, evidence: PolarText) -> CheckResult | None:
     )
 
 
-def check_antonyms(claim: PolarText, evidence: PolarText) -> CheckResult:
-    """The claim uses a word whose opposite the evidence uses instead (increases vs reduces).
+def check_antonyms(
+    claim: PolarText, evidence: PolarText, allowed: frozenset[str] = frozenset()
+) -> CheckResult:
+    """The claim uses a word whose opposite the evidence uses instead (increases vs reduces);
+    ``allowed``: words whose opposition the caller has explained ("less" and "more" of a comparison
+    read the other way round, ``roles.reversed_comparison``).
 
     Whole word forms are compared, never truncated stems: stems merge unrelated words ("early" and
     "ear", "protect" and "protein", "common" and "commodity") and made verbatim claims clash.
@@ -198,8 +202,8 @@ def check_antonyms(claim: PolarText, evidence: PolarText) -> CheckResult:
     evidence_stems = evidence.words
     for left, right in polarity_words().antonyms:
         for mine, other in ((left, right), (right, left)):
-            said = claim_stems & mine
-            if said and not evidence_stems & mine and evidence_stems & other:
+            said = claim_stems & mine - allowed
+            if said and not evidence_stems & mine and evidence_stems & other - allowed:
                 word, opposite = sorted(said)[0], sorted(evidence_stems & other)[0]
                 return clash(
                     CheckName.ANTONYM,

@@ -2,18 +2,24 @@
 
 "Obesity causes diabetes" and "diabetes causes obesity" share every word, so similarity, coverage
 and binding all pass the one against the other. A directed relation (``cues.yaml``:
-``role_relations``, one entry per family: cause, prevent, precede, transmit, activate, bind) has an
-agent before its cue and a patient after it, within the cue's clause; "A is caused by B" (the cue
-followed by "by") reverses them. A comparison "A is more ... than B" (or "compared with B", "versus
+``role_relations``, one entry per family: cause, prevent, precede, transmit, activate, bind, increase,
+reduce, treat, affect, damage, produce) has an agent and a patient, read by ``role_reader`` as the
+active sentence would state them: "B is caused by A", "B results from A", "the B that A causes",
+"A, which causes B", "how A affects B" and "A, an X, causes B" are all A cause B; "treatment of A with
+B" and "people with A have a child with B" are frames whose two objects are the sides. A comparison
+"A is more ... than B" (or "compared with B", "versus
 B": ``comparison_anchors``) ranks A above B
 (``comparative_more``), "A is less ... than B" below (``comparative_less``); any other comparative
 ("A is rarer than B") ranks by its own word. "X is more common in A than in B" (the preposition
 repeated after "than") ranks A above B.
 
 A claim's relation is swapped when the evidence states a relation of the same family (or the same
-ranking) whose agent holds the claim's patient and whose patient holds the claim's agent, with
-nothing of the claim's patient in its own place; words both sides share ("pro-vaccine clusters" / "anti-
-vaccine clusters") do not count. A swap is a CLASH of kind ``role``: the dev sets measured it about
+ranking) whose agent holds words of the claim's patient and whose patient words of the claim's agent,
+more of them than stay in place (or its agent and its setting, "In patients with A, B causes C",
+exchanged so); words both sides share ("pro-vaccine clusters" / "anti-vaccine clusters") do not count.
+``reversed_comparison`` tells the binding that "B is less common than A" restates "A is more common
+than B" (the opposite comparative is then not an opposite), ``restated_inverse_cues`` that "B
+results from A" restates "A leads to B". A swap is a CLASH of kind ``role``: the dev sets measured it about
 87% precise (13 of 15 catches not supported), below the 90% a contradiction kind must reach, so by
 default it leaves the claim ``not_verified`` (not in ``contradiction_kinds``).
 Evidence that states the relation the claim's way, or no such relation, passes.
@@ -28,10 +34,17 @@ from typing import Protocol
 
 from gateway.domain import ConflictKind
 from gateway.verification.checks.results import CheckName, CheckResult, clash, pass_result
+from gateway.verification.checks.role_reader import SIDE_WORDS, Relation, read_relations, role_grammar
 from gateway.verification.checks.words import WORD, cues, is_content, stem
 
-SIDE_WORDS = 4
-"""Content words read on each side of a relation's cue (the nearest ones, inside its clause)."""
+__all__ = [
+    "Relation",
+    "check_roles",
+    "relations",
+    "restated_inverse_cues",
+    "reversed_comparison",
+    "role_patterns",
+]
 
 
 class RelatedText(Protocol):
@@ -42,19 +55,7 @@ class RelatedText(Protocol):
 
 
 @dataclass(frozen=True)
-class Relation:
-    """One directed relation of a text: its family, and the content stems of each side."""
-
-    family: str
-    agent: frozenset[str]
-    patient: frozenset[str]
-    cue: str
-    """The cue as written ("causes", "more ... than"), for the reason."""
-
-
-@dataclass(frozen=True)
 class RolePatterns:
-    families: tuple[re.Pattern[str], ...]
     than: re.Pattern[str]
     comparative: re.Pattern[str]
     more: re.Pattern[str]
@@ -65,8 +66,8 @@ class RolePatterns:
 @cache
 def role_patterns() -> RolePatterns:
     words = cues()
+    role_grammar()  # the verbs' reader: read and validated with the comparatives
     return RolePatterns(
-        tuple(re.compile(rf"\b(?:{entry})\b") for entry in words.lists["role_relations"]),
         words.pattern(r"\b<<comparison_anchors>>\b"),
         words.pattern(r"\b(?:<<comparative_more>>|<<comparative_less>>|[a-z]{3,}er)\b"),
         words.pattern(r"^<<comparative_more>>$"),
@@ -103,23 +104,16 @@ def _relation(family: str, cue: str, left: str, right: str) -> Relation | None:
 def relations(clean: str) -> tuple[Relation, ...]:
     """The directed relations of a normalised text (see the module docstring)."""
     patterns = role_patterns()
-    found: list[Relation] = []
-    for index, cue in enumerate(patterns.families):
-        for match in cue.finditer(clean):
-            left, right = _clause(clean, match.start(), match.end(), patterns)
-            passive = re.match(r"\s+by\b", right) is not None
-            if passive:
-                right = right.lstrip()[2:]
-                left, right = right, left
-            relation = _relation(f"relation {index}", match.group(0), left, right)
-            if relation is not None:
-                found.append(relation)
+    found: list[Relation] = list(read_relations(clean))
     for than in patterns.than.finditer(clean):
         left, right = _clause(clean, than.start(), than.end(), patterns)
         comparatives = list(patterns.comparative.finditer(left))
+        listed = [
+            c for c in comparatives if patterns.more.match(c.group(0)) or patterns.less.match(c.group(0))
+        ]
         if not comparatives:
             continue
-        word = comparatives[-1]
+        word = (listed or comparatives)[-1]  # "a higher risk of cancer than": "higher", not "cancer"
         if patterns.more.match(word.group(0)):
             ranking, flip = "more", False
         elif patterns.less.match(word.group(0)):
@@ -143,15 +137,24 @@ _PARALLEL = re.compile(r"\b(in|among|for|with|at|during|after|before)\s+([^,;]+)
 in B" ranks A above B (the preposition repeated after "than")."""
 
 
+def _exchanged(
+    mine: tuple[frozenset[str], frozenset[str]], theirs: tuple[frozenset[str], frozenset[str]]
+) -> bool:
+    """Words of the claim's first role are in the evidence's second and words of its second in the
+    evidence's first, and more of them than stay in place (words both sides share, such as the verb of
+    "children recover faster than adults" or "other proteins" of two lists, are the frame)."""
+    (x, y), (x2, y2) = mine, theirs
+    to_y, to_x = (x & y2) - x2, (y & x2) - y2
+    return bool(to_y) and bool(to_x) and len(to_y) + len(to_x) > len(x & x2) + len(y & y2)
+
+
 def _swapped(mine: Relation, theirs: Relation) -> bool:
-    """A word of the claim's agent is the evidence's patient, one of its patient the evidence's agent,
-    and nothing of the claim's patient is the evidence's patient (shared words on the agent side, such
-    as the verb of "children recover faster than adults", are the relation's frame)."""
+    """The claim's agent and patient, or its agent and setting, exchanged against the evidence's."""
     if mine.family != theirs.family:
         return False
-    to_patient = (mine.agent & theirs.patient) - theirs.agent
-    to_agent = (mine.patient & theirs.agent) - theirs.patient
-    return bool(to_patient) and bool(to_agent) and not (mine.patient & theirs.patient)
+    return _exchanged((mine.agent, mine.patient), (theirs.agent, theirs.patient)) or _exchanged(
+        (mine.agent, mine.setting), (theirs.agent, theirs.setting)
+    )
 
 
 def _aligned(mine: Relation, theirs: Relation) -> bool:
@@ -177,3 +180,37 @@ def check_roles(claim: RelatedText, evidence: RelatedText) -> CheckResult:
                 swapped.cue,
             )
     return pass_result(CheckName.ROLE)
+
+
+def _lower(relation: Relation) -> bool:
+    return role_patterns().less.match(relation.cue.split()[0]) is not None
+
+
+def reversed_comparison(claim: RelatedText, evidence: RelatedText, words: tuple[str, str]) -> bool:
+    """Is the opposition of ``words`` (the claim's comparative, the evidence's) a comparison read the
+    other way round ("B is less common than A" for "A is more common than B")? Every ranking of the
+    claim must then be the evidence's, its sides in their places, with the opposite comparative."""
+    patterns = role_patterns()
+    if not all(patterns.more.match(w) or patterns.less.match(w) for w in words):
+        return False
+    rankings = [r for r in claim.relations if r.cue.endswith("... than")]
+    theirs = [r for r in evidence.relations if r.cue.endswith("... than")]
+    return bool(rankings) and all(
+        any(_aligned(mine, other) and _lower(mine) != _lower(other) for other in theirs)
+        and not any(_swapped(mine, other) for other in theirs)
+        for mine in rankings
+    )
+
+
+def restated_inverse_cues(claim: RelatedText, evidence: RelatedText) -> frozenset[str]:
+    """The words of the claim's inverse cues ("results from") whose relation the evidence states the
+    same way round with a cue of the same family ("leads to"): the binding does not ask the quote for
+    them. A claim relation swapped against any of the evidence's explains nothing."""
+    theirs = evidence.relations
+    words: set[str] = set()
+    for mine in claim.relations:
+        if not mine.inverse or any(_swapped(mine, other) for other in theirs):
+            continue
+        if any(_aligned(mine, other) and not other.inverse for other in theirs):
+            words.update(WORD.findall(mine.cue))
+    return frozenset(words)
