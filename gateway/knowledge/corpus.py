@@ -18,9 +18,9 @@ from pydantic import (
     with_config,
 )
 
-from gateway.errors import ConfigurationError, InvalidValue
+from gateway.errors import InvalidValue
 from gateway.knowledge.plaintext import plain_text, provenance_problem
-from gateway.validation import load_file, validate
+from gateway.validation import load_file, refuse, validate
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ def parse_date(value: object, source: str, key: str) -> dt.date | None:
     try:
         return _as_date(value)
     except ValueError as err:
-        raise ConfigurationError(source, key, str(err)) from None
+        refuse(source, key, str(err))
 
 
 MANIFEST = "manifest.yaml"
