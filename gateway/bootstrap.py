@@ -14,7 +14,6 @@ from gateway.drafting.drafter import Drafter
 from gateway.drafting.extractive import ExtractiveResponder
 from gateway.drafting.model_upstream import ModelUpstream
 from gateway.drafting.upstream import Upstream
-from gateway.errors import ConfigurationError
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.corpus import load_manifest
 from gateway.knowledge.query import QueryPlanner, load_planner
@@ -34,6 +33,7 @@ from gateway.settings import Settings
 from gateway.triage.semantic import SemanticTriage
 from gateway.triage.triager import LayeredTriager, Triager
 from gateway.trust.badge import TierBadger
+from gateway.validation import refuse
 from gateway.verification.cascade import build_verifier as build_verification_cascade
 from gateway.verification.verifier import Verifier
 from gateway.verification.verify import ClaimChecker
@@ -92,7 +92,7 @@ def build_rewriter(
     if cleanup.rewriter == "upstream" or (cleanup.rewriter == "auto" and configured):
         if not settings.upstream_base_url:
             reason = "'upstream' needs an upstream_base_url"
-            raise ConfigurationError("thresholds.yaml", "cleanup.rewriter", reason)
+            refuse("thresholds.yaml", "cleanup.rewriter", reason)
         if models is None:
             raise ValueError("the upstream rewriter is configured: pass the ModelPool its model comes from")
         first = UpstreamRewriter(models.model(Endpoint.upstream(settings), "rewrite"), verifier, cleanup)

@@ -24,7 +24,6 @@ from pathlib import Path
 from pydantic import with_config
 
 from gateway.cleanup.policy import CleanupPolicy
-from gateway.errors import ConfigurationError
 from gateway.resources import bundled
 from gateway.retrieval.policy import RetrievalPolicy
 from gateway.settings import Settings
@@ -32,7 +31,7 @@ from gateway.tools.policy import ToolPolicy
 from gateway.triage.contexts import OperatingContext
 from gateway.triage.policy import TriagePolicy, load_triage_policy
 from gateway.trust.policy import TierPolicy
-from gateway.validation import FILE_CONFIG, load_file
+from gateway.validation import FILE_CONFIG, load_file, refuse
 from gateway.verification.policy import VerificationPolicy
 
 
@@ -61,9 +60,7 @@ def load_policy(directory: Path, context: str) -> Policy:
     context_file = directory / "contexts" / f"{context}.yaml"
     if not context_file.is_file():
         available = sorted(p.stem for p in (directory / "contexts").glob("*.yaml"))
-        raise ConfigurationError(
-            str(context_file), "context", f"no such operating context; available: {', '.join(available)}"
-        )
+        refuse(str(context_file), "context", f"no such operating context; available: {', '.join(available)}")
     operating_context = load_file(context_file, OperatingContext)
     tools = _tool_policy(directory / "tools.yaml", tiers)
     return Policy(
@@ -85,7 +82,7 @@ def _tool_policy(path: Path, tiers: TierPolicy) -> ToolPolicy:
     for index, tool in enumerate(policy.trusted):
         if tool.tier not in declared:
             reason = f"{tool.tier!r} is not a tier of tiers.yaml ({', '.join(sorted(declared))})"
-            raise ConfigurationError(str(path), f"trusted[{index}].tier", reason)
+            refuse(str(path), f"trusted[{index}].tier", reason)
     return policy
 
 

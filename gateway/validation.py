@@ -5,6 +5,11 @@ variable or the file and dotted key (``retrieval.min_relevance``, ``units[21]``)
 A dataclass's own checks (``__post_init__``) raise ``InvalidValue``: a ConfigurationError when the
 dataclass is built directly, and, being a ValueError too, recorded by pydantic at the dataclass's
 location when it is validated from a file, so the key still names where it sits in the file.
+
+This module is the one place that builds a ``ConfigurationError``: a value pydantic can check goes
+through ``configuration_error``; a condition that is not a value's validity (a file missing, a model
+directory unreadable, a key that cannot be decrypted, a command-line choice that leaves nothing to
+do) goes through ``refuse``.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import json
 import re
 import types
 from pathlib import Path
-from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import Any, NoReturn, TypeVar, Union, get_args, get_origin, get_type_hints
 
 import yaml
 from pydantic import ConfigDict, TypeAdapter, ValidationError
@@ -73,6 +78,12 @@ def configuration_error(
     return ConfigurationError(source, _join(prefix, key) or "-", reason)
 
 
+def refuse(source: str, key: str, reason: str, *, cause: BaseException | None = None) -> NoReturn:
+    """Raise the ConfigurationError naming ``source``, ``key`` and ``reason`` (``from cause``: the
+    error that explains it, or none, so a caught parsing error does not show as a second failure)."""
+    raise ConfigurationError(source, key, reason) from cause
+
+
 def validate(
     cls: type[T], data: Any, source: str, prefix: str = "", *, context: dict[str, Any] | None = None
 ) -> T:
@@ -90,21 +101,21 @@ def read_yaml(path: Path, hint: str = "", *, loader: type[yaml.SafeLoader] = yam
     """A YAML file's value ({} when empty); ``hint`` follows "file not found"; ``loader``: a stricter
     safe loader (one that refuses a repeated key, say)."""
     if not path.is_file():
-        raise ConfigurationError(str(path), "-", f"file not found{hint}")
+        refuse(str(path), "-", f"file not found{hint}")
     try:
         return yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}  # noqa: S506  # a SafeLoader
     except yaml.YAMLError as err:
-        raise ConfigurationError(str(path), "-", f"not valid YAML: {err}") from None
+        refuse(str(path), "-", f"not valid YAML: {err}")
 
 
 def read_json(path: Path, hint: str = "") -> Any:
     """A JSON file's value; ``hint`` follows "file not found" (how to make the file)."""
     if not path.is_file():
-        raise ConfigurationError(str(path), "-", f"file not found{hint}")
+        refuse(str(path), "-", f"file not found{hint}")
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ConfigurationError(str(path), "-", f"not valid JSON: {err}") from None
+        refuse(str(path), "-", f"not valid JSON: {err}")
 
 
 def load_file(path: Path, cls: type[T], *, context: dict[str, Any] | None = None, hint: str = "") -> T:

@@ -27,7 +27,8 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from gateway.errors import AuditError, ConfigurationError
+from gateway.errors import AuditError
+from gateway.validation import refuse
 
 PREFIX = "gwenc1:"
 """Marks a sealed value (format version 1)."""
@@ -67,17 +68,15 @@ def parse_keys(text: str, source: str) -> list[AuditKey]:
             continue
         key_id, sep, encoded = item.partition(":")
         if not sep or not _KEY_ID.match(key_id):
-            raise ConfigurationError(
-                source, f"key {number}", "must be KEYID:BASE64 (trust-gateway audit keygen)"
-            )
+            refuse(source, f"key {number}", "must be KEYID:BASE64 (trust-gateway audit keygen)")
         try:
             secret = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
         except ValueError:
-            raise ConfigurationError(source, key_id, "the key is not valid base64") from None
+            refuse(source, key_id, "the key is not valid base64")
         if len(secret) != KEY_BYTES:
-            raise ConfigurationError(source, key_id, f"the key must be {KEY_BYTES} bytes, not {len(secret)}")
+            refuse(source, key_id, f"the key must be {KEY_BYTES} bytes, not {len(secret)}")
         if any(k.key_id == key_id for k in keys):
-            raise ConfigurationError(source, key_id, "the key id is listed twice")
+            refuse(source, key_id, "the key id is listed twice")
         keys.append(AuditKey(key_id, secret))
     return keys
 
@@ -100,18 +99,16 @@ class Keyring:
             try:
                 text = key_file.read_text(encoding="utf-8")
             except OSError as err:
-                raise ConfigurationError(
+                refuse(
                     "GATEWAY_AUDIT_KEY_FILE", str(key_file), f"cannot read the audit key file: {err.strerror}"
-                ) from None
+                )
             keys += parse_keys(text, "GATEWAY_AUDIT_KEY_FILE")
             if not keys:
-                raise ConfigurationError("GATEWAY_AUDIT_KEY_FILE", str(key_file), "the file holds no key")
+                refuse("GATEWAY_AUDIT_KEY_FILE", str(key_file), "the file holds no key")
         if key_text.strip():
             for key in parse_keys(key_text, "GATEWAY_AUDIT_KEY"):
                 if any(k.key_id == key.key_id for k in keys):
-                    raise ConfigurationError(
-                        "GATEWAY_AUDIT_KEY", key.key_id, "the key id is also in the key file"
-                    )
+                    refuse("GATEWAY_AUDIT_KEY", key.key_id, "the key id is also in the key file")
                 keys.append(key)
         return cls(keys) if keys else None
 

@@ -30,7 +30,7 @@ import gateway.audit.ledger as ledger
 from gateway.audit.chain import ChainHead, Checkpoint
 from gateway.audit.crypto import Keyring, KeyUnavailable, is_sealed
 from gateway.audit.store import AuditFilter, AuditRow, AuditStore, RecordJson, record_text
-from gateway.errors import ConfigurationError
+from gateway.validation import refuse
 
 T = TypeVar("T")
 
@@ -193,7 +193,7 @@ def check_key(store: AuditStore, keyring: Keyring | None) -> None:
             continue
         key_id = row.question.removeprefix("gwenc1:").partition(":")[0]
         if keyring is None:
-            raise ConfigurationError(
+            refuse(
                 "GATEWAY_AUDIT_KEY",
                 key_id,
                 "the audit trail holds records encrypted with this key; configure it "
@@ -203,6 +203,4 @@ def check_key(store: AuditStore, keyring: Keyring | None) -> None:
             keyring.open(row.question, f"{row.id}/question")
         except KeyUnavailable as err:
             source = "GATEWAY_AUDIT_KEY"
-            raise ConfigurationError(
-                source, key_id, f"{err} (request {row.id}); is it the right key?"
-            ) from None
+            refuse(source, key_id, f"{err} (request {row.id}); is it the right key?")

@@ -38,6 +38,7 @@ from gateway.policies import Policy, load_configured_policy
 from gateway.resources import bundled
 from gateway.services import Services
 from gateway.settings import Settings
+from gateway.validation import refuse
 from gateway.verification.verifier import Verifier
 
 
@@ -52,11 +53,11 @@ def run_command(args: argparse.Namespace, settings: Settings) -> int:
 
 async def _generate(args: argparse.Namespace, settings: Settings) -> int:
     if args.out is None:
-        raise ConfigurationError("trust-gateway eval generate", "--out", "name the JSONL file to write")
+        refuse("trust-gateway eval generate", "--out", "name the JSONL file to write")
     models = ModelPool(settings)
     model = _raw_model(args, settings, models)
     if model is None:
-        raise ConfigurationError(
+        refuse(
             "trust-gateway eval generate",
             "GATEWAY_UPSTREAM_BASE_URL",
             "question generation needs an upstream model (set it or pass --raw-base-url)",
@@ -111,7 +112,7 @@ async def _run(args: argparse.Namespace, settings: Settings) -> int:
     urls = KnowledgeBaseFirst(documents, fetcher, enabled=not args.no_kb_urls)
     checker: AnswerChecker = StatementChecker(verifier, urls, point)
     if not wiring.systems:
-        raise ConfigurationError("trust-gateway eval", "--systems", "no system left to evaluate")
+        refuse("trust-gateway eval", "--systems", "no system left to evaluate")
     out_dir = args.out or settings.data_dir / "eval" / Path(source_name).stem
     paths = RunPaths(out_dir)
     log = open_run(paths, questions, checker)
@@ -230,9 +231,7 @@ def _wire_systems(
     wanted = [s.strip() for s in args.systems.split(",") if s.strip()]
     unknown = sorted(set(wanted) - {"raw", "gateway"})
     if unknown:
-        raise ConfigurationError(
-            "trust-gateway eval", "--systems", f"unknown system(s): {', '.join(unknown)}"
-        )
+        refuse("trust-gateway eval", "--systems", f"unknown system(s): {', '.join(unknown)}")
     services: Services | None = None
     if "raw" in wanted:
         raw = _raw_model(args, settings, models)
@@ -296,7 +295,7 @@ def checker_verifier(
     local stages leave undecided, ``gateway`` exactly as the gateway is configured."""
     thresholds = policy.thresholds.verification
     if choice == "judge" and not settings.judge_base_url:
-        raise ConfigurationError(
+        refuse(
             "trust-gateway eval",
             "--checker",
             "'judge' needs a configured judge: set GATEWAY_JUDGE_BASE_URL (and GATEWAY_JUDGE_MODEL, "

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gateway.errors import ConfigurationError, UpstreamError
+from gateway.errors import UpstreamError
 from gateway.evaluation.records import ExpectedScope, Question
 from gateway.knowledge.corpus import SourceDocument
 from gateway.models.chat_model import ChatModel
+from gateway.validation import refuse
 
 BUNDLED_QUESTIONS = Path(__file__).resolve().parent / "questions" / "bundled.jsonl"
 """The question set written for the bundled knowledge base (shipped inside the package)."""
@@ -39,7 +40,7 @@ def question_id(text: str) -> str:
 def load_questions(path: Path) -> list[Question]:
     """Read a JSONL question set. Errors name the file, the line and the field."""
     if not path.is_file():
-        raise ConfigurationError(str(path), "-", "question set not found")
+        refuse(str(path), "-", "question set not found")
     questions: list[Question] = []
     seen: set[str] = set()
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
@@ -48,23 +49,23 @@ def load_questions(path: Path) -> list[Question]:
         try:
             data = json.loads(line)
         except json.JSONDecodeError as err:
-            raise ConfigurationError(str(path), f"line {number}", f"not JSON: {err.msg}") from None
+            refuse(str(path), f"line {number}", f"not JSON: {err.msg}")
         question = parse_question(data, str(path), number)
         if question.id in seen:
-            raise ConfigurationError(str(path), f"line {number}.id", f"duplicate id {question.id!r}")
+            refuse(str(path), f"line {number}.id", f"duplicate id {question.id!r}")
         seen.add(question.id)
         questions.append(question)
     if not questions:
-        raise ConfigurationError(str(path), "-", "the question set is empty")
+        refuse(str(path), "-", "the question set is empty")
     return questions
 
 
 def parse_question(data: Any, source: str, line: int) -> Question:
     if not isinstance(data, dict):
-        raise ConfigurationError(source, f"line {line}", "expected a JSON object")
+        refuse(source, f"line {line}", "expected a JSON object")
     text = data.get("question")
     if not isinstance(text, str) or not text.strip():
-        raise ConfigurationError(source, f"line {line}.question", "missing or empty")
+        refuse(source, f"line {line}.question", "missing or empty")
     scope = parse_scope(data.get("scope", data.get("expected_scope")), source, f"line {line}.scope")
     raw_id = data.get("id")
     return Question(
@@ -84,7 +85,7 @@ def parse_scope(value: Any, source: str, key: str) -> ExpectedScope | None:
         return ExpectedScope(normalised)
     except ValueError:
         allowed = ", ".join(s.value for s in ExpectedScope)
-        raise ConfigurationError(source, key, f"must be one of {allowed}, got {value!r}") from None
+        refuse(source, key, f"must be one of {allowed}, got {value!r}")
 
 
 def _optional_str(value: Any) -> str | None:

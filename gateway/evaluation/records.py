@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.domain import VerificationStatus
-from gateway.errors import ConfigurationError
+from gateway.validation import refuse
 
 
 class ExpectedScope(StrEnum):
@@ -294,9 +294,7 @@ class RecordLog:
                 try:
                     yield EvalRecord.from_json(json.loads(line))
                 except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
-                    raise ConfigurationError(
-                        str(self.path), f"line {number}", f"not a record: {err}"
-                    ) from None
+                    refuse(str(self.path), f"line {number}", f"not a record: {err}")
 
 
 def _truncate_partial_tail(path: Path) -> None:

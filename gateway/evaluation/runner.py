@@ -23,7 +23,6 @@ from typing import Any
 
 from tqdm import tqdm
 
-from gateway.errors import ConfigurationError
 from gateway.evaluation.agreement import agreement_report
 from gateway.evaluation.bootstrap import BootstrapSpec
 from gateway.evaluation.metrics import (
@@ -39,6 +38,7 @@ from gateway.evaluation.questions import questions_digest
 from gateway.evaluation.records import EvalRecord, Question, RecordLog
 from gateway.evaluation.scoring import AnswerChecker
 from gateway.evaluation.systems import System
+from gateway.validation import refuse
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def open_run(paths: RunPaths, questions: Sequence[Question], checker: AnswerChec
         previous = json.loads(paths.manifest.read_text(encoding="utf-8"))
         for key, value in manifest.items():
             if previous.get(key) != value:
-                raise ConfigurationError(
+                refuse(
                     str(paths.manifest),
                     key,
                     f"this directory holds a run with {key}={previous.get(key)!r}, not {value!r}; "

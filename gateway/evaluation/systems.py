@@ -22,13 +22,14 @@ from typing import Any, Protocol
 import openai
 
 from gateway.domain import ChatRequest, Message, Role
-from gateway.errors import ConfigurationError, UpstreamError
+from gateway.errors import UpstreamError
 from gateway.evaluation.questions import parse_question
 from gateway.evaluation.records import HumanLabel, Question, SourceRef, SystemAnswer
 from gateway.evaluation.scoring import looks_like_refusal
 from gateway.models.chat_model import ChatModel
 from gateway.pipeline.run import answer as gateway_answer
 from gateway.services import Services
+from gateway.validation import refuse
 
 Clock = Callable[[], float]
 
@@ -297,7 +298,7 @@ def load_replay(path: Path, name: str = "replay") -> tuple[list[Question], Repla
     measuring the harness: ``_human_labels``). A source is a URL string, a text string, or an object with
     url/title/text (and optionally its number as ``id``)."""
     if not path.is_file():
-        raise ConfigurationError(str(path), "-", "replay file not found")
+        refuse(str(path), "-", "replay file not found")
     questions: list[Question] = []
     answers: dict[str, SystemAnswer] = {}
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
@@ -306,17 +307,17 @@ def load_replay(path: Path, name: str = "replay") -> tuple[list[Question], Repla
         try:
             data = json.loads(line)
         except json.JSONDecodeError as err:
-            raise ConfigurationError(str(path), f"line {number}", f"not JSON: {err.msg}") from None
+            refuse(str(path), f"line {number}", f"not JSON: {err.msg}")
         question = parse_question(data, str(path), number)
         if question.id in answers:
-            raise ConfigurationError(str(path), f"line {number}.id", f"duplicate id {question.id!r}")
+            refuse(str(path), f"line {number}.id", f"duplicate id {question.id!r}")
         text = data.get("answer")
         if not isinstance(text, str):
-            raise ConfigurationError(str(path), f"line {number}.answer", "missing (the recorded answer text)")
+            refuse(str(path), f"line {number}.answer", "missing (the recorded answer text)")
         sources = _replay_sources(data.get("sources", []), str(path), number)
         refused = data.get("refused")
         if refused is not None and not isinstance(refused, bool):
-            raise ConfigurationError(str(path), f"line {number}.refused", "must be true or false")
+            refuse(str(path), f"line {number}.refused", "must be true or false")
         detected = looks_like_refusal(text) if refused is None else refused
         latency = data.get("latency_seconds")
         labels = _human_labels(data.get("human_labels", []), text, str(path), number)
@@ -332,7 +333,7 @@ def load_replay(path: Path, name: str = "replay") -> tuple[list[Question], Repla
             human_labels=labels,
         )
     if not questions:
-        raise ConfigurationError(str(path), "-", "the replay file is empty")
+        refuse(str(path), "-", "the replay file is empty")
     return questions, ReplaySystem(answers, name)
 
 
@@ -340,23 +341,21 @@ def _human_labels(items: Any, answer: str, source: str, line: int) -> tuple[Huma
     """``human_labels``: ``[{"claim": text of the answer, "supported": bool}, ...]`` in answer order;
     each claim is found in the answer after the previous one."""
     if not isinstance(items, list):
-        raise ConfigurationError(source, f"line {line}.human_labels", "must be a list")
+        refuse(source, f"line {line}.human_labels", "must be a list")
     labels: list[HumanLabel] = []
     cursor = 0
     for position, item in enumerate(items):
         where = f"line {line}.human_labels[{position}]"
         if not isinstance(item, dict):
-            raise ConfigurationError(source, where, "must be an object with 'claim' and 'supported'")
+            refuse(source, where, "must be an object with 'claim' and 'supported'")
         claim, supported = item.get("claim"), item.get("supported")
         if not isinstance(claim, str) or not claim.strip():
-            raise ConfigurationError(source, f"{where}.claim", "must be a non-empty string")
+            refuse(source, f"{where}.claim", "must be a non-empty string")
         if not isinstance(supported, bool):
-            raise ConfigurationError(source, f"{where}.supported", "must be true or false")
+            refuse(source, f"{where}.supported", "must be true or false")
         start = answer.find(claim, cursor)
         if start < 0:
-            raise ConfigurationError(
-                source, f"{where}.claim", "is not in the answer (after the previous labelled claim)"
-            )
+            refuse(source, f"{where}.claim", "is not in the answer (after the previous labelled claim)")
         cursor = start + len(claim)
         labels.append(HumanLabel(start, cursor, supported))
     return tuple(labels)
@@ -364,7 +363,7 @@ def _human_labels(items: Any, answer: str, source: str, line: int) -> tuple[Huma
 
 def _replay_sources(items: Any, source: str, line: int) -> tuple[SourceRef, ...]:
     if not isinstance(items, list):
-        raise ConfigurationError(source, f"line {line}.sources", "must be a list")
+        refuse(source, f"line {line}.sources", "must be a list")
     refs: list[SourceRef] = []
     for position, item in enumerate(items, start=1):
         if isinstance(item, str):
@@ -373,18 +372,12 @@ def _replay_sources(items: Any, source: str, line: int) -> tuple[SourceRef, ...]
         elif isinstance(item, dict):
             number = item.get("id", position)
             if not isinstance(number, int) or isinstance(number, bool):
-                raise ConfigurationError(
-                    source, f"line {line}.sources[{position - 1}].id", "must be an integer"
-                )
+                refuse(source, f"line {line}.sources[{position - 1}].id", "must be an integer")
             if not item.get("url") and not item.get("text"):
-                raise ConfigurationError(
-                    source, f"line {line}.sources[{position - 1}]", "needs a url or a text"
-                )
+                refuse(source, f"line {line}.sources[{position - 1}]", "needs a url or a text")
             refs.append(SourceRef(number, item.get("url"), item.get("title"), item.get("text")))
         else:
-            raise ConfigurationError(
-                source, f"line {line}.sources[{position - 1}]", "must be a string or an object"
-            )
+            refuse(source, f"line {line}.sources[{position - 1}]", "must be a string or an object")
     return tuple(refs)
 
 

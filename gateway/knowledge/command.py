@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from gateway.errors import ConfigurationError
 from gateway.knowledge.loaders import Fetch, FetchedPage
 from gateway.settings import Settings
+from gateway.validation import refuse
 
 if TYPE_CHECKING:
     from gateway.knowledge.ingest import IngestReport
@@ -47,7 +47,7 @@ def _tier_map(pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         org, sep, tier = pair.partition("=")
         if not sep or not org.strip() or not tier.strip():
-            raise ConfigurationError("--tier-map", pair, "expected ORG=TIER")
+            refuse("--tier-map", pair, "expected ORG=TIER")
         mapping[org.strip()] = tier.strip()
     return mapping
 

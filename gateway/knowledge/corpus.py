@@ -18,7 +18,7 @@ from pydantic import (
     with_config,
 )
 
-from gateway.errors import ConfigurationError, InvalidValue
+from gateway.errors import InvalidValue
 from gateway.knowledge.plaintext import plain_text, provenance_problem
 from gateway.validation import load_file, validate
 
@@ -44,7 +44,7 @@ class SourceDocument:
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
-def _as_date(value: object) -> dt.date | None:
+def as_date(value: object) -> dt.date | None:
     """A manifest's date: a YAML date, a datetime, or text starting with an ISO date; empty: None."""
     if value is None or value == "":
         return None
@@ -56,13 +56,6 @@ def _as_date(value: object) -> dt.date | None:
         return dt.date.fromisoformat(str(value)[:10])
     except ValueError:
         raise ValueError(f"not an ISO date: {value!r}") from None
-
-
-def parse_date(value: object, source: str, key: str) -> dt.date | None:
-    try:
-        return _as_date(value)
-    except ValueError as err:
-        raise ConfigurationError(source, key, str(err)) from None
 
 
 MANIFEST = "manifest.yaml"
@@ -116,7 +109,7 @@ class ManifestEntry:
     org: _Required
     url: _Required
     tier: str | None = None
-    reviewed_on: Annotated[dt.date | None, BeforeValidator(_as_date)] = None
+    reviewed_on: Annotated[dt.date | None, BeforeValidator(as_date)] = None
     doc_type: str | None = None
 
     @field_validator("title", "org", "url", mode="after")

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gateway.errors import ConfigurationError, GatewayError
-from gateway.knowledge.corpus import SourceDocument, manifest_path, parse_date, read_manifest
+from gateway.errors import GatewayError
+from gateway.knowledge.corpus import SourceDocument, as_date, manifest_path, read_manifest
 from gateway.knowledge.plaintext import plain_text, provenance_problem
 
 TEXT_FORMATS = ("markdown", "html", "pdf", "text")
@@ -131,7 +131,7 @@ def _format(entry: Mapping[str, Any], path: Path | None) -> str:
 
 
 def _document(
-    fields: Mapping[str, Any], text: str, extracted_title: str, where: str, tiers_by_org: Mapping[str, str]
+    fields: Mapping[str, Any], text: str, extracted_title: str, tiers_by_org: Mapping[str, str]
 ) -> SourceDocument:
     doc_id = str(fields.get("id") or "").strip()
     if not doc_id:
@@ -151,9 +151,9 @@ def _document(
     if not text.strip():
         raise _Bad("empty text")
     try:
-        reviewed = parse_date(fields.get("reviewed_on"), where, "reviewed_on")
-    except ConfigurationError as err:
-        raise _Bad(err.reason) from err
+        reviewed = as_date(fields.get("reviewed_on"))
+    except ValueError as err:
+        raise _Bad(str(err)) from err
     tier = str(fields.get("tier") or tiers_by_org.get(org) or "")
     return SourceDocument(
         id=doc_id,
@@ -189,7 +189,7 @@ def iter_jsonl(
                     raise _Bad("the row is not a JSON object")
                 fields = {**defaults, **row}
                 name = f"{path.name}:{number} ({row.get('id', '?')})"
-                yield _document(fields, str(row.get("text") or ""), "", name, tiers_by_org)
+                yield _document(fields, str(row.get("text") or ""), "", tiers_by_org)
             except json.JSONDecodeError as err:
                 yield LoadFailure(name, f"invalid JSON: {err.msg}")
             except _Bad as err:
@@ -229,7 +229,7 @@ def iter_manifest(path: Path, fetch: Fetch | None = None) -> Iterator[Loaded]:
                 continue
             assert file_path is not None
             text, title = read_text(file_path, fmt)
-            yield _document(fields, text, title, f"{manifest}: {name}", tiers_by_org)
+            yield _document(fields, text, title, tiers_by_org)
         except _Bad as err:
             yield LoadFailure(name, str(err), str(entry.get("id")) if entry.get("id") else None)
 
@@ -246,7 +246,7 @@ def _fetched(
         page = fetch(url)
     except GatewayError as err:
         raise _Bad(f"fetch failed: {err}") from err
-    return _document({**fields, "url": page.final_url or url}, page.text, page.title, name, tiers_by_org)
+    return _document({**fields, "url": page.final_url or url}, page.text, page.title, tiers_by_org)
 
 
 def iter_sources(

@@ -17,7 +17,7 @@ from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 
-from gateway.errors import ConfigurationError
+from gateway.validation import refuse
 
 DEFAULT_SERVICE_NAME = "clinical-trust-gateway"
 PROTOCOLS = ("http/protobuf", "grpc")
@@ -48,9 +48,7 @@ def tracer_provider_from_env(environ: Mapping[str, str]) -> TracerProvider | Non
             if environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
             else ("OTEL_EXPORTER_OTLP_PROTOCOL")
         )
-        raise ConfigurationError(
-            variable, "otlp_protocol", f"must be one of {', '.join(PROTOCOLS)}, got {protocol!r}"
-        )
+        refuse(variable, "otlp_protocol", f"must be one of {', '.join(PROTOCOLS)}, got {protocol!r}")
     resource = Resource.create(
         {} if environ.get("OTEL_SERVICE_NAME") else {SERVICE_NAME: DEFAULT_SERVICE_NAME}
     )

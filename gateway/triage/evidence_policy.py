@@ -23,8 +23,8 @@ from typing import Literal
 
 from pydantic import with_config
 
-from gateway.errors import ConfigurationError, InvalidValue
-from gateway.validation import FILE_CONFIG, compile_all, read_yaml, validate
+from gateway.errors import InvalidValue
+from gateway.validation import FILE_CONFIG, compile_all, read_yaml, refuse, validate
 
 GROUP_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 Binding = Literal["signs", "gate", "free"]
@@ -235,6 +235,4 @@ def load_vitals_policy(path: Path) -> VitalsPolicy:
 def check_categories(evidence: EvidencePolicy, categories: set[str], source: str) -> None:
     """Every emergency category has its signs, and every sign rule names a known category."""
     for name in sorted(categories - set(evidence.categories)):
-        raise ConfigurationError(
-            source, f"categories.{name}", "missing: every emergency category needs signs"
-        )
+        refuse(source, f"categories.{name}", "missing: every emergency category needs signs")

@@ -28,6 +28,7 @@ import anyio.to_thread
 
 from gateway.domain import Evidence, Verdict, VerdictLabel
 from gateway.errors import ConfigurationError
+from gateway.validation import refuse
 from gateway.vocabulary import VerdictCheck, VerifierFailure, VerifierMethod
 
 ENTAILMENT_NAMES = ("entailment", "entails", "entailed", "support", "supports", "supported")
@@ -45,12 +46,12 @@ class EntailmentModel(Protocol):
 
 def entailment_index(id2label: dict[Any, Any]) -> int:
     """The output index whose label names entailment; ConfigurationError when none does."""
-    for key, label in id2label.items():
-        name = str(label).strip().lower()
-        if any(name.startswith(n) for n in ENTAILMENT_NAMES):
-            return int(key)
-    labels = ", ".join(str(v) for v in id2label.values())
-    raise ConfigurationError(SETTING, "config.json id2label", f"no entailment label among: {labels}")
+    names = {key: str(label).strip().lower() for key, label in id2label.items()}
+    found = next((int(k) for k, name in names.items() if name.startswith(ENTAILMENT_NAMES)), None)
+    if found is None:
+        labels = ", ".join(str(v) for v in id2label.values())
+        refuse(SETTING, "config.json id2label", f"no entailment label among: {labels}")
+    return found
 
 
 class TransformersNLI:
@@ -136,7 +137,7 @@ def _max_length(config: Any, wanted: int) -> int:
 def load_entailment_model(directory: Path) -> EntailmentModel:
     """Load the model in ``directory`` (CrossEncoder or plain HF); ConfigurationError naming the setting."""
     if not (directory / "config.json").is_file():
-        raise ConfigurationError(SETTING, str(directory), "no config.json: not a model directory")
+        refuse(SETTING, str(directory), "no config.json: not a model directory")
     try:
         if (directory / "config_sentence_transformers.json").is_file():
             return CrossEncoderNLI(directory)
@@ -147,7 +148,7 @@ def load_entailment_model(directory: Path) -> EntailmentModel:
     except ConfigurationError:
         raise
     except (OSError, ValueError, KeyError, RuntimeError) as err:
-        raise ConfigurationError(SETTING, str(directory), f"cannot load the model: {err}") from err
+        refuse(SETTING, str(directory), f"cannot load the model: {err}", cause=err)
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import structlog
 
-from gateway.errors import ConfigurationError
 from gateway.settings import Secret, Settings
+from gateway.validation import refuse
 
 log = structlog.get_logger("gateway.auth")
 
@@ -50,14 +50,14 @@ def parse_keys_file(text: str, source: str = KEYS_FILE_VAR) -> list[ClientKey]:
         name, sep, digest = line.partition(":")
         name, digest = name.strip(), digest.strip().lower()
         if not sep or not _KEY_NAME.match(name) or not _HEX_DIGEST.match(digest):
-            raise ConfigurationError(
+            refuse(
                 source,
                 f"line {number}",
                 "expected 'name:sha256hex' (name: letters, digits, '.', '_', '-'; "
                 "digest: 64 hex characters from `trust-gateway keys hash`)",
             )
         if name in names:
-            raise ConfigurationError(source, f"line {number}", f"key name {name!r} is repeated")
+            refuse(source, f"line {number}", f"key name {name!r} is repeated")
         names.add(name)
         keys.append(ClientKey(name, bytes.fromhex(digest)))
     return keys
@@ -76,9 +76,9 @@ class ClientKeyring:
             try:
                 text = settings.api_keys_file.read_text(encoding="utf-8")
             except OSError as err:
-                raise ConfigurationError(
+                refuse(
                     KEYS_FILE_VAR, "api_keys_file", f"cannot read {settings.api_keys_file}: {err.strerror}"
-                ) from None
+                )
             keys += parse_keys_file(text, f"{KEYS_FILE_VAR} ({settings.api_keys_file})")
         keys += _plain_keys(settings.api_keys, "key")
         if settings.page_api_key:
@@ -129,7 +129,7 @@ def check_exposure(settings: Settings, keyring: ClientKeyring) -> None:
     if keyring.configured:
         return
     if not is_loopback_host(settings.host):
-        raise ConfigurationError(
+        refuse(
             "GATEWAY_API_KEYS",
             "api_keys",
             f"no client API key is configured but the gateway is bound to {settings.host!r}; set "

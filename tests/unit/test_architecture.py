@@ -8,6 +8,7 @@
   may only shrink.
 - No module name repeats where one name would do (``REPEATED_NAMES`` lists the justified ones).
 - No module over ``MAX_LINES`` lines, except the ones listed in ``LONG_MODULES`` with the reason.
+- Only ``gateway.validation`` builds a ``ConfigurationError`` (``configuration_error``, ``refuse``).
 - The runtime package never imports offline tooling: ``bench`` (benchmarks, trainers, data builders),
   ``tests``, or a library only those use.
 
@@ -282,3 +283,15 @@ def test_the_runtime_package_never_imports_offline_tooling() -> None:
         for name, path in package_modules().items()
     }
     assert {name: names for name, names in offending.items() if names} == {}
+
+
+def test_only_validation_builds_a_configuration_error() -> None:
+    builders = {
+        name
+        for name, path in package_modules().items()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and (node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", ""))
+        == "ConfigurationError"
+    }
+    assert builders == {"gateway.validation"}, "raise it through gateway.validation.refuse"
