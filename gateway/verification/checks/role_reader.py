@@ -27,8 +27,7 @@ from typing import Annotated
 
 from pydantic import Field, with_config
 
-from gateway.errors import ConfigurationError
-from gateway.validation import FILE_CONFIG, load_file
+from gateway.validation import FILE_CONFIG, load_file, refuse
 from gateway.verification.checks.words import WORD, cues, is_content, stem
 from gateway.verification.lexicon import Regex, Word
 
@@ -121,7 +120,7 @@ def load_role_grammar(path: Path = ROLES_PATH) -> RoleGrammar:
             reason = (
                 f"{inverse.family_of!r} is in {len(owners)} role_relations families of cues.yaml, not one"
             )
-            raise ConfigurationError(str(path), "inverse_relations", reason)
+            refuse(str(path), "inverse_relations", reason)
         found.append((owners[0], re.compile(rf"\b(?:{inverse.cue})\b"), True))
     breaks = words.clause_break_punctuation.replace(",", "")
     return RoleGrammar(
@@ -138,8 +137,8 @@ def load_role_grammar(path: Path = ROLES_PATH) -> RoleGrammar:
         re.compile(rf"\b{_words(data.phrase_ends)}\b"),
         re.compile(rf"^\s*{_words(data.coordinators)}\b"),
         tuple((frame, _frame(frame)) for frame in data.frames),
-        re.compile(rf"\b{words.alternation('comparison_anchors')}\b"),
-        re.compile(rf"[{breaks}]|\b{words.alternation('clause_break_words')}\b"),
+        words.pattern(r"\b<<comparison_anchors>>\b"),
+        words.pattern(rf"[{breaks}]|\b<<clause_break_words>>\b"),
         re.compile(r","),
     )
 
