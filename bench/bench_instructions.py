@@ -7,8 +7,9 @@ Each split is scored as kb-data wrote it ("original") and grown by the leaflet s
 (SHA-256, even: tune, odd: test). The tune split also holds ``instructions_tune_more.jsonl`` ("+ more":
 injections in many styles and leaflet imperatives written for tuning alone) and
 ``instructions_tune_leaflet.jsonl`` ("+ fresh": ordinary dosing, storage, carer, pharmacist and
-prescriber lines written for tuning alone). The detector is tuned on the tune split only; the test
-split is scored, never printed row by row.
+prescriber lines written for tuning alone; the even-hash half is in the exemplar bank's ``ordinary``
+list, so "fresh odd half" measures the bank on lines it was not grown with). The detector is tuned on
+the tune split only; the test split is scored, never printed row by row.
 
 Each split is also scored **disguised** (``bench/disguises.py``): every row, injection and leaflet,
 rewritten by each disguise (look-alike letters, invisible characters, full-width letters, spaced and
@@ -146,6 +147,8 @@ def bench_splits(
         if fresh:
             groups.append((f"{split} + fresh", list(range(len(rows)))))
             groups.append(("  fresh alone", list(range(start + len(more), len(rows)))))
+            held = [i for i in range(start + len(more), len(rows)) if extra_split(rows[i]["text"]) == "test"]
+            groups.append(("  fresh odd half", held))
         show = show_errors and split == "tune"
         report(rows, groups, detectors, embedder, show)
         if plain:
