@@ -5,7 +5,10 @@ quarantined (target <= 1%), for the rules alone and for rules + exemplar bank (t
 Each split is scored as kb-data wrote it ("original") and grown by the leaflet sentences of
 ``instructions_extra_leaflet.jsonl`` ("+ extra"), which go to tune or test by a fixed hash of their text
 (SHA-256, even: tune, odd: test). The tune split also holds ``instructions_tune_more.jsonl`` ("+ more":
-injections in many styles and leaflet imperatives written for tuning alone). The detector is tuned on
+injections in many styles and leaflet imperatives written for tuning alone) and
+``instructions_tune_leaflet.jsonl`` ("+ fresh": ordinary dosing, storage, carer, pharmacist and
+prescriber lines written for tuning alone; the even-hash half is in the exemplar bank's ``ordinary``
+list, so "fresh odd half" measures the bank on lines it was not grown with). The detector is tuned on
 the tune split only; the test split is scored, never printed row by row.
 
 Each split is also scored **disguised** (``bench/disguises.py``): every row, injection and leaflet,
@@ -47,6 +50,7 @@ from gateway.settings import Settings
 DATA = Path(__file__).parent / "data" / "instructions"
 EXTRA = DATA / "instructions_extra_leaflet.jsonl"
 MORE = DATA / "instructions_tune_more.jsonl"
+FRESH = DATA / "instructions_tune_leaflet.jsonl"
 MEDQUAD = Path("/work/shared/eval/kb/medquad_kb.jsonl")
 
 
@@ -60,12 +64,16 @@ def read_rows(path: Path) -> list[dict[str, str]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def load(split: str) -> tuple[list[dict[str, str]], list[dict[str, str]], list[dict[str, str]]]:
+Rows = list[dict[str, str]]
+
+
+def load(split: str) -> tuple[Rows, Rows, Rows, Rows]:
     """The split as written, the added leaflet sentences that fall into it, and (tune only) the rows
-    written for tuning alone (``instructions_tune_more.jsonl``)."""
+    written for tuning alone (``instructions_tune_more.jsonl``, ``instructions_tune_leaflet.jsonl``)."""
     extra = [r for r in read_rows(EXTRA) if extra_split(r["text"]) == split] if EXTRA.is_file() else []
     more = read_rows(MORE) if split == "tune" and MORE.is_file() else []
-    return read_rows(DATA / f"instructions_{split}.jsonl"), extra, more
+    fresh = read_rows(FRESH) if split == "tune" and FRESH.is_file() else []
+    return read_rows(DATA / f"instructions_{split}.jsonl"), extra, more, fresh
 
 
 def scores(rows: list[dict[str, str]], flagged: list[bool]) -> tuple[float, float, float, int, int]:
@@ -128,12 +136,19 @@ def bench_splits(
         f"{'recall':>7s} {'leaflets quarantined':>21s}"
     )
     for split in splits:
-        original, extra, more = load(split)
-        rows = original + extra + more
+        original, extra, more, fresh = load(split)
+        rows = original + extra + more + fresh
         groups = [(f"{split} original", list(range(len(original))))]
         groups.append((f"{split} + extra", list(range(len(original) + len(extra)))))
+        start = len(original) + len(extra)
         if more:
-            groups.append((f"{split} + more", list(range(len(rows)))))
+            groups.append((f"{split} + more", list(range(start + len(more)))))
+            groups.append(("  more alone", list(range(start, start + len(more)))))
+        if fresh:
+            groups.append((f"{split} + fresh", list(range(len(rows)))))
+            groups.append(("  fresh alone", list(range(start + len(more), len(rows)))))
+            held = [i for i in range(start + len(more), len(rows)) if extra_split(rows[i]["text"]) == "test"]
+            groups.append(("  fresh odd half", held))
         show = show_errors and split == "tune"
         report(rows, groups, detectors, embedder, show)
         if plain:
