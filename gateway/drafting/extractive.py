@@ -86,10 +86,12 @@ class ExtractiveResponder:
         min_relevance: float = 0.0,
         policy: ExtractivePolicy | None = None,
         policy_dir: Path | None = None,
+        min_similarity: float = MIN_SIMILARITY,
     ) -> None:
         """``policy``: how sentences are ranked (default: ``extractive.yaml`` of ``policy_dir``, else
-        the bundled one)."""
+        the bundled one); ``min_similarity``: the floor below which no sentence is chosen."""
         self._embedder = embedder
+        self._min_similarity = min_similarity
         self._min_relevance = min_relevance
         self._policy = policy or load_extractive_policy(policy_dir)
         self._ignored = frozenset(w.lower() for w in self._policy.ignored_words)
@@ -147,7 +149,7 @@ class ExtractiveResponder:
         for i in order:
             if len(picked) == MAX_SENTENCES:
                 break
-            if similarities[i] < MIN_SIMILARITY:
+            if similarities[i] < self._min_similarity:
                 continue
             number, index, text = candidates[int(i)]
             if documents[int(i)] != topic:

@@ -8,9 +8,9 @@ from dataclasses import replace
 
 import pytest
 
-import gateway.drafting.extractive as extractive_module
 from gateway.audit import AuditFilter
 from gateway.domain import ChatRequest, Message, Passage, RefusalReason, Role
+from gateway.drafting.drafter import Drafter
 from gateway.drafting.extractive import ExtractiveResponder, is_heading_question
 from gateway.drafting.extractive_policy import ExtractivePolicy, load_extractive_policy
 from gateway.errors import ConfigurationError, NothingToQuote
@@ -67,9 +67,14 @@ async def test_nothing_close_enough_raises_nothing_to_quote(embedder) -> None:  
         await ExtractiveResponder(embedder).draft(ask("How do I change a car tyre?"), [passage(GOUT)])
 
 
-async def test_nothing_to_quote_is_a_counted_refusal_not_an_error(make_services, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+async def test_nothing_to_quote_is_a_counted_refusal_not_an_error(make_services) -> None:  # type: ignore[no-untyped-def]
     services = make_services()
-    monkeypatch.setattr(extractive_module, "MIN_SIMILARITY", 1.01)  # no sentence can be close enough
+    min_relevance = services.policy.thresholds.retrieval.min_relevance
+    services.drafter = Drafter(  # no sentence can be close enough
+        ExtractiveResponder(
+            services.embedder, min_relevance, policy_dir=services.settings.policy_dir, min_similarity=1.01
+        )
+    )
     result = await answer(ask("How much paracetamol can an adult take in a day?"), services)
 
     assert result.outcome.refused
