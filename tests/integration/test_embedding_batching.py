@@ -75,6 +75,12 @@ def plain() -> Embedder:
     return Embedder(cache_size=0, around_model=_CALLS.wrap)
 
 
+@pytest.fixture(scope="module")
+def capped() -> Embedder:
+    """Like ``plain``, but at most two texts in one model call."""
+    return Embedder(cache_size=0, around_model=_CALLS.wrap, max_coalesced_texts=2)
+
+
 @pytest.fixture
 def calls() -> Iterator[ModelCalls]:
     """The model calls of ``plain`` made in this test."""
@@ -199,58 +205,49 @@ def test_thread_defaults_and_settings_validation() -> None:
 
 
 def test_a_long_queue_is_served_in_capped_calls_each_led_by_the_next_waiter(
-    plain: Embedder, calls: ModelCalls, monkeypatch: pytest.MonkeyPatch
+    plain: Embedder, capped: Embedder, calls: ModelCalls
 ) -> None:
-    import gateway.models.embedding as embedding
-
-    monkeypatch.setattr(embedding, "MAX_COALESCED_TEXTS", 2)
     alone = plain.encode(QUESTIONS[:6])
     gate = calls.gate_first()
     results: dict[int, Vector] = {}
 
     def call(i: int) -> None:
-        results[i] = plain.encode([QUESTIONS[i]])
+        results[i] = capped.encode([QUESTIONS[i]])
 
     threads = [threading.Thread(target=call, args=(i,)) for i in range(6)]
     threads[0].start()
     wait_until(lambda: calls.batches, "the first caller is inside the model")
     for thread in threads[1:]:
         thread.start()
-    _wait_for_queue(plain, 5)
+    _wait_for_queue(capped, 5)
     gate.set()
     for thread in threads:
         thread.join(30)
     assert calls.sizes == [1, 2, 2, 1]
     for i in range(6):
         assert float(results[i][0] @ alone[i]) >= 0.9999
-    assert not plain.busy
-    assert not plain.waiting
+    assert not capped.busy
+    assert not capped.waiting
 
 
 def test_a_bulk_call_is_encoded_in_slices_that_queries_can_queue_between(
-    plain: Embedder, calls: ModelCalls, monkeypatch: pytest.MonkeyPatch
+    plain: Embedder, capped: Embedder, calls: ModelCalls
 ) -> None:
-    import gateway.models.embedding as embedding
-
     alone = plain.encode(QUESTIONS[:5])
-    monkeypatch.setattr(embedding, "MAX_COALESCED_TEXTS", 2)
     calls.batches.clear()
-    sliced = plain.encode(QUESTIONS[:5])
+    sliced = capped.encode(QUESTIONS[:5])
     assert calls.sizes == [2, 2, 1]
     assert np.all(_cosines(sliced, alone) >= 0.9999)
 
 
 def test_a_bulk_call_is_sliced_by_length_and_returned_in_the_callers_order(
-    plain: Embedder, calls: ModelCalls, monkeypatch: pytest.MonkeyPatch
+    plain: Embedder, capped: Embedder, calls: ModelCalls
 ) -> None:
     """Slices of similar length pad little; the vectors still come back in the order asked."""
-    import gateway.models.embedding as embedding
-
     texts = ["Gout.", QUESTIONS[0] * 3, "Ask a pharmacist.", QUESTIONS[4], QUESTIONS[1] * 2]
     alone = np.concatenate([plain.encode([text]) for text in texts])
-    monkeypatch.setattr(embedding, "MAX_COALESCED_TEXTS", 2)
     calls.batches.clear()
-    sliced = plain.encode(texts)
+    sliced = capped.encode(texts)
     lengths = [len(text) for batch in calls.batches for text in batch]
     assert lengths == sorted(len(text) for text in texts)
     assert np.all(_cosines(sliced, alone) >= 0.9999)
