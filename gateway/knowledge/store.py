@@ -120,9 +120,12 @@ class ChromaStore(ChromaWriter):
         reopen: Callable[[], Any] | None = None,
         instructions: InstructionDetector | None = None,
         title_weight: int | None = None,
+        exact_max_passages: int = EXACT_MAX_PASSAGES,
     ) -> None:
         """``title_weight``: BM25 weight of a document's title (default: the planner's ``query.yaml``
-        ``bm25_title_weight``, 1 without a planner)."""
+        ``bm25_title_weight``, 1 without a planner); ``exact_max_passages``: above this many passages
+        Chroma answers the dense search."""
+        self._exact_max_passages = exact_max_passages
         self.options = options or SearchOptions()
         self.planner = planner
         self.instructions = instructions
@@ -147,6 +150,7 @@ class ChromaStore(ChromaWriter):
         embedder: Embedder,
         options: SearchOptions | None = None,
         planner: QueryPlanner | None = None,
+        exact_max_passages: int = EXACT_MAX_PASSAGES,
     ) -> ChromaStore:
         """Embedded (``chroma_path``) or server (``chroma_url``) store; ``options`` default from settings.
 
@@ -190,6 +194,7 @@ class ChromaStore(ChromaWriter):
             reopen=reopen,
             instructions=InstructionDetector.from_settings(settings, embedder),
             title_weight=(planner or _policy_planner(settings)).words.bm25_title_weight,
+            exact_max_passages=exact_max_passages,
         )
         store.path = None if settings.chroma_url else settings.resolved_chroma_path
         return store
@@ -418,7 +423,11 @@ class ChromaStore(ChromaWriter):
         where = filters.where()
         if where is None:
             found = self._exact_passages.nearest(
-                vectors, width + 8, version, partial(self.committed_record_ids, version), EXACT_MAX_PASSAGES
+                vectors,
+                width + 8,
+                version,
+                partial(self.committed_record_ids, version),
+                self._exact_max_passages,
             )
             if found is not None:
                 return found

@@ -127,9 +127,8 @@ def test_titles_are_searched_exactly_in_memory_per_index_version(
 
 
 def test_passages_are_searched_exactly_in_memory_unless_filtered_or_too_many(
-    embedder, tmp_path: Path, monkeypatch
+    embedder, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
-    from gateway.knowledge import store as store_module
     from gateway.knowledge.search_options import SearchFilters
 
     store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
@@ -140,17 +139,16 @@ def test_passages_are_searched_exactly_in_memory_unless_filtered_or_too_many(
     exact = store.dense_hits(questions, 5, SearchFilters(), store.version)
     assert store.exact_passages.loaded_version() == store.version
 
-    monkeypatch.setattr(store_module, "EXACT_MAX_PASSAGES", 2)  # too many to hold: Chroma answers
-    store.exact_passages.forget()
-    from_chroma = store.dense_hits(questions, 5, SearchFilters(), store.version)
-    assert store.exact_passages.loaded_version() is None
+    capped = ChromaStore.open(Settings(data_dir=tmp_path), embedder, exact_max_passages=2)
+    from_chroma = capped.dense_hits(questions, 5, SearchFilters(), capped.version)  # too many: Chroma answers
+    assert capped.exact_passages.loaded_version() is None
     assert [[rid for rid, _ in hits] for hits in exact] == [[rid for rid, _ in hits] for hits in from_chroma]
     for hits, chroma_hits in zip(exact, from_chroma, strict=True):
         assert [round(c, 4) for _, c in hits] == [round(c, 4) for _, c in chroma_hits]
     assert exact[0][0][0].startswith("gout:0.0@")  # the symptoms passage
     assert exact[1][0][0].startswith("asthma:")
 
-    monkeypatch.setattr(store_module, "EXACT_MAX_PASSAGES", 10_000)
+    store.exact_passages.forget()
     filtered = SearchFilters(orgs=("CDC",))  # filtered: Chroma answers
     assert store.dense_hits(questions, 5, filtered, store.version) == [[], []]
     assert store.exact_passages.loaded_version() is None
