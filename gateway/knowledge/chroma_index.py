@@ -26,7 +26,7 @@ from gateway.knowledge.records import (
     document_of_record,
     lexical_text,
 )
-from gateway.knowledge.titles import TitleIndex
+from gateway.knowledge.titles import EXACT_MAX_TITLES, TitleIndex
 from gateway.models.embedding import Embedder, MiniLMEmbeddingFunction
 
 log = structlog.get_logger("gateway.knowledge")
@@ -62,8 +62,10 @@ class ChromaIndex:
         refresh_interval: float = 0.0,
         reopen: Callable[[], Any] | None = None,
         title_weight: int = 1,
+        exact_max_titles: int = EXACT_MAX_TITLES,
     ) -> None:
         self._embedder = embedder
+        self._exact_max_titles = exact_max_titles
         self._title_weight = title_weight
         self._reopen = reopen
         self._retired: list[Any] = []
@@ -105,7 +107,8 @@ class ChromaIndex:
                     f"{collection}_titles",
                     embedding_function=function,
                     configuration={"hnsw": {"space": "cosine"}},
-                )
+                ),
+                self._exact_max_titles,
             )
         except Exception as err:
             raise StoreError(f"cannot open Chroma collection {collection!r}: {err}") from err

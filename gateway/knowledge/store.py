@@ -71,7 +71,7 @@ from gateway.knowledge.records import (
     record_passage,
 )
 from gateway.knowledge.search_options import SearchFilters, SearchOptions
-from gateway.knowledge.titles import TitleIndex
+from gateway.knowledge.titles import EXACT_MAX_TITLES, TitleIndex
 from gateway.models.embedding import Embedder
 from gateway.resources import bundled
 from gateway.settings import Settings
@@ -121,10 +121,11 @@ class ChromaStore(ChromaWriter):
         instructions: InstructionDetector | None = None,
         title_weight: int | None = None,
         exact_max_passages: int = EXACT_MAX_PASSAGES,
+        exact_max_titles: int = EXACT_MAX_TITLES,
     ) -> None:
         """``title_weight``: BM25 weight of a document's title (default: the planner's ``query.yaml``
         ``bm25_title_weight``, 1 without a planner); ``exact_max_passages``: above this many passages
-        Chroma answers the dense search."""
+        Chroma answers the dense search (``exact_max_titles``: the title search)."""
         self._exact_max_passages = exact_max_passages
         self.options = options or SearchOptions()
         self.planner = planner
@@ -133,7 +134,9 @@ class ChromaStore(ChromaWriter):
         self._lexicon: tuple[str, Lexicon] | None = None
         if title_weight is None:
             title_weight = planner.words.bm25_title_weight if planner is not None else 1
-        super().__init__(client, collection, embedder, cache_dir, refresh_interval, reopen, title_weight)
+        super().__init__(
+            client, collection, embedder, cache_dir, refresh_interval, reopen, title_weight, exact_max_titles
+        )
         self._records = RecordCache(self._passages, self._vectors, embedder.dimensions)
         self._exact_passages = ExactVectors(self._passages, "passage")
 
@@ -151,6 +154,7 @@ class ChromaStore(ChromaWriter):
         options: SearchOptions | None = None,
         planner: QueryPlanner | None = None,
         exact_max_passages: int = EXACT_MAX_PASSAGES,
+        exact_max_titles: int = EXACT_MAX_TITLES,
     ) -> ChromaStore:
         """Embedded (``chroma_path``) or server (``chroma_url``) store; ``options`` default from settings.
 
@@ -195,6 +199,7 @@ class ChromaStore(ChromaWriter):
             instructions=InstructionDetector.from_settings(settings, embedder),
             title_weight=(planner or _policy_planner(settings)).words.bm25_title_weight,
             exact_max_passages=exact_max_passages,
+            exact_max_titles=exact_max_titles,
         )
         store.path = None if settings.chroma_url else settings.resolved_chroma_path
         return store

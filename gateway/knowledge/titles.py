@@ -55,8 +55,10 @@ def _hit(rid: str, distance: float) -> TitleHit:
 class TitleIndex:
     """The ``<collection>_titles`` Chroma collection (cosine HNSW)."""
 
-    def __init__(self, collection: Any) -> None:
+    def __init__(self, collection: Any, exact_max_titles: int = EXACT_MAX_TITLES) -> None:
+        """``exact_max_titles``: above this many titles Chroma answers instead of the exact search."""
         self._collection = collection
+        self._exact_max_titles = exact_max_titles
         self.exact = ExactVectors(collection, "title", complete=False)
 
     def count(self) -> int:
@@ -96,7 +98,7 @@ class TitleIndex:
             def ids() -> list[str]:
                 return [title_record_id(d, h) for d, h in hashes().items()]
 
-            found = self.exact.nearest(vectors, n, version, ids, EXACT_MAX_TITLES)
+            found = self.exact.nearest(vectors, n, version, ids, self._exact_max_titles)
         if found is not None:
             return [[_hit(rid, 1.0 - cosine) for rid, cosine in hits if "@" in rid] for hits in found]
         try:

@@ -88,11 +88,7 @@ def titled(doc_id: str, title: str) -> SourceDocument:
     return dataclasses.replace(DOC, id=doc_id, title=title, text=f"# {title}\n\n{title} is described here.")
 
 
-def test_titles_are_searched_exactly_in_memory_per_index_version(
-    embedder, tmp_path: Path, monkeypatch
-) -> None:  # type: ignore[no-untyped-def]
-    from gateway.knowledge import titles as titles_module
-
+def test_titles_are_searched_exactly_in_memory_per_index_version(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
     store.upsert_documents(
         [DOC, titled("asthma", "What is asthma?"), titled("flu", "How long does flu last?")]
@@ -119,11 +115,10 @@ def test_titles_are_searched_exactly_in_memory_per_index_version(
     assert index.exact.loaded_version() == store.version
     assert found[0].document_id == "gout"
 
-    monkeypatch.setattr(titles_module, "EXACT_MAX_TITLES", 2)  # too many to hold: Chroma answers
-    index.exact.forget()
-    hits = index.query(questions[:1], 1, None, "another", store.committed_hashes)[0]
-    assert [h.document_id for h in hits] == ["flu"]
-    assert index.exact.loaded_version() is None
+    capped = ChromaStore.open(Settings(data_dir=tmp_path), embedder, exact_max_titles=2)
+    hits = capped.titles.query(questions[:1], 1, None, "another", capped.committed_hashes)[0]
+    assert [h.document_id for h in hits] == ["flu"]  # too many to hold: Chroma answers
+    assert capped.titles.exact.loaded_version() is None
 
 
 def test_passages_are_searched_exactly_in_memory_unless_filtered_or_too_many(
