@@ -32,7 +32,8 @@ import re
 import tempfile
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -127,12 +128,19 @@ class OnnxEncoder:
 
     @classmethod
     def open(
-        cls, model_path: Path, cache_dir: Path, threads: int, weights: OnnxWeights = "fp32"
+        cls,
+        model_path: Path,
+        cache_dir: Path,
+        threads: int,
+        weights: OnnxWeights = "fp32",
+        making: GraphMaking | None = None,
     ) -> OnnxEncoder:
         """The encoder of ``model_path``, exported into ``cache_dir`` on first use; raises OnnxUnavailable.
 
-        With ``weights="int8"`` the quantised graph when it can be made and agrees, else the fp32 one.
+        With ``weights="int8"`` the quantised graph when it can be made and agrees, else the fp32 one;
+        ``making``: how graphs are exported, quantised and checked (default ``GraphMaking()``).
         """
+        making = making or GraphMaking()
         try:
             import onnxruntime  # noqa: F401
             import tokenizers  # noqa: F401
@@ -141,24 +149,26 @@ class OnnxEncoder:
         target = cached_model_file(model_path, cache_dir)
         if target.is_file():
             try:
-                return cls._weighted(cls(target, model_path, threads), weights)
+                return cls._weighted(cls(target, model_path, threads), weights, making)
             except _ort_errors() as err:
                 log.warning("onnx_cache_unreadable", path=str(target), error=f"{type(err).__name__}: {err}")
         try:
             cache_dir.mkdir(parents=True, exist_ok=True)
-            export_model(model_path, target)
+            making.export(model_path, target)
         except OSError as err:  # the cache cannot be written: export for this process only
             log.warning("onnx_cache_unwritable", path=str(cache_dir), error=f"{type(err).__name__}: {err}")
-            return cls._uncached(model_path, target.name, threads, weights)
-        return cls._weighted(cls._opened(target, model_path, threads), weights)
+            return cls._uncached(model_path, target.name, threads, weights, making)
+        return cls._weighted(cls._opened(target, model_path, threads), weights, making)
 
     @classmethod
-    def _uncached(cls, model_path: Path, name: str, threads: int, weights: OnnxWeights) -> OnnxEncoder:
+    def _uncached(
+        cls, model_path: Path, name: str, threads: int, weights: OnnxWeights, making: GraphMaking
+    ) -> OnnxEncoder:
         try:
             with tempfile.TemporaryDirectory(prefix="minilm-onnx-") as scratch:
-                export_model(model_path, Path(scratch) / name)
+                making.export(model_path, Path(scratch) / name)
                 fp32 = cls._opened(Path(scratch) / name, model_path, threads)
-                return cls._weighted(fp32, weights)  # the sessions keep their graphs
+                return cls._weighted(fp32, weights, making)  # the sessions keep their graphs
         except OSError as err:
             raise OnnxUnavailable(f"export failed: {type(err).__name__}: {err}") from err
 
@@ -173,7 +183,7 @@ class OnnxEncoder:
             raise OnnxUnavailable(f"cannot open {model_file}: {type(err).__name__}: {err}") from err
 
     @classmethod
-    def _weighted(cls, fp32: OnnxEncoder, weights: OnnxWeights) -> OnnxEncoder:
+    def _weighted(cls, fp32: OnnxEncoder, weights: OnnxWeights, making: GraphMaking) -> OnnxEncoder:
         """``fp32`` itself, or its int8 graph (cached beside it) when asked for and it agrees with it."""
         if weights == "fp32":
             return fp32
@@ -186,9 +196,9 @@ class OnnxEncoder:
                 except OnnxUnavailable as err:
                     log.warning("onnx_cache_unreadable", path=str(target), error=str(err))
             if quantised is None:
-                quantise_int8(fp32.model_file, target)
+                making.quantise(fp32.model_file, target)
                 quantised = cls._opened(target, fp32.model_path, fp32.threads, "int8")
-            return _agreeing(quantised, fp32)
+            return _agreeing(quantised, fp32, making.int8_min_cosine)
         except (OSError, OnnxUnavailable) as err:
             log.warning("onnx_int8_unavailable", fallback="fp32", reason=f"{type(err).__name__}: {err}")
             return fp32
@@ -286,12 +296,22 @@ def fp32_products(model: Any) -> list[str]:
     return [name for layer, name in layered if layer > last - INT8_FP32_LAYERS]
 
 
-def _agreeing(quantised: OnnxEncoder, reference: OnnxEncoder) -> OnnxEncoder:
+def _agreeing(quantised: OnnxEncoder, reference: OnnxEncoder, min_cosine: float) -> OnnxEncoder:
     """``quantised`` when it encodes the probe texts like ``reference``; else OnnxUnavailable."""
     cosines = (quantised.encode(PROBE_TEXTS) * reference.encode(PROBE_TEXTS)).sum(axis=1)
-    if float(cosines.min()) < INT8_PROBE_MIN_COSINE:
+    if float(cosines.min()) < min_cosine:
         raise OnnxUnavailable(f"the int8 graph disagrees with fp32 (cosine {float(cosines.min()):.6f})")
     return quantised
+
+
+@dataclass(frozen=True)
+class GraphMaking:
+    """How ``OnnxEncoder.open`` makes its graphs: the export, the int8 quantisation and the probe's
+    cosine floor (tests swap a step here)."""
+
+    export: Callable[[Path, Path], None] = export_model
+    quantise: Callable[[Path, Path], None] = quantise_int8
+    int8_min_cosine: float = INT8_PROBE_MIN_COSINE
 
 
 @contextlib.contextmanager

@@ -25,6 +25,7 @@ from gateway.models.embedding import (
     resolve_onnx_weights,
 )
 from gateway.models.onnx_encoder import (
+    GraphMaking,
     OnnxEncoder,
     OnnxUnavailable,
     cached_model_file,
@@ -92,9 +93,7 @@ def test_truncation_limit_is_the_model_directorys(encoder: OnnxEncoder) -> None:
     assert np.array_equal(both[0], both[1])  # both cut at the same token
 
 
-def test_a_second_start_reuses_the_cached_export(
-    encoder: OnnxEncoder, onnx_cache: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_second_start_reuses_the_cached_export(encoder: OnnxEncoder, onnx_cache: Path) -> None:
     cached = cached_model_file(MODEL, onnx_cache)
     assert encoder.model_file == cached
     assert [p.name for p in onnx_cache.iterdir()] == [cached.name]  # no partial file left behind
@@ -103,8 +102,7 @@ def test_a_second_start_reuses_the_cached_export(
     def no_export(*_: object) -> None:
         raise AssertionError("exported again")
 
-    monkeypatch.setattr(onnx_encoder, "export_model", no_export)
-    again = OnnxEncoder.open(MODEL, onnx_cache, threads=1)
+    again = OnnxEncoder.open(MODEL, onnx_cache, threads=1, making=GraphMaking(export=no_export))
     assert cached.stat().st_mtime_ns == modified
     assert np.array_equal(again.encode(TEXTS[:2]), encoder.encode(TEXTS[:2]))
 
@@ -212,14 +210,12 @@ def test_int8_graph_is_quantised_cached_beside_the_fp32_one_and_agrees_with_it(
     assert np.all((alone * quantised).sum(axis=1) >= 0.9999)  # padding in a call barely moves a vector
 
 
-def test_a_second_start_reuses_the_int8_graph(
-    int8_encoder: OnnxEncoder, int8_cache: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_second_start_reuses_the_int8_graph(int8_encoder: OnnxEncoder, int8_cache: Path) -> None:
     def no_quantisation(*_: object) -> None:
         raise AssertionError("quantised again")
 
-    monkeypatch.setattr(onnx_encoder, "quantise_int8", no_quantisation)
-    again = OnnxEncoder.open(MODEL, int8_cache, threads=1, weights="int8")
+    making = GraphMaking(quantise=no_quantisation)
+    again = OnnxEncoder.open(MODEL, int8_cache, threads=1, weights="int8", making=making)
     assert again.weights == "int8"
     assert np.array_equal(again.encode(TEXTS[:2]), int8_encoder.encode(TEXTS[:2]))
 
@@ -248,15 +244,15 @@ def test_an_unwritable_cache_quantises_for_this_process_only(
     assert np.allclose(uncached.encode(TEXTS[:2]), int8_encoder.encode(TEXTS[:2]), atol=1e-6)
 
 
-def test_int8_that_cannot_be_made_serves_fp32_with_a_warning(
-    encoder: OnnxEncoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_int8_that_cannot_be_made_serves_fp32_with_a_warning(encoder: OnnxEncoder, tmp_path: Path) -> None:
     def failing(*_: object) -> None:
         raise OnnxUnavailable("int8 quantisation failed: the quantiser broke")
 
-    monkeypatch.setattr(onnx_encoder, "quantise_int8", failing)
+    cache = linked_cache(encoder, tmp_path)
     with capture_logs() as logs:
-        opened = OnnxEncoder.open(MODEL, linked_cache(encoder, tmp_path), threads=1, weights="int8")
+        opened = OnnxEncoder.open(
+            MODEL, cache, threads=1, weights="int8", making=GraphMaking(quantise=failing)
+        )
     warnings = [e for e in logs if e["log_level"] == "warning"]
     assert [e["event"] for e in warnings] == ["onnx_int8_unavailable"]
     assert "the quantiser broke" in warnings[0]["reason"]
@@ -265,13 +261,13 @@ def test_int8_that_cannot_be_made_serves_fp32_with_a_warning(
 
 
 def test_an_int8_graph_that_disagrees_with_fp32_is_not_used(
-    encoder: OnnxEncoder, int8_encoder: OnnxEncoder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    encoder: OnnxEncoder, int8_encoder: OnnxEncoder, tmp_path: Path
 ) -> None:
     cache = linked_cache(encoder, tmp_path)
     int8_model_file(cached_model_file(MODEL, cache)).symlink_to(int8_encoder.model_file)
-    monkeypatch.setattr(onnx_encoder, "INT8_PROBE_MIN_COSINE", 0.9999999)  # stricter than int8 reaches
+    strict = GraphMaking(int8_min_cosine=0.9999999)  # stricter than int8 reaches
     with capture_logs() as logs:
-        opened = OnnxEncoder.open(MODEL, cache, threads=1, weights="int8")
+        opened = OnnxEncoder.open(MODEL, cache, threads=1, weights="int8", making=strict)
     warnings = [e for e in logs if e["log_level"] == "warning"]
     assert [e["event"] for e in warnings] == ["onnx_int8_unavailable"]
     assert "disagrees" in warnings[0]["reason"]
