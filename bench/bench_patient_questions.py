@@ -253,7 +253,6 @@ def bm25_full(
     """BM25 alone over the whole knowledge base (no MiniLM): each planned query's BM25 list, fused,
     at section level. The one full-size figure a shared two-core machine can afford when building
     the 16k dense index is not. Each planner searches an index built with its own title weight."""
-    from gateway.knowledge.fusion import fused_scores
     from gateway.knowledge.query import model_words
     from gateway.knowledge.records import document_of_chunk
     from gateway.models.embedding import default_model_path
@@ -277,10 +276,8 @@ def bm25_full(
             for item in covered:
                 started = time.perf_counter()
                 plans = planner.plan(item["question"], lexicon)
-                fused = planner.kinds.rerank(
-                    fused_scores([[h.record_id for h in index.search(p.lexical, 30)] for p in plans]),
-                    planner.asked_kinds(plans),
-                    index.title,
+                fused = planner.order(
+                    plans, [[h.record_id for h in index.search(p.lexical, 30)] for p in plans], index.title
                 )
                 times.append((time.perf_counter() - started) * 1000)
                 sections = list(dict.fromkeys(document_of_chunk(rid) for rid in fused))[:10]

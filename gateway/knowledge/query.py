@@ -20,7 +20,7 @@ questions retrieves for each.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -32,6 +32,7 @@ from rapidfuzz.distance import JaroWinkler
 from gateway.errors import InvalidValue
 from gateway.knowledge.aliases import AliasTable
 from gateway.knowledge.answer_kinds import SectionKinds, load_section_kinds
+from gateway.knowledge.fusion import fused_scores
 from gateway.knowledge.lexical import STOPWORDS, Vocabulary, surface_tokens
 from gateway.knowledge.rewrite import RewriteWords
 from gateway.knowledge.synonyms import WORD as _WORD
@@ -296,6 +297,13 @@ class QueryPlanner:
         """The section kinds the planned questions ask (all plans when none is a question)."""
         asking = [p.text for p in plans if p.question] or [p.text for p in plans]
         return frozenset().union(*(self.kinds.asked(text) for text in asking))
+
+    def order(
+        self, plans: Sequence[PlannedQuery], lists: Sequence[Sequence[str]], heading_of: Callable[[str], str]
+    ) -> list[str]:
+        """The record ids of the searched ``lists`` fused, those headed by the kind of answer the
+        ``plans`` ask moved up (``SectionKinds.rerank``): the one order the store and the bench use."""
+        return self.kinds.rerank(fused_scores(lists), self.asked_kinds(plans), heading_of)
 
     def plan(self, message: str, lexicon: Lexicon | None = None) -> list[PlannedQuery]:
         sentences = [s for s in (self._sentence(raw, lexicon) for raw in _split(message)) if s is not None]

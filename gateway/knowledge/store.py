@@ -54,7 +54,7 @@ from gateway.knowledge.chroma_writer import ChromaWriter
 from gateway.knowledge.corpus import SourceDocument
 from gateway.knowledge.embedded import locked, open_embedded
 from gateway.knowledge.exact import ExactVectors
-from gateway.knowledge.fusion import best_window_cosine, fused_scores, relevance
+from gateway.knowledge.fusion import best_window_cosine, fuse_lists, relevance
 from gateway.knowledge.ingest import Ingestor
 from gateway.knowledge.instructions import InstructionDetector
 from gateway.knowledge.lexical import LexicalIndex
@@ -332,7 +332,7 @@ class ChromaStore(ChromaWriter):
         asking = [i for i, p in enumerate(plans) if p.question]
         if options.question_matching and options.mode != "lexical" and asking:
             lists.extend(self._title_lists(vectors[asking], width, filters, lists, snapshot))
-        fused = self._by_section_kind(plans, fused_scores(lists))
+        fused = self._by_section_kind(plans, lists)
         depth = max(k, options.rerank_depth) if options.rerank else k
         stored = self._records.get(fused[:depth])
         if any(rid not in stored for rid in fused[:depth]):
@@ -356,13 +356,12 @@ class ChromaStore(ChromaWriter):
             for rid in top[:k]
         ]
 
-    def _by_section_kind(self, plans: list[PlannedQuery], fused: list[tuple[str, float]]) -> list[str]:
+    def _by_section_kind(self, plans: list[PlannedQuery], lists: list[list[str]]) -> list[str]:
         """The fused records, those headed by the kind of answer the questions ask moved up a little."""
         if self.planner is None:
-            return [rid for rid, _ in fused]
-        kinds = self.planner.kinds
+            return fuse_lists(lists)
         with self._read_lock:
-            return kinds.rerank(fused, self.planner.asked_kinds(plans), self._lexical.title)
+            return self.planner.order(plans, lists, self._lexical.title)
 
     def plan(self, query: str, options: SearchOptions | None = None) -> list[PlannedQuery]:
         """The queries searched for ``query``: the planner's (see query.py), or ``query`` itself."""
