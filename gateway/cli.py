@@ -8,12 +8,17 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gateway.errors import ConfigurationError, GatewayError
 from gateway.logs import configure_logging
 from gateway.settings import Settings
+
+if TYPE_CHECKING:
+    from gateway.checkonly.batch import Components
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -88,7 +93,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return run_command(args, _settings(args))
 
 
-def cmd_verify(args: argparse.Namespace) -> int:
+def cmd_verify(args: argparse.Namespace, components: Components | None = None) -> int:
+    """``components`` builds the verifier and fetcher (default: the configured ones,
+    ``checkonly.batch.build_components``)."""
     from gateway.checkonly import batch as verify_batch
     from gateway.models import ModelPool
 
@@ -98,7 +105,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(f"trust-gateway: no such file: {source}", file=sys.stderr)
         return 2
     models = ModelPool(settings)
-    verifier, fetcher = verify_batch.build_components(settings, models)
+    verifier, fetcher = (components or verify_batch.build_components)(settings, models)
     with contextlib.ExitStack() as stack:
         out = stack.enter_context(Path(args.out).open("w", encoding="utf-8")) if args.out else sys.stdout
         summary = verify_batch.run_file(
@@ -211,11 +218,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    configure: Callable[[], None] = configure_logging,
+    verify_components: Components | None = None,
+) -> int:
+    """Run one command. ``configure`` sets up logging (structlog onto the current stderr);
+    ``verify_components`` builds ``verify``'s verifier and fetcher instead of the configured ones."""
     args = build_parser().parse_args(argv)
-    configure_logging()
+    configure()
+    command = args.func
+    if command is cmd_verify and verify_components is not None:
+        command = partial(cmd_verify, components=verify_components)
     try:
-        return int(args.func(args))
+        return int(command(args))
     except ConfigurationError as err:
         print(f"trust-gateway: configuration error: {err}", file=sys.stderr)
         return 2

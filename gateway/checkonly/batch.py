@@ -29,6 +29,9 @@ from gateway.models.pool import ModelPool
 from gateway.settings import Settings
 from gateway.verification.verifier import Verifier
 
+Components = Callable[[Settings, ModelPool], tuple[Verifier, SafeFetcher]]
+"""Builds ``trust-gateway verify``'s verifier and web fetcher (``build_components``, or a test's)."""
+
 
 def build_components(settings: Settings, models: ModelPool) -> tuple[Verifier, SafeFetcher]:
     """The configured verifier (its judge's model from ``models``) and web fetcher, without opening the

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import pytest
+from prometheus_client import Counter
 
-import gateway.pipeline.record as record_module
 import gateway.pipeline.run as run_module
 from gateway.audit import AuditFilter
 from gateway.cleanup.cleaner import SentenceCleaner
@@ -280,18 +281,34 @@ async def test_a_failing_audit_write_is_an_audit_error_and_sends_nothing(  # typ
     assert row.outcome == "incomplete"
 
 
+class BrokenCounter(Counter):
+    """A request counter with a bug: every count raises."""
+
+    def labels(self, *_: Any, **__: Any) -> Counter:
+        raise RuntimeError(BUG)
+
+
+class CountingBug(GatewayMetrics):
+    """Metrics whose per-request outcome count (``gateway_requests_total``) raises."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests = BrokenCounter("broken_requests", "a counter with a bug", ["outcome"], registry=None)
+
+
 async def test_a_bug_after_the_audit_write_is_counted_and_the_recorded_answer_is_sent(  # type: ignore[no-untyped-def]
-    make_services, monkeypatch
+    make_services,
 ) -> None:
     """Counting fails after the record is written: the answer the record describes is still returned
     (withholding it would make the record false), and the failure is counted at the record stage."""
-    services = make_services()
-    monkeypatch.setattr(record_module, "_count_metrics", bug)
+    built = make_services()
+    metrics = CountingBug()  # the record stage's metrics sink: its first count after the write fails
+    services = replace(built, trail=replace(built.trail, metrics=metrics))
     result = await answer(ask(), services, request_id="req_after_write")
     assert not result.outcome.refused
-    assert stage_errors(services.metrics) == {"record": 1.0}
+    assert stage_errors(metrics) == {"record": 1.0}
     operation = {"operation": "complete"}
-    assert services.metrics.registry.get_sample_value("gateway_audit_errors_total", operation) == 0.0
+    assert metrics.registry.get_sample_value("gateway_audit_errors_total", operation) == 0.0
     (row,) = services.audit.list(AuditFilter())
     assert row.outcome == "answered"
     assert row.id == result.request_id == "req_after_write"

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from gateway import cli
 from gateway.checkonly import batch as verify_batch
 from gateway.cli import main
 from gateway.fetching.fetcher import SafeFetcher
+from gateway.models.pool import ModelPool
+from gateway.settings import Settings
 from gateway.testing import SubstringVerifier
+from gateway.verification.verifier import Verifier
 from tests.support.pages import running_site
 
 FLU = "Flu symptoms come on quickly. Most people feel better within a week."
@@ -23,18 +26,22 @@ def site():  # type: ignore[no-untyped-def]
         yield pages, url
 
 
-@pytest.fixture(autouse=True)
-def keep_logging(monkeypatch):  # type: ignore[no-untyped-def]
-    """main() configures structlog onto the current stderr, which capsys closes after the test."""
-    monkeypatch.setattr(cli, "configure_logging", lambda: None)
+def verify(argv: list[str], verifier: Verifier, fetcher: SafeFetcher) -> int:
+    """``trust-gateway verify`` with these components. Logging is left as it is: ``main`` would
+    configure structlog onto the current stderr, which capsys closes after the test."""
+
+    def components(settings: Settings, models: ModelPool) -> tuple[Verifier, SafeFetcher]:
+        return verifier, fetcher
+
+    return main(["verify", *argv], configure=lambda: None, verify_components=components)
 
 
 @pytest.fixture
-def components(monkeypatch):  # type: ignore[no-untyped-def]
+def verify_rows() -> Callable[[list[str]], int]:
+    """``trust-gateway verify`` over the substring verifier and a fetcher that may reach loopback."""
     verifier = SubstringVerifier()
     fetcher = SafeFetcher(allowed_domains=["127.0.0.1"], allow_loopback=True)
-    monkeypatch.setattr(verify_batch, "build_components", lambda settings, models: (verifier, fetcher))
-    return verifier, fetcher
+    return lambda argv: verify(argv, verifier, fetcher)
 
 
 def write_rows(path: Path, rows: list[object | str]) -> Path:
@@ -47,7 +54,7 @@ def read_jsonl(path: Path) -> list[dict]:  # type: ignore[type-arg]
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def test_rows_are_checked_and_written_as_jsonl_with_ids(tmp_path, components, site, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_rows_are_checked_and_written_as_jsonl_with_ids(tmp_path, verify_rows, site, capsys) -> None:  # type: ignore[no-untyped-def]
     _, site_url = site
     source = write_rows(
         tmp_path / "in.jsonl",
@@ -67,7 +74,7 @@ def test_rows_are_checked_and_written_as_jsonl_with_ids(tmp_path, components, si
         ],
     )
     out = tmp_path / "out.jsonl"
-    code = main(["verify", str(source), "--out", str(out), "--no-progress"])
+    code = verify_rows([str(source), "--out", str(out), "--no-progress"])
     assert code == 0
     results = read_jsonl(out)
     assert [(r["line"], r["id"]) for r in results] == [(1, "q1"), (3, "7"), (4, None)]
@@ -80,7 +87,7 @@ def test_rows_are_checked_and_written_as_jsonl_with_ids(tmp_path, components, si
     assert "verified 3 of 3 rows; 0 skipped" in capsys.readouterr().err
 
 
-def test_bad_rows_are_reported_by_line_number_and_skipped(tmp_path, components, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_bad_rows_are_reported_by_line_number_and_skipped(tmp_path, verify_rows, capsys) -> None:  # type: ignore[no-untyped-def]
     source = write_rows(
         tmp_path / "in.jsonl",
         [
@@ -92,7 +99,7 @@ def test_bad_rows_are_reported_by_line_number_and_skipped(tmp_path, components, 
         ],
     )
     out = tmp_path / "out.jsonl"
-    code = main(["verify", str(source), "--out", str(out), "--no-progress"])
+    code = verify_rows([str(source), "--out", str(out), "--no-progress"])
     assert code == 1
     assert [r["line"] for r in read_jsonl(out)] == [3]
     err = capsys.readouterr().err
@@ -103,31 +110,28 @@ def test_bad_rows_are_reported_by_line_number_and_skipped(tmp_path, components, 
     assert "verified 1 of 5 rows; 4 skipped" in err
 
 
-def test_results_go_to_stdout_without_out(tmp_path, components, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_results_go_to_stdout_without_out(tmp_path, verify_rows, capsys) -> None:  # type: ignore[no-untyped-def]
     source = write_rows(
         tmp_path / "in.jsonl",
         [{"answer": "Flu symptoms come on quickly [1].", "sources": [{"id": "1", "text": FLU}]}],
     )
-    assert main(["verify", str(source), "--no-progress"]) == 0
+    assert verify_rows([str(source), "--no-progress"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 1
     assert json.loads(lines[0])["claims"][0]["verdict"] == "supported"
 
 
-def test_verifier_failure_skips_the_row(tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_verifier_failure_skips_the_row(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
     fetcher = SafeFetcher(allowed_domains=[])
-    monkeypatch.setattr(
-        verify_batch, "build_components", lambda settings, models: (SubstringVerifier(fail=True), fetcher)
-    )
     source = write_rows(
         tmp_path / "in.jsonl", [{"answer": "Flu [1].", "sources": [{"id": "1", "text": FLU}]}]
     )
-    assert main(["verify", str(source), "--no-progress"]) == 1
+    assert verify([str(source), "--no-progress"], SubstringVerifier(fail=True), fetcher) == 1
     assert "1: skipped: the verifier could not decide: VerifierError" in capsys.readouterr().err
 
 
-def test_missing_input_file_is_a_usage_error(tmp_path, components, capsys) -> None:  # type: ignore[no-untyped-def]
-    assert main(["verify", str(tmp_path / "absent.jsonl")]) == 2
+def test_missing_input_file_is_a_usage_error(tmp_path, verify_rows, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert verify_rows([str(tmp_path / "absent.jsonl")]) == 2
     assert "no such file" in capsys.readouterr().err
 
 
