@@ -53,6 +53,7 @@ from gateway.domain import (
     TrustSummary,
     Verdict,
 )
+from gateway.domain.copying import carried
 from gateway.tool_calls import ToolCall
 from gateway.vocabulary import tolerant_decoding
 
@@ -86,34 +87,10 @@ class PassageRecord(msgspec.Struct, frozen=True, kw_only=True):
 
     @classmethod
     def of(cls, passage: Passage) -> PassageRecord:
-        return cls(
-            id=passage.id,
-            document_id=passage.document_id,
-            text=passage.text,
-            title=passage.title,
-            url=passage.url,
-            org=passage.org,
-            tier=passage.tier,
-            reviewed_on=passage.reviewed_on,
-            score=float(passage.score),
-            doc_type=passage.doc_type,
-            sentence_spans=passage.sentence_spans,
-        )
+        return carried(cls, passage, score=float(passage.score), sentence_vectors=None)
 
     def passage(self) -> Passage:
-        return Passage(
-            id=self.id,
-            document_id=self.document_id,
-            text=self.text,
-            title=self.title,
-            url=self.url,
-            org=self.org,
-            tier=self.tier,
-            reviewed_on=self.reviewed_on,
-            score=self.score,
-            doc_type=self.doc_type,
-            sentence_spans=self.sentence_spans,
-        )
+        return carried(Passage, self)
 
 
 class TrustRecord(msgspec.Struct, frozen=True, kw_only=True):

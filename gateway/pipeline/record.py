@@ -45,6 +45,7 @@ from gateway.audit.record import (
 )
 from gateway.audit.trail import AuditTrail
 from gateway.domain import ChatRequest, ClaimOutcome, ClaimResult, RefusalReason, VerificationStatus
+from gateway.domain.copying import carried
 from gateway.errors import AuditError, StageError, UpstreamError
 from gateway.logs import PATIENT_TEXT_OPT_IN
 from gateway.metrics import (
@@ -199,7 +200,6 @@ def audit_record(result: PipelineResult, trail: AuditTrail) -> tuple[dict[str, A
     """The row's summary columns and the completed record (``gateway.audit.record``)."""
     request = result.request
     keep_identifiers = trail.keep_identifiers
-    timings = result.timings
     record = AuditRecord(
         request_id=result.request_id,
         created_at=result.created_at.isoformat(),
@@ -217,12 +217,7 @@ def audit_record(result: PipelineResult, trail: AuditTrail) -> tuple[dict[str, A
         cleanup=result.outcome.claims,
         answer=result.outcome.answer,
         trust=TrustRecord.of(result.report),
-        timings=TimingsRecord(
-            total=timings.total,
-            upstream=timings.upstream,
-            retrieval=timings.retrieval,
-            verification=timings.verification,
-        ),
+        timings=carried(TimingsRecord, result.timings),
         error=_error_record(result.error),
         interruption=result.interruption,
         sent=result.sent,
