@@ -23,6 +23,7 @@ from typing import Any
 
 from gateway.errors import UpstreamError
 from gateway.evaluation.records import ExpectedScope, Question
+from gateway.evaluation.rows import QuestionRow, read_row
 from gateway.knowledge.corpus import SourceDocument
 from gateway.models.chat_model import ChatModel
 from gateway.validation import refuse
@@ -30,15 +31,9 @@ from gateway.validation import refuse
 BUNDLED_QUESTIONS = Path(__file__).resolve().parent / "questions" / "bundled.jsonl"
 """The question set written for the bundled knowledge base (shipped inside the package)."""
 
-_SCOPE_ALIASES = {"out-of-scope": "out_of_scope", "non-clinical": "non_clinical", "in-scope": "in_scope"}
-
-
-def question_id(text: str) -> str:
-    return "q-" + hashlib.sha256(text.strip().encode("utf-8")).hexdigest()[:12]
-
 
 def load_questions(path: Path) -> list[Question]:
-    """Read a JSONL question set. Errors name the file, the line and the field."""
+    """Read a JSONL question set (``rows.QuestionRow``). Errors name the file, the line and the field."""
     if not path.is_file():
         refuse(str(path), "-", "question set not found")
     questions: list[Question] = []
@@ -50,7 +45,7 @@ def load_questions(path: Path) -> list[Question]:
             data = json.loads(line)
         except json.JSONDecodeError as err:
             refuse(str(path), f"line {number}", f"not JSON: {err.msg}")
-        question = parse_question(data, str(path), number)
+        question = read_row(QuestionRow, data, str(path), number).to_question()
         if question.id in seen:
             refuse(str(path), f"line {number}.id", f"duplicate id {question.id!r}")
         seen.add(question.id)
@@ -58,38 +53,6 @@ def load_questions(path: Path) -> list[Question]:
     if not questions:
         refuse(str(path), "-", "the question set is empty")
     return questions
-
-
-def parse_question(data: Any, source: str, line: int) -> Question:
-    if not isinstance(data, dict):
-        refuse(source, f"line {line}", "expected a JSON object")
-    text = data.get("question")
-    if not isinstance(text, str) or not text.strip():
-        refuse(source, f"line {line}.question", "missing or empty")
-    scope = parse_scope(data.get("scope", data.get("expected_scope")), source, f"line {line}.scope")
-    raw_id = data.get("id")
-    return Question(
-        id=str(raw_id) if raw_id not in (None, "") else question_id(text),
-        question=text.strip(),
-        scope=scope,
-        document_id=_optional_str(data.get("document_id")),
-        topic=_optional_str(data.get("topic")),
-    )
-
-
-def parse_scope(value: Any, source: str, key: str) -> ExpectedScope | None:
-    if value in (None, ""):
-        return None
-    normalised = _SCOPE_ALIASES.get(str(value).strip().lower(), str(value).strip().lower())
-    try:
-        return ExpectedScope(normalised)
-    except ValueError:
-        allowed = ", ".join(s.value for s in ExpectedScope)
-        refuse(source, key, f"must be one of {allowed}, got {value!r}")
-
-
-def _optional_str(value: Any) -> str | None:
-    return str(value) if value not in (None, "") else None
 
 
 def questions_digest(questions: Sequence[Question]) -> str:

@@ -23,8 +23,8 @@ import openai
 
 from gateway.domain import ChatRequest, Message, Role
 from gateway.errors import UpstreamError
-from gateway.evaluation.questions import parse_question
-from gateway.evaluation.records import HumanLabel, Question, SourceRef, SystemAnswer
+from gateway.evaluation.records import Question, SourceRef, SystemAnswer
+from gateway.evaluation.rows import ReplayRow, read_row
 from gateway.evaluation.scoring import looks_like_refusal
 from gateway.models.chat_model import ChatModel
 from gateway.pipeline.run import answer as gateway_answer
@@ -293,9 +293,9 @@ class ReplaySystem:
 
 
 def load_replay(path: Path, name: str = "replay") -> tuple[list[Question], ReplaySystem]:
-    """Read recorded answers (JSONL). Each line: question, answer, sources; optional id, scope,
-    refused (bool), latency_seconds, human_labels (per-claim support labels a person gave, for
-    measuring the harness: ``_human_labels``). A source is a URL string, a text string, or an object with
+    """Read recorded answers (JSONL, ``rows.ReplayRow``). Each line: question, answer, sources;
+    optional id, scope, refused (bool), latency_seconds, human_labels (per-claim support labels a person
+    gave, for measuring the harness). A source is a URL string, a text string, or an object with
     url/title/text (and optionally its number as ``id``)."""
     if not path.is_file():
         refuse(str(path), "-", "replay file not found")
@@ -308,77 +308,25 @@ def load_replay(path: Path, name: str = "replay") -> tuple[list[Question], Repla
             data = json.loads(line)
         except json.JSONDecodeError as err:
             refuse(str(path), f"line {number}", f"not JSON: {err.msg}")
-        question = parse_question(data, str(path), number)
+        row = read_row(ReplayRow, data, str(path), number)
+        question = row.to_question()
         if question.id in answers:
             refuse(str(path), f"line {number}.id", f"duplicate id {question.id!r}")
-        text = data.get("answer")
-        if not isinstance(text, str):
-            refuse(str(path), f"line {number}.answer", "missing (the recorded answer text)")
-        sources = _replay_sources(data.get("sources", []), str(path), number)
-        refused = data.get("refused")
-        if refused is not None and not isinstance(refused, bool):
-            refuse(str(path), f"line {number}.refused", "must be true or false")
-        detected = looks_like_refusal(text) if refused is None else refused
-        latency = data.get("latency_seconds")
-        labels = _human_labels(data.get("human_labels", []), text, str(path), number)
+        detected = looks_like_refusal(row.answer) if row.refused is None else row.refused
         questions.append(question)
         answers[question.id] = SystemAnswer(
             system=name,
             question_id=question.id,
-            answer=text,
-            sources=sources,
+            answer=row.answer,
+            sources=row.source_refs(),
             refused=detected,
-            refusal_reason=("recorded" if refused is not None else "detected") if detected else None,
-            latency_seconds=float(latency) if isinstance(latency, int | float) else None,
-            human_labels=labels,
+            refusal_reason=("recorded" if row.refused is not None else "detected") if detected else None,
+            latency_seconds=row.latency_seconds,
+            human_labels=row.labels(),
         )
     if not questions:
         refuse(str(path), "-", "the replay file is empty")
     return questions, ReplaySystem(answers, name)
-
-
-def _human_labels(items: Any, answer: str, source: str, line: int) -> tuple[HumanLabel, ...]:
-    """``human_labels``: ``[{"claim": text of the answer, "supported": bool}, ...]`` in answer order;
-    each claim is found in the answer after the previous one."""
-    if not isinstance(items, list):
-        refuse(source, f"line {line}.human_labels", "must be a list")
-    labels: list[HumanLabel] = []
-    cursor = 0
-    for position, item in enumerate(items):
-        where = f"line {line}.human_labels[{position}]"
-        if not isinstance(item, dict):
-            refuse(source, where, "must be an object with 'claim' and 'supported'")
-        claim, supported = item.get("claim"), item.get("supported")
-        if not isinstance(claim, str) or not claim.strip():
-            refuse(source, f"{where}.claim", "must be a non-empty string")
-        if not isinstance(supported, bool):
-            refuse(source, f"{where}.supported", "must be true or false")
-        start = answer.find(claim, cursor)
-        if start < 0:
-            refuse(source, f"{where}.claim", "is not in the answer (after the previous labelled claim)")
-        cursor = start + len(claim)
-        labels.append(HumanLabel(start, cursor, supported))
-    return tuple(labels)
-
-
-def _replay_sources(items: Any, source: str, line: int) -> tuple[SourceRef, ...]:
-    if not isinstance(items, list):
-        refuse(source, f"line {line}.sources", "must be a list")
-    refs: list[SourceRef] = []
-    for position, item in enumerate(items, start=1):
-        if isinstance(item, str):
-            is_url = item.strip().lower().startswith(("http://", "https://"))
-            refs.append(SourceRef(position, url=item.strip()) if is_url else SourceRef(position, text=item))
-        elif isinstance(item, dict):
-            number = item.get("id", position)
-            if not isinstance(number, int) or isinstance(number, bool):
-                refuse(source, f"line {line}.sources[{position - 1}].id", "must be an integer")
-            if not item.get("url") and not item.get("text"):
-                refuse(source, f"line {line}.sources[{position - 1}]", "needs a url or a text")
-            refs.append(SourceRef(number, item.get("url"), item.get("title"), item.get("text")))
-        else:
-            refuse(source, f"line {line}.sources[{position - 1}]", "must be a string or an object")
-    return tuple(refs)
 
 
 def system_names(systems: Sequence[System]) -> list[str]:

@@ -18,7 +18,7 @@ from gateway.evaluation.bootstrap import (
     p95,
 )
 from gateway.evaluation.metrics import MetricContext, compare, system_metrics
-from gateway.evaluation.questions import load_questions, parse_generated, question_id
+from gateway.evaluation.questions import load_questions, parse_generated
 from gateway.evaluation.records import (
     AnswerCheck,
     EvalRecord,
@@ -31,6 +31,7 @@ from gateway.evaluation.records import (
     UrlCheck,
     UrlStatus,
 )
+from gateway.evaluation.rows import question_id
 from gateway.evaluation.scoring import directs_to_emergency, looks_like_refusal, normalise_url
 from gateway.evaluation.systems import load_replay, parse_raw_answer
 
