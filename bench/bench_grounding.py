@@ -60,7 +60,8 @@ from gateway.domain import (
     Statement,
     StatementKind,
 )
-from gateway.metrics import CLAIM_RESULTS, CLAIM_STATUSES, GatewayMetrics
+from gateway.metric_labels import CLAIM_RESULTS, CLAIM_STATUSES
+from gateway.metrics import GatewayMetrics
 from gateway.pipeline.record import claim_labels
 from gateway.testing.openai_server import ANCHOR_MAX_WORDS
 from gateway.text import passage_from_text

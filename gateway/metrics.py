@@ -1,9 +1,8 @@
-"""Every Prometheus metric the gateway exports, in one place.
+"""Every Prometheus metric the gateway exports, in one place, and the helpers that count on them.
 
 Labels are bounded enums (outcomes, verdicts, methods, reasons, tier ids from policy, error types):
-never user text, never request or passage ids. Values that come from code or configuration (verifier
-names, policy tier ids, error kinds) are normalised here by the ``*_label`` functions: anything outside
-the known set is reported as ``other``. Each ``GatewayMetrics`` owns its registry, so an app (or a test)
+never user text, never request or passage ids; their values and the ``*_label`` functions that bound
+them are ``gateway.metric_labels``. Each ``GatewayMetrics`` owns its registry, so an app (or a test)
 builds its own and nothing is global.
 
 Alerts are on what happened to claims (``gateway_claim_results_total``, ``record.claim_labels``);
@@ -12,133 +11,45 @@ a rewrite to the source is normal and never alerts (``docs/operations.md``: aler
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-from gateway.domain import (
-    RefusalReason,
-    Scope,
-    StatementKind,
-    TriageLayer,
-    Verdict,
-    VerdictLabel,
-    VerificationStatus,
-)
+from gateway.domain import Verdict
 from gateway.errors import DraftLimitExceeded, UpstreamError
-from gateway.fetching.result import FetchReason
-from gateway.vocabulary import WITHOUT_VERIFIER, StageName, VerifierFailure, VerifierMethod
+from gateway.metric_labels import (
+    ACCESS_AREAS,
+    AUDIT_OPERATIONS,
+    AUTH_FAILURE_REASONS,
+    BOOLEAN,
+    CALL_RESULTS,
+    CLAIM_RESULTS,
+    CLAIM_STATUSES,
+    DRAFT_LIMITS,
+    MODEL_CALL_PURPOSES,
+    MODEL_FAILURES,
+    MODEL_STAGES,
+    PIPELINE_STAGES,
+    REFUSAL_REASONS,
+    REJECTED_STATUSES,
+    REQUEST_OUTCOMES,
+    REWRITE_SKIP_REASONS,
+    STATEMENT_KINDS,
+    TOOL_CALL_OUTCOMES,
+    TRIAGE_LAYERS,
+    TRIAGE_SCOPES,
+    UPSTREAM_ERROR_TYPES,
+    URL_FAILURE_REASONS,
+    VERDICTS,
+    VERIFIER_METHODS,
+    bounded,
+    flag,
+    upstream_error_label,
+)
 
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 RELEVANCE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-
-OTHER = "other"
-"""The label value every unknown method, tier, error type or stage is folded into."""
-
-REQUEST_OUTCOMES = (
-    "answered",
-    "rewritten",
-    "refused",
-    "emergency",
-    "ended_early",
-    "error",
-    "client_disconnected",
-    "cancelled",
-)
-"""Final outcome of a chat request (``gateway_requests_total{outcome}``)."""
-AUDIT_OPERATIONS = ("begin", "deliver", "complete", "check")
-"""Audit store operations that can fail (``gateway_audit_errors_total{operation}``)."""
-MODEL_CALL_PURPOSES = ("draft", "rewrite", "judge", "query")
-"""Why the gateway called a model (``models.MeteredModel``: the holder of the model)."""
-CALL_RESULTS = ("ok", "error")
-REWRITE_SKIP_REASONS = ("cap", "deadline")
-"""Why a failing claim was removed without a rewrite attempt finishing."""
-TOOL_CALL_OUTCOMES = ("returned", "withheld")  # withheld: the request ended as an emergency or a failure
-DRAFT_LIMITS = ("reply_chars", "line_chars", "repeated_sentences", "statements")
-"""Bounds on the model's reply that refuse it as ``malformed_output``."""
-REJECTED_STATUSES = ("400", "401", "403", "404", "405", "413", "415", "429", "503")
-"""HTTP statuses of requests turned away before the pipeline (never audited, counted here)."""
-VERDICTS = tuple(v.value for v in VerdictLabel)
-REFUSAL_REASONS = tuple(r.value for r in RefusalReason)
-TRIAGE_SCOPES = tuple(s.value for s in Scope)
-TRIAGE_LAYERS = tuple(layer.value for layer in TriageLayer)
-"""The triage layer that decided (``gateway_triage_decisions_total{scope,layer}``)."""
-CLAIM_STATUSES = (*(s.value for s in VerificationStatus), "unanchored")
-"""What verification found (``gateway_claim_results_total{status}``): ``Verdict.status``, except
-``unanchored``: the claim's quote is missing or not in the passage it cites (a fabricated quote)."""
-CLAIM_RESULTS = ("kept", "rewritten_source", "rewritten_model", "removed")
-"""What SourceCleanup did (``{outcome}``): kept as written, rewritten to the source's sentence, rewritten
-by the model rewriter, removed."""
-STATEMENT_KINDS = tuple(k.value for k in StatementKind)
-VERIFIER_METHODS = tuple(m.value for m in VerifierMethod if m not in WITHOUT_VERIFIER)
-"""Names of the verifiers that may decide a claim (a verifier added later is a ``VerifierMethod``)."""
-UPSTREAM_ERROR_TYPES = (
-    "timeout",
-    "connection",
-    "rate_limited",
-    "http_status",
-    "malformed",
-    "upstream_error",
-    "queue_full",
-    "queue_timeout",
-)
-"""``UpstreamError.kind`` of every upstream failure class in ``gateway.errors``."""
-AUTH_FAILURE_REASONS = ("missing", "invalid", "forbidden")
-"""Why a request was turned away by authentication (401 missing/invalid, 403 forbidden)."""
-ACCESS_AREAS = ("client", "staff", "metrics")
-"""Which credential a path needs (``gateway.web.auth``)."""
-PIPELINE_STAGES = tuple(s.value for s in StageName)
-"""Stages named by ``gateway_stage_errors_total{stage}`` (``StageName``; ``rewrite``: one claim's rewrite)."""
-URL_FAILURE_REASONS = tuple(reason.value for reason in FetchReason)
-"""Why a cited web URL was not valid (``FetchResult.reason``: the fetcher's bounded reasons)."""
-MODEL_STAGES = (VerifierMethod.JUDGE.value, VerifierMethod.NLI.value)
-"""Model stages of verification whose failures are counted (``gateway_verifier_failures_total{stage}``)."""
-MODEL_FAILURES = tuple(f.value for f in VerifierFailure)
-"""``Verdict.failure`` kinds (``gateway_verifier_failures_total{kind}``)."""
-BOOLEAN = ("true", "false")
-DEPENDENCIES = ("knowledge_store", "audit_store", "rate_limiter")
-"""Shared services ``/readyz`` checks (``gateway_dependency_up{dependency}``)."""
-
-_TOKEN = re.compile(r"[a-z][a-z0-9_]*")
-
-
-def bounded(value: str, allowed: Iterable[str]) -> str:
-    """``value`` when it is one of ``allowed`` (after trimming and lower-casing), else ``other``.
-
-    A compound name such as ``cascade:judge`` or ``local+checks`` is matched on its first token.
-    """
-    allowed = tuple(allowed)
-    low = value.strip().lower()
-    if low in allowed:
-        return low
-    first = _TOKEN.match(low)
-    if first and first.group(0) in allowed:
-        return first.group(0)
-    return OTHER
-
-
-def method_label(method: str) -> str:
-    """The ``method`` label of a verdict: the verifier's name, bounded by ``VERIFIER_METHODS``."""
-    return bounded(method, VERIFIER_METHODS)
-
-
-def tier_label(tier: str, policy_tiers: Iterable[str]) -> str:
-    """The ``tier`` label: a tier id declared in ``policies/tiers.yaml``, else ``other``."""
-    return bounded(tier, policy_tiers)
-
-
-def upstream_error_label(kind: str) -> str:
-    return bounded(kind, UPSTREAM_ERROR_TYPES)
-
-
-def stage_label(stage: str) -> str:
-    return bounded(stage, PIPELINE_STAGES)
-
-
-def flag(value: bool) -> str:
-    return "true" if value else "false"
 
 
 class GatewayMetrics:

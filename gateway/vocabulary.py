@@ -68,7 +68,7 @@ class Vocabulary(StrEnum):
 
 class VerifierMethod(Vocabulary):
     """What decided a verdict (``Verdict.method``): a verifier's name, or how a verdict was given
-    without one. ``gateway.metrics.VERIFIER_METHODS`` lists the ones counted under their own label."""
+    without one. ``gateway.metric_labels.VERIFIER_METHODS`` lists the ones counted under their own label."""
 
     ANCHORING = "anchoring"
     """``QuoteAnchoringVerifier``: the claim's quote occurs in a cited passage."""

@@ -24,7 +24,8 @@ from gateway.domain import (
 )
 from gateway.errors import VerifierError
 from gateway.fetching.result import FetchResult
-from gateway.metrics import MODEL_FAILURES, MODEL_STAGES, GatewayMetrics, bounded
+from gateway.metric_labels import MODEL_FAILURES, MODEL_STAGES, bounded
+from gateway.metrics import GatewayMetrics
 from gateway.text import passage_from_text
 from gateway.verification.verifier import Verifier, operating_point
 from gateway.vocabulary import VerdictCheck, VerifierMethod

@@ -7,7 +7,7 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING
 
 from gateway.errors import UpstreamError
-from gateway.metrics import MODEL_CALL_PURPOSES, bounded, upstream_error_label
+from gateway.metric_labels import MODEL_CALL_PURPOSES, bounded, upstream_error_label
 from gateway.models.chat_model import Call, ChatModel, StreamCall, StreamPiece, WrapperModel
 
 if TYPE_CHECKING:

@@ -48,15 +48,8 @@ from gateway.domain import ChatRequest, ClaimOutcome, ClaimResult, RefusalReason
 from gateway.domain.copying import carried
 from gateway.errors import AuditError, StageError, UpstreamError
 from gateway.logs import PATIENT_TEXT_OPT_IN
-from gateway.metrics import (
-    TRIAGE_LAYERS,
-    bounded,
-    count_verifier_failures,
-    flag,
-    method_label,
-    stage_label,
-    tier_label,
-)
+from gateway.metric_labels import TRIAGE_LAYERS, bounded, flag, method_label, stage_label, tier_label
+from gateway.metrics import count_verifier_failures
 from gateway.pipeline.result import PipelineResult
 from gateway.telemetry.ids import current_trace_id
 from gateway.vocabulary import StageName, VerdictCheck, VerifierMethod
@@ -88,7 +81,7 @@ def request_outcome(result: PipelineResult) -> str:
 
 
 def _count_metrics(result: PipelineResult, trail: AuditTrail) -> None:
-    """Count one request. Every label value is bounded (see ``gateway.metrics``)."""
+    """Count one request. Every label value is bounded (see ``gateway.metric_labels``)."""
     m = trail.metrics
     outcome = result.outcome
     m.requests.labels(outcome=request_outcome(result)).inc()
@@ -129,7 +122,7 @@ def _count_metrics(result: PipelineResult, trail: AuditTrail) -> None:
 
 def claim_labels(claim: ClaimResult) -> tuple[str, str]:
     """``(status, outcome)`` of ``gateway_claim_results_total``: what verification found and what
-    SourceCleanup did (``metrics.CLAIM_STATUSES`` x ``metrics.CLAIM_RESULTS``).
+    SourceCleanup did (``metric_labels.CLAIM_STATUSES`` x ``metric_labels.CLAIM_RESULTS``).
 
     ``unanchored``: the chat contract's quote is missing or not in the cited passage, and nothing later
     (entailment model, judge) supported the claim. A claim resting on a planted instruction is decided

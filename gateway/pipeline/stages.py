@@ -27,7 +27,8 @@ from gateway.errors import (
     UpstreamError,
     VerifierError,
 )
-from gateway.metrics import GatewayMetrics, stage_label
+from gateway.metric_labels import stage_label
+from gateway.metrics import GatewayMetrics
 from gateway.pipeline.result import Timings
 from gateway.telemetry import tracing
 from gateway.vocabulary import StageName
@@ -41,7 +42,8 @@ class Stage(Generic[P, T]):
     """One step of a request: its name (the metric, audit and log label) and what it runs."""
 
     name: StageName
-    """Its failures are counted under it (``gateway.metrics.PIPELINE_STAGES``: ``StageName``'s values)."""
+    """Its failures are counted under it (``gateway.metric_labels.PIPELINE_STAGES``: ``StageName``'s
+    values)."""
     run: Callable[P, Awaitable[T]]
     failure: type[RunError] = StageError
     """What an unexpected exception becomes: a StageError (the request is refused with a reason) or,

@@ -25,7 +25,8 @@ from gateway.errors import (
     RunError,
     StageError,
 )
-from gateway.metrics import REJECTED_STATUSES, GatewayMetrics, bounded
+from gateway.metric_labels import REJECTED_STATUSES, bounded
+from gateway.metrics import GatewayMetrics
 from gateway.pipeline.stages import refusal_reason
 from gateway.web.clinician_auth import login_location
 from gateway.web.request_ids import request_id_of

@@ -35,7 +35,8 @@ from gateway.domain import (
 from gateway.drafting.contract import DraftPart
 from gateway.drafting.drafter import Drafter
 from gateway.errors import AuditError, DraftLimitExceeded, StageError, StoreError
-from gateway.metrics import PIPELINE_STAGES, GatewayMetrics
+from gateway.metric_labels import PIPELINE_STAGES
+from gateway.metrics import GatewayMetrics
 from gateway.pipeline.run import answer
 from gateway.pipeline.stages import REASON_BY_STAGE, refusal_reason
 from gateway.retrieval.retrieve import Retriever

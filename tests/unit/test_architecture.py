@@ -41,7 +41,7 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
     for layer in (
         # values, rules
         "vocabulary tool_calls domain errors validation settings text stemming resources body_errors",
-        "metrics",  # every Prometheus metric
+        "metric_labels metrics",  # every Prometheus metric and its bounded label values
         "models",  # the model boundary: chat models and the embedder
         "verification",  # the verifiers and their checks
         "fetching",  # SSRF-safe fetching of a URL-only source
@@ -62,7 +62,7 @@ own layer and the layers below it. A new package must be placed here."""
 
 _COMPONENTS = "takes the whole Services or Policy, or the PipelineResult; #34 item 1 (components) removes it"
 UPWARD_IMPORTS: dict[tuple[str, str], str] = {
-    ("gateway.metrics", "gateway.fetching.result"): "the fetch-failure label enum (#34 item 3, enums)",
+    ("gateway.metric_labels", "gateway.fetching.result"): "the fetch-failure label enum (#34 item 3, enums)",
     ("gateway.knowledge.instructions", "gateway.policies"): "reads planted_instruction from the Policy; "
     + _COMPONENTS,
     (

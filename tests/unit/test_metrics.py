@@ -36,15 +36,8 @@ from gateway.domain import (
 )
 from gateway.drafting.drafter import Drafter
 from gateway.errors import AuditError, StoreError, UpstreamHTTPError, UpstreamTimeout, UpstreamUnavailable
-from gateway.metrics import (
-    CLAIM_RESULTS,
-    CLAIM_STATUSES,
-    OTHER,
-    GatewayMetrics,
-    bounded,
-    method_label,
-    tier_label,
-)
+from gateway.metric_labels import CLAIM_RESULTS, CLAIM_STATUSES, OTHER, bounded, method_label, tier_label
+from gateway.metrics import GatewayMetrics
 from gateway.pipeline.record import LOG_EVENT, claim_labels
 from gateway.pipeline.run import answer
 from gateway.retrieval.retrieve import Retriever

@@ -13,7 +13,8 @@ import yaml
 from gateway.domain import ChatRequest, Message, Role, Scope, Triage, TriageLayer
 from gateway.errors import ConfigurationError
 from gateway.messages import Messages
-from gateway.metrics import TRIAGE_LAYERS, GatewayMetrics
+from gateway.metric_labels import TRIAGE_LAYERS
+from gateway.metrics import GatewayMetrics
 from gateway.policies import load_policy
 from gateway.triage.evidence import negated
 from gateway.triage.policy import TriagePolicy, load_triage_policy

@@ -8,17 +8,16 @@ import msgspec
 import pytest
 
 from gateway.domain import Verdict, VerdictLabel
-from gateway.metrics import (
+from gateway.metric_labels import (
     MODEL_FAILURES,
     MODEL_STAGES,
     OTHER,
     PIPELINE_STAGES,
     VERIFIER_METHODS,
-    GatewayMetrics,
-    count_verifier_failures,
     method_label,
     stage_label,
 )
+from gateway.metrics import GatewayMetrics, count_verifier_failures
 from gateway.verification.checks.results import CheckName
 from gateway.vocabulary import StageName, VerdictCheck, VerifierFailure, VerifierMethod, tolerant_decoding
 
