@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import msgspec
@@ -53,7 +53,6 @@ from gateway.domain import (
     TrustSummary,
     Verdict,
 )
-from gateway.domain.copying import carried
 from gateway.tool_calls import ToolCall
 from gateway.vocabulary import tolerant_decoding
 
@@ -87,10 +86,13 @@ class PassageRecord(msgspec.Struct, frozen=True, kw_only=True):
 
     @classmethod
     def of(cls, passage: Passage) -> PassageRecord:
-        return carried(cls, passage, score=float(passage.score), sentence_vectors=None)
+        """The passage's fields by name; its score as a Python float (retrieval may hand a numpy one,
+        which ``msgspec.convert`` rejects), its vectors dropped."""
+        plain = replace(passage, score=float(passage.score), sentence_vectors=None)
+        return msgspec.convert(plain, type=cls, from_attributes=True)
 
     def passage(self) -> Passage:
-        return carried(Passage, self)
+        return msgspec.convert(self, type=Passage, from_attributes=True)
 
 
 class TrustRecord(msgspec.Struct, frozen=True, kw_only=True):

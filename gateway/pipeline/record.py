@@ -45,7 +45,6 @@ from gateway.audit.record import (
 )
 from gateway.audit.trail import AuditTrail
 from gateway.domain import ChatRequest, ClaimOutcome, ClaimResult, RefusalReason, VerificationStatus
-from gateway.domain.copying import carried
 from gateway.errors import AuditError, StageError, UpstreamError
 from gateway.logs import PATIENT_TEXT_OPT_IN
 from gateway.metric_labels import TRIAGE_LAYERS, bounded, flag, method_label, stage_label, tier_label
@@ -210,7 +209,7 @@ def audit_record(result: PipelineResult, trail: AuditTrail) -> tuple[dict[str, A
         cleanup=result.outcome.claims,
         answer=result.outcome.answer,
         trust=TrustRecord.of(result.report),
-        timings=carried(TimingsRecord, result.timings),
+        timings=msgspec.convert(result.timings, type=TimingsRecord, from_attributes=True),
         error=_error_record(result.error),
         interruption=result.interruption,
         sent=result.sent,

@@ -22,7 +22,6 @@ from gateway.domain import (
     TrustReport,
     Verdict,
 )
-from gateway.domain.copying import carried
 from gateway.drafting.contract import UrgencyRead
 from gateway.errors import StageError
 from gateway.pipeline.result import PipelineResult, Timings
@@ -66,13 +65,23 @@ class RequestState:
         self, outcome: Outcome, report: TrustReport, error: StageError | None, interruption: str | None
     ) -> PipelineResult:
         """The request's result as it stands, with its outcome and trust report."""
-        return carried(
-            PipelineResult,
-            self,
+        return PipelineResult(
+            request_id=self.request_id,
+            created_at=self.created_at,
+            request=self.request,
+            triage=self.triage,
+            passages=self.passages,
+            best_relevance=self.best_relevance,
+            draft=self.draft,
+            statements=self.statements,
+            verdicts=self.verdicts,
             outcome=outcome,
             report=report,
+            timings=self.timings,
             error=error,
             interruption=interruption,
+            sent=self.sent,
             tool_calls=self.tools.calls,
             tool_calls_returned=self.tools.returned,
+            upstream=self.upstream,
         )

@@ -29,7 +29,6 @@ from gateway.domain import (
     TrustReport,
     TrustSummary,
 )
-from gateway.domain.copying import carried
 from gateway.trust.policy import TierBadgeTexts, TierPolicy
 from gateway.trust.tiers import resolved_tier
 from gateway.validation import load_file
@@ -97,14 +96,16 @@ def badges_for(
         tier = tiers[number - 1]
         quote = evidence.text if evidence and evidence.source_number == number else None
         badges.append(
-            carried(  # the passage's title, org, url and review date
-                Badge,
-                passage,
+            Badge(
                 source_number=number,
                 passage_id=passage.id,
                 tier=tier.tier,
                 tier_label=tier.tier_label,
                 trust_score=tier.trust_score,
+                title=passage.title,
+                org=passage.org,
+                url=passage.url,
+                reviewed_on=passage.reviewed_on,
                 evidence_quote=quote,
             )
         )

@@ -17,7 +17,6 @@ from msgspec import UNSET
 
 from gateway.audit.record import DELIVERING, INCOMPLETE, AuditRecord, PassageRecord, builtins
 from gateway.domain import Badge, ClaimReport, Evidence, SourceTier, TriageEvidence, TrustSummary
-from gateway.domain.copying import carried
 from gateway.trust.badge import SourceBadge, source_badge
 from gateway.trust.policy import TierPolicy
 from gateway.trust.tiers import source_tier
@@ -136,13 +135,15 @@ def source_views(
         passage = stored.passage()
         tier = source_tier(passage, resolved[number - 1] if number <= len(resolved) else None, today, tiers)
         views.append(
-            carried(  # the passage's title, org, url and text
-                SourceView,
-                passage,
+            SourceView(
                 number=number,
                 passage_id=passage.id,
+                title=passage.title,
+                org=passage.org,
+                url=passage.url,
                 badge=source_badge(tier),
                 reviewed_on=passage.reviewed_on.isoformat() if passage.reviewed_on else None,
+                text=passage.text,
                 relevance=round(passage.score, 3),
             )
         )
