@@ -47,6 +47,9 @@ class TermGroup:
     negatable: bool = True
     """A negated mention ("no bleeding", "denies chest pain") does not count as a sign. False for
     signs where a denial must not be trusted (thoughts of suicide)."""
+    anywhere: bool = False
+    """Who the message is about (a child, a pregnancy, diabetes): a mention anywhere in the message
+    counts for every window of sentences ("My son is 2." opening a long post about his breathing)."""
 
     def __post_init__(self) -> None:
         if not self.words and not self.patterns:
