@@ -29,9 +29,17 @@ from gateway.validation import FILE_CONFIG, compile_all, read_yaml, refuse, vali
 GROUP_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 Binding = Literal["signs", "gate", "free"]
 Vital = Literal[
-    "temperature_c", "heart_rate", "breathing_rate", "systolic_bp", "spo2", "glucose_mmol", "fever_days"
+    "temperature_c",
+    "heart_rate",
+    "breathing_rate",
+    "systolic_bp",
+    "spo2",
+    "glucose_mmol",
+    "fever_days",
+    "gcs",
 ]
-"""``fever_days``: how many days a fever stated in the same sentence has lasted ("a fever for 5 days")."""
+"""``fever_days``: how many days a fever stated in the same sentence has lasted ("a fever for 5 days");
+``gcs``: the Glasgow Coma Scale (3-15) a clinician states ("GCS 13", "GCS 14/15")."""
 
 
 @with_config(FILE_CONFIG)

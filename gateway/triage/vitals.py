@@ -1,6 +1,7 @@
 """Vital signs, ages and durations as patients and clinicians write them, checked against published limits.
 
-Reads temperatures (°C and °F: "39.4", "102F", "temp of 38.5 degrees"), heart rates ("pulse 135",
+Reads temperatures (°C and °F: "39.4", "102F", "temp of 38.5 degrees"), the Glasgow Coma Scale ("GCS 13"),
+heart rates ("pulse 135",
 "HR 140 bpm"), breathing rates ("breathing 60 times a minute", "RR 32"), blood pressures ("BP 82/50",
 "190/120 mmHg"), oxygen saturations ("sats 89%", "oxygen level 90"), blood glucose ("sugar 2.1",
 "glucose 45 mg/dL": mg/dL is converted to mmol/L), durations ("for 10 days") and ages ("my 2 year
@@ -84,6 +85,9 @@ _GLUCOSE = re.compile(
     + _NUMBER
     + r"\s*(mmol(?:/l)?|mg ?/ ?dl)",
     re.IGNORECASE,
+)
+_GCS = re.compile(
+    r"\b(?:gcs|glasgow coma (?:scale|score))\b[^\d.!?\n]{0,10}(\d{1,2})(?:\s*/\s*15)?\b", re.IGNORECASE
 )
 _UNIT = r"(years?|yrs?|y|months?|mos?|mths?|weeks?|wks?|days?)"
 _AGES = (
@@ -213,6 +217,10 @@ def read_vitals(text: str) -> list[Reading]:
         value = float(match.group(1) or match.group(2))
         if 50 <= value <= 100:
             found.append(Reading("spo2", value, match.group(0).strip()))
+    for match in _GCS.finditer(text):
+        value = float(match.group(1))
+        if 3 <= value <= 15:
+            found.append(Reading("gcs", value, match.group(0).strip()))
     for match in _GLUCOSE.finditer(text):
         number = match.group(1) or match.group(3)
         unit = match.group(2) or match.group(4)

@@ -71,6 +71,16 @@ def test_a_child_rate_or_days_of_fever_is_read_against_the_childs_age(message: s
         assert result.layer is TriageLayer.VITALS
 
 
+@pytest.mark.parametrize(
+    ("note", "fires"), [("80F, fall at home, GCS 13", True), ("80F, fall at home, GCS 15/15", False)]
+)
+def test_a_glasgow_coma_scale_below_15_is_news2_red(note: str, fires: bool) -> None:
+    result = judge(note)
+    assert (result.scope is Scope.EMERGENCY) is fires
+    if fires:
+        assert result.layer is TriageLayer.VITALS
+
+
 def test_a_vital_in_clinical_shorthand_opens_the_health_gate() -> None:
     assert emergency("Found at home, BP 78/40, HR 128, cool peripheries")[0] is Scope.EMERGENCY
     assert emergency("Found at home, BP 128/80, HR 72, warm peripheries")[0] is not Scope.EMERGENCY
@@ -124,6 +134,10 @@ def test_blood_in_the_stool_is_read_and_its_denial_respected(message: str, found
         ("I keep thinking about hanging myself and I bought rope today", "suicidal_intent"),
         ("she went limp and floppy in my arms, she's 5 months", "sick_infant"),
         ("is it normal to have chest pain and sweating for the last hour at rest?", "chest_pain"),
+        ("a red lump next to her eye is getting bigger by the hour", "sudden_vision_loss"),
+        ("mum came out of hospital last week and now her calf is swollen and hot", "blood_clot"),
+        ("9 year old with fever 39.5 and an acute abdomen", "acute_abdomen"),
+        ("a dark curtain came down over my left eye this morning", "sudden_vision_loss"),
     ],
 )
 def test_signs_told_in_lay_and_clinical_words_fire(message: str, category: str) -> None:
@@ -151,6 +165,9 @@ def test_jaundice_with_a_fever_under_the_right_ribs_is_an_emergency() -> None:
         "my 5 year old woke up with a limp and doesn't want to put weight on his leg, temp 37.8",
         "I get out of breath running for the bus but I'm fine at rest",
         "is it normal to get chest pain when I'm anxious?",
+        "a small lump next to her eye, it has not changed for months",
+        "mum came out of hospital last week and is walking a bit further every day",
+        "i ordered some curtains off amazon, has it shipped yet",
     ],
 )
 def test_the_same_words_without_the_emergency_do_not_fire(message: str) -> None:
