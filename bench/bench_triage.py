@@ -13,6 +13,9 @@ Sources, each reported on its own:
   (labels emergency / urgent / routine / non_clinical; styles first person, third person, vignette,
   long post; near misses). ``tune`` is what the rules were tuned on; ``test`` is never looked at
   row by row: only its aggregate figures are printed, even with ``-v``;
+- ``bench/data/triage/probe_recall.jsonl``: a recall probe (emergencies in varied patient and clinician
+  wording, with near misses), reported as two parts: ``probe tune`` (ids ``probe-tune-*``) and
+  ``probe held`` (``probe-held-*``, every third row), whose rows are never printed either;
 - ``../shared/eval/triage/`` held-out split (``bench/triage_data.split_of``: the 30% of rows the
   classifier was not trained on): clinical.jsonl, non_clinical.jsonl, suicide_risk.jsonl. Skipped
   when the folder is absent.
@@ -226,7 +229,7 @@ def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> 
         print("per category recall:")
         for category, values in sorted(per_category.items()):
             print(f"  {category:<26} {rate(sum(values), len(values))}")
-    if verbose and not name.startswith(HELD_OUT):
+    if verbose and not name.startswith(HELD_OUT_SOURCES):
         print("errors:")
         for error in errors:
             print("  ", error)
@@ -234,6 +237,10 @@ def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> 
 
 HELD_OUT = "project test"
 """The source whose rows are never printed (only its aggregate figures)."""
+PROBE_HELD = "probe held"
+HELD_OUT_SOURCES = (HELD_OUT, PROBE_HELD)
+"""Sources whose rows are never printed, even with ``-v``."""
+PROBE = DEV / "probe_recall.jsonl"
 
 
 def run_source(
@@ -313,7 +320,9 @@ def main() -> None:
     parser.add_argument("--latency", type=int, default=200, help="messages timed one by one (0: skip)")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--no-shared", action="store_true")
-    parser.add_argument("--only", default="", help="comma-separated sources: first, tune, test, shared")
+    parser.add_argument(
+        "--only", default="", help="comma-separated sources: first, tune, test, probe, shared"
+    )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="list every error (never the test split's)"
@@ -331,7 +340,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    only = set(filter(None, args.only.split(","))) or {"first", "tune", "test", "shared"}
+    only = set(filter(None, args.only.split(","))) or {"first", "tune", "test", "probe", "shared"}
 
     policy = load_policy(ROOT / "policies", args.context)
     embedder = Embedder()
@@ -354,6 +363,11 @@ def main() -> None:
             )
         elif split in only:
             print(f"\n({path} absent: skipped)")
+    if "probe" in only and PROBE.is_file():
+        rows = project_rows(PROBE)
+        for part, name in (("tune", "probe tune"), ("held", PROBE_HELD)):
+            chosen = [r for r in rows if r.id.startswith(f"probe-{part}-")]
+            run_source(f"{name} ({PROBE.name})", chosen, context, model, args.cache, args.verbose)
     if "shared" in only and not args.no_shared:
         if not EVAL.is_dir():
             print("\n(../shared/eval/triage absent: shared sets skipped)")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from gateway.domain import TriageEvidence, TriageLayer
 from gateway.triage.contexts import OperatingContext
-from gateway.triage.evidence import EvidenceReader, Reading, Signs, distinct
+from gateway.triage.evidence import EvidenceReader, Reading, Signs, distinct, negated
 from gateway.triage.policy import TriagePolicy
 from gateway.triage.red_flags import Emergency, bound_semantic
 from gateway.triage.rule_layer import fired, first_rule, information_only
@@ -73,7 +73,9 @@ def rule_evidence(text: str, context: OperatingContext, policy: TriagePolicy) ->
             break
     if found is None:
         reported = [s.reported for s in reading.sentences if not s.background]
-        findings = check_vitals(current, policy.vitals, reported)
+        findings = check_vitals(
+            current, policy.vitals, reported, lambda sentence, at: negated(sentence, at, negation)
+        )
         if findings:
             evidence = tuple(f.evidence() for f in findings)
             found = Emergency(findings[0].limit.category, TriageLayer.VITALS, evidence)

@@ -36,6 +36,9 @@ _SENTENCE_END = re.compile(
 )
 
 
+_LAST_WORD = re.compile(r"[A-Za-z0-9]+\W*$")
+
+
 @lru_cache(maxsize=1024)
 def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
@@ -46,10 +49,11 @@ def stem(word: str) -> str:
     return stemming.stem(word.lower().replace("'", "").replace("\u2019", ""))
 
 
-def negated(text: str, start: int, negation: NegationPolicy) -> bool:
-    """Whether the words just before ``start`` (same clause, within the window) negate what follows."""
+def negated(text: str, start: int, negation: NegationPolicy, since: int = 0) -> bool:
+    """Whether the words just before ``start`` (same clause, within the window, from ``since`` on) negate
+    what follows."""
     before = text[:start]
-    cut = 0
+    cut = since
     for pattern in negation.terminators:
         for match in _compiled(pattern).finditer(before):
             cut = max(cut, match.end())
@@ -269,14 +273,37 @@ class EvidenceReader:
                     yield start, self._hit(group, text, start, end, index, sentence.background)
         for group, pattern in self._patterns:
             for match in pattern.finditer(text):
+                last = _LAST_WORD.search(match.group(0))
                 yield (
                     match.start(),
-                    self._hit(group, text, match.start(), match.end(), index, sentence.background),
+                    self._hit(
+                        group,
+                        text,
+                        match.start(),
+                        match.end(),
+                        index,
+                        sentence.background,
+                        match.start() + last.start() if last is not None else None,
+                    ),
                 )
 
-    def _hit(self, group: str, text: str, start: int, end: int, index: int, background: bool) -> Hit:
+    def _hit(
+        self,
+        group: str,
+        text: str,
+        start: int,
+        end: int,
+        index: int,
+        background: bool,
+        last: int | None = None,
+    ) -> Hit:
+        """``last``: where a pattern's final word starts: a pattern spanning a negation ("poos for a day,
+        no blood", "breathing is not hard") is negated by what stands before its final word too."""
         negatable = self.policy.terms[group].negatable
-        is_negated = negatable and negated(text, start, self.negation)
+        is_negated = negatable and (
+            negated(text, start, self.negation)
+            or (last is not None and last > start and negated(text[:end], last, self.negation, since=start))
+        )
         return Hit(group, text[start:end], index, is_negated, background)
 
     # --- red-flag signs -----------------------------------------------------------------------
@@ -308,7 +335,7 @@ class EvidenceReader:
             hits = [
                 h
                 for h in reading.hits
-                if h.sentence in window
+                if (h.sentence in window or self.policy.terms[h.group].anywhere)
                 and not h.negated
                 and (rule.history_fires or not h.background)
                 and (supposed or rule.history_fires or not h.supposed)

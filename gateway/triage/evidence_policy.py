@@ -29,9 +29,17 @@ from gateway.validation import FILE_CONFIG, compile_all, read_yaml, refuse, vali
 GROUP_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 Binding = Literal["signs", "gate", "free"]
 Vital = Literal[
-    "temperature_c", "heart_rate", "breathing_rate", "systolic_bp", "spo2", "glucose_mmol", "fever_days"
+    "temperature_c",
+    "heart_rate",
+    "breathing_rate",
+    "systolic_bp",
+    "spo2",
+    "glucose_mmol",
+    "fever_days",
+    "gcs",
 ]
-"""``fever_days``: how many days a fever stated in the same sentence has lasted ("a fever for 5 days")."""
+"""``fever_days``: how many days a fever stated in the same sentence has lasted ("a fever for 5 days");
+``gcs``: the Glasgow Coma Scale (3-15) a clinician states ("GCS 13", "GCS 14/15")."""
 
 
 @with_config(FILE_CONFIG)
@@ -47,6 +55,9 @@ class TermGroup:
     negatable: bool = True
     """A negated mention ("no bleeding", "denies chest pain") does not count as a sign. False for
     signs where a denial must not be trusted (thoughts of suicide)."""
+    anywhere: bool = False
+    """Who the message is about (a child, a pregnancy, diabetes): a mention anywhere in the message
+    counts for every window of sentences ("My son is 2." opening a long post about his breathing)."""
 
     def __post_init__(self) -> None:
         if not self.words and not self.patterns:

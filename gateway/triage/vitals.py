@@ -1,6 +1,7 @@
 """Vital signs, ages and durations as patients and clinicians write them, checked against published limits.
 
-Reads temperatures (°C and °F: "39.4", "102F", "temp of 38.5 degrees"), heart rates ("pulse 135",
+Reads temperatures (°C and °F: "39.4", "102F", "temp of 38.5 degrees"), the Glasgow Coma Scale ("GCS 13"),
+heart rates ("pulse 135",
 "HR 140 bpm"), breathing rates ("breathing 60 times a minute", "RR 32"), blood pressures ("BP 82/50",
 "190/120 mmHg"), oxygen saturations ("sats 89%", "oxygen level 90"), blood glucose ("sugar 2.1",
 "glucose 45 mg/dL": mg/dL is converted to mmol/L), durations ("for 10 days") and ages ("my 2 year
@@ -14,7 +15,7 @@ then only the limits for every age apply, since a child's limits depend on an ag
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gateway.domain import TriageEvidence
@@ -60,7 +61,7 @@ _BREATHING = re.compile(
     + _GAP
     + r"(\d{1,3})\b"
     r"(?!\s*(?:%|mg|mcg|ml|kg|lb|years?|months?|weeks?|days?|hours?|mins?\b|minutes?\s+(?:ago|later)))"
-    r"|\b(\d{1,3})\s*(?:breaths|times)\s*(?:a|per|each|/)\s*min",
+    r"|\b(\d{1,3})\s*(?:breaths|times|breathes|bpm)\s*(?:a|per|each|/|in\s+(?:a|one|1)|every)\s*min",
     re.IGNORECASE,
 )
 _PRESSURE = re.compile(
@@ -85,6 +86,9 @@ _GLUCOSE = re.compile(
     + r"\s*(mmol(?:/l)?|mg ?/ ?dl)",
     re.IGNORECASE,
 )
+_GCS = re.compile(
+    r"\b(?:gcs|glasgow coma (?:scale|score))\b[^\d.!?\n]{0,10}(\d{1,2})(?:\s*/\s*15)?\b", re.IGNORECASE
+)
 _UNIT = r"(years?|yrs?|y|months?|mos?|mths?|weeks?|wks?|days?)"
 _AGES = (
     re.compile(r"\b(\d{1,3}(?:\.\d)?)[ -]*" + _UNIT + r"[ -]*old\b", re.IGNORECASE),
@@ -97,6 +101,19 @@ _AGES = (
         re.IGNORECASE,
     ),
     re.compile(r"\baged?\s+(\d{1,3})()\b", re.IGNORECASE),
+    re.compile(
+        r"\b(?:he|she|baby)(?:'s|\s+is)\s+(\d{1,2})\s*(weeks?|wks?|months?|mths?)\b"
+        r"(?!\s+(?:pregnant|along|gone|ago|late|early))",
+        re.IGNORECASE,
+    ),
+    # "my son is 3", "our daughter, 2,", "toddler (2)", "my lil one is 2 n has": a child and a bare number
+    re.compile(
+        r"\b(?:son|daughter|boy|girl|child|kid|baby|toddler|grandson|granddaughter|little one|lil one|lo)"
+        r"(?:\s+(?:is|turned|who is|who'?s|aged)|'s|,|\s*\()\s*(\d{1,2}(?:\.\d)?)\s*"
+        r"(years?|yrs?|months?|mths?|mos?|weeks?|wks?|days?)?\b"
+        r"(?!\s*(?:(?:years?|yrs?|months?|mths?|mos?|weeks?|wks?|days?)\s*)?(?:%|kg|lbs?|cm|mg|ml|times?|hours?|hrs?|:|\.\d|am\b|pm\b|o'?clock|/|pregnant|along|gone|late|early|behind|ahead|ago))",
+        re.IGNORECASE,
+    ),
     re.compile(
         r"\bi\s*(?:am|'m|m)\s+(\d{1,2})()\b(?!\s*(?:weeks?|wks?|days?|months?|kg|lbs?|cm|%|mg|pounds?|stone|times?|hours?|\+))",
         re.IGNORECASE,
@@ -200,6 +217,10 @@ def read_vitals(text: str) -> list[Reading]:
         value = float(match.group(1) or match.group(2))
         if 50 <= value <= 100:
             found.append(Reading("spo2", value, match.group(0).strip()))
+    for match in _GCS.finditer(text):
+        value = float(match.group(1))
+        if 3 <= value <= 15:
+            found.append(Reading("gcs", value, match.group(0).strip()))
     for match in _GLUCOSE.finditer(text):
         number = match.group(1) or match.group(3)
         unit = match.group(2) or match.group(4)
@@ -266,7 +287,9 @@ def names_child(text: str, policy: VitalsPolicy) -> bool:
     return any(re.search(p, text, re.IGNORECASE) for p in policy.child_words)
 
 
-_FEVER = re.compile(r"\b(fever\w*|temperature|temp|febrile|pyrexi\w*|burning up)\b", re.IGNORECASE)
+_FEVER = re.compile(
+    r"\b(fever\w*|temperatures?|temps?|febrile|pyrexi\w*|burning up|rigou?rs)\b", re.IGNORECASE
+)
 _SENTENCE = re.compile(r"(?:[^.!?\n]|\.(?=\d))+")
 
 
@@ -274,22 +297,34 @@ FEVER_DURATION_WINDOW = 40
 """Characters either side of a fever word a duration must lie within (and in the same sentence)."""
 
 
-def read_fever_days(text: str, sentences: Sequence[str] | None = None) -> list[Reading]:
+Denied = Callable[[str, int], bool]
+"""Whether the words before this offset of this sentence negate what follows (``evidence.negated``)."""
+
+
+def read_fever_days(
+    text: str, sentences: Sequence[str] | None = None, denied: Denied | None = None
+) -> list[Reading]:
     """How long a fever has lasted: a duration beside a fever word in its sentence ("fever for 5 days").
-    ``sentences``: the text's sentences when the caller has split them (else split here)."""
+    ``sentences``: the text's sentences when the caller has split them (else split here); ``denied``:
+    a fever word it says is negated ("a cold for a week, no temperature") gives no days."""
     found: dict[str, Reading] = {}
     for sentence in sentences if sentences is not None else [m.group(0) for m in _SENTENCE.finditer(text)]:
         for fever in _FEVER.finditer(sentence):
+            if denied is not None and denied(sentence, fever.start()):
+                continue
             start = max(0, fever.start() - FEVER_DURATION_WINDOW)
             for written, days in read_durations(sentence[start : fever.end() + FEVER_DURATION_WINDOW]):
                 found.setdefault(written.strip(), Reading("fever_days", days, written.strip()))
     return list(found.values())
 
 
-def check_vitals(text: str, policy: VitalsPolicy, sentences: Sequence[str] | None = None) -> list[Finding]:
+def check_vitals(
+    text: str, policy: VitalsPolicy, sentences: Sequence[str] | None = None, denied: Denied | None = None
+) -> list[Finding]:
     """Values the text states that fall outside a limit for the age it gives (see the module docstring).
-    ``sentences``: the text's sentences, when the caller has split them."""
-    readings = read_vitals(text) + read_fever_days(text, sentences)
+    ``sentences``: the text's sentences, when the caller has split them; ``denied``: see
+    ``read_fever_days``."""
+    readings = read_vitals(text) + read_fever_days(text, sentences, denied)
     if not readings:
         return []
     if any(re.search(p, text, re.IGNORECASE) for p in policy.exertion):
