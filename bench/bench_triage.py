@@ -13,6 +13,9 @@ Sources, each reported on its own:
   (labels emergency / urgent / routine / non_clinical; styles first person, third person, vignette,
   long post; near misses). ``tune`` is what the rules were tuned on; ``test`` is never looked at
   row by row: only its aggregate figures are printed, even with ``-v``;
+- ``bench/data/triage/probe.jsonl``: a second untouched split (#31, false alarms), written before the
+  fifth pass was tuned: information questions, medication questions, history, near misses and
+  emergencies happening now; like ``test``, only its aggregate figures are printed;
 - ``../shared/eval/triage/`` held-out split (``bench/triage_data.split_of``: the 30% of rows the
   classifier was not trained on): clinical.jsonl, non_clinical.jsonl, suicide_risk.jsonl. Skipped
   when the folder is absent.
@@ -232,8 +235,8 @@ def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> 
             print("  ", error)
 
 
-HELD_OUT = "project test"
-"""The source whose rows are never printed (only its aggregate figures)."""
+HELD_OUT = ("project test", "project probe")
+"""The sources whose rows are never printed (only their aggregate figures)."""
 
 
 def run_source(
@@ -313,7 +316,9 @@ def main() -> None:
     parser.add_argument("--latency", type=int, default=200, help="messages timed one by one (0: skip)")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--no-shared", action="store_true")
-    parser.add_argument("--only", default="", help="comma-separated sources: first, tune, test, shared")
+    parser.add_argument(
+        "--only", default="", help="comma-separated sources: first, tune, test, probe, shared"
+    )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="list every error (never the test split's)"
@@ -331,7 +336,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    only = set(filter(None, args.only.split(","))) or {"first", "tune", "test", "shared"}
+    only = set(filter(None, args.only.split(","))) or {"first", "tune", "test", "probe", "shared"}
 
     policy = load_policy(ROOT / "policies", args.context)
     embedder = Embedder()
@@ -346,7 +351,7 @@ def main() -> None:
         timed += run_source(
             "bench/data/triage_messages.jsonl", first_set_rows(), context, model, args.cache, args.verbose
         )
-    for split, name in (("tune", "project tune"), ("test", HELD_OUT)):
+    for split, name in (("tune", "project tune"), ("test", HELD_OUT[0]), ("probe", HELD_OUT[1])):
         path = args.dev / f"{split}.jsonl"
         if split in only and path.is_file():
             timed += run_source(
