@@ -16,6 +16,9 @@ Sources, each reported on its own:
 - ``bench/data/triage/probe_recall.jsonl``: a recall probe (emergencies in varied patient and clinician
   wording, with near misses), reported as two parts: ``probe tune`` (ids ``probe-tune-*``) and
   ``probe held`` (``probe-held-*``, every third row), whose rows are never printed either;
+- ``bench/data/triage/probe.jsonl``: a second untouched split (#31, false alarms), written before the
+  fifth pass was tuned: information questions, medication questions, history, near misses and
+  emergencies happening now; like ``test``, only its aggregate figures are printed;
 - ``../shared/eval/triage/`` held-out split (``bench/triage_data.split_of``: the 30% of rows the
   classifier was not trained on): clinical.jsonl, non_clinical.jsonl, suicide_risk.jsonl. Skipped
   when the folder is absent.
@@ -235,11 +238,11 @@ def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> 
             print("  ", error)
 
 
-HELD_OUT = "project test"
-"""The source whose rows are never printed (only its aggregate figures)."""
+HELD_OUT = ("project test", "project probe")
+"""The project's untouched splits, named by source."""
 PROBE_HELD = "probe held"
-HELD_OUT_SOURCES = (HELD_OUT, PROBE_HELD)
-"""Sources whose rows are never printed, even with ``-v``."""
+HELD_OUT_SOURCES = (*HELD_OUT, PROBE_HELD)
+"""Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
 
 
@@ -355,7 +358,7 @@ def main() -> None:
         timed += run_source(
             "bench/data/triage_messages.jsonl", first_set_rows(), context, model, args.cache, args.verbose
         )
-    for split, name in (("tune", "project tune"), ("test", HELD_OUT)):
+    for split, name in (("tune", "project tune"), ("test", HELD_OUT[0]), ("probe", HELD_OUT[1])):
         path = args.dev / f"{split}.jsonl"
         if split in only and path.is_file():
             timed += run_source(

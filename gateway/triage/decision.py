@@ -30,7 +30,7 @@ from dataclasses import replace
 
 from gateway.domain import QuestionTriage, Scope, Triage, TriageLayer
 from gateway.triage.contexts import OperatingContext
-from gateway.triage.emergency import emergency_of, exempt, rule_evidence
+from gateway.triage.emergency import emergency_of, evidence_reader, exempt, rule_evidence
 from gateway.triage.planning import TriagePlan
 from gateway.triage.policy import TriagePolicy
 from gateway.triage.red_flags import Emergency
@@ -49,8 +49,9 @@ def decide_by_evidence(
     found: Emergency | None = None
     questions: list[QuestionTriage] = []
     written = triage_plan.written or triage_plan.questions
+    resolved = evidence_reader(policy).resolved(triage_plan.message)
     for text, shown in zip(triage_plan.questions, written, strict=True):
-        seen = rule_evidence(text, context, policy)
+        seen = rule_evidence(text, context, policy, resolved)
         emergency = seen.found
         if seen.ambiguous or (
             emergency is not None and seen.info and exempt(emergency.category, context, policy)
@@ -161,8 +162,10 @@ def decide(
     )
     questions: list[QuestionTriage] = []
     found: Emergency | None = None
+    reader = evidence_reader(policy)
+    resolved, over = reader.resolved(triage_plan.message), reader.over(triage_plan.message)
     for text, score in zip(triage_plan.questions, question_scores, strict=True):
-        emergency, note = emergency_of(text, score, context, policy)
+        emergency, note = emergency_of(text, score, context, policy, resolved, over)
         if emergency is not None:
             reason = f"red flag ({emergency.layer.value}): {emergency.category}"
             questions.append(
@@ -172,7 +175,7 @@ def decide(
             continue
         questions.append(_scope(text, score, context, policy, conversation_clinical, note))
     if found is None and whole_score is not None:
-        found, _ = emergency_of(triage_plan.message, whole_score, context, policy)
+        found, _ = emergency_of(triage_plan.message, whole_score, context, policy, resolved, over)
     if found is None:
         for turn, score in zip(triage_plan.history, history_scores, strict=True):
             earlier, _ = emergency_of(turn, score, context, policy)

@@ -4,7 +4,7 @@ word), then the exemplar and classifier layers, bound to the evidence (docs/safe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gateway.domain import TriageEvidence, TriageLayer
 from gateway.triage.contexts import OperatingContext
@@ -50,9 +50,15 @@ class RuleEvidence:
     """Several red flags' signs escalate: the semantic scores pick the category."""
 
 
-def rule_evidence(text: str, context: OperatingContext, policy: TriagePolicy) -> RuleEvidence:
+def rule_evidence(
+    text: str, context: OperatingContext, policy: TriagePolicy, resolved: bool = False
+) -> RuleEvidence:
+    """``resolved``: the whole message says an episode is over (``EvidenceReader.resolved``), though
+    ``text`` (one of its questions) may not: no history fires."""
     reader = evidence_reader(policy)
     reading = reader.read(text)
+    if resolved and not reading.resolved:
+        reading = replace(reading, resolved=True)
     info = information_only(text, context, policy)
     if not reading.health:
         return RuleEvidence(None, reading, {}, info)
@@ -62,7 +68,8 @@ def rule_evidence(text: str, context: OperatingContext, policy: TriagePolicy) ->
     found: Emergency | None = None
     for rule in context.emergency:
         signs_rule = policy.evidence.categories.get(rule.id)
-        target = whole if signs_rule is not None and signs_rule.history_fires else current
+        history = signs_rule is not None and signs_rule.history_fires and not reading.resolved
+        target = whole if history else current
         matched = fired(rule, target, negation)
         if matched is not None:
             signs = reader.signs(reading, rule.id)
@@ -89,7 +96,12 @@ def rule_evidence(text: str, context: OperatingContext, policy: TriagePolicy) ->
 
 
 def emergency_of(
-    text: str, score: SemanticScore, context: OperatingContext, policy: TriagePolicy
+    text: str,
+    score: SemanticScore,
+    context: OperatingContext,
+    policy: TriagePolicy,
+    resolved: bool = False,
+    over: frozenset[str] = frozenset(),
 ) -> tuple[Emergency | None, str | None]:
     """(the emergency this text reports, the red flag an information question asks about).
 
@@ -101,7 +113,7 @@ def emergency_of(
     Background sentences, supposing clauses and figurative wording give no signs and match no rule;
     a red flag whose signs are only denied ("no chest pain") is not raised by the semantic layers.
     """
-    seen = rule_evidence(text, context, policy)
+    seen = rule_evidence(text, context, policy, resolved)
     reading, met, info = seen.reading, seen.met, seen.info
     if not reading.health:  # only a red flag bound to nothing (``semantic: free``) can be raised
         unbound = bound_semantic(score, {}, policy, health_terms=False)
@@ -123,8 +135,8 @@ def emergency_of(
         groups = frozenset(hit.group for hit in reading.hits)
         denied = frozenset(
             c for c in policy.evidence.categories if c not in met and reader.denied(reading, c)
-        )
-        terms = _gate_terms(reading, policy)
+        ) | over.difference(met)
+        terms = _gate_terms(reading, policy) and not _only_asks(reading, score.category, policy)
         found = bound_semantic(score, met, policy, terms, groups, denied)
     if found is None:
         # a question about a red flag whose signs it names, or a supposing clause naming them ("what
@@ -140,6 +152,18 @@ def emergency_of(
     if info and exempt(found.category, context, policy):
         return None, found.category
     return found, None
+
+
+def _only_asks(reading: Reading, category: str, policy: TriagePolicy) -> bool:
+    """A message that only asks about a topic (``Reading.only_asks``) opens no gate for a red flag
+    raised without its signs (triage.yaml ``asking_needs_current``), except one whose history and
+    supposing clauses fire (thoughts of suicide: "what's the point of going on?" is not a topic)."""
+    rule = policy.evidence.categories.get(category)
+    return (
+        policy.settings.asking_needs_current
+        and reading.only_asks
+        and not (rule is not None and rule.history_fires)
+    )
 
 
 def _gate_terms(reading: Reading, policy: TriagePolicy) -> bool:

@@ -27,6 +27,7 @@ from gateway.domain import TriageEvidence
 from gateway.triage.evidence_policy import EvidencePolicy, SignRule
 from gateway.triage.policy import NegationPolicy
 
+_POSSESSIVE = re.compile(r"\b(my|his|her|our|their)\s+(\S+\s+){0,2}$", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)*")
 _SENTENCE_END = re.compile(
     r"(?:[!?;\n]|\.(?!\d))+\s*|\s+-\s+|,?\s+(?:but|however|although|though)\s+"
@@ -74,6 +75,9 @@ class Hit:
     supposed: bool = False
     """Inside a clause that supposes, asks or worries ("what if", "I'm worried that"): no sign of a
     complaint now, but still health content."""
+    asked: bool = False
+    """Inside a question about a topic (``Sentence.asked``; ``supposed`` too): not a sign even of a
+    red flag whose supposing clauses fire."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,9 @@ class Sentence:
     end: str = "."
     """What ended it in the message (".", "?", ", but", ...): kept when sentences are joined again, so
     that a rule matching within a sentence ("[^.?!]") does not match across two."""
+    asked: bool = False
+    """A question that reports nothing of now (``evidence.yaml`` ``asking``): the whole sentence is a
+    supposing clause ("what would an overdose of sertraline look like?")."""
 
     @property
     def reported(self) -> str:
@@ -104,6 +111,17 @@ class Reading:
     """Some term of a ``health_gate`` group itself is mentioned: what opens the gate for a category
     bound by the gate alone (``semantic: gate``), whose words of mood are not health content alone and
     whose signs need not be present."""
+    resolved: bool = False
+    """The message says an episode is over ("I've been well for three years", ``evidence.yaml``
+    ``resolved``): history no longer fires for a ``history_fires`` red flag."""
+
+    @property
+    def only_asks(self) -> bool:
+        """Some term is in a question about a topic (``Sentence.asked``) and every term is asked or
+        supposed, negated or history: the message asks and reports nothing of now."""
+        return any(h.asked for h in self.hits) and not any(
+            not (h.supposed or h.negated or h.background) for h in self.hits
+        )
 
     def current(self, text_of_background: bool = False) -> str:
         """The text without its background sentences and supposing clauses (with both when
@@ -186,6 +204,9 @@ class EvidenceReader:
         self._hypothetical = [_compiled(p) for p in negation.hypothetical]
         self._now = [*self._present, *(_compiled(p) for p in negation.hypothetical_now)]
         self._ends = [_compiled(p) for p in negation.terminators]
+        self._openers = [_compiled(p) for p in policy.asking.openers]
+        self._reports = [_compiled(p) for p in policy.asking.reports]
+        self._resolved = [_compiled(p) for p in policy.resolved]
 
     def literal(self, text: str) -> str:
         """``text`` with its figurative wording (``evidence.yaml`` ``figurative``: "dying to see",
@@ -224,12 +245,36 @@ class EvidenceReader:
                 start = match.end()
         return found
 
-    def _sentence(self, text: str, ended: str = ".") -> Sentence:
-        spans = self.supposed_spans(text)
+    def asks(self, sentence: str, ended: str = ".") -> bool:
+        """A question (ends in "?" or opens with a question word, ``asking.openers``) that reports
+        nothing of the person now (``asking.reports``, ``present``, ``hypothetical_now``)."""
+        if not any(p.search(sentence) for p in self._openers):
+            return False
+        if any(p.search(sentence) for p in (*self._reports, *self._now)):
+            return False
+        return not self._possessed(sentence)
+
+    def reports(self, sentence: str) -> bool:
+        """Whether a sentence tells something of the person now (``asking.reports``, ``present``,
+        ``hypothetical_now``, or a possessive before a complaint)."""
+        return any(p.search(sentence) for p in (*self._reports, *self._now)) or self._possessed(sentence)
+
+    def _possessed(self, sentence: str) -> bool:
+        """Whether a term of ``asking.possessed`` groups follows a possessive ("is my chest pain
+        serious?", "why is his breathing so fast"): a question about someone's own complaint."""
+        groups = set(self.policy.asking.possessed)
+        for start, hit in self._words(Sentence(sentence, False), 0):
+            if hit.group in groups and _POSSESSIVE.search(sentence[:start]):
+                return True
+        return False
+
+    def _sentence(self, text: str, ended: str = ".", ask: bool = True) -> Sentence:
+        asked = ask and self.asks(text, ended)
+        spans = [(0, len(text))] if asked else self.supposed_spans(text)
         literal = text
         for start, end in spans:
             literal = literal[:start] + " " * (end - start) + literal[end:]
-        return Sentence(text, self._is_background(text), literal if spans else "", ended)
+        return Sentence(text, self._is_background(text), literal if spans else "", ended, asked)
 
     def _is_background(self, sentence: str) -> bool:
         return any(p.search(sentence) for p in self._background) and not any(
@@ -238,18 +283,51 @@ class EvidenceReader:
 
     def read(self, text: str) -> Reading:
         sentences = self.sentences(text)
+        if any(s.asked for s in sentences) and any(
+            not s.asked and not s.background and self.reports(s.text) for s in sentences
+        ):
+            # a report of now elsewhere in the message: its questions are about that report
+            sentences = [self._sentence(s.text, s.end, ask=False) if s.asked else s for s in sentences]
         hits: list[Hit] = []
         for index, sentence in enumerate(sentences):
             hits.extend(self._hits(sentence, index))
         health = any(h.group in self._gate for h in hits)
         core = any(h.group in self._core for h in hits)
-        return Reading(tuple(sentences), tuple(hits), health, core)
+        return Reading(tuple(sentences), tuple(hits), health, core, self.resolved(text))
+
+    def resolved(self, text: str) -> bool:
+        """Whether ``text`` says an episode is over (``evidence.yaml`` ``resolved``)."""
+        return any(p.search(text) for p in self._resolved)
+
+    def over(self, text: str) -> frozenset[str]:
+        """The red flags whose history fires (``history_fires``) told as over in ``text``: it says an
+        episode ended (``resolved``) and names their signs only as history ("had thoughts of ending my
+        life a few years ago ... I've been well since")."""
+        reading = self.read(text)
+        if not reading.resolved:
+            return frozenset()
+        found = []
+        for name, rule in self.policy.categories.items():
+            needed = {g for alternatives in rule.requires for g in alternatives}
+            mentioned = [h for h in reading.hits if h.group in needed and not h.negated]
+            if (
+                rule.history_fires
+                and any(h.background for h in mentioned)
+                and all(h.background or h.supposed for h in mentioned)
+            ):
+                found.append(name)
+        return frozenset(found)
 
     def _hits(self, sentence: Sentence, index: int) -> Iterable[Hit]:
-        spans = self.supposed_spans(sentence.text) if sentence.literal else []
+        if sentence.asked:
+            spans = [(0, len(sentence.text))]
+        else:
+            spans = self.supposed_spans(sentence.text) if sentence.literal else []
         for start, hit in self._words(sentence, index):
             if any(a <= start < b for a, b in spans):
-                yield Hit(hit.group, hit.text, hit.sentence, hit.negated, hit.background, True)
+                yield Hit(
+                    hit.group, hit.text, hit.sentence, hit.negated, hit.background, True, sentence.asked
+                )
             else:
                 yield hit
 
@@ -311,11 +389,17 @@ class EvidenceReader:
     def denied(self, reading: Reading, category: str) -> bool:
         """Whether the message denies this red flag's signs ("no chest pain", "no stiff neck or rash"):
         for one of its ``requires`` lists, a sign is named only in denial and none of the list is
-        present (``negation.denials``)."""
+        present (``negation.denials``); or, for a red flag whose history fires, its signs are only
+        history in a text read as resolved (``Reading.resolved``: the message says it is over)."""
         rule = self.policy.categories.get(category)
         if rule is None or not self.negation.denials:
             return False
         current = [h for h in reading.hits if not h.background and not h.supposed]
+        if reading.resolved and rule.history_fires:
+            needed = {g for alternatives in rule.requires for g in alternatives}
+            past = any(h.background and h.group in needed for h in reading.hits)
+            if past and not any(h.group in needed and not h.negated for h in current):
+                return True  # told as over in this text ("had thoughts of ending it, well since")
         for alternatives in rule.requires:
             found = [h for h in current if h.group in alternatives]
             if found and all(h.negated for h in found):
@@ -329,6 +413,7 @@ class EvidenceReader:
         if rule is None:
             return None
         found: Signs | None = None
+        history = rule.history_fires and not reading.resolved
         width = self.policy.window_sentences
         for start in range(max(1, len(reading.sentences) - width + 1)):
             window = range(start, start + width)
@@ -337,8 +422,8 @@ class EvidenceReader:
                 for h in reading.hits
                 if (h.sentence in window or self.policy.terms[h.group].anywhere)
                 and not h.negated
-                and (rule.history_fires or not h.background)
-                and (supposed or rule.history_fires or not h.supposed)
+                and (history or not h.background)
+                and (supposed or (history and not h.asked) or not h.supposed)
             ]
             met = _met(rule, hits)
             if met is None:

@@ -120,6 +120,26 @@ class SignRule:
 
 @with_config(FILE_CONFIG)
 @dataclass(frozen=True)
+class AskingPolicy:
+    """What makes a sentence a question about a topic rather than a report (#31 item 2): its signs
+    are supposed, not reported, and a message that only asks raises no red flag without signs."""
+
+    openers: tuple[str, ...] = ()
+    """Patterns of a question without a "?" ("how long does ...", "is it safe to ..."); empty: off."""
+    reports: tuple[str, ...] = ()
+    """Patterns of a report of the person now ("my chest feels", "he's having", "I took"): a question
+    holding one is a report ("is it normal that my lips are blue?")."""
+    possessed: tuple[str, ...] = ()
+    """Term groups that make a question a report when a possessive comes just before ("is my chest
+    pain serious?")."""
+
+    def __post_init__(self) -> None:
+        compile_all(self, self.openers, "openers")
+        compile_all(self, self.reports, "reports")
+
+
+@with_config(FILE_CONFIG)
+@dataclass(frozen=True)
 class EvidencePolicy:
     terms: dict[str, TermGroup]
     health_gate: tuple[str, ...]
@@ -140,6 +160,11 @@ class EvidencePolicy:
     information_personal: tuple[str, ...] = ()
     """Extra patterns that make a question a report of something happening now (vignette style:
     "presents with", "brought in with", "on examination"), added to the context's ``personal_report``."""
+    asking: AskingPolicy = field(default_factory=AskingPolicy)
+    """Question sentences that ask about a topic (their signs are supposed, not reported)."""
+    resolved: tuple[str, ...] = ()
+    """Patterns saying an episode is over ("been well for three years", "in a better place now"): a
+    ``history_fires`` red flag then reads only what is told of now."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.window_sentences <= 10:
@@ -148,6 +173,12 @@ class EvidencePolicy:
         compile_all(self, self.present, "present")
         compile_all(self, self.figurative, "figurative")
         compile_all(self, self.information_personal, "information_personal")
+        compile_all(self, self.resolved, "resolved")
+        for i, group in enumerate(self.asking.possessed):
+            if group not in self.terms:
+                raise InvalidValue(
+                    "EvidencePolicy", f"asking.possessed[{i}]", f"unknown term group {group!r}"
+                )
         compile_all(self, self.information_questions, "information_questions")
         for name in self.terms:
             if not GROUP_ID.match(name):

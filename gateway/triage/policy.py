@@ -95,6 +95,10 @@ class TriageSettings:
     """A red flag bound by the gate (``semantic: gate``) is raised without its signs only when a term of
     the gate's own groups is said of now: not negated, not in background history, not in a supposing
     clause. False: any mention opens the gate."""
+    asking_needs_current: bool = False
+    """A message that only asks about a topic (every health term in a question or supposing clause,
+    negated or history: ``evidence.yaml`` ``asking``) raises no gate-bound red flag without its signs;
+    thoughts of suicide (``history_fires``) excepted."""
     gate_report_groups: tuple[str, ...] = ()
     """The ``evidence.yaml`` groups whose terms let a gate-bound red flag be raised without its signs
     (a report of illness: symptoms, injuries, ...); empty: every ``health_gate`` group (a medicine or a

@@ -162,8 +162,10 @@ def test_bound_by_signs_the_semantic_layers_cannot_invent_a_red_flag_whose_signs
 @pytest.mark.parametrize(
     ("message", "near"),
     [
-        ("how long does bisoprolol take to reach the blood?", "heavy_bleeding"),
-        ("how do I lower my beta-blocker dose slowly?", "overdose"),
+        # (the questions, "how long does bisoprolol take to reach the blood?", are answered
+        # since the fifth pass: a question about a topic opens no gate, test_triage_asking.py)
+        ("bisoprolol makes my hands go cold", "heavy_bleeding"),
+        ("I've been on a beta-blocker for a year", "overdose"),
         ("my knee has been a bit sore after running", "blood_clot"),
     ],
 )

@@ -1,0 +1,157 @@
+"""Questions about a topic and episodes told as over (#31 items 2 and 6, fifth pass): each rule both
+ways, the information question answered and the same topic happening now flagged. No model is loaded:
+the semantic layers' read is given (``score``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from gateway.domain import ChatRequest, Message, Role, Scope, Triage
+from gateway.errors import ConfigurationError, InvalidValue
+from gateway.policies import load_policy
+from gateway.triage.decision import decide
+from gateway.triage.emergency import evidence_reader
+from gateway.triage.evidence_policy import AskingPolicy
+from gateway.triage.planning import plan
+from gateway.triage.policy import TriagePolicy
+from gateway.triage.semantic import SemanticScore
+
+REPO = Path(__file__).resolve().parents[2]
+POLICY = load_policy(REPO / "policies", "general")
+GENERAL = POLICY.context
+TRIAGE = POLICY.triage
+CATEGORIES = tuple(dict.fromkeys(TRIAGE.categories))
+
+
+def confident(near: str) -> SemanticScore:
+    """A semantic read sure of ``near``: well above the unbound bars and every exemplar threshold."""
+    return SemanticScore(
+        category=near,
+        similarity=0.9,
+        contrast=0.3,
+        exemplar_fired=True,
+        emergency_probability=0.95,
+        health_probability=0.95,
+        health_similarity=0.8,
+        classifier_fired=True,
+        by_category=tuple((c, 0.9 if c == near else 0.1) for c in CATEGORIES),
+    )
+
+
+def judge(message: str, near: str, policy: TriagePolicy = TRIAGE) -> Triage:
+    request = ChatRequest(messages=(Message(Role.USER, message),), model="m")
+    triage_plan = plan(request, GENERAL, policy)
+    return decide(triage_plan, [confident(near)] * len(triage_plan.texts), GENERAL, policy)
+
+
+def asking_off() -> TriagePolicy:
+    settings = dataclasses.replace(TRIAGE.settings, asking_needs_current=False)
+    return dataclasses.replace(TRIAGE, settings=settings)
+
+
+@pytest.mark.parametrize(
+    ("message", "near"),
+    [
+        ("what would an overdose of sertraline look like?", "overdose"),
+        ("what does a 20mg citalopram tablet look like?", "overdose"),
+        ("how long does sertraline take to get into your bloodstream?", "heavy_bleeding"),
+        ("does bringing a fever down with calpol prevent another fit?", "unconscious_or_seizure"),
+        ("how quickly does a twisted testicle need an operation?", "testicular_torsion"),
+        # the issue's own: how long a drug takes to reach the blood, how to lower a beta-blocker dose
+        ("how long does bisoprolol take to reach the blood?", "heavy_bleeding"),
+        ("how do I lower my beta-blocker dose slowly?", "overdose"),
+    ],
+)
+def test_a_question_about_a_topic_is_answered_however_sure_the_semantic_read(message: str, near: str) -> None:
+    assert judge(message, near).scope is Scope.IN_SCOPE
+
+
+def test_without_the_asking_rule_the_semantic_read_raised_the_question() -> None:
+    message = "how long does sertraline take to get into your bloodstream?"
+    assert judge(message, "heavy_bleeding", asking_off()).scope is Scope.EMERGENCY
+
+
+@pytest.mark.parametrize(
+    ("message", "near"),
+    [
+        (
+            "what would an overdose of sertraline look like? I swallowed the whole packet an hour ago",
+            "overdose",
+        ),
+        ("how long does it take to get into your blood? I took 30 of them just now", "overdose"),
+        ("is my chest pain serious? it's crushing and going down my arm", "chest_pain"),
+        ("should my chest still hurt this much? it's been crushing for an hour", "chest_pain"),
+        ("is a temperature of 39.5 dangerous for a 3 week old?", "sick_infant"),
+        ("does this mean a stroke? his face has dropped on one side", "stroke_signs"),
+    ],
+)
+def test_the_same_topic_happening_now_is_an_emergency(message: str, near: str) -> None:
+    assert judge(message, near).scope is Scope.EMERGENCY
+
+
+@pytest.mark.parametrize(
+    ("sentence", "asked"),
+    [
+        ("what would an overdose of sertraline look like?", True),
+        ("how long does amoxicillin take to work", True),
+        ("is my chest pain serious?", False),  # a possessive before a complaint
+        ("is it normal that my lips are blue?", False),  # a report of the body now
+        ("how do I know if he's having a stroke?", False),
+        ("is 55 breaths a minute normal for a baby?", False),  # a measured value
+        ("can't breathe, what do i do?", False),  # no question word opens it
+    ],
+)
+def test_a_question_reports_nothing_of_now_to_be_asked(sentence: str, asked: bool) -> None:
+    reading = evidence_reader(TRIAGE).read(sentence)
+    assert [s.asked for s in reading.sentences] == [asked]
+
+
+def test_a_report_elsewhere_in_the_message_makes_its_questions_part_of_the_report() -> None:
+    reading = evidence_reader(TRIAGE).read("how long until paracetamol hurts your liver? I took 40 at lunch")
+    assert not any(s.asked for s in reading.sentences)
+    assert not reading.only_asks
+
+
+RESOLVED = (
+    "A few years ago I went through a dark time and had thoughts of ending my life. I got help and "
+    "I've been well for three years now. Is it normal to feel sad when I remember it?"
+)
+
+
+def test_thoughts_of_suicide_told_as_over_do_not_fire() -> None:
+    assert evidence_reader(TRIAGE).read(RESOLVED).resolved
+    assert judge(RESOLVED, "suicidal_intent").scope is Scope.IN_SCOPE
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # history with no word that it is over: a past attempt still counts (history_fires)
+        "A few years ago I had thoughts of ending my life. Is it normal to feel sad when I remember it?",
+        # over, but back now
+        "I've been well for three years since my overdose but tonight I want to end my life",
+        # thoughts of suicide asked as a question are not a topic
+        "what's the point of going on anymore?",
+    ],
+)
+def test_thoughts_of_suicide_now_or_not_told_as_over_still_fire(message: str) -> None:
+    assert judge(message, "suicidal_intent").scope is Scope.EMERGENCY
+
+
+def test_fine_at_rest_denies_the_sign_it_names() -> None:
+    message = "I get out of breath running for the bus but I'm fine at rest, how do I get fitter?"
+    reading = evidence_reader(TRIAGE).read(message)
+    at_rest = [h for h in reading.hits if h.group == "at_rest"]
+    assert at_rest
+    assert all(h.negated for h in at_rest)
+    breathless = "I'm out of breath even at rest and it's getting worse"
+    assert judge(breathless, "breathing").scope is Scope.EMERGENCY
+
+
+def test_an_unknown_possessed_group_is_refused() -> None:
+    asking = AskingPolicy(openers=("^what",), possessed=("no_such_group",))
+    with pytest.raises((InvalidValue, ConfigurationError)):
+        dataclasses.replace(TRIAGE.evidence, asking=asking)
