@@ -28,20 +28,19 @@ memory (``exact.py``: the vectors read once per index version); a larger one, or
 or organisation filter, asks Chroma's HNSW index. Chroma runs embedded
 (PersistentClient, the default) or as a server (HttpClient); both are driven through this class.
 
-The store is layered by job: ``records.py`` (record ids, metadata, encoded vectors),
-``chroma_index.ChromaIndex`` (the collections and the committed state, BM25 kept in step),
-``chroma_writer.ChromaWriter`` (write, commit, delete, collect) and ``ChromaStore`` here (search).
+The store is layered by job: ``chroma_client.py`` (the embedded or server client), ``records.py``
+(record ids, metadata, encoded vectors), ``chroma_index.ChromaIndex`` (the collections and the
+committed state, BM25 kept in step), ``chroma_writer.ChromaWriter`` (write, commit, delete, collect)
+and ``ChromaStore`` here (search).
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
-from urllib.parse import urlparse
 
 import anyio.to_thread
 import numpy as np
@@ -49,10 +48,10 @@ import structlog
 
 from gateway.domain import Passage, Vector
 from gateway.errors import StoreError
+from gateway.knowledge.chroma_client import connect
 from gateway.knowledge.chroma_index import Snapshot
 from gateway.knowledge.chroma_writer import ChromaWriter
 from gateway.knowledge.corpus import SourceDocument
-from gateway.knowledge.embedded import locked, open_embedded
 from gateway.knowledge.exact import ExactVectors
 from gateway.knowledge.fusion import best_window_cosine, fuse_lists, relevance
 from gateway.knowledge.ingest import Ingestor
@@ -162,40 +161,16 @@ class ChromaStore(ChromaWriter):
         cache an ingest saves is the one the gateway loads."""
         if options is None:
             options = SearchOptions(mode=settings.retrieval_mode, rerank=settings.retrieval_rerank)
-        import chromadb
-        from chromadb.config import Settings as ChromaSettings
-
-        chroma_settings = ChromaSettings(anonymized_telemetry=False)
-        reopen: Callable[[], Any] | None = None
-        client: Any
-        try:
-            if settings.chroma_url:
-                url = urlparse(settings.chroma_url)
-                client = chromadb.HttpClient(
-                    host=url.hostname or "127.0.0.1",
-                    port=url.port or (443 if url.scheme == "https" else 8000),
-                    ssl=url.scheme == "https",
-                    settings=chroma_settings,
-                )
-                key = hashlib.sha256(settings.chroma_url.encode("utf-8")).hexdigest()[:12]
-                cache_dir = settings.data_dir / "lexical" / f"server-{key}"
-            else:
-                path = settings.resolved_chroma_path
-                path.mkdir(parents=True, exist_ok=True)
-                client = locked(path, partial(chromadb.PersistentClient, str(path), chroma_settings))
-                cache_dir = path / "lexical"
-                reopen = partial(locked, path, partial(open_embedded, path))
-        except Exception as err:
-            raise StoreError(f"cannot reach the Chroma store: {err}") from err
+        connection = connect(settings)
         store = cls(
-            client,
+            connection.client,
             settings.collection,
             embedder,
             options=options,
-            cache_dir=cache_dir,
+            cache_dir=connection.cache_dir,
             planner=planner,
             refresh_interval=settings.index_refresh_seconds,
-            reopen=reopen,
+            reopen=connection.reopen,
             instructions=InstructionDetector.from_settings(settings, embedder),
             title_weight=(planner or _policy_planner(settings)).words.bm25_title_weight,
             exact_max_passages=exact_max_passages,
