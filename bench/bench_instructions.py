@@ -8,8 +8,10 @@ Each split is scored as kb-data wrote it ("original") and grown by the leaflet s
 injections in many styles and leaflet imperatives written for tuning alone) and
 ``instructions_tune_leaflet.jsonl`` ("+ fresh": ordinary dosing, storage, carer, pharmacist and
 prescriber lines written for tuning alone; the even-hash half is in the exemplar bank's ``ordinary``
-list, so "fresh odd half" measures the bank on lines it was not grown with). The detector is tuned on
-the tune split only; the test split is scored, never printed row by row.
+list, so "fresh odd half" measures the bank on lines it was not grown with) and
+``instructions_tune_leaflet2.jsonl`` ("+ plain": ordinary dosing, storage, driving, "ask your doctor
+before", "tell your pharmacist" and near-miss lines written for tuning alone; none in the bank). The
+detector is tuned on the tune split only; the test split is scored, never printed row by row.
 
 Each split is also scored **disguised** (``bench/disguises.py``): every row, injection and leaflet,
 rewritten by each disguise (look-alike letters, invisible characters, full-width letters, spaced and
@@ -51,6 +53,7 @@ DATA = Path(__file__).parent / "data" / "instructions"
 EXTRA = DATA / "instructions_extra_leaflet.jsonl"
 MORE = DATA / "instructions_tune_more.jsonl"
 FRESH = DATA / "instructions_tune_leaflet.jsonl"
+PLAIN = DATA / "instructions_tune_leaflet2.jsonl"
 MEDQUAD = Path("/work/shared/eval/kb/medquad_kb.jsonl")
 
 
@@ -67,13 +70,15 @@ def read_rows(path: Path) -> list[dict[str, str]]:
 Rows = list[dict[str, str]]
 
 
-def load(split: str) -> tuple[Rows, Rows, Rows, Rows]:
+def load(split: str) -> tuple[Rows, Rows, Rows, Rows, Rows]:
     """The split as written, the added leaflet sentences that fall into it, and (tune only) the rows
-    written for tuning alone (``instructions_tune_more.jsonl``, ``instructions_tune_leaflet.jsonl``)."""
+    written for tuning alone (``instructions_tune_more.jsonl``, ``instructions_tune_leaflet.jsonl``,
+    ``instructions_tune_leaflet2.jsonl``)."""
     extra = [r for r in read_rows(EXTRA) if extra_split(r["text"]) == split] if EXTRA.is_file() else []
     more = read_rows(MORE) if split == "tune" and MORE.is_file() else []
     fresh = read_rows(FRESH) if split == "tune" and FRESH.is_file() else []
-    return read_rows(DATA / f"instructions_{split}.jsonl"), extra, more, fresh
+    plain = read_rows(PLAIN) if split == "tune" and PLAIN.is_file() else []
+    return read_rows(DATA / f"instructions_{split}.jsonl"), extra, more, fresh, plain
 
 
 def scores(rows: list[dict[str, str]], flagged: list[bool]) -> tuple[float, float, float, int, int]:
@@ -136,8 +141,8 @@ def bench_splits(
         f"{'recall':>7s} {'leaflets quarantined':>21s}"
     )
     for split in splits:
-        original, extra, more, fresh = load(split)
-        rows = original + extra + more + fresh
+        original, extra, more, fresh, plain_lines = load(split)
+        rows = original + extra + more + fresh + plain_lines
         groups = [(f"{split} original", list(range(len(original))))]
         groups.append((f"{split} + extra", list(range(len(original) + len(extra)))))
         start = len(original) + len(extra)
@@ -145,10 +150,14 @@ def bench_splits(
             groups.append((f"{split} + more", list(range(start + len(more)))))
             groups.append(("  more alone", list(range(start, start + len(more)))))
         if fresh:
-            groups.append((f"{split} + fresh", list(range(len(rows)))))
-            groups.append(("  fresh alone", list(range(start + len(more), len(rows)))))
-            held = [i for i in range(start + len(more), len(rows)) if extra_split(rows[i]["text"]) == "test"]
+            end = start + len(more) + len(fresh)
+            groups.append((f"{split} + fresh", list(range(end))))
+            groups.append(("  fresh alone", list(range(start + len(more), end))))
+            held = [i for i in range(start + len(more), end) if extra_split(rows[i]["text"]) == "test"]
             groups.append(("  fresh odd half", held))
+        if plain_lines:
+            groups.append((f"{split} + plain", list(range(len(rows)))))
+            groups.append(("  plain alone", list(range(len(rows) - len(plain_lines), len(rows)))))
         show = show_errors and split == "tune"
         report(rows, groups, detectors, embedder, show)
         if plain:

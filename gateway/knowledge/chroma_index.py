@@ -325,6 +325,10 @@ class ChromaIndex:
         except OSError as err:  # a cache: failing to write it only costs the next start-up
             log.warning("lexical_cache_not_saved", path=str(path), error=str(err))
 
+    def searches_ready(self) -> None:
+        """Hook: an ingest run has committed; ready what searches derive from the index before it
+        ends (``ChromaStore``: the query planner's lexicon), so no search has to."""
+
     def save_lexical_cache(self) -> None:
         """Persist the BM25 index for the current version (the next start-up loads it)."""
         with self._read_lock:

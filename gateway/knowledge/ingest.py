@@ -132,6 +132,7 @@ class Ingestor:
             self._store.collect_garbage()
         self._store.backfill_titles()
         self._store.save_lexical_cache()
+        self._store.searches_ready()
         report.summary = IngestSummary(
             added=counts["added"],
             updated=counts["updated"],

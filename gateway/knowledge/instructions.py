@@ -31,6 +31,7 @@ import numpy as np
 from pydantic import with_config
 
 from gateway.domain import Passage, Span, Vector
+from gateway.errors import InvalidValue
 from gateway.knowledge.chunking import Chunk
 from gateway.knowledge.disguise import FoldingPolicy, disguised, fold
 from gateway.models.embedding import Embedder
@@ -71,12 +72,25 @@ class InstructionPolicy:
     """Cosine to the nearest exemplar from which a sentence is flagged."""
     margin: float = 0.05
     """How much nearer the nearest exemplar must be than the nearest ordinary sentence."""
+    own_action: tuple[str, ...] = ()
+    """Patterns (case-insensitive) of a sentence that tells the reader to do something about their own
+    health ("Do not double up on doses ...", "Ask your pharmacist ..."): the addressee is the patient
+    and the act a health action, so the bank flags it only ``own_action_margin`` more surely."""
+    own_action_margin: float = 0.0
+    """Added to ``margin`` for a sentence matching ``own_action``."""
     folding: FoldingPolicy = field(default_factory=FoldingPolicy)
     """How disguised text is read before detection (``gateway.knowledge.disguise``)."""
 
     def __post_init__(self) -> None:
         check_range(self, "min_similarity", -1.0, 1.0)
         check_range(self, "margin", -2.0, 2.0)
+        check_range(self, "own_action_margin", 0.0, 2.0)
+        for pattern in self.own_action:
+            try:
+                re.compile(pattern)
+            except re.error as err:
+                reason = f"bad pattern {pattern!r}: {err}"
+                raise InvalidValue("InstructionPolicy", "own_action", reason) from None
 
 
 def load_instruction_policy(settings: Settings) -> InstructionPolicy:
@@ -123,7 +137,9 @@ class InstructionDetector:
             )
         nearest = (matrix @ exemplars.T).max(axis=1)
         usual = (matrix @ ordinary.T).max(axis=1) if len(ordinary) else np.full(len(matrix), -1.0)
-        semantic = (nearest >= self._policy.min_similarity) & (nearest - usual >= self._policy.margin)
+        own = np.array([matches_any(f, self._policy.own_action) for f in folded], dtype=bool)
+        margin = self._policy.margin + np.where(own, self._policy.own_action_margin, 0.0)
+        semantic = (nearest >= self._policy.min_similarity) & (nearest - usual >= margin)
         return [f or bool(s) for f, s in zip(flagged, semantic, strict=True)]
 
     def _exemplar_banks(self) -> tuple[np.ndarray, np.ndarray] | None:

@@ -28,20 +28,19 @@ memory (``exact.py``: the vectors read once per index version); a larger one, or
 or organisation filter, asks Chroma's HNSW index. Chroma runs embedded
 (PersistentClient, the default) or as a server (HttpClient); both are driven through this class.
 
-The store is layered by job: ``records.py`` (record ids, metadata, encoded vectors),
-``chroma_index.ChromaIndex`` (the collections and the committed state, BM25 kept in step),
-``chroma_writer.ChromaWriter`` (write, commit, delete, collect) and ``ChromaStore`` here (search).
+The store is layered by job: ``chroma_client.py`` (the embedded or server client), ``records.py``
+(record ids, metadata, encoded vectors), ``chroma_index.ChromaIndex`` (the collections and the
+committed state, BM25 kept in step), ``chroma_writer.ChromaWriter`` (write, commit, delete, collect)
+and ``ChromaStore`` here (search).
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
-from urllib.parse import urlparse
 
 import anyio.to_thread
 import numpy as np
@@ -49,20 +48,22 @@ import structlog
 
 from gateway.domain import Passage, Vector
 from gateway.errors import StoreError
+from gateway.knowledge.chroma_client import connect
 from gateway.knowledge.chroma_index import Snapshot
 from gateway.knowledge.chroma_writer import ChromaWriter
 from gateway.knowledge.corpus import SourceDocument
-from gateway.knowledge.embedded import locked, open_embedded
 from gateway.knowledge.exact import ExactVectors
 from gateway.knowledge.fusion import best_window_cosine, fuse_lists, relevance
 from gateway.knowledge.ingest import Ingestor
 from gateway.knowledge.instructions import InstructionDetector
-from gateway.knowledge.lexical import LexicalIndex
-from gateway.knowledge.query import Lexicon, PlannedQuery, QueryPlanner, load_planner, model_words
+from gateway.knowledge.lexical import LexicalIndex, Vocabulary
+from gateway.knowledge.lexicons import LexiconKeeper
+from gateway.knowledge.query import PlannedQuery, QueryPlanner, load_planner, model_words
 from gateway.knowledge.record_cache import RecordCache
 from gateway.knowledge.records import (
     IndexMoved,
     IngestSummary,
+    PreparedDocument,
     chunk_order,
     committed,
     document_of_chunk,
@@ -131,7 +132,10 @@ class ChromaStore(ChromaWriter):
         self.planner = planner
         self.instructions = instructions
         """Drops instruction sentences from every passage returned (instructions.py); None: no check."""
-        self._lexicon: tuple[str, Lexicon] | None = None
+        self._lexicons: LexiconKeeper | None = None
+        if planner is not None:
+            dictionary = model_words(getattr(embedder, "model_path", None))
+            self._lexicons = LexiconKeeper(self._vocabulary, partial(planner.lexicon, dictionary=dictionary))
         if title_weight is None:
             title_weight = planner.words.bm25_title_weight if planner is not None else 1
         super().__init__(
@@ -162,40 +166,16 @@ class ChromaStore(ChromaWriter):
         cache an ingest saves is the one the gateway loads."""
         if options is None:
             options = SearchOptions(mode=settings.retrieval_mode, rerank=settings.retrieval_rerank)
-        import chromadb
-        from chromadb.config import Settings as ChromaSettings
-
-        chroma_settings = ChromaSettings(anonymized_telemetry=False)
-        reopen: Callable[[], Any] | None = None
-        client: Any
-        try:
-            if settings.chroma_url:
-                url = urlparse(settings.chroma_url)
-                client = chromadb.HttpClient(
-                    host=url.hostname or "127.0.0.1",
-                    port=url.port or (443 if url.scheme == "https" else 8000),
-                    ssl=url.scheme == "https",
-                    settings=chroma_settings,
-                )
-                key = hashlib.sha256(settings.chroma_url.encode("utf-8")).hexdigest()[:12]
-                cache_dir = settings.data_dir / "lexical" / f"server-{key}"
-            else:
-                path = settings.resolved_chroma_path
-                path.mkdir(parents=True, exist_ok=True)
-                client = locked(path, partial(chromadb.PersistentClient, str(path), chroma_settings))
-                cache_dir = path / "lexical"
-                reopen = partial(locked, path, partial(open_embedded, path))
-        except Exception as err:
-            raise StoreError(f"cannot reach the Chroma store: {err}") from err
+        connection = connect(settings)
         store = cls(
-            client,
+            connection.client,
             settings.collection,
             embedder,
             options=options,
-            cache_dir=cache_dir,
+            cache_dir=connection.cache_dir,
             planner=planner,
             refresh_interval=settings.index_refresh_seconds,
-            reopen=reopen,
+            reopen=connection.reopen,
             instructions=InstructionDetector.from_settings(settings, embedder),
             title_weight=(planner or _policy_planner(settings)).words.bm25_title_weight,
             exact_max_passages=exact_max_passages,
@@ -367,21 +347,42 @@ class ChromaStore(ChromaWriter):
         """The queries searched for ``query``: the planner's (see query.py), or ``query`` itself."""
         options = options or self.options
         if self.planner is not None and options.focus:
-            plans = self.planner.plan(query, self._current_lexicon())
+            lexicon = self._lexicons.lexicon if self._lexicons is not None else None
+            plans = self.planner.plan(query, lexicon)
             if plans:
                 return plans
         return [PlannedQuery(query, query, _looks_asked(query, self.planner))]
 
-    def _current_lexicon(self) -> Lexicon | None:
-        """The planner's view of the indexed vocabulary, rebuilt when the committed index changes."""
-        if self.planner is None:
-            return None
+    # Keeping the planner's lexicon (lexicons.py) in step with the committed index ------------------
+
+    @property
+    def lexicons(self) -> LexiconKeeper | None:
+        """The planner's lexicon per index version, built off the request path (None: no planner)."""
+        return self._lexicons
+
+    def _vocabulary(self) -> tuple[str, Vocabulary]:
         with self._read_lock:
-            version = self._snapshot.version
-            if self._lexicon is None or self._lexicon[0] != version:
-                dictionary = model_words(getattr(self._embedder, "model_path", None))
-                self._lexicon = (version, self.planner.lexicon(self._lexical.vocabulary(), dictionary))
-            return self._lexicon[1]
+            return self._snapshot.version, self._lexical.vocabulary()
+
+    def refresh(self) -> None:
+        """``ChromaIndex.refresh``; a version committed by another process gets its lexicon built in
+        the background (the first one, at open, at once)."""
+        super().refresh()
+        if self._lexicons is not None:
+            self._lexicons.follow(self._snapshot.version)
+
+    def commit(self, prepared: Sequence[PreparedDocument], source: str = "") -> None:
+        """``ChromaWriter.commit``; the new version's lexicon is built in the background, and at the
+        end of an ingest run at once (``searches_ready``)."""
+        super().commit(prepared, source)
+        if self._lexicons is not None:
+            self._lexicons.follow(self._snapshot.version)
+
+    def searches_ready(self) -> None:
+        """Wait for a background lexicon build, then build the committed version's if still missing."""
+        if self._lexicons is not None:
+            self._lexicons.wait()
+            self._lexicons.follow(self._snapshot.version, now=True)
 
     def _title_lists(
         self,

@@ -122,3 +122,41 @@ def test_an_index_without_titles_is_backfilled_at_the_next_ingest(embedder, tmp_
 def test_keyword_queries_are_not_matched_against_titles(store) -> None:  # type: ignore[no-untyped-def]
     assert store.plan("gout allopurinol colchicine")[0].question is False
     assert store.plan("what are the treatments for gout?")[0].question is True
+
+
+KNEE = _doc(
+    "wobbly-knee",
+    "What is (are) Wobbly Knee Disorder ?",
+    "Wobbly knee disorder makes the kneecap slip sideways when the thigh muscles are weak.",
+)
+
+
+def test_an_ingest_builds_the_planners_lexicon_and_the_next_search_does_not(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    settings = Settings(data_dir=tmp_path, index_refresh_seconds=0)
+    store = ChromaStore.open(settings, embedder, planner=load_planner(bundled("policies")))
+    keeper = store.lexicons
+    assert keeper is not None
+    store.upsert_documents(DOCS)
+    assert keeper.current is not None
+    assert keeper.current.version == store.version
+    built = keeper.builds
+    store.search_sync("can I take ciprofaxin with my milk?", 1)
+    assert keeper.builds == built
+    assert "kneecap" not in store.plan("why does my kneecapp slip?")[0].text.split()
+
+    store.upsert_documents([KNEE])  # this process commits: the table is ready when the ingest returns
+    assert keeper.builds > built
+    assert keeper.current.version == store.version
+    built = keeper.builds
+    assert "kneecap" in store.plan("why does my kneecapp slip?")[0].text.split()  # corrected by the new table
+    assert store.search_sync("why does my kneecapp slip?", 1)[0].document_id == "wobbly-knee"
+    assert keeper.builds == built
+
+    # another process commits: the search that notices hands the build to the background
+    ChromaStore.open(settings, embedder).delete_documents(["wobbly-knee"])
+    assert store.search_sync("how is gout treated?", 1)[0].document_id.startswith("gout")
+    assert keeper.wait(60)
+    assert keeper.builds == built + 1
+    assert keeper.failures == 0
+    assert keeper.current.version == store.version
+    assert "kneecap" not in store.plan("why does my kneecapp slip?")[0].text.split()
