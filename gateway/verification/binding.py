@@ -83,21 +83,43 @@ def _keys(text: AnalysedText) -> tuple[set[str], list[str]]:
     return keys, list(content_words(plain))
 
 
+_ONE = "one"
+""""One" reads as a determiner ("one type of test"), so it is no quantity and no content word; but a
+claim saying "one altered copy" where its source states numbers ("two altered copies") and never "one"
+adds a number the source does not state."""
+
+
+def _quantity_words(text: AnalysedText) -> frozenset[str]:
+    """The words of the text's extracted quantities ("twice a day", "4 hours"): the number check's."""
+    return frozenset(w for q in text.quantities for w in tokens(q.text.lower()))
+
+
+def _owned_by_numbers(word: str, owned: frozenset[str]) -> bool:
+    """Is ``word`` part of a quantity the number check compares? A number word or a word with digits
+    outside every extracted quantity ("a second vaccine", "1970s", "3s-cov-2") is not: it is a content
+    word the source must contain like any other."""
+    return word in owned or all(p in owned for p in _PARTS.split(word) if p)
+
+
 def _missing_words(claim: AnalysedText, context: AnalysedText) -> list[str]:
     have, _ = _keys(context)
     numeric, skip = _numeric_words(), stopwords()
+    owned = _quantity_words(claim)
     _, wanted = _keys(claim)
     missing: list[str] = []
     for word in wanted:
-        if word in numeric or (any(ch.isdigit() for ch in word) and not _CODE.fullmatch(word)):
+        numeral = word in numeric or (any(ch.isdigit() for ch in word) and not _CODE.fullmatch(word))
+        if numeral and _owned_by_numbers(word, owned):
             continue
         if word_key(word) in have:
             continue
         parts = [p for p in _PARTS.split(_POSSESSIVE.sub("", word)) if p]
-        if parts and all(p in skip or p in numeric or word_key(p) in have for p in parts):
+        if parts and all(p in skip or p in owned or word_key(p) in have for p in parts):
             continue
         if word not in missing:
             missing.append(word)
+    if _ONE in claim.words and _ONE not in owned and _ONE not in context.words and context.quantities:
+        missing.append(_ONE)
     return missing
 
 

@@ -37,6 +37,7 @@ CUE_LISTS = (
     "negation_cues",
     "clause_break_words",
     "negation_weakeners",
+    "negation_head_skip",
     "conditionals",
     "no_effect",
     "effect",
@@ -204,6 +205,7 @@ class _CuesFile:
     negation_cues: Patterns
     clause_break_words: Patterns
     negation_weakeners: Patterns
+    negation_head_skip: Patterns
     conditionals: Patterns
     no_effect: Patterns
     effect: Patterns

@@ -77,7 +77,6 @@ def test_number_dropped_by_claim_is_fine() -> None:
         ("1.7 billion people are at increased risk.", "1\u00b77 billion people are at increased risk."),
         ("The odds were about 20 times higher indoors.", "The odds were 18.7 times higher indoors."),
         ("It began spreading in the second half of January.", "It began spreading in late January."),
-        ("In 2020 the virus spread through care homes.", "The virus spread through care homes."),
     ],
 )
 def test_statistics_stated_differently_pass(claim: str, evidence: str) -> None:
@@ -100,3 +99,32 @@ def test_different_statistics_and_doses_still_clash(claim: str, evidence: str) -
 
 def test_a_year_the_evidence_contradicts_is_not_ignored() -> None:
     assert not check_numbers("Cases rose in 2020.", "Cases rose in 2019.").passed
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("In 2020 the virus spread through care homes.", "The virus spread through care homes."),
+        ("China's vaccine is 78 % effective, says 2005.", "The vaccine is 78% effective, officials said."),
+    ],
+)
+def test_a_year_the_evidence_never_states_is_missing(claim: str, evidence: str) -> None:
+    assert check_numbers(claim, evidence).outcome is CheckOutcome.MISSING
+
+
+def test_a_year_the_evidence_states_passes() -> None:
+    assert check_numbers(
+        "In 2020 the virus spread through care homes.", "In 2020 it spread in care homes."
+    ).passed
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("Northern Italy quarantines 16 people.", "Northern Italy quarantines 16 million people."),
+        ("Cases top 75 thousand.", "Cases top 75 million."),
+    ],
+)
+def test_a_numeral_with_a_scale_word_is_one_number(claim: str, evidence: str) -> None:
+    assert check_numbers(claim, evidence).outcome is CheckOutcome.CLASH
+    assert check_numbers(evidence, evidence.replace(" million", ",000,000")).passed

@@ -134,3 +134,61 @@ def test_words_that_only_sometimes_compare_are_not_no_effect_findings() -> None:
     assert check_antonyms("On the same day, deaths rose after the peak.", evidence).passed
     assert check_antonyms("A high blood sugar level raised deaths after the peak.", evidence).passed
     assert check_antonyms("Deaths stayed the same as before the peak.", evidence).clash
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        (
+            "The sars-cov-2 and other human coronavirus spike proteins are fine-tuned towards temperature.",
+            "Replication in the upper airways is not observed for other pathogenic human coronaviruses.",
+        ),
+        ("The vaccine does not protect elderly people.", "Elderly people were admitted after the vaccine."),
+        ("Patients who received no treatment had higher mortality.", "Patients had higher mortality."),
+    ],
+)
+def test_a_negation_of_another_predicate_blocks_support_but_names_no_conflict(
+    claim: str, evidence: str
+) -> None:
+    result = check_negation(claim, evidence)
+    assert result.clash
+    assert result.conflict is None
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("Hydroxychloroquine did not reduce mortality.", "Hydroxychloroquine reduced mortality in patients."),
+        ("Masks no longer protect against infection.", "Masks protect against infection."),
+        (
+            "The vaccine does not significantly protect elderly people.",
+            "The vaccine protects elderly people.",
+        ),
+        ("Remdesivir improved recovery.", "In the trial remdesivir did not improve recovery."),
+        ("The new drug had no effect on deaths from sepsis.", "The new drug reduced deaths from sepsis."),
+    ],
+)
+def test_a_negation_of_the_same_predicate_names_its_conflict(claim: str, evidence: str) -> None:
+    result = check_negation(claim, evidence)
+    assert result.clash
+    assert result.conflict is not None
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("The severity is not unrelated to age.", "The severity is related to age."),
+        ("Surgery is not without risk for older adults.", "Surgery carries a risk for older adults."),
+    ],
+)
+def test_a_double_negative_asserts_the_positive(claim: str, evidence: str) -> None:
+    assert check_negation(claim, evidence).passed
+    assert check_negation(claim.replace(" not ", " "), evidence).clash
+
+
+def test_a_cue_before_a_word_that_only_looks_prefixed_still_negates() -> None:
+    evidence = "Use of the medicine was not associated with an increased risk of serious events."
+    assert check_negation(
+        "Use of the medicine does not increase the risk of serious events.", evidence
+    ).passed
+    assert check_negation("Use of the medicine increases the risk of serious events.", evidence).clash

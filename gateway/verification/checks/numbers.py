@@ -107,7 +107,8 @@ def check_numbers(claim: NumberedText, evidence: NumberedText) -> CheckResult:
     """Every number of the claim (with its unit) must be stated by the evidence.
 
     CLASH when the evidence states a different number of the same dimension (500 mg vs 50 mg, twice vs
-    three times a day); MISSING when it states none of that dimension.
+    three times a day); MISSING when it states none of that dimension, and for a year the evidence does
+    not state ("says 2005" against evidence naming no year: a claim adds what its source never says).
     """
     wanted = claim.quantities
     if not wanted:
@@ -115,8 +116,6 @@ def check_numbers(claim: NumberedText, evidence: NumberedText) -> CheckResult:
     have = evidence.quantities
     for quantity in wanted:
         if _quantity_supported(quantity, have):
-            continue
-        if _is_year(quantity) and not any(_is_year(e) for e in have):
             continue
         same_kind = [e for e in have if e.dimension == quantity.dimension and not _is_year(e)]
         if same_kind and not _is_year(quantity):

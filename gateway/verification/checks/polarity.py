@@ -9,7 +9,7 @@ from functools import cache
 from typing import Protocol
 
 from gateway.domain import ConflictKind
-from gateway.verification.checks.results import CheckName, CheckResult, clash, pass_result
+from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, clash, pass_result
 from gateway.verification.checks.words import WORD, cues, lexicon, stem, stopwords
 
 
@@ -40,6 +40,8 @@ class PolarityWords:
     """"Not all", "not always", "not only": a weaker or wider statement, not the opposite one."""
     conditional: re.Pattern[str]
     """"If it fails to heal, ...": a negation inside a condition asserts nothing."""
+    head_skip: re.Pattern[str]
+    """Words passed over when finding what a cue negates ("is not [observed]")."""
     not_negative: frozenset[str]
     """Words that only look prefixed ("increased" is not "not creased")."""
     antonyms: tuple[tuple[frozenset[str], frozenset[str]], ...]
@@ -57,6 +59,7 @@ def polarity_words() -> PolarityWords:
         re.compile(rf"[{found.clause_break_punctuation}]|\b{found.alternation('clause_break_words')}\b"),
         re.compile(rf"\s+{found.alternation('negation_weakeners')}\b"),
         re.compile(rf"\b{found.alternation('conditionals')}\b"),
+        re.compile(rf"{found.alternation('negation_head_skip')}|[a-z]{{3,}}ly"),
         frozenset(lists.words["not_negative"]),
         tuple((frozenset(a), frozenset(b)) for a, b in lists.antonyms),
         re.compile(rf"\b{found.alternation('no_effect')}\b"),
@@ -70,23 +73,61 @@ class Negation:
     """Stems the cue governs: the next few content words of its clause."""
     clause: frozenset[str]
     """Every content stem of the cue's clause, before and after it (for agreement in any word order)."""
+    head: str = ""
+    """The stem of the word the cue negates: the first after it that is not a function word or an
+    adverb ("is not [observed] in ...", "did not [reduce] ..."); "" when the clause ends first."""
 
 
 def negations(clean: str, prefix_roots: frozenset[str]) -> tuple[Negation, ...]:
-    """Each asserted negation of a normalised text: cues, and words with a negative prefix ("unrelated")."""
+    """Each asserted negation of a normalised text: cues, and words with a negative prefix ("unrelated").
+
+    A double negative asserts the positive: a cue whose head is a negative-prefix word ("not uncommon")
+    or another cue ("not without risk") negates nothing, and neither does the word or cue it heads.
+    """
     clean = clean.replace("’", "'")
     found: list[Negation] = []
     words = polarity_words()
+    cancelled: set[str] = set()
+    """Negative-prefix roots and cue positions a preceding cue cancels (a double negative)."""
     for match in words.negation.finditer(clean):
+        if str(match.start()) in cancelled:
+            continue
         opening, tail = _clause_opening(clean[: match.start()]), clean[match.end() :]
         if words.weakened.match(tail) or words.conditional.search(opening):
             continue
         brk = words.clause_break.search(tail)
-        after = _stems_in(tail[: brk.start()] if brk else tail)
-        found.append(Negation(frozenset(after[:NEGATION_SCOPE]), frozenset(after + _stems_in(opening))))
-    roots = prefix_roots - set(WORD.findall(clean))
-    found += [Negation(frozenset((stem(r),)), frozenset((stem(r),))) for r in roots]
+        clause = tail[: brk.start()] if brk else tail
+        head = _head(clause)
+        if head is not None:
+            cue = words.negation.match(clause, head.start())
+            root = _double_negated_root(head.group(0))
+            if cue is not None or root:
+                cancelled.add(root or str(match.end() + head.start()))
+                continue
+        after = _stems_in(clause)
+        found.append(
+            Negation(
+                frozenset(after[:NEGATION_SCOPE]),
+                frozenset(after + _stems_in(opening)),
+                stem(head.group(0)) if head is not None else "",
+            )
+        )
+    roots = prefix_roots - set(WORD.findall(clean)) - cancelled
+    found += [Negation(frozenset((stem(r),)), frozenset((stem(r),)), stem(r)) for r in roots]
     return tuple(found)
+
+
+def _double_negated_root(word: str) -> str:
+    """The root a negative prefix reverses in a cue's head ("not [un]related"). Not for the "a-" prefix:
+    it also matches "associated", "affected", "approved", and a double negative read there would cancel
+    a real negation ("not associated with an increased risk")."""
+    return "" if word.startswith("a") else _negated_root(word)
+
+
+def _head(clause: str) -> re.Match[str] | None:
+    """The first word of ``clause`` (the text after a cue) that is not passed over (``head_skip``)."""
+    skip = polarity_words().head_skip
+    return next((m for m in WORD.finditer(clause) if not skip.fullmatch(m.group(0))), None)
 
 
 def _stems_in(clause: str) -> list[str]:
@@ -101,11 +142,18 @@ def _clause_opening(before: str) -> str:
 
 
 def _unmatched(
-    mine: Sequence[Negation], other: frozenset[str], theirs: Sequence[Negation]
-) -> list[frozenset[str]]:
-    """Negated words the other text mentions but never in a negated clause (it says the opposite)."""
+    mine: Sequence[Negation], other: frozenset[str], theirs: Sequence[Negation], no_effect: bool = False
+) -> list[tuple[frozenset[str], bool]]:
+    """Negated words the other text mentions but never in a negated clause (it says the opposite), and
+    whether the other text states the negated word itself (the head: the same predicate, negated).
+    ``no_effect``: this text reports no effect where the other reports one ("had no effect on deaths"
+    against "reduced deaths"): its negation denies the other's finding whatever word it heads."""
     negated = frozenset().union(*(n.clause for n in theirs))
-    return [n.scope & other for n in mine if n.scope & other and not n.scope & other & negated]
+    return [
+        (n.scope & other, no_effect or n.head in other)
+        for n in mine
+        if n.scope & other and not n.scope & other & negated
+    ]
 
 
 _NEGATIVE_PREFIX = re.compile(
@@ -140,11 +188,21 @@ def check_negation(claim: PolarText, evidence: PolarText) -> CheckResult:
     side has a relevant negation: "do not take aspirin" vs "take aspirin", "no increased risk" vs
     "increased risk", "not recommended" vs "recommended". Negations over words the other text does not
     mention are ignored, and both sides negating (in any word order) agree.
+
+    The clash names a conflict (a contradiction may be reported) only when the other text states the
+    negated word itself ("not [observed] in human coronaviruses" against a claim about human
+    coronaviruses that says nothing of observing is a different predicate): otherwise it is a clash
+    without a conflict, which blocks support and is never a contradiction.
     """
-    mine = _unmatched(claim.negations, evidence.polar_stems, evidence.negations)
-    theirs = _unmatched(evidence.negations, claim.polar_stems, claim.negations)
+    denied = claim.effect is False and bool(evidence.effect), evidence.effect is False and bool(claim.effect)
+    mine = _unmatched(claim.negations, evidence.polar_stems, evidence.negations, denied[0])
+    theirs = _unmatched(evidence.negations, claim.polar_stems, claim.negations, denied[1])
+    if any(same for _, same in mine + theirs):
+        mine, theirs = [m for m in mine if m[1]], [t for t in theirs if t[1]]
+    else:
+        return _other_predicate(mine, theirs)
     if mine:
-        negated = ", ".join(sorted(mine[0]))
+        negated = ", ".join(sorted(mine[0][0]))
         return clash(
             CheckName.NEGATION,
             ConflictKind.NEGATION,
@@ -153,7 +211,7 @@ def check_negation(claim: PolarText, evidence: PolarText) -> CheckResult:
             negated,
         )
     if theirs:
-        negated = ", ".join(sorted(theirs[0]))
+        negated = ", ".join(sorted(theirs[0][0]))
         return clash(
             CheckName.NEGATION,
             ConflictKind.NEGATION,
@@ -162,6 +220,18 @@ def check_negation(claim: PolarText, evidence: PolarText) -> CheckResult:
             f"not {negated}",
         )
     return pass_result(CheckName.NEGATION)
+
+
+def _other_predicate(
+    mine: Sequence[tuple[frozenset[str], bool]], theirs: Sequence[tuple[frozenset[str], bool]]
+) -> CheckResult:
+    """Negations over shared words whose negated word the other text does not state: a possible
+    conflict (CLASH, so never support), with no conflict named (never a contradiction)."""
+    if not mine and not theirs:
+        return pass_result(CheckName.NEGATION)
+    side, words = ("claim", mine[0][0]) if mine else ("evidence", theirs[0][0])
+    detail = f"the {side} negates a clause about {', '.join(sorted(words))}, with another predicate"
+    return CheckResult(CheckName.NEGATION, CheckOutcome.CLASH, detail)
 
 
 def states_effect(clean: str) -> bool | None:

@@ -44,7 +44,11 @@ def quantity_patterns() -> QuantityPatterns:
     small, scales = words.values["number_words"], words.values["scales"]
     fractions, count_words = words.values["fractions"], words.values["count_words"]
     number_words = "|".join(sorted([*small, *scales, *fractions], key=len, reverse=True))
-    num = rf"(?:{_NUMERAL}|(?:{number_words})(?:[\s-]+(?:and\s+)?(?:{number_words}))*)"
+    scale_words = "|".join(sorted(scales, key=len, reverse=True))
+    num = (
+        rf"(?:(?:{_NUMERAL})(?:[\s-]+(?:{scale_words})\b)*"
+        rf"|(?:{number_words})(?:[\s-]+(?:and\s+)?(?:{number_words}))*)"
+    )
     unit = "|".join(re.escape(u) for u in sorted(words.units, key=len, reverse=True))
     count = "|".join(map(re.escape, count_words))
     numeric = frozenset(
@@ -96,6 +100,7 @@ def numeric_words() -> frozenset[str]:
     return quantity_patterns().numeric_words
 
 
+_DIGITS = re.compile(r"\d+(?:\.\d+)?|\.\d+")
 _MAX_RATIO_BASE = 1000
 _ONE_WORDS = {"one", "a", "an"}
 """Number words so common as determiners ("one type of test") that they count only with a unit."""
@@ -122,7 +127,8 @@ class Quantity:
 
 
 def parse_number(text: str) -> float | None:
-    """``"thirty"`` -> 30, ``"1,500"`` -> 1500, ``"two hundred"`` -> 200, ``"half"`` -> 0.5."""
+    """``"thirty"`` -> 30, ``"1,500"`` -> 1500, ``"two hundred"`` -> 200, ``"half"`` -> 0.5,
+    ``"16 million"`` -> 16,000,000 (a numeral with scale words)."""
     text = text.strip().lower().replace(",", "")
     try:
         return float(text)
@@ -135,7 +141,9 @@ def parse_number(text: str) -> float | None:
     for word in re.split(r"[\s-]+", text):
         if word == "and":
             continue
-        if word in q.small:
+        if not seen and _DIGITS.fullmatch(word):
+            current = float(word)
+        elif word in q.small:
             current += q.small[word]
         elif word in q.fractions:
             current = (current or 1) * q.fractions[word]
