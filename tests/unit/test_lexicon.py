@@ -38,14 +38,17 @@ def test_the_shipped_lexicon_loads_and_feeds_the_checks() -> None:
     [
         (lambda d: d.pop("medicines"), "medicines"),
         (lambda d: d.update(colours=["red"]), "colours"),
-        (lambda d: d["stopwords"].append(" padded "), "stopwords[205]"),
-        (lambda d: d["synonyms"].append([]), "synonyms[17]"),
-        (lambda d: d["antonyms"].append([["up"]]), "antonyms[25]"),
+        (lambda d: d["stopwords"].append(" padded "), "stopwords[-1]"),
+        (lambda d: d["synonyms"].append([]), "synonyms[-1]"),
+        (lambda d: d["antonyms"].append([["up"]]), "antonyms[-1]"),
     ],
 )
 def test_a_bad_lexicon_names_the_file_and_the_key(tmp_path: Path, edit, key: str) -> None:  # type: ignore[no-untyped-def]
     data = yaml.safe_load(DEFAULT_PATH.read_text(encoding="utf-8"))
     edit(data)
+    if key.endswith("[-1]"):  # the appended entry: its index is the list's last
+        name = key.removesuffix("[-1]")
+        key = f"{name}[{len(data[name]) - 1}]"
     path = tmp_path / "lexicon.yaml"
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     with pytest.raises(ConfigurationError) as raised:
