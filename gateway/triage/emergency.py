@@ -50,7 +50,25 @@ class RuleEvidence:
     """Several red flags' signs escalate: the semantic scores pick the category."""
 
 
-def rule_evidence(text: str, context: OperatingContext, policy: TriagePolicy) -> RuleEvidence:
+RuleReadings = dict[str, RuleEvidence]
+"""One request's rule evidence by text, so that ``decide_by_evidence`` and ``decide`` (and a message
+that is also its only question) read each text once: the reading is the costly part of the rule layers
+(docs/benchmarks.md). Made per request and dropped with it; never shared across contexts or policies."""
+
+
+def rule_evidence(
+    text: str, context: OperatingContext, policy: TriagePolicy, readings: RuleReadings | None = None
+) -> RuleEvidence:
+    """What the rule layers find in ``text``; remembered in ``readings`` when given."""
+    if readings is not None and (known := readings.get(text)) is not None:
+        return known
+    seen = _rule_evidence(text, context, policy)
+    if readings is not None:
+        readings[text] = seen
+    return seen
+
+
+def _rule_evidence(text: str, context: OperatingContext, policy: TriagePolicy) -> RuleEvidence:
     reader = evidence_reader(policy)
     reading = reader.read(text)
     info = information_only(text, context, policy)
@@ -87,7 +105,11 @@ def rule_evidence(text: str, context: OperatingContext, policy: TriagePolicy) ->
 
 
 def emergency_of(
-    text: str, score: SemanticScore, context: OperatingContext, policy: TriagePolicy
+    text: str,
+    score: SemanticScore,
+    context: OperatingContext,
+    policy: TriagePolicy,
+    readings: RuleReadings | None = None,
 ) -> tuple[Emergency | None, str | None]:
     """(the emergency this text reports, the red flag an information question asks about).
 
@@ -99,7 +121,7 @@ def emergency_of(
     Background sentences, supposing clauses and figurative wording give no signs and match no rule;
     a red flag whose signs are only denied ("no chest pain") is not raised by the semantic layers.
     """
-    seen = rule_evidence(text, context, policy)
+    seen = rule_evidence(text, context, policy, readings)
     reading, met, info = seen.reading, seen.met, seen.info
     if not reading.health:  # only a red flag bound to nothing (``semantic: free``) can be raised
         unbound = bound_semantic(score, {}, policy, health_terms=False)

@@ -254,10 +254,10 @@ class EvidenceReader:
         matches = list(_TOKEN.finditer(text))
         tokens = [(m.start(), m.end(), stem(m.group(0))) for m in matches]
         stems = [t[2] for t in tokens]
+        long_words = [(m, w) for m in matches if len(w := m.group(0).lower()) > 5]
         for group, suffixes in self._suffixes:
-            for match in matches:
-                word = match.group(0).lower()
-                if len(word) > 5 and word.endswith(suffixes):
+            for match, word in long_words:
+                if word.endswith(suffixes):
                     yield (
                         match.start(),
                         self._hit(group, text, match.start(), match.end(), index, sentence.background),
