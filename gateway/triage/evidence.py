@@ -301,6 +301,9 @@ class EvidenceReader:
         rule = self.policy.categories.get(category)
         if rule is None:
             return None
+        present = {h.group for h in reading.hits}
+        if any(present.isdisjoint(alternatives) for alternatives in rule.requires):
+            return None  # a required sign is nowhere in the text, so in no window (most categories)
         found: Signs | None = None
         width = self.policy.window_sentences
         for start in range(max(1, len(reading.sentences) - width + 1)):
