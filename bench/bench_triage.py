@@ -56,6 +56,7 @@ from gateway.models.embedding import Embedder
 from gateway.policies import load_policy
 from gateway.triage.contexts import OperatingContext
 from gateway.triage.decision import decide, decide_by_evidence
+from gateway.triage.emergency import RuleReadings
 from gateway.triage.planning import TriagePlan, plan, split_questions
 from gateway.triage.semantic import SemanticTriage
 from gateway.triage.triager import spelling_corrector
@@ -283,7 +284,8 @@ def bench_latency(
             rules.append(time.perf_counter() - started)
             started = time.perf_counter()
             p = plan(request, context, model.policy, spelling_corrector(model))
-            if early_exit and decide_by_evidence(p, context, model.policy) is not None:
+            readings: RuleReadings = {}
+            if early_exit and decide_by_evidence(p, context, model.policy, readings) is not None:
                 done = time.perf_counter()
                 full.append(done - started)
                 decision.append(0.0)
@@ -291,7 +293,7 @@ def bench_latency(
                 continue
             vectors = model.encode(p.texts)
             encoded = time.perf_counter()
-            decide(p, model.score(vectors), context, model.policy)
+            decide(p, model.score(vectors), context, model.policy, readings)
             done = time.perf_counter()
             full.append(done - started)
             decision.append(done - encoded)

@@ -50,11 +50,35 @@ class RuleEvidence:
     """Several red flags' signs escalate: the semantic scores pick the category."""
 
 
+RuleReadings = dict[tuple[str, bool], RuleEvidence]
+"""One request's rule evidence by (text, resolved), so that ``decide_by_evidence`` and ``decide`` (and a
+message that is also its only question) read each text once: the reading is the costly part of the rule
+layers (docs/benchmarks.md). Made per request and dropped with it; never shared across contexts or
+policies."""
+
+
 def rule_evidence(
-    text: str, context: OperatingContext, policy: TriagePolicy, resolved: bool = False
+    text: str,
+    context: OperatingContext,
+    policy: TriagePolicy,
+    resolved: bool = False,
+    readings: RuleReadings | None = None,
 ) -> RuleEvidence:
-    """``resolved``: the whole message says an episode is over (``EvidenceReader.resolved``), though
+    """What the rule layers find in ``text``; remembered in ``readings`` when given.
+
+    ``resolved``: the whole message says an episode is over (``EvidenceReader.resolved``), though
     ``text`` (one of its questions) may not: no history fires."""
+    if readings is not None and (known := readings.get((text, resolved))) is not None:
+        return known
+    seen = _rule_evidence(text, context, policy, resolved)
+    if readings is not None:
+        readings[(text, resolved)] = seen
+    return seen
+
+
+def _rule_evidence(
+    text: str, context: OperatingContext, policy: TriagePolicy, resolved: bool
+) -> RuleEvidence:
     reader = evidence_reader(policy)
     reading = reader.read(text)
     if resolved and not reading.resolved:
@@ -102,6 +126,7 @@ def emergency_of(
     policy: TriagePolicy,
     resolved: bool = False,
     over: frozenset[str] = frozenset(),
+    readings: RuleReadings | None = None,
 ) -> tuple[Emergency | None, str | None]:
     """(the emergency this text reports, the red flag an information question asks about).
 
@@ -113,7 +138,7 @@ def emergency_of(
     Background sentences, supposing clauses and figurative wording give no signs and match no rule;
     a red flag whose signs are only denied ("no chest pain") is not raised by the semantic layers.
     """
-    seen = rule_evidence(text, context, policy, resolved)
+    seen = rule_evidence(text, context, policy, resolved, readings)
     reading, met, info = seen.reading, seen.met, seen.info
     if not reading.health:  # only a red flag bound to nothing (``semantic: free``) can be raised
         unbound = bound_semantic(score, {}, policy, health_terms=False)

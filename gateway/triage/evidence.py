@@ -336,10 +336,10 @@ class EvidenceReader:
         matches = list(_TOKEN.finditer(text))
         tokens = [(m.start(), m.end(), stem(m.group(0))) for m in matches]
         stems = [t[2] for t in tokens]
+        long_words = [(m, w) for m in matches if len(w := m.group(0).lower()) > 5]
         for group, suffixes in self._suffixes:
-            for match in matches:
-                word = match.group(0).lower()
-                if len(word) > 5 and word.endswith(suffixes):
+            for match, word in long_words:
+                if word.endswith(suffixes):
                     yield (
                         match.start(),
                         self._hit(group, text, match.start(), match.end(), index, sentence.background),
@@ -412,6 +412,9 @@ class EvidenceReader:
         rule = self.policy.categories.get(category)
         if rule is None:
             return None
+        present = {h.group for h in reading.hits}
+        if any(present.isdisjoint(alternatives) for alternatives in rule.requires):
+            return None  # a required sign is nowhere in the text, so in no window (most categories)
         found: Signs | None = None
         history = rule.history_fires and not reading.resolved
         width = self.policy.window_sentences

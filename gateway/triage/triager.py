@@ -17,6 +17,7 @@ from typing import Protocol
 from gateway.domain import ChatRequest, Triage, Vector
 from gateway.triage.contexts import OperatingContext
 from gateway.triage.decision import decide, decide_by_evidence
+from gateway.triage.emergency import RuleReadings
 from gateway.triage.planning import TriagePlan, plan
 from gateway.triage.semantic import Encoder, SemanticTriage
 
@@ -44,24 +45,29 @@ class LayeredTriager:
         """One batch (the questions, the whole message, the recent turns) encoded off the event loop,
         then the layered decision; no encoding when the rule layers alone decide an emergency
         (``decide_by_evidence``: the semantic layers can only raise urgency)."""
-        triage_plan, early = self._plan(request)
+        triage_plan, readings, early = self._plan(request)
         if early is not None:
             return early
-        return self._decide(triage_plan, await asyncio.to_thread(self.encoder.encode, triage_plan.texts))
+        vectors = await asyncio.to_thread(self.encoder.encode, triage_plan.texts)
+        return self._decide(triage_plan, readings, vectors)
 
     def run_sync(self, request: ChatRequest) -> Triage:
         """``run`` encoding in the calling thread: the CLI, benchmarks and tests."""
-        triage_plan, early = self._plan(request)
+        triage_plan, readings, early = self._plan(request)
         if early is not None:
             return early
-        return self._decide(triage_plan, self.encoder.encode(triage_plan.texts))
+        return self._decide(triage_plan, readings, self.encoder.encode(triage_plan.texts))
 
-    def _plan(self, request: ChatRequest) -> tuple[TriagePlan, Triage | None]:
+    def _plan(self, request: ChatRequest) -> tuple[TriagePlan, RuleReadings, Triage | None]:
+        """The plan, its rule evidence (read once, reused by ``_decide``) and the early decision."""
         triage_plan = plan(request, self.context, self.model.policy, self._correct)
-        return triage_plan, decide_by_evidence(triage_plan, self.context, self.model.policy)
+        readings: RuleReadings = {}
+        early = decide_by_evidence(triage_plan, self.context, self.model.policy, readings)
+        return triage_plan, readings, early
 
-    def _decide(self, triage_plan: TriagePlan, vectors: Vector) -> Triage:
-        return decide(triage_plan, self.model.score(vectors), self.context, self.model.policy)
+    def _decide(self, triage_plan: TriagePlan, readings: RuleReadings, vectors: Vector) -> Triage:
+        scores = self.model.score(vectors)
+        return decide(triage_plan, scores, self.context, self.model.policy, readings)
 
 
 def triage_texts(request: ChatRequest, context: OperatingContext, model: SemanticTriage) -> Triage:

@@ -18,7 +18,7 @@ from gateway.errors import ConfigurationError, InvalidValue
 from gateway.messages import Messages
 from gateway.policies import load_policy
 from gateway.triage.decision import decide, decide_by_evidence
-from gateway.triage.emergency import evidence_reader
+from gateway.triage.emergency import RuleReadings, evidence_reader
 from gateway.triage.evidence_policy import Binding
 from gateway.triage.outcome import red_flag_notes
 from gateway.triage.planning import plan
@@ -752,6 +752,29 @@ def test_an_emergency_the_rule_layers_decide_needs_no_semantic_score() -> None:
     full = decide(triage_plan, [score()] * len(triage_plan.texts), GENERAL, TRIAGE)
     assert early is not None
     assert (early.scope, early.layer, early.evidence) == (full.scope, full.layer, full.evidence)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "what are the signs of a stroke? my dad's face is drooping and he can't lift his arm",
+        "I've had a cough for a week. Can I take ibuprofen with paracetamol? Is honey ok for kids?",
+        "play my workout playlist",
+    ],
+)
+def test_the_rule_evidence_read_before_encoding_is_reused_and_decides_the_same(message: str) -> None:
+    # each text is read by the rule layers once per request (#31, latency): what decide_by_evidence read
+    # is handed to decide, which reads only the texts it adds (the whole message), with the same outcome
+    request = ChatRequest(messages=(Message(Role.USER, message),), model="m")
+    triage_plan = plan(request, GENERAL, TRIAGE)
+    readings: RuleReadings = {}
+    decide_by_evidence(triage_plan, GENERAL, TRIAGE, readings)
+    assert {text for text, _ in readings} == set(triage_plan.questions)
+    scores = [score()] * len(triage_plan.texts)
+    assert decide(triage_plan, scores, GENERAL, TRIAGE, readings) == decide(
+        triage_plan, scores, GENERAL, TRIAGE
+    )
+    assert {text for text, _ in readings} <= set(triage_plan.texts)
 
 
 @pytest.mark.parametrize(
