@@ -7,11 +7,11 @@ from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
-import pytest
 
 from gateway.domain import ClaimToCheck, unit_rows
 from gateway.text import passage_from_text
-from gateway.verification.checks import analysis, run
+from gateway.verification.checks import run
+from gateway.verification.checks.analysis import Analyses
 from gateway.verification.checks.entities import Entity, extract_entities
 from gateway.verification.checks.quantities import Quantity, extract_quantities
 from gateway.verification.local import LocalEntailmentVerifier
@@ -42,7 +42,7 @@ class HashEncoder:
         return unit_rows(np.array(rows, dtype=np.float32).reshape(len(texts), 384))
 
 
-async def test_each_text_is_analysed_once_per_verification(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_each_text_is_analysed_once_per_verification() -> None:
     """Two claims citing one passage, three candidate windows each: every distinct text (claim, window,
     passage) is analysed once, however many checks and claims read it."""
     numbers: Counter[str] = Counter()
@@ -56,12 +56,11 @@ async def test_each_text_is_analysed_once_per_verification(monkeypatch: pytest.M
         names[text] += 1
         return extract_entities(text, clean)
 
-    monkeypatch.setattr(analysis, "extract_quantities", quantities)
-    monkeypatch.setattr(analysis, "extract_entities", entities)
     passage = passage_from_text(LEAFLET, "p1")
     claims = ["Adults can take 2 g every 4 to 6 hours.", "Children under 16 may take aspirin."]
     verifier = LocalEntailmentVerifier(HashEncoder(), VerificationPolicy(local_candidates=3))
-    await verifier.verify([ClaimToCheck(c, None, ((1, passage),)) for c in claims])
+    analyses = Analyses(quantities=quantities, entities=entities)
+    await verifier.verify([ClaimToCheck(c, None, ((1, passage),)) for c in claims], analyses)
     assert all(numbers[c] == 1 and names[c] == 1 for c in claims)
     assert names[passage.text] == 1
     assert len(numbers) > len(claims)

@@ -3,12 +3,14 @@
 A claim is checked against several evidence windows, and a passage against every claim citing it.
 The verifier builds one ``AnalysedText`` per distinct text of a request (``Analyses``) and passes it
 to the checks, so each text is tokenised, stemmed and searched for numbers, negations, quantifiers and
-entities at most once per request, with no module-level cache keyed by text.
+entities at most once per request, with no module-level cache keyed by text. The number and entity
+extractors are given to ``Analyses`` (the current ones by default), so a caller or a test can swap them.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -19,6 +21,11 @@ from gateway.verification.checks.quantifiers import strength
 from gateway.verification.checks.quantities import Quantity, extract_quantities
 from gateway.verification.checks.roles import Relation, relations
 from gateway.verification.checks.words import WORD, is_content, stem
+
+QuantityExtractor = Callable[[str], tuple[Quantity, ...]]
+"""Reads the quantities of a text (the raw text)."""
+EntityExtractor = Callable[[str, str], tuple[Entity, ...]]
+"""Reads the entities of a text (the raw text, and its normalised text in American spelling)."""
 
 
 def verbatim_key(text: str) -> str:
@@ -31,6 +38,8 @@ class AnalysedText:
     """A text and its analyses; immutable (each property is computed once, then fixed)."""
 
     text: str
+    quantity_extractor: QuantityExtractor = extract_quantities
+    entity_extractor: EntityExtractor = extract_entities
 
     @cached_property
     def clean(self) -> str:
@@ -72,7 +81,7 @@ class AnalysedText:
 
     @cached_property
     def quantities(self) -> tuple[Quantity, ...]:
-        return extract_quantities(self.text)
+        return self.quantity_extractor(self.text)
 
     @cached_property
     def prefix_roots(self) -> frozenset[str]:
@@ -112,7 +121,7 @@ class AnalysedText:
 
     @cached_property
     def entities(self) -> tuple[Entity, ...]:
-        return extract_entities(self.text, self.entity_text)
+        return self.entity_extractor(self.text, self.entity_text)
 
 
 class Analyses:
@@ -121,11 +130,17 @@ class Analyses:
     Scoped to one call (a verifier builds one per request); nothing outlives it.
     """
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        quantities: QuantityExtractor = extract_quantities,
+        entities: EntityExtractor = extract_entities,
+    ) -> None:
+        self._quantities = quantities
+        self._entities = entities
         self._texts: dict[str, AnalysedText] = {}
 
     def __call__(self, text: str) -> AnalysedText:
         analysed = self._texts.get(text)
         if analysed is None:
-            analysed = self._texts[text] = AnalysedText(text)
+            analysed = self._texts[text] = AnalysedText(text, self._quantities, self._entities)
         return analysed
