@@ -1,7 +1,8 @@
 """Kinds of answer a question asks for (treatment, cause, symptoms, ...), one vocabulary in
-``policies/extractive.yaml`` ``question_kinds``: the extractive responder ranks sentences with it, and
+``policies/extractive.yaml`` ``question_kinds``: the extractive responder ranks sentences with it,
 retrieval moves up the passages whose section heading (their document title: "What are the
-treatments for X?", "How to prevent X", an operator's "Treatment" heading) is of the kind asked.
+treatments for X?", "How to prevent X", an operator's "Treatment" heading) is of the kind asked, and
+the query planner adds a kind's ``search_words`` to the BM25 query (synonyms.py reads them).
 
 Most misses of a right topic are its wrong section (symptoms asked, treatments found); BM25 scores a
 section's topic words, not the kind of its heading, so the boost is small (``heading_weight``, on the
@@ -12,13 +13,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Annotated
 
 from pydantic import Field, with_config
 
+from gateway.knowledge.synonyms import Group
 from gateway.validation import FILE_CONFIG, compile_all, read_yaml, validate
 
 
@@ -28,13 +30,15 @@ class QuestionKind:
     """A kind of question (``question`` matches it), what an answering sentence says (``answer``;
     empty: not used by the extractive responder) and what a section answering it is headed
     (``heading``; empty: not a kind of section). A ``fallback`` kind ("what is X?") counts only when
-    no other kind does, for a question and for a heading alike."""
+    no other kind does, for a question and for a heading alike. ``search_words``: how patients word
+    this question -> the words the sources title such a section with, for the BM25 query (query.py)."""
 
     name: str
     question: str
     answer: str = ""
     heading: str = ""
     fallback: bool = False
+    search_words: Group = field(default=None, hash=False)
 
     def __post_init__(self) -> None:
         compile_all(self, (self.question,), "question")
@@ -78,6 +82,11 @@ class SectionKinds:
     @cached_property
     def sectioned(self) -> tuple[QuestionKind, ...]:
         return tuple(k for k in self.question_kinds if k.heading)
+
+    @cached_property
+    def search_words(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """Every kind's ``search_words`` (phrase, words), in file order."""
+        return tuple(pair for kind in self.question_kinds for pair in (kind.search_words or {}).items())
 
     def asked(self, question: str) -> frozenset[str]:
         """The section kinds ``question`` asks for (empty: it asks nothing particular)."""

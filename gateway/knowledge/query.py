@@ -449,8 +449,8 @@ def load_planner(directory: Path, fallback: Path | None = None) -> QueryPlanner:
         path = directory / name
         return fallback / name if fallback is not None and not path.is_file() else path
 
-    return QueryPlanner(
-        load_query_words(pick("query.yaml")),
-        load_vocabulary(pick("vocabulary.yaml")),
-        load_section_kinds(pick("extractive.yaml")),
-    )
+    words = load_query_words(pick("query.yaml"))
+    kinds_path = pick("extractive.yaml")
+    kinds = load_section_kinds(kinds_path)
+    synonyms = load_vocabulary(pick("vocabulary.yaml"), kinds.search_words, str(kinds_path))
+    return QueryPlanner(words, synonyms, kinds)

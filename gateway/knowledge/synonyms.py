@@ -1,9 +1,11 @@
 """``policies/vocabulary.yaml``: brand -> generic and lay -> clinical terms, and how the query planner
-finds its keys in a message (whole words, singular or plural; query.py inserts the terms)."""
+finds its keys in a message (whole words, singular or plural; query.py inserts the terms). The
+question kinds' ``search_words`` (``policies/extractive.yaml``) are found the same way."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -13,7 +15,7 @@ import yaml
 from pydantic import AfterValidator, Field, model_validator, with_config
 
 from gateway.errors import InvalidValue
-from gateway.validation import FILE_CONFIG, read_yaml, validate
+from gateway.validation import FILE_CONFIG, read_yaml, refuse, validate
 
 WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
 """A word of the message as spelling correction and the vocabulary read it."""
@@ -23,7 +25,7 @@ _WORD = WORD
 @dataclass(frozen=True)
 class Synonyms:
     """``policies/vocabulary.yaml``: brand -> generic and lay -> clinical terms, keys lower-case, and
-    the question types' wordings (``lexical_only``: their terms go to BM25, never into the dense text)."""
+    the question kinds' wordings (``lexical_only``: their terms go to BM25, never into the dense text)."""
 
     terms: dict[str, tuple[str, ...]]
     lexical_only: frozenset[str] = frozenset()
@@ -65,10 +67,7 @@ class Synonyms:
         return frozenset(w for key in self.terms for w in _WORD.findall(key))
 
 
-_VOCABULARY_GROUPS = ("brands", "lay_terms", "question_types")
-_LEXICAL_ONLY_GROUPS = frozenset({"question_types"})
-"""Groups whose terms are added to the BM25 text only: what a question asks (its type), worded as the
-sources title their sections, is a ranking hint among one topic's sections, not a topic for MiniLM."""
+_VOCABULARY_GROUPS = ("brands", "lay_terms")
 
 
 _KEY_WORD = re.compile(r"[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*")
@@ -105,6 +104,7 @@ def _text(value: str) -> str:
 _Text = Annotated[str, AfterValidator(_text)]
 _Group = dict[_Text, Annotated[tuple[_Text, ...], Field(min_length=1)]] | None
 """A vocabulary group: word -> its terms (a non-empty list); empty or absent: none."""
+Group = _Group
 
 
 @with_config(FILE_CONFIG)
@@ -114,7 +114,6 @@ class _VocabularyFile:
 
     brands: _Group = None
     lay_terms: _Group = None
-    question_types: _Group = None
 
     @model_validator(mode="after")
     def _each_word_once(self) -> _VocabularyFile:
@@ -128,17 +127,25 @@ class _VocabularyFile:
         return self
 
 
-def load_vocabulary(path: Path) -> Synonyms:
-    """Load and check the vocabulary file; any problem names the file and the key."""
+def load_vocabulary(
+    path: Path, search_words: Sequence[tuple[str, Sequence[str]]] = (), source: str = "extractive.yaml"
+) -> Synonyms:
+    """Load and check the vocabulary file, with the question kinds' ``search_words`` of ``source``
+    (BM25 only: what a question asks, worded as the sources title their sections, is a ranking hint
+    among one topic's sections, not a topic for MiniLM). Any problem names the file and the key; a
+    phrase is listed once across both files."""
     data = validate(_VocabularyFile, read_yaml(path, loader=_UniqueKeyLoader), str(path))
     terms: dict[str, tuple[str, ...]] = {}
-    lexical_only: set[str] = set()
     for group in _VOCABULARY_GROUPS:
         for key, values in (getattr(data, group) or {}).items():
-            normal = " ".join(key.lower().split())
-            terms[normal] = tuple(" ".join(v.split()) for v in values)
-            if group in _LEXICAL_ONLY_GROUPS:
-                lexical_only.add(normal)
+            terms[" ".join(key.lower().split())] = tuple(" ".join(v.split()) for v in values)
+    lexical_only: set[str] = set()
+    for phrase, words in search_words:
+        normal = " ".join(phrase.lower().split())
+        if normal in terms:
+            refuse(source, f"question_kinds.search_words.{phrase}", "this word is already listed")
+        terms[normal] = tuple(" ".join(w.split()) for w in words)
+        lexical_only.add(normal)
     return Synonyms(terms, frozenset(lexical_only))
 
 

@@ -15,8 +15,8 @@ from gateway.knowledge.query import (
     QueryWords,
     load_planner,
     load_query_words,
-    load_vocabulary,
 )
+from gateway.knowledge.synonyms import Synonyms, load_vocabulary
 from gateway.resources import bundled
 
 
@@ -150,8 +150,6 @@ def test_a_policy_directory_without_the_files_falls_back_to_the_bundled_ones(tmp
 
 
 def test_defaults_without_word_lists_keep_the_message() -> None:
-    from gateway.knowledge.query import Synonyms
-
     plans = QueryPlanner(QueryWords(), Synonyms({})).plan("Hello. What is gout?")
     assert [p.text for p in plans] == ["Hello. What is gout?"]
 
@@ -208,17 +206,31 @@ def test_question_type_words_reach_bm25_but_not_the_dense_text(planner: QueryPla
     assert "diagnosis" not in plan.text
 
 
-def test_question_types_are_a_vocabulary_group_checked_like_the_others(tmp_path: Path) -> None:
+def test_question_kinds_search_words_are_checked_with_the_vocabulary(tmp_path: Path) -> None:
     path = tmp_path / "vocabulary.yaml"
-    path.write_text("lay_terms:\n  how common: [x]\nquestion_types:\n  how common: [y]\n", encoding="utf-8")
-    with pytest.raises(ConfigurationError, match=r"question_types\.how common: this word is already listed"):
-        load_vocabulary(path)
-    path.write_text("question_types:\n  How  Common: [frequency]\n", encoding="utf-8")
-    synonyms = load_vocabulary(path)
+    path.write_text("lay_terms:\n  how common: [x]\n", encoding="utf-8")
+    with pytest.raises(ConfigurationError, match=r"question_kinds\.search_words\.How common: this word is"):
+        load_vocabulary(path, [("How common", ["y"])])
+    path.write_text("brands:\n  tylenol: [paracetamol]\n", encoding="utf-8")
+    with pytest.raises(ConfigurationError, match=r"search_words\.how common: this word is already listed"):
+        load_vocabulary(path, [("how common", ["y"]), ("how common", ["z"])])
+    synonyms = load_vocabulary(path, [("How  Common", ["frequency"])])
     assert synonyms.lexical_only == frozenset({"how common"})
     (plan,) = QueryPlanner(QueryWords(), synonyms).plan("how COMMON is gout?")
     assert plan.text == "how COMMON is gout?"
     assert plan.lexical.endswith("frequency")
+
+
+def test_question_kinds_search_words_are_read_from_extractive_yaml(tmp_path: Path) -> None:
+    (tmp_path / "extractive.yaml").write_text(
+        "question_kinds:\n  - name: odd\n    question: x\n    search_words: {how odd: [oddness]}\n",
+        encoding="utf-8",
+    )
+    planner = load_planner(tmp_path, fallback=bundled("policies"))
+    assert planner.synonyms.lexical_only == frozenset({"how odd"})
+    (plan,) = planner.plan("how odd is gout?")
+    assert "oddness" in plan.lexical
+    assert "oddness" not in plan.text
 
 
 def test_a_question_after_a_backstory_is_also_searched_on_its_own(planner: QueryPlanner) -> None:
