@@ -134,7 +134,14 @@ def load_vocabulary(
     (BM25 only: what a question asks, worded as the sources title their sections, is a ranking hint
     among one topic's sections, not a topic for MiniLM). Any problem names the file and the key; a
     phrase is listed once across both files."""
-    data = validate(_VocabularyFile, read_yaml(path, loader=_UniqueKeyLoader), str(path))
+    raw = read_yaml(path, loader=_UniqueKeyLoader)
+    if isinstance(raw, dict) and "question_types" in raw:  # an override written before the fold
+        refuse(
+            str(path),
+            "question_types",
+            "moved: list each phrase under its kind's search_words in extractive.yaml question_kinds",
+        )
+    data = validate(_VocabularyFile, raw, str(path))
     terms: dict[str, tuple[str, ...]] = {}
     for group in _VOCABULARY_GROUPS:
         for key, values in (getattr(data, group) or {}).items():

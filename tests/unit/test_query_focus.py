@@ -127,6 +127,10 @@ def test_vocabulary_file_errors_name_the_file_and_key(tmp_path: Path) -> None:
     path.write_text("drugs:\n  tylenol: [acetaminophen]\n")
     with pytest.raises(ConfigurationError, match="drugs: unknown key"):
         load_vocabulary(path)
+    # an override written before question_types moved says where they went
+    path.write_text("question_types:\n  side effects: [adverse effects]\n")
+    with pytest.raises(ConfigurationError, match=r"question_types: moved: .*search_words"):
+        load_vocabulary(path)
 
 
 def test_query_file_errors_name_the_file_and_key(tmp_path: Path) -> None:
