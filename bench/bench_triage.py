@@ -16,6 +16,9 @@ Sources, each reported on its own:
 - ``bench/data/triage/probe_recall.jsonl``: a recall probe (emergencies in varied patient and clinician
   wording, with near misses), reported as two parts: ``probe tune`` (ids ``probe-tune-*``) and
   ``probe held`` (``probe-held-*``, every third row), whose rows are never printed either;
+- ``bench/data/triage/probe_long.jsonl``: long multi-paragraph posts (#31 item 6): past emergencies told
+  as background before a routine question of now, and emergencies buried after background; reported as
+  ``long tune`` (``long-tune-*``) and ``long held`` (``long-held-*``, every third row, never printed);
 - ``bench/data/triage/probe.jsonl``: a second untouched split (#31, false alarms), written before the
   fifth pass was tuned: information questions, medication questions, history, near misses and
   emergencies happening now; like ``test``, only its aggregate figures are printed;
@@ -242,9 +245,11 @@ def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> 
 HELD_OUT = ("project test", "project probe")
 """The project's untouched splits, named by source."""
 PROBE_HELD = "probe held"
-HELD_OUT_SOURCES = (*HELD_OUT, PROBE_HELD)
+LONG_HELD = "long held"
+HELD_OUT_SOURCES = (*HELD_OUT, PROBE_HELD, LONG_HELD)
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
+LONG = DEV / "probe_long.jsonl"
 
 
 def run_source(
@@ -326,7 +331,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--no-shared", action="store_true")
     parser.add_argument(
-        "--only", default="", help="comma-separated sources: first, tune, test, probe, shared"
+        "--only", default="", help="comma-separated sources: first, tune, test, probe, long, shared"
     )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument(
@@ -345,7 +350,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    only = set(filter(None, args.only.split(","))) or {"first", "tune", "test", "probe", "shared"}
+    only = set(filter(None, args.only.split(","))) or {"first", "tune", "test", "probe", "long", "shared"}
 
     policy = load_policy(ROOT / "policies", args.context)
     embedder = Embedder()
@@ -373,6 +378,11 @@ def main() -> None:
         for part, name in (("tune", "probe tune"), ("held", PROBE_HELD)):
             chosen = [r for r in rows if r.id.startswith(f"probe-{part}-")]
             run_source(f"{name} ({PROBE.name})", chosen, context, model, args.cache, args.verbose)
+    if "long" in only and LONG.is_file():
+        rows = project_rows(LONG)
+        for part, name in (("tune", "long tune"), ("held", LONG_HELD)):
+            chosen = [r for r in rows if r.id.startswith(f"long-{part}-")]
+            run_source(f"{name} ({LONG.name})", chosen, context, model, args.cache, args.verbose)
     if "shared" in only and not args.no_shared:
         if not EVAL.is_dir():
             print("\n(../shared/eval/triage absent: shared sets skipped)")

@@ -24,6 +24,7 @@ from functools import lru_cache
 
 from gateway import stemming
 from gateway.domain import TriageEvidence
+from gateway.triage.episodes import Episodes
 from gateway.triage.evidence_policy import EvidencePolicy, SignRule
 from gateway.triage.policy import NegationPolicy
 
@@ -38,6 +39,7 @@ _SENTENCE_END = re.compile(
 
 
 _LAST_WORD = re.compile(r"[A-Za-z0-9]+\W*$")
+_PARAGRAPH = re.compile(r"\n\s*\n")
 
 
 @lru_cache(maxsize=1024)
@@ -207,6 +209,7 @@ class EvidenceReader:
         self._openers = [_compiled(p) for p in policy.asking.openers]
         self._reports = [_compiled(p) for p in policy.asking.reports]
         self._resolved = [_compiled(p) for p in policy.resolved]
+        self._episodes = Episodes(policy.episode)
 
     def literal(self, text: str) -> str:
         """``text`` with its figurative wording (``evidence.yaml`` ``figurative``: "dying to see",
@@ -232,18 +235,26 @@ class EvidenceReader:
         return spans
 
     def sentences(self, text: str) -> list[Sentence]:
+        """The text's sentences, each read as history or now (``_is_background``), widened to the
+        runs of sentences that tell one completed episode (``gateway.triage.episodes``)."""
         literal = self.literal(text)
-        found: list[Sentence] = []
-        start = 0
+        parts: list[tuple[str, str, int]] = []
+        start, paragraph = 0, 0
         for match in [*_SENTENCE_END.finditer(literal), None]:
             stop = match.start() if match is not None else len(literal)
             part = literal[start:stop].strip()
             if part:
                 ended = match.group(0).strip() if match is not None else ""
-                found.append(self._sentence(part, ended or "."))
+                parts.append((part, ended or ".", paragraph))
             if match is not None:
                 start = match.end()
-        return found
+                paragraph += bool(_PARAGRAPH.search(match.group(0)))
+        texts = [part for part, _, _ in parts]
+        own = [self._is_background(part) for part in texts]
+        history = self._episodes.history(texts, [p for _, _, p in parts], own)
+        return [
+            self._sentence(part, ended, background=history[i]) for i, (part, ended, _) in enumerate(parts)
+        ]
 
     def asks(self, sentence: str, ended: str = ".") -> bool:
         """A question (ends in "?" or opens with a question word, ``asking.openers``) that reports
@@ -268,18 +279,29 @@ class EvidenceReader:
                 return True
         return False
 
-    def _sentence(self, text: str, ended: str = ".", ask: bool = True) -> Sentence:
+    def _sentence(
+        self,
+        text: str,
+        ended: str = ".",
+        ask: bool = True,
+        background: bool | None = None,
+    ) -> Sentence:
         asked = ask and self.asks(text, ended)
         spans = [(0, len(text))] if asked else self.supposed_spans(text)
         literal = text
         for start, end in spans:
             literal = literal[:start] + " " * (end - start) + literal[end:]
-        return Sentence(text, self._is_background(text), literal if spans else "", ended, asked)
+        history = self._is_background(text) if background is None else background
+        return Sentence(text, history, literal if spans else "", ended, asked)
 
     def _is_background(self, sentence: str) -> bool:
-        return any(p.search(sentence) for p in self._background) and not any(
+        """History on its own: dated or placed in the past (``background``, unless ``present``), or
+        framed as a completed episode (``episode.frames``) with nothing of now (``episode.now``)."""
+        if any(p.search(sentence) for p in self._background) and not any(
             p.search(sentence) for p in self._present
-        )
+        ):
+            return True
+        return self._episodes.framed(sentence)
 
     def read(self, text: str) -> Reading:
         sentences = self.sentences(text)
@@ -287,7 +309,10 @@ class EvidenceReader:
             not s.asked and not s.background and self.reports(s.text) for s in sentences
         ):
             # a report of now elsewhere in the message: its questions are about that report
-            sentences = [self._sentence(s.text, s.end, ask=False) if s.asked else s for s in sentences]
+            sentences = [
+                self._sentence(s.text, s.end, ask=False, background=s.background) if s.asked else s
+                for s in sentences
+            ]
         hits: list[Hit] = []
         for index, sentence in enumerate(sentences):
             hits.extend(self._hits(sentence, index))
@@ -390,7 +415,8 @@ class EvidenceReader:
         """Whether the message denies this red flag's signs ("no chest pain", "no stiff neck or rash"):
         for one of its ``requires`` lists, a sign is named only in denial and none of the list is
         present (``negation.denials``); or, for a red flag whose history fires, its signs are only
-        history in a text read as resolved (``Reading.resolved``: the message says it is over)."""
+        history in a text read as resolved (``Reading.resolved``: the message says it is over); or,
+        for any other (``episode.history_denies``), one of its required signs is told only as history."""
         rule = self.policy.categories.get(category)
         if rule is None or not self.negation.denials:
             return False
@@ -404,6 +430,16 @@ class EvidenceReader:
             found = [h for h in current if h.group in alternatives]
             if found and all(h.negated for h in found):
                 return True  # one of its required signs denied ("no stiff neck, no rash"), none present
+        if self.policy.episode.history_denies and not rule.history_fires:
+            for alternatives in rule.requires:
+                if any(self.policy.terms[g].anywhere for g in alternatives):
+                    continue  # who the message is about ("pregnant") is not an episode
+                named = [h for h in reading.hits if h.group in alternatives and not h.negated]
+                if named and all(
+                    h.background and not self._episodes.speaks_now(reading.sentences[h.sentence].text)
+                    for h in named
+                ):
+                    return True  # one of its required signs told only as history ("had a bleed in 2019")
         return False
 
     def signs(self, reading: Reading, category: str, supposed: bool = False) -> Signs | None:
@@ -428,12 +464,16 @@ class EvidenceReader:
                 and (history or not h.background)
                 and (supposed or (history and not h.asked) or not h.supposed)
             ]
-            met = _met(rule, hits)
-            if met is None:
-                continue
-            if met.escalated:
-                return Signs(category, met.hits, True)
-            found = found or Signs(category, met.hits, False)
+            # a window never joins a sign told as history with one told of now (who the message is
+            # about, an ``anywhere`` group, joins either)
+            for told in (False, True) if history else (False,):
+                same = [h for h in hits if h.background == told or self.policy.terms[h.group].anywhere]
+                met = _met(rule, same)
+                if met is None:
+                    continue
+                if met.escalated:
+                    return Signs(category, met.hits, True)
+                found = found or Signs(category, met.hits, False)
         return found
 
 

@@ -140,6 +140,35 @@ class AskingPolicy:
 
 @with_config(FILE_CONFIG)
 @dataclass(frozen=True)
+class EpisodePolicy:
+    """Narrative grammar of a long post (#31 item 6): an episode told as completed is history even
+    without a date ("we ended up in A&E", "back then", "she was in hospital with it"), and the past
+    sentences that go on telling it are history too, until the post comes back to now."""
+
+    frames: tuple[str, ...] = ()
+    """Patterns of a completed-episode frame ("back then", "at the time", "last time", "ended up in",
+    "was diagnosed with", "they said it was"): such a sentence is history unless it matches ``now``."""
+    past: tuple[str, ...] = ()
+    """Past-tense forms ("was", "had", "couldn't", "-ed"): a run of sentences of one paragraph each
+    holding one and nothing of ``now`` is one episode, history when any of them is."""
+    now: tuple[str, ...] = ()
+    """Present tense and times of now ("is", "I'm", "tonight", "an hour ago", "again"): a sentence
+    holding one is never history by ``frames`` nor by being part of an episode's run."""
+    across_paragraphs: bool = False
+    history_denies: bool = True
+    """A red flag (not ``history_fires``) one of whose required signs the message names only as history
+    is denied to the exemplar and classifier layers, like a sign named only in denial: an earlier
+    episode does not make today's question that emergency."""
+    """Whether an episode goes on past a blank line (off: a new paragraph starts a new frame)."""
+
+    def __post_init__(self) -> None:
+        compile_all(self, self.frames, "frames")
+        compile_all(self, self.past, "past")
+        compile_all(self, self.now, "now")
+
+
+@with_config(FILE_CONFIG)
+@dataclass(frozen=True)
 class EvidencePolicy:
     terms: dict[str, TermGroup]
     health_gate: tuple[str, ...]
@@ -149,6 +178,8 @@ class EvidencePolicy:
     """Patterns of a background sentence ("in 2019", "years ago", "history of", "it went away")..."""
     present: tuple[str, ...] = ()
     """...unless it also says the complaint is here now ("now", "again", "still", "today")."""
+    episode: EpisodePolicy = field(default_factory=EpisodePolicy)
+    """Episodes told as completed without a date, and the sentences that go on telling them."""
     window_sentences: int = 2
     """Signs are combined over at most this many consecutive sentences (the worst window decides)."""
     information_questions: tuple[str, ...] = ()
