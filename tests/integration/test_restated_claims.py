@@ -37,8 +37,11 @@ def test_a_restated_claim_is_delivered_as_written_with_its_badge(upstream, make_
     with running_gateway(services) as url:
         text, trust = ask(url)
     [restated] = trust["claims"]
-    # the model's own sentence, kept: supported by the restatement check, its badge naming the source
-    assert text == f"{RESTATED[:-1]} [1]."
+    # the model's own sentence, kept: supported by the restatement check, its badge naming the source;
+    # "too much paracetamol" asks about an overdose, so the answer ends with the safety note (#31 item 2)
+    answer, _, note = text.partition(" If you")
+    assert answer == f"{RESTATED[:-1]} [1]."
+    assert "call your local emergency number" in note
     assert (restated["outcome"], restated["verdict"], restated["check"]) == (
         "verified",
         "supported",
