@@ -133,6 +133,20 @@ def contradicts(
     return len(unshared_words(claim, evidence, conflict)) <= policy.contradiction_max_unshared_words
 
 
+def encode_distinct(encoder: TextEncoder, texts: Sequence[str]) -> Vector:
+    """One vector per text, in order, each distinct text encoded once. Without repeats the encoder
+    gets exactly ``texts`` (the same call, the same vectors); with them, the distinct texts in order
+    of first appearance."""
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32)
+    distinct = list(dict.fromkeys(texts))
+    encoded = encoder.encode(distinct)
+    if len(distinct) == len(texts):
+        return encoded
+    row = {text: i for i, text in enumerate(distinct)}
+    return encoded[[row[text] for text in texts]]
+
+
 class LocalEntailmentVerifier:
     """Verifier protocol: MiniLM evidence retrieval plus number, negation, quantifier and entity checks."""
 
@@ -213,7 +227,11 @@ class LocalEntailmentVerifier:
         return None
 
     def _encode(self, texts: list[str], claims: Sequence[ClaimToCheck]) -> dict[str, Vector]:
-        """Claim vectors under key ``""``, and sentence vectors of each passage (by id) lacking them."""
+        """Claim vectors under key ``""``, and sentence vectors of each passage (by id) lacking them.
+
+        Each distinct text goes to the encoder once (``encode_distinct``): a claim repeated in the
+        request, a sentence repeated within or across cited passages, a claim that is also a sentence.
+        """
         pending: dict[str, list[str]] = {}
         vectors: dict[str, Vector] = {}
         for claim in claims:
@@ -228,7 +246,7 @@ class LocalEntailmentVerifier:
                 else:
                     pending[passage.id] = [t for _, t in passage_sentences(passage)]
         batch = list(texts) + [s for sentences in pending.values() for s in sentences]
-        encoded = self._embedder.encode(batch) if batch else np.zeros((0, 0), dtype=np.float32)
+        encoded = encode_distinct(self._embedder, batch)
         vectors[""] = encoded[: len(texts)]
         offset = len(texts)
         for pid, sentences in pending.items():
