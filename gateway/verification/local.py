@@ -15,7 +15,8 @@ No NLI model ships offline, so entailment is approximated in steps:
    score at ``clash_score`` and is a contradiction when the evidence is otherwise close to the claim;
    something merely missing multiplies the score by a penalty. The best candidate wins.
 
-Each passage's candidates (windows, their vectors) are built once and kept in a small LRU cache.
+Each passage's candidates (windows, their vectors: ``candidates.py``) are built once and kept in a small
+LRU cache.
 With ``local_combiner: learned`` the hand-weighted mix is replaced by the logistic regression of
 ``combiner.py`` (a number or negation clash with close evidence still contradicts); it is opt-in
 because it generalised worse than the rules on the dev sets (docs/verification.md).
@@ -44,12 +45,21 @@ from gateway.domain import (
     Vector,
     Verdict,
     VerdictLabel,
-    unit_rows,
 )
 from gateway.errors import VerifierError
-from gateway.text import sentence_spans, strip_markers
+from gateway.text import strip_markers
 from gateway.verification.binding import unshared_words
-from gateway.verification.checks.analysis import AnalysedText, Analyses, verbatim_key
+from gateway.verification.candidates import (
+    Candidate,
+    PassageIndex,
+    candidate,
+    has_sentences,
+    has_vectors,
+    index_passage,
+    passage_sentences,
+    windows,
+)
+from gateway.verification.checks.analysis import AnalysedText, Analyses
 from gateway.verification.checks.entities import check_entities
 from gateway.verification.checks.numbers import check_numbers
 from gateway.verification.checks.polarity import check_antonyms, check_negation
@@ -72,28 +82,6 @@ class TextEncoder(Protocol):
     """What the verifier needs of ``gateway.models.embedding.Embedder``: unit vectors per text."""
 
     def encode(self, texts: Sequence[str]) -> Vector: ...
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A sentence or window of consecutive sentences of one cited passage."""
-
-    source_number: int
-    passage: Passage
-    span: Span
-    evidence: AnalysedText
-    """The candidate's text, analysed for the checks."""
-    context: AnalysedText
-    """The whole passage, analysed: entities are looked for in all of it."""
-
-    @property
-    def text(self) -> str:
-        return self.evidence.text
-
-
-def candidate(number: int, passage: Passage, span: Span, text: str, analyses: Analyses) -> Candidate:
-    """The candidate with its text and its passage analysed once per request (``analyses``)."""
-    return Candidate(number, passage, span, analyses(text), analyses(passage.text))
 
 
 @dataclass(frozen=True)
@@ -145,62 +133,18 @@ def contradicts(
     return len(unshared_words(claim, evidence, conflict)) <= policy.contradiction_max_unshared_words
 
 
-def passage_sentences(passage: Passage) -> list[tuple[Span, str]]:
-    """The passage's sentences: its ingest-time spans, or split now when it has none."""
-    if passage.sentence_spans:
-        return passage.sentences()
-    return [(s, passage.text[s.start : s.end]) for s in sentence_spans(passage.text)]
-
-
-def _has_sentences(claim: ClaimToCheck) -> bool:
-    """Does a cited passage have a sentence to compare the claim with (else no similarity is needed)?"""
-    return any(passage_sentences(passage) for _, passage in claim.sources)
-
-
-def _has_vectors(passage: Passage) -> bool:
-    vectors = passage.sentence_vectors
-    return (
-        vectors is not None
-        and passage.sentence_spans != ()
-        and vectors.shape[0] == len(passage.sentence_spans)
-    )
-
-
-def windows(count: int, longest: int) -> list[tuple[int, int]]:
-    """(first, last-exclusive) sentence indices of every window of 1..``longest`` sentences."""
-    return [(i, i + n) for n in range(1, longest + 1) for i in range(count - n + 1)]
-
-
-def window_vectors(sentence_vectors: Vector, spans: Sequence[tuple[int, int]]) -> Vector:
-    """Normalised sum of each window's sentence vectors (cumulative sums: no per-window Python loop)."""
-    vectors = np.asarray(sentence_vectors, dtype=np.float32)
-    cumulative = np.vstack([np.zeros((1, vectors.shape[1]), dtype=np.float32), np.cumsum(vectors, axis=0)])
-    first = np.fromiter((a for a, _ in spans), dtype=np.intp, count=len(spans))
-    last = np.fromiter((b for _, b in spans), dtype=np.intp, count=len(spans))
-    return unit_rows(cumulative[last] - cumulative[first])
-
-
-@dataclass(frozen=True)
-class PassageIndex:
-    """One passage's evidence candidates: windows of sentences, their vectors, their verbatim keys."""
-
-    spans: tuple[Span, ...]
-    texts: tuple[str, ...]
-    singles: np.ndarray
-    vectors: Vector
-    verbatim: dict[str, int]
-
-
-def index_passage(passage: Passage, sentence_vectors: Vector, longest: int) -> PassageIndex:
-    sentences = passage_sentences(passage)
-    bounds = windows(len(sentences), longest)
-    spans = tuple(Span(sentences[a][0].start, sentences[b - 1][0].end) for a, b in bounds)
-    texts = tuple(passage.text[s.start : s.end] for s in spans)
-    verbatim: dict[str, int] = {}
-    for i, text in enumerate(texts):
-        verbatim.setdefault(verbatim_key(text), i)
-    singles = np.array([b - a == 1 for a, b in bounds], dtype=bool)
-    return PassageIndex(spans, texts, singles, window_vectors(sentence_vectors, bounds), verbatim)
+def encode_distinct(encoder: TextEncoder, texts: Sequence[str]) -> Vector:
+    """One vector per text, in order, each distinct text encoded once. Without repeats the encoder
+    gets exactly ``texts`` (the same call, the same vectors); with them, the distinct texts in order
+    of first appearance."""
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32)
+    distinct = list(dict.fromkeys(texts))
+    encoded = encoder.encode(distinct)
+    if len(distinct) == len(texts):
+        return encoded
+    row = {text: i for i, text in enumerate(distinct)}
+    return encoded[[row[text] for text in texts]]
 
 
 class LocalEntailmentVerifier:
@@ -244,7 +188,7 @@ class LocalEntailmentVerifier:
         verbatim = [
             self._verbatim(text, claim.sources, analyses) for text, claim in zip(texts, claims, strict=True)
         ]
-        encoded = [v is None and _has_sentences(c) for c, v in zip(claims, verbatim, strict=True)]
+        encoded = [v is None and has_sentences(c) for c, v in zip(claims, verbatim, strict=True)]
         pending = [c for c, e in zip(claims, encoded, strict=True) if e]
         sentence_vectors = self._encode([t for t, e in zip(texts, encoded, strict=True) if e], pending)
         claim_vectors = iter(sentence_vectors.pop(""))
@@ -283,14 +227,18 @@ class LocalEntailmentVerifier:
         return None
 
     def _encode(self, texts: list[str], claims: Sequence[ClaimToCheck]) -> dict[str, Vector]:
-        """Claim vectors under key ``""``, and sentence vectors of each passage (by id) lacking them."""
+        """Claim vectors under key ``""``, and sentence vectors of each passage (by id) lacking them.
+
+        Each distinct text goes to the encoder once (``encode_distinct``): a claim repeated in the
+        request, a sentence repeated within or across cited passages, a claim that is also a sentence.
+        """
         pending: dict[str, list[str]] = {}
         vectors: dict[str, Vector] = {}
         for claim in claims:
             for _, passage in claim.sources:
                 if passage.id in pending or passage.id in vectors:
                     continue
-                if _has_vectors(passage):
+                if has_vectors(passage):
                     assert passage.sentence_vectors is not None
                     vectors[passage.id] = passage.sentence_vectors
                 elif self._cached_index(passage) is not None:
@@ -298,7 +246,7 @@ class LocalEntailmentVerifier:
                 else:
                     pending[passage.id] = [t for _, t in passage_sentences(passage)]
         batch = list(texts) + [s for sentences in pending.values() for s in sentences]
-        encoded = self._embedder.encode(batch) if batch else np.zeros((0, 0), dtype=np.float32)
+        encoded = encode_distinct(self._embedder, batch)
         vectors[""] = encoded[: len(texts)]
         offset = len(texts)
         for pid, sentences in pending.items():

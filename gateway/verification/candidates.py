@@ -1,0 +1,93 @@
+"""A cited passage's evidence candidates for the local checker: its sentences, every window of
+consecutive sentences, their vectors (normalised sums of sentence vectors) and verbatim keys."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from gateway.domain import ClaimToCheck, Passage, Span, Vector, unit_rows
+from gateway.text import sentence_spans
+from gateway.verification.checks.analysis import AnalysedText, Analyses, verbatim_key
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A sentence or window of consecutive sentences of one cited passage."""
+
+    source_number: int
+    passage: Passage
+    span: Span
+    evidence: AnalysedText
+    """The candidate's text, analysed for the checks."""
+    context: AnalysedText
+    """The whole passage, analysed: entities are looked for in all of it."""
+
+    @property
+    def text(self) -> str:
+        return self.evidence.text
+
+
+def candidate(number: int, passage: Passage, span: Span, text: str, analyses: Analyses) -> Candidate:
+    """The candidate with its text and its passage analysed once per request (``analyses``)."""
+    return Candidate(number, passage, span, analyses(text), analyses(passage.text))
+
+
+def passage_sentences(passage: Passage) -> list[tuple[Span, str]]:
+    """The passage's sentences: its ingest-time spans, or split now when it has none."""
+    if passage.sentence_spans:
+        return passage.sentences()
+    return [(s, passage.text[s.start : s.end]) for s in sentence_spans(passage.text)]
+
+
+def has_sentences(claim: ClaimToCheck) -> bool:
+    """Does a cited passage have a sentence to compare the claim with (else no similarity is needed)?"""
+    return any(passage_sentences(passage) for _, passage in claim.sources)
+
+
+def has_vectors(passage: Passage) -> bool:
+    vectors = passage.sentence_vectors
+    return (
+        vectors is not None
+        and passage.sentence_spans != ()
+        and vectors.shape[0] == len(passage.sentence_spans)
+    )
+
+
+def windows(count: int, longest: int) -> list[tuple[int, int]]:
+    """(first, last-exclusive) sentence indices of every window of 1..``longest`` sentences."""
+    return [(i, i + n) for n in range(1, longest + 1) for i in range(count - n + 1)]
+
+
+def window_vectors(sentence_vectors: Vector, spans: Sequence[tuple[int, int]]) -> Vector:
+    """Normalised sum of each window's sentence vectors (cumulative sums: no per-window Python loop)."""
+    vectors = np.asarray(sentence_vectors, dtype=np.float32)
+    cumulative = np.vstack([np.zeros((1, vectors.shape[1]), dtype=np.float32), np.cumsum(vectors, axis=0)])
+    first = np.fromiter((a for a, _ in spans), dtype=np.intp, count=len(spans))
+    last = np.fromiter((b for _, b in spans), dtype=np.intp, count=len(spans))
+    return unit_rows(cumulative[last] - cumulative[first])
+
+
+@dataclass(frozen=True)
+class PassageIndex:
+    """One passage's evidence candidates: windows of sentences, their vectors, their verbatim keys."""
+
+    spans: tuple[Span, ...]
+    texts: tuple[str, ...]
+    singles: np.ndarray
+    vectors: Vector
+    verbatim: dict[str, int]
+
+
+def index_passage(passage: Passage, sentence_vectors: Vector, longest: int) -> PassageIndex:
+    sentences = passage_sentences(passage)
+    bounds = windows(len(sentences), longest)
+    spans = tuple(Span(sentences[a][0].start, sentences[b - 1][0].end) for a, b in bounds)
+    texts = tuple(passage.text[s.start : s.end] for s in spans)
+    verbatim: dict[str, int] = {}
+    for i, text in enumerate(texts):
+        verbatim.setdefault(verbatim_key(text), i)
+    singles = np.array([b - a == 1 for a, b in bounds], dtype=bool)
+    return PassageIndex(spans, texts, singles, window_vectors(sentence_vectors, bounds), verbatim)
