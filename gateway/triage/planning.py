@@ -76,13 +76,28 @@ class TriagePlan:
     """Earlier user turns, most recent last (bounded by ``context_turns`` and ``context_max_chars``)."""
     written: tuple[str, ...] = ()
     """The same questions in the patient's own words (what the rest of the pipeline is given)."""
+    max_words: int = 0
+    """Each encoded text is cut to its first this-many words (0: whole): ``encode_max_words``."""
 
     @property
     def texts(self) -> list[str]:
+        """What is encoded (one batch), in this order: the questions, the whole message when it has
+        several, the earlier turns, the conversation. Only the encoding is cut (``max_words``); the
+        rule layers read ``questions`` and ``message`` whole."""
         whole = [self.message] if len(self.questions) > 1 else []
         # the latest message first: the encoder truncates long texts from the end
         conversation = [" ".join([self.message, *reversed(self.history)])] if self.history else []
-        return [*self.questions, *whole, *self.history, *conversation]
+        return [
+            first_words(t, self.max_words) for t in [*self.questions, *whole, *self.history, *conversation]
+        ]
+
+
+def first_words(text: str, limit: int) -> str:
+    """``text`` cut after its first ``limit`` words (whitespace-separated; 0: whole, unchanged)."""
+    if not limit:
+        return text
+    words = text.split(maxsplit=limit)
+    return text if len(words) <= limit else " ".join(words[:limit])
 
 
 def plan(
@@ -100,4 +115,5 @@ def plan(
     history = tuple(fix(t.strip()[-settings.context_max_chars :]) for t in earlier if t.strip())
     groups = _question_groups(message, context, settings.negation, correct)
     questions = tuple(read for _, read in groups)
-    return TriagePlan(questions, fix(message), history, tuple(written for written, _ in groups))
+    written = tuple(w for w, _ in groups)
+    return TriagePlan(questions, fix(message), history, written, settings.encode_max_words)

@@ -113,6 +113,10 @@ class TriageSettings:
     """Earlier user turns triage reads (an emergency in one is not forgotten; a follow-up inherits)."""
     context_max_chars: int = 1500
     """Each earlier turn is cut to its last this-many characters."""
+    encode_max_words: int = 0
+    """Each text triage encodes (``TriagePlan.texts``) is cut to its first this-many words; 0: whole (up
+    to the model's 256 tokens). The encode of a long post is what triage's p95 latency is; the rule
+    layers always read the whole text (docs/benchmarks.md)."""
     classifier_file: str = "classifier.json"
     """Weights of the classifier layer, relative to policies/triage/."""
     negation: NegationPolicy = field(default_factory=NegationPolicy)
@@ -137,6 +141,8 @@ class TriageSettings:
             raise InvalidValue("TriageSettings", "context_turns", "must be between 0 and 20")
         if not 100 <= self.context_max_chars <= 20_000:
             raise InvalidValue("TriageSettings", "context_max_chars", "must be between 100 and 20000")
+        if not (self.encode_max_words == 0 or 16 <= self.encode_max_words <= 256):
+            raise InvalidValue("TriageSettings", "encode_max_words", "must be 0 (off) or between 16 and 256")
 
 
 @with_config(FILE_CONFIG)

@@ -1,0 +1,89 @@
+"""Which texts triage encodes for one request (#31 item 7, latency), and the cap on their length
+(``encode_max_words``). No model is loaded: the plan is built and read, never encoded."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from gateway.domain import ChatRequest, Message, Role
+from gateway.errors import InvalidValue
+from gateway.policies import load_policy
+from gateway.triage.decision import decide_by_evidence
+from gateway.triage.emergency import RuleReadings
+from gateway.triage.planning import first_words, plan
+from gateway.triage.policy import TriagePolicy, TriageSettings
+
+REPO = Path(__file__).resolve().parents[2]
+POLICY = load_policy(REPO / "policies", "general")
+GENERAL = POLICY.context
+TRIAGE = POLICY.triage
+
+LONG_POST = (
+    "I am 34 and for the past two weeks I have had a dull ache in my lower back that spreads into my "
+    "left leg, mostly in the evening after work, and it is worse when I sit at my desk for a long time "
+    "or drive home, though it eases a little when I walk or lie flat on the floor with my knees up. "
+    "Should I see a physio or is rest enough?"
+)
+
+
+def capped(words: int) -> TriagePolicy:
+    return dataclasses.replace(TRIAGE, settings=dataclasses.replace(TRIAGE.settings, encode_max_words=words))
+
+
+def request(*turns: str) -> ChatRequest:
+    messages: list[Message] = []
+    for turn in turns:
+        if messages:
+            messages.append(Message(Role.ASSISTANT, "(an answer)"))
+        messages.append(Message(Role.USER, turn))
+    return ChatRequest(messages=tuple(messages), model="m")
+
+
+def test_a_one_question_message_is_encoded_once_and_a_several_question_one_also_whole() -> None:
+    one = plan(request("I have had a cough for a week. Can I take honey?"), GENERAL, TRIAGE)
+    assert one.texts == [*one.questions]
+    assert len(one.questions) == 1
+    several = plan(request("Can I take ibuprofen? Is honey ok for kids?"), GENERAL, TRIAGE)
+    assert several.texts == [*several.questions, several.message]
+    assert len(several.questions) == 2
+
+
+def test_earlier_turns_are_encoded_alone_and_with_the_latest_message_first() -> None:
+    triage_plan = plan(request("I'm on sertraline 50mg", "what are other causes?"), GENERAL, TRIAGE)
+    assert triage_plan.texts == [
+        "what are other causes?",
+        "I'm on sertraline 50mg",
+        "what are other causes? I'm on sertraline 50mg",
+    ]
+
+
+def test_first_words_keeps_a_short_text_byte_for_byte_and_cuts_a_long_one() -> None:
+    assert first_words("  two  words ", 2) == "  two  words "
+    assert first_words("one two three four", 2) == "one two"
+    assert first_words("one two three", 0) == "one two three"
+
+
+def test_the_cap_cuts_what_is_encoded_and_never_what_the_rules_read() -> None:
+    whole = plan(request(LONG_POST), GENERAL, TRIAGE)
+    cut = plan(request(LONG_POST), GENERAL, capped(24))
+    assert whole.texts == [LONG_POST]
+    assert cut.questions == whole.questions
+    assert cut.message == whole.message
+    assert cut.texts == [" ".join(LONG_POST.split()[:24])]
+    readings: RuleReadings = {}
+    assert decide_by_evidence(cut, GENERAL, capped(24), readings) is None
+    assert {text for text, _ in readings} == {LONG_POST}
+
+
+def test_short_texts_are_encoded_the_same_with_the_cap() -> None:
+    message = request("my knee hurts after running", "Can I take ibuprofen? Is honey ok for kids?")
+    assert plan(message, GENERAL, capped(24)).texts == plan(message, GENERAL, TRIAGE).texts
+
+
+@pytest.mark.parametrize("words", [-1, 1, 15, 257])
+def test_a_cap_outside_its_range_is_refused(words: int) -> None:
+    with pytest.raises(InvalidValue):
+        TriageSettings(encode_max_words=words)
