@@ -8,7 +8,9 @@ quote with the rest of its sentence(s) in the passage (``quote_context``). The c
   units converted);
 - polarity, opposites and quantifiers agree (``check_negation``, ``check_antonyms``,
   ``check_quantifier``), every medicine, condition and population is there (``check_entities``), and
-  no relation has its roles swapped (``check_roles``: "A causes B" against "B causes A");
+  no relation has its roles swapped (``check_roles``: "A causes B" against "B causes A"), and the order
+  of roles is confirmed (``check_role_order``: by the role reader, else by the source's word order
+  around each verb of the claim);
 - every other content word of the claim is there, up to inflection (Snowball English stemmer),
   British/American spelling and the listed synonym groups (``checks.words.synonyms``).
 
@@ -32,7 +34,12 @@ from gateway.verification.checks.polarity import check_antonyms, check_negation
 from gateway.verification.checks.quantifiers import check_quantifier
 from gateway.verification.checks.quantities import numeric_words
 from gateway.verification.checks.results import CheckOutcome
-from gateway.verification.checks.roles import check_roles, restated_inverse_cues, reversed_comparison
+from gateway.verification.checks.roles import (
+    check_role_order,
+    check_roles,
+    restated_inverse_cues,
+    reversed_comparison,
+)
 from gateway.verification.checks.words import content_words, stem, stopwords, tokens
 from gateway.vocabulary import VerdictCheck
 
@@ -145,6 +152,7 @@ def restates(claim: str, context: str, analyses: Analyses | None = None) -> Bind
         check_quantifier,
         check_entities,
         check_roles,
+        check_role_order,
     ):
         result = check(analysed, evidence)
         conflict = result.conflict

@@ -83,3 +83,37 @@ def test_a_comparison_may_name_its_other_side_with_compared_with() -> None:
     same = "Non-pregnant women were more likely to be admitted to hospital versus pregnant women."
     assert check_roles(claim, swapped).outcome is CheckOutcome.CLASH
     assert check_roles(claim, same).passed
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        (
+            "Heart valve disease is a risk factor for older age.",
+            "Older age is a risk factor for heart valve disease.",
+        ),
+        (
+            "Panic disorder is more common in men than women.",
+            "Panic disorder is more common in women than men.",
+        ),
+    ],
+)
+def test_a_reordered_claim_whose_relation_is_unread_is_not_kept(claim: str, evidence: str) -> None:
+    result = restates(claim, evidence)
+    assert not result.restates
+    assert not result.clash  # not verified: rewritten to the source, never a contradiction
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        (
+            "Older age is a risk factor for heart valve disease.",
+            "Older age is a risk factor for heart valve disease.",
+        ),
+        ("HRT also may protect against osteoporosis.", "HRT may also protect against osteoporosis."),
+        ("In children, asthma is common.", "Asthma is common in children."),
+    ],
+)
+def test_a_claim_in_the_sources_order_is_kept(claim: str, evidence: str) -> None:
+    assert restates(claim, evidence).restates

@@ -62,6 +62,9 @@ class _RolesFile:
     complement_heads: Words
     phrase_ends: Words
     frames: Words
+    verb_words: Words
+    verb_endings: Words
+    not_verb_endings: Words
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,9 @@ class RoleGrammar:
     anchor: re.Pattern[str]
     hard_break: re.Pattern[str]
     comma: re.Pattern[str]
+    verb_words: frozenset[str]
+    verb_ending: re.Pattern[str]
+    """Words read as a verb by the word-order gate (``checks.role_order``): listed, or by ending."""
 
 
 def _words(entries: tuple[str, ...]) -> str:
@@ -140,7 +146,15 @@ def load_role_grammar(path: Path = ROLES_PATH) -> RoleGrammar:
         words.pattern(r"\b<<comparison_anchors>>\b"),
         words.pattern(rf"[{breaks}]|\b<<clause_break_words>>\b"),
         re.compile(r","),
+        frozenset(data.verb_words),
+        _ending(data.verb_endings, data.not_verb_endings),
     )
+
+
+def _ending(endings: tuple[str, ...], exceptions: tuple[str, ...]) -> re.Pattern[str]:
+    """A word of three letters or more with one of ``endings`` and none of ``exceptions``."""
+    ends, unless = _words(endings), _words(exceptions)
+    return re.compile(rf"^(?![a-z]*{unless}$)[a-z]{{2,}}{ends}$")
 
 
 def _frame(frame: str) -> re.Pattern[str]:
@@ -155,7 +169,7 @@ def role_grammar() -> RoleGrammar:
     return load_role_grammar()
 
 
-_PAREN = re.compile(r"\s*\([^()]*\)")
+PAREN = re.compile(r"\s*\([^()]*\)")
 _DOTTED = re.compile(r"\b(?:[a-z]\.){2,}")
 """An abbreviation with dots ("p.a.d."): one word, and its dots end no clause."""
 
@@ -305,7 +319,7 @@ def _frames(text: str, grammar: RoleGrammar) -> list[Relation]:
 def read_relations(clean: str) -> tuple[Relation, ...]:
     """The directed relations of the verbs of a normalised text (see the module docstring)."""
     grammar = role_grammar()
-    text = _DOTTED.sub(lambda m: m.group(0).replace(".", "") + " ", _PAREN.sub("", clean))
+    text = _DOTTED.sub(lambda m: m.group(0).replace(".", "") + " ", PAREN.sub("", clean))
     found: list[Relation] = []
     taken: list[tuple[int, int]] = []
     for family, pattern, inverse in sorted(grammar.cues, key=lambda c: not c[2]):

@@ -10,7 +10,7 @@ from gateway.verification.checks.polarity import check_antonyms, check_negation,
 from gateway.verification.checks.quantifiers import check_quantifier, strength_patterns
 from gateway.verification.checks.quantities import quantity_patterns
 from gateway.verification.checks.results import CheckResult
-from gateway.verification.checks.roles import check_roles, role_patterns
+from gateway.verification.checks.roles import check_role_order, check_roles, role_patterns
 from gateway.verification.checks.words import word_data
 
 
@@ -30,7 +30,8 @@ def load_word_data() -> None:
 
 
 def run_all(claim: AnalysedText, evidence: AnalysedText) -> tuple[CheckResult, ...]:
-    """Every check, in the order their failures are reported."""
+    """Every check, in the order their failures are reported; the word-order gate last (where a claim is
+    kept as written: the local verifier does not run it)."""
     return (
         check_numbers(claim, evidence),
         check_negation(claim, evidence),
@@ -38,4 +39,5 @@ def run_all(claim: AnalysedText, evidence: AnalysedText) -> tuple[CheckResult, .
         check_quantifier(claim, evidence),
         check_entities(claim, evidence),
         check_roles(claim, evidence),
+        check_role_order(claim, evidence),
     )
