@@ -245,7 +245,8 @@ def _verb_pairs(clean: str, shared: frozenset[str], confirmed: list[str]) -> lis
     ``clean`` and the ``ORDER_SIDE_WORDS`` nearest shared stems on each side in it (a phrase set off by
     commas, "In children, A is common", may move freely; a word twice in the segment has no one place;
     the left side reaches back past an appositive when the segment has none): a verb is a relation
-    cue, a listed verb word (``verb_words``), or a word read as a verb by its ending right after a word that is not a
+    cue, a listed verb word (``verb_words``), or a word read as a verb by its ending right after a word
+    that is not a
     function word (``verb_endings``); a comparison's anchor ("than") is read as one too."""
     grammar = role_grammar()
     found: list[tuple[str, str, str]] = []
