@@ -298,20 +298,29 @@ def _fixed(clause: str, grammar: RoleGrammar) -> str:
 
 def _order(clean: str, first: str, second: str) -> bool:
     """Does the text state ``first`` before ``second``: in some clause holding both, and in none the
-    other way round (in no clause together: the first occurrences' order)? Words of a movable phrase
-    (``_fixed``) are in no order: a pair with one of them keeps its order."""
+    other way round (in no clause together: the first occurrences' order)? A clause holding either word
+    on both sides of the other shows no order and is skipped. Words of a movable phrase (``_fixed``) are
+    in no order: a pair with one of them keeps its order."""
     grammar = role_grammar()
     seen_before = seen_after = False
     fixed = [_fixed(clause, grammar) for clause in grammar.hard_break.split(clean)]
+    together = False
     for clause in fixed:
         stems = [stem(w) for w in WORD.findall(clause) if is_content(w)]
         if first in stems and second in stems:
-            if second in stems[stems.index(first) + 1 :]:
-                seen_before = True
-            if first in stems[stems.index(second) + 1 :]:
-                seen_after = True
+            together = True
+            forward = second in stems[stems.index(first) + 1 :]
+            backward = first in stems[stems.index(second) + 1 :]
+            if forward and backward:
+                # a word repeated on both sides ("... to take. Adults can take ...", a heading run into
+                # its text): this clause shows no order
+                continue
+            seen_before |= forward
+            seen_after |= backward
     if seen_before or seen_after:
         return seen_before and not seen_after
+    if together:  # only clauses that show no order: nothing contradicts the claim's
+        return True
     stems = [stem(w) for clause in fixed for w in WORD.findall(clause) if is_content(w)]
     if first not in stems or second not in stems:
         return True
