@@ -53,10 +53,11 @@ import torch
 
 from bench.serving_encoder import add_serving_encoder_arguments
 from bench.triage_data import EVAL, ROOT, encode_cached, shared_rows
-from gateway.domain import ChatRequest, Message, Role, Scope, Triage
+from gateway.domain import ChatRequest, Scope, Triage
 from gateway.knowledge.query import load_planner
 from gateway.models.embedding import Embedder
 from gateway.policies import load_policy
+from gateway.testing.conversations import conversation
 from gateway.triage.contexts import OperatingContext
 from gateway.triage.decision import decide, decide_by_evidence
 from gateway.triage.emergency import RuleReadings
@@ -74,12 +75,7 @@ def one_by_one(encoder: Embedder) -> bool:
 
 
 def request_of(turns: list[str]) -> ChatRequest:
-    messages: list[Message] = []
-    for turn in turns:
-        if messages:
-            messages.append(Message(Role.ASSISTANT, "(an earlier answer)"))
-        messages.append(Message(Role.USER, turn))
-    return ChatRequest(messages=tuple(messages), model="bench")
+    return conversation(*turns, model="bench")
 
 
 def triage_all(

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gateway.domain import ChatRequest, Message, Role
 from gateway.errors import InvalidValue
 from gateway.policies import load_policy
+from gateway.testing.conversations import conversation
 from gateway.triage.decision import decide_by_evidence
 from gateway.triage.emergency import RuleReadings
 from gateway.triage.planning import first_words, plan
@@ -33,26 +33,17 @@ def capped(words: int) -> TriagePolicy:
     return dataclasses.replace(TRIAGE, settings=dataclasses.replace(TRIAGE.settings, encode_max_words=words))
 
 
-def request(*turns: str) -> ChatRequest:
-    messages: list[Message] = []
-    for turn in turns:
-        if messages:
-            messages.append(Message(Role.ASSISTANT, "(an answer)"))
-        messages.append(Message(Role.USER, turn))
-    return ChatRequest(messages=tuple(messages), model="m")
-
-
 def test_a_one_question_message_is_encoded_once_and_a_several_question_one_also_whole() -> None:
-    one = plan(request("I have had a cough for a week. Can I take honey?"), GENERAL, TRIAGE)
+    one = plan(conversation("I have had a cough for a week. Can I take honey?"), GENERAL, TRIAGE)
     assert one.texts == [*one.questions]
     assert len(one.questions) == 1
-    several = plan(request("Can I take ibuprofen? Is honey ok for kids?"), GENERAL, TRIAGE)
+    several = plan(conversation("Can I take ibuprofen? Is honey ok for kids?"), GENERAL, TRIAGE)
     assert several.texts == [*several.questions, several.message]
     assert len(several.questions) == 2
 
 
 def test_earlier_turns_are_encoded_alone_and_with_the_latest_message_first() -> None:
-    triage_plan = plan(request("I'm on sertraline 50mg", "what are other causes?"), GENERAL, TRIAGE)
+    triage_plan = plan(conversation("I'm on sertraline 50mg", "what are other causes?"), GENERAL, TRIAGE)
     assert triage_plan.texts == [
         "what are other causes?",
         "I'm on sertraline 50mg",
@@ -67,8 +58,8 @@ def test_first_words_keeps_a_short_text_byte_for_byte_and_cuts_a_long_one() -> N
 
 
 def test_the_cap_cuts_what_is_encoded_and_never_what_the_rules_read() -> None:
-    whole = plan(request(LONG_POST), GENERAL, TRIAGE)
-    cut = plan(request(LONG_POST), GENERAL, capped(24))
+    whole = plan(conversation(LONG_POST), GENERAL, TRIAGE)
+    cut = plan(conversation(LONG_POST), GENERAL, capped(24))
     assert whole.texts == [LONG_POST]
     assert cut.questions == whole.questions
     assert cut.message == whole.message
@@ -79,7 +70,7 @@ def test_the_cap_cuts_what_is_encoded_and_never_what_the_rules_read() -> None:
 
 
 def test_short_texts_are_encoded_the_same_with_the_cap() -> None:
-    message = request("my knee hurts after running", "Can I take ibuprofen? Is honey ok for kids?")
+    message = conversation("my knee hurts after running", "Can I take ibuprofen? Is honey ok for kids?")
     assert plan(message, GENERAL, capped(24)).texts == plan(message, GENERAL, TRIAGE).texts
 
 

@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gateway.domain import ChatRequest, Message, Role, Scope, Triage, TriageLayer
+from gateway.domain import Scope, Triage, TriageLayer
 from gateway.errors import ConfigurationError
 from gateway.messages import Messages
 from gateway.metric_labels import TRIAGE_LAYERS
 from gateway.metrics import GatewayMetrics
 from gateway.policies import load_policy
+from gateway.testing.conversations import conversation
 from gateway.triage.evidence import negated
 from gateway.triage.policy import TriagePolicy, load_triage_policy
 from gateway.triage.rule_layer import red_flag
@@ -33,15 +34,6 @@ NEGATION = POLICY.triage.settings.negation
 @pytest.fixture(scope="module")
 def model(embedder) -> SemanticTriage:  # type: ignore[no-untyped-def]
     return SemanticTriage(POLICY.triage, embedder)
-
-
-def conversation(*turns: str) -> ChatRequest:
-    messages: list[Message] = []
-    for turn in turns:
-        if messages:
-            messages.append(Message(Role.ASSISTANT, "An earlier answer."))
-        messages.append(Message(Role.USER, turn))
-    return ChatRequest(messages=tuple(messages), model="m")
 
 
 def run(model: SemanticTriage, *turns: str, context=GENERAL) -> Triage:  # type: ignore[no-untyped-def]
