@@ -155,11 +155,11 @@ class EpisodePolicy:
     """Present tense and times of now ("is", "I'm", "tonight", "an hour ago", "again"): a sentence
     holding one is never history by ``frames`` nor by being part of an episode's run."""
     across_paragraphs: bool = False
+    """Whether an episode goes on past a blank line (off: a new paragraph starts a new frame)."""
     history_denies: bool = True
     """A red flag (not ``history_fires``) one of whose required signs the message names only as history
     is denied to the exemplar and classifier layers, like a sign named only in denial: an earlier
     episode does not make today's question that emergency."""
-    """Whether an episode goes on past a blank line (off: a new paragraph starts a new frame)."""
 
     def __post_init__(self) -> None:
         compile_all(self, self.frames, "frames")
