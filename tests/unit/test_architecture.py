@@ -69,9 +69,6 @@ UPWARD_IMPORTS: dict[tuple[str, str], str] = {
         "gateway.knowledge.command",
         "gateway.policies",
     ): "the ingest command: an entry point kept in its feature",
-    ("gateway.tools.passages", "gateway.services"): _COMPONENTS,
-    ("gateway.tools.passages", "gateway.policies"): _COMPONENTS,
-    ("gateway.tools.passages", "gateway.pipeline.result"): _COMPONENTS,
     ("gateway.telemetry.attributes", "gateway.pipeline.result"): "span attributes read a PipelineResult, "
     "while the stage runner opens spans: telemetry sits below pipeline",
 }
