@@ -13,13 +13,6 @@ from gateway.fetching.fetcher import SafeFetcher
 from gateway.fetching.result import FetchReason
 from gateway.settings import Settings
 from gateway.verification.policy import VerificationPolicy
-from tests.support.pages import running_site
-
-
-@pytest.fixture(scope="module")
-def site():  # type: ignore[no-untyped-def]
-    with running_site() as (pages, url):
-        yield pages, url
 
 
 class FakeDNS:
