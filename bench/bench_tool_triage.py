@@ -5,8 +5,8 @@ Run::
     PYTHONPATH=. HF_HUB_OFFLINE=1 .venv/bin/python bench/bench_tool_triage.py --cache /tmp/triage-cache
 
 The production triage (``gateway.triage.decision.decide``, as ``bench_triage`` runs it) decides each
-message once; ``gateway.tools.passages.lift_for_tools`` then gives the decision a request offering
-tools gets (``lifted``, what ``lift_for_tools`` applies when the policy and the upstream allow). Per
+message once; ``gateway.tools.passages.ToolPassages.lift`` then gives the decision a request offering
+tools gets (``lifted``, what ``ToolPassages.lift`` applies when the policy and the upstream allow). Per
 source (never pooled), both sides: emergencies given the emergency message (recall, on
 rows labelled emergency / suicide) and health questions given it (false alarms), which must not move;
 and the share refused as ``non_clinical`` against the share that reaches the model, which is what the

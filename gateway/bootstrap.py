@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Callable
+
 import structlog
 
 from gateway.audit import AuditStore, open_audit_store
@@ -20,7 +23,7 @@ from gateway.knowledge.query import QueryPlanner, load_planner
 from gateway.knowledge.rewrite import QueryRewriter
 from gateway.knowledge.search_options import SearchOptions
 from gateway.knowledge.store import ChromaStore
-from gateway.messages import Messages
+from gateway.messages import Messages, ReplyNotes
 from gateway.metrics import GatewayMetrics
 from gateway.models import Endpoint, ModelPool
 from gateway.models.embedding import Embedder
@@ -30,6 +33,7 @@ from gateway.resources import bundled
 from gateway.retrieval.retrieve import Retriever
 from gateway.services import Services, utc_today
 from gateway.settings import Settings
+from gateway.tools.passages import ToolPassages
 from gateway.triage.semantic import SemanticTriage
 from gateway.triage.triager import LayeredTriager, Triager
 from gateway.trust.badge import TierBadger
@@ -138,6 +142,13 @@ def build_cleaner(
     )
 
 
+def build_tools(policy: Policy, metrics: GatewayMetrics, today: Callable[[], dt.date]) -> ToolPassages:
+    """The tool steps: the tool policy, the verification's quote threshold (a claim close to an untrusted
+    tool result rests on it), the clock that dates a trusted result, the metrics that count calls."""
+    threshold = policy.thresholds.verification.quote_fuzzy_threshold
+    return ToolPassages(policy.tools, threshold, today, metrics)
+
+
 def build_fetcher(settings: Settings, policy: Policy) -> SafeFetcher:
     """The one web fetcher of the process (its page cache is shared by every request)."""
     return SafeFetcher.from_policy(policy.thresholds.verification, settings)
@@ -232,6 +243,8 @@ def build_services(
         checker=ClaimChecker(verifier),
         cleaner=build_cleaner(settings, policy, rewriter, metrics),
         badger=TierBadger(policy.tiers, today),
+        tools=build_tools(policy, metrics, today),
+        notes=ReplyNotes(messages),
         trail=build_trail(settings, policy, audit, metrics, verifier),
         today=today,
         fetcher=fetcher,

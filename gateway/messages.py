@@ -1,4 +1,5 @@
-"""Patient-facing messages (refusals, safety messages, declined questions), rendered from templates."""
+"""Patient-facing messages (refusals, safety messages, declined questions), rendered from templates;
+``ReplyNotes``, the notes that follow an in-scope reply, as a component built once at start-up."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ from pathlib import Path
 
 import jinja2
 
-from gateway.domain import RefusalReason
+from gateway.domain import RefusalReason, Scope, Triage
 from gateway.triage.contexts import OperatingContext
+from gateway.triage.outcome import red_flag_notes
 
 NOTES = ("ended_early", "model_urgent")
 """Notes a streamed answer may end with (docs/safety.md), checked at start-up like the refusals."""
@@ -39,3 +41,22 @@ class Messages:
 
     def refusal(self, reason: RefusalReason, **values: object) -> str:
         return self.render(reason.value, **values)
+
+
+class ReplyNotes:
+    """The notes step, built once at start-up with the messages it renders (``Services.notes``)."""
+
+    def __init__(self, messages: Messages) -> None:
+        self.messages = messages
+
+    def run(self, triage: Triage) -> str:
+        """After an in-scope reply: a note per declined question, and the safety note per red flag asked
+        about; nothing after any other."""
+        if triage.scope is not Scope.IN_SCOPE:
+            return ""
+        notes = [
+            self.messages.render("declined_question", scope=q.scope.value, question=q.text)
+            for q in triage.declined
+        ]
+        notes += [self.messages.render("red_flag_information", rule=rule) for rule in red_flag_notes(triage)]
+        return " ".join(notes)

@@ -19,8 +19,7 @@ from gateway.domain import (
     VerdictLabel,
     VerificationStatus,
 )
-from gateway.fetching.result import FetchReason
-from gateway.vocabulary import WITHOUT_VERIFIER, StageName, VerifierFailure, VerifierMethod
+from gateway.vocabulary import WITHOUT_VERIFIER, FetchReason, StageName, VerifierFailure, VerifierMethod
 
 OTHER = "other"
 """The label value every unknown method, tier, error type or stage is folded into."""

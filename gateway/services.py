@@ -14,13 +14,14 @@ from gateway.drafting.drafter import Drafter
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.rewrite import QueryRewriter
 from gateway.knowledge.store import KnowledgeStore
-from gateway.messages import Messages
+from gateway.messages import Messages, ReplyNotes
 from gateway.metrics import GatewayMetrics
 from gateway.models.embedding import Embedder
 from gateway.models.pool import ModelPool
 from gateway.policies import Policy
 from gateway.retrieval.retrieve import Retriever
 from gateway.settings import Settings
+from gateway.tools.passages import ToolPassages
 from gateway.triage.triager import Triager
 from gateway.trust.badge import Badger
 from gateway.verification.verifier import Verifier
@@ -59,6 +60,11 @@ class Services:
     """The cleanup stage (``bootstrap.build_cleaner``: the rewriter, the cleanup policy, the rewrite cap)."""
     badger: Badger
     """The badge stage (``trust.badge.TierBadger``: the tiers policy and the clock)."""
+    tools: ToolPassages
+    """The tool steps (``tools.passages.ToolPassages``: the tool policy, the quote threshold, the clock
+    and the metrics): triage lifted for tools, the passages offered, the calls counted."""
+    notes: ReplyNotes
+    """The notes after an in-scope reply (``messages.ReplyNotes``: the messages it renders)."""
     trail: AuditTrail
     """The record side of a request: ``audit`` and ``metrics`` with what each record names."""
     today: Callable[[], dt.date]

@@ -8,7 +8,8 @@ on a string. The vocabularies of the pipeline's values (``Scope``, ``VerdictLabe
 - ``VerifierMethod``: which verifier (or what instead of one) decided a verdict (``Verdict.method``);
 - ``VerdictCheck``: the check that decided it (``Verdict.check``), for every verifier;
 - ``VerifierFailure``: how a model stage failed on a claim (``Verdict.failure``);
-- ``StageName``: the stages of a request (``pipeline.stages.Stage.name``, ``StageError.stage``).
+- ``StageName``: the stages of a request (``pipeline.stages.Stage.name``, ``StageError.stage``);
+- ``FetchReason``: why a URL gave no usable page (``fetching.FetchResult.reason``).
 
 Unlisted values. Before these were enums a verdict's method, check and failure were any string, and a
 stored audit record may hold one no member names (a test double's verifier, a retired check). Such a
@@ -170,3 +171,18 @@ class StageName(StrEnum):
     """One claim's rewrite inside cleanup (its failure removes that claim, no refusal)."""
     BADGE = "badge"
     RECORD = "record"
+
+
+class FetchReason(StrEnum):
+    """Why a URL gave no usable page. A bounded set: safe as a metric label."""
+
+    INVALID_URL = "invalid_url"
+    BLOCKED_ADDRESS = "blocked_address"
+    DOMAIN_NOT_ALLOWED = "domain_not_allowed"
+    TIMEOUT = "timeout"
+    HTTP_STATUS = "http_status"
+    TOO_LARGE = "too_large"
+    TOO_MANY_REDIRECTS = "too_many_redirects"
+    UNSUPPORTED_TYPE = "unsupported_type"
+    EMPTY_TEXT = "empty_text"
+    CONNECTION = "connection"

@@ -33,6 +33,24 @@ def shared_eval() -> Path:
     return SHARED_EVAL
 
 
+@pytest.fixture(scope="module")
+def site():  # type: ignore[no-untyped-def]
+    """A page site on 127.0.0.1 for one test module (``tests.support.pages``): (the site, its URL)."""
+    from tests.support.pages import running_site
+
+    with running_site() as (pages, url):
+        yield pages, url
+
+
+@pytest.fixture(scope="module")
+def planner():  # type: ignore[no-untyped-def]
+    """The bundled policies' query planner (``knowledge.query``): question focus and vocabulary."""
+    from gateway.knowledge.query import load_planner
+    from gateway.resources import bundled
+
+    return load_planner(bundled("policies"))
+
+
 FIXTURE_KB = REPO / "tests" / "fixtures" / "kb"
 
 

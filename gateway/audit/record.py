@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -86,10 +86,21 @@ class PassageRecord(msgspec.Struct, frozen=True, kw_only=True):
 
     @classmethod
     def of(cls, passage: Passage) -> PassageRecord:
-        """The passage's fields by name; its score as a Python float (retrieval may hand a numpy one,
-        which ``msgspec.convert`` rejects), its vectors dropped."""
-        plain = replace(passage, score=float(passage.score), sentence_vectors=None)
-        return msgspec.convert(plain, type=cls, from_attributes=True)
+        """The passage's fields by name, its vectors dropped; its score is a Python float already
+        (the knowledge store's boundary, ``knowledge.records.record_passage``, makes it one)."""
+        return cls(
+            id=passage.id,
+            document_id=passage.document_id,
+            text=passage.text,
+            title=passage.title,
+            url=passage.url,
+            org=passage.org,
+            tier=passage.tier,
+            reviewed_on=passage.reviewed_on,
+            score=passage.score,
+            doc_type=passage.doc_type,
+            sentence_spans=passage.sentence_spans,
+        )
 
     def passage(self) -> Passage:
         return msgspec.convert(self, type=Passage, from_attributes=True)

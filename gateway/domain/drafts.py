@@ -28,6 +28,7 @@ class Passage:
     tier: str
     reviewed_on: dt.date | None
     score: float
+    """A Python float (not a numpy scalar: the audit record stores it as it is)."""
     doc_type: str = "article"
     sentence_spans: tuple[Span, ...] = ()
     sentence_vectors: Vector | None = field(default=None, compare=False, repr=False)

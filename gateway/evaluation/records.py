@@ -3,21 +3,23 @@
 One record per (system, question id): what the system answered (``SystemAnswer``) and how the answer
 checked out (``AnswerCheck``). Records are appended to a JSONL file and fsync'd one by one, so a run
 that crashes loses at most the question it was working on; on resume the keys already in the file
-are skipped and a half-written last line is cut off.
+are skipped and a half-written last line is cut off. The log is read back by pydantic (``_RECORD``).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
 from gateway.domain import VerificationStatus
-from gateway.validation import refuse
+from gateway.validation import configuration_error
 
 
 class ExpectedScope(StrEnum):
@@ -201,57 +203,6 @@ class EvalRecord:
     def to_json(self) -> dict[str, Any]:
         return {"system": self.answer.system, "question_id": self.question.id, **asdict(self)}
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> EvalRecord:
-        return cls(
-            question_from_json(data["question"]),
-            answer_from_json(data["answer"]),
-            check_from_json(data["check"]),
-        )
-
-
-def question_from_json(data: Mapping[str, Any]) -> Question:
-    scope = data.get("scope")
-    return Question(
-        id=str(data["id"]),
-        question=str(data["question"]),
-        scope=ExpectedScope(scope) if scope else None,
-        document_id=data.get("document_id"),
-        topic=data.get("topic"),
-    )
-
-
-def answer_from_json(data: Mapping[str, Any]) -> SystemAnswer:
-    return SystemAnswer(
-        system=data["system"],
-        question_id=data["question_id"],
-        answer=data["answer"],
-        sources=tuple(SourceRef(**s) for s in data.get("sources", ())),
-        refused=bool(data.get("refused", False)),
-        refusal_reason=data.get("refusal_reason"),
-        latency_seconds=data.get("latency_seconds"),
-        best_relevance=data.get("best_relevance"),
-        retrieved_documents=tuple(data.get("retrieved_documents", ())),
-        error=data.get("error"),
-        human_labels=tuple(HumanLabel(**h) for h in data.get("human_labels", ())),
-    )
-
-
-def check_from_json(data: Mapping[str, Any]) -> AnswerCheck:
-    return AnswerCheck(
-        scored=bool(data["scored"]),
-        statements=tuple(
-            StatementCheck(**{**s, "source_numbers": tuple(s.get("source_numbers", ()))})
-            for s in data.get("statements", ())
-        ),
-        urls=tuple(
-            UrlCheck(u["url"], UrlStatus(u["status"]), u.get("reason", "")) for u in data.get("urls", ())
-        ),
-        emergency_directed=bool(data.get("emergency_directed", False)),
-        checker=data.get("checker", ""),
-        error=data.get("error"),
-    )
-
 
 @dataclass
 class RecordLog:
@@ -292,9 +243,16 @@ class RecordLog:
                 if not line.strip():
                     continue
                 try:
-                    yield EvalRecord.from_json(json.loads(line))
-                except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
-                    refuse(str(self.path), f"line {number}", f"not a record: {err}")
+                    record: EvalRecord = _RECORD.validate_json(line)
+                except ValidationError as err:
+                    raise configuration_error(err, EvalRecord, str(self.path), f"line {number}") from None
+                yield record
+
+
+_RECORD: TypeAdapter[EvalRecord] = TypeAdapter(EvalRecord)
+"""A line of the log, decoded and validated by pydantic (keys it does not name, such as the line's
+``system`` and ``question_id``, ignored; fields added since an older record was written take their
+defaults); a line that does not fit is a ConfigurationError naming the file, the line and the field."""
 
 
 def _truncate_partial_tail(path: Path) -> None:

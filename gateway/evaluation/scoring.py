@@ -36,10 +36,11 @@ from gateway.evaluation.records import (
     UrlCheck,
     UrlStatus,
 )
-from gateway.fetching.result import FetchReason, FetchResult
+from gateway.fetching.result import FetchResult
 from gateway.knowledge.corpus import SourceDocument
 from gateway.verification.policy import VerificationPolicy
 from gateway.verification.verifier import Verifier, operating_point
+from gateway.vocabulary import FetchReason
 
 POLICY_DIGEST_CHARS = 12
 """Hex characters of the verification policy's digest shown in reports."""

@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 from cachetools import TTLCache
 
-from gateway.fetching.result import FetchReason, FetchResult
+from gateway.fetching.result import FetchResult
+from gateway.vocabulary import FetchReason
 
 
 class FetchCache:

@@ -1,24 +1,11 @@
-"""What fetching one URL gave (``FetchResult``) and why a URL gave no usable page (``FetchReason``)."""
+"""What fetching one URL gave (``FetchResult``); why a URL gave no usable page is a ``FetchReason``
+(``gateway.vocabulary``, where the metric labels read it)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
-
-class FetchReason(StrEnum):
-    """Why a URL gave no usable page. A bounded set: safe as a metric label."""
-
-    INVALID_URL = "invalid_url"
-    BLOCKED_ADDRESS = "blocked_address"
-    DOMAIN_NOT_ALLOWED = "domain_not_allowed"
-    TIMEOUT = "timeout"
-    HTTP_STATUS = "http_status"
-    TOO_LARGE = "too_large"
-    TOO_MANY_REDIRECTS = "too_many_redirects"
-    UNSUPPORTED_TYPE = "unsupported_type"
-    EMPTY_TEXT = "empty_text"
-    CONNECTION = "connection"
+from gateway.vocabulary import FetchReason
 
 
 @dataclass(frozen=True)

@@ -129,6 +129,8 @@ def record_metadata(document: SourceDocument, chunk: Chunk) -> dict[str, Any]:
 
 
 def record_passage(meta: dict[str, Any], text: str, score: float, vectors: Vector | None) -> Passage:
+    """A stored record as the ``Passage`` retrieval returns: its score a Python float, never a numpy
+    scalar, so the audit record encodes it as it is."""
     reviewed = str(meta.get("reviewed_on") or "")
     spans = tuple(Span(s, e) for s, e in json.loads(str(meta.get("sentence_spans", "[]"))))
     if vectors is not None and len(vectors) != len(spans):
@@ -142,7 +144,7 @@ def record_passage(meta: dict[str, Any], text: str, score: float, vectors: Vecto
         org=str(meta.get("org", "")),
         tier=str(meta.get("tier", "")),
         reviewed_on=dt.date.fromisoformat(reviewed) if reviewed else None,
-        score=score,
+        score=float(score),
         doc_type=str(meta.get("doc_type", "article")),
         sentence_spans=spans,
         sentence_vectors=vectors,

@@ -55,7 +55,6 @@ from gateway.drafting.contract import DraftEnd, DraftSentence, UrgencyRead, asse
 from gateway.errors import AuditError, NothingToQuote, StageError
 from gateway.metrics import count_draft_failure
 from gateway.models.limits import request_deadline
-from gateway.pipeline.notes import reply_notes
 from gateway.pipeline.record import CANCELLED, record, record_start
 from gateway.pipeline.result import PipelineResult
 from gateway.pipeline.stages import Stage, StageRunner, refusal_reason
@@ -63,7 +62,7 @@ from gateway.pipeline.state import RequestState
 from gateway.pipeline.streamed import next_part
 from gateway.services import Services
 from gateway.tool_calls import ToolCallDelta
-from gateway.tools import passages as tools
+from gateway.tools.passages import no_vetted_passage, returned
 from gateway.triage import model_read as model_triage
 from gateway.triage.outcome import answerable_request, deferred_questions
 from gateway.trust.badge import unbadged
@@ -153,9 +152,10 @@ async def answer(
 async def _answer(run: _Run) -> PipelineResult:
     services, stage, state = run.services, run.stage, run.state
     request = state.request
+    to_model = request.offers_tools and services.drafter.calls_tools  # tools a model may call
     try:
         triaged = await stage(Stage(StageName.TRIAGE, services.triager.run), request)  # built at start-up
-        state.triage = tools.lift_for_tools(triaged, request, services)
+        state.triage = services.tools.lift(triaged, to_model)
         await run.opened()  # the provisional row is committed before the model is asked or text sent
         if state.triage.scope is not Scope.IN_SCOPE:
             return await run.refuse(RefusalReason(state.triage.scope.value), state.triage.reason)
@@ -164,7 +164,7 @@ async def _answer(run: _Run) -> PipelineResult:
         retrieve = Stage(StageName.RETRIEVE, services.retriever.run)  # built at start-up
         retrieval = await stage(retrieve, question)
         state.passages, state.best_relevance = retrieval.passages, retrieval.best_relevance
-        if (offered := tools.offered_passages(retrieval, request, services)) is None:
+        if (offered := services.tools.offered(retrieval, request, to_model)) is None:
             return await run.refuse(RefusalReason.NO_RELEVANT_CONTEXT, "no vetted passage is relevant enough")
         state.passages = offered
 
@@ -176,7 +176,7 @@ async def _answer(run: _Run) -> PipelineResult:
     if outcome is None:  # the model's own read raised the request to an emergency (model_triage)
         return await run.refuse(RefusalReason.EMERGENCY, state.triage.reason)
     if not state.passages and not state.tools:  # it reached the model for a tool call only, and made none
-        outcome = tools.no_vetted_passage(outcome, state.triage)
+        outcome = no_vetted_passage(outcome, state.triage)
     if outcome.refused and outcome.refusal_reason is not None:
         return await run.finish(outcome, refusal_message=services.messages.refusal(outcome.refusal_reason))
     return await run.finish(outcome)
@@ -200,7 +200,7 @@ class _Run:
         """The provisional audit row's write when it runs alongside triage (None: already committed)."""
         self.services = services
         self.sink = sink
-        calls = tools.ToolCalls(tools.ToolResults.untrusted(request, services.policy))
+        calls = services.tools.calls(request)
         self.state = RequestState(request, opened.request_id, opened.created_at, calls, services.drafter.name)
         self.stage = StageRunner(services.metrics, self.state.timings)
 
@@ -367,7 +367,7 @@ class _Run:
             log.warning("answer_ended_early", request_id=state.request_id, reason=reason.value)
         if refusal_message is not None:
             outcome = outcome.with_answer(refusal_message)
-        outcome = outcome.with_declined(reply_notes(state.triage, self.services))
+        outcome = outcome.with_declined(self.services.notes.run(state.triage))
         if not outcome.refused and model_triage.raises_urgent(state.urgency, state.triage):
             outcome = outcome.with_declined(self.services.messages.render("model_urgent"))
         if error is not None and not outcome.ended_early:  # a failed stage's refusal: nothing to badge
@@ -382,7 +382,7 @@ class _Run:
                 report, error = unbadged(outcome, state.passages), err
         rest = self._rest(outcome.answer)
         state.sent += rest
-        state.tools.hand_over(tools.returned(outcome, error))
+        state.tools.hand_over(returned(outcome, error))
         result = await self._record(outcome, report, error, None)  # a stream's rest and calls are in it
         if rest and self.sink is not None:
             await self.sink(rest)
@@ -403,7 +403,7 @@ class _Run:
         self.state.recorded = not delivering
         self.state.timings.total = time.perf_counter() - self.state.timings.started
         result = self.state.result(outcome, report, error, interruption)
-        tools.count_tool_calls(result, self.services.metrics)
+        self.services.tools.count(self.state.tools)
         trail = self.services.trail
         await self.stage(RECORD, result, trail, blocking=blocking, delivering=delivering)
         return result

@@ -1,7 +1,10 @@
 """Tool calls through the pipeline (docs/integrator.md, "Tools"; ``run`` wires these).
 
-- ``lift_for_tools``: when the client offers tools (and the upstream is a model that can call them), a
-  request triage found not to be a health question reaches the model (which may call a tool) instead
+- ``ToolPassages``: the tool steps of a request as a component, built once at start-up with what they
+  read (the tool policy, the quote threshold, the clock, the metrics); the pipeline holds it as
+  ``Services.tools``.
+- ``ToolPassages.lift``: when the client offers tools (and the upstream is a model that can call them),
+  a request triage found not to be a health question reaches the model (which may call a tool) instead
   of being refused; an emergency is never lifted (``lifted``).
 - ``tool_passages``: the results of the tools ``policies/tools.yaml`` trusts, as passages numbered after
   the knowledge base's; any other tool result stays conversation context, never a source.
@@ -33,9 +36,6 @@ from gateway.domain import (
 )
 from gateway.errors import StageError
 from gateway.metrics import GatewayMetrics
-from gateway.pipeline.result import PipelineResult
-from gateway.policies import Policy
-from gateway.services import Services
 from gateway.text import normalise
 from gateway.tool_calls import ToolCall, ToolCallDelta
 from gateway.tools.policy import ToolPolicy
@@ -47,13 +47,53 @@ TOOL_RESULT = "tool_result"
 """The ``doc_type`` of a trusted tool's result as a passage."""
 
 
-def lift_for_tools(triage: Triage, request: ChatRequest, services: Services) -> Triage:
-    """``triage`` with its non-clinical questions in scope when the request offers tools to a model that
-    can call them (and the policy lets them through); an emergency, and a question out of this
-    service's scope, are left as they are."""
-    if offers_tools(request, services) and services.policy.tools.non_clinical_to_model:
-        return lifted(triage)
-    return triage
+@dataclass(frozen=True)
+class ToolPassages:
+    """The tool steps of a request, built once at start-up (``bootstrap``): which triage a request
+    offering tools gets (``lift``), which passages the model is offered (``offered``), the request's
+    tool calls with its untrusted results (``calls``), and the count of the calls made (``count``).
+
+    ``to_model`` (the request offers tools and the upstream can offer them to a model) is the
+    request's, asked of the drafter the request runs with."""
+
+    policy: ToolPolicy
+    quote_threshold: float
+    """How close a claim must be to an untrusted result to be said to rest on it
+    (``verification.quote_fuzzy_threshold``)."""
+    today: Callable[[], dt.date]
+    """The clock that dates a trusted tool's result (the process's one clock)."""
+    metrics: GatewayMetrics
+
+    def lift(self, triage: Triage, to_model: bool) -> Triage:
+        """``triage`` with its non-clinical questions in scope when the request offers tools to a model
+        that can call them (and the policy lets them through); an emergency, and a question out of this
+        service's scope, are left as they are."""
+        if to_model and self.policy.non_clinical_to_model:
+            return lifted(triage)
+        return triage
+
+    def offered(
+        self, retrieval: Retrieval, request: ChatRequest, to_model: bool
+    ) -> tuple[Passage, ...] | None:
+        """The passages the model is offered: the relevant vetted ones, then the trusted tools' results;
+        None to refuse (nothing relevant, and no tool to call or trusted result). When tools are offered,
+        a request with no relevant passage reaches the model with only the trusted results, maybe none."""
+        trusted = tool_passages(request, self.policy, self.today)
+        if retrieval.relevant:
+            return tuple(retrieval.passages) + trusted
+        if trusted or (to_model and self.policy.without_passages_to_model):
+            return trusted
+        return None
+
+    def calls(self, request: ChatRequest) -> ToolCalls:
+        """The request's tool calls, to fill in as the reply streams, with its untrusted tool results."""
+        return ToolCalls(ToolResults.untrusted(request, self.policy, self.quote_threshold))
+
+    def count(self, calls: ToolCalls) -> None:
+        """``gateway_tool_calls_total{outcome}``: each call the model made, returned or withheld."""
+        if made := calls.calls:
+            outcome = "returned" if calls.returned else "withheld"
+            self.metrics.tool_calls.labels(outcome=outcome).inc(len(made))
 
 
 def lifted(triage: Triage) -> Triage:
@@ -71,25 +111,6 @@ def lifted(triage: Triage) -> Triage:
     if triage.scope is Scope.NON_CLINICAL:
         return replace(result, scope=Scope.IN_SCOPE, reason=f"{triage.reason}; {LIFTED}")
     return result
-
-
-def offers_tools(request: ChatRequest, services: Services) -> bool:
-    """The request offers tools, and the upstream can offer them to a model."""
-    return request.offers_tools and services.drafter.calls_tools
-
-
-def offered_passages(
-    retrieval: Retrieval, request: ChatRequest, services: Services
-) -> tuple[Passage, ...] | None:
-    """The passages the model is offered: the relevant vetted ones, then the trusted tools' results;
-    None to refuse (nothing relevant, and no tool to call or trusted result). When tools are offered, a
-    request with no relevant passage reaches the model with only the trusted results, maybe none."""
-    trusted = tool_passages(request, services.policy.tools, services.today)
-    if retrieval.relevant:
-        return tuple(retrieval.passages) + trusted
-    if trusted or (offers_tools(request, services) and services.policy.tools.without_passages_to_model):
-        return trusted
-    return None
 
 
 def tool_passages(
@@ -133,16 +154,16 @@ class ToolResults:
     threshold: float = 1.0
 
     @classmethod
-    def untrusted(cls, request: ChatRequest, policy: Policy) -> ToolResults:
+    def untrusted(cls, request: ChatRequest, policy: ToolPolicy, threshold: float) -> ToolResults:
         names = {call.id: call.name for message in request.messages for call in message.tool_calls}
         results = tuple(
             (names.get(m.tool_call_id or "", ""), normalise(m.content))
             for m in request.messages
             if m.role is Role.TOOL and m.content.strip()
         )
-        trusted = {tool.name for tool in policy.tools.trusted}
+        trusted = {tool.name for tool in policy.trusted}
         kept = tuple((name, text) for name, text in results if name not in trusted)
-        return cls(kept, policy.thresholds.verification.quote_fuzzy_threshold)
+        return cls(kept, threshold)
 
     def source_of(self, claim: str) -> str | None:
         """The tool whose result the claim restates, or None: the claim found in the result (fuzzily), or
@@ -211,13 +232,6 @@ class ToolCalls:
         if self.returned and sink is not None:
             for delta in self.deltas:
                 await sink(delta)
-
-
-def count_tool_calls(result: PipelineResult, metrics: GatewayMetrics) -> None:
-    """``gateway_tool_calls_total{outcome}``: each call the model made, returned or withheld."""
-    if result.tool_calls:
-        outcome = "returned" if result.tool_calls_returned else "withheld"
-        metrics.tool_calls.labels(outcome=outcome).inc(len(result.tool_calls))
 
 
 def no_vetted_passage(outcome: Outcome, triage: Triage) -> Outcome:

@@ -15,16 +15,11 @@ from gateway.triage.rule_layer import fired, first_rule, information_only
 from gateway.triage.semantic import SemanticScore
 from gateway.triage.vitals import check_vitals
 
-_READERS: dict[int, tuple[TriagePolicy, EvidenceReader]] = {}
-
 
 def evidence_reader(policy: TriagePolicy) -> EvidenceReader:
-    """The policy's evidence reader (built once per policy object)."""
-    cached = _READERS.get(id(policy))
-    if cached is None or cached[0] is not policy:
-        cached = (policy, EvidenceReader(policy.evidence, policy.settings.negation))
-        _READERS[id(policy)] = cached
-    return cached[1]
+    """A new evidence reader of the policy: the triage component builds its own once, at start-up
+    (``LayeredTriager.reader``), and hands it down; nothing here keeps one."""
+    return EvidenceReader(policy.evidence, policy.settings.negation)
 
 
 def exempt(category: str, context: OperatingContext, policy: TriagePolicy) -> bool:
@@ -61,6 +56,7 @@ def rule_evidence(
     text: str,
     context: OperatingContext,
     policy: TriagePolicy,
+    reader: EvidenceReader,
     resolved: bool = False,
     readings: RuleReadings | None = None,
 ) -> RuleEvidence:
@@ -70,16 +66,15 @@ def rule_evidence(
     ``text`` (one of its questions) may not: no history fires."""
     if readings is not None and (known := readings.get((text, resolved))) is not None:
         return known
-    seen = _rule_evidence(text, context, policy, resolved)
+    seen = _rule_evidence(text, context, policy, reader, resolved)
     if readings is not None:
         readings[(text, resolved)] = seen
     return seen
 
 
 def _rule_evidence(
-    text: str, context: OperatingContext, policy: TriagePolicy, resolved: bool
+    text: str, context: OperatingContext, policy: TriagePolicy, reader: EvidenceReader, resolved: bool
 ) -> RuleEvidence:
-    reader = evidence_reader(policy)
     reading = reader.read(text)
     if resolved and not reading.resolved:
         reading = replace(reading, resolved=True)
@@ -124,6 +119,7 @@ def emergency_of(
     score: SemanticScore,
     context: OperatingContext,
     policy: TriagePolicy,
+    reader: EvidenceReader,
     resolved: bool = False,
     over: frozenset[str] = frozenset(),
     readings: RuleReadings | None = None,
@@ -138,7 +134,7 @@ def emergency_of(
     Background sentences, supposing clauses and figurative wording give no signs and match no rule;
     a red flag whose signs are only denied ("no chest pain") is not raised by the semantic layers.
     """
-    seen = rule_evidence(text, context, policy, resolved, readings)
+    seen = rule_evidence(text, context, policy, reader, resolved, readings)
     reading, met, info = seen.reading, seen.met, seen.info
     if not reading.health:  # only a red flag bound to nothing (``semantic: free``) can be raised
         unbound = bound_semantic(score, {}, policy, health_terms=False)
@@ -152,7 +148,6 @@ def emergency_of(
         escalated = [signs for signs in met.values() if signs.escalated]
         best = max(escalated, key=lambda signs: score.similarity_of(signs.category))
         found = Emergency(best.category, TriageLayer.SIGNS, best.evidence())
-    reader = evidence_reader(policy)
     asked_rule = first_rule(context.emergency, text, policy.settings.negation) if info else None
     if found is None and asked_rule is not None and asked_rule.information_exempt:  # with its note
         return None, asked_rule.id

@@ -1,9 +1,10 @@
 """Triage as a component: built once at start-up with exactly what it uses, run once per request.
 
 ``LayeredTriager`` holds the deployment's operating context, the semantic layers (the exemplar banks
-encoded once, the classifier heads, the speller: ``SemanticTriage``) and the encoder it encodes a
-request's texts with. Its ``run`` takes the request and returns the ``Triage`` decision
-(``gateway.triage.decision``: the rule, vital-sign, signs, exemplar, classifier and context layers).
+encoded once, the classifier heads, the speller: ``SemanticTriage``), the encoder it encodes a
+request's texts with, and the rule layers' evidence reader (built once, here). Its ``run`` takes the
+request and returns the ``Triage`` decision (``gateway.triage.decision``: the rule, vital-sign, signs,
+exemplar, classifier and context layers).
 The pipeline calls the one held by ``Services.triager``; a test swaps it by constructing another (or a
 fake with the same ``run``), never by patching a module.
 """
@@ -17,7 +18,7 @@ from typing import Protocol
 from gateway.domain import ChatRequest, Triage, Vector
 from gateway.triage.contexts import OperatingContext
 from gateway.triage.decision import decide, decide_by_evidence
-from gateway.triage.emergency import RuleReadings
+from gateway.triage.emergency import RuleReadings, evidence_reader
 from gateway.triage.planning import TriagePlan, plan
 from gateway.triage.semantic import Encoder, SemanticTriage
 
@@ -39,6 +40,8 @@ class LayeredTriager:
         self.context = context
         self.model = model
         self.encoder = encoder
+        self.reader = evidence_reader(model.policy)
+        """The rule layers' evidence reader of the triage policy, built here once."""
         self._correct = spelling_corrector(model)
 
     async def run(self, request: ChatRequest) -> Triage:
@@ -62,12 +65,12 @@ class LayeredTriager:
         """The plan, its rule evidence (read once, reused by ``_decide``) and the early decision."""
         triage_plan = plan(request, self.context, self.model.policy, self._correct)
         readings: RuleReadings = {}
-        early = decide_by_evidence(triage_plan, self.context, self.model.policy, readings)
+        early = decide_by_evidence(triage_plan, self.context, self.model.policy, readings, self.reader)
         return triage_plan, readings, early
 
     def _decide(self, triage_plan: TriagePlan, readings: RuleReadings, vectors: Vector) -> Triage:
         scores = self.model.score(vectors)
-        return decide(triage_plan, scores, self.context, self.model.policy, readings)
+        return decide(triage_plan, scores, self.context, self.model.policy, readings, self.reader)
 
 
 def triage_texts(request: ChatRequest, context: OperatingContext, model: SemanticTriage) -> Triage:

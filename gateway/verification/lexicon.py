@@ -12,6 +12,7 @@ ConfigurationError naming the file and the key (start-up stops: the checks canno
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
@@ -186,7 +187,7 @@ class Cues:
 
     def alternation(self, key: str) -> str:
         """The key's entries as one non-capturing alternation, in file order."""
-        return "(?:" + "|".join(self.lists[key]) + ")"
+        return alternation(self.lists[key])
 
     def pattern(self, template: str) -> re.Pattern[str]:
         """``template`` compiled, each ``<<key>>`` in it replaced by the key's ``alternation``: the one
@@ -195,6 +196,12 @@ class Cues:
 
 
 _CUE_KEY = re.compile(r"<<(\w+)>>")
+
+
+def alternation(entries: Iterable[str], *, literal: bool = False) -> str:
+    """``entries`` as one non-capturing alternation, in order: regular-expression fragments as they are
+    (``Cues.alternation``), or, ``literal``, words matched as written (each escaped)."""
+    return "(?:" + "|".join(map(re.escape, entries) if literal else entries) + ")"
 
 
 @with_config(FILE_CONFIG)

@@ -13,7 +13,6 @@ import yaml
 from gateway.resources import bundled
 from gateway.services import Services
 from gateway.testing import SubstringVerifier
-from tests.support.pages import running_site
 from tests.support.stack import running_gateway
 
 RESPONSE_KEYS = {
@@ -42,12 +41,6 @@ CLAIM_KEYS = {
 
 FLU = "Flu symptoms come on quickly. Most people feel better within a week."
 HAY_FEVER = "Hay fever is an allergy to pollen. Antihistamines can help with the symptoms."
-
-
-@pytest.fixture(scope="module")
-def site():  # type: ignore[no-untyped-def]
-    with running_site() as (pages, url):
-        yield pages, url
 
 
 @pytest.fixture

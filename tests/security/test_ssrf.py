@@ -17,16 +17,9 @@ import pytest
 from gateway.errors import FetchError
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.settings import Settings
-from tests.support.pages import running_site
 from tests.support.stack import running_gateway
 
 BLOCKED_REASONS = {"blocked_address", "invalid_url", "domain_not_allowed"}
-
-
-@pytest.fixture(scope="module")
-def site():  # type: ignore[no-untyped-def]
-    with running_site() as (pages, url):
-        yield pages, url
 
 
 def loopback_spellings(port: int) -> list[str]:

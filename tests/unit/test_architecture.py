@@ -62,16 +62,12 @@ own layer and the layers below it. A new package must be placed here."""
 
 _COMPONENTS = "takes the whole Services or Policy, or the PipelineResult; #34 item 1 (components) removes it"
 UPWARD_IMPORTS: dict[tuple[str, str], str] = {
-    ("gateway.metric_labels", "gateway.fetching.result"): "the fetch-failure label enum (#34 item 3, enums)",
     ("gateway.knowledge.instructions", "gateway.policies"): "reads planted_instruction from the Policy; "
     + _COMPONENTS,
     (
         "gateway.knowledge.command",
         "gateway.policies",
     ): "the ingest command: an entry point kept in its feature",
-    ("gateway.tools.passages", "gateway.services"): _COMPONENTS,
-    ("gateway.tools.passages", "gateway.policies"): _COMPONENTS,
-    ("gateway.tools.passages", "gateway.pipeline.result"): _COMPONENTS,
     ("gateway.telemetry.attributes", "gateway.pipeline.result"): "span attributes read a PipelineResult, "
     "while the stage runner opens spans: telemetry sits below pipeline",
 }

@@ -247,6 +247,19 @@ def test_record_log_round_trips_and_refuses_duplicates(tmp_path: Path) -> None:
     assert list(reopened.read()) == [original]
 
 
+def test_a_record_that_does_not_fit_names_its_file_line_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "records.jsonl"
+    RecordLog.open(path).append(hand_records()[0])
+    line = json.loads(path.read_text(encoding="utf-8"))
+    line["question"]["id"] = "q2"
+    line["check"]["urls"] = [{"url": "https://x.test", "status": "lost"}]
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(line) + "\n")
+    with pytest.raises(ConfigurationError) as raised:
+        RecordLog.open(path)
+    assert (raised.value.source, raised.value.key) == (str(path), "line 2.check.urls[0].status")
+
+
 def test_record_log_drops_a_half_written_last_line(tmp_path: Path) -> None:
     path = tmp_path / "records.jsonl"
     log = RecordLog.open(path)

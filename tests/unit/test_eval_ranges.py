@@ -20,9 +20,9 @@ from gateway.evaluation.records import (
     EvalRecord,
     HumanLabel,
     Question,
+    RecordLog,
     StatementCheck,
     SystemAnswer,
-    check_from_json,
 )
 from gateway.evaluation.report import fmt_range, range_chart
 from gateway.evaluation.scoring import policy_digest
@@ -91,7 +91,7 @@ def test_a_decided_run_has_a_point_range() -> None:
     assert fmt_range({"low": None, "high": None, "undecided": None}) == "n/a"
 
 
-def test_records_written_before_statuses_read_their_verdicts_as_decided() -> None:
+def test_records_written_before_statuses_read_their_verdicts_as_decided(tmp_path: Path) -> None:
     old = {
         "scored": True,
         "statements": [
@@ -99,7 +99,13 @@ def test_records_written_before_statuses_read_their_verdicts_as_decided() -> Non
             {"text": "y", "kind": "claim", "sentence_index": 1, "verdict": "unsupported"},
         ],
     }
-    check = check_from_json(old)
+    line = {
+        "question": {"id": "q", "question": "?"},
+        "answer": {"system": "s", "question_id": "q", "answer": "x y"},
+    }
+    (tmp_path / "records.jsonl").write_text(json.dumps({**line, "check": old}) + "\n", encoding="utf-8")
+    [record] = RecordLog.open(tmp_path / "records.jsonl").read()
+    check = record.check
     assert [c.outcome for c in check.claims] == ["supported", "unsupported"]
     assert check.undecided_claims == 0
     assert check.response_possibly_supported is False

@@ -10,16 +10,9 @@ import pytest
 from gateway.errors import FetchError
 from gateway.fetching.addresses import blocked_reason, domain_allowed, normalise_domains, parse_ip_host
 from gateway.fetching.fetcher import SafeFetcher
-from gateway.fetching.result import FetchReason
 from gateway.settings import Settings
 from gateway.verification.policy import VerificationPolicy
-from tests.support.pages import running_site
-
-
-@pytest.fixture(scope="module")
-def site():  # type: ignore[no-untyped-def]
-    with running_site() as (pages, url):
-        yield pages, url
+from gateway.vocabulary import FetchReason
 
 
 class FakeDNS:

@@ -9,14 +9,8 @@ from pathlib import Path
 import pytest
 
 from gateway.knowledge.lexical import LexicalIndex, tokenize
-from gateway.knowledge.query import QueryPlanner, load_planner
-from gateway.resources import bundled
+from gateway.knowledge.query import QueryPlanner
 from gateway.stemming import stem
-
-
-@pytest.fixture(scope="module")
-def planner() -> QueryPlanner:
-    return load_planner(bundled("policies"))
 
 
 def test_bm25_and_the_verifier_share_the_snowball_stemmer() -> None:

@@ -21,11 +21,6 @@ from gateway.resources import bundled
 
 
 @pytest.fixture(scope="module")
-def planner() -> QueryPlanner:
-    return load_planner(bundled("policies"))
-
-
-@pytest.fixture(scope="module")
 def lexicon(planner: QueryPlanner) -> Lexicon:
     index = LexicalIndex()
     texts = [

@@ -8,9 +8,7 @@ import datetime as dt
 import json
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
-from dataclasses import replace
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -39,12 +37,13 @@ from gateway.drafting.contract import (
 )
 from gateway.drafting.model_upstream import ModelUpstream
 from gateway.errors import ConfigurationError, MalformedDraft, RequestError, StageError, UpstreamUnavailable
+from gateway.metrics import GatewayMetrics
 from gateway.models.chat_model import StreamPiece
 from gateway.policies import load_policy
 from gateway.resources import bundled
 from gateway.testing.models import ScriptedChatModel, ScriptedDrafts, ToolTurn
 from gateway.tool_calls import ToolCall, ToolCallDelta, ToolSpec
-from gateway.tools.passages import ToolCalls, ToolResults, lift_for_tools, returned, tool_passages
+from gateway.tools.passages import ToolCalls, ToolPassages, ToolResults, returned, tool_passages
 from gateway.tools.policy import ToolPolicy, TrustedTool
 from gateway.web.chat_schema import parse_chat_request
 
@@ -229,17 +228,16 @@ def triaged(scope: Scope) -> Triage:
 def test_only_a_non_clinical_request_that_offers_tools_to_a_model_is_lifted(
     scope: Scope, body: dict[str, Any], lifted: Scope
 ) -> None:
-    def services(policy: ToolPolicy, model: bool = True) -> Any:  # what lift_for_tools reads of Services
-        return SimpleNamespace(
-            policy=SimpleNamespace(tools=policy), drafter=SimpleNamespace(calls_tools=model)
-        )
+    def step(policy: ToolPolicy) -> ToolPassages:
+        return ToolPassages(policy, 1.0, lambda: dt.date(2026, 1, 2), GatewayMetrics())
 
-    result = lift_for_tools(triaged(scope), parsed(**body), services(ToolPolicy()))
+    offers = parsed(**body).offers_tools
+    result = step(ToolPolicy()).lift(triaged(scope), offers)
     assert (result.scope, result.questions[0].scope) == (lifted, lifted)
-    off = services(ToolPolicy(non_clinical_to_model=False))
-    assert lift_for_tools(triaged(scope), parsed(**body), off).scope is scope
-    extractive = services(ToolPolicy(), model=False)  # no model to call a tool: triaged as without
-    assert lift_for_tools(triaged(scope), parsed(**body), extractive).scope is scope
+    off = step(ToolPolicy(non_clinical_to_model=False))
+    assert off.lift(triaged(scope), offers).scope is scope
+    extractive = step(ToolPolicy())  # no model to call a tool: triaged as without
+    assert extractive.lift(triaged(scope), to_model=False).scope is scope
 
 
 def test_only_a_trusted_tools_result_becomes_a_passage() -> None:
@@ -286,7 +284,8 @@ def test_a_failing_claim_that_restates_an_untrusted_tool_result_says_so() -> Non
 
     chat = parsed(messages=[USER, CALLED, RESULT])
     policy = load_policy(bundled("policies"), "general")
-    calls = ToolCalls(ToolResults.untrusted(chat, policy))
+    threshold = policy.thresholds.verification.quote_fuzzy_threshold
+    calls = ToolCalls(ToolResults.untrusted(chat, policy.tools, threshold))
 
     def judged(text: str, label: VerdictLabel) -> ClaimResult:
         statement = Statement(text, Span(0, len(text)), StatementKind.CLAIM)
@@ -305,6 +304,6 @@ def test_a_failing_claim_that_restates_an_untrusted_tool_result_says_so() -> Non
     assert restated.reason == f"{why}; no source"
     assert (other.reason, supported.reason) == ("no source", "no source")
     trusting = ToolPolicy(trusted=(TrustedTool("book", "clinical_reference", "Clinic"),))
-    trusted = ToolCalls(ToolResults.untrusted(chat, replace(policy, tools=trusting)))
+    trusted = ToolCalls(ToolResults.untrusted(chat, trusting, threshold))
     [again] = trusted.attributed([judged("Booked for Tuesday 10am.", VerdictLabel.UNSUPPORTED)])
     assert again.reason == "no source"  # a trusted tool's result is a source: nothing to say

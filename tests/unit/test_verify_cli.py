@@ -15,15 +15,8 @@ from gateway.models.pool import ModelPool
 from gateway.settings import Settings
 from gateway.testing import SubstringVerifier
 from gateway.verification.verifier import Verifier
-from tests.support.pages import running_site
 
 FLU = "Flu symptoms come on quickly. Most people feel better within a week."
-
-
-@pytest.fixture(scope="module")
-def site():  # type: ignore[no-untyped-def]
-    with running_site() as (pages, url):
-        yield pages, url
 
 
 def verify(argv: list[str], verifier: Verifier, fetcher: SafeFetcher) -> int:

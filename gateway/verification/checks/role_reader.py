@@ -29,7 +29,7 @@ from pydantic import Field, with_config
 
 from gateway.validation import FILE_CONFIG, load_file, refuse
 from gateway.verification.checks.words import WORD, cues, is_content, stem
-from gateway.verification.lexicon import Regex, Word
+from gateway.verification.lexicon import Regex, Word, alternation
 
 ROLES_PATH = Path(__file__).parent.parent / "data" / "roles.yaml"
 SIDE_WORDS = 4
@@ -108,7 +108,7 @@ class RoleGrammar:
 
 
 def _words(entries: tuple[str, ...]) -> str:
-    return "(?:" + "|".join(re.escape(e) for e in entries) + ")"
+    return alternation(entries, literal=True)
 
 
 def load_role_grammar(path: Path = ROLES_PATH) -> RoleGrammar:
