@@ -16,6 +16,10 @@ Sources, each reported on its own:
 - ``bench/data/triage/probe_recall.jsonl``: a recall probe (emergencies in varied patient and clinician
   wording, with near misses), reported as two parts: ``probe tune`` (ids ``probe-tune-*``) and
   ``probe held`` (``probe-held-*``, every third row), whose rows are never printed either;
+- ``bench/data/triage/probe_recall2.jsonl``: a second recall probe (#31, written before the second recall
+  pass was tuned: NHS / NICE red-flag presentations in lay, parent, carer and clinician wording, with
+  look-alikes), reported as ``recall2 tune`` and ``recall2 held`` (its ``part`` field, every second row;
+  never printed);
 - ``bench/data/triage/probe_long.jsonl``: long multi-paragraph posts (#31 item 6): past emergencies told
   as background before a routine question of now, and emergencies buried after background; reported as
   ``long tune`` (``long-tune-*``) and ``long held`` (``long-held-*``, every third row, never printed);
@@ -242,10 +246,12 @@ HELD_OUT = ("project test", "project probe")
 """The project's untouched splits, named by source."""
 PROBE_HELD = "probe held"
 LONG_HELD = "long held"
-HELD_OUT_SOURCES = (*HELD_OUT, PROBE_HELD, LONG_HELD)
+RECALL2_HELD = "recall2 held"
+HELD_OUT_SOURCES = (*HELD_OUT, PROBE_HELD, LONG_HELD, RECALL2_HELD)
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
 LONG = DEV / "probe_long.jsonl"
+RECALL2 = DEV / "probe_recall2.jsonl"
 
 
 def run_source(
@@ -331,7 +337,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--no-shared", action="store_true")
     parser.add_argument(
-        "--only", default="", help="comma-separated sources: first, tune, test, probe, long, shared"
+        "--only", default="", help="comma-separated sources: first, tune, test, probe, recall2, long, shared"
     )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument(
@@ -356,7 +362,15 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    only = set(filter(None, args.only.split(","))) or {"first", "tune", "test", "probe", "long", "shared"}
+    only = set(filter(None, args.only.split(","))) or {
+        "first",
+        "tune",
+        "test",
+        "probe",
+        "recall2",
+        "long",
+        "shared",
+    }
 
     policy = load_policy(ROOT / "policies", args.context)
     if args.encode_max_words is not None:
@@ -388,6 +402,11 @@ def main() -> None:
         for part, name in (("tune", "probe tune"), ("held", PROBE_HELD)):
             chosen = [r for r in rows if r.id.startswith(f"probe-{part}-")]
             run_source(f"{name} ({PROBE.name})", chosen, context, model, args.cache, args.verbose)
+    if "recall2" in only and RECALL2.is_file():
+        rows = project_rows(RECALL2)
+        for part, name in (("tune", "recall2 tune"), ("held", RECALL2_HELD)):
+            chosen = [r for r in rows if r.id.startswith(f"recall2-{part}-")]
+            run_source(f"{name} ({RECALL2.name})", chosen, context, model, args.cache, args.verbose)
     if "long" in only and LONG.is_file():
         rows = project_rows(LONG)
         for part, name in (("tune", "long tune"), ("held", LONG_HELD)):

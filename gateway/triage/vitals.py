@@ -131,6 +131,16 @@ _DURATION = re.compile(
     rf"|\b{_COUNT}\s+{_UNIT}\s+(?:now|straight|running|in a row|and counting|solid)\b",
     re.IGNORECASE,
 )
+_DURATION_BARE = re.compile(
+    # "6 days of fever", "4 days with a temperature", "x3 days", "fever 6 days", clinicians' "fever 5/7"
+    # (days only: "my baby is 9 months with a temperature" is an age)
+    rf"\b{_COUNT}\s+(days?)\s+(?:of|with)\b"
+    r"(?=(?:[^.!?\n]|\.(?=\d)){0,25}\b(?:fever|temp|pyrex|febrile|burning up|rigou?r))"
+    rf"|\bx\s?(\d{{1,2}})\s*{_UNIT}\b"
+    rf"|\b(?:fever\w*|temps?|temperatures?|pyrexi\w*|febrile)\s+{_COUNT}\s+{_UNIT}\b(?!\s+(?:ago|old|later|before))"
+    r"|(?<![\d/])(?<!on )(?<!since )(?<!from )\b([1-9])/7\b(?!/)",
+    re.IGNORECASE,
+)
 _DAY_OF = re.compile(
     # "day 4 of the fever", "the fifth day", "on day three"
     r"\bday\s+(\d{1,2}|two|three|four|five|six|seven|eight|nine|ten)\b(?!\s*(?:am|pm|:))"
@@ -265,12 +275,22 @@ def _unit_letter(unit: str) -> str:
 
 def read_durations(text: str) -> list[tuple[str, float]]:
     """Durations the text states, as (written, days), in the order written: "for 3 days", "3 days now",
-    "a couple of days", "day 4", "the fifth day", "since last week" (at least 7)."""
+    "a couple of days", "6 days of", "x3 days", "fever 5 days", "5/7", "day 4", "the fifth day", "since last
+    week" (at least 7)."""
     found: list[tuple[int, str, float]] = []
     for match in _DURATION.finditer(text):
         count = (match.group(1) or match.group(3)).lower()
         number = float(count) if count.isdigit() else float(_WORD_NUMBERS[" ".join(count.split())])
         unit = (match.group(2) or match.group(4)).lower()
+        key = "min" if unit.startswith("min") else "m" if unit.startswith("mo") else unit[:1]
+        found.append((match.start(), match.group(0), number * _UNIT_DAYS[key]))
+    for match in _DURATION_BARE.finditer(text):
+        if any(start < match.end() and match.start() < start + len(seen) for start, seen, _ in found):
+            continue  # "temperature 6 days running": read once, by _DURATION
+        groups = [g for g in match.groups() if g is not None]
+        count = " ".join(groups[0].lower().split())
+        number = float(count) if count.isdigit() else float(_WORD_NUMBERS[count])
+        unit = groups[1].lower() if len(groups) > 1 else "days"
         key = "min" if unit.startswith("min") else "m" if unit.startswith("mo") else unit[:1]
         found.append((match.start(), match.group(0), number * _UNIT_DAYS[key]))
     for match in _DAY_OF.finditer(text):
