@@ -286,7 +286,7 @@ def bench_latency(
             rules.append(time.perf_counter() - started)
             started, cpu_started = time.perf_counter(), time.process_time()
             p = plan(request, context, model.policy, spelling_corrector(model))
-            readings: RuleReadings = {}
+            readings = RuleReadings.of(p, context, model.policy)
             if early_exit and decide_by_evidence(p, context, model.policy, readings) is not None:
                 done = time.perf_counter()
                 full.append(done - started)

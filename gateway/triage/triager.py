@@ -61,7 +61,7 @@ class LayeredTriager:
     def _plan(self, request: ChatRequest) -> tuple[TriagePlan, RuleReadings, Triage | None]:
         """The plan, its rule evidence (read once, reused by ``_decide``) and the early decision."""
         triage_plan = plan(request, self.context, self.model.policy, self._correct)
-        readings: RuleReadings = {}
+        readings = RuleReadings.of(triage_plan, self.context, self.model.policy)
         early = decide_by_evidence(triage_plan, self.context, self.model.policy, readings)
         return triage_plan, readings, early
 

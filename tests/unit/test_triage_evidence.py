@@ -767,14 +767,14 @@ def test_the_rule_evidence_read_before_encoding_is_reused_and_decides_the_same(m
     # is handed to decide, which reads only the texts it adds (the whole message), with the same outcome
     request = ChatRequest(messages=(Message(Role.USER, message),), model="m")
     triage_plan = plan(request, GENERAL, TRIAGE)
-    readings: RuleReadings = {}
+    readings = RuleReadings.of(triage_plan, GENERAL, TRIAGE)
     decide_by_evidence(triage_plan, GENERAL, TRIAGE, readings)
-    assert {text for text, _ in readings} == set(triage_plan.questions)
+    assert readings.texts == set(triage_plan.questions)
     scores = [score()] * len(triage_plan.texts)
     assert decide(triage_plan, scores, GENERAL, TRIAGE, readings) == decide(
         triage_plan, scores, GENERAL, TRIAGE
     )
-    assert {text for text, _ in readings} <= set(triage_plan.texts)
+    assert readings.texts <= set(triage_plan.texts)
 
 
 @pytest.mark.parametrize(
