@@ -64,7 +64,7 @@ from gateway.policies import load_policy
 from gateway.testing.conversations import conversation
 from gateway.triage.contexts import OperatingContext
 from gateway.triage.decision import decide, decide_by_evidence
-from gateway.triage.emergency import RuleReadings
+from gateway.triage.emergency import RuleReadings, evidence_reader
 from gateway.triage.planning import TriagePlan, plan, split_questions
 from gateway.triage.semantic import SemanticTriage
 from gateway.triage.triager import spelling_corrector
@@ -94,10 +94,12 @@ def triage_all(
     texts = [t for p in plans for t in p.texts]
     vectors = encode_cached(model.encoder, texts, cache, name, one_by_one=one_by_one(model.encoder))  # type: ignore[arg-type]
     scores = model.score(vectors)
+    reader = evidence_reader(model.policy)  # built once, as the triage component does
     results, start = [], 0
     for p in plans:
         n = len(p.texts)
-        results.append(decide(p, scores[start : start + n], context, model.policy))
+        readings = RuleReadings.of(p, context, model.policy, reader)
+        results.append(decide(p, scores[start : start + n], context, model.policy, readings))
         start += n
     return results
 
@@ -282,6 +284,7 @@ def bench_latency(
     decide; vs rules alone."""
     full: list[float] = []
     cpu: list[float] = []
+    reader = evidence_reader(model.policy)  # built once, as the triage component does
     rules: list[float] = []
     decision: list[float] = []
     skipped = 0
@@ -292,7 +295,7 @@ def bench_latency(
             rules.append(time.perf_counter() - started)
             started, cpu_started = time.perf_counter(), time.process_time()
             p = plan(request, context, model.policy, spelling_corrector(model))
-            readings: RuleReadings = {}
+            readings = RuleReadings.of(p, context, model.policy, reader)
             if early_exit and decide_by_evidence(p, context, model.policy, readings) is not None:
                 done = time.perf_counter()
                 full.append(done - started)

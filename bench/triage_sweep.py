@@ -24,6 +24,7 @@ from gateway.knowledge.query import load_planner
 from gateway.models.embedding import Embedder
 from gateway.policies import load_policy
 from gateway.triage.decision import decide
+from gateway.triage.emergency import RuleReadings, evidence_reader
 from gateway.triage.evidence_policy import Binding
 from gateway.triage.planning import plan
 from gateway.triage.policy import TriagePolicy
@@ -75,11 +76,13 @@ def main() -> None:
     for spec in args.variants.split(","):
         binding, probability, margin = spec.split(":")
         policy_v = variant(model.policy, binding, float(probability), float(margin))
+        reader = evidence_reader(policy_v)  # one per variant, as the triage component builds one
         figures = []
         for name, (rows, plans, split) in prepared.items():
             hit = total = flagged = health = 0
             for row, p, s in zip(rows, plans, split, strict=True):
-                emergency = decide(p, s, policy.context, policy_v).scope is Scope.EMERGENCY
+                readings = RuleReadings.of(p, policy.context, policy_v, reader)
+                emergency = decide(p, s, policy.context, policy_v, readings).scope is Scope.EMERGENCY
                 if row.label == "emergency":
                     total += 1
                     hit += emergency

@@ -23,6 +23,11 @@ class TriageRule:
     negatable: bool = True
     """Emergency rules only: a negated match ("no chest pain", "denies") does not fire. Set false for
     red flags where a denial must not be trusted (suicidal intent)."""
+    denied_by: tuple[str, ...] = ()
+    """A rule that is not ``negatable``: the only denials it trusts, as patterns of the words just
+    before its match (matched up to where the match starts). For thoughts of suicide, a denial of the
+    thought or the plan ("no thoughts of harming myself", "I have no plans to hurt myself"), never a
+    "not" before the act ("a fight every day not to hurt myself", "I didn't kill myself tonight")."""
 
 
 @with_config(FILE_CONFIG)
@@ -54,3 +59,4 @@ class OperatingContext:
         for group in ("emergency", "non_clinical", "out_of_scope"):
             for rule in getattr(self, group):
                 compile_all(self, rule.patterns, f"{group}[{rule.id}]")
+                compile_all(self, rule.denied_by, f"{group}[{rule.id}].denied_by")

@@ -30,14 +30,7 @@ from dataclasses import replace
 
 from gateway.domain import QuestionTriage, Scope, Triage, TriageLayer
 from gateway.triage.contexts import OperatingContext
-from gateway.triage.emergency import (
-    RuleReadings,
-    emergency_of,
-    evidence_reader,
-    exempt,
-    rule_evidence,
-)
-from gateway.triage.evidence import EvidenceReader
+from gateway.triage.emergency import RuleReadings, emergency_of, exempt
 from gateway.triage.planning import TriagePlan
 from gateway.triage.policy import TriagePolicy
 from gateway.triage.red_flags import Emergency
@@ -50,22 +43,20 @@ def decide_by_evidence(
     context: OperatingContext,
     policy: TriagePolicy,
     readings: RuleReadings | None = None,
-    reader: EvidenceReader | None = None,
 ) -> Triage | None:
     """The decision when the rule layers alone make the message an emergency (a red-flag rule, a vital
     sign out of range, or a red flag's signs with a severity word, in a question that is not a general
     information question): the semantic layers cannot lower an emergency, so the encoder is skipped.
     None when the semantic scores are needed. The other questions are left undecided (they are
-    deferred by the emergency; ``deferred_questions``). ``readings``: the request's rule evidence,
-    filled here and passed on to ``decide`` so that no text is read twice. ``reader``: the triage
-    component's evidence reader (None: one built for this call)."""
+    deferred by the emergency; ``deferred_questions``). ``readings``: the request's rule evidence
+    (``RuleReadings.of`` the plan), filled here and passed on to ``decide`` so that no text is read
+    twice."""
+    readings = readings or RuleReadings.of(triage_plan, context, policy)
     found: Emergency | None = None
     questions: list[QuestionTriage] = []
     written = triage_plan.written or triage_plan.questions
-    reader = reader if reader is not None else evidence_reader(policy)
-    resolved = reader.resolved(triage_plan.message)
     for text, shown in zip(triage_plan.questions, written, strict=True):
-        seen = rule_evidence(text, context, policy, reader, resolved, readings)
+        seen = readings.evidence(text)
         emergency = seen.found
         if seen.ambiguous or (
             emergency is not None and seen.info and exempt(emergency.category, context, policy)
@@ -163,12 +154,10 @@ def decide(
     context: OperatingContext,
     policy: TriagePolicy,
     readings: RuleReadings | None = None,
-    reader: EvidenceReader | None = None,
 ) -> Triage:
     """Combine the rule layer with the semantic scores of ``triage_plan.texts`` (same order);
-    ``readings``: the rule evidence ``decide_by_evidence`` already found for this request; ``reader``:
-    the triage component's evidence reader (None: one built for this call)."""
-    readings = {} if readings is None else readings
+    ``readings``: the rule evidence ``decide_by_evidence`` already found for this request."""
+    readings = readings or RuleReadings.of(triage_plan, context, policy)
     if len(scores) != len(triage_plan.texts):
         raise ValueError("one semantic score per planned text is required")
     n = len(triage_plan.questions)
@@ -184,10 +173,8 @@ def decide(
     )
     questions: list[QuestionTriage] = []
     found: Emergency | None = None
-    reader = reader if reader is not None else evidence_reader(policy)
-    resolved, over = reader.resolved(triage_plan.message), reader.over(triage_plan.message)
     for text, score in zip(triage_plan.questions, question_scores, strict=True):
-        emergency, note = emergency_of(text, score, context, policy, reader, resolved, over, readings)
+        emergency, note = emergency_of(text, score, readings)
         if emergency is not None:
             reason = f"red flag ({emergency.layer.value}): {emergency.category}"
             questions.append(
@@ -197,12 +184,10 @@ def decide(
             continue
         questions.append(_scope(text, score, context, policy, conversation_clinical, note))
     if found is None and whole_score is not None:
-        found, _ = emergency_of(
-            triage_plan.message, whole_score, context, policy, reader, resolved, over, readings
-        )
+        found, _ = emergency_of(triage_plan.message, whole_score, readings)
     if found is None:
         for turn, score in zip(triage_plan.history, history_scores, strict=True):
-            earlier, _ = emergency_of(turn, score, context, policy, reader, readings=readings)
+            earlier, _ = emergency_of(turn, score, readings, of_message=False)
             if earlier is not None:
                 found = Emergency(earlier.category, TriageLayer.CONTEXT, earlier.evidence)
     written = triage_plan.written or triage_plan.questions

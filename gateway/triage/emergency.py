@@ -9,10 +9,12 @@ from dataclasses import dataclass, replace
 from gateway.domain import TriageEvidence, TriageLayer
 from gateway.triage.contexts import OperatingContext
 from gateway.triage.evidence import EvidenceReader, Reading, Signs, distinct, negated
+from gateway.triage.planning import TriagePlan
 from gateway.triage.policy import TriagePolicy
 from gateway.triage.red_flags import Emergency, bound_semantic
 from gateway.triage.rule_layer import fired, first_rule, information_only
 from gateway.triage.semantic import SemanticScore
+from gateway.triage.tense import Memo
 from gateway.triage.vitals import check_vitals
 
 
@@ -45,39 +47,79 @@ class RuleEvidence:
     """Several red flags' signs escalate: the semantic scores pick the category."""
 
 
-RuleReadings = dict[tuple[str, bool], RuleEvidence]
-"""One request's rule evidence by (text, resolved), so that ``decide_by_evidence`` and ``decide`` (and a
-message that is also its only question) read each text once: the reading is the costly part of the rule
-layers (docs/benchmarks.md). Made per request and dropped with it; never shared across contexts or
-policies."""
+class RuleReadings:
+    """One request's rule evidence: each text read once (``decide_by_evidence`` and ``decide``, and a
+    message that is also its only question, share it), each sentence's tense read once
+    (``gateway.triage.tense``), and what the whole message says of its episodes (``resolved``,
+    ``over``) found once. The reading is the costly part of the rule layers (docs/benchmarks.md).
+    Made per request and dropped with it; never shared across contexts or policies."""
 
+    def __init__(
+        self,
+        message: str,
+        context: OperatingContext,
+        policy: TriagePolicy,
+        reader: EvidenceReader | None = None,
+    ) -> None:
+        """``reader``: the triage component's evidence reader (None: one built for this request)."""
+        self.message = message
+        self.context = context
+        self.policy = policy
+        self.reader = reader if reader is not None else evidence_reader(policy)
+        self.tenses: Memo = {}
+        self._readings: dict[str, Reading] = {}
+        self._evidence: dict[tuple[str, bool], RuleEvidence] = {}
+        self._over: frozenset[str] | None = None
+        self.resolved = self.reader.tense.resolved(message)
+        """The message says an episode is over (``evidence.yaml`` ``resolved``): in each of its
+        questions (which may not say so) no history fires."""
 
-def rule_evidence(
-    text: str,
-    context: OperatingContext,
-    policy: TriagePolicy,
-    reader: EvidenceReader,
-    resolved: bool = False,
-    readings: RuleReadings | None = None,
-) -> RuleEvidence:
-    """What the rule layers find in ``text``; remembered in ``readings`` when given.
+    @classmethod
+    def of(
+        cls,
+        triage_plan: TriagePlan,
+        context: OperatingContext,
+        policy: TriagePolicy,
+        reader: EvidenceReader | None = None,
+    ) -> RuleReadings:
+        return cls(triage_plan.message, context, policy, reader)
 
-    ``resolved``: the whole message says an episode is over (``EvidenceReader.resolved``), though
-    ``text`` (one of its questions) may not: no history fires."""
-    if readings is not None and (known := readings.get((text, resolved))) is not None:
+    @property
+    def over(self) -> frozenset[str]:
+        """The red flags whose history fires told as over in the message (``EvidenceReader.over``);
+        the message is read for it only when it says an episode is over."""
+        if self._over is None:
+            self._over = self.reader.over(self.reading(self.message)) if self.resolved else frozenset()
+        return self._over
+
+    @property
+    def texts(self) -> frozenset[str]:
+        """The texts read so far."""
+        return frozenset(self._readings)
+
+    def reading(self, text: str) -> Reading:
+        known = self._readings.get(text)
+        if known is None:
+            known = self._readings[text] = self.reader.read(text, self.tenses)
         return known
-    seen = _rule_evidence(text, context, policy, reader, resolved)
-    if readings is not None:
-        readings[(text, resolved)] = seen
-    return seen
+
+    def evidence(self, text: str, of_message: bool = True) -> RuleEvidence:
+        """What the rule layers find in ``text``: a question of the message (or the message), read
+        with the message's ``resolved``, or (``of_message`` false) an earlier turn, read on its own."""
+        resolved = self.resolved and of_message
+        known = self._evidence.get((text, resolved))
+        if known is None:
+            reading = self.reading(text)
+            if resolved and not reading.resolved:
+                reading = replace(reading, resolved=True)
+            known = _rule_evidence(text, reading, self.context, self.policy, self.reader)
+            self._evidence[(text, resolved)] = known
+        return known
 
 
 def _rule_evidence(
-    text: str, context: OperatingContext, policy: TriagePolicy, reader: EvidenceReader, resolved: bool
+    text: str, reading: Reading, context: OperatingContext, policy: TriagePolicy, reader: EvidenceReader
 ) -> RuleEvidence:
-    reading = reader.read(text)
-    if resolved and not reading.resolved:
-        reading = replace(reading, resolved=True)
     info = information_only(text, context, policy)
     if not reading.health:
         return RuleEvidence(None, reading, {}, info)
@@ -115,14 +157,7 @@ def _rule_evidence(
 
 
 def emergency_of(
-    text: str,
-    score: SemanticScore,
-    context: OperatingContext,
-    policy: TriagePolicy,
-    reader: EvidenceReader,
-    resolved: bool = False,
-    over: frozenset[str] = frozenset(),
-    readings: RuleReadings | None = None,
+    text: str, score: SemanticScore, readings: RuleReadings, of_message: bool = True
 ) -> tuple[Emergency | None, str | None]:
     """(the emergency this text reports, the red flag an information question asks about).
 
@@ -133,8 +168,12 @@ def emergency_of(
     category when the text names a term of the health gate's own groups.
     Background sentences, supposing clauses and figurative wording give no signs and match no rule;
     a red flag whose signs are only denied ("no chest pain") is not raised by the semantic layers.
+    ``of_message``: ``text`` is the message or one of its questions (not an earlier turn): what the
+    message says is over (``RuleReadings.over``) is not raised.
     """
-    seen = rule_evidence(text, context, policy, reader, resolved, readings)
+    context, policy = readings.context, readings.policy
+    seen = readings.evidence(text, of_message)
+    over = readings.over if of_message else frozenset()
     reading, met, info = seen.reading, seen.met, seen.info
     if not reading.health:  # only a red flag bound to nothing (``semantic: free``) can be raised
         unbound = bound_semantic(score, {}, policy, health_terms=False)
@@ -148,6 +187,7 @@ def emergency_of(
         escalated = [signs for signs in met.values() if signs.escalated]
         best = max(escalated, key=lambda signs: score.similarity_of(signs.category))
         found = Emergency(best.category, TriageLayer.SIGNS, best.evidence())
+    reader = readings.reader
     asked_rule = first_rule(context.emergency, text, policy.settings.negation) if info else None
     if found is None and asked_rule is not None and asked_rule.information_exempt:  # with its note
         return None, asked_rule.id

@@ -7,8 +7,9 @@ patient's safety message and the clinician's view can say which signs decided.
   (``gateway.stemming``) or by pattern; a sign whose words are negated ("no bleeding", "denies chest
   pain", "without fever": ``NegationPolicy`` of ``triage.yaml``) does not count as a sign, but still
   counts as health content.
-- **Background**: a sentence that places a complaint in the past ("had a bleed in 2019", "years ago",
-  "it went away") and does not bring it back to now ("again", "still", "now") gives no signs.
+- **Time** (``gateway.triage.tense``, read once per sentence): a sentence of history ("had a bleed in
+  2019", "we ended up in A&E"), a question about a topic, or a supposing clause ("what if") gives no
+  signs of now.
 - **Signs** of a red-flag category (``requires``) are combined over a window of consecutive sentences;
   a long post is judged by its worst window, never by an average. ``escalate`` makes signs plus a
   severity word an emergency on their own.
@@ -24,9 +25,9 @@ from functools import lru_cache
 
 from gateway import stemming
 from gateway.domain import TriageEvidence
-from gateway.triage.episodes import Episodes
 from gateway.triage.evidence_policy import EvidencePolicy, SignRule
 from gateway.triage.policy import NegationPolicy
+from gateway.triage.tense import Memo, SentenceTime, TenseReader, Time
 
 _POSSESSIVE = re.compile(r"\b(my|his|her|our|their)\s+(\S+\s+){0,2}$", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)*")
@@ -85,15 +86,33 @@ class Hit:
 @dataclass(frozen=True)
 class Sentence:
     text: str
-    background: bool
-    literal: str = ""
-    """The text with its supposing clauses blanked (what the rule layers read); "" when none."""
+    when: SentenceTime
+    """When it speaks of (``gateway.triage.tense``): history, asked, its supposing clauses."""
     end: str = "."
     """What ended it in the message (".", "?", ", but", ...): kept when sentences are joined again, so
     that a rule matching within a sentence ("[^.?!]") does not match across two."""
-    asked: bool = False
-    """A question that reports nothing of now (``evidence.yaml`` ``asking``): the whole sentence is a
-    supposing clause ("what would an overdose of sertraline look like?")."""
+
+    @property
+    def background(self) -> bool:
+        return self.when.history
+
+    @property
+    def asked(self) -> bool:
+        """A question that reports nothing of now (``evidence.yaml`` ``asking``): the whole sentence is
+        a supposing clause ("what would an overdose of sertraline look like?")."""
+        return self.when.asked
+
+    @property
+    def time(self) -> Time:
+        return self.when.time
+
+    @property
+    def literal(self) -> str:
+        """The text with its supposing clauses blanked (what the rule layers read); "" when none."""
+        literal = self.text
+        for start, end in self.when.supposed:
+            literal = literal[:start] + " " * (end - start) + literal[end:]
+        return literal if self.when.supposed else ""
 
     @property
     def reported(self) -> str:
@@ -200,43 +219,19 @@ class EvidenceReader:
         required = {g for rule in policy.categories.values() for groups in rule.requires for g in groups}
         self._core = frozenset(policy.health_gate)
         self._gate = frozenset(policy.health_gate) | required
-        self._background = [_compiled(p) for p in policy.background]
-        self._present = [_compiled(p) for p in policy.present]
         self._figurative = [_compiled(p) for p in policy.figurative]
-        self._hypothetical = [_compiled(p) for p in negation.hypothetical]
-        self._now = [*self._present, *(_compiled(p) for p in negation.hypothetical_now)]
-        self._ends = [_compiled(p) for p in negation.terminators]
-        self._openers = [_compiled(p) for p in policy.asking.openers]
-        self._reports = [_compiled(p) for p in policy.asking.reports]
-        self._resolved = [_compiled(p) for p in policy.resolved]
-        self._episodes = Episodes(policy.episode)
+        self.tense = TenseReader(policy, negation, self._possessed)
 
     def literal(self, text: str) -> str:
         """``text`` with its figurative wording (``evidence.yaml`` ``figurative``: "dying to see",
-        "heartbroken", a song's title) blanked: idioms are not signs, nor health content."""
+        "heartbroken", a song's or film's title) blanked: idioms are not signs, nor health content."""
         for pattern in self._figurative:
             text = pattern.sub(lambda m: " " * len(m.group(0)), text)
         return text
 
-    def supposed_spans(self, sentence: str) -> list[tuple[int, int]]:
-        """Clauses that suppose, ask or worry (``negation.hypothetical``): from the cue to the end of
-        its clause (``negation.terminators``), unless the clause brings it back to now."""
-        spans: list[tuple[int, int]] = []
-        for pattern in self._hypothetical:
-            for match in pattern.finditer(sentence):
-                end = len(sentence)
-                for terminator in self._ends:
-                    stop = terminator.search(sentence, match.end())
-                    if stop is not None:
-                        end = min(end, stop.start())
-                clause = sentence[match.start() : end]
-                if not any(p.search(clause) for p in self._now):
-                    spans.append((match.start(), end))
-        return spans
-
-    def sentences(self, text: str) -> list[Sentence]:
-        """The text's sentences, each read as history or now (``_is_background``), widened to the
-        runs of sentences that tell one completed episode (``gateway.triage.episodes``)."""
+    def sentences(self, text: str, memo: Memo | None = None) -> list[Sentence]:
+        """The text's sentences, each with when it speaks of (``gateway.triage.tense``); ``memo``: the
+        request's tense clues per sentence (``TenseReader.clues``)."""
         literal = self.literal(text)
         parts: list[tuple[str, str, int]] = []
         start, paragraph = 0, 0
@@ -249,86 +244,34 @@ class EvidenceReader:
             if match is not None:
                 start = match.end()
                 paragraph += bool(_PARAGRAPH.search(match.group(0)))
-        texts = [part for part, _, _ in parts]
-        own = [self._is_background(part) for part in texts]
-        history = self._episodes.history(texts, [p for _, _, p in parts], own)
-        return [
-            self._sentence(part, ended, background=history[i]) for i, (part, ended, _) in enumerate(parts)
-        ]
-
-    def asks(self, sentence: str, ended: str = ".") -> bool:
-        """A question (ends in "?" or opens with a question word, ``asking.openers``) that reports
-        nothing of the person now (``asking.reports``, ``present``, ``hypothetical_now``)."""
-        if not any(p.search(sentence) for p in self._openers):
-            return False
-        if any(p.search(sentence) for p in (*self._reports, *self._now)):
-            return False
-        return not self._possessed(sentence)
-
-    def reports(self, sentence: str) -> bool:
-        """Whether a sentence tells something of the person now (``asking.reports``, ``present``,
-        ``hypothetical_now``, or a possessive before a complaint)."""
-        return any(p.search(sentence) for p in (*self._reports, *self._now)) or self._possessed(sentence)
+        times = self.tense.read([p for p, _, _ in parts], [p for _, _, p in parts], memo)
+        return [Sentence(part, when, ended) for (part, ended, _), when in zip(parts, times, strict=True)]
 
     def _possessed(self, sentence: str) -> bool:
         """Whether a term of ``asking.possessed`` groups follows a possessive ("is my chest pain
         serious?", "why is his breathing so fast"): a question about someone's own complaint."""
         groups = set(self.policy.asking.possessed)
-        for start, hit in self._words(Sentence(sentence, False), 0):
+        unread = Sentence(sentence, SentenceTime(False, False, (), False))
+        for start, hit in self._words(unread, 0):
             if hit.group in groups and _POSSESSIVE.search(sentence[:start]):
                 return True
         return False
 
-    def _sentence(
-        self,
-        text: str,
-        ended: str = ".",
-        ask: bool = True,
-        background: bool | None = None,
-    ) -> Sentence:
-        asked = ask and self.asks(text, ended)
-        spans = [(0, len(text))] if asked else self.supposed_spans(text)
-        literal = text
-        for start, end in spans:
-            literal = literal[:start] + " " * (end - start) + literal[end:]
-        history = self._is_background(text) if background is None else background
-        return Sentence(text, history, literal if spans else "", ended, asked)
-
-    def _is_background(self, sentence: str) -> bool:
-        """History on its own: dated or placed in the past (``background``, unless ``present``), or
-        framed as a completed episode (``episode.frames``) with nothing of now (``episode.now``)."""
-        if any(p.search(sentence) for p in self._background) and not any(
-            p.search(sentence) for p in self._present
-        ):
-            return True
-        return self._episodes.framed(sentence)
-
-    def read(self, text: str) -> Reading:
-        sentences = self.sentences(text)
-        if any(s.asked for s in sentences) and any(
-            not s.asked and not s.background and self.reports(s.text) for s in sentences
-        ):
-            # a report of now elsewhere in the message: its questions are about that report
-            sentences = [
-                self._sentence(s.text, s.end, ask=False, background=s.background) if s.asked else s
-                for s in sentences
-            ]
+    def read(self, text: str, memo: Memo | None = None) -> Reading:
+        """Every term of ``text``, each sentence read for when it speaks of (``memo``: see
+        ``sentences``)."""
+        sentences = self.sentences(text, memo)
         hits: list[Hit] = []
         for index, sentence in enumerate(sentences):
             hits.extend(self._hits(sentence, index))
         health = any(h.group in self._gate for h in hits)
         core = any(h.group in self._core for h in hits)
-        return Reading(tuple(sentences), tuple(hits), health, core, self.resolved(text))
+        return Reading(tuple(sentences), tuple(hits), health, core, self.tense.resolved(text))
 
-    def resolved(self, text: str) -> bool:
-        """Whether ``text`` says an episode is over (``evidence.yaml`` ``resolved``)."""
-        return any(p.search(text) for p in self._resolved)
-
-    def over(self, text: str) -> frozenset[str]:
-        """The red flags whose history fires (``history_fires``) told as over in ``text``: it says an
+    def over(self, reading: Reading) -> frozenset[str]:
+        """The red flags whose history fires (``history_fires``) told as over in a text: it says an
         episode ended (``resolved``) and names their signs only as history ("had thoughts of ending my
         life a few years ago ... I've been well since")."""
-        reading = self.read(text)
         if not reading.resolved:
             return frozenset()
         found = []
@@ -344,10 +287,7 @@ class EvidenceReader:
         return frozenset(found)
 
     def _hits(self, sentence: Sentence, index: int) -> Iterable[Hit]:
-        if sentence.asked:
-            spans = [(0, len(sentence.text))]
-        else:
-            spans = self.supposed_spans(sentence.text) if sentence.literal else []
+        spans = sentence.when.supposed
         for start, hit in self._words(sentence, index):
             if any(a <= start < b for a, b in spans):
                 yield Hit(
@@ -435,10 +375,7 @@ class EvidenceReader:
                 if any(self.policy.terms[g].anywhere for g in alternatives):
                     continue  # who the message is about ("pregnant") is not an episode
                 named = [h for h in reading.hits if h.group in alternatives and not h.negated]
-                if named and all(
-                    h.background and not self._episodes.speaks_now(reading.sentences[h.sentence].text)
-                    for h in named
-                ):
+                if named and all(h.background and not reading.sentences[h.sentence].when.now for h in named):
                     return True  # one of its required signs told only as history ("had a bleed in 2019")
         return False
 

@@ -286,9 +286,16 @@ class VitalsPolicy:
     exertion: tuple[str, ...] = ()
     """Patterns of exercise: heart and breathing rates in such a message are not read against resting
     limits."""
+    durations: dict[str, float] = field(default_factory=dict)
+    """Spans of time named without a count, read as durations (pattern -> days at least): "since last
+    night" (1), "over the weekend" (2), "since Monday" (1: the weekday's distance depends on today)."""
 
     def __post_init__(self) -> None:
         compile_all(self, self.child_words, "child_words")
+        for pattern, days in self.durations.items():
+            compile_all(self, (pattern,), f"durations.{pattern}")
+            if days <= 0:
+                raise InvalidValue("VitalsPolicy", f"durations.{pattern}", "days must be above 0")
         compile_all(self, self.exertion, "exertion")
         for i, limit in enumerate(self.limits):
             if limit.source not in self.sources:

@@ -28,12 +28,20 @@ def _fires(rule: TriageRule, text: str, negation: NegationPolicy | None) -> bool
 
 
 def fired(rule: TriageRule, text: str, negation: NegationPolicy | None) -> str | None:
-    """The words of the first match of ``rule`` that is not negated, if any."""
+    """The words of the first match of ``rule`` that is not negated (or, for a rule that is not
+    ``negatable``, not denied as its ``denied_by`` says), if any."""
     for pattern in rule.patterns:
         for match in compiled(pattern).finditer(text):
-            if negation is None or not rule.negatable or not negated(text, _flag_start(match), negation):
+            if negation is None or not _denied(rule, text, _flag_start(match), negation):
                 return match.group(0)
     return None
+
+
+def _denied(rule: TriageRule, text: str, start: int, negation: NegationPolicy) -> bool:
+    if rule.negatable:
+        return negated(text, start, negation)
+    before = text[:start]
+    return any(compiled(p).search(before) for p in rule.denied_by)
 
 
 def _flag_start(match: re.Match[str]) -> int:

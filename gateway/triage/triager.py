@@ -64,13 +64,13 @@ class LayeredTriager:
     def _plan(self, request: ChatRequest) -> tuple[TriagePlan, RuleReadings, Triage | None]:
         """The plan, its rule evidence (read once, reused by ``_decide``) and the early decision."""
         triage_plan = plan(request, self.context, self.model.policy, self._correct)
-        readings: RuleReadings = {}
-        early = decide_by_evidence(triage_plan, self.context, self.model.policy, readings, self.reader)
+        readings = RuleReadings.of(triage_plan, self.context, self.model.policy, self.reader)
+        early = decide_by_evidence(triage_plan, self.context, self.model.policy, readings)
         return triage_plan, readings, early
 
     def _decide(self, triage_plan: TriagePlan, readings: RuleReadings, vectors: Vector) -> Triage:
         scores = self.model.score(vectors)
-        return decide(triage_plan, scores, self.context, self.model.policy, readings, self.reader)
+        return decide(triage_plan, scores, self.context, self.model.policy, readings)
 
 
 def triage_texts(request: ChatRequest, context: OperatingContext, model: SemanticTriage) -> Triage:

@@ -15,7 +15,7 @@ then only the limits for every age apply, since a child's limits depend on an ag
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gateway.domain import TriageEvidence
@@ -147,9 +147,6 @@ _DAY_OF = re.compile(
     r"|\b(second|third|fourth|fifth|sixth|seventh|eighth|2nd|3rd|4th|5th|6th|7th|8th)\s+day\b",
     re.IGNORECASE,
 )
-_SINCE = re.compile(r"\bsince\s+(yesterday|last night|last week|the weekend|last weekend)\b", re.IGNORECASE)
-_SINCE_DAYS = {"yesterday": 1.0, "last night": 1.0, "last week": 7.0, "the weekend": 2.0, "last weekend": 2.0}
-"""Days at least (a named weekday, "since Monday", is left unread: its count depends on today)."""
 _WORD_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
                  "eight": 8, "nine": 9, "ten": 10, "several": 3, "a few": 3, "few": 3, "a couple of": 2,
                  "couple of": 2}  # fmt: skip
@@ -273,10 +270,11 @@ def _unit_letter(unit: str) -> str:
     return letter if letter in _UNIT_YEARS else "y"
 
 
-def read_durations(text: str) -> list[tuple[str, float]]:
+def read_durations(text: str, named: Mapping[str, float] | None = None) -> list[tuple[str, float]]:
     """Durations the text states, as (written, days), in the order written: "for 3 days", "3 days now",
-    "a couple of days", "6 days of", "x3 days", "fever 5 days", "5/7", "day 4", "the fifth day", "since last
-    week" (at least 7)."""
+    "a couple of days", "6 days of", "x3 days", "fever 5 days", "5/7", "day 4", "the fifth day"; with
+    ``named`` (``vitals.yaml`` ``durations``: pattern -> days at least), spans of time named without a
+    count: "since last week" (7), "over the weekend" (2), "since Monday" (1)."""
     found: list[tuple[int, str, float]] = []
     for match in _DURATION.finditer(text):
         count = (match.group(1) or match.group(3)).lower()
@@ -298,8 +296,9 @@ def read_durations(text: str) -> list[tuple[str, float]]:
         digits = count.rstrip("ndrth")
         number = float(digits) if digits.isdigit() else float(_WORD_NUMBERS.get(count) or _ORDINALS[count])
         found.append((match.start(), match.group(0), number))
-    for match in _SINCE.finditer(text):
-        found.append((match.start(), match.group(0), _SINCE_DAYS[" ".join(match.group(1).lower().split())]))
+    for pattern, days in (named or {}).items():
+        for match in re.finditer(pattern, text, re.IGNORECASE):
+            found.append((match.start(), match.group(0), float(days)))
     return [(written, days) for _, written, days in sorted(found)]
 
 
@@ -322,18 +321,23 @@ Denied = Callable[[str, int], bool]
 
 
 def read_fever_days(
-    text: str, sentences: Sequence[str] | None = None, denied: Denied | None = None
+    text: str,
+    sentences: Sequence[str] | None = None,
+    denied: Denied | None = None,
+    named: Mapping[str, float] | None = None,
 ) -> list[Reading]:
     """How long a fever has lasted: a duration beside a fever word in its sentence ("fever for 5 days").
     ``sentences``: the text's sentences when the caller has split them (else split here); ``denied``:
-    a fever word it says is negated ("a cold for a week, no temperature") gives no days."""
+    a fever word it says is negated ("a cold for a week, no temperature") gives no days; ``named``:
+    see ``read_durations``."""
     found: dict[str, Reading] = {}
     for sentence in sentences if sentences is not None else [m.group(0) for m in _SENTENCE.finditer(text)]:
         for fever in _FEVER.finditer(sentence):
             if denied is not None and denied(sentence, fever.start()):
                 continue
             start = max(0, fever.start() - FEVER_DURATION_WINDOW)
-            for written, days in read_durations(sentence[start : fever.end() + FEVER_DURATION_WINDOW]):
+            near = sentence[start : fever.end() + FEVER_DURATION_WINDOW]
+            for written, days in read_durations(near, named):
                 found.setdefault(written.strip(), Reading("fever_days", days, written.strip()))
     return list(found.values())
 
@@ -344,7 +348,7 @@ def check_vitals(
     """Values the text states that fall outside a limit for the age it gives (see the module docstring).
     ``sentences``: the text's sentences, when the caller has split them; ``denied``: see
     ``read_fever_days``."""
-    readings = read_vitals(text) + read_fever_days(text, sentences, denied)
+    readings = read_vitals(text) + read_fever_days(text, sentences, denied, policy.durations)
     if not readings:
         return []
     if any(re.search(p, text, re.IGNORECASE) for p in policy.exertion):

@@ -64,9 +64,9 @@ def test_the_cap_cuts_what_is_encoded_and_never_what_the_rules_read() -> None:
     assert cut.questions == whole.questions
     assert cut.message == whole.message
     assert cut.texts == [" ".join(LONG_POST.split()[:24])]
-    readings: RuleReadings = {}
+    readings = RuleReadings.of(cut, GENERAL, capped(24))
     assert decide_by_evidence(cut, GENERAL, capped(24), readings) is None
-    assert {text for text, _ in readings} == {LONG_POST}
+    assert readings.texts == {LONG_POST}
 
 
 def test_short_texts_are_encoded_the_same_with_the_cap() -> None:

@@ -24,7 +24,7 @@ from gateway.triage.outcome import red_flag_notes
 from gateway.triage.planning import plan
 from gateway.triage.policy import TriagePolicy, load_triage_policy
 from gateway.triage.semantic import SemanticScore
-from gateway.triage.vitals import check_vitals, read_age, read_durations, read_vitals
+from gateway.triage.vitals import check_vitals, read_age, read_durations, read_fever_days, read_vitals
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = load_policy(REPO / "policies", "general")
@@ -479,11 +479,25 @@ def test_durations_are_read_in_days() -> None:
         ("feverish for a couple of days", [2.0]),
         ("burning up since last week", [7.0]),
         ("we have an appointment on day 2 pm", []),
-        ("hot since Monday", []),  # a weekday's count depends on today: left unread
+        # spans named without a count (vitals.yaml durations): days at least
+        ("hot since Monday", [1.0]),  # a weekday is at least a day ago (how many depends on today)
+        ("feverish since last night", [1.0]),
+        ("a temperature for the past 3 days", [3.0]),
+        ("burning up over the weekend", [2.0]),
+        ("temps since Friday night and not drinking", [1.0]),
     ],
 )
 def test_lay_durations_are_read(text: str, days: list[float]) -> None:
-    assert [value for _, value in read_durations(text)] == days
+    assert [value for _, value in read_durations(text, VITALS.durations)] == days
+
+
+def test_named_spans_of_time_are_read_only_with_the_policy() -> None:
+    assert read_durations("hot since Monday") == []
+    assert read_durations("hot since Monday", VITALS.durations) == [("since Monday", 1.0)]
+    # the fever's days, as the vitals layer reads them
+    fever = read_fever_days("she's had a fever over the weekend", named=VITALS.durations)
+    assert [(r.vital, r.value) for r in fever] == [("fever_days", 2.0)]
+    assert check_vitals("my 3 year old has had a high temperature since last week", VITALS)
 
 
 @pytest.mark.parametrize(
@@ -770,14 +784,14 @@ def test_the_rule_evidence_read_before_encoding_is_reused_and_decides_the_same(m
     # is handed to decide, which reads only the texts it adds (the whole message), with the same outcome
     request = ChatRequest(messages=(Message(Role.USER, message),), model="m")
     triage_plan = plan(request, GENERAL, TRIAGE)
-    readings: RuleReadings = {}
+    readings = RuleReadings.of(triage_plan, GENERAL, TRIAGE)
     decide_by_evidence(triage_plan, GENERAL, TRIAGE, readings)
-    assert {text for text, _ in readings} == set(triage_plan.questions)
+    assert readings.texts == set(triage_plan.questions)
     scores = [score()] * len(triage_plan.texts)
     assert decide(triage_plan, scores, GENERAL, TRIAGE, readings) == decide(
         triage_plan, scores, GENERAL, TRIAGE
     )
-    assert {text for text, _ in readings} <= set(triage_plan.texts)
+    assert readings.texts <= set(triage_plan.texts)
 
 
 @pytest.mark.parametrize(

@@ -172,3 +172,34 @@ def test_jaundice_with_a_fever_under_the_right_ribs_is_an_emergency() -> None:
 )
 def test_the_same_words_without_the_emergency_do_not_fire(message: str) -> None:
     assert emergency(message)[0] is not Scope.EMERGENCY
+
+
+# --- thoughts of suicide: a denial of the thought or the plan, not a "not" before the act ------------
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I've got no thoughts of harming myself, I just want to taper my citalopram",
+        "I have no plans to hurt myself but my mood has been low since the new job",
+        "I don't have any thoughts or plans to kill myself, can I stop sertraline?",
+    ],
+)
+def test_a_denied_thought_or_plan_of_suicide_does_not_fire_the_rule(message: str) -> None:
+    assert emergency(message) != (Scope.EMERGENCY, "suicidal_intent")
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # a "not" before the act tells a struggle or a survival, never a denial (crisis-line guidance)
+        "every single day is a fight not to hurt myself",
+        "I didn't kill myself tonight but I came close",
+        "I just need a reason not to end my life",
+        "I've never been closer to killing myself than now",
+        # a denial of one thing does not deny what follows
+        "no thoughts of harming myself before, but now I want to kill myself",
+    ],
+)
+def test_thoughts_of_suicide_not_denied_still_fire(message: str) -> None:
+    assert emergency(message) == (Scope.EMERGENCY, "suicidal_intent")
