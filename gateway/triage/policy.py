@@ -117,6 +117,10 @@ class TriageSettings:
     """Each text triage encodes (``TriagePlan.texts``) is cut to its first this-many words; 0: whole (up
     to the model's 256 tokens). The encode of a long post is what triage's p95 latency is; the rule
     layers always read the whole text (docs/benchmarks.md)."""
+    encode_max_tokens: int = 0
+    """Each text triage encodes is bounded to its last this-many tokens (the model's tokenizer, ``[CLS]``
+    and ``[SEP]`` included), cut at a word's start: a long post's complaint of now and its question come
+    last (#31 item 6); 0: whole (up to the model's 256 tokens). Applied after ``encode_max_words``."""
     classifier_file: str = "classifier.json"
     """Weights of the classifier layer, relative to policies/triage/."""
     negation: NegationPolicy = field(default_factory=NegationPolicy)
@@ -143,6 +147,8 @@ class TriageSettings:
             raise InvalidValue("TriageSettings", "context_max_chars", "must be between 100 and 20000")
         if not (self.encode_max_words == 0 or 16 <= self.encode_max_words <= 256):
             raise InvalidValue("TriageSettings", "encode_max_words", "must be 0 (off) or between 16 and 256")
+        if not (self.encode_max_tokens == 0 or 16 <= self.encode_max_tokens <= 256):
+            raise InvalidValue("TriageSettings", "encode_max_tokens", "must be 0 (off) or between 16 and 256")
 
 
 @with_config(FILE_CONFIG)

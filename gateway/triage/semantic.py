@@ -2,15 +2,17 @@
 
 Built once per process (the exemplar banks are encoded at start-up); per request it only scores the
 vectors the triage stage encoded in one batch. Nothing here reads the text (``speller`` is held here
-for the triage stage, which corrects the message before planning): ``gateway.triage.decision``
-combines these scores with the rule layer.
+for the triage stage, which corrects the message before planning; ``encoded`` bounds each text to the
+last ``encode_max_tokens`` tokens): ``gateway.triage.decision`` combines these scores with the rule layer.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -51,6 +53,39 @@ class SemanticScore:
         return next((value for name, value in self.by_category if name == category), -1.0)
 
 
+_WORD_START = re.compile(r"(?<!\S)\S")
+
+
+class TokenWindow:
+    """The last ``max_tokens`` tokens of a text (the model's own tokenizer; ``[CLS]`` and ``[SEP]``
+    count), cut at a word's start: what triage encodes of a long post (``encode_max_tokens``).
+
+    A long post tells its background first and its complaint of now and its question last (#31 item
+    6), and the encode's cost grows with its tokens: the p95 of triage is the encode of a long post
+    (docs/benchmarks.md). A text within the window is returned unchanged."""
+
+    def __init__(self, tokenizer: Any, max_tokens: int) -> None:
+        self._tokenizer = tokenizer
+        self.max_tokens = max_tokens
+
+    @classmethod
+    def of_model(cls, model_path: str | Path, max_tokens: int) -> TokenWindow:
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(Path(model_path) / "tokenizer.json"))
+        tokenizer.no_padding()
+        tokenizer.no_truncation()
+        return cls(tokenizer, max_tokens)
+
+    def __call__(self, text: str) -> str:
+        content = self.max_tokens - 2
+        offsets = self._tokenizer.encode(text, add_special_tokens=False).offsets
+        if len(offsets) <= content:
+            return text
+        first = _WORD_START.search(text, offsets[len(offsets) - content][0])
+        return text[first.start() :] if first is not None else text
+
+
 class SemanticTriage:
     """Scores texts against the policy's exemplar banks and classifier heads."""
 
@@ -58,10 +93,14 @@ class SemanticTriage:
         """``spelling``: the thresholds of ``policies/query.yaml`` (None: messages are read as written)."""
         self.policy = policy
         self.encoder = encoder
-        self.speller = (
-            TriageSpeller(policy, spelling, getattr(encoder, "model_path", None)) if spelling else None
-        )
+        model_path = getattr(encoder, "model_path", None)
+        self.speller = TriageSpeller(policy, spelling, model_path) if spelling else None
         settings = policy.settings
+        self.window = (
+            TokenWindow.of_model(model_path, settings.encode_max_tokens)
+            if settings.encode_max_tokens and model_path is not None
+            else None
+        )
         names: list[str] = []
         texts: list[str] = []
         thresholds: list[float] = []
@@ -85,6 +124,13 @@ class SemanticTriage:
 
     def encode(self, texts: Sequence[str]) -> Vector:
         return self.encoder.encode(list(texts))
+
+    def encoded(self, texts: Sequence[str]) -> list[str]:
+        """What is encoded of a plan's texts (``TriagePlan.texts``): each bounded to its last
+        ``encode_max_tokens`` tokens (``TokenWindow``; off, or an encoder without a model directory:
+        whole). The rule layers read the texts whole."""
+        window = self.window
+        return [window(t) for t in texts] if window is not None else list(texts)
 
     def score(self, vectors: Vector) -> list[SemanticScore]:
         if len(vectors) == 0:

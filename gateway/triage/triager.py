@@ -12,6 +12,8 @@ fake with the same ``run``), never by patching a module.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 from collections.abc import Callable
 from typing import Protocol
 
@@ -45,28 +47,41 @@ class LayeredTriager:
         self._correct = spelling_corrector(model)
 
     async def run(self, request: ChatRequest) -> Triage:
-        """One batch (the questions, the whole message, the recent turns) encoded off the event loop,
-        then the layered decision; no encoding when the rule layers alone decide an emergency
-        (``decide_by_evidence``: the semantic layers can only raise urgency)."""
-        triage_plan, readings, early = self._plan(request)
+        """One batch (the questions, the whole message, the recent turns) encoded off the event loop
+        while the rule layers read the message (``decide_by_evidence``), then the layered decision.
+
+        The encode starts as soon as the plan names its texts: ONNX Runtime and torch release the GIL,
+        so a long post's encode and its rule reading overlap instead of adding up (docs/benchmarks.md).
+        When the rule layers alone decide an emergency (the semantic layers can only raise urgency)
+        the encode is left to finish unused."""
+        triage_plan = plan(request, self.context, self.model.policy, self._correct)
+        texts = self.model.encoded(triage_plan.texts)
+        call = functools.partial(contextvars.copy_context().run, self.encoder.encode, texts)
+        encoding = asyncio.get_running_loop().run_in_executor(None, call)
+        try:
+            readings, early = self._early(triage_plan)
+        except BaseException:
+            encoding.add_done_callback(_unused)
+            raise
         if early is not None:
+            encoding.add_done_callback(_unused)
             return early
-        vectors = await asyncio.to_thread(self.encoder.encode, triage_plan.texts)
-        return self._decide(triage_plan, readings, vectors)
+        return self._decide(triage_plan, readings, await encoding)
 
     def run_sync(self, request: ChatRequest) -> Triage:
-        """``run`` encoding in the calling thread: the CLI, benchmarks and tests."""
-        triage_plan, readings, early = self._plan(request)
+        """``run`` in the calling thread, one step after the other (no encode when the rule layers
+        decide): the CLI and tests."""
+        triage_plan = plan(request, self.context, self.model.policy, self._correct)
+        readings, early = self._early(triage_plan)
         if early is not None:
             return early
-        return self._decide(triage_plan, readings, self.encoder.encode(triage_plan.texts))
+        return self._decide(triage_plan, readings, self.encoder.encode(self.model.encoded(triage_plan.texts)))
 
-    def _plan(self, request: ChatRequest) -> tuple[TriagePlan, RuleReadings, Triage | None]:
-        """The plan, its rule evidence (read once, reused by ``_decide``) and the early decision."""
-        triage_plan = plan(request, self.context, self.model.policy, self._correct)
+    def _early(self, triage_plan: TriagePlan) -> tuple[RuleReadings, Triage | None]:
+        """The plan's rule evidence (read once, reused by ``_decide``) and the early decision."""
         readings = RuleReadings.of(triage_plan, self.context, self.model.policy, self.reader)
         early = decide_by_evidence(triage_plan, self.context, self.model.policy, readings)
-        return triage_plan, readings, early
+        return readings, early
 
     def _decide(self, triage_plan: TriagePlan, readings: RuleReadings, vectors: Vector) -> Triage:
         scores = self.model.score(vectors)
@@ -76,6 +91,13 @@ class LayeredTriager:
 def triage_texts(request: ChatRequest, context: OperatingContext, model: SemanticTriage) -> Triage:
     """Synchronous triage with the model's own encoder (the CLI, benchmarks and tests)."""
     return LayeredTriager(context, model, model).run_sync(request)
+
+
+def _unused(encoding: asyncio.Future[Vector]) -> None:
+    """An encode whose vectors the decision did not need: its error, if any, is not an error of the
+    request (retrieved, so that asyncio does not report it as never retrieved)."""
+    if not encoding.cancelled():
+        encoding.exception()
 
 
 def spelling_corrector(model: SemanticTriage) -> Callable[[str], str] | None:
