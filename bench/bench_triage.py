@@ -26,6 +26,10 @@ Sources, each reported on its own:
 - ``bench/data/triage/probe.jsonl``: a second untouched split (#31, false alarms), written before the
   fifth pass was tuned: information questions, medication questions, history, near misses and
   emergencies happening now; like ``test``, only its aggregate figures are printed;
+- ``bench/data/triage/probe_flag2.jsonl``: non-urgent illness told in general terms (chronic, stable,
+  mild, improving, medicines, tests, appointments; lay and clinical, short and long) and emergencies
+  played down, written before the sixth pass was tuned; ``flag2 tune`` (``flag2-tune-*``) and
+  ``flag2 held`` (``flag2-held-*``, never printed);
 - ``../shared/eval/triage/`` held-out split (``bench/triage_data.split_of``: the 30% of rows the
   classifier was not trained on): clinical.jsonl, non_clinical.jsonl, suicide_risk.jsonl. Skipped
   when the folder is absent.
@@ -250,11 +254,13 @@ HELD_OUT = ("project test", "project probe")
 PROBE_HELD = "probe held"
 LONG_HELD = "long held"
 RECALL2_HELD = "recall2 held"
-HELD_OUT_SOURCES = (*HELD_OUT, PROBE_HELD, LONG_HELD, RECALL2_HELD)
+FLAG2_HELD = "flag2 held"
+HELD_OUT_SOURCES = (*HELD_OUT, PROBE_HELD, LONG_HELD, RECALL2_HELD, FLAG2_HELD)
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
 LONG = DEV / "probe_long.jsonl"
 RECALL2 = DEV / "probe_recall2.jsonl"
+FLAG2 = DEV / "probe_flag2.jsonl"
 
 
 def run_source(
@@ -350,7 +356,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--no-shared", action="store_true")
     parser.add_argument(
-        "--only", default="", help="comma-separated sources: first, tune, test, probe, recall2, long, shared"
+        "--only",
+        default="",
+        help="comma-separated sources: first, tune, test, probe, recall2, long, flag2, shared",
     )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument(
@@ -388,6 +396,7 @@ def main() -> None:
         "probe",
         "recall2",
         "long",
+        "flag2",
         "shared",
     }
 
@@ -440,6 +449,11 @@ def main() -> None:
         for part, name in (("tune", "long tune"), ("held", LONG_HELD)):
             chosen = [r for r in rows if r.id.startswith(f"long-{part}-")]
             run_source(f"{name} ({LONG.name})", chosen, context, model, args.cache, args.verbose)
+    if "flag2" in only and FLAG2.is_file():
+        rows = project_rows(FLAG2)
+        for part, name in (("tune", "flag2 tune"), ("held", FLAG2_HELD)):
+            chosen = [r for r in rows if r.id.startswith(f"flag2-{part}-")]
+            run_source(f"{name} ({FLAG2.name})", chosen, context, model, args.cache, args.verbose)
     if "shared" in only and not args.no_shared:
         if not EVAL.is_dir():
             print("\n(../shared/eval/triage absent: shared sets skipped)")
