@@ -2,8 +2,9 @@
 
 A claim is checked against several evidence windows, and a passage against every claim citing it.
 The verifier builds one ``AnalysedText`` per distinct text of a request (``Analyses``) and passes it
-to the checks, so each text is tokenised, stemmed and searched for numbers, negations, quantifiers and
-entities at most once per request, with no module-level cache keyed by text. The number and entity
+to the checks, so each text is tokenised, stemmed and searched for numbers, negations, quantifiers,
+entities and relations (``reading``: the role reader's and the word-order gate's one reading) at most
+once per request, with no module-level cache keyed by text. The number and entity
 extractors are given to ``Analyses`` (the current ones by default), so a caller or a test can swap them.
 """
 
@@ -19,6 +20,7 @@ from gateway.verification.checks.entities import Entity, extract_entities, us_sp
 from gateway.verification.checks.polarity import Negation, negations, prefix_roots, states_effect
 from gateway.verification.checks.quantifiers import strength
 from gateway.verification.checks.quantities import Quantity, extract_quantities
+from gateway.verification.checks.reading import Reading, read
 from gateway.verification.checks.roles import Relation, relations
 from gateway.verification.checks.words import WORD, is_content, stem
 
@@ -106,9 +108,14 @@ class AnalysedText:
         return strength(self.clean)
 
     @cached_property
+    def reading(self) -> Reading:
+        """The relation reading: relations and clause word order, read once (``checks.reading``)."""
+        return read(self.clean, relations(self.clean))
+
+    @property
     def relations(self) -> tuple[Relation, ...]:
         """Directed relations: who does what to whom ("A causes B", "A is more ... than B")."""
-        return relations(self.clean)
+        return self.reading.relations
 
     @cached_property
     def entity_text(self) -> str:

@@ -63,8 +63,9 @@ class _RolesFile:
     phrase_ends: Words
     frames: Words
     verb_words: Words
-    verb_endings: Words
-    not_verb_endings: Words
+    verbs: Words
+    not_verb_after: Words
+    not_verb_before: Words
 
 
 @dataclass(frozen=True)
@@ -103,8 +104,11 @@ class RoleGrammar:
     hard_break: re.Pattern[str]
     comma: re.Pattern[str]
     verb_words: frozenset[str]
-    verb_ending: re.Pattern[str]
-    """Words read as a verb by the word-order gate (``checks.role_order``): listed, or by ending."""
+    """Copulas, auxiliaries and modals: verbs for the word-order gate (``checks.reading``)."""
+    verbs: frozenset[str]
+    """Listed verbs (matched by stem), unless right after a word of ``not_verb_after``."""
+    not_verb_after: frozenset[str]
+    not_verb_before: frozenset[str]
 
 
 def _words(entries: tuple[str, ...]) -> str:
@@ -147,14 +151,10 @@ def load_role_grammar(path: Path = ROLES_PATH) -> RoleGrammar:
         words.pattern(rf"[{breaks}]|\b<<clause_break_words>>\b"),
         re.compile(r","),
         frozenset(data.verb_words),
-        _ending(data.verb_endings, data.not_verb_endings),
+        frozenset(data.verbs),
+        frozenset(data.not_verb_after),
+        frozenset(data.not_verb_before),
     )
-
-
-def _ending(endings: tuple[str, ...], exceptions: tuple[str, ...]) -> re.Pattern[str]:
-    """A word of three letters or more with one of ``endings`` and none of ``exceptions``."""
-    ends, unless = _words(endings), _words(exceptions)
-    return re.compile(rf"^(?![a-z]*{unless}$)[a-z]{{2,}}{ends}$")
 
 
 def _frame(frame: str) -> re.Pattern[str]:

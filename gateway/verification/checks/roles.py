@@ -30,19 +30,21 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from gateway.domain import ConflictKind
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, clash, pass_result
 from gateway.verification.checks.role_reader import (
-    PAREN,
     SIDE_WORDS,
     Relation,
     RoleGrammar,
     read_relations,
     role_grammar,
 )
-from gateway.verification.checks.words import WORD, cues, is_content, stem, stopwords
+from gateway.verification.checks.words import WORD, cues, is_content, stem
+
+if TYPE_CHECKING:
+    from gateway.verification.checks.reading import Reading
 
 __all__ = [
     "Relation",
@@ -157,11 +159,16 @@ def _exchanged(
 
 
 def _swapped(mine: Relation, theirs: Relation) -> bool:
-    """The claim's agent and patient, or its agent and setting, exchanged against the evidence's."""
+    """The claim's agent and patient, or its setting and either, exchanged against the evidence's."""
     if mine.family != theirs.family:
         return False
-    return _exchanged((mine.agent, mine.patient), (theirs.agent, theirs.patient)) or _exchanged(
-        (mine.agent, mine.setting), (theirs.agent, theirs.setting)
+    return any(
+        _exchanged((mine_a, mine_b), (theirs_a, theirs_b))
+        for (mine_a, mine_b), (theirs_a, theirs_b) in (
+            ((mine.agent, mine.patient), (theirs.agent, theirs.patient)),
+            ((mine.agent, mine.setting), (theirs.agent, theirs.setting)),
+            ((mine.patient, mine.setting), (theirs.patient, theirs.setting)),
+        )
     )
 
 
@@ -225,131 +232,103 @@ def restated_inverse_cues(claim: RelatedText, evidence: RelatedText) -> frozense
 
 
 def _confirmed_cues(claim: RelatedText, evidence: RelatedText) -> list[str]:
-    """The cues of the claim's relations that the evidence states the same way round (aligned, swapped
-    with none): the word-order gate does not ask for their sides' order."""
+    """The cues of the claim's relations that the evidence states the same way round (aligned with no
+    word crossed, swapped with none): the word-order gate does not ask for their sides' order."""
     theirs = evidence.relations
     return [
         mine.cue
         for mine in claim.relations
-        if any(_aligned(mine, other) for other in theirs)
+        if any(_aligned(mine, other) and not _crossed(mine, other) for other in theirs)
         and not any(_swapped(mine, other) for other in theirs)
     ]
 
 
+def _crossed(mine: Relation, theirs: Relation) -> bool:
+    """A word of the claim's agent only on the evidence's patient side, and one of its patient only on
+    the evidence's agent side: "GH by the liver stimulates the pituitary" against "GH by the pituitary
+    stimulates the liver" shares "GH" in place but exchanges the organs. Such a relation confirms
+    nothing (its word order is then asked). One way only is a modifier that moved ("B is caused by A
+    in adults" for "A causes B in adults")."""
+    return bool((mine.agent & theirs.patient) - theirs.agent) and bool(
+        (mine.patient & theirs.agent) - theirs.patient
+    )
+
+
 ORDER_SIDE_WORDS = 2
 """Shared content words read on each side of a verb by the word-order gate (the nearest ones)."""
+AUXILIARY_REACH = 3
+"""Words after an auxiliary in which its verb is looked for ("are sometimes caused", "may be caused")."""
 
 
-def _verb_pairs(clean: str, shared: frozenset[str], confirmed: list[str]) -> list[tuple[str, str, str]]:
-    """(verb, a shared content stem before it, one after it) for each verb of each comma segment of
-    ``clean`` and the ``ORDER_SIDE_WORDS`` nearest shared stems on each side in it (a phrase set off by
-    commas, "In children, A is common", may move freely; a word twice in the segment has no one place;
-    the left side reaches back past an appositive when the segment has none): a verb is a relation
-    cue, a listed verb word (``verb_words``), or a word read as a verb by its ending right after a word
-    that is not a
-    function word (``verb_endings``); a comparison's anchor ("than") is read as one too."""
-    grammar = role_grammar()
+def _verb_pairs(
+    claim: OrderedText, shared: frozenset[str], confirmed: list[str], grammar: RoleGrammar
+) -> list[tuple[str, str, str]]:
+    """(verb, a shared content stem before it, one after it) for each verb of each comma segment of the
+    claim (``Reading``: a relation cue, a copula or modal, a listed verb, a comparison's anchor) and the
+    ``ORDER_SIDE_WORDS`` nearest shared stems on each side in it (a phrase set off by commas, "In
+    children, A is common", may move freely; a word twice in the clause has no one place; the left side
+    reaches back past an appositive when the segment has none). The verbs of confirmed cues, and an
+    auxiliary before one ("is" of "is caused by"), are no pivots, and a side never reaches across one:
+    a confirmed relation's sides are in place, and a verb inside a side ("by HRT that contains
+    estrogen") is checked within it."""
     found: list[tuple[str, str, str]] = []
-    pivots = [p for _, p, _ in grammar.cues] + [role_patterns().than]
-    known = [word for cue in confirmed for word in WORD.findall(cue)]
-    for clause in grammar.hard_break.split(PAREN.sub("", clean)):
-        cue_spans = [m.span() for p in pivots for m in p.finditer(clause)]
-        words = list(WORD.finditer(clause))
-        segment = [len(grammar.comma.findall(clause[: w.start()])) for w in words]
-        verbs, exempt = [], []
-        for i, word in enumerate(words):
-            text = word.group(0)
-            in_cue = any(s <= word.start() < e for s, e in cue_spans)
-            guessed = i > 0 and words[i - 1].group(0) not in stopwords() and grammar.verb_ending.match(text)
-            verbs.append(in_cue or text in grammar.verb_words or bool(guessed))
-            exempt.append(text in known)
-        for i in reversed(range(len(words) - 1)):  # "is" of "is caused by", "may be" of "may be caused"
-            exempt[i] = exempt[i] or (_aux(words[i].group(0), grammar) and exempt[i + 1])
-        stems = [stem(w.group(0)) for w in words]
+    cues = [r.cue for r in claim.relations]
+    unconfirmed = [cue for cue in set(cues) if cues.count(cue) > confirmed.count(cue)]
+    known = {w for cue in confirmed for w in WORD.findall(cue)} - {
+        w for cue in unconfirmed for w in WORD.findall(cue)
+    }  # a cue word of a relation not confirmed ("causes" twice, one way round each) stays a pivot
+    for clause in claim.reading.clauses:
+        exempt = [w in known for w in clause.words]
+        for i in reversed(range(len(exempt) - 1)):  # "are sometimes" of "are sometimes caused by"
+            near = range(i + 1, min(i + 1 + AUXILIARY_REACH, len(exempt)))
+            following = next((j for j in near if clause.verbs[j]), None)
+            auxiliary = clause.words[i] in grammar.verb_words
+            exempt[i] = exempt[i] or (auxiliary and following is not None and exempt[following])
+        cuts = [i for i, e in enumerate(exempt) if e]
         entities = [
             (i, s)
-            for i, (w, s) in enumerate(zip(words, stems, strict=True))
-            if not verbs[i] and is_content(w.group(0)) and s in shared and stems.count(s) == 1
+            for i, s in enumerate(clause.stems)
+            if not clause.verbs[i] and clause.content[i] and s in shared and clause.stems.count(s) == 1
         ]
-        for v, is_verb in enumerate(verbs):
+        for v, is_verb in enumerate(clause.verbs):
             if not is_verb or exempt[v]:
                 continue
-            own = [s for i, s in entities if i < v and segment[i] == segment[v]]
-            left = (own or [s for i, s in entities if i < v])[-ORDER_SIDE_WORDS:]
-            right = [s for i, s in entities if i > v and segment[i] == segment[v]][:ORDER_SIDE_WORDS]
-            found += [(words[v].group(0), a, b) for a in left for b in right if a != b]
+            segment = clause.segments[v]
+            start = max((c for c in cuts if c < v), default=-1)
+            end = min((c for c in cuts if c > v), default=len(exempt))
+            side = [(i, s) for i, s in entities if start < i < end]
+            own = [s for i, s in side if i < v and clause.segments[i] == segment]
+            left = (own or [s for i, s in side if i < v])[-ORDER_SIDE_WORDS:]
+            right = [s for i, s in side if i > v and clause.segments[i] == segment][:ORDER_SIDE_WORDS]
+            found += [(clause.words[v], a, b) for a in left for b in right if a != b]
     return found
-
-
-def _aux(word: str, grammar: RoleGrammar) -> bool:
-    return word in grammar.verb_words
-
-
-def _fixed(clause: str, grammar: RoleGrammar) -> str:
-    """The clause without a comma segment opening or closing it that opens with a setting word
-    (``setting_openers``: "With treatment, A ...", "..., in adults"): such a phrase may move freely."""
-    parts = grammar.comma.split(clause)
-    while len(parts) > 1 and grammar.setting.match(parts[0]):
-        parts = parts[1:]
-    while len(parts) > 1 and grammar.setting.match(parts[-1]):
-        parts = parts[:-1]
-    return ",".join(parts)
-
-
-def _order(clean: str, first: str, second: str) -> bool:
-    """Does the text state ``first`` before ``second``: in some clause holding both, and in none the
-    other way round (in no clause together: the first occurrences' order)? A clause holding either word
-    on both sides of the other shows no order and is skipped. Words of a movable phrase (``_fixed``) are
-    in no order: a pair with one of them keeps its order."""
-    grammar = role_grammar()
-    seen_before = seen_after = False
-    fixed = [_fixed(clause, grammar) for clause in grammar.hard_break.split(clean)]
-    together = False
-    for clause in fixed:
-        stems = [stem(w) for w in WORD.findall(clause) if is_content(w)]
-        if first in stems and second in stems:
-            together = True
-            forward = second in stems[stems.index(first) + 1 :]
-            backward = first in stems[stems.index(second) + 1 :]
-            if forward and backward:
-                # a word repeated on both sides ("... to take. Adults can take ...", a heading run into
-                # its text): this clause shows no order
-                continue
-            seen_before |= forward
-            seen_after |= backward
-    if seen_before or seen_after:
-        return seen_before and not seen_after
-    if together:  # only clauses that show no order: nothing contradicts the claim's
-        return True
-    stems = [stem(w) for clause in fixed for w in WORD.findall(clause) if is_content(w)]
-    if first not in stems or second not in stems:
-        return True
-    return stems.index(first) < stems.index(second)
 
 
 class OrderedText(RelatedText, Protocol):
     """What the word-order gate reads of a text (``analysis.AnalysedText`` provides it)."""
 
     @property
-    def clean(self) -> str: ...
+    def reading(self) -> Reading: ...
 
     @property
     def content_word_stems(self) -> tuple[str, ...]: ...
 
 
 def check_role_order(claim: OrderedText, evidence: OrderedText) -> CheckResult:
-    """MISSING (order of roles not confirmed) unless the role reader confirms every relation of the
-    claim (read in both texts, sides in place, none swapped) or the claim keeps the evidence's word
-    order around each verb: the nearest content words on either side (``ORDER_SIDE_WORDS``), both in
-    the evidence, come there in the claim's order (``_order``). "A is a risk factor for B" (no cue the
-    reader knows) then never keeps "B is a risk factor for A". Used where a claim is kept as written
-    (binding, restatement), never to contradict: a reordered claim is not verified, and rewritten."""
+    """MISSING (order of roles not confirmed) unless the claim keeps the evidence's word order around
+    each of its verbs whose relation the role reader does not confirm (a cue read in both texts, sides
+    in place, none swapped, is no pivot): the nearest content words on either side
+    (``ORDER_SIDE_WORDS``), both in the evidence, come there in the claim's order
+    (``Reading.states_before``). A confirmed relation vouches for its own cue only: "GH by the liver
+    stimulates the pituitary to produce B" against "GH by the pituitary stimulates the liver to produce
+    B" confirms "produce" and still asks "stimulates" for its order. Both texts are read once
+    (``AnalysedText.reading``). "A is a risk factor for B" (no cue the reader knows) then never keeps
+    "B is a risk factor for A". Used where a claim is kept as written (binding, restatement), never to
+    contradict: a reordered claim is not verified, and rewritten."""
     confirmed = _confirmed_cues(claim, evidence)
-    if claim.relations and len(confirmed) == len(claim.relations):
-        return pass_result(CheckName.ROLE)
     shared = frozenset(claim.content_word_stems) & frozenset(evidence.content_word_stems)
-    for verb, before, after in _verb_pairs(claim.clean, shared, confirmed):
-        if not _order(evidence.clean, before, after):
+    for verb, before, after in _verb_pairs(claim, shared, confirmed, role_grammar()):
+        if not evidence.reading.states_before(before, after):
             detail = (
                 f"the order of roles around '{verb}' is not confirmed: the source names "
                 f"'{after}' before '{before}'"
