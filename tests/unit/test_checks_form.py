@@ -36,6 +36,7 @@ def test_an_incomplete_statement_is_missing_its_form(claim: str, why: str) -> No
         "Vitamin D sufficiency reduced the risk of severe disease",
         "Global covid-19 cases surpass 75 million",
         "Take ibuprofen with food.",
+        "Adults usually take 200 mg to 400 mg of ibuprofen every 4 to 6 hours",
         "Do not take aspirin if you are under 16.",
         "The trial was halted",
         "The study is put on hold (pending review).",

@@ -8,11 +8,11 @@ rules over its words (``data/lexicon.yaml``):
 - it ends on a word that needs a continuation (``dangling_endings``: an article, an auxiliary, a
   preposition, a conjunction: "Preliminary results of the screening are"), or leaves a bracket open;
 - it has no finite verb: it opens with no instruction verb (``instructions``: "Take ..."), has no
-  auxiliary, modal or copula (``auxiliaries``), and no word inflected as a
-  verb (-s, -ed) where a verb can stand (not after a word that opens a noun phrase,
-  ``phrase_openers``, and not before "of", "and", "or" or at the end, where a plural noun stands): a
-  headline ("Convalescent plasma to treat covid-19", "Belief in conspiracy theories and social
-  distancing over time").
+  auxiliary, modal or copula (``auxiliaries``), no word after an adverb in -ly ("usually take"), and
+  no word inflected as a verb (-s, -ed) where a verb can stand: after a word that opens a noun phrase
+  (``phrase_openers``) or a possessive, before "of", "and" or "or", or last, such a word is read as a
+  noun. A claim without a verb is a headline ("Convalescent plasma to treat covid-19", "Belief in
+  conspiracy theories and social distancing over time").
 
 Such a claim is MISSING its statement (``CheckName.FORM``): the local checker leaves it
 ``not_verified`` rather than deciding it from shared words. No parser is installed, so the verb test is
@@ -68,8 +68,8 @@ def form_words() -> FormWords:
 
 
 def has_finite_verb(tokens: tuple[str, ...]) -> bool:
-    """An instruction verb first, an auxiliary, modal or copula, or a word inflected as a verb where a
-    verb can stand."""
+    """An instruction verb first, an auxiliary, modal or copula, or a word inflected as a verb (or
+    following an -ly adverb) where a verb can stand."""
     words = form_words()
     if (tokens and tokens[0] in words.instructions) or any(t in words.auxiliaries for t in tokens):
         return True
@@ -77,7 +77,7 @@ def has_finite_verb(tokens: tuple[str, ...]) -> bool:
         word, before, after = tokens[i], tokens[i - 1], tokens[i + 1]
         if before in words.openers or before.endswith(("'s", "’s")) or after in _NOUN_FOLLOWERS:
             continue
-        if _INFLECTED.fullmatch(word):
+        if _INFLECTED.fullmatch(word) or (before.endswith("ly") and word not in words.openers):
             return True
     return len(tokens) > 1 and tokens[-1].endswith("ed") and tokens[-2] not in words.openers
 
