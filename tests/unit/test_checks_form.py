@@ -40,6 +40,8 @@ def test_an_incomplete_statement_is_missing_its_form(claim: str, why: str) -> No
         "Do not take aspirin if you are under 16.",
         "The trial was halted",
         "The study is put on hold (pending review).",
+        "Increased LDL receptors play a role in the reduction of plasma Lp(a).",
+        "Pregnant women are admitted more often than other women are",
     ],
 )
 def test_a_complete_statement_passes(claim: str) -> None:

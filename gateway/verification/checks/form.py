@@ -5,8 +5,9 @@ they do not read grammar. A claim that states no relation passes every one of th
 are in the evidence, whatever the evidence relates them by. So a claim is checked for form first, by
 rules over its words (``data/lexicon.yaml``):
 
-- it ends on a word that needs a continuation (``dangling_endings``: an article, an auxiliary, a
-  preposition, a conjunction: "Preliminary results of the screening are"), or leaves a bracket open;
+- it ends (outside brackets) on a word that needs a continuation (``dangling_endings``: an article,
+  an auxiliary, a preposition, a conjunction: "Preliminary results of the screening are"; an
+  auxiliary may end a comparison, "than adults are"), or leaves a bracket open;
 - it has no finite verb: it opens with no instruction verb (``instructions``: "Take ..."), has no
   auxiliary, modal or copula (``auxiliaries``), no word after an adverb in -ly ("usually take"), and
   no word inflected as a verb (-s, -ed) where a verb can stand: after a word that opens a noun phrase
@@ -36,6 +37,16 @@ _INFLECTED = re.compile(r"[a-z]{2,}(?:ed|[^su's]s)")
 _NOUN_FOLLOWERS = frozenset(("of", "and", "or"))
 """After a plural noun, not after a verb: "readmissions of", "theories and"."""
 _BRACKETS = (("(", ")"), ("[", "]"))
+_BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
+_COMPARED = re.compile(r"\b(?:than|as)\b", re.IGNORECASE)
+"""An auxiliary may end a comparison ("more often than adults are")."""
+_LAST = re.compile(r"[a-z0-9]+(?:['’-][a-z0-9]+)*")
+
+
+def _last_word(text: str) -> str:
+    """The text's last word outside brackets ("plasma Lp(a)." ends on "lp")."""
+    found = _LAST.findall(_BRACKETED.sub(" ", text).lower())
+    return found[-1] if found else ""
 
 
 class FormText(Protocol):
@@ -87,9 +98,10 @@ def incomplete(claim: FormText) -> str:
     if not claim.tokens:
         return ""
     words = form_words()
-    if claim.tokens[-1] in words.dangling:
-        return f"it ends on {claim.tokens[-1]!r}"
     plain = strip_markers(claim.text)
+    last = _last_word(plain)
+    if last in words.dangling and not (last in words.auxiliaries and _COMPARED.search(plain)):
+        return f"it ends on {last!r}"
     for opening, closing in _BRACKETS:
         if plain.count(opening) > plain.count(closing):
             return f"it leaves {opening!r} open"
