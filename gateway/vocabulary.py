@@ -133,7 +133,9 @@ class VerdictCheck(Vocabulary):
     QUANTIFIER = "quantifier"
     ENTITY_MISSING = "entity_missing"
     ROLE_ORDER = "role_order"
-    """The explicit checks (``verification.checks.results.CheckName``: the same values)."""
+    INCOMPLETE_CLAIM = "incomplete_claim"
+    """The explicit checks (``verification.checks.results.CheckName``: the same values);
+    ``incomplete_claim``: the claim is no complete statement (``checks/form.py``), left undecided."""
     # model stages
     NLI_ENTAILMENT = "nli_entailment"
     NLI_ERROR = "nli_error"

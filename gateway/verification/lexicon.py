@@ -31,8 +31,12 @@ WORD_LISTS = (
     "class_terms",
     "drug_suffixes",
     "condition_suffixes",
+    "dangling_endings",
+    "auxiliaries",
+    "instructions",
+    "phrase_openers",
 )
-GROUP_LISTS = ("synonyms", "populations", "medicines", "conditions", "body_parts")
+GROUP_LISTS = ("synonyms", "subjects", "populations", "medicines", "conditions", "body_parts")
 VALUE_TABLES = ("number_words", "scales", "fractions", "count_words")
 CUE_LISTS = (
     "negation_cues",
@@ -96,7 +100,12 @@ class _LexiconFile:
     class_terms: Words
     drug_suffixes: Words
     condition_suffixes: Words
+    dangling_endings: Words
+    auxiliaries: Words
+    instructions: Words
+    phrase_openers: Words
     synonyms: Groups
+    subjects: Groups
     populations: Groups
     medicines: Groups
     conditions: Groups

@@ -61,6 +61,7 @@ from gateway.verification.candidates import (
 )
 from gateway.verification.checks.analysis import AnalysedText, Analyses
 from gateway.verification.checks.entities import check_entities
+from gateway.verification.checks.form import check_form
 from gateway.verification.checks.numbers import check_numbers
 from gateway.verification.checks.polarity import check_antonyms, check_negation
 from gateway.verification.checks.quantifiers import check_quantifier
@@ -426,9 +427,11 @@ class LocalEntailmentVerifier:
         )
 
     def _run_checks(self, claim: AnalysedText, candidate: Candidate) -> list[CheckResult]:
-        """Numbers, polarity and quantifiers against the candidate; entities against the whole passage."""
+        """The claim's form (``checks/form.py``: an incomplete statement is never supported here);
+        numbers, polarity and quantifiers against the candidate; entities against the whole passage."""
         evidence = candidate.evidence
         return [
+            check_form(claim),
             check_numbers(claim, evidence),
             check_negation(claim, evidence),
             check_antonyms(claim, evidence),
@@ -443,4 +446,5 @@ class LocalEntailmentVerifier:
             CheckName.NUMBER: p.missing_number_penalty,
             CheckName.ENTITY: p.missing_entity_penalty,
             CheckName.QUANTIFIER: p.missing_quantifier_penalty,
+            CheckName.FORM: 0.0,
         }.get(name, 1.0)

@@ -55,3 +55,32 @@ def test_condition_names_are_recognised_by_their_suffix() -> None:
 
 def test_a_diagnosis_is_not_a_condition() -> None:
     assert check_entities("See a doctor for a diagnosis.", "See a doctor to find the cause.").passed
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("Hyperoxia causes lung injury in patients.", "Hyperoxia caused lung injury in exposed mice."),
+        ("The drug blocks the virus in humans.", "The drug blocked the virus in vitro."),
+        ("The virus spreads between hamsters.", "The virus spreads between ferrets."),
+        ("Masks protect children.", "Masks protected macaques in the study."),
+    ],
+)
+def test_swapped_study_subject_is_a_population_clash(claim: str, evidence: str) -> None:
+    result = check_entities(claim, evidence)
+    assert result.clash
+    assert result.conflict is not None
+    assert result.conflict.kind.value == "population"
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("The drug blocks the virus in patients.", "The drug blocked the virus in adults and in mice."),
+        ("The drug blocks the virus in patients.", "The drug blocked the virus."),
+        ("The drug blocks the virus.", "The drug blocked the virus in mice."),
+        ("The drug works in rhesus macaques.", "The drug worked in infected monkeys."),
+    ],
+)
+def test_a_shared_or_unnamed_study_subject_passes(claim: str, evidence: str) -> None:
+    assert check_entities(claim, evidence).passed

@@ -44,6 +44,10 @@ class EntityWords:
     spellings: tuple[tuple[str, str], ...]
     class_terms: frozenset[str]
     """Medicine groups that name a class (or a very broad one): naming a member instead is no clash."""
+    subjects: dict[str, str]
+    """What findings are observed in (``subjects``): surface form -> its group's name; every listed
+    population form -> the first group's (people)."""
+    subjects_pattern: re.Pattern[str]
 
 
 def _ending(words: tuple[str, ...]) -> re.Pattern[str]:
@@ -66,11 +70,10 @@ def entity_words() -> EntityWords:
         )
         for form, canonical in table.items()
     }
-    pattern = re.compile(
-        r"(?<![\w-])(?:"
-        + "|".join(re.escape(f) for f in sorted(vocabulary, key=len, reverse=True))
-        + r")(?![\w-])"
-    )
+    pattern = _alternation(vocabulary)
+    subjects = lists.table("subjects")
+    people = lists.groups["subjects"][0][0]
+    subjects.update({form: people for form in lists.table("populations") if form not in subjects})
     return EntityWords(
         medicines,
         vocabulary,
@@ -80,6 +83,17 @@ def entity_words() -> EntityWords:
         frozenset(lists.words["not_conditions"]),
         lists.spellings,
         frozenset(lists.words["class_terms"]),
+        subjects,
+        _alternation(subjects),
+    )
+
+
+def _alternation(forms: Iterable[str]) -> re.Pattern[str]:
+    """Any of ``forms`` as a whole word or phrase, longest first."""
+    return re.compile(
+        r"(?<![\w-])(?:"
+        + "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+        + r")(?![\w-])"
     )
 
 
@@ -178,12 +192,46 @@ def _can_clash(entity: Entity) -> bool:
     return entity.kind in _CLASHING_KINDS and entity.canonical not in entity_words().class_terms
 
 
+def subjects(text: NamedText) -> dict[str, str]:
+    """What the text says findings were observed in: subject group name -> the first form naming it."""
+    found: dict[str, str] = {}
+    words = entity_words()
+    for match in words.subjects_pattern.finditer(text.entity_text):
+        found.setdefault(words.subjects[match.group(0)], match.group(0))
+    return found
+
+
+def check_subjects(claim: NamedText, evidence: NamedText) -> CheckResult:
+    """A claim about one subject (people, mice, cells in vitro: ``lexicon.yaml`` ``subjects``) whose
+    evidence names other subjects and none of the claim's is a population CLASH ("in patients" against
+    a source on mice). Never MISSING: evidence that names no subject says nothing about it, and "people"
+    or "patients" are too common to require."""
+    theirs = subjects(evidence)
+    if not theirs:
+        return pass_result(CheckName.ENTITY)
+    ours = subjects(claim)
+    if not ours or ours.keys() & theirs.keys():
+        return pass_result(CheckName.ENTITY)
+    said, other = next(iter(ours.values())), next(iter(theirs.values()))
+    return clash(
+        CheckName.ENTITY,
+        ConflictKind.POPULATION,
+        f"the claim is about {said!r}; the evidence about {other!r}",
+        said,
+        other,
+    )
+
+
 def check_entities(claim: NamedText, evidence: NamedText) -> CheckResult:
     """Every medicine, condition, body part, population and name of the claim must be in the evidence.
 
     A swapped drug (ibuprofen for paracetamol) or population (children for adults) is a CLASH when the
-    evidence names another entity of the same kind; otherwise the entity is MISSING.
+    evidence names another entity of the same kind; otherwise the entity is MISSING. The claim's
+    subjects are compared first (``check_subjects``).
     """
+    swapped = check_subjects(claim, evidence)
+    if not swapped.passed:
+        return swapped
     wanted = claim.entities
     if not wanted:
         return pass_result(CheckName.ENTITY)

@@ -24,6 +24,7 @@ class CheckName(StrEnum):
     QUANTIFIER = "quantifier"
     ENTITY = "entity_missing"
     ROLE = "role_order"
+    FORM = "incomplete_claim"
 
 
 @dataclass(frozen=True)

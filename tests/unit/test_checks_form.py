@@ -1,0 +1,49 @@
+"""The form check: a claim that is no complete statement is left undecided, never supported."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.verification.checks.analysis import AnalysedText
+from gateway.verification.checks.form import check_form, incomplete
+from gateway.verification.checks.results import CheckName, CheckOutcome
+
+
+@pytest.mark.parametrize(
+    ("claim", "why"),
+    [
+        ("Preliminary results of the national screening are!", "ends on 'are'"),
+        ('"Preliminary results of the national screening are"".', "ends on 'are'"),
+        ("The new test is more accurate than", "ends on 'than'"),
+        ("Aprotinin (s blocks viral replication", "leaves '(' open"),
+        ("Belief in conspiracy theories and social distancing over time", "no verb"),
+        ("Convalescent plasma to treat covid-19", "no verb"),
+        ("Clinical benefit of remdesivir in infected macaques", "no verb"),
+    ],
+)
+def test_an_incomplete_statement_is_missing_its_form(claim: str, why: str) -> None:
+    result = check_form(AnalysedText(claim))
+    assert result.outcome is CheckOutcome.MISSING
+    assert result.name is CheckName.FORM
+    assert why in result.detail
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "Paracetamol is safe in pregnancy [1].",
+        "Trump halts travel from Europe to the US",
+        "Vitamin D sufficiency reduced the risk of severe disease",
+        "Global covid-19 cases surpass 75 million",
+        "Take ibuprofen with food.",
+        "Adults usually take 200 mg to 400 mg of ibuprofen every 4 to 6 hours",
+        "Do not take aspirin if you are under 16.",
+        "The trial was halted",
+        "The study is put on hold (pending review).",
+        "Increased LDL receptors play a role in the reduction of plasma Lp(a).",
+        "Pregnant women are admitted more often than other women are",
+    ],
+)
+def test_a_complete_statement_passes(claim: str) -> None:
+    assert incomplete(AnalysedText(claim)) == ""
+    assert check_form(AnalysedText(claim)).passed
