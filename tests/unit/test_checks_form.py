@@ -38,6 +38,8 @@ def test_an_incomplete_statement_is_missing_its_form(claim: str, why: str) -> No
         "Take ibuprofen with food.",
         "Adults usually take 200 mg to 400 mg of ibuprofen every 4 to 6 hours",
         "Do not take aspirin if you are under 16.",
+        "Masks protect children",  # a listed verb in its base form after a plural subject
+        "Vaccines prevent severe disease",
         "The trial was halted",
         "The study is put on hold (pending review).",
         "Increased LDL receptors play a role in the reduction of plasma Lp(a).",

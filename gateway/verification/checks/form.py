@@ -10,15 +10,16 @@ rules over its words (``data/lexicon.yaml``):
   auxiliary may end a comparison, "than adults are"), or leaves a bracket open;
 - it has no finite verb: it opens with no instruction verb (``instructions``: "Take ..."), has no
   auxiliary, modal or copula (``auxiliaries``), no word after an adverb in -ly ("usually take"), and
-  no word inflected as a verb (-s, -ed) where a verb can stand: after a word that opens a noun phrase
+  no listed verb (``roles.yaml`` ``verbs``, in a finite form: "Masks protect children") and no word
+  inflected as a verb (-s, -ed) where a verb can stand: after a word that opens a noun phrase
   (``phrase_openers``) or a possessive, before "of", "and" or "or", or last, such a word is read as a
   noun. A claim without a verb is a headline ("Convalescent plasma to treat covid-19", "Belief in
   conspiracy theories and social distancing over time").
 
 Such a claim is MISSING its statement (``CheckName.FORM``): the local checker leaves it
 ``not_verified`` rather than deciding it from shared words. No parser is installed, so the verb test is
-a rule of thumb: it errs towards "no verb" (a base-form verb after a plural subject, "Masks protect",
-reads as none), which only leaves a claim undecided.
+a rule of thumb: it errs towards "no verb" (a base-form verb that is not listed, after a plural
+subject, reads as none), which only leaves a claim undecided.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from functools import cache
 from typing import Protocol
 
 from gateway.text import strip_markers
+from gateway.verification.checks.reading import verb_forms
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, pass_result
 from gateway.verification.checks.words import lexicon
 
@@ -89,6 +91,8 @@ def has_finite_verb(tokens: tuple[str, ...]) -> bool:
         if before in words.openers or before.endswith(("'s", "’s")) or after in _NOUN_FOLLOWERS:
             continue
         if _INFLECTED.fullmatch(word) or (before.endswith("ly") and word not in words.openers):
+            return True
+        if word in verb_forms() and not word.endswith("ing"):  # "Masks protect children"
             return True
     return len(tokens) > 1 and tokens[-1].endswith("ed") and tokens[-2] not in words.openers
 
