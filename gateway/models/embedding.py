@@ -8,10 +8,10 @@ cosine 0.9998 or more to fp32 ones (docs/benchmarks.md); elsewhere bfloat16 is e
 to ONNX Runtime (``onnx_encoder``): model calls of up to ``ONNX_MAX_TEXTS`` texts (a question, a
 message's planned queries) run there in fp32, in 0.7 of torch bf16's time for one text; larger
 calls (requests coalesced under load, ingestion) stay on torch bf16, as fast at four texts and faster
-from eight up. A small torch call of texts of very different lengths (claims: one long citing
-sentence among short ones) is split into runs of similar length (``length_groups``), since the model
-pads a call to its longest text. With torch in fp32, ONNX Runtime takes every call. If ONNX
-Runtime cannot be set up, torch encodes everything and a warning says why.
+from eight up. A small torch call (claims, coalesced questions) runs padding-free: its texts are
+packed end to end (``packing``), since a padded call costs its longest text for every text (without
+packing, it is split into runs of similar length, ``length_groups``). With torch in fp32, ONNX Runtime
+takes every call. If ONNX Runtime cannot be set up, torch encodes everything and a warning says why.
 ``MiniLMEmbeddingFunction`` adapts it to Chroma's embedding-function interface and is registered
 under a fixed name, so a persisted collection reopens without Chroma's default model (which
 downloads from a hub and cannot work here).
@@ -45,6 +45,7 @@ from threadpoolctl import threadpool_limits
 
 from gateway.domain import Vector, unit_rows
 from gateway.models.onnx_encoder import OnnxEncoder, OnnxUnavailable, OnnxWeights
+from gateway.models.packing import PackedForward
 from gateway.settings import EmbeddingPrecision, OnnxWeightsSetting, Settings
 
 log = structlog.get_logger("gateway.startup")
@@ -175,7 +176,8 @@ class Embedder:
     ONNX Runtime's (None: ``serving_threads()``); ``cache_size`` bounds the text cache (0 disables it);
     ``onnx_dir`` turns ONNX Runtime on, with the exported graph cached in that directory, its weights
     ``onnx_weights`` (int8 falls back to fp32 with a warning when it cannot be made or disagrees);
-    ``around_model`` wraps every model call (a test gates, counts or fails the calls through it).
+    ``around_model`` wraps every model call (a test gates, counts or fails the calls through it);
+    ``packed``: small torch calls run padding-free (``packing``), else split by ``length_groups``.
     """
 
     dimensions = 384
@@ -192,6 +194,7 @@ class Embedder:
         onnx_weights: OnnxWeights = "fp32",
         around_model: Callable[[ModelCall], ModelCall] | None = None,
         max_coalesced_texts: int = MAX_COALESCED_TEXTS,
+        packed: bool = True,
     ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -210,8 +213,10 @@ class Embedder:
         )
         # torch fp32 is slower than ONNX Runtime at every call size: it is then only the fallback
         self._model: Any = None
+        self._packed: PackedForward | None = None
         if self._onnx is None or self.precision == "bf16":
             self._model = self._load_torch(self.precision)
+            self._packed = PackedForward.open(self._model) if packed else None
         self._batch_size = batch_size
         self._max_coalesced = max_coalesced_texts
         self._call_model: ModelCall = around_model(self._model_encode) if around_model else self._model_encode
@@ -431,6 +436,8 @@ class Embedder:
             return self._onnx.encode(texts)
         if len(texts) <= 1 or len(texts) > GROUPED_MAX_TEXTS:
             return self._torch_encode(texts)
+        if self._packed is not None:
+            return self._packed.encode(texts)
         limit = self._model.max_seq_length
         ids = self._model.tokenizer(texts, truncation=True, max_length=limit)["input_ids"]
         groups = length_groups([len(i) for i in ids])

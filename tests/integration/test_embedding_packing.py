@@ -1,0 +1,41 @@
+"""Packed (padding-free) torch calls give the padded calls' vectors, whatever the texts' lengths."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gateway.models.embedding import Embedder
+from gateway.models.packing import PackedForward
+
+TEXTS = [
+    "Adults can take 500 mg of paracetamol every 4 to 6 hours.",
+    "Do not take more than 4 g in 24 hours.",
+    "ok",
+    "Gout is a form of arthritis caused by uric acid crystals in a joint, and an attack usually starts "
+    "suddenly, often at night, with intense pain, swelling, redness and warmth in the big toe, although "
+    "the ankle, the knee, the wrist and the fingers can also be affected; " * 3,
+    "Do not take more than 4 g in 24 hours.",
+]
+
+
+def test_packed_vectors_are_the_padded_ones_in_fp32() -> None:
+    embedder = Embedder(precision="fp32", cache_size=0, packed=False)
+    packed = PackedForward.open(embedder._model)
+    assert packed is not None
+    vectors = packed.encode(TEXTS)
+    padded = embedder._torch_encode(TEXTS)
+    assert vectors.shape == (len(TEXTS), embedder.dimensions)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert float((vectors * padded).sum(axis=1).min()) > 0.99999
+
+
+def test_a_packed_embedder_encodes_small_calls_like_a_padded_one() -> None:
+    packed = Embedder(cache_size=0, packed=True)
+    padded = Embedder(cache_size=0, packed=False)
+    assert packed._packed is not None
+    assert padded._packed is None
+    cosines = (packed.encode(TEXTS) * padded.encode(TEXTS)).sum(axis=1)
+    assert float(cosines.min()) > 0.9999
+    # a text's vector does not depend on the texts packed beside it beyond rounding
+    alone = packed.encode([TEXTS[1], TEXTS[0]])
+    assert float((alone[0] * packed.encode(TEXTS)[1]).sum()) > 0.9999
