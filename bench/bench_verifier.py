@@ -115,8 +115,9 @@ CACHE_VERSION = 2
 """Version 2 records every clash (any kind, any similarity) with its conflict; ``local_verdict``
 applies the policy's contradiction rule to it."""
 ROOT = Path(__file__).resolve().parents[1]
-CHECK_INPUTS = ("gateway/verification", "gateway/text.py", "gateway/domain", "policies")
-"""What the local verdicts depend on besides the rows: the checker's code and data, and the policies."""
+CHECK_INPUTS = ("gateway/verification", "gateway/models", "gateway/text.py", "gateway/domain", "policies")
+"""What the local verdicts depend on besides the rows: the checker's code and data, the encoder, and
+the policies."""
 JUDGE_REQUEST_CLAIMS = 8
 """Claims per ``verify()`` call when a judge is wired in (its budget is per call, as per request)."""
 P95 = 0.95
