@@ -32,9 +32,6 @@ WORD_LISTS = (
     "drug_suffixes",
     "condition_suffixes",
     "dangling_endings",
-    "auxiliaries",
-    "instructions",
-    "phrase_openers",
 )
 GROUP_LISTS = ("synonyms", "subjects", "populations", "medicines", "conditions", "body_parts")
 VALUE_TABLES = ("number_words", "scales", "fractions", "count_words")
@@ -101,9 +98,6 @@ class _LexiconFile:
     drug_suffixes: Words
     condition_suffixes: Words
     dangling_endings: Words
-    auxiliaries: Words
-    instructions: Words
-    phrase_openers: Words
     synonyms: Groups
     subjects: Groups
     populations: Groups

@@ -96,8 +96,7 @@ def forms(verb: str) -> frozenset[str]:
 
 
 @cache
-def verb_forms() -> frozenset[str]:
-    """Every form of every listed verb (``roles.yaml`` ``verbs``), built on first use."""
+def _verb_forms() -> frozenset[str]:
     return frozenset(form for verb in role_grammar().verbs for form in forms(verb))
 
 
@@ -105,7 +104,7 @@ def _is_verb(words: list[str], i: int, in_cue: bool, grammar: RoleGrammar) -> bo
     word = words[i]
     if word in grammar.verb_words:
         return True
-    if not in_cue and word not in verb_forms():
+    if not in_cue and word not in _verb_forms():
         return False
     after_noun_marker = i > 0 and words[i - 1] in grammar.not_verb_after
     return not after_noun_marker and (i + 1 == len(words) or words[i + 1] not in grammar.not_verb_before)
