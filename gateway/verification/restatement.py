@@ -12,7 +12,9 @@ patchwork of quotes. This module recognises the claims that differ from their qu
 - a hedge the claim adds (``hedges``): "may", "usually", "some people" on a statement the source makes
   flatly is a weaker claim. A claim that drops a source's hedge, or hedges less than the source
   ("usually" for "may"), is stronger: never a restatement, and a claim that binding supported is then
-  unsupported too (``HEDGE_CHECK``). A negated hedge ("not usually") is never read as a hedge.
+  unsupported too (``HEDGE_CHECK``). So is a claim whose quantifier is stronger than a qualified
+  source's ("most" or "all" for "some", "often" for "can": ``quantifiers.stronger``). A negated hedge
+  ("not usually") is never read as a hedge.
 
 and that restate the whole quote (every content word of the quote is in the claim). The explicit checks
 (numbers and units, negation, opposites, quantifiers, entities) must pass on the texts with the terms
@@ -40,6 +42,7 @@ from gateway.validation import FILE_CONFIG, field_error, load_file
 from gateway.verification.binding import Binding, unshared_words, word_key
 from gateway.verification.checks.analysis import Analyses
 from gateway.verification.checks.polarity import polarity_words
+from gateway.verification.checks.quantifiers import stronger
 from gateway.verification.checks.quantities import extract_quantities
 from gateway.verification.checks.results import CheckOutcome, CheckResult
 from gateway.verification.checks.run import run_all
@@ -178,7 +181,7 @@ class Restatement:
         """
         text = strip_markers(claim)
         if binding.restates:
-            dropped = self._dropped_hedge(text, context)
+            dropped = self._dropped_hedge(text, context) or _stronger(text, context, analyses)
             return binding if dropped is None else Binding(False, HEDGE_CHECK, dropped)
         if binding.clash and not self._listed_clash(binding, self._read(text), self._read(context)):
             return binding
@@ -196,7 +199,7 @@ class Restatement:
             for r in run_all(analyses(claim), analyses(context))
         ):
             return None
-        if self._dropped_hedge(claim, context) is not None:
+        if self._dropped_hedge(claim, context) is not None or _stronger(claim, context, analyses):
             return None
         if not all(
             r.outcome is CheckOutcome.PASS for r in run_all(analyses(mine.text), analyses(theirs.text))
@@ -303,6 +306,13 @@ class Restatement:
         hedge = ", ".join(repr(h) for h in governing)
         stated = "states flatly" if mine == FLAT else "hedges less"
         return f"the quoted source hedges ({hedge}); the claim {stated}: a stronger claim"
+
+
+def _stronger(claim: str, context: str, analyses: Analyses) -> str | None:
+    """Why the claim generalises more strongly than its qualified source (None: it does not)."""
+    if not stronger(analyses(claim), analyses(context)):
+        return None
+    return "the quoted source qualifies its statement ('some', 'can'); the claim's quantifier is stronger"
 
 
 def _key(entry: str) -> str:

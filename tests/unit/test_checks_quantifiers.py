@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from gateway.verification.checks import quantifiers
+from gateway.verification.checks.analysis import Analyses
+from gateway.verification.checks.quantifiers import stronger
 from gateway.verification.checks.results import CheckOutcome
 from tests.support.checks import on_texts
 
@@ -40,3 +42,13 @@ def test_middle_quantifiers_are_not_failures() -> None:
 
 def test_a_limiting_only_is_not_universal() -> None:
     assert check_quantifier("Side effects occur only in rare cases.", "Side effects are rare.").passed
+
+
+def test_stronger_compares_only_with_qualified_evidence() -> None:
+    analyses = Analyses()
+    some, most = analyses("Some people have pain."), analyses("Most people have pain.")
+    flat, hedged = analyses("People have pain."), analyses("People may have pain.")
+    assert stronger(most, some)
+    assert not stronger(some, most)
+    assert not stronger(hedged, flat)  # a hedge added to a flat statement is weaker
+    assert not stronger(some, some)

@@ -47,6 +47,13 @@ def test_listed_verbs_are_read_by_their_forms_and_nouns_are_not() -> None:
             "In people with sickle cell disease, infections can trigger a pain crisis.",
             "In people with a pain crisis, infections can trigger sickle cell disease.",
         ),
+        # a word on both sides ("lupus"): the sides' own words are compared (#35 item 5)
+        ("Lupus nephritis is caused by lupus.", "Lupus is caused by lupus nephritis."),
+        # two relations whose sides overlapped: each side ends before the next cue
+        (
+            "The virus that causes chickenpox also causes shingles.",
+            "The virus that shingles causes also causes chickenpox.",
+        ),
     ],
 )
 def test_a_swap_is_not_kept(source: str, claim: str) -> None:
@@ -69,6 +76,19 @@ def test_a_swap_is_not_kept(source: str, claim: str) -> None:
         (
             "The hypothalamus makes a hormone called somatostatin, which inhibits GH production.",
             "The hypothalamus makes a hormone, called somatostatin, which inhibits the production of GH.",
+        ),
+        ("Lupus nephritis is caused by lupus.", "Lupus causes lupus nephritis."),
+        (
+            "The virus that causes chickenpox also causes shingles.",
+            "Shingles is also caused by the virus that causes chickenpox.",
+        ),
+        (
+            "Primary hemochromatosis is caused by a defect in the genes that control how much iron you take.",
+            "A defect in the genes that control how much iron you take causes primary hemochromatosis.",
+        ),
+        (
+            "Hepatitis C is due to a viral infection that causes inflammation and damage to the liver.",
+            "Hepatitis C is due to a viral infection that causes inflammation and damage to the liver.",
         ),
     ],
 )

@@ -174,6 +174,35 @@ def test_a_claim_that_drops_its_sources_hedge_is_not_supported_even_when_binding
     assert "a stronger claim" in reason
 
 
+@pytest.mark.parametrize(
+    ("claim", "source", "check"),
+    [
+        # both hedged by "may": the quantifier is stronger, not the hedge
+        (
+            "Most people with gout may get kidney stones.",
+            "Some people with gout may get kidney stones.",
+            HEDGE_CHECK,
+        ),
+        # a word its source lacks ("often") and a universal claim: binding and the quantifier check refuse
+        ("Ibuprofen often causes abdominal pain.", "Ibuprofen can cause abdominal pain.", "quote_binding"),
+        ("All people with gout get kidney stones.", "Some people with gout get kidney stones.", "quantifier"),
+    ],
+)
+def test_a_claim_with_a_stronger_quantifier_than_its_qualified_source_is_not_kept(
+    claim: str, source: str, check: str
+) -> None:
+    kept, found, reason = decide(claim, source)
+    assert (kept, found) == (False, check)
+    assert found != HEDGE_CHECK or "quantifier is stronger" in reason
+
+
+def test_a_quantifier_as_strong_or_weaker_than_the_sources_is_kept() -> None:
+    source = "Most people with gout have kidney stones."
+    assert decide("Most people with gout have kidney stones.", source)[0]
+    assert decide("Some people with gout have kidney stones.", source)[0]
+    assert decide("Ibuprofen may cause abdominal pain.", "Ibuprofen causes abdominal pain.")[0]
+
+
 def test_a_hedge_of_another_clause_or_a_date_does_not_weaken_the_claims_statement() -> None:
     source = "Paracetamol is safe in pregnancy, but it may upset the stomach in some people."
     assert decide("Paracetamol is safe in pregnancy.", source)[:2] == (True, "quote_bound")

@@ -44,6 +44,14 @@ def strength(clean: str) -> int:
     return 0
 
 
+def stronger(claim: QualifiedText, evidence: QualifiedText) -> bool:
+    """Does the claim generalise more strongly than evidence that qualifies itself ("most" or "all" for
+    "some", "often" for "can")? Such a claim is never a restatement of its source (``restatement``).
+    Unqualified evidence is not compared here: a hedge the claim adds to it ("may") is weaker, and a
+    universal claim is ``check_quantifier``'s."""
+    return 0 < evidence.strength < claim.strength
+
+
 def check_quantifier(claim: QualifiedText, evidence: QualifiedText) -> CheckResult:
     """A claim must not generalise more strongly than its evidence ("always" vs "sometimes").
 

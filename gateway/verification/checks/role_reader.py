@@ -66,6 +66,7 @@ class _RolesFile:
     verbs: Words
     not_verb_after: Words
     not_verb_before: Words
+    side_continuers: Words
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,8 @@ class RoleGrammar:
     """Listed verbs (matched by stem), unless right after a word of ``not_verb_after``."""
     not_verb_after: frozenset[str]
     not_verb_before: frozenset[str]
+    side_continuers: frozenset[str]
+    """Words after which a relation cue continues a side instead of ending it (``_before_next_cue``)."""
 
 
 def _words(entries: tuple[str, ...]) -> str:
@@ -154,6 +157,7 @@ def load_role_grammar(path: Path = ROLES_PATH) -> RoleGrammar:
         frozenset(data.verbs),
         frozenset(data.not_verb_after),
         frozenset(data.not_verb_before),
+        frozenset(data.side_continuers),
     )
 
 
@@ -232,12 +236,31 @@ def _object(after_text: str, grammar: RoleGrammar) -> str:
     return right[: end.start()] if end else right
 
 
+def _has_cue(text: str, grammar: RoleGrammar) -> bool:
+    return any(pattern.search(text) for _, pattern, _ in grammar.cues)
+
+
+def _before_next_cue(side: str, grammar: RoleGrammar) -> str:
+    """A side read after its cue ends before the next relation cue that is a verb of its own ("causes A
+    also causes B", "causes A that leads to B": A; "the B that A causes also causes C": nothing), so
+    that the two relations' sides do not overlap. A cue opening the side ("causes damage to B"), after
+    a noun marker ("the damage"), after a coordinator ("inflammation and damage to
+    B") or after an infinitive marker ("action to control B", ``side_continuers``) is part of the side."""
+    for start in sorted(m.start() for _, pattern, _ in grammar.cues for m in pattern.finditer(side)):
+        words = side[:start].split()
+        if words and words[-1] not in grammar.side_continuers and not grammar.noun.search(side[:start]):
+            return side[:start]  # "also causes B": the side is empty (a relative "the B that A causes")
+    return side
+
+
 def _relation(
     family: str, cue: str, agent: list[str], patient: list[str], setting: str, inverse: bool = False
 ) -> Relation | None:
+    """The relation over each side's distinctive words (a word on both sides, "lupus" of "lupus is
+    caused by lupus nephritis", has no side); one side may then be empty, not both."""
     shared = set(agent) & set(patient)
     left, right = frozenset(agent) - shared, frozenset(patient) - shared
-    if not left or not right:
+    if not agent or not patient or not (left or right):
         return None
     return Relation(family, left, right, cue, frozenset(_stems(setting)) - left - right, inverse)
 
@@ -248,11 +271,18 @@ def _sides(
     """(subject, object, setting, object relative) of a cue whose clause has ``own`` before it."""
     opener = list(grammar.opener.finditer(own))
     pronoun = list(grammar.relative.finditer(own))
-    if pronoun and (not opener or pronoun[-1].start() > opener[-1].start()):
+    if pronoun and (
+        not opener
+        or pronoun[-1].start() > opener[-1].start()
+        or _has_cue(own[pronoun[-1].end() : opener[-1].start()], grammar)  # "genes that control how"
+    ):
         between, head = own[pronoun[-1].end() :], own[: pronoun[-1].start()]
-        verb_between = any(p.search(between) for _, p, _ in grammar.cues)
+        verb_between = _has_cue(between, grammar)
         if verb_between and not grammar.coordinator.search(between.split()[-1] if between.split() else ""):
-            subject, setting = _subject(before, grammar)  # the pronoun is an earlier verb's
+            # the pronoun is an earlier verb's: an active cue after a relative clause with its own
+            # relation has the clause's head as subject ("the virus that causes A also causes B")
+            head_first = not passive and _has_content(head)
+            subject, setting = _subject([*before[:-1], head] if head_first else before, grammar)
             return subject, right, setting, False
         if not passive and _has_content(between) and not verb_between and not _has_content(right):
             return between, head, "", True  # "the B that A causes": A causes B
@@ -283,7 +313,7 @@ def _read(
     by = grammar.by.match(right)
     if by is not None:
         right, passive = right[by.end() :], True
-    right = _object(right, grammar)
+    right = _before_next_cue(_object(right, grammar), grammar)
     subject, after, setting, object_relative = _sides(before[-1], before, right, passive, grammar)
     near_before = _stems(subject)[-SIDE_WORDS:]
     if object_relative:

@@ -148,24 +148,30 @@ in B" ranks A above B (the preposition repeated after "than")."""
 
 
 def _exchanged(
-    mine: tuple[frozenset[str], frozenset[str]], theirs: tuple[frozenset[str], frozenset[str]]
+    mine: tuple[frozenset[str], frozenset[str]],
+    theirs: tuple[frozenset[str], frozenset[str]],
+    one_sided: bool = False,
 ) -> bool:
     """Words of the claim's first role are in the evidence's second and words of its second in the
     evidence's first, and more of them than stay in place (words both sides share, such as the verb of
-    "children recover faster than adults" or "other proteins" of two lists, are the frame)."""
+    "children recover faster than adults" or "other proteins" of two lists, are the frame).
+    ``one_sided``: agent and patient, where a side left empty by a word on both sides ("lupus is
+    caused by lupus nephritis": only "nephritis" is a side's own) moves one way only."""
     (x, y), (x2, y2) = mine, theirs
     to_y, to_x = (x & y2) - x2, (y & x2) - y2
-    return bool(to_y) and bool(to_x) and len(to_y) + len(to_x) > len(x & x2) + len(y & y2)
+    moved = (bool(to_y) and bool(to_x)) or (one_sided and not (x and y and x2 and y2) and bool(to_y | to_x))
+    return moved and len(to_y) + len(to_x) > len(x & x2) + len(y & y2)
 
 
 def _swapped(mine: Relation, theirs: Relation) -> bool:
     """The claim's agent and patient, or its setting and either, exchanged against the evidence's."""
     if mine.family != theirs.family:
         return False
+    if _exchanged((mine.agent, mine.patient), (theirs.agent, theirs.patient), one_sided=True):
+        return True
     return any(
         _exchanged((mine_a, mine_b), (theirs_a, theirs_b))
         for (mine_a, mine_b), (theirs_a, theirs_b) in (
-            ((mine.agent, mine.patient), (theirs.agent, theirs.patient)),
             ((mine.agent, mine.setting), (theirs.agent, theirs.setting)),
             ((mine.patient, mine.setting), (theirs.patient, theirs.setting)),
         )
@@ -173,8 +179,12 @@ def _swapped(mine: Relation, theirs: Relation) -> bool:
 
 
 def _aligned(mine: Relation, theirs: Relation) -> bool:
-    same = mine.family == theirs.family
-    return same and bool(mine.agent & theirs.agent) and bool(mine.patient & theirs.patient)
+    """Same family, each side sharing a word with the evidence's (a side both leave empty, see
+    ``role_reader._relation``, agrees), at least one of them."""
+    agent, patient = mine.agent & theirs.agent, mine.patient & theirs.patient
+    agent_ok = bool(agent) or not (mine.agent or theirs.agent)
+    patient_ok = bool(patient) or not (mine.patient or theirs.patient)
+    return mine.family == theirs.family and agent_ok and patient_ok and bool(agent or patient)
 
 
 def check_roles(claim: RelatedText, evidence: RelatedText) -> CheckResult:
