@@ -128,3 +128,19 @@ def test_a_past_pregnancy_does_not_make_old_piles_a_pregnancy_bleed() -> None:
     old = "hemorrhoids on and off since my pregnancy, a little bright red blood on the paper sometimes"
     assert judge(old).scope is not Scope.EMERGENCY
     assert escalated("I'm 12 weeks into my pregnancy and bleeding", "pregnancy_bleeding")
+
+
+@pytest.mark.parametrize(
+    ("ordinary", "swallowed"),
+    [
+        ("I ate lunch and had some sharp pain in my side", "my son swallowed something sharp"),
+        ("I ate dinner and now have pins and needles in my hand", "she swallowed a pin"),
+        ("I drank a glass of water with my lithium", "he ate a piece of glass"),
+        ("I swallowed my lithium tablet", "my toddler swallowed a lithium coin cell"),
+    ],
+)
+def test_a_swallowed_object_is_the_object_not_the_word_in_another_sense(
+    ordinary: str, swallowed: str
+) -> None:
+    assert READER.signs(READER.read(ordinary), "swallowed_object") is None
+    assert escalated(swallowed, "swallowed_object")
