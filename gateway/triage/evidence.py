@@ -43,6 +43,17 @@ _LAST_WORD = re.compile(r"[A-Za-z0-9]+\W*$")
 _PARAGRAPH = re.compile(r"\n\s*\n")
 
 
+_FUL = re.compile(r"ful(s)?\b", re.IGNORECASE)
+"""Snowball strips "-ful" ("handful" -> "hand", "cupful" -> "cup", "mouthful" -> "mouth"): a listed word
+so ending is matched whole (and its plural), never by stem, so that "my hands" is no amount."""
+
+
+def _whole(word: str) -> re.Pattern[str]:
+    """A listed word or phrase matched as written (its "-ful" words with or without a plural "s")."""
+    words = [_FUL.sub("fuls?", re.escape(w)) for w in word.lower().split()]
+    return re.compile(r"\b" + r"\s+".join(words) + r"\b", re.IGNORECASE)
+
+
 @lru_cache(maxsize=1024)
 def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
@@ -206,6 +217,9 @@ class EvidenceReader:
                 patterns.append((name, re.compile(r"\b(?:" + "|".join(prefixes) + r")\w*", re.IGNORECASE)))
             for word in group.words:
                 if word.endswith("*") or word.startswith("*"):
+                    continue
+                if _FUL.search(word):
+                    patterns.append((name, _whole(word)))
                     continue
                 stems = tuple(stem(t) for t in _TOKEN.findall(word))
                 if stems:

@@ -49,7 +49,8 @@ class TermGroup:
 
     words: tuple[str, ...] = ()
     """Words and phrases, compared by Snowball stem ("coughing up blood"); "haemorrhag*" is a prefix,
-    "*cillin" a suffix (any word of more than five letters ending so: "amoxicillin")."""
+    "*cillin" a suffix (any word of more than five letters ending so: "amoxicillin"). A word ending in
+    "-ful" is matched as written (Snowball stems "handful" to "hand")."""
     patterns: tuple[str, ...] = ()
     """Case-insensitive regular expressions, for what words cannot say ("\\d+ (pills|tablets)")."""
     negatable: bool = True
