@@ -65,8 +65,6 @@ UPWARD_IMPORTS: dict[tuple[str, str], str] = {
         "gateway.knowledge.command",
         "gateway.policies",
     ): "the ingest command: an entry point kept in its feature",
-    ("gateway.telemetry.attributes", "gateway.pipeline.result"): "span attributes read a PipelineResult, "
-    "while the stage runner opens spans: telemetry sits below pipeline",
 }
 """Known imports of a package above the importer: (module, imported module) -> why, and what removes it."""
 
