@@ -41,6 +41,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.disguises import DISGUISES
+from gateway.bootstrap import instruction_detector
 from gateway.knowledge.chunking import chunk_document
 from gateway.knowledge.corpus import SourceDocument
 from gateway.knowledge.instructions import InstructionDetector
@@ -133,8 +134,8 @@ def bench_splits(
     splits: list[str], embedder: Embedder, show_errors: bool, by_disguise: bool = False, plain: bool = False
 ) -> None:
     detectors = [
-        ("rules", InstructionDetector.from_settings(Settings(), None)),
-        ("rules + exemplars", InstructionDetector.from_settings(Settings(), embedder)),
+        ("rules", instruction_detector(Settings(), None)),
+        ("rules + exemplars", instruction_detector(Settings(), embedder)),
     ]
     print(
         f"{'split':15s} {'detector':18s} {'injections':>10s} {'leaflets':>8s} {'precision':>9s} "
@@ -198,8 +199,8 @@ def bench_kb(limit: int, embedder: Embedder, show: bool, baseline: Path | None) 
         vectors = embedder.encode(distinct)
         counts: list[int] = []
         for label, settings in detectors:
-            by_rule = InstructionDetector.from_settings(settings, None).flags(distinct)
-            flagged = InstructionDetector.from_settings(settings, embedder).flags(distinct, vectors)
+            by_rule = instruction_detector(settings, None).flags(distinct)
+            flagged = instruction_detector(settings, embedder).flags(distinct, vectors)
             counts += [sum(by_rule), sum(flagged)]
             if show:
                 for sentence, rule, flag in zip(distinct, by_rule, flagged, strict=True):

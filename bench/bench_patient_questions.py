@@ -173,11 +173,11 @@ def gate_rates(best: list[tuple[float, bool]], threshold: float) -> tuple[float,
 
 def open_store(args: argparse.Namespace, questions: list[dict[str, Any]]) -> tuple[Any, Any]:
     from bench.bench_retrieval import DATA, TIERS_BY_ORG
+    from gateway import bootstrap
     from gateway.knowledge.corpus import SourceDocument
     from gateway.knowledge.ingest import Ingestor
     from gateway.knowledge.loaders import iter_jsonl
     from gateway.knowledge.query import load_planner
-    from gateway.knowledge.store import ChromaStore
     from gateway.models.embedding import Embedder
     from gateway.resources import bundled
     from gateway.settings import Settings
@@ -186,7 +186,7 @@ def open_store(args: argparse.Namespace, questions: list[dict[str, Any]]) -> tup
     embedder = Embedder(onnx_dir=args.onnx_cache, onnx_weights=args.onnx_weights, cache_size=0)
     print(f"MiniLM: {embedder.runtime}", flush=True)
     planner = load_planner(args.policies or bundled("policies"))
-    store = ChromaStore.open(Settings(data_dir=args.data_dir), embedder, planner=planner)
+    store = bootstrap.open_store(Settings(data_dir=args.data_dir), embedder, planner=planner)
     if args.subset:
         wanted = {i for q in questions for i in q["relevant"]}
         documents = [r for r in iter_jsonl(DATA, tiers_by_org=TIERS_BY_ORG) if isinstance(r, SourceDocument)]
@@ -380,10 +380,10 @@ def main() -> None:
     old_planner = None if args.no_baseline else baseline_planner(args.baseline_rev)
     configurations: list[tuple[str, Any, Any]] = []
     if old_planner is not None:  # a store of its own: the planner's lexicon is cached per store
-        from gateway.knowledge.store import ChromaStore
+        from gateway import bootstrap
         from gateway.settings import Settings
 
-        old_store = ChromaStore.open(Settings(data_dir=args.data_dir), embedder, planner=old_planner)
+        old_store = bootstrap.open_store(Settings(data_dir=args.data_dir), embedder, planner=old_planner)
         configurations.append((f"baseline ({args.baseline_rev})", old_store, baseline_options()))
     configurations.append(("current", store, SearchOptions()))
     for question in next(iter(sets.values()))[:5]:  # warm-up: model, vectors, lexicon

@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gateway.bootstrap import open_store
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
@@ -219,7 +221,6 @@ def main() -> None:
     from gateway.knowledge.ingest import Ingestor
     from gateway.knowledge.loaders import iter_jsonl
     from gateway.knowledge.search_options import SearchOptions
-    from gateway.knowledge.store import ChromaStore
     from gateway.models.embedding import Embedder
     from gateway.settings import Settings
 
@@ -249,7 +250,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as scratch:
         tmp = args.data_dir or Path(scratch)
-        store = ChromaStore.open(Settings(data_dir=tmp), embedder)
+        store = open_store(Settings(data_dir=tmp), embedder)
         embedder.encode = timed_encode  # type: ignore[method-assign]
         report = Ingestor(store, embedder, batch_documents=args.batch, progress=True).run(
             documents, total=len(documents)
@@ -271,7 +272,7 @@ def main() -> None:
             f"{again.summary.unchanged} unchanged, {again.summary.chunks_written} written"
         )
         started = time.perf_counter()
-        reopened = ChromaStore.open(Settings(data_dir=tmp), embedder)
+        reopened = open_store(Settings(data_dir=tmp), embedder)
         print(f"reopen with BM25 cache: {time.perf_counter() - started:.2f} s")
         print(
             f"resident memory: {rss_mb():.0f} MB (model loaded: {base_rss:.0f} MB; "

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import yaml
 
+from gateway.bootstrap import open_store
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
@@ -44,7 +46,6 @@ def main() -> None:
     from gateway.knowledge.corpus import load_manifest
     from gateway.knowledge.query import load_planner
     from gateway.knowledge.search_options import SearchOptions
-    from gateway.knowledge.store import ChromaStore
     from gateway.models.embedding import Embedder
     from gateway.policies import load_policy
     from gateway.resources import bundled
@@ -55,7 +56,7 @@ def main() -> None:
     print(f"MiniLM: {embedder.runtime}")
     options = SearchOptions(focus=not args.plain, question_matching=not args.plain)
     with tempfile.TemporaryDirectory() as tmp:
-        store = ChromaStore.open(
+        store = open_store(
             Settings(data_dir=Path(tmp)), embedder, options=options, planner=load_planner(bundled("policies"))
         )
         store.upsert_documents(load_manifest(bundled("knowledge")))

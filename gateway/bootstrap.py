@@ -19,10 +19,12 @@ from gateway.drafting.model_upstream import ModelUpstream
 from gateway.drafting.upstream import Upstream
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.knowledge.corpus import load_manifest
+from gateway.knowledge.instructions import InstructionDetector
 from gateway.knowledge.query import QueryPlanner, load_planner
 from gateway.knowledge.rewrite import QueryRewriter
 from gateway.knowledge.search_options import SearchOptions
-from gateway.knowledge.store import ChromaStore
+from gateway.knowledge.store import EXACT_MAX_PASSAGES, ChromaStore
+from gateway.knowledge.titles import EXACT_MAX_TITLES
 from gateway.messages import Messages, ReplyNotes
 from gateway.metrics import GatewayMetrics
 from gateway.models import Endpoint, ModelPool
@@ -196,6 +198,37 @@ def ensure_index(store: ChromaStore, settings: Settings) -> None:
     log.info("index_built", documents=summary.added, passages=store.count_sync())
 
 
+def instruction_detector(
+    settings: Settings, embedder: Embedder | None, policy: Policy | None = None
+) -> InstructionDetector:
+    """The knowledge store's quarantine detector: the planted-instruction rules of ``policy`` (cleanup's;
+    the configured policy is loaded when none is given) and the configured ``instructions.yaml``."""
+    policy = policy or load_configured_policy(settings)
+    return InstructionDetector.configured(settings, policy.thresholds.cleanup.planted_instruction, embedder)
+
+
+def open_store(
+    settings: Settings,
+    embedder: Embedder,
+    options: SearchOptions | None = None,
+    planner: QueryPlanner | None = None,
+    *,
+    policy: Policy | None = None,
+    exact_max_passages: int = EXACT_MAX_PASSAGES,
+    exact_max_titles: int = EXACT_MAX_TITLES,
+) -> ChromaStore:
+    """``ChromaStore.open`` with the detector of ``policy`` (the configured one when not given)."""
+    return ChromaStore.open(
+        settings,
+        embedder,
+        options,
+        planner,
+        exact_max_passages,
+        exact_max_titles,
+        instructions=instruction_detector(settings, embedder, policy),
+    )
+
+
 def build_services(
     settings: Settings,
     embedder: Embedder | None = None,
@@ -208,8 +241,8 @@ def build_services(
     policy = load_configured_policy(settings)
     embedder = embedder or Embedder.from_settings(settings)
     if store is None:
-        store = ChromaStore.open(
-            settings, embedder, search_options(settings, policy), planner=build_planner(settings)
+        store = open_store(
+            settings, embedder, search_options(settings, policy), build_planner(settings), policy=policy
         )
         ensure_index(store, settings)
     metrics = GatewayMetrics()

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import anyio.to_thread
 
 from gateway.errors import AuditError, StoreError
+from gateway.vocabulary import AuditOperation
 
 if TYPE_CHECKING:
     from gateway.services import Services
@@ -72,6 +73,6 @@ async def check_audit_store(services: Services) -> Check:
     try:
         await anyio.to_thread.run_sync(services.audit.check)
     except AuditError as err:
-        services.metrics.audit_errors.labels(operation="check").inc()
+        services.metrics.audit_errors.labels(operation=AuditOperation.CHECK).inc()
         return Check(False, str(err), public="the audit store cannot be written")
     return Check(True, "ok")

@@ -19,30 +19,33 @@ from gateway.domain import (
     VerdictLabel,
     VerificationStatus,
 )
-from gateway.vocabulary import WITHOUT_VERIFIER, FetchReason, StageName, VerifierFailure, VerifierMethod
+from gateway.vocabulary import (
+    WITHOUT_VERIFIER,
+    AccessArea,
+    AuditOperation,
+    AuthFailure,
+    CallResult,
+    CleanupResult,
+    FetchReason,
+    ModelCallPurpose,
+    RequestOutcome,
+    RewriteSkipReason,
+    StageName,
+    ToolCallOutcome,
+    VerifierFailure,
+    VerifierMethod,
+)
 
 OTHER = "other"
 """The label value every unknown method, tier, error type or stage is folded into."""
 
-REQUEST_OUTCOMES = (
-    "answered",
-    "rewritten",
-    "refused",
-    "emergency",
-    "ended_early",
-    "error",
-    "client_disconnected",
-    "cancelled",
-)
+REQUEST_OUTCOMES = tuple(o.value for o in RequestOutcome)
 """Final outcome of a chat request (``gateway_requests_total{outcome}``)."""
-AUDIT_OPERATIONS = ("begin", "deliver", "complete", "check")
-"""Audit store operations that can fail (``gateway_audit_errors_total{operation}``)."""
-MODEL_CALL_PURPOSES = ("draft", "rewrite", "judge", "query")
-"""Why the gateway called a model (``models.MeteredModel``: the holder of the model)."""
-CALL_RESULTS = ("ok", "error")
-REWRITE_SKIP_REASONS = ("cap", "deadline")
-"""Why a failing claim was removed without a rewrite attempt finishing."""
-TOOL_CALL_OUTCOMES = ("returned", "withheld")  # withheld: the request ended as an emergency or a failure
+AUDIT_OPERATIONS = tuple(o.value for o in AuditOperation)
+MODEL_CALL_PURPOSES = tuple(p.value for p in ModelCallPurpose)
+CALL_RESULTS = tuple(r.value for r in CallResult)
+REWRITE_SKIP_REASONS = tuple(r.value for r in RewriteSkipReason)
+TOOL_CALL_OUTCOMES = tuple(o.value for o in ToolCallOutcome)
 DRAFT_LIMITS = ("reply_chars", "line_chars", "repeated_sentences", "statements")
 """Bounds on the model's reply that refuse it as ``malformed_output``."""
 REJECTED_STATUSES = ("400", "401", "403", "404", "405", "413", "415", "429", "503")
@@ -55,9 +58,8 @@ TRIAGE_LAYERS = tuple(layer.value for layer in TriageLayer)
 CLAIM_STATUSES = (*(s.value for s in VerificationStatus), "unanchored")
 """What verification found (``gateway_claim_results_total{status}``): ``Verdict.status``, except
 ``unanchored``: the claim's quote is missing or not in the passage it cites (a fabricated quote)."""
-CLAIM_RESULTS = ("kept", "rewritten_source", "rewritten_model", "removed")
-"""What SourceCleanup did (``{outcome}``): kept as written, rewritten to the source's sentence, rewritten
-by the model rewriter, removed."""
+CLAIM_RESULTS = tuple(r.value for r in CleanupResult)
+"""What SourceCleanup did (``{outcome}``)."""
 STATEMENT_KINDS = tuple(k.value for k in StatementKind)
 VERIFIER_METHODS = tuple(m.value for m in VerifierMethod if m not in WITHOUT_VERIFIER)
 """Names of the verifiers that may decide a claim (a verifier added later is a ``VerifierMethod``)."""
@@ -72,10 +74,8 @@ UPSTREAM_ERROR_TYPES = (
     "queue_timeout",
 )
 """``UpstreamError.kind`` of every upstream failure class in ``gateway.errors``."""
-AUTH_FAILURE_REASONS = ("missing", "invalid", "forbidden")
-"""Why a request was turned away by authentication (401 missing/invalid, 403 forbidden)."""
-ACCESS_AREAS = ("client", "staff", "metrics")
-"""Which credential a path needs (``gateway.web.auth``)."""
+AUTH_FAILURE_REASONS = tuple(r.value for r in AuthFailure)
+ACCESS_AREAS = tuple(a.value for a in AccessArea)
 PIPELINE_STAGES = tuple(s.value for s in StageName)
 """Stages named by ``gateway_stage_errors_total{stage}`` (``StageName``; ``rewrite``: one claim's rewrite)."""
 URL_FAILURE_REASONS = tuple(reason.value for reason in FetchReason)

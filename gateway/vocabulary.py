@@ -9,7 +9,9 @@ on a string. The vocabularies of the pipeline's values (``Scope``, ``VerdictLabe
 - ``VerdictCheck``: the check that decided it (``Verdict.check``), for every verifier;
 - ``VerifierFailure``: how a model stage failed on a claim (``Verdict.failure``);
 - ``StageName``: the stages of a request (``pipeline.stages.Stage.name``, ``StageError.stage``);
-- ``FetchReason``: why a URL gave no usable page (``fetching.FetchResult.reason``).
+- ``FetchReason``: why a URL gave no usable page (``fetching.FetchResult.reason``);
+- the values of the other bounded metric labels (``RequestOutcome``, ``AuditOperation``, ...), which
+  ``gateway.metric_labels`` lists for the series it declares.
 
 Unlisted values. Before these were enums a verdict's method, check and failure were any string, and a
 stored audit record may hold one no member names (a test double's verifier, a retired check). Such a
@@ -188,3 +190,89 @@ class FetchReason(StrEnum):
     UNSUPPORTED_TYPE = "unsupported_type"
     EMPTY_TEXT = "empty_text"
     CONNECTION = "connection"
+
+
+# --- metric label vocabularies (``gateway.metric_labels`` lists their values for the series) ---------
+
+
+class RequestOutcome(StrEnum):
+    """Final outcome of a chat request (``gateway_requests_total{outcome}``, the audit row's ``outcome``,
+    the log line's). ``CLIENT_DISCONNECTED`` and ``CANCELLED`` are also a run's ``interruption``: it was
+    stopped from outside (its client went away, or the server stopped)."""
+
+    ANSWERED = "answered"
+    REWRITTEN = "rewritten"
+    REFUSED = "refused"
+    EMERGENCY = "emergency"
+    ENDED_EARLY = "ended_early"
+    ERROR = "error"
+    CLIENT_DISCONNECTED = "client_disconnected"
+    CANCELLED = "cancelled"
+
+
+class AuditOperation(StrEnum):
+    """Audit store operations that can fail (``gateway_audit_errors_total{operation}``)."""
+
+    BEGIN = "begin"
+    DELIVER = "deliver"
+    COMPLETE = "complete"
+    CHECK = "check"
+
+
+class ModelCallPurpose(StrEnum):
+    """Why the gateway called a model (``models.MeteredModel``: the holder of the model)."""
+
+    DRAFT = "draft"
+    REWRITE = "rewrite"
+    JUDGE = "judge"
+    QUERY = "query"
+
+
+class CallResult(StrEnum):
+    """How a model call ended (``gateway_model_calls_total{result}``)."""
+
+    OK = "ok"
+    ERROR = "error"
+
+
+class RewriteSkipReason(StrEnum):
+    """Why a failing claim was removed without a rewrite attempt finishing."""
+
+    CAP = "cap"
+    DEADLINE = "deadline"
+
+
+class ToolCallOutcome(StrEnum):
+    """What became of the model's tool calls (``gateway_tool_calls_total{outcome}``)."""
+
+    RETURNED = "returned"
+    WITHHELD = "withheld"
+    """The request ended as an emergency or a failure."""
+
+
+class CleanupResult(StrEnum):
+    """What SourceCleanup did with a claim (``gateway_claim_results_total{outcome}``)."""
+
+    KEPT = "kept"
+    """Kept as written."""
+    REWRITTEN_SOURCE = "rewritten_source"
+    """Rewritten to the source's own sentence."""
+    REWRITTEN_MODEL = "rewritten_model"
+    """Rewritten by the model rewriter."""
+    REMOVED = "removed"
+
+
+class AuthFailure(StrEnum):
+    """Why a request was turned away by authentication (401 missing/invalid, 403 forbidden)."""
+
+    MISSING = "missing"
+    INVALID = "invalid"
+    FORBIDDEN = "forbidden"
+
+
+class AccessArea(StrEnum):
+    """Which credential a path needs (``gateway.web.auth``; the open ``public`` area is never counted)."""
+
+    CLIENT = "client"
+    STAFF = "staff"
+    METRICS = "metrics"

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from gateway.bootstrap import open_store
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -58,11 +60,10 @@ FIXTURE_KB = REPO / "tests" / "fixtures" / "kb"
 def fixture_store(embedder, tmp_path_factory):  # type: ignore[no-untyped-def]
     """The small test corpus, ingested once into an embedded Chroma store."""
     from gateway.knowledge.corpus import load_manifest
-    from gateway.knowledge.store import ChromaStore
     from gateway.settings import Settings
 
     settings = Settings(data_dir=tmp_path_factory.mktemp("fixture-index"))
-    store = ChromaStore.open(settings, embedder)
+    store = open_store(settings, embedder)
     store.upsert_documents(load_manifest(FIXTURE_KB))
     return store
 

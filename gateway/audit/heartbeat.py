@@ -19,6 +19,7 @@ import structlog
 from gateway.audit.chain import ChainHead
 from gateway.errors import AuditError
 from gateway.metrics import GatewayMetrics
+from gateway.vocabulary import AuditOperation
 
 log = structlog.get_logger("gateway.audit")
 
@@ -37,7 +38,7 @@ async def beat(read_head: Callable[[], ChainHead], metrics: GatewayMetrics) -> N
     try:
         head = await anyio.to_thread.run_sync(read_head)
     except AuditError as err:
-        metrics.audit_errors.labels(operation="check").inc()
+        metrics.audit_errors.labels(operation=AuditOperation.CHECK).inc()
         log.warning("audit_chain_head_unavailable", error=str(err))
         return
     export_head(head, metrics)

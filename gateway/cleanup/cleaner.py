@@ -25,7 +25,7 @@ from gateway.cleanup.rewriter import Rewriter
 from gateway.cleanup.stage import Cleanup, judge_claims
 from gateway.domain import ChatRequest, ClaimResult, Passage, Statement, Verdict
 from gateway.metrics import GatewayMetrics
-from gateway.vocabulary import StageName
+from gateway.vocabulary import RewriteSkipReason, StageName
 
 log = structlog.get_logger("gateway.pipeline")
 
@@ -112,7 +112,7 @@ class SentenceCleaner:
             state.started += 1
             state.tasks[index] = asyncio.create_task(self._rewrite(state, failed))
             return
-        self.metrics.rewrites_skipped.labels(reason="cap").inc()
+        self.metrics.rewrites_skipped.labels(reason=RewriteSkipReason.CAP).inc()
         cap = self.max_rewrites
         note = f"not rewritten by the model: the per-request cap of {cap} model rewrites was reached"
         cleaning.resolve(index, await self._rewrite(state, failed, note))
@@ -137,7 +137,7 @@ class SentenceCleaner:
         self._harvest(state)
         reason = f"not rewritten: the request's {self.deadline:g}s model deadline passed"
         for index in sorted(tasks):
-            self._skip(cleaning, index, "deadline", reason)
+            self._skip(cleaning, index, RewriteSkipReason.DEADLINE, reason)
         self.cancel(state)
 
     @staticmethod
@@ -146,7 +146,7 @@ class SentenceCleaner:
             task.cancel()
         state.tasks.clear()
 
-    def _skip(self, cleaning: Cleanup, index: int, why: str, reason: str) -> None:
+    def _skip(self, cleaning: Cleanup, index: int, why: RewriteSkipReason, reason: str) -> None:
         failed = cleaning.results[index]
         cleaning.resolve(index, replace(failed, reason=f"{reason}; {failed.reason}"))
         self.metrics.rewrites_skipped.labels(reason=why).inc()

@@ -103,12 +103,17 @@ def _ingest(
     args: argparse.Namespace, settings: Settings, paths: list[Path], tiers_by_org: dict[str, str], out: TextIO
 ) -> int:
     from gateway.knowledge.ingest import Ingestor
+    from gateway.knowledge.instructions import InstructionDetector
     from gateway.knowledge.loaders import iter_sources
     from gateway.knowledge.store import ChromaStore
     from gateway.models.embedding import Embedder
+    from gateway.policies import load_configured_policy
 
     embedder = Embedder.from_settings(settings, bulk=True)
-    store = ChromaStore.open(settings, embedder)
+    planted = load_configured_policy(settings).thresholds.cleanup.planted_instruction
+    store = ChromaStore.open(
+        settings, embedder, instructions=InstructionDetector.configured(settings, planted, embedder)
+    )
     ingestor = Ingestor(
         store,
         embedder,

@@ -109,11 +109,13 @@ class InstructionDetector:
         self._banks: tuple[np.ndarray, np.ndarray] | None = None
 
     @classmethod
-    def from_settings(cls, settings: Settings, embedder: Embedder | None) -> InstructionDetector:
-        from gateway.policies import load_configured_policy
-
-        patterns = load_configured_policy(settings).thresholds.cleanup.planted_instruction
-        return cls(patterns, load_instruction_policy(settings), embedder)
+    def configured(
+        cls, settings: Settings, planted: Sequence[str], embedder: Embedder | None
+    ) -> InstructionDetector:
+        """The configured ``instructions.yaml`` with the rules ``planted``: ``thresholds.yaml:
+        cleanup.planted_instruction``, read by the caller from the policy it loaded
+        (``bootstrap.instruction_detector``)."""
+        return cls(planted, load_instruction_policy(settings), embedder)
 
     def rule(self, sentence: str) -> bool:
         """Whether a rule matches the sentence with its disguises undone (only the folded text is read:

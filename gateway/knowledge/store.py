@@ -159,8 +159,11 @@ class ChromaStore(ChromaWriter):
         planner: QueryPlanner | None = None,
         exact_max_passages: int = EXACT_MAX_PASSAGES,
         exact_max_titles: int = EXACT_MAX_TITLES,
+        *,
+        instructions: InstructionDetector,
     ) -> ChromaStore:
-        """Embedded (``chroma_path``) or server (``chroma_url``) store; ``options`` default from settings.
+        """Embedded (``chroma_path``) or server (``chroma_url``) store; ``options`` default from settings;
+        ``instructions`` the quarantine's detector (``bootstrap.open_store`` builds it from the policy).
 
         Without a ``planner`` (``ingest``) the BM25 title weight is still the policy's, so the BM25
         cache an ingest saves is the one the gateway loads."""
@@ -176,7 +179,7 @@ class ChromaStore(ChromaWriter):
             planner=planner,
             refresh_interval=settings.index_refresh_seconds,
             reopen=connection.reopen,
-            instructions=InstructionDetector.from_settings(settings, embedder),
+            instructions=instructions,
             title_weight=(planner or _policy_planner(settings)).words.bm25_title_weight,
             exact_max_passages=exact_max_passages,
             exact_max_titles=exact_max_titles,

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from gateway.errors import UpstreamError
 from gateway.metric_labels import MODEL_CALL_PURPOSES, bounded, upstream_error_label
 from gateway.models.chat_model import Call, ChatModel, StreamCall, StreamPiece, WrapperModel
+from gateway.vocabulary import CallResult, ModelCallPurpose
 
 if TYPE_CHECKING:
     from gateway.metrics import GatewayMetrics
@@ -34,7 +35,7 @@ class MeteredModel(WrapperModel):
         except Exception as err:
             self._failed(err)
             raise
-        self.metrics.model_calls.labels(purpose=self.purpose, result="ok").inc()
+        self.metrics.model_calls.labels(purpose=self.purpose, result=CallResult.OK).inc()
         return text
 
     async def around_stream(self, call: StreamCall) -> AsyncGenerator[StreamPiece, None]:
@@ -51,10 +52,10 @@ class MeteredModel(WrapperModel):
             raise
         finally:
             if not failed:
-                self.metrics.model_calls.labels(purpose=self.purpose, result="ok").inc()
+                self.metrics.model_calls.labels(purpose=self.purpose, result=CallResult.OK).inc()
 
     def _failed(self, err: Exception) -> None:
-        self.metrics.model_calls.labels(purpose=self.purpose, result="error").inc()
-        if self.purpose != "draft":
+        self.metrics.model_calls.labels(purpose=self.purpose, result=CallResult.ERROR).inc()
+        if self.purpose != ModelCallPurpose.DRAFT:
             kind = err.kind if isinstance(err, UpstreamError) else "upstream_error"
             self.metrics.upstream_errors.labels(type=upstream_error_label(kind)).inc()

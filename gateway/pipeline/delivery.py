@@ -37,10 +37,10 @@ from gateway.audit.record import DELIVERING, encode_record, scrub
 from gateway.audit.trail import AuditTrail
 from gateway.domain import ChatRequest
 from gateway.errors import AuditError
-from gateway.pipeline.record import CLIENT_DISCONNECTED, LOG_EVENT, provisional_record, record
+from gateway.pipeline.record import LOG_EVENT, provisional_record, record
 from gateway.pipeline.result import PipelineResult, StreamItem
 from gateway.pipeline.run import OpenedRequest, answer
-from gateway.vocabulary import StageName
+from gateway.vocabulary import AuditOperation, RequestOutcome, StageName
 
 if TYPE_CHECKING:
     from gateway.services import Services
@@ -90,13 +90,13 @@ class Delivery:
 
     def _failed(self, err: Exception) -> None:
         metrics = self.trail.metrics
-        metrics.audit_errors.labels(operation="deliver").inc()
-        metrics.requests.labels(outcome="error").inc()
+        metrics.audit_errors.labels(operation=AuditOperation.DELIVER).inc()
+        metrics.requests.labels(outcome=RequestOutcome.ERROR).inc()
         metrics.stage_errors.labels(stage=StageName.RECORD).inc()
         log.error(
             LOG_EVENT,
             request_id=self.request_id,
-            outcome="error",
+            outcome=RequestOutcome.ERROR,
             stream=True,
             error_type=type(err).__name__,
             error_stage=StageName.RECORD,
@@ -117,7 +117,9 @@ class Delivery:
         away): ``client_disconnected`` with what was handed over. Writes on the calling thread (see
         ``record``); never raises."""
         outcome = result.outcome.with_answer(self.handed)  # the answer as far as it was handed over
-        stopped = replace(result, interruption=CLIENT_DISCONNECTED, sent=self.handed, outcome=outcome)
+        stopped = replace(
+            result, interruption=RequestOutcome.CLIENT_DISCONNECTED, sent=self.handed, outcome=outcome
+        )
         try:
             await record(stopped, self.trail, blocking=True)
         except AuditError:
@@ -149,7 +151,7 @@ async def stream_answer(
                 services,
                 sink=queue.put,
                 opened=opened,
-                interruption=CLIENT_DISCONNECTED,
+                interruption=RequestOutcome.CLIENT_DISCONNECTED,
                 delivery=delivery,
             )
             produced.append(result)

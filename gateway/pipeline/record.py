@@ -51,32 +51,34 @@ from gateway.metric_labels import TRIAGE_LAYERS, bounded, flag, method_label, st
 from gateway.metrics import count_verifier_failures
 from gateway.pipeline.result import PipelineResult
 from gateway.telemetry.ids import current_trace_id
-from gateway.vocabulary import StageName, VerdictCheck, VerifierMethod
+from gateway.vocabulary import (
+    AuditOperation,
+    CleanupResult,
+    RequestOutcome,
+    StageName,
+    VerdictCheck,
+    VerifierMethod,
+)
 
 log = structlog.get_logger("gateway.request")
 
-CLIENT_DISCONNECTED = "client_disconnected"
-CANCELLED = "cancelled"
-"""Outcomes of a run stopped from outside: its client went away, or the server stopped."""
 
-
-def request_outcome(result: PipelineResult) -> str:
-    """Bounded label: answered, rewritten, refused, emergency, ended_early, error, client_disconnected or
-    cancelled."""
+def request_outcome(result: PipelineResult) -> RequestOutcome:
+    """The request's outcome: its interruption when it was stopped from outside, else what became of it."""
     if result.interruption is not None:
         return result.interruption
     outcome = result.outcome
     if outcome.refusal_reason is RefusalReason.EMERGENCY:
-        return "emergency"
+        return RequestOutcome.EMERGENCY
     if result.error is not None:
-        return "error"
+        return RequestOutcome.ERROR
     if outcome.ended_early:
-        return "ended_early"
+        return RequestOutcome.ENDED_EARLY
     if outcome.refused:
-        return "refused"
+        return RequestOutcome.REFUSED
     if any(c.outcome is not ClaimOutcome.VERIFIED for c in outcome.claims):
-        return "rewritten"
-    return "answered"
+        return RequestOutcome.REWRITTEN
+    return RequestOutcome.ANSWERED
 
 
 def _count_metrics(result: PipelineResult, trail: AuditTrail) -> None:
@@ -119,7 +121,7 @@ def _count_metrics(result: PipelineResult, trail: AuditTrail) -> None:
     _observe_timings(result, trail)
 
 
-def claim_labels(claim: ClaimResult) -> tuple[str, str]:
+def claim_labels(claim: ClaimResult) -> tuple[str, CleanupResult]:
     """``(status, outcome)`` of ``gateway_claim_results_total``: what verification found and what
     SourceCleanup did (``metric_labels.CLAIM_STATUSES`` x ``metric_labels.CLAIM_RESULTS``).
 
@@ -135,16 +137,13 @@ def claim_labels(claim: ClaimResult) -> tuple[str, str]:
     else:
         status = verdict.status.value
     if claim.outcome is ClaimOutcome.VERIFIED:
-        return status, "kept"
+        return status, CleanupResult.KEPT
     if claim.outcome is ClaimOutcome.REMOVED:
-        return status, "removed"
+        return status, CleanupResult.REMOVED
     rewrite = claim.rewrite_verdict
-    return (
-        status,
-        "rewritten_source"
-        if rewrite and rewrite.method == VerifierMethod.SOURCE_REWRITE
-        else "rewritten_model",
-    )
+    if rewrite and rewrite.method == VerifierMethod.SOURCE_REWRITE:
+        return status, CleanupResult.REWRITTEN_SOURCE
+    return status, CleanupResult.REWRITTEN_MODEL
 
 
 def _observe_timings(result: PipelineResult, trail: AuditTrail) -> None:
@@ -176,7 +175,7 @@ def _row(result: PipelineResult) -> dict[str, Any]:
     return {
         "id": result.request_id,
         "created_at": result.created_at.isoformat(),
-        "outcome": request_outcome(result),
+        "outcome": request_outcome(result).value,
         "scope": result.triage.scope.value,
         "refused": int(result.outcome.refused),
         "reason": result.outcome.refusal_reason.value if result.outcome.refusal_reason else None,
@@ -280,13 +279,13 @@ async def record_start(
     try:
         await trail.store.write(row, encode_record(provisional))
     except Exception as err:
-        trail.metrics.audit_errors.labels(operation="begin").inc()
-        trail.metrics.requests.labels(outcome="error").inc()
+        trail.metrics.audit_errors.labels(operation=AuditOperation.BEGIN).inc()
+        trail.metrics.requests.labels(outcome=RequestOutcome.ERROR).inc()
         trail.metrics.stage_errors.labels(stage=StageName.RECORD).inc()
         log.error(
             LOG_EVENT,
             request_id=request_id,
-            outcome="error",
+            outcome=RequestOutcome.ERROR,
             error_type=type(err).__name__,
             error_stage=StageName.RECORD,
             detail="the provisional audit row could not be written; nothing was processed or sent",
@@ -306,7 +305,7 @@ def log_fields(result: PipelineResult, trail: AuditTrail) -> dict[str, Any]:
     timings = result.timings
     fields: dict[str, Any] = {
         "request_id": result.request_id,
-        "outcome": request_outcome(result),
+        "outcome": request_outcome(result).value,
         "scope": result.triage.scope.value,
         "triage_layer": result.triage.layer.value,
         "triage_rule": result.triage.rule,
@@ -376,10 +375,12 @@ async def record(
         else:
             await trail.store.write(row, record_json)
     except Exception as err:
-        trail.metrics.audit_errors.labels(operation="complete").inc()
-        trail.metrics.requests.labels(outcome="error").inc()
+        trail.metrics.audit_errors.labels(operation=AuditOperation.COMPLETE).inc()
+        trail.metrics.requests.labels(outcome=RequestOutcome.ERROR).inc()
         fields = log_fields(result, trail)
-        fields.update(outcome="error", error_type=type(err).__name__, error_stage=StageName.RECORD)
+        fields.update(
+            outcome=RequestOutcome.ERROR, error_type=type(err).__name__, error_stage=StageName.RECORD
+        )
         log.error(LOG_EVENT, **fields)
         if isinstance(err, AuditError):
             raise

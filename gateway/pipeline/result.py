@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from gateway.domain import ChatRequest, Draft, Outcome, Passage, Statement, Triage, TrustReport, Verdict
 from gateway.errors import StageError
 from gateway.tool_calls import ToolCall, ToolCallDelta
-from gateway.vocabulary import StageName
+from gateway.vocabulary import RequestOutcome, StageName
 
 
 @dataclass
@@ -68,8 +68,8 @@ class PipelineResult:
     report: TrustReport
     timings: Timings
     error: StageError | None = None
-    interruption: str | None = None
-    """``client_disconnected`` or ``cancelled`` when the run was stopped before it finished."""
+    interruption: RequestOutcome | None = None
+    """``CLIENT_DISCONNECTED`` or ``CANCELLED`` when the run was stopped before it finished."""
     sent: str = ""
     """The text handed to the sink (streaming): what the client may have received."""
     tool_calls: tuple[ToolCall, ...] = ()

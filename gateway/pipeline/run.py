@@ -55,7 +55,7 @@ from gateway.drafting.contract import DraftEnd, DraftSentence, UrgencyRead, asse
 from gateway.errors import AuditError, NothingToQuote, StageError
 from gateway.metrics import count_draft_failure
 from gateway.models.limits import request_deadline
-from gateway.pipeline.record import CANCELLED, record, record_start
+from gateway.pipeline.record import record, record_start
 from gateway.pipeline.result import PipelineResult
 from gateway.pipeline.stages import Stage, StageRunner, refusal_reason
 from gateway.pipeline.state import RequestState
@@ -66,7 +66,7 @@ from gateway.tools.passages import no_vetted_passage, returned
 from gateway.triage import model_read as model_triage
 from gateway.triage.outcome import answerable_request, deferred_questions
 from gateway.trust.badge import unbadged
-from gateway.vocabulary import StageName
+from gateway.vocabulary import RequestOutcome, StageName
 
 log = structlog.get_logger("gateway.pipeline")
 
@@ -117,7 +117,7 @@ async def answer(
     sink: TextSink | None = None,
     *,
     opened: OpenedRequest | None = None,
-    interruption: str = CANCELLED,
+    interruption: RequestOutcome = RequestOutcome.CANCELLED,
     delivery: WriteAhead | None = None,
 ) -> PipelineResult:
     """Triage, retrieve, draft, split, verify, clean up, badge and record one chat request.
@@ -329,7 +329,7 @@ class _Run:
         outcome = Outcome("", self.state.statements, (), True, reason, f"{type(error).__name__}: {error}")
         return await self.finish(outcome, refusal_message=message, error=error)
 
-    async def interrupted(self, label: str) -> None:
+    async def interrupted(self, label: RequestOutcome) -> None:
         """Complete the audit row of a run stopped from outside; what was sent is what is recorded.
 
         Never raises: the cancellation that brought us here is what the caller re-raises. A stream
@@ -394,7 +394,7 @@ class _Run:
         outcome: Outcome,
         report: TrustReport,
         error: StageError | None,
-        interruption: str | None,
+        interruption: RequestOutcome | None,
         *,
         blocking: bool = False,
     ) -> PipelineResult:

@@ -26,6 +26,7 @@ from gateway.drafting.contract import UrgencyRead
 from gateway.errors import StageError
 from gateway.pipeline.result import PipelineResult, Timings
 from gateway.tools.passages import ToolCalls
+from gateway.vocabulary import RequestOutcome
 
 
 def _not_triaged() -> Triage:
@@ -62,7 +63,11 @@ class RequestState:
     """The row holds the run's final state (a stream's ``delivering`` record is not final)."""
 
     def result(
-        self, outcome: Outcome, report: TrustReport, error: StageError | None, interruption: str | None
+        self,
+        outcome: Outcome,
+        report: TrustReport,
+        error: StageError | None,
+        interruption: RequestOutcome | None,
     ) -> PipelineResult:
         """The request's result as it stands, with its outcome and trust report."""
         return PipelineResult(

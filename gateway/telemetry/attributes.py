@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from typing import Protocol, runtime_checkable
 
 from opentelemetry.util.types import AttributeValue
 
@@ -26,10 +27,18 @@ from gateway.domain import (
     Verdict,
 )
 from gateway.drafting.contract import DraftEnd, DraftSentence
-from gateway.pipeline.result import PipelineResult
 from gateway.vocabulary import StageName
 
 Attributes = dict[str, AttributeValue]
+
+
+@runtime_checkable
+class Recorded(Protocol):
+    """What the record stage's span reads of the request's result (``pipeline.result.PipelineResult``,
+    named by shape: telemetry sits below the pipeline)."""
+
+    request_id: str
+    interruption: object
 
 
 def draft_attributes(
@@ -92,7 +101,7 @@ def outcome_attributes(
         return _badge(result)
     if stage == StageName.VERIFY and isinstance(result, list | tuple):
         return _verify([v for v in result if isinstance(v, Verdict)])
-    recorded = next((a for a in args if isinstance(a, PipelineResult)), None)
+    recorded = next((a for a in args if isinstance(a, Recorded)), None)
     if recorded is not None:
         return {
             "gateway.request.id": recorded.request_id,

@@ -39,6 +39,7 @@ from gateway.metrics import GatewayMetrics
 from gateway.text import normalise
 from gateway.tool_calls import ToolCall, ToolCallDelta
 from gateway.tools.policy import ToolPolicy
+from gateway.vocabulary import ToolCallOutcome
 
 LIFTED = "to the model: the client offers tools"
 """Appended to the reason of a question triage found not to be a health question, when lifted."""
@@ -92,7 +93,7 @@ class ToolPassages:
     def count(self, calls: ToolCalls) -> None:
         """``gateway_tool_calls_total{outcome}``: each call the model made, returned or withheld."""
         if made := calls.calls:
-            outcome = "returned" if calls.returned else "withheld"
+            outcome = ToolCallOutcome.RETURNED if calls.returned else ToolCallOutcome.WITHHELD
             self.metrics.tool_calls.labels(outcome=outcome).inc(len(made))
 
 

@@ -73,6 +73,7 @@ from gateway.errors import (
     RateLimitedError,
 )
 from gateway.settings import Settings
+from gateway.vocabulary import AuthFailure
 from gateway.web.auth_state import MAX_ENTRIES, FailedAuthThrottle, SessionRevocations
 from gateway.web.client_keys import ClientKeyring, check_exposure
 from gateway.web.clinician_auth import Principal, StaffAuth, bearer_token
@@ -133,16 +134,16 @@ class AccessGuard:
                 return self._check_staff(request)
             return self._check_client(request)
         except LoginRequired:  # an AuthenticationError that sends a browser to the login page
-            self._count(area, "missing")
+            self._count(area, AuthFailure.MISSING)
             raise
         except AuthenticationError as err:
             missing = (err.code or "").startswith("missing")
-            self._count(area, "missing" if missing else "invalid")
+            self._count(area, AuthFailure.MISSING if missing else AuthFailure.INVALID)
             if not missing and self.throttle.failed(address) > 0:
                 raise self._throttled(area, self.throttle.blocked_for(address)) from None
             raise
         except PermissionDeniedError:
-            self._count(area, "forbidden")
+            self._count(area, AuthFailure.FORBIDDEN)
             raise
 
     def _check_client(self, request: Request[Any, Any, Any]) -> str | None:
@@ -207,7 +208,7 @@ class AccessGuard:
         log.info("auth_throttled", area=area, retry_after=math.ceil(wait))
         return throttled_error(wait)
 
-    def _count(self, area: str, reason: str) -> None:
+    def _count(self, area: str, reason: AuthFailure) -> None:
         metrics = self._metrics()
         if metrics is not None:
             metrics.auth_failures.labels(area=area, reason=reason).inc()

@@ -48,6 +48,7 @@ from litestar.response import Redirect
 from gateway.errors import AuthenticationError, LoginRequired, PermissionDeniedError
 from gateway.services import Services
 from gateway.settings import Secret, Settings
+from gateway.vocabulary import AccessArea, AuthFailure
 from gateway.web.auth_state import FailedAuthThrottle, SessionRevocations
 from gateway.web.rendering import PageRenderer
 
@@ -292,7 +293,7 @@ async def login_submit(
     principal = auth.verify_key(str(form.get("key") or "")) if auth.configured else None
     if principal is None or principal.role not in STAFF_ROLES:
         if auth.configured:
-            services.metrics.auth_failures.labels(area="staff", reason="invalid").inc()
+            services.metrics.auth_failures.labels(area=AccessArea.STAFF, reason=AuthFailure.INVALID).inc()
             wait = auth_throttle.failed(address)
             if wait > 0:
                 return _throttled_login(pages, next_path, auth.configured, wait, services)

@@ -20,6 +20,7 @@ from gateway.domain import Badge, ClaimReport, Evidence, SourceTier, TriageEvide
 from gateway.trust.badge import SourceBadge, source_badge
 from gateway.trust.policy import TierPolicy
 from gateway.trust.tiers import source_tier
+from gateway.vocabulary import RequestOutcome
 
 
 @dataclass(frozen=True)
@@ -274,12 +275,12 @@ def delivery_note(record: AuditRecord) -> str | None:
             "its audit store failed, before confirming that its final chunk and [DONE] were written "
             "to the connection."
         )
-    if record.interruption == "client_disconnected":
+    if record.interruption == RequestOutcome.CLIENT_DISCONNECTED:
         return (
             "The client went away: the answer shown is the text handed to the connection before it "
             "did; the last piece may not have arrived."
         )
-    if record.interruption == "cancelled":
+    if record.interruption == RequestOutcome.CANCELLED:
         return "The server stopped while answering: the answer shown is the text sent before it did."
     return None
 

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from gateway.bootstrap import open_store
 from gateway.settings import Secret
 from gateway.testing import running_upstream
 from tests.conftest import FIXTURE_KB
@@ -35,7 +36,6 @@ def gateway_over_chroma(
     from bench.bench_gateway import five_claim_answer
     from gateway.bootstrap import build_services
     from gateway.knowledge.corpus import load_manifest
-    from gateway.knowledge.store import ChromaStore
     from gateway.settings import Settings
     from tests.support.replicas import running_chroma
 
@@ -50,7 +50,7 @@ def gateway_over_chroma(
             api_keys=(Secret(KEY),),
             index_refresh_seconds=refresh_seconds,
         )
-        ChromaStore.open(settings, embedder).upsert_documents(load_manifest(FIXTURE_KB))
+        open_store(settings, embedder).upsert_documents(load_manifest(FIXTURE_KB))
         services = build_services(settings, embedder=embedder)
         try:
             with running_gateway(services) as url:

@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from gateway.bootstrap import open_store
 from gateway.testing import free_port, serve_in_thread
 from tests.conftest import FIXTURE_KB, REPO
 from tests.support.waiting import answers_ok, wait_until
@@ -130,9 +131,8 @@ def test_ingest_cli_and_two_gateways_share_one_chroma_server(
         )
         from gateway.knowledge.ingest import Ingestor
         from gateway.knowledge.loaders import iter_manifest
-        from gateway.knowledge.store import ChromaStore
 
-        writer = ChromaStore.open(Settings(data_dir=tmp_path / "w", chroma_url=chroma_url), embedder)
+        writer = open_store(Settings(data_dir=tmp_path / "w", chroma_url=chroma_url), embedder)
         assert Ingestor(writer, embedder).run(iter_manifest(changed)).summary.added == 1
         for url in urls:
 

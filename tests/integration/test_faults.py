@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from gateway.audit import AuditFilter
+from gateway.bootstrap import open_store
 from gateway.domain import Passage
 from gateway.errors import StoreError, VerifierError
 from gateway.retrieval.retrieve import Retriever
@@ -173,12 +174,11 @@ def test_store_unavailable_is_refused_before_the_model_is_called(error, scripted
 
 
 def test_chroma_server_on_a_dead_port_stops_start_up_with_a_store_error(embedder, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from gateway.knowledge.store import ChromaStore
     from gateway.settings import Settings
 
     settings = Settings(data_dir=tmp_path, chroma_url=f"http://127.0.0.1:{free_port()}")
     with pytest.raises(StoreError, match="Chroma"):
-        ChromaStore.open(settings, embedder)
+        open_store(settings, embedder)
 
 
 def test_readyz_reports_a_failing_store(make_services) -> None:  # type: ignore[no-untyped-def]

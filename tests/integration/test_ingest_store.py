@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gateway.bootstrap import open_store
 from gateway.errors import StoreError
 from gateway.knowledge.corpus import SourceDocument
 from gateway.knowledge.fusion import best_window_cosine, reciprocal_rank_fusion
@@ -58,7 +59,7 @@ def doc(doc_id: str, text: str | None = None) -> SourceDocument:
 
 @pytest.fixture
 def store(embedder, tmp_path: Path) -> ChromaStore:  # type: ignore[no-untyped-def]
-    store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
+    store = open_store(Settings(data_dir=tmp_path), embedder)
     Ingestor(store, embedder).run([doc("gout"), doc("asthma"), doc("shingles")])
     return store
 
@@ -118,7 +119,7 @@ def test_delete_and_prune(store, embedder) -> None:  # type: ignore[no-untyped-d
 
 
 def test_bad_documents_are_reported_and_the_rest_ingested(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
+    store = open_store(Settings(data_dir=tmp_path), embedder)
     items = [
         doc("gout"),
         LoadFailure("broken.pdf", "not a readable PDF", "broken"),
@@ -157,7 +158,7 @@ def test_interrupted_run_leaves_previous_index_searchable(store, embedder, tmp_p
             ]
         )
     assert all("never" not in p.text for p in store.search_sync("never committed", 10))
-    reopened = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
+    reopened = open_store(Settings(data_dir=tmp_path), embedder)
     after = {p.id: p.text for q in ("gout", "asthma", "shingles") for p in reopened.search_sync(q, 10)}
     assert set(after) == {"gout:0.0", "asthma:0.0", "shingles:0.0"}
     assert after["asthma:0.0"] == before["asthma:0.0"]
@@ -201,14 +202,14 @@ def test_hybrid_search_filters_and_scores(store) -> None:  # type: ignore[no-unt
 def test_lexical_index_survives_restart_via_cache(store, embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     store.save_lexical_cache()
     assert (tmp_path / "chroma" / "lexical" / "vetted_passages.bm25.npz").is_file()
-    reopened = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
+    reopened = open_store(Settings(data_dir=tmp_path), embedder)
     assert len(reopened.lexical) == 4
     hits = reopened.search_sync("inhaler wheezing", 1, options=SearchOptions(mode="lexical", rerank=False))
     assert hits[0].document_id == "asthma"
 
 
 def test_second_store_sees_commits_of_the_first(store, embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    other = ChromaStore.open(Settings(data_dir=tmp_path, index_refresh_seconds=0), embedder)
+    other = open_store(Settings(data_dir=tmp_path, index_refresh_seconds=0), embedder)
     Ingestor(store, embedder).run([doc("gout", "Gout: a brand new sentence about febuxostat.")])
     hits = other.search_sync("febuxostat", 1, options=SearchOptions(mode="lexical", rerank=False))
     assert hits
@@ -216,7 +217,7 @@ def test_second_store_sees_commits_of_the_first(store, embedder, tmp_path: Path)
 
 
 def test_searches_read_the_version_at_most_once_per_interval(store, embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    other = ChromaStore.open(Settings(data_dir=tmp_path, index_refresh_seconds=60), embedder)
+    other = open_store(Settings(data_dir=tmp_path, index_refresh_seconds=60), embedder)
     lexical = SearchOptions(mode="lexical", rerank=False)
     Ingestor(store, embedder).run([doc("gout", "Gout: a brand new sentence about febuxostat.")])
     assert store.search_sync("febuxostat", 1, options=lexical)  # the writer sees its own commit at once

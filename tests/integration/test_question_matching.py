@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from gateway.bootstrap import open_store
 from gateway.knowledge.corpus import SourceDocument
 from gateway.knowledge.query import load_planner
 from gateway.knowledge.search_options import SearchFilters, SearchOptions
-from gateway.knowledge.store import ChromaStore
 from gateway.resources import bundled
 from gateway.settings import Settings
 
@@ -59,7 +59,7 @@ DOCS = [
 @pytest.fixture(scope="module")
 def store(embedder, tmp_path_factory):  # type: ignore[no-untyped-def]
     settings = Settings(data_dir=tmp_path_factory.mktemp("question-matching"))
-    built = ChromaStore.open(settings, embedder, planner=load_planner(bundled("policies")))
+    built = open_store(settings, embedder, planner=load_planner(bundled("policies")))
     built.upsert_documents(DOCS)
     return built
 
@@ -98,7 +98,7 @@ def test_scores_stay_on_the_dense_cosine_scale(store) -> None:  # type: ignore[n
 
 
 def test_replaced_and_deleted_documents_take_their_titles_along(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
+    store = open_store(Settings(data_dir=tmp_path), embedder)
     store.upsert_documents(DOCS[:2])
     changed = dataclasses.replace(DOCS[0], title="What is gouty arthritis ?")
     store.upsert_documents([changed])
@@ -109,7 +109,7 @@ def test_replaced_and_deleted_documents_take_their_titles_along(embedder, tmp_pa
 
 
 def test_an_index_without_titles_is_backfilled_at_the_next_ingest(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
+    store = open_store(Settings(data_dir=tmp_path), embedder)
     store.upsert_documents(DOCS)
     store.titles.delete([rid for rid, _ in store.titles.ids()])  # as built before question matching
     assert store.titles.count() == 0
@@ -133,7 +133,7 @@ KNEE = _doc(
 
 def test_an_ingest_builds_the_planners_lexicon_and_the_next_search_does_not(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     settings = Settings(data_dir=tmp_path, index_refresh_seconds=0)
-    store = ChromaStore.open(settings, embedder, planner=load_planner(bundled("policies")))
+    store = open_store(settings, embedder, planner=load_planner(bundled("policies")))
     keeper = store.lexicons
     assert keeper is not None
     store.upsert_documents(DOCS)
@@ -153,7 +153,7 @@ def test_an_ingest_builds_the_planners_lexicon_and_the_next_search_does_not(embe
     assert keeper.builds == built
 
     # another process commits: the search that notices hands the build to the background
-    ChromaStore.open(settings, embedder).delete_documents(["wobbly-knee"])
+    open_store(settings, embedder).delete_documents(["wobbly-knee"])
     assert store.search_sync("how is gout treated?", 1)[0].document_id.startswith("gout")
     assert keeper.wait(60)
     assert keeper.builds == built + 1

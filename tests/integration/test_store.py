@@ -6,9 +6,9 @@ import dataclasses
 import datetime as dt
 from pathlib import Path
 
+from gateway.bootstrap import open_store
 from gateway.knowledge.chunking import chunk_document, sections
 from gateway.knowledge.corpus import SourceDocument
-from gateway.knowledge.store import ChromaStore
 from gateway.settings import Settings
 
 DOC = SourceDocument(
@@ -41,7 +41,7 @@ def test_chunk_ids_are_stable_and_spans_index_the_text() -> None:
 
 
 def test_upsert_is_idempotent_and_replaces_changed_documents(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
+    store = open_store(Settings(data_dir=tmp_path), embedder)
     assert store.upsert_documents([DOC]).added == 1
     assert store.upsert_documents([DOC]).unchanged == 1
     shorter = dataclasses.replace(DOC, text="# Gout\n\n## Treatment\nColchicine can treat a gout attack.")
@@ -58,14 +58,14 @@ def test_upsert_is_idempotent_and_replaces_changed_documents(embedder, tmp_path:
 
 
 def test_reopened_store_keeps_passages(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    ChromaStore.open(Settings(data_dir=tmp_path), embedder).upsert_documents([DOC])
-    reopened = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
+    open_store(Settings(data_dir=tmp_path), embedder).upsert_documents([DOC])
+    reopened = open_store(Settings(data_dir=tmp_path), embedder)
     assert reopened.count_sync() == 2
     assert reopened.search_sync("big toe pain", 1)[0].document_id == "gout"
 
 
 def test_search_reads_stored_passages_once_and_serves_a_changed_document(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
+    store = open_store(Settings(data_dir=tmp_path), embedder)
     store.upsert_documents([DOC])
     first = store.search_sync("what eases a gout attack", 2)
     reads = store.record_cache.reads
@@ -89,7 +89,7 @@ def titled(doc_id: str, title: str) -> SourceDocument:
 
 
 def test_titles_are_searched_exactly_in_memory_per_index_version(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
+    store = open_store(Settings(data_dir=tmp_path), embedder)
     store.upsert_documents(
         [DOC, titled("asthma", "What is asthma?"), titled("flu", "How long does flu last?")]
     )
@@ -115,7 +115,7 @@ def test_titles_are_searched_exactly_in_memory_per_index_version(embedder, tmp_p
     assert index.exact.loaded_version() == store.version
     assert found[0].document_id == "gout"
 
-    capped = ChromaStore.open(Settings(data_dir=tmp_path), embedder, exact_max_titles=2)
+    capped = open_store(Settings(data_dir=tmp_path), embedder, exact_max_titles=2)
     hits = capped.titles.query(questions[:1], 1, None, "another", capped.committed_hashes)[0]
     assert [h.document_id for h in hits] == ["flu"]  # too many to hold: Chroma answers
     assert capped.titles.exact.loaded_version() is None
@@ -126,7 +126,7 @@ def test_passages_are_searched_exactly_in_memory_unless_filtered_or_too_many(
 ) -> None:  # type: ignore[no-untyped-def]
     from gateway.knowledge.search_options import SearchFilters
 
-    store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
+    store = open_store(Settings(data_dir=tmp_path), embedder)
     store.upsert_documents(
         [DOC, titled("asthma", "What is asthma?"), titled("flu", "How long does flu last?")]
     )
@@ -134,7 +134,7 @@ def test_passages_are_searched_exactly_in_memory_unless_filtered_or_too_many(
     exact = store.dense_hits(questions, 5, SearchFilters(), store.version)
     assert store.exact_passages.loaded_version() == store.version
 
-    capped = ChromaStore.open(Settings(data_dir=tmp_path), embedder, exact_max_passages=2)
+    capped = open_store(Settings(data_dir=tmp_path), embedder, exact_max_passages=2)
     from_chroma = capped.dense_hits(questions, 5, SearchFilters(), capped.version)  # too many: Chroma answers
     assert capped.exact_passages.loaded_version() is None
     assert [[rid for rid, _ in hits] for hits in exact] == [[rid for rid, _ in hits] for hits in from_chroma]

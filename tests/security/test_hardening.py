@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from gateway.audit import AuditFilter
+from gateway.bootstrap import open_store
 from gateway.settings import Secret
 from gateway.testing import Reply, contract_answer
 from tests.support.stack import running_gateway
@@ -208,12 +209,11 @@ def test_failed_authentication_is_throttled_per_address(module_services) -> None
 
 def test_a_deleted_knowledge_store_makes_readyz_not_ready(module_services, embedder, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from gateway.knowledge.corpus import load_manifest
-    from gateway.knowledge.store import ChromaStore
     from gateway.settings import Settings
     from tests.conftest import FIXTURE_KB
 
     store_settings = Settings(data_dir=tmp_path / "own-index")
-    store = ChromaStore.open(store_settings, embedder)
+    store = open_store(store_settings, embedder)
     store.upsert_documents(load_manifest(FIXTURE_KB))
     services = module_services()
     services.store = store

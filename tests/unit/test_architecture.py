@@ -60,16 +60,11 @@ LAYERS: tuple[frozenset[str], ...] = tuple(
 """The packages (and top-level modules) of ``gateway`` from the bottom up; a package may import its
 own layer and the layers below it. A new package must be placed here."""
 
-_COMPONENTS = "takes the whole Services or Policy, or the PipelineResult; #34 item 1 (components) removes it"
 UPWARD_IMPORTS: dict[tuple[str, str], str] = {
-    ("gateway.knowledge.instructions", "gateway.policies"): "reads planted_instruction from the Policy; "
-    + _COMPONENTS,
     (
         "gateway.knowledge.command",
         "gateway.policies",
     ): "the ingest command: an entry point kept in its feature",
-    ("gateway.telemetry.attributes", "gateway.pipeline.result"): "span attributes read a PipelineResult, "
-    "while the stage runner opens spans: telemetry sits below pipeline",
 }
 """Known imports of a package above the importer: (module, imported module) -> why, and what removes it."""
 

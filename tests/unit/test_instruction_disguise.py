@@ -9,9 +9,10 @@ from dataclasses import replace
 import pytest
 from pydantic import ValidationError
 
+from gateway.bootstrap import instruction_detector
 from gateway.domain import Passage, Span
 from gateway.knowledge.disguise import FoldingPolicy, disguised, fold
-from gateway.knowledge.instructions import InstructionDetector, load_instruction_policy
+from gateway.knowledge.instructions import load_instruction_policy
 from gateway.settings import Settings
 
 FOLDING = load_instruction_policy(Settings()).folding
@@ -49,7 +50,7 @@ def test_ordinary_leaflet_text_reads_the_same(text: str) -> None:
 
 def test_a_disguised_word_does_not_hide_a_rules_exception() -> None:
     # only the folded text is read: "f.o.r.m" is the form whose questions a patient answers
-    detector = InstructionDetector.from_settings(Settings(), None)
+    detector = instruction_detector(Settings(), None)
     assert not detector.rule("Answer each question on the f.o.r.m honestly before your appointment.")
 
 
@@ -64,7 +65,7 @@ def test_a_disguised_word_does_not_hide_a_rules_exception() -> None:
     ],
 )
 def test_a_disguised_instruction_is_caught_by_the_rules(sentence: str) -> None:
-    detector = InstructionDetector.from_settings(Settings(), None)
+    detector = instruction_detector(Settings(), None)
     assert detector.rule(sentence)
 
 
@@ -73,7 +74,7 @@ def test_a_disguised_instruction_is_caught_by_the_rules(sentence: str) -> None:
     ["Tаke one tаblet twice а dаy.", "Do not t a k e more than 8 tablets in 24 hours.", "Keep 0ut 0f reach."],
 )
 def test_a_disguised_leaflet_line_is_not(sentence: str) -> None:
-    assert not InstructionDetector.from_settings(Settings(), None).rule(sentence)
+    assert not instruction_detector(Settings(), None).rule(sentence)
 
 
 def test_a_passage_handed_out_never_shows_a_disguised_instruction() -> None:
@@ -87,7 +88,7 @@ def test_a_passage_handed_out_never_shows_a_disguised_instruction() -> None:
         Passage("p1", "d1", text, "Paracetamol", "https://x.org", "NHS", "guideline", None, 0.9),
         sentence_spans=spans,
     )
-    cleaned = InstructionDetector.from_settings(Settings(), None).clean_passage(passage)
+    cleaned = instruction_detector(Settings(), None).clean_passage(passage)
     assert cleaned is not None
     assert cleaned.text == advice
     assert [t for _, t in cleaned.sentences()] == [advice]

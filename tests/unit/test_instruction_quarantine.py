@@ -11,6 +11,7 @@ from typing import cast
 import numpy as np
 import pytest
 
+from gateway.bootstrap import instruction_detector, open_store
 from gateway.cleanup.stage import judge_claims
 from gateway.domain import Passage, Span, Statement, StatementKind, Verdict, VerdictLabel
 from gateway.errors import InvalidValue
@@ -18,7 +19,6 @@ from gateway.knowledge.command import print_report
 from gateway.knowledge.corpus import SourceDocument
 from gateway.knowledge.ingest import Ingestor
 from gateway.knowledge.instructions import InstructionDetector, InstructionPolicy
-from gateway.knowledge.store import ChromaStore
 from gateway.models.embedding import Embedder
 from gateway.policies import load_configured_policy
 from gateway.settings import Settings
@@ -51,13 +51,13 @@ def document(*sentences: str) -> SourceDocument:
 
 @pytest.mark.parametrize("sentence", PLANTED)
 def test_the_issues_instructions_are_caught_by_the_rules(sentence: str) -> None:
-    rules = InstructionDetector.from_settings(Settings(), None)
+    rules = instruction_detector(Settings(), None)
     assert rules.rule(sentence)
 
 
 @pytest.mark.parametrize("sentence", ADVICE)
 def test_ordinary_leaflet_instructions_are_not(sentence: str) -> None:
-    assert not InstructionDetector.from_settings(Settings(), None).rule(sentence)
+    assert not instruction_detector(Settings(), None).rule(sentence)
 
 
 # Written from how an instruction to a system is phrased (issue #32, second pass), one per kind of rule:
@@ -129,17 +129,17 @@ ADDRESSED_TO_THE_PATIENT = (
 
 @pytest.mark.parametrize("sentence", ADDRESSED_TO_THE_SYSTEM)
 def test_instructions_to_the_system_are_caught_however_worded(sentence: str) -> None:
-    assert InstructionDetector.from_settings(Settings(), None).rule(sentence)
+    assert instruction_detector(Settings(), None).rule(sentence)
 
 
 @pytest.mark.parametrize("sentence", ADDRESSED_TO_THE_PATIENT)
 def test_leaflet_imperatives_to_the_patient_pass(sentence: str) -> None:
-    assert not InstructionDetector.from_settings(Settings(), None).rule(sentence)
+    assert not instruction_detector(Settings(), None).rule(sentence)
 
 
 @pytest.mark.slow  # loads MiniLM, Chroma or the services
 def test_ingestion_quarantines_instructions_and_keeps_the_leaflet(embedder, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
+    store = open_store(Settings(data_dir=tmp_path), embedder)
     mixed = [ADVICE[0], PLANTED[0], ADVICE[1], PLANTED[1], ADVICE[2], PLANTED[2], ADVICE[3]]
     report = Ingestor(store, embedder, detector=store.instructions).run([document(*mixed)])
     assert report.instructions == [("paracetamol", s) for s in PLANTED]
@@ -158,7 +158,7 @@ def test_ingestion_quarantines_instructions_and_keeps_the_leaflet(embedder, tmp_
 
 @pytest.mark.slow  # loads MiniLM, Chroma or the services
 def test_an_index_built_before_never_hands_out_an_instruction(embedder, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
+    store = open_store(Settings(data_dir=tmp_path), embedder)
     Ingestor(store, embedder).run([document(ADVICE[0], PLANTED[1], ADVICE[1])])  # no detector: indexed
     assert store.quarantined_count() == 0
     found = store.search_sync("paracetamol dose", 5)

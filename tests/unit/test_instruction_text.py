@@ -11,13 +11,13 @@ import io
 
 import pytest
 
+from gateway.bootstrap import open_store
 from gateway.claims.bounds import instruction_sentence
 from gateway.cleanup.stage import judge_claims
 from gateway.domain import Passage, Span, Statement, StatementKind, Verdict, VerdictLabel
 from gateway.knowledge.command import print_report
 from gateway.knowledge.corpus import SourceDocument
 from gateway.knowledge.ingest import Ingestor
-from gateway.knowledge.store import ChromaStore
 from gateway.policies import load_configured_policy
 from gateway.settings import Settings
 from gateway.vocabulary import VerdictCheck
@@ -50,7 +50,7 @@ def test_an_instruction_shown_as_a_conversational_sentence_is_caught() -> None:
 
 @pytest.mark.slow  # loads MiniLM, Chroma or the services
 def test_ingestion_reports_instruction_like_sentences(embedder, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    store = ChromaStore.open(Settings(data_dir=tmp_path), embedder)
+    store = open_store(Settings(data_dir=tmp_path), embedder)
     document = SourceDocument(
         id="planted",
         title="Paracetamol",

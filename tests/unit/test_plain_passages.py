@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from gateway.bootstrap import open_store
 from gateway.claims.bounds import instruction_sentence
 from gateway.cleanup.stage import judge_claims
 from gateway.domain import Passage, Span, Statement, StatementKind, Verdict, VerdictLabel
@@ -16,7 +17,6 @@ from gateway.knowledge.corpus import SourceDocument
 from gateway.knowledge.ingest import Ingestor
 from gateway.knowledge.loaders import LoadFailure, iter_jsonl, iter_manifest
 from gateway.knowledge.plaintext import has_markup, plain_text
-from gateway.knowledge.store import ChromaStore
 from gateway.policies import load_configured_policy
 from gateway.settings import Settings
 from gateway.vocabulary import VerdictCheck
@@ -147,7 +147,7 @@ def test_bad_urls_and_markup_in_provenance_are_refused_naming_document_and_field
 @pytest.mark.slow  # loads MiniLM, Chroma or the services
 def test_a_hostile_corpus_is_searched_as_plain_text(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     root = corpus(tmp_path / "kb", entry(), entry(id="gout-html", file="docs/gout.html", title="Gout care"))
-    store = ChromaStore.open(Settings(data_dir=tmp_path / "data"), embedder)
+    store = open_store(Settings(data_dir=tmp_path / "data"), embedder)
     report = Ingestor(store, embedder).run(iter_manifest(root))
     assert report.failures == []
     passages = store.search_sync("how do I treat gout pain and swelling", 10)
