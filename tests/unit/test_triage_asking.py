@@ -9,15 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from gateway.domain import ChatRequest, Message, Role, Scope, Triage
+from gateway.domain import Scope, Triage
 from gateway.errors import ConfigurationError, InvalidValue
 from gateway.policies import load_policy
-from gateway.triage.decision import decide
 from gateway.triage.emergency import evidence_reader
 from gateway.triage.evidence_policy import AskingPolicy
-from gateway.triage.planning import plan
 from gateway.triage.policy import TriagePolicy
 from gateway.triage.semantic import SemanticScore
+from tests.support.triage import decide_message, semantic_read
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = load_policy(REPO / "policies", "general")
@@ -28,23 +27,20 @@ CATEGORIES = tuple(dict.fromkeys(TRIAGE.categories))
 
 def confident(near: str) -> SemanticScore:
     """A semantic read sure of ``near``: well above the unbound bars and every exemplar threshold."""
-    return SemanticScore(
-        category=near,
+    return semantic_read(
+        TRIAGE,
+        near=near,
         similarity=0.9,
-        contrast=0.3,
-        exemplar_fired=True,
-        emergency_probability=0.95,
-        health_probability=0.95,
+        emergency=0.95,
+        exemplar=True,
+        classifier=True,
+        health=0.95,
         health_similarity=0.8,
-        classifier_fired=True,
-        by_category=tuple((c, 0.9 if c == near else 0.1) for c in CATEGORIES),
     )
 
 
 def judge(message: str, near: str, policy: TriagePolicy = TRIAGE) -> Triage:
-    request = ChatRequest(messages=(Message(Role.USER, message),), model="m")
-    triage_plan = plan(request, GENERAL, policy)
-    return decide(triage_plan, [confident(near)] * len(triage_plan.texts), GENERAL, policy)
+    return decide_message(message, GENERAL, policy, confident(near))
 
 
 def asking_off() -> TriagePolicy:

@@ -25,6 +25,7 @@ from gateway.triage.planning import plan
 from gateway.triage.policy import TriagePolicy, load_triage_policy
 from gateway.triage.semantic import SemanticScore
 from gateway.triage.vitals import check_vitals, read_age, read_durations, read_fever_days, read_vitals
+from tests.support.triage import decide_message, semantic_read
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = load_policy(REPO / "policies", "general")
@@ -36,24 +37,12 @@ CATEGORIES = tuple(dict.fromkeys(TRIAGE.categories))
 
 def score(*, emergency: float = 0.0, near: str | None = None, similarity: float = 0.0) -> SemanticScore:
     """What the semantic layers would say: by default nothing (a health question, no emergency)."""
-    by_category = tuple((c, similarity if c == near else 0.1) for c in CATEGORIES)
-    return SemanticScore(
-        category=near or CATEGORIES[0],
-        similarity=similarity,
-        contrast=0.3,
-        exemplar_fired=False,
-        emergency_probability=emergency,
-        health_probability=0.9,
-        health_similarity=0.7,
-        classifier_fired=emergency >= TRIAGE.settings.emergency_probability,
-        by_category=by_category,
-    )
+    fired = emergency >= TRIAGE.settings.emergency_probability
+    return semantic_read(TRIAGE, near=near, similarity=similarity, emergency=emergency, classifier=fired)
 
 
 def judge(message: str, semantic: SemanticScore | None = None, policy: TriagePolicy = TRIAGE) -> Triage:
-    request = ChatRequest(messages=(Message(Role.USER, message),), model="m")
-    triage_plan = plan(request, GENERAL, policy)
-    return decide(triage_plan, [semantic or score()] * len(triage_plan.texts), GENERAL, policy)
+    return decide_message(message, GENERAL, policy, semantic or score())
 
 
 def bound_by_signs(*categories: str) -> TriagePolicy:

@@ -7,39 +7,20 @@ from pathlib import Path
 
 import pytest
 
-from gateway.domain import ChatRequest, Message, Role, Scope, Triage
+from gateway.domain import Scope, Triage
 from gateway.policies import load_policy
-from gateway.triage.decision import decide
-from gateway.triage.emergency import evidence_reader
-from gateway.triage.planning import plan
-from gateway.triage.semantic import SemanticScore
+from tests.support.triage import decide_message, reader_of, semantic_read
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = load_policy(REPO / "policies", "general")
 TRIAGE = POLICY.triage
-READER = evidence_reader(TRIAGE)
+READER = reader_of(TRIAGE)
 CATEGORIES = tuple(dict.fromkeys(TRIAGE.categories))
 
 
-def quiet() -> SemanticScore:
-    """The semantic layers saying nothing: only the rule layers can make an emergency."""
-    return SemanticScore(
-        category=CATEGORIES[0],
-        similarity=0.0,
-        contrast=0.3,
-        exemplar_fired=False,
-        emergency_probability=0.0,
-        health_probability=0.9,
-        health_similarity=0.7,
-        classifier_fired=False,
-        by_category=tuple((c, 0.1) for c in CATEGORIES),
-    )
-
-
 def judge(message: str) -> Triage:
-    request = ChatRequest(messages=(Message(Role.USER, message),), model="m")
-    triage_plan = plan(request, POLICY.context, TRIAGE)
-    return decide(triage_plan, [quiet()] * len(triage_plan.texts), POLICY.context, TRIAGE)
+    """Only the rule layers can make an emergency: the semantic layers say nothing."""
+    return decide_message(message, POLICY.context, TRIAGE, semantic_read(TRIAGE))
 
 
 def groups(message: str) -> set[str]:

@@ -1,0 +1,61 @@
+"""Triage tests without a model: a semantic read that says what the test needs, and the decision on one
+message with it, the rule layers reading with one evidence reader per policy (as the triage component
+holds one, built once)."""
+
+from __future__ import annotations
+
+from gateway.domain import ChatRequest, Message, Role, Triage
+from gateway.triage.contexts import OperatingContext
+from gateway.triage.decision import decide
+from gateway.triage.emergency import RuleReadings, evidence_reader
+from gateway.triage.evidence import EvidenceReader
+from gateway.triage.planning import plan
+from gateway.triage.policy import TriagePolicy
+from gateway.triage.semantic import SemanticScore
+
+_READERS: dict[int, tuple[TriagePolicy, EvidenceReader]] = {}
+
+
+def reader_of(policy: TriagePolicy) -> EvidenceReader:
+    """The tests' one evidence reader of ``policy`` (built on first use, ~50 ms)."""
+    known = _READERS.get(id(policy))
+    if known is None or known[0] is not policy:
+        known = _READERS[id(policy)] = (policy, evidence_reader(policy))
+    return known[1]
+
+
+def semantic_read(
+    policy: TriagePolicy,
+    *,
+    near: str | None = None,
+    similarity: float = 0.0,
+    emergency: float = 0.0,
+    exemplar: bool = False,
+    classifier: bool = False,
+    health: float = 0.9,
+    health_similarity: float = 0.7,
+) -> SemanticScore:
+    """What the semantic layers would say: by default nothing (a health question, no emergency);
+    ``near`` the nearest red flag, at ``similarity`` (every other at 0.1)."""
+    categories = tuple(dict.fromkeys(policy.categories))
+    return SemanticScore(
+        category=near or categories[0],
+        similarity=similarity,
+        contrast=0.3,
+        exemplar_fired=exemplar,
+        emergency_probability=emergency,
+        health_probability=health,
+        health_similarity=health_similarity,
+        classifier_fired=classifier,
+        by_category=tuple((c, similarity if c == near else 0.1) for c in categories),
+    )
+
+
+def decide_message(
+    message: str, context: OperatingContext, policy: TriagePolicy, semantic: SemanticScore
+) -> Triage:
+    """The layered decision on one patient message whose every planned text reads ``semantic``."""
+    request = ChatRequest(messages=(Message(Role.USER, message),), model="m")
+    triage_plan = plan(request, context, policy)
+    readings = RuleReadings.of(triage_plan, context, policy, reader_of(policy))
+    return decide(triage_plan, [semantic] * len(triage_plan.texts), context, policy, readings)
