@@ -434,26 +434,13 @@ def main() -> None:
             )
         elif split in only:
             print(f"\n({path} absent: skipped)")
-    if "probe" in only and PROBE.is_file():
-        rows = project_rows(PROBE)
-        for part, name in (("tune", "probe tune"), ("held", PROBE_HELD)):
-            chosen = [r for r in rows if r.id.startswith(f"probe-{part}-")]
-            run_source(f"{name} ({PROBE.name})", chosen, context, model, args.cache, args.verbose)
-    if "recall2" in only and RECALL2.is_file():
-        rows = project_rows(RECALL2)
-        for part, name in (("tune", "recall2 tune"), ("held", RECALL2_HELD)):
-            chosen = [r for r in rows if r.id.startswith(f"recall2-{part}-")]
-            run_source(f"{name} ({RECALL2.name})", chosen, context, model, args.cache, args.verbose)
-    if "long" in only and LONG.is_file():
-        rows = project_rows(LONG)
-        for part, name in (("tune", "long tune"), ("held", LONG_HELD)):
-            chosen = [r for r in rows if r.id.startswith(f"long-{part}-")]
-            run_source(f"{name} ({LONG.name})", chosen, context, model, args.cache, args.verbose)
-    if "flag2" in only and FLAG2.is_file():
-        rows = project_rows(FLAG2)
-        for part, name in (("tune", "flag2 tune"), ("held", FLAG2_HELD)):
-            chosen = [r for r in rows if r.id.startswith(f"flag2-{part}-")]
-            run_source(f"{name} ({FLAG2.name})", chosen, context, model, args.cache, args.verbose)
+    for key, path in (("probe", PROBE), ("recall2", RECALL2), ("long", LONG), ("flag2", FLAG2)):
+        if key not in only or not path.is_file():
+            continue
+        rows = project_rows(path)
+        for part in ("tune", "held"):  # "<key> held" is in HELD_OUT_SOURCES: never printed
+            chosen = [r for r in rows if r.id.startswith(f"{key}-{part}-")]
+            run_source(f"{key} {part} ({path.name})", chosen, context, model, args.cache, args.verbose)
     if "shared" in only and not args.no_shared:
         if not EVAL.is_dir():
             print("\n(../shared/eval/triage absent: shared sets skipped)")
