@@ -286,8 +286,8 @@ def bench_latency(
     repeat: int,
     early_exit: bool = True,
 ) -> None:
-    """Per request, as the gateway does it (``LayeredTriager.run`` on one event loop: plan, the encode
-    started off the loop while the rule layers' early decision is read, score, decide); with
+    """Per request, as the gateway does it (``LayeredTriager.run`` on one event loop: plan, the rule
+    layers' early decision, else the encode off the loop, score, decide); with
     ``early_exit`` off, one step after the other and always encoding (the baseline of
     ``decide_by_evidence``); vs rules alone. Process CPU time counts every thread's."""
     full: list[float] = []

@@ -12,8 +12,6 @@ fake with the same ``run``), never by patching a module.
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import functools
 from collections.abc import Callable
 from typing import Protocol
 
@@ -47,30 +45,20 @@ class LayeredTriager:
         self._correct = spelling_corrector(model)
 
     async def run(self, request: ChatRequest) -> Triage:
-        """One batch (the questions, the whole message, the recent turns) encoded off the event loop
-        while the rule layers read the message (``decide_by_evidence``), then the layered decision.
-
-        The encode starts as soon as the plan names its texts: ONNX Runtime and torch release the GIL,
-        so a long post's encode and its rule reading overlap instead of adding up (docs/benchmarks.md).
-        When the rule layers alone decide an emergency (the semantic layers can only raise urgency)
-        the encode is left to finish unused."""
+        """The rule layers first (``decide_by_evidence``); only when they have not decided, one batch
+        (the questions, the whole message, the recent turns) encoded off the event loop, then the
+        layered decision. An emergency the rules decide costs no encode: the semantic layers can only
+        raise urgency. (Starting the encode alongside the rule reading was measured slower at p95 and
+        costlier in CPU on one serving worker: docs/benchmarks.md.)"""
         triage_plan = plan(request, self.context, self.model.policy, self._correct)
-        texts = self.model.encoded(triage_plan.texts)
-        call = functools.partial(contextvars.copy_context().run, self.encoder.encode, texts)
-        encoding = asyncio.get_running_loop().run_in_executor(None, call)
-        try:
-            readings, early = self._early(triage_plan)
-        except BaseException:
-            encoding.add_done_callback(_unused)
-            raise
+        readings, early = self._early(triage_plan)
         if early is not None:
-            encoding.add_done_callback(_unused)
             return early
-        return self._decide(triage_plan, readings, await encoding)
+        vectors = await asyncio.to_thread(self.encoder.encode, self.model.encoded(triage_plan.texts))
+        return self._decide(triage_plan, readings, vectors)
 
     def run_sync(self, request: ChatRequest) -> Triage:
-        """``run`` in the calling thread, one step after the other (no encode when the rule layers
-        decide): the CLI and tests."""
+        """``run`` encoding in the calling thread: the CLI and tests."""
         triage_plan = plan(request, self.context, self.model.policy, self._correct)
         readings, early = self._early(triage_plan)
         if early is not None:
@@ -91,13 +79,6 @@ class LayeredTriager:
 def triage_texts(request: ChatRequest, context: OperatingContext, model: SemanticTriage) -> Triage:
     """Synchronous triage with the model's own encoder (the CLI, benchmarks and tests)."""
     return LayeredTriager(context, model, model).run_sync(request)
-
-
-def _unused(encoding: asyncio.Future[Vector]) -> None:
-    """An encode whose vectors the decision did not need: its error, if any, is not an error of the
-    request (retrieved, so that asyncio does not report it as never retrieved)."""
-    if not encoding.cancelled():
-        encoding.exception()
 
 
 def spelling_corrector(model: SemanticTriage) -> Callable[[str], str] | None:

@@ -1,6 +1,6 @@
 """What triage encodes of a long post (``encode_max_tokens``: its last tokens) and when (#31 item 7,
-latency): the encode runs while the rule layers read the message. No model is loaded: the model's
-tokenizer file and a scripted encoder of random unit vectors stand in for MiniLM."""
+latency): off the event loop, and only when the rule layers have not decided. No model is loaded:
+the model's tokenizer file and a scripted encoder of random unit vectors stand in for MiniLM."""
 
 from __future__ import annotations
 
@@ -95,11 +95,13 @@ async def test_the_encode_runs_off_the_event_loop_and_is_given_the_windowed_text
     assert encoder.threads[-1] != threading.get_ident()
 
 
-async def test_an_emergency_the_rules_decide_is_returned_though_the_unused_encode_fails() -> None:
+async def test_an_emergency_the_rules_decide_is_returned_without_an_encode() -> None:
     semantic, _ = model(TRIAGE)
     failing = Scripted(fails=True)
     triager = LayeredTriager(GENERAL, semantic, failing)
     result = await triager.run(conversation("my dad is unconscious and not breathing"))
     assert result.scope is Scope.EMERGENCY
+    assert failing.calls == []
     with pytest.raises(RuntimeError, match="embedding model failed"):
         await triager.run(conversation(NOW))
+    assert failing.calls == [[NOW]]
