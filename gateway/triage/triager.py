@@ -15,6 +15,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Protocol
 
+import numpy as np
+
 from gateway.domain import ChatRequest, Triage, Vector
 from gateway.triage.contexts import OperatingContext
 from gateway.triage.decision import decide, decide_by_evidence
@@ -54,7 +56,7 @@ class LayeredTriager:
         readings, early = self._early(triage_plan)
         if early is not None:
             return early
-        vectors = await asyncio.to_thread(self.encoder.encode, self.model.encoded(triage_plan.texts))
+        vectors = await asyncio.to_thread(self._encode, self.model.encoded(triage_plan.texts))
         return self._decide(triage_plan, readings, vectors)
 
     def run_sync(self, request: ChatRequest) -> Triage:
@@ -63,7 +65,16 @@ class LayeredTriager:
         readings, early = self._early(triage_plan)
         if early is not None:
             return early
-        return self._decide(triage_plan, readings, self.encoder.encode(self.model.encoded(triage_plan.texts)))
+        return self._decide(triage_plan, readings, self._encode(self.model.encoded(triage_plan.texts)))
+
+    def _encode(self, texts: list[str]) -> Vector:
+        """The plan's texts, each in its own model call. One call pads every text to the longest (the
+        whole message beside its questions, a long earlier turn beside a short question), and a call of
+        more than ``ONNX_MAX_TEXTS`` texts goes to torch; alone, each is one padding-free ONNX Runtime
+        call, the vectors ``bench_triage.py --onnx-cache`` scores (docs/benchmarks.md)."""
+        if len(texts) <= 1:
+            return self.encoder.encode(texts)
+        return np.concatenate([self.encoder.encode([text]) for text in texts])
 
     def _early(self, triage_plan: TriagePlan) -> tuple[RuleReadings, Triage | None]:
         """The plan's rule evidence (read once, reused by ``_decide``) and the early decision."""

@@ -17,6 +17,7 @@ from gateway.errors import InvalidValue
 from gateway.models.embedding import default_model_path
 from gateway.policies import load_policy
 from gateway.testing.conversations import conversation
+from gateway.triage.planning import plan
 from gateway.triage.policy import TriagePolicy, TriageSettings
 from gateway.triage.semantic import SemanticTriage, TokenWindow
 from gateway.triage.triager import LayeredTriager
@@ -105,3 +106,15 @@ async def test_an_emergency_the_rules_decide_is_returned_without_an_encode() -> 
     with pytest.raises(RuntimeError, match="embedding model failed"):
         await triager.run(conversation(NOW))
     assert failing.calls == [[NOW]]
+
+
+async def test_each_planned_text_is_encoded_in_its_own_call_in_order() -> None:
+    semantic, encoder = model(TRIAGE)
+    encoder.calls.clear()
+    triager = LayeredTriager(GENERAL, semantic, encoder)
+    message = "My knee is stiff after running. Should I rest it? And is ibuprofen gel any use for it?"
+    request = conversation("I run three times a week.", "Thanks.", message)
+    planned = semantic.encoded(plan(request, GENERAL, TRIAGE).texts)
+    await triager.run(request)
+    assert len(planned) > 3
+    assert encoder.calls == [[text] for text in planned]
