@@ -71,7 +71,8 @@ class LayeredTriager:
         """The plan's texts, each in its own model call. One call pads every text to the longest (the
         whole message beside its questions, a long earlier turn beside a short question), and a call of
         more than ``ONNX_MAX_TEXTS`` texts goes to torch; alone, each is one padding-free ONNX Runtime
-        call, the vectors ``bench_triage.py --onnx-cache`` scores (docs/benchmarks.md)."""
+        call (unless other requests' texts join it: ``Embedder`` coalesces), the vectors
+        ``bench_triage.py --onnx-cache`` scores (docs/benchmarks.md)."""
         if len(texts) <= 1:
             return self.encoder.encode(texts)
         return np.concatenate([self.encoder.encode([text]) for text in texts])
