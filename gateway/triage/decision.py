@@ -19,8 +19,9 @@ A general information question about a red flag ("what are the signs of a stroke
 the emergency safety note when the rule or category is ``information_exempt``; a question that also
 reports a personal situation ("how do I know if I'm having a stroke?") stays an emergency.
 
-All texts of one request (its questions, the whole message, the recent turns) are encoded in one
-``encode`` call, off the event loop, by the pipeline's component (``gateway.triage.triager``).
+The texts of one request (its questions, the whole message, the recent turns) are encoded off the
+event loop, each in its own call, by the pipeline's component (``gateway.triage.triager``), and only
+when the rule layers have not decided.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Which texts triage reads for one request: the message's questions, the whole message, recent turns.
 
-All texts of one request are encoded in one ``encode`` call, off the event loop, by the pipeline's
+The texts of one request are encoded off the event loop, each in its own call, by the pipeline's
 component (``gateway.triage.triager``).
 """
 
@@ -67,7 +67,7 @@ def _question_groups(
 
 @dataclass(frozen=True)
 class TriagePlan:
-    """The texts of one request, in the order they are encoded (one batch)."""
+    """The texts of one request, in the order they are encoded."""
 
     questions: tuple[str, ...]
     """The message's questions as triage reads them (spelling corrected: ``triage_spelling``)."""
@@ -81,7 +81,7 @@ class TriagePlan:
 
     @property
     def texts(self) -> list[str]:
-        """What is encoded (one batch), in this order: the questions, the whole message when it has
+        """What is encoded, in this order: the questions, the whole message when it has
         several, the earlier turns, the conversation. Only the encoding is cut (``max_words``); the
         rule layers read ``questions`` and ``message`` whole."""
         whole = [self.message] if len(self.questions) > 1 else []

@@ -1,7 +1,7 @@
 """The semantic triage layers: nearest exemplars and the classifier heads, over MiniLM embeddings.
 
 Built once per process (the exemplar banks are encoded at start-up); per request it only scores the
-vectors the triage stage encoded in one batch. Nothing here reads the text (``speller`` is held here
+vectors the triage stage encoded. Nothing here reads the text (``speller`` is held here
 for the triage stage, which corrects the message before planning; ``encoded`` bounds each text to the
 last ``encode_max_tokens`` tokens): ``gateway.triage.decision`` combines these scores with the rule layer.
 """

@@ -47,11 +47,11 @@ class LayeredTriager:
         self._correct = spelling_corrector(model)
 
     async def run(self, request: ChatRequest) -> Triage:
-        """The rule layers first (``decide_by_evidence``); only when they have not decided, one batch
-        (the questions, the whole message, the recent turns) encoded off the event loop, then the
-        layered decision. An emergency the rules decide costs no encode: the semantic layers can only
-        raise urgency. (Starting the encode alongside the rule reading was measured slower at p95 and
-        costlier in CPU on one serving worker: docs/benchmarks.md.)"""
+        """The rule layers first (``decide_by_evidence``); only when they have not decided, the plan's
+        texts (the questions, the whole message, the recent turns) encoded off the event loop
+        (``_encode``), then the layered decision. An emergency the rules decide costs no encode: the
+        semantic layers can only raise urgency. (Starting the encode alongside the rule reading was
+        measured slower at p95 and costlier in CPU on one serving worker: docs/benchmarks.md.)"""
         triage_plan = plan(request, self.context, self.model.policy, self._correct)
         readings, early = self._early(triage_plan)
         if early is not None:
