@@ -69,7 +69,8 @@ VERIFIER_METHODS = tuple(m.value for m in VerifierMethod if m not in WITHOUT_VER
 UPSTREAM_ERROR_TYPES = tuple(t.value for t in UpstreamErrorType)
 """``UpstreamError.kind`` of every upstream failure class in ``gateway.errors``."""
 AUTH_FAILURE_REASONS = tuple(r.value for r in AuthFailure)
-ACCESS_AREAS = tuple(a.value for a in AccessArea)
+ACCESS_AREAS = tuple(a.value for a in AccessArea if a is not AccessArea.PUBLIC)
+"""The areas that need a credential (``gateway_auth_failures_total{area}``): the open one is never counted."""
 PIPELINE_STAGES = tuple(s.value for s in StageName)
 """Stages named by ``gateway_stage_errors_total{stage}`` (``StageName``; ``rewrite``: one claim's rewrite)."""
 URL_FAILURE_REASONS = tuple(reason.value for reason in FetchReason)

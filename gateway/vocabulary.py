@@ -272,8 +272,11 @@ class AuthFailure(StrEnum):
 
 
 class AccessArea(StrEnum):
-    """Which credential a path needs (``gateway.web.auth``; the open ``public`` area is never counted)."""
+    """Which credential a route needs: the area of its access rule (``gateway.web.auth.AccessRule``, a
+    guard on its router). ``PUBLIC`` is open and never counted (``gateway_auth_failures_total{area}``
+    counts the others)."""
 
+    PUBLIC = "public"
     CLIENT = "client"
     STAFF = "staff"
     METRICS = "metrics"

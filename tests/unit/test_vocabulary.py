@@ -12,6 +12,7 @@ from gateway.audit.record import AuditRecord, encode_record, load_record
 from gateway.domain import Verdict, VerdictLabel
 from gateway.errors import DraftLimitExceeded, UpstreamError
 from gateway.metric_labels import (
+    ACCESS_AREAS,
     DEPENDENCIES,
     DRAFT_LIMITS,
     MODEL_FAILURES,
@@ -27,6 +28,7 @@ from gateway.metric_labels import (
 from gateway.metrics import GatewayMetrics, count_draft_failure, count_verifier_failures
 from gateway.verification.checks.results import CheckName
 from gateway.vocabulary import (
+    AccessArea,
     DraftLimit,
     StageName,
     UpstreamErrorType,
@@ -184,3 +186,9 @@ def test_an_old_record_with_an_upstream_error_decodes_to_the_same_error() -> Non
         "message": "the upstream answered HTTP 500",
         "stage": "draft",
     }
+
+
+def test_the_access_areas_counted_are_as_ever_and_the_open_one_is_not() -> None:
+    assert ACCESS_AREAS == ("client", "staff", "metrics")
+    assert AccessArea.PUBLIC == "public"
+    assert label_values(GatewayMetrics(), "gateway_auth_failures", "area") == set(ACCESS_AREAS)
