@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from typing import Self
 
-from gateway.vocabulary import StageName
+from gateway.vocabulary import DraftLimit, StageName, UpstreamErrorType
 
 
 class GatewayError(Exception):
@@ -162,35 +162,35 @@ class StageError(RunError):
 
 
 class UpstreamError(StageError):
-    kind = "upstream_error"
+    kind: str = UpstreamErrorType.UPSTREAM_ERROR
 
 
 class UpstreamTimeout(UpstreamError):
-    kind = "timeout"
+    kind = UpstreamErrorType.TIMEOUT
 
 
 class UpstreamUnavailable(UpstreamError):
-    kind = "connection"
+    kind = UpstreamErrorType.CONNECTION
 
 
 class UpstreamRateLimited(UpstreamError):
-    kind = "rate_limited"
+    kind = UpstreamErrorType.RATE_LIMITED
 
 
 class UpstreamBusy(UpstreamError):
     """Every upstream slot is taken and the wait queue is full (``models.limits.CallLimits``)."""
 
-    kind = "queue_full"
+    kind = UpstreamErrorType.QUEUE_FULL
 
 
 class UpstreamQueueTimeout(UpstreamBusy):
     """A call waited too long for an upstream slot (``models.limits.CallLimits``)."""
 
-    kind = "queue_timeout"
+    kind = UpstreamErrorType.QUEUE_TIMEOUT
 
 
 class UpstreamHTTPError(UpstreamError):
-    kind = "http_status"
+    kind = UpstreamErrorType.HTTP_STATUS
 
     def __init__(self, message: str, *, status_code: int) -> None:
         super().__init__(message)
@@ -209,15 +209,15 @@ class NothingToQuote(StageError):
 class MalformedDraft(UpstreamError):
     """The model answered, but not under the citation contract or over a bound on its reply."""
 
-    kind = "malformed"
+    kind = UpstreamErrorType.MALFORMED
     stage: str = StageName.DRAFT
     """The model's reply is at fault wherever it is measured (also the bounds checked when splitting)."""
 
 
 class DraftLimitExceeded(MalformedDraft):
-    """The model's reply exceeds a bound (``limit``: reply_chars, repeated_sentences, statements)."""
+    """The model's reply exceeds a bound (``limit``: ``DraftLimit``)."""
 
-    def __init__(self, message: str, *, limit: str) -> None:
+    def __init__(self, message: str, *, limit: DraftLimit) -> None:
         super().__init__(message)
         self.limit = limit
 

@@ -26,12 +26,15 @@ from gateway.vocabulary import (
     AuthFailure,
     CallResult,
     CleanupResult,
+    Dependency,
+    DraftLimit,
     FetchReason,
     ModelCallPurpose,
     RequestOutcome,
     RewriteSkipReason,
     StageName,
     ToolCallOutcome,
+    UpstreamErrorType,
     VerifierFailure,
     VerifierMethod,
 )
@@ -46,7 +49,7 @@ MODEL_CALL_PURPOSES = tuple(p.value for p in ModelCallPurpose)
 CALL_RESULTS = tuple(r.value for r in CallResult)
 REWRITE_SKIP_REASONS = tuple(r.value for r in RewriteSkipReason)
 TOOL_CALL_OUTCOMES = tuple(o.value for o in ToolCallOutcome)
-DRAFT_LIMITS = ("reply_chars", "line_chars", "repeated_sentences", "statements")
+DRAFT_LIMITS = tuple(limit.value for limit in DraftLimit)
 """Bounds on the model's reply that refuse it as ``malformed_output``."""
 REJECTED_STATUSES = ("400", "401", "403", "404", "405", "413", "415", "429", "503")
 """HTTP statuses of requests turned away before the pipeline (never audited, counted here)."""
@@ -63,19 +66,11 @@ CLAIM_RESULTS = tuple(r.value for r in CleanupResult)
 STATEMENT_KINDS = tuple(k.value for k in StatementKind)
 VERIFIER_METHODS = tuple(m.value for m in VerifierMethod if m not in WITHOUT_VERIFIER)
 """Names of the verifiers that may decide a claim (a verifier added later is a ``VerifierMethod``)."""
-UPSTREAM_ERROR_TYPES = (
-    "timeout",
-    "connection",
-    "rate_limited",
-    "http_status",
-    "malformed",
-    "upstream_error",
-    "queue_full",
-    "queue_timeout",
-)
+UPSTREAM_ERROR_TYPES = tuple(t.value for t in UpstreamErrorType)
 """``UpstreamError.kind`` of every upstream failure class in ``gateway.errors``."""
 AUTH_FAILURE_REASONS = tuple(r.value for r in AuthFailure)
-ACCESS_AREAS = tuple(a.value for a in AccessArea)
+ACCESS_AREAS = tuple(a.value for a in AccessArea if a is not AccessArea.PUBLIC)
+"""The areas that need a credential (``gateway_auth_failures_total{area}``): the open one is never counted."""
 PIPELINE_STAGES = tuple(s.value for s in StageName)
 """Stages named by ``gateway_stage_errors_total{stage}`` (``StageName``; ``rewrite``: one claim's rewrite)."""
 URL_FAILURE_REASONS = tuple(reason.value for reason in FetchReason)
@@ -85,7 +80,7 @@ MODEL_STAGES = (VerifierMethod.JUDGE.value, VerifierMethod.NLI.value)
 MODEL_FAILURES = tuple(f.value for f in VerifierFailure)
 """``Verdict.failure`` kinds (``gateway_verifier_failures_total{kind}``)."""
 BOOLEAN = ("true", "false")
-DEPENDENCIES = ("knowledge_store", "audit_store", "rate_limiter")
+DEPENDENCIES = tuple(d.value for d in Dependency)
 """Shared services ``/readyz`` checks (``gateway_dependency_up{dependency}``)."""
 
 _TOKEN = re.compile(r"[a-z][a-z0-9_]*")

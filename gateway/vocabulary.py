@@ -10,8 +10,9 @@ on a string. The vocabularies of the pipeline's values (``Scope``, ``VerdictLabe
 - ``VerifierFailure``: how a model stage failed on a claim (``Verdict.failure``);
 - ``StageName``: the stages of a request (``pipeline.stages.Stage.name``, ``StageError.stage``);
 - ``FetchReason``: why a URL gave no usable page (``fetching.FetchResult.reason``);
-- the values of the other bounded metric labels (``RequestOutcome``, ``AuditOperation``, ...), which
-  ``gateway.metric_labels`` lists for the series it declares.
+- the values of the other bounded metric labels (``RequestOutcome``, ``AuditOperation``, ...,
+  ``DraftLimit``, ``UpstreamErrorType``, ``Dependency``), which ``gateway.metric_labels`` lists for the
+  series it declares.
 
 Unlisted values. Before these were enums a verdict's method, check and failure were any string, and a
 stored audit record may hold one no member names (a test double's verifier, a retired check). Such a
@@ -271,8 +272,44 @@ class AuthFailure(StrEnum):
 
 
 class AccessArea(StrEnum):
-    """Which credential a path needs (``gateway.web.auth``; the open ``public`` area is never counted)."""
+    """Which credential a route needs: the area of its access rule (``gateway.web.auth.AccessRule``, a
+    guard on its router). ``PUBLIC`` is open and never counted (``gateway_auth_failures_total{area}``
+    counts the others)."""
 
+    PUBLIC = "public"
     CLIENT = "client"
     STAFF = "staff"
     METRICS = "metrics"
+
+
+class DraftLimit(StrEnum):
+    """The bound on the model's reply it exceeded (``DraftLimitExceeded.limit``): refused as
+    ``malformed_output`` (``gateway_draft_limit_exceeded_total{limit}``)."""
+
+    REPLY_CHARS = "reply_chars"
+    LINE_CHARS = "line_chars"
+    REPEATED_SENTENCES = "repeated_sentences"
+    STATEMENTS = "statements"
+
+
+class UpstreamErrorType(StrEnum):
+    """How a call to a model failed: ``UpstreamError.kind`` of every upstream failure class in
+    ``gateway.errors`` (``gateway_upstream_errors_total{type}``)."""
+
+    TIMEOUT = "timeout"
+    CONNECTION = "connection"
+    RATE_LIMITED = "rate_limited"
+    HTTP_STATUS = "http_status"
+    MALFORMED = "malformed"
+    UPSTREAM_ERROR = "upstream_error"
+    QUEUE_FULL = "queue_full"
+    QUEUE_TIMEOUT = "queue_timeout"
+
+
+class Dependency(StrEnum):
+    """A shared service ``/readyz`` checks (``gateway_dependency_up{dependency}``, the response's
+    ``checks`` and ``failed``)."""
+
+    KNOWLEDGE_STORE = "knowledge_store"
+    AUDIT_STORE = "audit_store"
+    RATE_LIMITER = "rate_limiter"

@@ -19,6 +19,7 @@ from gateway.domain import Statement
 from gateway.errors import DraftLimitExceeded
 from gateway.knowledge.instructions import is_planted
 from gateway.text import split_sentences, strip_markers
+from gateway.vocabulary import DraftLimit
 
 MIN_SENTENCE_CHARS = 12
 """Shorter pieces ("Yes.", "1.") may legitimately recur and are not counted."""
@@ -49,7 +50,7 @@ def check_repeat_counts(counts: Counter[str], max_repeats: int) -> None:
     if times > max_repeats:
         raise DraftLimitExceeded(
             f"the reply repeats one sentence {times} times (at most {max_repeats} are accepted)",
-            limit="repeated_sentences",
+            limit=DraftLimit.REPEATED_SENTENCES,
         )
 
 
@@ -59,7 +60,7 @@ def check_statements(count: int, max_statements: int) -> None:
     if count > max_statements:
         raise DraftLimitExceeded(
             f"the reply has {count} statements; at most {max_statements} are checked per answer",
-            limit="statements",
+            limit=DraftLimit.STATEMENTS,
         )
 
 

@@ -49,6 +49,7 @@ from gateway.errors import DraftLimitExceeded, MalformedDraft
 from gateway.models.chat_model import Messages, ToolOffer
 from gateway.text import marker_numbers, strip_markers
 from gateway.tool_calls import ToolCallDelta
+from gateway.vocabulary import DraftLimit
 
 SYSTEM_PROMPT = """\
 You are the answering engine of a patient information service run by a hospital. A clinician will \
@@ -296,7 +297,7 @@ class ContractReader:
         if len(line) > self._max_line:
             raise DraftLimitExceeded(
                 f"a line of the upstream's reply is over {self._max_line} characters long",
-                limit="line_chars",
+                limit=DraftLimit.LINE_CHARS,
             )
 
     def _line(self, raw: str, last: bool = False) -> list[DraftPart]:

@@ -29,6 +29,7 @@ from gateway.drafting.contract import (
 from gateway.errors import DraftLimitExceeded
 from gateway.models.chat_model import ChatModel
 from gateway.tool_calls import ToolCallDelta
+from gateway.vocabulary import DraftLimit
 
 DEFAULT_MAX_LINE_CHARS = 4_000
 """The default of ``upstream_max_line_chars`` (settings)."""
@@ -73,7 +74,7 @@ class ModelUpstream:
                 if size > self._max_reply_chars:  # tool-call arguments count towards the bound too
                     raise DraftLimitExceeded(
                         f"the upstream's reply is over {self._max_reply_chars} characters long",
-                        limit="reply_chars",
+                        limit=DraftLimit.REPLY_CHARS,
                     )
                 if isinstance(text, ToolCallDelta):
                     calls.append(text)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from gateway.errors import UpstreamError
 from gateway.metric_labels import MODEL_CALL_PURPOSES, bounded, upstream_error_label
 from gateway.models.chat_model import Call, ChatModel, StreamCall, StreamPiece, WrapperModel
-from gateway.vocabulary import CallResult, ModelCallPurpose
+from gateway.vocabulary import CallResult, ModelCallPurpose, UpstreamErrorType
 
 if TYPE_CHECKING:
     from gateway.metrics import GatewayMetrics
@@ -57,5 +57,5 @@ class MeteredModel(WrapperModel):
     def _failed(self, err: Exception) -> None:
         self.metrics.model_calls.labels(purpose=self.purpose, result=CallResult.ERROR).inc()
         if self.purpose != ModelCallPurpose.DRAFT:
-            kind = err.kind if isinstance(err, UpstreamError) else "upstream_error"
+            kind = err.kind if isinstance(err, UpstreamError) else UpstreamErrorType.UPSTREAM_ERROR
             self.metrics.upstream_errors.labels(type=upstream_error_label(kind)).inc()

@@ -37,13 +37,15 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Protocol
 
 import anyio
 import structlog
 
-from gateway.claims.splitter import DraftBounds
+from gateway.audit.trail import AuditTrail
+from gateway.claims.splitter import DraftBounds, Splitter
+from gateway.cleanup.cleaner import SentenceCleaner
 from gateway.domain import (
     ChatRequest,
     Outcome,
@@ -52,8 +54,10 @@ from gateway.domain import (
     TrustReport,
 )
 from gateway.drafting.contract import DraftEnd, DraftSentence, UrgencyRead, assemble
+from gateway.drafting.drafter import Drafter
 from gateway.errors import AuditError, NothingToQuote, StageError
-from gateway.metrics import count_draft_failure
+from gateway.messages import Messages, ReplyNotes
+from gateway.metrics import GatewayMetrics, count_draft_failure
 from gateway.models.limits import request_deadline
 from gateway.pipeline.record import record, record_start
 from gateway.pipeline.result import PipelineResult
@@ -62,10 +66,11 @@ from gateway.pipeline.state import RequestState
 from gateway.pipeline.streamed import next_part
 from gateway.services import Services
 from gateway.tool_calls import ToolCallDelta
-from gateway.tools.passages import no_vetted_passage, returned
+from gateway.tools.passages import ToolPassages, no_vetted_passage, returned
 from gateway.triage import model_read as model_triage
 from gateway.triage.outcome import answerable_request, deferred_questions
-from gateway.trust.badge import unbadged
+from gateway.trust.badge import Badger, unbadged
+from gateway.verification.verify import ClaimChecker
 from gateway.vocabulary import RequestOutcome, StageName
 
 log = structlog.get_logger("gateway.pipeline")
@@ -99,6 +104,29 @@ class OpenedRequest:
 
 def new_opened(request_id: str | None = None) -> OpenedRequest:
     return OpenedRequest(request_id or new_request_id(), dt.datetime.now(dt.UTC))
+
+
+@dataclass(frozen=True)
+class RunParts:
+    """The components a request's run (``_Run``) uses after triage and retrieval, and nothing more of
+    the ``Services``: handed to it at construction, so the request's state never reaches past them."""
+
+    drafter: Drafter
+    splitter: Splitter
+    checker: ClaimChecker
+    cleaner: SentenceCleaner
+    badger: Badger
+    tools: ToolPassages
+    notes: ReplyNotes
+    messages: Messages
+    """The refusal messages and the notes an answer ends with."""
+    metrics: GatewayMetrics
+    trail: AuditTrail
+
+    @classmethod
+    def of(cls, services: Services) -> RunParts:
+        """The services' components by their names, read per request (tests swap one after start-up)."""
+        return cls(**{part.name: getattr(services, part.name) for part in fields(cls)})
 
 
 async def open_request(
@@ -138,10 +166,10 @@ async def answer(
         provisional = asyncio.ensure_future(
             record_start(opened.request_id, opened.created_at, request, services.trail)
         )
-    run = _Run(request, services, opened, sink, provisional, delivery)
+    run = _Run(request, RunParts.of(services), opened, sink, provisional, delivery)
     try:
         with request_deadline(services.settings.upstream_deadline):
-            return await _answer(run)
+            return await _answer(run, services)
     except anyio.get_cancelled_exc_class():
         if not run.state.recorded:
             with anyio.CancelScope(shield=True):
@@ -149,13 +177,13 @@ async def answer(
         raise
 
 
-async def _answer(run: _Run) -> PipelineResult:
-    services, stage, state = run.services, run.stage, run.state
+async def _answer(run: _Run, services: Services) -> PipelineResult:
+    stage, state, parts = run.stage, run.state, run.parts
     request = state.request
-    to_model = request.offers_tools and services.drafter.calls_tools  # tools a model may call
+    to_model = request.offers_tools and parts.drafter.calls_tools  # tools a model may call
     try:
         triaged = await stage(Stage(StageName.TRIAGE, services.triager.run), request)  # built at start-up
-        state.triage = services.tools.lift(triaged, to_model)
+        state.triage = parts.tools.lift(triaged, to_model)
         await run.opened()  # the provisional row is committed before the model is asked or text sent
         if state.triage.scope is not Scope.IN_SCOPE:
             return await run.refuse(RefusalReason(state.triage.scope.value), state.triage.reason)
@@ -164,7 +192,7 @@ async def _answer(run: _Run) -> PipelineResult:
         retrieve = Stage(StageName.RETRIEVE, services.retriever.run)  # built at start-up
         retrieval = await stage(retrieve, question)
         state.passages, state.best_relevance = retrieval.passages, retrieval.best_relevance
-        if (offered := services.tools.offered(retrieval, request, to_model)) is None:
+        if (offered := parts.tools.offered(retrieval, request, to_model)) is None:
             return await run.refuse(RefusalReason.NO_RELEVANT_CONTEXT, "no vetted passage is relevant enough")
         state.passages = offered
 
@@ -178,7 +206,7 @@ async def _answer(run: _Run) -> PipelineResult:
     if not state.passages and not state.tools:  # it reached the model for a tool call only, and made none
         outcome = no_vetted_passage(outcome, state.triage)
     if outcome.refused and outcome.refusal_reason is not None:
-        return await run.finish(outcome, refusal_message=services.messages.refusal(outcome.refusal_reason))
+        return await run.finish(outcome, refusal_message=parts.messages.refusal(outcome.refusal_reason))
     return await run.finish(outcome)
 
 
@@ -188,7 +216,7 @@ class _Run:
     def __init__(
         self,
         request: ChatRequest,
-        services: Services,
+        parts: RunParts,
         opened: OpenedRequest,
         sink: TextSink | None = None,
         provisional: asyncio.Future[None] | None = None,
@@ -198,11 +226,11 @@ class _Run:
         """A stream's audit side: text is written ahead to the row before the sink gets it."""
         self.provisional = provisional
         """The provisional audit row's write when it runs alongside triage (None: already committed)."""
-        self.services = services
+        self.parts = parts
         self.sink = sink
-        calls = services.tools.calls(request)
-        self.state = RequestState(request, opened.request_id, opened.created_at, calls, services.drafter.name)
-        self.stage = StageRunner(services.metrics, self.state.timings)
+        calls = parts.tools.calls(request)
+        self.state = RequestState(request, opened.request_id, opened.created_at, calls, parts.drafter.name)
+        self.stage = StageRunner(parts.metrics, self.state.timings)
 
     async def opened(self) -> None:
         """Wait until the provisional row is committed; AuditError (already counted) when it failed.
@@ -220,10 +248,10 @@ class _Run:
         outcome, or None when the model's urgency read raised the request to an emergency. A failing
         stage raises StageError (named, counted); what was released stays released (``finish``).
         """
-        services, cleaner = self.services, self.services.cleaner
+        parts, cleaner = self.parts, self.parts.cleaner
         state = self.state
-        split = Stage(StageName.SPLIT, services.splitter.run)  # the components: built at start-up
-        verify = Stage(StageName.VERIFY, services.checker.run)
+        split = Stage(StageName.SPLIT, parts.splitter.run)  # the components: built at start-up
+        verify = Stage(StageName.VERIFY, parts.checker.run)
         clean = Stage(StageName.CLEANUP, cleaner.run)
         bounds = DraftBounds()
         release, attribute = self.release, state.tools.attributed
@@ -234,8 +262,8 @@ class _Run:
         sentences: list[DraftSentence] = []
         answer = ""
         try:
-            async with aclosing(services.drafter.stream(request, state.passages)) as parts:
-                while (part := await self.stage(DRAFT, parts, request)) is not None:
+            async with aclosing(parts.drafter.stream(request, state.passages)) as stream:
+                while (part := await self.stage(DRAFT, stream, request)) is not None:
                     if isinstance(part, UrgencyRead):
                         state.urgency = part
                         state.draft = assemble(sentences, "", 0.0, part)
@@ -293,7 +321,7 @@ class _Run:
         for piece in pieces:
             if self.state.timings.first_token is None:
                 self.state.timings.first_token = time.perf_counter() - self.state.timings.started
-                self.services.metrics.first_token_latency.observe(self.state.timings.first_token)
+                self.parts.metrics.first_token_latency.observe(self.state.timings.first_token)
             self.state.sent += piece
             await self.sink(piece)
 
@@ -312,7 +340,7 @@ class _Run:
         deferred = deferred_questions(self.state.triage) if emergency else ()
         recognised = self.state.triage.recognised if emergency else None
         signs = tuple(e.text for e in self.state.triage.evidence) if emergency else ()
-        message = self.services.messages.refusal(
+        message = self.parts.messages.refusal(
             reason, rule=rule, deferred=deferred, recognised=recognised, signs=signs
         )
         outcome = Outcome("", self.state.statements, (), True, reason, detail)
@@ -323,9 +351,9 @@ class _Run:
         draft is counted now by its type, before anything else can fail."""
         if isinstance(error, NothingToQuote):  # the extractive responder's refusal, not a failure
             return await self.refuse(RefusalReason.NOTHING_TO_QUOTE, str(error))
-        count_draft_failure(error, self.services.metrics)
+        count_draft_failure(error, self.parts.metrics)
         reason = refusal_reason(error)
-        message = self.services.messages.refusal(reason, rule=None)
+        message = self.parts.messages.refusal(reason, rule=None)
         outcome = Outcome("", self.state.statements, (), True, reason, f"{type(error).__name__}: {error}")
         return await self.finish(outcome, refusal_message=message, error=error)
 
@@ -361,20 +389,20 @@ class _Run:
         if outcome.refused and outcome.refusal_reason is not None and released and cleaning is not None:
             reason = outcome.refusal_reason
             note = refusal_message if reason is RefusalReason.EMERGENCY else None
-            note = note or self.services.messages.render("ended_early", reason=reason.value)
+            note = note or self.parts.messages.render("ended_early", reason=reason.value)
             outcome = cleaning.ended(reason, outcome.refusal_detail, note)
             refusal_message = None
             log.warning("answer_ended_early", request_id=state.request_id, reason=reason.value)
         if refusal_message is not None:
             outcome = outcome.with_answer(refusal_message)
-        outcome = outcome.with_declined(self.services.notes.run(state.triage))
+        outcome = outcome.with_declined(self.parts.notes.run(state.triage))
         if not outcome.refused and model_triage.raises_urgent(state.urgency, state.triage):
-            outcome = outcome.with_declined(self.services.messages.render("model_urgent"))
+            outcome = outcome.with_declined(self.parts.messages.render("model_urgent"))
         if error is not None and not outcome.ended_early:  # a failed stage's refusal: nothing to badge
             report = unbadged(outcome, state.passages)
         else:
             try:
-                badge = Stage(StageName.BADGE, self.services.badger.run)  # built at start-up
+                badge = Stage(StageName.BADGE, self.parts.badger.run)  # built at start-up
                 report = await self.stage(badge, outcome, state.passages)
             except StageError as err:
                 if not outcome.refused and not outcome.ended_early:
@@ -403,8 +431,8 @@ class _Run:
         self.state.recorded = not delivering
         self.state.timings.total = time.perf_counter() - self.state.timings.started
         result = self.state.result(outcome, report, error, interruption)
-        self.services.tools.count(self.state.tools)
-        trail = self.services.trail
+        self.parts.tools.count(self.state.tools)
+        trail = self.parts.trail
         await self.stage(RECORD, result, trail, blocking=blocking, delivering=delivering)
         return result
 

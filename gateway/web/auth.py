@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import hmac
 import math
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import anyio.to_thread
 import structlog
@@ -73,15 +73,13 @@ from gateway.errors import (
     RateLimitedError,
 )
 from gateway.settings import Settings
-from gateway.vocabulary import AuthFailure
+from gateway.vocabulary import AccessArea, AuthFailure
 from gateway.web.auth_state import MAX_ENTRIES, FailedAuthThrottle, SessionRevocations
 from gateway.web.client_keys import ClientKeyring, check_exposure
 from gateway.web.clinician_auth import Principal, StaffAuth, bearer_token
 from gateway.web.rate_limits import MetricsSource, RateLimiter, TokenBucketLimiter
 
 log = structlog.get_logger("gateway.auth")
-
-Area = Literal["public", "client", "staff", "metrics"]
 
 STAFF_STATE = "staff_principal"
 """The scope-state key under which the staff rule keeps the request's ``Principal``."""
@@ -117,20 +115,20 @@ class AccessGuard:
         self._metrics_token = settings.metrics_token.reveal().encode("utf-8")
         self._metrics = metrics
 
-    def check(self, request: Request[Any, Any, Any], area: Area) -> str | Principal | None:
+    def check(self, request: Request[Any, Any, Any], area: AccessArea) -> str | Principal | None:
         """After every check of ``area`` passed: the client key name for the client area (None when
         open), the staff ``Principal`` for the staff area, else None."""
-        if area == "public":
+        if area is AccessArea.PUBLIC:
             return None
         address = client_address(request)
         blocked = self.throttle.blocked_for(address)
         if blocked > 0:
             raise self._throttled(area, blocked)
         try:
-            if area == "metrics":
+            if area is AccessArea.METRICS:
                 self._check_metrics(request)
                 return None
-            if area == "staff":
+            if area is AccessArea.STAFF:
                 return self._check_staff(request)
             return self._check_client(request)
         except LoginRequired:  # an AuthenticationError that sends a browser to the login page
@@ -201,14 +199,14 @@ class AccessGuard:
         if not hmac.compare_digest(bearer.encode("utf-8"), self._metrics_token):
             raise AuthenticationError("The metrics token is not valid.", code="invalid_metrics_token")
 
-    def _throttled(self, area: str, wait: float) -> RateLimitedError:
+    def _throttled(self, area: AccessArea, wait: float) -> RateLimitedError:
         metrics = self._metrics()
         if metrics is not None:
             metrics.auth_throttled.inc()
         log.info("auth_throttled", area=area, retry_after=math.ceil(wait))
         return throttled_error(wait)
 
-    def _count(self, area: str, reason: AuthFailure) -> None:
+    def _count(self, area: AccessArea, reason: AuthFailure) -> None:
         metrics = self._metrics()
         if metrics is not None:
             metrics.auth_failures.labels(area=area, reason=reason).inc()
@@ -218,12 +216,12 @@ class AccessGuard:
 class AccessRule:
     """A Litestar guard: the one access rule of a group of routes (``area``), checked by ``checks``."""
 
-    def __init__(self, area: Area, checks: AccessGuard) -> None:
-        self.area: Area = area
+    def __init__(self, area: AccessArea, checks: AccessGuard) -> None:
+        self.area = area
         self._checks = checks
 
     async def __call__(self, connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
-        if self.area == "public":
+        if self.area is AccessArea.PUBLIC:
             return
         request = cast("Request[Any, Any, Any]", connection)  # every route is HTTP: a Request
         if self._checks.limiter_blocks:
@@ -241,7 +239,7 @@ class AccessRule:
         return self
 
     def __repr__(self) -> str:
-        return f"AccessRule({self.area!r})"
+        return f"AccessRule({self.area.value!r})"
 
 
 class Access:
@@ -263,10 +261,10 @@ class Access:
     ) -> None:
         checks = AccessGuard(settings, metrics=metrics, sessions=sessions, throttle=throttle, limiter=limiter)
         check_exposure(settings, checks.keyring)
-        self.public = AccessRule("public", checks)
-        self.client = AccessRule("client", checks)
-        self.staff = AccessRule("staff", checks)
-        self.metrics = AccessRule("metrics", checks)
+        self.public = AccessRule(AccessArea.PUBLIC, checks)
+        self.client = AccessRule(AccessArea.CLIENT, checks)
+        self.staff = AccessRule(AccessArea.STAFF, checks)
+        self.metrics = AccessRule(AccessArea.METRICS, checks)
 
     @staticmethod
     def check_routes(app: Litestar) -> None:

@@ -11,6 +11,7 @@ from litestar import MediaType, Response, get
 from gateway.errors import RateLimiterUnavailable
 from gateway.health import Check, check_audit_store, check_knowledge_store
 from gateway.services import Services
+from gateway.vocabulary import Dependency
 from gateway.web.rate_limits import LimiterHandle
 
 log = structlog.get_logger("gateway.http")
@@ -32,15 +33,15 @@ async def readyz(services: Services, limiter: LimiterHandle) -> Response[Any]:
     exported as ``gateway_dependency_up{dependency}``; a 503 names every failed dependency so an
     orchestrator takes this replica out of the Service. Driver details (they name hosts) go to the log."""
     results = {
-        "knowledge_store": await check_knowledge_store(services),
-        "audit_store": await check_audit_store(services),
-        "rate_limiter": await _check_limiter(limiter),
+        Dependency.KNOWLEDGE_STORE: await check_knowledge_store(services),
+        Dependency.AUDIT_STORE: await check_audit_store(services),
+        Dependency.RATE_LIMITER: await _check_limiter(limiter),
     }
     failed = sorted(name for name, check in results.items() if not check.ok)
     for dependency, check in results.items():
         services.metrics.dependency_up.labels(dependency=dependency).set(1 if check.ok else 0)
     services.metrics.ready.set(0 if failed else 1)
-    store = results["knowledge_store"]
+    store = results[Dependency.KNOWLEDGE_STORE]
     if store.passages is not None:
         services.metrics.knowledge_passages.set(store.passages)
     checks = {name: {"ok": c.ok, "detail": c.public_detail} for name, c in results.items()}

@@ -44,7 +44,7 @@ from gateway.services import Services
 from gateway.triage.triager import LayeredTriager, Triager
 from gateway.trust.badge import TierBadger
 from gateway.verification.verify import ClaimChecker
-from gateway.vocabulary import StageName
+from gateway.vocabulary import DraftLimit, StageName
 from tests.support.waiting import until
 
 QUESTION = "How much paracetamol can an adult take in a day?"
@@ -449,6 +449,6 @@ def test_refusal_reasons() -> None:
     assert refusal_reason(failed(StoreError("x"), "triage")) is RefusalReason.TRIAGE_ERROR
     # elsewhere a typed error names the failure; a malformed reply is no outage of the upstream
     assert refusal_reason(failed(StoreError("x"), "cleanup")) is RefusalReason.STORE_ERROR
-    too_long = failed(DraftLimitExceeded("x", limit="statements"), "split")
+    too_long = failed(DraftLimitExceeded("x", limit=DraftLimit.STATEMENTS), "split")
     assert (too_long.stage, refusal_reason(too_long)) == ("draft", RefusalReason.MALFORMED_OUTPUT)
     assert refusal_reason(failed(StageError("x"), "retrieve")) is RefusalReason.STORE_ERROR

@@ -29,6 +29,7 @@ from gateway.errors import (
     UpstreamHTTPError,
 )
 from gateway.pipeline.stages import refusal_reason
+from gateway.vocabulary import DraftLimit
 from gateway.web.errors import exception_handlers
 
 
@@ -49,7 +50,7 @@ EXAMPLES: dict[type[GatewayError], Callable[[], GatewayError]] = {
     LoginRequired: lambda: LoginRequired("/audit?outcome=error"),
     RateLimitedError: lambda: RateLimitedError("slow down", retry_after=7),
     UpstreamHTTPError: lambda: UpstreamHTTPError("bad gateway", status_code=502),
-    DraftLimitExceeded: lambda: DraftLimitExceeded("too long", limit="reply_chars"),
+    DraftLimitExceeded: lambda: DraftLimitExceeded("too long", limit=DraftLimit.REPLY_CHARS),
     FetchError: lambda: FetchError("blocked", reason="blocked"),
 }
 

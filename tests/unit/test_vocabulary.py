@@ -3,23 +3,42 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import msgspec
 import pytest
 
+from gateway.audit.record import AuditRecord, encode_record, load_record
 from gateway.domain import Verdict, VerdictLabel
+from gateway.errors import DraftLimitExceeded, UpstreamError
 from gateway.metric_labels import (
+    ACCESS_AREAS,
+    DEPENDENCIES,
+    DRAFT_LIMITS,
     MODEL_FAILURES,
     MODEL_STAGES,
     OTHER,
     PIPELINE_STAGES,
+    UPSTREAM_ERROR_TYPES,
     VERIFIER_METHODS,
     method_label,
     stage_label,
+    upstream_error_label,
 )
-from gateway.metrics import GatewayMetrics, count_verifier_failures
+from gateway.metrics import GatewayMetrics, count_draft_failure, count_verifier_failures
 from gateway.verification.checks.results import CheckName
-from gateway.vocabulary import StageName, VerdictCheck, VerifierFailure, VerifierMethod, tolerant_decoding
+from gateway.vocabulary import (
+    AccessArea,
+    DraftLimit,
+    StageName,
+    UpstreamErrorType,
+    VerdictCheck,
+    VerifierFailure,
+    VerifierMethod,
+    tolerant_decoding,
+)
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "audit"
 
 
 def test_every_explicit_check_is_a_verdict_check_of_the_same_value() -> None:
@@ -106,3 +125,70 @@ def test_the_stage_labels_are_stage_names() -> None:
     assert tuple(s.value for s in StageName) == PIPELINE_STAGES
     assert {stage_label(s) for s in StageName} == set(PIPELINE_STAGES)
     assert stage_label("") == OTHER
+
+
+def test_the_draft_limit_upstream_error_and_dependency_labels_are_as_ever() -> None:
+    """The values the Prometheus rules, dashboards and ``/readyz`` name, unchanged by the enums."""
+    assert DRAFT_LIMITS == ("reply_chars", "line_chars", "repeated_sentences", "statements")
+    assert UPSTREAM_ERROR_TYPES == (
+        "timeout",
+        "connection",
+        "rate_limited",
+        "http_status",
+        "malformed",
+        "upstream_error",
+        "queue_full",
+        "queue_timeout",
+    )
+    assert DEPENDENCIES == ("knowledge_store", "audit_store", "rate_limiter")
+    metrics = GatewayMetrics()
+    assert label_values(metrics, "gateway_draft_limit_exceeded", "limit") == set(DRAFT_LIMITS)
+    assert label_values(metrics, "gateway_upstream_errors", "type") == set(UPSTREAM_ERROR_TYPES)
+
+
+def upstream_error_classes() -> list[type[UpstreamError]]:
+    found, todo = [], [UpstreamError]
+    while todo:
+        cls = todo.pop()
+        found.append(cls)
+        todo.extend(cls.__subclasses__())
+    return found
+
+
+def test_every_upstream_error_kind_is_an_upstream_error_type_counted_under_its_own_label() -> None:
+    metrics = GatewayMetrics()
+    for cls in upstream_error_classes():
+        assert isinstance(cls.kind, UpstreamErrorType), cls
+        assert upstream_error_label(cls.kind) == cls.kind.value
+        assert type(upstream_error_label(cls.kind)) is str  # the label is the plain string
+    count_draft_failure(DraftLimitExceeded("too long", limit=DraftLimit.LINE_CHARS), metrics)
+    counted = {
+        (s.name, tuple(sorted(s.labels.items())))
+        for m in metrics.registry.collect()
+        for s in m.samples
+        if s.value and s.name.endswith("_total")
+    }
+    assert counted == {
+        ("gateway_upstream_errors_total", (("type", "malformed"),)),
+        ("gateway_draft_limit_exceeded_total", (("limit", "line_chars"),)),
+    }
+
+
+def test_an_old_record_with_an_upstream_error_decodes_to_the_same_error() -> None:
+    """The audit record names a failed stage's error by class, message and stage (not its kind or
+    limit): a record stored before the enums decodes and encodes back to the same strings."""
+    stored = (FIXTURES / "error.json").read_text(encoding="utf-8")
+    record = load_record("req", stored)
+    assert isinstance(record, AuditRecord)
+    assert msgspec.to_builtins(record.error) == json.loads(stored)["error"]
+    assert json.loads(encode_record(record))["error"] == {
+        "type": "UpstreamHTTPError",
+        "message": "the upstream answered HTTP 500",
+        "stage": "draft",
+    }
+
+
+def test_the_access_areas_counted_are_as_ever_and_the_open_one_is_not() -> None:
+    assert ACCESS_AREAS == ("client", "staff", "metrics")
+    assert AccessArea.PUBLIC == "public"
+    assert label_values(GatewayMetrics(), "gateway_auth_failures", "area") == set(ACCESS_AREAS)
