@@ -30,9 +30,13 @@ Sources, each reported on its own:
   mild, improving, medicines, tests, appointments; lay and clinical, short and long) and emergencies
   played down, written before the sixth pass was tuned; ``flag2 tune`` (``flag2-tune-*``) and
   ``flag2 held`` (``flag2-held-*``, never printed);
+- ``bench/data/triage/probe_recall3.jsonl``: a third recall probe (#31, written before the third recall
+  pass: terse, misspelled, non-native, elderly and carer wording, emergencies buried mid-post, vitals
+  alone, signs told as a lost function, and look-alikes of each), ``recall3 tune`` and ``recall3 held``
+  (never printed);
 - ``../shared/eval/triage/`` held-out split (``bench/triage_data.split_of``: the 30% of rows the
-  classifier was not trained on): clinical.jsonl, non_clinical.jsonl, suicide_risk.jsonl. Skipped
-  when the folder is absent.
+  classifier was not trained on): clinical.jsonl, non_clinical.jsonl, suicide_risk.jsonl. When the
+  folder is absent they are skipped, and a line on stderr says so.
 
 "Health questions" are the rows labelled routine or urgent (or ``clinical``): flagged = given the
 emergency message, refused = declined as non-clinical. Accuracy runs the production decision
@@ -255,12 +259,23 @@ PROBE_HELD = "probe held"
 LONG_HELD = "long held"
 RECALL2_HELD = "recall2 held"
 FLAG2_HELD = "flag2 held"
-HELD_OUT_SOURCES = (*HELD_OUT, PROBE_HELD, LONG_HELD, RECALL2_HELD, FLAG2_HELD)
+RECALL3_HELD = "recall3 held"
+HELD_OUT_SOURCES = (*HELD_OUT, PROBE_HELD, LONG_HELD, RECALL2_HELD, FLAG2_HELD, RECALL3_HELD)
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
 LONG = DEV / "probe_long.jsonl"
 RECALL2 = DEV / "probe_recall2.jsonl"
 FLAG2 = DEV / "probe_flag2.jsonl"
+RECALL3 = DEV / "probe_recall3.jsonl"
+PROBES = (
+    ("probe", PROBE, PROBE_HELD),
+    ("recall2", RECALL2, RECALL2_HELD),
+    ("long", LONG, LONG_HELD),
+    ("flag2", FLAG2, FLAG2_HELD),
+    ("recall3", RECALL3, RECALL3_HELD),
+)
+"""The probe files: (source key and id prefix, path, name of the held part). Each is read as two parts,
+``<key> tune`` (ids ``<key>-tune-*``) and ``<key> held`` (``<key>-held-*``, never printed)."""
 
 
 def run_source(
@@ -358,7 +373,7 @@ def main() -> None:
     parser.add_argument(
         "--only",
         default="",
-        help="comma-separated sources: first, tune, test, probe, recall2, long, flag2, shared",
+        help="comma-separated sources: first, tune, test, probe, recall2, long, flag2, recall3, shared",
     )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument(
@@ -397,6 +412,7 @@ def main() -> None:
         "recall2",
         "long",
         "flag2",
+        "recall3",
         "shared",
     }
 
@@ -434,7 +450,7 @@ def main() -> None:
             )
         elif split in only:
             print(f"\n({path} absent: skipped)")
-    for key, path in (("probe", PROBE), ("recall2", RECALL2), ("long", LONG), ("flag2", FLAG2)):
+    for key, path, _ in PROBES:
         if key not in only or not path.is_file():
             continue
         rows = project_rows(path)
@@ -444,6 +460,7 @@ def main() -> None:
     if "shared" in only and not args.no_shared:
         if not EVAL.is_dir():
             print("\n(../shared/eval/triage absent: shared sets skipped)")
+            print(f"bench_triage: shared sets SKIPPED: no folder at {EVAL}", file=sys.stderr)
         for shared in ("non_clinical", "clinical", "suicide_risk") if EVAL.is_dir() else ():
             run_source(
                 f"shared {shared}.jsonl (held-out split)",

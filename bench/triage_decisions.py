@@ -26,10 +26,7 @@ from bench.bench_triage import (
     DEV,
     HELD_OUT,
     HELD_OUT_SOURCES,
-    LONG,
-    LONG_HELD,
-    PROBE,
-    PROBE_HELD,
+    PROBES,
     Row,
     first_set_rows,
     one_by_one,
@@ -56,12 +53,14 @@ def sources() -> list[tuple[str, str, list[Row]]]:
         path = DEV / f"{split}.jsonl"
         if path.is_file():
             found.append((name, name.replace(" ", "_"), project_rows(path)))
-    for path, prefix, parts in ((PROBE, "probe", PROBE_HELD), (LONG, "long", LONG_HELD)):
+    for prefix, path, parts in PROBES:
         if path.is_file():
             rows = project_rows(path)
             for part, name in (("tune", f"{prefix} tune"), ("held", parts)):
                 chosen = [r for r in rows if r.id.startswith(f"{prefix}-{part}-")]
                 found.append((name, name.replace(" ", "_"), chosen))
+    if not EVAL.is_dir():
+        print(f"triage_decisions: shared sets SKIPPED: no folder at {EVAL}", file=sys.stderr)
     for shared in ("non_clinical", "clinical", "suicide_risk") if EVAL.is_dir() else ():
         found.append((f"shared {shared}", f"shared_{shared}.jsonl", shared_set_rows(shared)))
     return found

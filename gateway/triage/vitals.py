@@ -46,7 +46,13 @@ _TEMPERATURE = re.compile(
     + _TEMPERATURE_UNIT
     + r"?|"
     + _TEMPERATURE_UNIT
-    + r")\b",
+    + r")\b"
+    # a bare reading with where it was taken ("38.3 under the arm", "39.1 in his ear"): a temperature
+    + r"|\b((?:3[4-9]|4[0-2])[.,]\d)()\s*(?:under (?:the|his|her|my|their) arm"
+    + r"|in (?:the|his|her|my|their) ear|(?:on|in) (?:the|his|her|my) (?:forehead|armpit|mouth|bum)"
+    + r"|armpit|axillary|tympanic|orally|rectally)\b"
+    # or after a word of heat ("feels hot, 38.0", "burning up 39.4"): with a decimal, never a count
+    + r"|\b(?:hot|burning up|boiling)\W{1,4}((?:3[4-9]|4[0-2])[.,]\d)\b",
     re.IGNORECASE,
 )
 _HEART = re.compile(
@@ -104,6 +110,12 @@ _AGES = (
     re.compile(
         r"\b(?:he|she|baby)(?:'s|\s+is)\s+(\d{1,2})\s*(weeks?|wks?|months?|mths?)\b"
         r"(?!\s+(?:pregnant|along|gone|ago|late|early))",
+        re.IGNORECASE,
+    ),
+    # "my baby has 8 weeks" (non-native English): an age in weeks or months, told with "has"
+    re.compile(
+        r"\b(?:baby|son|daughter|child|boy|girl|lo|little one)\s+(?:has|have)\s+(\d{1,2})\s*"
+        r"(weeks?|wks?|months?|mths?)\b(?=\s*(?:[.,;!]|$|and\b|old\b))",
         re.IGNORECASE,
     ),
     # "my son is 3", "our daughter, 2,", "toddler (2)", "my lil one is 2 n has": a child and a bare number
@@ -202,7 +214,7 @@ def read_vitals(text: str) -> list[Reading]:
     """Every vital sign value the text states (in the limits' units)."""
     found: list[Reading] = []
     for match in _TEMPERATURE.finditer(text):
-        number = match.group(1) or match.group(3)
+        number = match.group(1) or match.group(3) or match.group(6) or match.group(8)
         unit = match.group(2) or match.group(4) or match.group(5)
         celsius = _temperature(_number(number), unit)
         if celsius is not None and celsius < FAHRENHEIT_AS_SEX_BELOW_C and not _DEGREE.search(match.group(0)):
