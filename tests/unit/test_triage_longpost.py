@@ -12,13 +12,13 @@ import yaml
 
 from gateway.domain import Scope, TriageLayer
 from gateway.errors import ConfigurationError
-from gateway.triage.emergency import evidence_reader
 from gateway.triage.policy import load_triage_policy
+from tests.support.triage import reader_of
 from tests.unit.test_triage_evidence import TRIAGE, _copy, judge, score
 
 
 def history(text: str) -> list[bool]:
-    return [s.background for s in evidence_reader(TRIAGE).read(text).sentences]
+    return [s.background for s in reader_of(TRIAGE).read(text).sentences]
 
 
 # --- reading the narrative -------------------------------------------------------------------------
