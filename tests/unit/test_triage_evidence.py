@@ -620,7 +620,8 @@ def test_an_age_and_sex_is_not_a_fahrenheit_temperature(message: str) -> None:
 # --- validation -----------------------------------------------------------------------------------
 
 
-def _copy(tmp_path: Path) -> Path:
+def copy_policies(tmp_path: Path) -> Path:
+    """A copy of the shipped triage policy directory, for a test to edit."""
     target = tmp_path / "triage"
     shutil.copytree(REPO / "policies" / "triage", target)
     return target
@@ -646,7 +647,7 @@ def _copy(tmp_path: Path) -> Path:
 def test_a_bad_evidence_or_vitals_policy_names_the_file_and_key(
     tmp_path: Path, file: str, change: Callable[[Any], object], key: str
 ) -> None:
-    directory = _copy(tmp_path)
+    directory = copy_policies(tmp_path)
     path = directory / file
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     change(data)
