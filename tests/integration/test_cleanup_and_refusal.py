@@ -16,16 +16,13 @@ import pytest
 from gateway.testing import ScriptedUpstream
 from gateway.web.disclosure import Disclosure
 from tests.support import cleanup_scenarios as s
-from tests.support.stack import openai_client
+from tests.support.stack import Start, openai_client
 
 DISCLOSURE = Disclosure().suffix
 Ask = Callable[[str], tuple[str, dict[str, Any]]]
-Gateway = tuple[ScriptedUpstream, str, Any]
 
 
-def patient_gateway(
-    start: Callable[..., Gateway], context: str = "general", **cleanup: Any
-) -> tuple[ScriptedUpstream, Ask]:
+def patient_gateway(start: Start, context: str = "general", **cleanup: Any) -> tuple[ScriptedUpstream, Ask]:
     """A gateway the module's tests share per policy (``module_policy_gateway``), rewriting from the source
     unless ``cleanup`` says otherwise, its trust object clinician-facing (removed texts included);
     returns (scripted upstream, ask)."""
@@ -48,9 +45,7 @@ def outcomes(trust: dict[str, Any]) -> list[str]:
     return [c["outcome"] for c in trust["claims"]]
 
 
-def test_fully_supported_answer_reaches_the_patient_unchanged(
-    module_policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+def test_fully_supported_answer_reaches_the_patient_unchanged(module_policy_gateway: Start) -> None:
     scripted, ask = patient_gateway(module_policy_gateway)
     scripted.queue(s.SUPPORTED)
     text, trust = ask(s.PARACETAMOL_Q)
@@ -59,9 +54,7 @@ def test_fully_supported_answer_reaches_the_patient_unchanged(
     assert trust["summary"]["refused"] is False
 
 
-def test_fabricated_quote_is_removed_and_the_rest_kept(
-    module_policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+def test_fabricated_quote_is_removed_and_the_rest_kept(module_policy_gateway: Start) -> None:
     scripted, ask = patient_gateway(module_policy_gateway)
     scripted.queue(s.FABRICATED_QUOTE)
     text, trust = ask(s.PARACETAMOL_Q)
@@ -70,9 +63,7 @@ def test_fabricated_quote_is_removed_and_the_rest_kept(
     assert trust["claims"][2]["reason"].startswith("no anchored quote to rewrite from")
 
 
-def test_wrong_dose_is_rewritten_from_the_source_and_verified(
-    module_policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+def test_wrong_dose_is_rewritten_from_the_source_and_verified(module_policy_gateway: Start) -> None:
     scripted, ask = patient_gateway(module_policy_gateway)
     scripted.queue(s.WRONG_DOSE_ANSWER)
     text, trust = ask(s.PARACETAMOL_Q)
@@ -83,9 +74,7 @@ def test_wrong_dose_is_rewritten_from_the_source_and_verified(
     assert len(scripted.requests) == 1  # the rewrite to the source needs no model call
 
 
-def test_wrong_dose_refuses_when_rewriting_is_off(
-    module_policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+def test_wrong_dose_refuses_when_rewriting_is_off(module_policy_gateway: Start) -> None:
     scripted, ask = patient_gateway(module_policy_gateway, rewrite=False)
     scripted.queue(s.WRONG_DOSE_ANSWER)
     text, trust = ask(s.PARACETAMOL_Q)
@@ -94,9 +83,7 @@ def test_wrong_dose_refuses_when_rewriting_is_off(
     assert trust["summary"]["detail"] == f"a safety-critical claim failed verification: {s.WRONG_DOSE!r}"
 
 
-def test_wrong_dose_rewritten_by_the_upstream_model(
-    module_policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+def test_wrong_dose_rewritten_by_the_upstream_model(module_policy_gateway: Start) -> None:
     scripted, ask = patient_gateway(module_policy_gateway, rewriter="upstream")
     scripted.queue(s.WRONG_DOSE_ANSWER, json.dumps({"rewrite": s.DOSE, "quote": s.DOSE[:-1]}))
     text, trust = ask(s.PARACETAMOL_Q)
@@ -107,9 +94,7 @@ def test_wrong_dose_rewritten_by_the_upstream_model(
     assert s.WRONG_DOSE in rewrite_call["messages"][1]["content"]
 
 
-def test_bad_rewriter_output_falls_back_to_the_quoted_source_sentence(
-    module_policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+def test_bad_rewriter_output_falls_back_to_the_quoted_source_sentence(module_policy_gateway: Start) -> None:
     scripted, ask = patient_gateway(module_policy_gateway, rewriter="upstream")
     scripted.queue(s.WRONG_DOSE_ANSWER, "Sure, adults can take 1 g.")
     text, trust = ask(s.PARACETAMOL_Q)
@@ -120,9 +105,7 @@ def test_bad_rewriter_output_falls_back_to_the_quoted_source_sentence(
     assert "not the JSON asked for" in fixed["reason"]
 
 
-def test_a_wrong_dose_without_an_anchored_quote_is_removed_and_refuses(
-    module_policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+def test_a_wrong_dose_without_an_anchored_quote_is_removed_and_refuses(module_policy_gateway: Start) -> None:
     scripted, ask = patient_gateway(module_policy_gateway)
     scripted.queue(s.WRONG_DOSE_UNQUOTED)
     text, trust = ask(s.PARACETAMOL_Q)
@@ -130,9 +113,7 @@ def test_a_wrong_dose_without_an_anchored_quote_is_removed_and_refuses(
     assert trust["claims"][0]["reason"].startswith("no anchored quote to rewrite from")
 
 
-def test_claim_without_a_citation_gets_the_marker_of_its_passage(
-    module_policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+def test_claim_without_a_citation_gets_the_marker_of_its_passage(module_policy_gateway: Start) -> None:
     scripted, ask = patient_gateway(module_policy_gateway)
     scripted.queue(s.NO_CITATION)
     text, trust = ask(s.PARACETAMOL_Q)
@@ -141,9 +122,7 @@ def test_claim_without_a_citation_gets_the_marker_of_its_passage(
     assert trust["claims"][1]["badge"]["source_id"] == "1"
 
 
-def test_entirely_unsupported_answer_is_refused(
-    module_policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+def test_entirely_unsupported_answer_is_refused(module_policy_gateway: Start) -> None:
     scripted, ask = patient_gateway(module_policy_gateway)
     scripted.queue(s.ALL_UNSUPPORTED)
     text, trust = ask(s.PARACETAMOL_Q)
@@ -151,9 +130,7 @@ def test_entirely_unsupported_answer_is_refused(
     assert (trust["summary"]["reason"], outcomes(trust)) == ("no_claim_survived", ["removed", "removed"])
 
 
-def test_a_planted_instruction_never_reaches_the_model(
-    module_policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+def test_a_planted_instruction_never_reaches_the_model(module_policy_gateway: Start) -> None:
     """The fixture's hay-fever document carries a planted instruction. The store drops it from every
     passage it returns (issue #32: instructions are not knowledge), so the model never reads it and
     nothing can quote or be rewritten to it; a claim repeating it anyway is caught by cleanup (unit
@@ -170,9 +147,7 @@ def test_a_planted_instruction_never_reaches_the_model(
     assert not any("Ignore previous instructions" in source["text"] for source in trust["sources"])
 
 
-def test_emergency_with_a_routine_question_gets_only_the_safety_message(
-    module_policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+def test_emergency_with_a_routine_question_gets_only_the_safety_message(module_policy_gateway: Start) -> None:
     scripted, ask = patient_gateway(module_policy_gateway)
     text, trust = ask(s.EMERGENCY_WITH_ROUTINE_Q)
     assert text == s.EMERGENCY_WITH_ROUTINE
@@ -212,9 +187,7 @@ def test_general_context_refusals(module_policy_gateway, question, expected, rea
     assert scripted.requests == []
 
 
-def test_several_questions_answer_one_and_decline_the_other(
-    module_policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+def test_several_questions_answer_one_and_decline_the_other(module_policy_gateway: Start) -> None:
     scripted, ask = patient_gateway(module_policy_gateway)
     scripted.queue(s.SUPPORTED)
     text, _ = ask(f"{s.PARACETAMOL_Q} What is the capital of France?")
@@ -233,8 +206,8 @@ EYE_UNIT = (
 
 
 def test_cataract_context_answers_in_scope_refers_the_rest_and_catches_eye_emergencies(
-    module_policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+    module_policy_gateway: Start,
+) -> None:
     scripted, ask = patient_gateway(module_policy_gateway, context="cataract-followup")
     drops = "Most people use the drops for about 4 weeks after the operation."
     scripted.queue(s.contract_answer(s.m(drops, 1), [(drops, [1], drops)]))

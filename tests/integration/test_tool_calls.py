@@ -21,7 +21,7 @@ from gateway.testing import Reply
 from gateway.tool_calls import ToolCall
 from gateway.web.disclosure import Disclosure
 from tests.support import cleanup_scenarios as s
-from tests.support.stack import openai_client
+from tests.support.stack import Start, openai_client
 
 BOOK = {
     "type": "function",
@@ -100,8 +100,8 @@ def as_dict(call: ToolCall) -> dict[str, str]:
 
 
 def test_tools_reach_the_model_and_its_call_comes_back_unchanged_with_verified_text(
-    policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+    policy_gateway: Start,
+) -> None:
     scripted, url, services = policy_gateway(cleanup=EXTRACTIVE)
     scripted.queue(supported_with(BOOKING))
     raw = openai_client(url).chat.completions.with_raw_response.create(
@@ -128,8 +128,8 @@ def test_tools_reach_the_model_and_its_call_comes_back_unchanged_with_verified_t
 
 
 def test_streamed_tool_call_fragments_reach_the_client_in_order_after_the_verified_text(
-    policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+    policy_gateway: Start,
+) -> None:
     scripted, url, _ = policy_gateway(cleanup=EXTRACTIVE)
     scripted.queue(supported_with(BOOKING, HOURS_CALL))
     choices, pieces, _ = streamed(url, user(s.PARACETAMOL_Q), tools=TOOLS)
@@ -144,9 +144,7 @@ def test_streamed_tool_call_fragments_reach_the_client_in_order_after_the_verifi
     assert choices[-1].finish_reason == "tool_calls"
 
 
-def test_a_request_not_about_health_reaches_the_model_only_with_tools(
-    policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+def test_a_request_not_about_health_reaches_the_model_only_with_tools(policy_gateway: Start) -> None:
     scripted, url, _ = policy_gateway(cleanup=EXTRACTIVE)
     refused = openai_client(url).chat.completions.create(model="m", messages=user(BOOKING_Q))
     assert refused.model_extra["trust"]["summary"]["reason"] == "non_clinical"
@@ -171,8 +169,8 @@ def test_a_request_not_about_health_reaches_the_model_only_with_tools(
 
 
 def test_without_a_vetted_passage_a_claim_is_removed_and_the_tool_call_still_returned(
-    policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+    policy_gateway: Start,
+) -> None:
     scripted, url, _ = policy_gateway(cleanup=EXTRACTIVE)
     handover = ToolCall("call_nurse", "hand_over_to_nurse", '{"urgency": "routine"}')
     nurse_tool = {
@@ -196,9 +194,7 @@ def test_without_a_vetted_passage_a_claim_is_removed_and_the_tool_call_still_ret
     assert completion.choices[0].message.tool_calls is None
 
 
-def test_an_emergency_never_reaches_the_model_with_or_without_tools(
-    policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+def test_an_emergency_never_reaches_the_model_with_or_without_tools(policy_gateway: Start) -> None:
     scripted, url, _ = policy_gateway(cleanup=EXTRACTIVE)
     for stream in (False, True):
         if stream:
@@ -236,9 +232,7 @@ def second_turn(question: str, call: ToolCall, result: str) -> list[dict[str, An
 HOURS_Q = "What are your opening hours?"
 
 
-def test_a_claim_resting_only_on_a_tool_result_is_removed_with_its_reason(
-    policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+def test_a_claim_resting_only_on_a_tool_result_is_removed_with_its_reason(policy_gateway: Start) -> None:
     scripted, url, services = policy_gateway(cleanup=EXTRACTIVE)
     scripted.queue(tool_reply([urgency_line("routine"), sentence_line(HOURS_RESULT)]))
     raw = openai_client(url).chat.completions.with_raw_response.create(
@@ -257,9 +251,7 @@ def test_a_claim_resting_only_on_a_tool_result_is_removed_with_its_reason(
     assert "rests only on the result of the tool 'opening_hours'" in claim["reason"]
 
 
-def test_a_trusted_tools_result_is_a_passage_of_its_tier(
-    policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+def test_a_trusted_tools_result_is_a_passage_of_its_tier(policy_gateway: Start) -> None:
     trusted = [{"name": "opening_hours", "tier": "clinical_reference", "org": "Example Clinic"}]
     scripted, url, _ = policy_gateway(cleanup=EXTRACTIVE, tools={"trusted": trusted})
 
@@ -285,9 +277,7 @@ def test_a_trusted_tools_result_is_a_passage_of_its_tier(
     assert SUNDAY not in completion.choices[0].message.content  # not what the result says: removed
 
 
-def test_tool_calls_are_sealed_in_the_audit_record_and_counted(
-    policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+def test_tool_calls_are_sealed_in_the_audit_record_and_counted(policy_gateway: Start) -> None:
     scripted, url, services = policy_gateway(cleanup=EXTRACTIVE, audit_key=Secret(new_key_text("ward-1")))
     secret_reason = "follow-up for Jane Example's glaucoma"
     call = ToolCall(

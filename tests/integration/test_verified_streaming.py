@@ -23,7 +23,7 @@ from gateway.drafting.contract import sentence_line, urgency_line
 from gateway.testing import Reply
 from gateway.web.disclosure import Disclosure
 from tests.support import cleanup_scenarios as s
-from tests.support.stack import openai_client
+from tests.support.stack import Start, openai_client
 
 FIRST_TOKEN_COUNT = "gateway_time_to_first_verified_token_seconds_count"
 RELEASE_AFTER_SECONDS = 1.0
@@ -63,8 +63,8 @@ def first_token_count(url: str) -> float:
 
 
 def test_supported_answer_streams_sentence_by_sentence_and_matches_the_non_streamed_text(
-    policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+    policy_gateway: Start,
+) -> None:
     scripted, url, _ = policy_gateway()
     scripted.queue(s.SUPPORTED, s.SUPPORTED)
     pieces, trust = stream(url, s.PARACETAMOL_Q)
@@ -86,8 +86,8 @@ def test_removed_claim_is_never_sent(policy_gateway) -> None:  # type: ignore[no
 
 
 def test_a_failing_claim_is_rewritten_to_its_source_while_the_model_is_still_writing(
-    policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+    policy_gateway: Start,
+) -> None:
     """The shipped policy rewrites to the source at once (no model call), so the wrong dose, first in
     the answer, is replaced and sent before the model has finished writing."""
     scripted, url, _ = policy_gateway()
@@ -108,9 +108,7 @@ def test_a_failing_claim_is_rewritten_to_its_source_while_the_model_is_still_wri
     assert len(scripted.requests) == 1  # the draft only: the rewrite asked no model
 
 
-def test_wrong_dose_is_held_back_until_its_rewrite_is_verified(
-    policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+def test_wrong_dose_is_held_back_until_its_rewrite_is_verified(policy_gateway: Start) -> None:
     scripted, url, _ = policy_gateway(cleanup={"rewriter": "upstream"})
     release = threading.Event()
     rewrite = json.dumps({"rewrite": s.DOSE, "quote": s.DOSE[:-1]})
@@ -129,9 +127,7 @@ def test_wrong_dose_is_held_back_until_its_rewrite_is_verified(
     assert [c["outcome"] for c in trust["claims"]] == ["rewritten", "verified", "verified"]
 
 
-def test_claim_without_citation_streams_with_its_marker(
-    policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+def test_claim_without_citation_streams_with_its_marker(policy_gateway: Start) -> None:
     scripted, url, _ = policy_gateway()
     scripted.queue(s.NO_CITATION)
     pieces, _ = stream(url, s.PARACETAMOL_Q)
@@ -155,9 +151,7 @@ def test_refusals_stream_only_the_refusal(policy_gateway, question, reply, expec
     assert first_token_count(url) == 0.0  # a refusal is not verified answer text
 
 
-def test_declined_question_note_comes_after_the_verified_sentences(
-    policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+def test_declined_question_note_comes_after_the_verified_sentences(policy_gateway: Start) -> None:
     scripted, url, _ = policy_gateway()
     scripted.queue(s.SUPPORTED)
     pieces, _ = stream(url, f"{s.PARACETAMOL_Q} What is the capital of France?")
@@ -168,9 +162,7 @@ def test_declined_question_note_comes_after_the_verified_sentences(
     ]
 
 
-def test_verified_sentences_are_sent_while_a_rewrite_is_still_running(
-    policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+def test_verified_sentences_are_sent_while_a_rewrite_is_still_running(policy_gateway: Start) -> None:
     scripted, url, _ = policy_gateway(cleanup={"rewriter": "upstream"})
     answer = s.contract_answer(
         f"{s.m(s.DOSE, 1)} {s.m(s.FABRICATED, 1)} {s.m(s.GAP, 1)}",
@@ -252,9 +244,7 @@ def lines(
     return "\n".join(head + body) + "\n"
 
 
-def test_sentences_are_released_while_the_model_is_still_writing(
-    policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+def test_sentences_are_released_while_the_model_is_still_writing(policy_gateway: Start) -> None:
     scripted, url, _ = policy_gateway()
     still_writing = threading.Event()
     reply = Reply(content=lines((s.DOSE, 1), (s.MAXIMUM, 1), (s.GAP, 1)), hold_before_last=still_writing)
@@ -301,8 +291,8 @@ def test_a_routine_missing_or_malformed_urgency_read_changes_nothing(
 
 
 def test_the_models_emergency_read_gives_the_emergency_message_before_any_sentence(
-    policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+    policy_gateway: Start,
+) -> None:
     scripted, url, services = policy_gateway()
     reply = lines((s.DOSE, 1), (s.MAXIMUM, 1), urgency=("emergency", "describes crushing chest pain now"))
     scripted.queue(reply, reply)
@@ -352,9 +342,7 @@ def test_the_extractive_responder_streams_the_same_claims(start_gateway) -> None
 # --- refusal rules for a partly released answer (docs/safety.md) ---------------------------------------
 
 
-def test_a_later_safety_critical_failure_ends_the_answer_with_a_note(
-    policy_gateway,
-) -> None:  # type: ignore[no-untyped-def]
+def test_a_later_safety_critical_failure_ends_the_answer_with_a_note(policy_gateway: Start) -> None:
     scripted, url, services = policy_gateway()
     scripted.queue(s.PLANTED, s.PLANTED)
     pieces, trust, text, plain_trust = both(url, s.HAY_FEVER_Q)
