@@ -8,6 +8,7 @@ from collections.abc import Callable
 import structlog
 
 from gateway.audit import AuditStore, open_audit_store
+from gateway.audit.provenance import gateway_version, policy_hash
 from gateway.audit.trail import AuditTrail
 from gateway.claims.splitter import SentenceSplitter, Splitter
 from gateway.cleanup import SourceRewriter, UpstreamRewriter
@@ -121,10 +122,12 @@ def build_trail(
     verifier: Verifier,
 ) -> AuditTrail:
     """The record side of a request: the audit store and metrics, and what every record names."""
+    policy_dir = settings.policy_dir or bundled("policies")
     return AuditTrail(
         store=audit,
         metrics=metrics,
-        policy_dir=settings.policy_dir or bundled("policies"),
+        policy_hash=policy_hash(policy_dir),
+        gateway_version=gateway_version(),
         context=policy.context.name,
         tier_ids=tuple(t.id for t in policy.tiers.tiers),
         verifier=verifier.name,

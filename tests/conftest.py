@@ -53,6 +53,26 @@ def planner():  # type: ignore[no-untyped-def]
     return load_planner(bundled("policies"))
 
 
+@pytest.fixture(scope="module")
+def semantic_triage(embedder):  # type: ignore[no-untyped-def]
+    """The semantic triage layers of the shipped general policy, reading messages as written."""
+    from gateway.policies import load_policy
+    from gateway.triage.semantic import SemanticTriage
+
+    return SemanticTriage(load_policy(REPO / "policies", "general").triage, embedder)
+
+
+@pytest.fixture(scope="module")
+def spelling_semantic_triage(embedder):  # type: ignore[no-untyped-def]
+    """The same layers with the query vocabulary's spelling correction (``policies/query.yaml``)."""
+    from gateway.knowledge.query import load_planner
+    from gateway.policies import load_policy
+    from gateway.triage.semantic import SemanticTriage
+
+    policies = REPO / "policies"
+    return SemanticTriage(load_policy(policies, "general").triage, embedder, load_planner(policies).words)
+
+
 FIXTURE_KB = REPO / "tests" / "fixtures" / "kb"
 
 
@@ -86,6 +106,19 @@ def make_services(embedder, fixture_store, tmp_path):  # type: ignore[no-untyped
     yield factory
     for services in built:
         services.audit.close()
+
+
+@pytest.fixture
+def services(make_services):  # type: ignore[no-untyped-def]
+    """Fresh services over the fixture store (their own metrics and audit), no upstream."""
+    return make_services()
+
+
+@pytest.fixture
+def upstream_services(upstream, make_services):  # type: ignore[no-untyped-def]
+    """Fresh services whose chat models reach the module's scripted upstream (no retries)."""
+    _, base_url = upstream
+    return make_services(upstream_base_url=base_url, upstream_retries=0, upstream_timeout=10.0)
 
 
 @pytest.fixture(scope="module")
@@ -196,6 +229,49 @@ def shared_gateway(module_gateway) -> Gateway:  # type: ignore[no-untyped-def]
     return module_gateway  # type: ignore[no-any-return]
 
 
+@pytest.fixture
+def policy_gateway(start_gateway, tmp_path):  # type: ignore[no-untyped-def]
+    """Start gateways of this test over a copy of the shipped policies, the chat verifier pinned
+    (``tests.support.cleanup_stack``): ``policy_gateway(cleanup={...}, tools={...}, **settings)`` gives
+    ``(scripted, url, services)``; ``cleanup`` overrides keys of thresholds.yaml's cleanup section,
+    ``tools`` top-level keys of tools.yaml."""
+    import itertools
+
+    import yaml
+
+    from tests.support.cleanup_stack import pin_chat_verifier, policy_copy
+
+    copies = itertools.count()
+
+    def start(
+        *, cleanup: dict[str, Any] | None = None, tools: dict[str, Any] | None = None, **settings: Any
+    ) -> Gateway:
+        policy_dir = policy_copy(tmp_path / f"p{next(copies)}", **(cleanup or {}))
+        if tools is not None:
+            path = policy_dir / "tools.yaml"
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            path.write_text(yaml.safe_dump({**data, **tools}), encoding="utf-8")
+        return start_gateway(prepare=pin_chat_verifier, policy_dir=policy_dir, **settings)  # type: ignore[no-any-return]
+
+    return start
+
+
+@pytest.fixture
+def module_policy_gateway(start_module_gateway, upstream, tmp_path_factory):  # type: ignore[no-untyped-def]
+    """Like ``policy_gateway`` for gateways a module's tests share: equal arguments give the same gateway
+    (``keyed_policy_copy``); the module's scripted upstream is reset for each test."""
+    from tests.support.cleanup_stack import keyed_policy_copy, pin_chat_verifier
+
+    upstream[0].reset()
+    policies = tmp_path_factory.getbasetemp() / "cleanup-policies"
+
+    def start(*, cleanup: dict[str, Any] | None = None, **settings: Any) -> Gateway:
+        policy_dir = keyed_policy_copy(policies, **(cleanup or {}))
+        return start_module_gateway(prepare=pin_chat_verifier, policy_dir=policy_dir, **settings)  # type: ignore[no-any-return]
+
+    return start
+
+
 # --- shared services of a replicated deployment (issue 16): real servers on loopback -------------
 
 
@@ -226,3 +302,23 @@ def redis_server():  # type: ignore[no-untyped-def]
 
     with running_redis() as server:
         yield server
+
+
+# --- the audit store, on both backends -----------------------------------------------------------
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def audit_backend(request, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Each audit backend in turn (``tests.support.audit.Backend``): SQLite, then PostgreSQL."""
+    from tests.support.audit import audit_backend_of
+
+    with audit_backend_of(request.param, request, tmp_path) as backend:
+        yield backend
+
+
+@pytest.fixture
+def audit_store(audit_backend):  # type: ignore[no-untyped-def]
+    """An open audit store on each backend in turn, closed after the test."""
+    opened = audit_backend.open()
+    yield opened
+    opened.close()

@@ -8,7 +8,6 @@ first 16 hex digits). The model, upstream, verifier and operating context are al
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import importlib.metadata
 from pathlib import Path
@@ -36,19 +35,17 @@ def passage_version(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:VERSION_DIGITS]
 
 
-@functools.lru_cache(maxsize=1)
 def gateway_version() -> str:
-    """The installed distribution's version (read once per process)."""
+    """The installed distribution's version (read once, when the audit trail is built)."""
     try:
         return importlib.metadata.version(DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:
         return "0+unknown"
 
 
-@functools.lru_cache(maxsize=16)
 def policy_hash(directory: Path) -> str:
-    """SHA-256 over every file under the policy directory (relative path and bytes), once per process:
-    policies are read at start-up, so a change takes a restart, which hashes again."""
+    """SHA-256 over every file under the policy directory (relative path and bytes), hashed once when the
+    audit trail is built: policies are read at start-up, so a change takes a restart, which hashes again."""
     digest = hashlib.sha256()
     for path in sorted(p for p in directory.rglob("*") if p.is_file()):
         digest.update(str(path.relative_to(directory)).encode("utf-8") + b"\0")

@@ -6,7 +6,6 @@ drafter that served its request (``RequestState.upstream``), so a swapped drafte
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from gateway.audit.store import AuditStore
 from gateway.metrics import GatewayMetrics
@@ -18,8 +17,10 @@ class AuditTrail:
 
     store: AuditStore
     metrics: GatewayMetrics
-    policy_dir: Path
-    """The policy directory in effect (hashed into each record's provenance)."""
+    policy_hash: str
+    """The SHA-256 of the policy directory in effect (``provenance.policy_hash``), in each record."""
+    gateway_version: str
+    """The installed gateway's version, in each record's provenance."""
     context: str
     """The operating context's name."""
     tier_ids: tuple[str, ...]

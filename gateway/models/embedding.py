@@ -331,6 +331,11 @@ class Embedder:
         return vectors
 
     @property
+    def packed(self) -> bool:
+        """Whether small torch calls run padding-free (``packing.PackedForward``; read-only)."""
+        return self._packed is not None
+
+    @property
     def cache_len(self) -> int:
         with self._mutex:
             return len(self._cache)

@@ -27,9 +27,7 @@ from msgspec import UNSET
 from gateway.audit.provenance import (
     PassageVersion,
     RecordProvenance,
-    gateway_version,
     passage_version,
-    policy_hash,
 )
 from gateway.audit.record import (
     DELIVERING,
@@ -216,8 +214,8 @@ def audit_record(result: PipelineResult, trail: AuditTrail) -> tuple[dict[str, A
         verifier=trail.verifier,
         context=trail.context,
         provenance=RecordProvenance(
-            gateway_version=gateway_version(),
-            policy_hash=policy_hash(trail.policy_dir),
+            gateway_version=trail.gateway_version,
+            policy_hash=trail.policy_hash,
             passages=tuple(
                 PassageVersion(id=p.id, document_id=p.document_id, version=passage_version(p.text))
                 for p in result.passages

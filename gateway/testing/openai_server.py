@@ -193,6 +193,16 @@ class ScriptedUpstream:
         self.headers: list[dict[str, str]] = []
         """The headers of each request in ``requests`` (lower-case names)."""
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
+
+    def wait_for_requests(self, count: int = 1, timeout: float = 60.0) -> list[dict[str, Any]]:
+        """Block until ``count`` requests have arrived (since the last ``reset``) and return them all;
+        AssertionError after ``timeout`` seconds, so a test waiting for a call fails rather than hangs."""
+        with self._arrived:
+            if not self._arrived.wait_for(lambda: len(self.requests) >= count, timeout):
+                got = len(self.requests)
+                raise AssertionError(f"waited {timeout:g} s: the upstream received {got} of {count} call(s)")
+            return list(self.requests)
 
     def queue(self, *replies: Reply | str | Callable[[dict[str, Any]], Reply]) -> None:
         """Queue replies; a callable is called with the request body when its turn comes."""
@@ -212,6 +222,7 @@ class ScriptedUpstream:
         with self._lock:
             self.requests.append(body)
             self.headers.append(headers)
+            self._arrived.notify_all()
             if self.replies:
                 reply = self.replies.popleft()
                 return reply(body) if callable(reply) else reply

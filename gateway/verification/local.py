@@ -61,14 +61,14 @@ from gateway.verification.candidates import (
 )
 from gateway.verification.checks.analysis import AnalysedText, Analyses
 from gateway.verification.checks.entities import check_entities
-from gateway.verification.checks.form import check_form
+from gateway.verification.checks.form import FormCheck
 from gateway.verification.checks.numbers import check_numbers
 from gateway.verification.checks.polarity import check_antonyms, check_negation
 from gateway.verification.checks.quantifiers import check_quantifier
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult
 from gateway.verification.checks.roles import check_roles
 from gateway.verification.checks.run import load_word_data
-from gateway.verification.checks.words import coverage
+from gateway.verification.checks.words import coverage, lexicon
 from gateway.verification.combiner import LogisticCombiner, features
 from gateway.verification.policy import VerificationPolicy
 from gateway.vocabulary import VerdictCheck, VerifierMethod
@@ -155,6 +155,7 @@ class LocalEntailmentVerifier:
 
     def __init__(self, embedder: TextEncoder, policy: VerificationPolicy) -> None:
         load_word_data()  # the checks' word lists and cues, read and validated now (start-up)
+        self._form = FormCheck.of(lexicon())
         self._embedder = embedder
         self._policy = policy
         self._combiner = LogisticCombiner.load() if policy.local_combiner == "learned" else None
@@ -431,7 +432,7 @@ class LocalEntailmentVerifier:
         numbers, polarity and quantifiers against the candidate; entities against the whole passage."""
         evidence = candidate.evidence
         return [
-            check_form(claim),
+            self._form.run(claim),
             check_numbers(claim, evidence),
             check_negation(claim, evidence),
             check_antonyms(claim, evidence),

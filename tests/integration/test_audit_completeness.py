@@ -126,7 +126,7 @@ def test_graceful_stop_with_a_request_in_flight_records_it(gateway_services) -> 
     with serve_in_thread(app) as url:
         caller = threading.Thread(target=call, args=(url,))
         caller.start()
-        wait_until(lambda: len(scripted.requests) == 1, "the upstream received the call")
+        scripted.wait_for_requests(1)
     # the server stopped (graceful timeout 2 s) while the draft was still hanging
     caller.join(timeout=30)
     hang.set()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,33 +39,21 @@ def make_record(row: dict[str, Any]) -> dict[str, Any]:
     return {"request_id": row["id"], "question": row["question"], "answer": row["answer"], "nested": [1, 2]}
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def store(request, tmp_path: Path) -> Iterator[AuditStore]:  # type: ignore[no-untyped-def]
-    if request.param == "sqlite":
-        opened: AuditStore = AuditLog(tmp_path / "audit.sqlite3")
-    else:
-        from gateway.audit.postgres import PostgresAuditStore
-
-        opened = PostgresAuditStore.open(request.getfixturevalue("audit_url"), pool_size=4, timeout=3)
-    yield opened
-    opened.close()
-
-
-def test_write_get_count_and_list_newest_first(store: AuditStore) -> None:
+def test_write_get_count_and_list_newest_first(audit_store: AuditStore) -> None:
     for index in range(3):
         row = make_row(index)
-        store.write_sync(row, make_record(row))
-    assert store.count() == 3
-    rows = store.list(AuditFilter())
+        audit_store.write_sync(row, make_record(row))
+    assert audit_store.count() == 3
+    rows = audit_store.list(AuditFilter())
     assert [r.id for r in rows] == ["req-002", "req-001", "req-000"]
     assert rows[0].created_at == make_row(2)["created_at"]  # the same ISO text in both backends
     assert rows[0].refused is False
-    assert store.get("req-001") == make_record(make_row(1))
-    assert store.get("no-such-id") is None
-    store.check()
+    assert audit_store.get("req-001") == make_record(make_row(1))
+    assert audit_store.get("no-such-id") is None
+    audit_store.check()
 
 
-def test_filters_select_the_same_rows_in_both_backends(store: AuditStore) -> None:
+def test_filters_select_the_same_rows_in_both_backends(audit_store: AuditStore) -> None:
     rows = [
         make_row(0),
         make_row(1, outcome="refused", refused=1, reason="out_of_scope", scope="out_of_scope", claims=0),
@@ -75,10 +62,10 @@ def test_filters_select_the_same_rows_in_both_backends(store: AuditStore) -> Non
         make_row(4, outcome="emergency", refused=1, reason="emergency", scope="emergency", claims=0),
     ]
     for row in rows:
-        store.write_sync(row, make_record(row))
+        audit_store.write_sync(row, make_record(row))
 
     def ids(**flt: Any) -> list[str]:
-        return sorted(r.id for r in store.list(AuditFilter(**flt)))
+        return sorted(r.id for r in audit_store.list(AuditFilter(**flt)))
 
     assert ids(outcome="rewritten") == ["req-002", "req-003"]
     assert ids(refused=True) == ["req-001", "req-004"]
@@ -91,55 +78,55 @@ def test_filters_select_the_same_rows_in_both_backends(store: AuditStore) -> Non
         "req-002",
         "req-003",
     ]
-    assert [r.id for r in store.list(AuditFilter(limit=2, offset=1))] == ["req-003", "req-002"]
+    assert [r.id for r in audit_store.list(AuditFilter(limit=2, offset=1))] == ["req-003", "req-002"]
 
 
-def test_write_is_an_idempotent_upsert_by_request_id(store: AuditStore) -> None:
+def test_write_is_an_idempotent_upsert_by_request_id(audit_store: AuditStore) -> None:
     provisional = make_row(7, outcome="error", answer="")
-    store.write_sync(provisional, {"request_id": "req-007", "state": "begun"})
+    audit_store.write_sync(provisional, {"request_id": "req-007", "state": "begun"})
     complete = make_row(7, outcome="answered")
-    store.write_sync(complete, make_record(complete))
-    store.write_sync(complete, make_record(complete))
-    assert store.count() == 1
-    (row,) = store.list(AuditFilter())
+    audit_store.write_sync(complete, make_record(complete))
+    audit_store.write_sync(complete, make_record(complete))
+    assert audit_store.count() == 1
+    (row,) = audit_store.list(AuditFilter())
     assert row.outcome == "answered"
     assert row.answer == "answer 7"
-    assert store.get("req-007") == make_record(complete)
+    assert audit_store.get("req-007") == make_record(complete)
 
 
-def test_text_is_kept_exactly_including_nul_and_non_ascii(store: AuditStore) -> None:
+def test_text_is_kept_exactly_including_nul_and_non_ascii(audit_store: AuditStore) -> None:
     question = "Dose for a 5\u00a0kg child? \u0000 \u2192 \U0001f48a"
     row = make_row(1, question=question)
     record = {"question": question, "order": {"b": 1, "a": 2}}
-    store.write_sync(row, record)
-    stored = store.get("req-001")
+    audit_store.write_sync(row, record)
+    stored = audit_store.get("req-001")
     assert stored == record
     assert list(stored["order"]) == ["b", "a"]  # the record text is stored as written
-    (listed,) = store.list(AuditFilter())
+    (listed,) = audit_store.list(AuditFilter())
     assert listed.question.replace("\ufffd", "\u0000") == question
 
 
-def test_a_row_with_missing_or_extra_columns_is_refused(store: AuditStore) -> None:
+def test_a_row_with_missing_or_extra_columns_is_refused(audit_store: AuditStore) -> None:
     row = make_row(1)
     del row["reason"]
     with pytest.raises(ValueError, match="missing \\['reason'\\]"):
-        store.write_sync(row, {})
+        audit_store.write_sync(row, {})
     with pytest.raises(ValueError, match="unexpected \\['patient'\\]"):
-        store.write_sync({**make_row(2), "patient": "x"}, {})
-    assert store.count() == 0
+        audit_store.write_sync({**make_row(2), "patient": "x"}, {})
+    assert audit_store.count() == 0
 
 
 async def test_async_write_is_committed_for_a_second_reader(  # type: ignore[no-untyped-def]
-    store: AuditStore, request
+    audit_store: AuditStore, request
 ) -> None:
     row = make_row(5)
-    await store.write(row, make_record(row))
-    if isinstance(store, AuditLog):
-        reader: AuditStore = AuditLog(store.path)
+    await audit_store.write(row, make_record(row))
+    if isinstance(audit_store, AuditLog):
+        reader: AuditStore = AuditLog(audit_store.path)
     else:
         from gateway.audit.postgres import PostgresAuditStore
 
-        # the store fixture's database (a fixture's value is the same throughout one test)
+        # the audit_store fixture's database (a fixture's value is the same throughout one test)
         reader = PostgresAuditStore.open(request.getfixturevalue("audit_url"), pool_size=1, timeout=3)
     try:
         assert reader.get("req-005") == make_record(row)
@@ -188,14 +175,14 @@ def test_an_up_to_date_schema_needs_no_ddl_rights(audit_url: str, postgres_serve
     )
     try:
         url = audit_url.replace("gateway:test-password", "writer:writer-password")
-        store = PostgresAuditStore.open(url, pool_size=1)
+        audit_store = PostgresAuditStore.open(url, pool_size=1)
         try:
             row = make_row(1)
-            store.write_sync(row, make_record(row))
-            store.write_sync(row, make_record(row))  # the upsert needs UPDATE only
-            assert store.count() == 1
+            audit_store.write_sync(row, make_record(row))
+            audit_store.write_sync(row, make_record(row))  # the upsert needs UPDATE only
+            assert audit_store.count() == 1
         finally:
-            store.close()
+            audit_store.close()
     finally:
         postgres_server.sql("DROP OWNED BY writer; DROP ROLE writer;", database)
 
@@ -244,17 +231,17 @@ def test_a_database_at_the_first_version_is_brought_up_to_date(audit_url: str) -
             "INSERT INTO audit_requests VALUES "
             "('old-1', now(), 'answered', 'in_scope', false, NULL, 1, 0, 0, 'q', 'a', '{\"old\": true}')"
         )
-    store = PostgresAuditStore.open(audit_url, pool_size=1)
+    audit_store = PostgresAuditStore.open(audit_url, pool_size=1)
     try:
-        assert store.get("old-1") == {"old": True}
+        assert audit_store.get("old-1") == {"old": True}
         row = make_row(1)
-        store.write_sync(row, make_record(row))
-        assert store.count() == 2
+        audit_store.write_sync(row, make_record(row))
+        assert audit_store.count() == 2
     finally:
-        store.close()
+        audit_store.close()
 
 
-# --- PostgreSQL: failures are AuditErrors, and the store recovers --------------------------------
+# --- PostgreSQL: failures are AuditErrors, and the audit_store recovers --------------------------------
 
 
 def test_unreachable_database_fails_start_up_with_a_redacted_reason() -> None:
@@ -282,31 +269,31 @@ def test_writes_fail_as_audit_errors_while_the_server_is_down_and_resume_after(
 ) -> None:  # type: ignore[no-untyped-def]
     from gateway.audit.postgres import PostgresAuditStore
 
-    store = PostgresAuditStore.open(audit_url, pool_size=2, timeout=1)
+    audit_store = PostgresAuditStore.open(audit_url, pool_size=2, timeout=1)
     try:
-        store.write_sync(make_row(1), make_record(make_row(1)))
+        audit_store.write_sync(make_row(1), make_record(make_row(1)))
         postgres_server.stop()
         try:
             with pytest.raises(AuditError, match="not written"):
-                store.write_sync(make_row(2), make_record(make_row(2)))
+                audit_store.write_sync(make_row(2), make_record(make_row(2)))
             with pytest.raises(AuditError):
-                store.check()
+                audit_store.check()
         finally:
             postgres_server.start()
-        store.write_sync(make_row(3), make_record(make_row(3)))  # the pool reconnects
-        store.check()
-        assert sorted(r.id for r in store.list(AuditFilter())) == ["req-001", "req-003"]
+        audit_store.write_sync(make_row(3), make_record(make_row(3)))  # the pool reconnects
+        audit_store.check()
+        assert sorted(r.id for r in audit_store.list(AuditFilter())) == ["req-001", "req-003"]
     finally:
-        store.close()
+        audit_store.close()
 
 
 def test_sqlite_failures_are_audit_errors(tmp_path: Path) -> None:
-    store = AuditLog(tmp_path / "audit.sqlite3")
-    store.close()
+    audit_store = AuditLog(tmp_path / "audit.sqlite3")
+    audit_store.close()
     with pytest.raises(AuditError):
-        store.write_sync(make_row(1), {})
+        audit_store.write_sync(make_row(1), {})
     with pytest.raises(AuditError):
-        store.check()
+        audit_store.check()
 
 
 def test_settings_choose_the_backend(tmp_path: Path, audit_url: str) -> None:

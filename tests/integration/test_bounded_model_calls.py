@@ -203,7 +203,7 @@ def test_healthz_answers_while_a_1mb_draft_is_processed(build) -> None:  # type:
         client.get(f"{url}/healthz")  # warm the connection
         caller = threading.Thread(target=call, args=(url,))
         caller.start()
-        wait_until(lambda: scripted.requests, "the gateway asked for the draft")
+        scripted.wait_for_requests(1)  # the gateway asked for the draft
         answered_during_draft = 0
         while not done.is_set():
             assert client.get(f"{url}/healthz").status_code == 200

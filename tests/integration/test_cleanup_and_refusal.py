@@ -16,47 +16,37 @@ import pytest
 from gateway.testing import ScriptedUpstream
 from gateway.web.disclosure import Disclosure
 from tests.support import cleanup_scenarios as s
-from tests.support.cleanup_stack import keyed_policy_copy, pin_chat_verifier
-from tests.support.stack import openai_client
+from tests.support.stack import Start, openai_client
 
 DISCLOSURE = Disclosure().suffix
 Ask = Callable[[str], tuple[str, dict[str, Any]]]
 
 
-@pytest.fixture
-def gateway_for(start_module_gateway, upstream, tmp_path_factory):  # type: ignore[no-untyped-def]
-    """Start a gateway with policy overrides (the module's tests share one per policy); returns
-    (scripted upstream, ask)."""
-    upstream[0].reset()
-    policies = tmp_path_factory.getbasetemp() / "cleanup-policies"
+def patient_gateway(start: Start, context: str = "general", **cleanup: Any) -> tuple[ScriptedUpstream, Ask]:
+    """A gateway the module's tests share per policy (``module_policy_gateway``), rewriting from the source
+    unless ``cleanup`` says otherwise, its trust object clinician-facing (removed texts included);
+    returns (scripted upstream, ask)."""
+    scripted, url, _ = start(
+        cleanup={"rewriter": "extractive", **cleanup}, context=context, trust_include_removed_text=True
+    )
 
-    def start(context: str = "general", **cleanup: Any) -> tuple[ScriptedUpstream, Ask]:
-        scripted, url, _ = start_module_gateway(  # the clinician-facing trust object: removed texts included
-            prepare=pin_chat_verifier,
-            policy_dir=keyed_policy_copy(policies, **{"rewriter": "extractive", **cleanup}),
-            context=context,
-            trust_include_removed_text=True,
+    def ask(question: str) -> tuple[str, dict[str, Any]]:
+        completion = openai_client(url).chat.completions.create(
+            model="m", messages=[{"role": "user", "content": question}]
         )
+        content = completion.choices[0].message.content
+        assert content.endswith(DISCLOSURE)  # every answer, refusals included, says it is automated
+        return content.removesuffix(DISCLOSURE), completion.model_extra["trust"]
 
-        def ask(question: str) -> tuple[str, dict[str, Any]]:
-            completion = openai_client(url).chat.completions.create(
-                model="m", messages=[{"role": "user", "content": question}]
-            )
-            content = completion.choices[0].message.content
-            assert content.endswith(DISCLOSURE)  # every answer, refusals included, says it is automated
-            return content.removesuffix(DISCLOSURE), completion.model_extra["trust"]
-
-        return scripted, ask
-
-    return start
+    return scripted, ask
 
 
 def outcomes(trust: dict[str, Any]) -> list[str]:
     return [c["outcome"] for c in trust["claims"]]
 
 
-def test_fully_supported_answer_reaches_the_patient_unchanged(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway_for()
+def test_fully_supported_answer_reaches_the_patient_unchanged(module_policy_gateway: Start) -> None:
+    scripted, ask = patient_gateway(module_policy_gateway)
     scripted.queue(s.SUPPORTED)
     text, trust = ask(s.PARACETAMOL_Q)
     assert text == s.SUPPORTED_TEXT
@@ -64,8 +54,8 @@ def test_fully_supported_answer_reaches_the_patient_unchanged(gateway_for) -> No
     assert trust["summary"]["refused"] is False
 
 
-def test_fabricated_quote_is_removed_and_the_rest_kept(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway_for()
+def test_fabricated_quote_is_removed_and_the_rest_kept(module_policy_gateway: Start) -> None:
+    scripted, ask = patient_gateway(module_policy_gateway)
     scripted.queue(s.FABRICATED_QUOTE)
     text, trust = ask(s.PARACETAMOL_Q)
     assert text == s.FABRICATED_QUOTE_TEXT
@@ -73,8 +63,8 @@ def test_fabricated_quote_is_removed_and_the_rest_kept(gateway_for) -> None:  # 
     assert trust["claims"][2]["reason"].startswith("no anchored quote to rewrite from")
 
 
-def test_wrong_dose_is_rewritten_from_the_source_and_verified(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway_for()
+def test_wrong_dose_is_rewritten_from_the_source_and_verified(module_policy_gateway: Start) -> None:
+    scripted, ask = patient_gateway(module_policy_gateway)
     scripted.queue(s.WRONG_DOSE_ANSWER)
     text, trust = ask(s.PARACETAMOL_Q)
     assert text == s.WRONG_DOSE_FIXED_TEXT
@@ -84,8 +74,8 @@ def test_wrong_dose_is_rewritten_from_the_source_and_verified(gateway_for) -> No
     assert len(scripted.requests) == 1  # the rewrite to the source needs no model call
 
 
-def test_wrong_dose_refuses_when_rewriting_is_off(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway_for(rewrite=False)
+def test_wrong_dose_refuses_when_rewriting_is_off(module_policy_gateway: Start) -> None:
+    scripted, ask = patient_gateway(module_policy_gateway, rewrite=False)
     scripted.queue(s.WRONG_DOSE_ANSWER)
     text, trust = ask(s.PARACETAMOL_Q)
     assert text == s.SAFETY_CRITICAL_REFUSAL
@@ -93,8 +83,8 @@ def test_wrong_dose_refuses_when_rewriting_is_off(gateway_for) -> None:  # type:
     assert trust["summary"]["detail"] == f"a safety-critical claim failed verification: {s.WRONG_DOSE!r}"
 
 
-def test_wrong_dose_rewritten_by_the_upstream_model(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway_for(rewriter="upstream")
+def test_wrong_dose_rewritten_by_the_upstream_model(module_policy_gateway: Start) -> None:
+    scripted, ask = patient_gateway(module_policy_gateway, rewriter="upstream")
     scripted.queue(s.WRONG_DOSE_ANSWER, json.dumps({"rewrite": s.DOSE, "quote": s.DOSE[:-1]}))
     text, trust = ask(s.PARACETAMOL_Q)
     assert text == s.WRONG_DOSE_FIXED_TEXT
@@ -104,8 +94,8 @@ def test_wrong_dose_rewritten_by_the_upstream_model(gateway_for) -> None:  # typ
     assert s.WRONG_DOSE in rewrite_call["messages"][1]["content"]
 
 
-def test_bad_rewriter_output_falls_back_to_the_quoted_source_sentence(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway_for(rewriter="upstream")
+def test_bad_rewriter_output_falls_back_to_the_quoted_source_sentence(module_policy_gateway: Start) -> None:
+    scripted, ask = patient_gateway(module_policy_gateway, rewriter="upstream")
     scripted.queue(s.WRONG_DOSE_ANSWER, "Sure, adults can take 1 g.")
     text, trust = ask(s.PARACETAMOL_Q)
     assert text == s.WRONG_DOSE_FIXED_TEXT
@@ -115,16 +105,16 @@ def test_bad_rewriter_output_falls_back_to_the_quoted_source_sentence(gateway_fo
     assert "not the JSON asked for" in fixed["reason"]
 
 
-def test_a_wrong_dose_without_an_anchored_quote_is_removed_and_refuses(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway_for()
+def test_a_wrong_dose_without_an_anchored_quote_is_removed_and_refuses(module_policy_gateway: Start) -> None:
+    scripted, ask = patient_gateway(module_policy_gateway)
     scripted.queue(s.WRONG_DOSE_UNQUOTED)
     text, trust = ask(s.PARACETAMOL_Q)
     assert text == s.SAFETY_CRITICAL_REFUSAL
     assert trust["claims"][0]["reason"].startswith("no anchored quote to rewrite from")
 
 
-def test_claim_without_a_citation_gets_the_marker_of_its_passage(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway_for()
+def test_claim_without_a_citation_gets_the_marker_of_its_passage(module_policy_gateway: Start) -> None:
+    scripted, ask = patient_gateway(module_policy_gateway)
     scripted.queue(s.NO_CITATION)
     text, trust = ask(s.PARACETAMOL_Q)
     assert text == s.NO_CITATION_TEXT
@@ -132,20 +122,20 @@ def test_claim_without_a_citation_gets_the_marker_of_its_passage(gateway_for) ->
     assert trust["claims"][1]["badge"]["source_id"] == "1"
 
 
-def test_entirely_unsupported_answer_is_refused(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway_for()
+def test_entirely_unsupported_answer_is_refused(module_policy_gateway: Start) -> None:
+    scripted, ask = patient_gateway(module_policy_gateway)
     scripted.queue(s.ALL_UNSUPPORTED)
     text, trust = ask(s.PARACETAMOL_Q)
     assert text == s.NO_CLAIM_REFUSAL
     assert (trust["summary"]["reason"], outcomes(trust)) == ("no_claim_survived", ["removed", "removed"])
 
 
-def test_a_planted_instruction_never_reaches_the_model(gateway_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_planted_instruction_never_reaches_the_model(module_policy_gateway: Start) -> None:
     """The fixture's hay-fever document carries a planted instruction. The store drops it from every
     passage it returns (issue #32: instructions are not knowledge), so the model never reads it and
     nothing can quote or be rewritten to it; a claim repeating it anyway is caught by cleanup (unit
     tests: test_cleanup.py, test_instruction_text.py)."""
-    scripted, ask = gateway_for()
+    scripted, ask = patient_gateway(module_policy_gateway)
     scripted.queue(s.ANTIHISTAMINE_ONLY)
     text, trust = ask(s.HAY_FEVER_Q)
     assert "Antihistamine tablets" in text
@@ -157,8 +147,8 @@ def test_a_planted_instruction_never_reaches_the_model(gateway_for) -> None:  # 
     assert not any("Ignore previous instructions" in source["text"] for source in trust["sources"])
 
 
-def test_emergency_with_a_routine_question_gets_only_the_safety_message(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway_for()
+def test_emergency_with_a_routine_question_gets_only_the_safety_message(module_policy_gateway: Start) -> None:
+    scripted, ask = patient_gateway(module_policy_gateway)
     text, trust = ask(s.EMERGENCY_WITH_ROUTINE_Q)
     assert text == s.EMERGENCY_WITH_ROUTINE
     assert (trust["scope"], trust["summary"]["reason"]) == ("emergency", "emergency")
@@ -189,16 +179,16 @@ def test_emergency_with_a_routine_question_gets_only_the_safety_message(gateway_
         ),
     ],
 )
-def test_general_context_refusals(gateway_for, question, expected, reason) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway_for()
+def test_general_context_refusals(module_policy_gateway, question, expected, reason) -> None:  # type: ignore[no-untyped-def]
+    scripted, ask = patient_gateway(module_policy_gateway)
     text, trust = ask(question)
     assert text == expected
     assert trust["summary"]["reason"] == reason
     assert scripted.requests == []
 
 
-def test_several_questions_answer_one_and_decline_the_other(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway_for()
+def test_several_questions_answer_one_and_decline_the_other(module_policy_gateway: Start) -> None:
+    scripted, ask = patient_gateway(module_policy_gateway)
     scripted.queue(s.SUPPORTED)
     text, _ = ask(f"{s.PARACETAMOL_Q} What is the capital of France?")
     assert text == (
@@ -215,8 +205,10 @@ EYE_UNIT = (
 )
 
 
-def test_cataract_context_answers_in_scope_refers_the_rest_and_catches_eye_emergencies(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, ask = gateway_for(context="cataract-followup")
+def test_cataract_context_answers_in_scope_refers_the_rest_and_catches_eye_emergencies(
+    module_policy_gateway: Start,
+) -> None:
+    scripted, ask = patient_gateway(module_policy_gateway, context="cataract-followup")
     drops = "Most people use the drops for about 4 weeks after the operation."
     scripted.queue(s.contract_answer(s.m(drops, 1), [(drops, [1], drops)]))
     assert ask("How long do I use the eye drops after cataract surgery?")[0] == s.m(drops, 1)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gateway.models.embedding import Embedder
+from gateway.domain import unit_rows
+from gateway.models.embedding import Embedder, default_model_path
 from gateway.models.packing import PackedForward
 
 TEXTS = [
@@ -19,12 +20,15 @@ TEXTS = [
 
 
 def test_packed_vectors_are_the_padded_ones_in_fp32() -> None:
-    embedder = Embedder(precision="fp32", cache_size=0, packed=False)
-    packed = PackedForward.open(embedder._model)
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(default_model_path(), device="cpu")  # the fp32 model an Embedder loads
+    packed = PackedForward.open(model)
     assert packed is not None
     vectors = packed.encode(TEXTS)
-    padded = embedder._torch_encode(TEXTS)
-    assert vectors.shape == (len(TEXTS), embedder.dimensions)
+    padded = unit_rows(model.encode(TEXTS, convert_to_tensor=True, show_progress_bar=False).float().numpy())
+    assert vectors.shape == padded.shape
+    assert len(vectors) == len(TEXTS)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert float((vectors * padded).sum(axis=1).min()) > 0.99999
 
@@ -32,8 +36,8 @@ def test_packed_vectors_are_the_padded_ones_in_fp32() -> None:
 def test_a_packed_embedder_encodes_small_calls_like_a_padded_one() -> None:
     packed = Embedder(cache_size=0, packed=True)
     padded = Embedder(cache_size=0, packed=False)
-    assert packed._packed is not None
-    assert padded._packed is None
+    assert packed.packed
+    assert not padded.packed
     cosines = (packed.encode(TEXTS) * padded.encode(TEXTS)).sum(axis=1)
     assert float(cosines.min()) > 0.9999
     # a text's vector does not depend on the texts packed beside it beyond rounding

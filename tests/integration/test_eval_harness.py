@@ -113,12 +113,6 @@ def routed(upstream) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def services(upstream, make_services):  # type: ignore[no-untyped-def]
-    _, base_url = upstream
-    return make_services(upstream_base_url=base_url, upstream_retries=0, upstream_timeout=10.0)
-
-
-@pytest.fixture
 def checker(embedder):  # type: ignore[no-untyped-def]
     """The product verifier at its local operating point, built as ``trust-gateway eval`` builds it."""
     from gateway.policies import load_policy
@@ -201,15 +195,15 @@ def assert_values(actual: dict[str, float | None], expected: dict[str, float | N
 
 
 async def test_raw_and_in_process_gateway_metrics_match_hand_computed_values(
-    upstream, services, checker, tmp_path: Path
+    upstream, upstream_services, checker, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
     routed, base_url = upstream
-    systems = [raw_system(base_url), InProcessGateway(services, clock=StepClock())]
+    systems = [raw_system(base_url), InProcessGateway(upstream_services, clock=StepClock())]
     paths = RunPaths(tmp_path / "run")
     log = open_run(paths, QUESTIONS, checker)
     assert await collect(QUESTIONS, systems, checker, log, progress=False) == 8
     grouped = records_by_system(log, QUESTIONS, ["raw", "gateway"])
-    gate = services.policy.thresholds.retrieval.min_relevance
+    gate = upstream_services.policy.thresholds.retrieval.min_relevance
     results = summarise(grouped, MetricContext(gate), SPEC, {"questions": 4})
     assert_values(values(results, "raw"), EXPECTED_RAW)
     assert_values(values(results, "gateway"), EXPECTED_GATEWAY)
@@ -243,9 +237,9 @@ async def test_raw_and_in_process_gateway_metrics_match_hand_computed_values(
 
 
 async def test_gateway_over_http_reports_what_the_in_process_gateway_does(
-    upstream, services, checker, tmp_path: Path
+    upstream, upstream_services, checker, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
-    with running_gateway(services) as url:
+    with running_gateway(upstream_services) as url:
         http = HttpGateway(url, "test-key", clock=StepClock())
         try:
             log = open_run(RunPaths(tmp_path / "http"), QUESTIONS, checker)
@@ -253,7 +247,9 @@ async def test_gateway_over_http_reports_what_the_in_process_gateway_does(
         finally:
             await http.aclose()
     grouped = records_by_system(log, QUESTIONS, ["gateway"])
-    results = summarise(grouped, MetricContext(services.policy.thresholds.retrieval.min_relevance), SPEC, {})
+    results = summarise(
+        grouped, MetricContext(upstream_services.policy.thresholds.retrieval.min_relevance), SPEC, {}
+    )
     assert_values(values(results, "gateway"), EXPECTED_GATEWAY)
     assert {r.question.id: r.answer.refusal_reason for r in grouped["gateway"]}["q4"] == "non_clinical"
 

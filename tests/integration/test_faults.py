@@ -26,7 +26,6 @@ from gateway.testing import Reply, ScriptedVerifier, contract_answer, free_port,
 from gateway.verification.verify import ClaimChecker
 from tests.support.fault_server import running_fault_server
 from tests.support.stack import running_gateway
-from tests.support.waiting import wait_until
 
 QUESTION = "How much paracetamol can an adult take?"
 UNVERIFIED = "Paracetamol is best taken with seawater to double its strength"
@@ -229,10 +228,6 @@ def _post_in_thread(url: str, results: list[dict[str, Any]]) -> threading.Thread
     return thread
 
 
-def _wait_for_requests(upstream: Any, n: int) -> None:
-    wait_until(lambda: len(upstream.requests) >= n, f"the upstream received {n} call(s)")
-
-
 @pytest.mark.parametrize(
     ("queue_size", "kind"), [(0, "queue_full"), (1, "queue_timeout")], ids=["full", "wait-timeout"]
 )
@@ -251,7 +246,7 @@ def test_upstream_concurrency_limit_refuses_overflow(queue_size, kind, scripted,
     with running_gateway(services) as url:
         first: list[dict[str, Any]] = []
         thread = _post_in_thread(url, first)
-        _wait_for_requests(upstream, 1)
+        upstream.wait_for_requests(1)
         _, content, _raw, trust = ask(url, stream=False)
         thread.join(timeout=30)
         overflow = metric(url, f'gateway_upstream_errors_total{{type="{kind}"}}')

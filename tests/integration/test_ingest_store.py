@@ -58,75 +58,76 @@ def doc(doc_id: str, text: str | None = None) -> SourceDocument:
 
 
 @pytest.fixture
-def store(embedder, tmp_path: Path) -> ChromaStore:  # type: ignore[no-untyped-def]
+def leaflet_store(embedder, tmp_path: Path) -> ChromaStore:  # type: ignore[no-untyped-def]
+    """A store of this test with three leaflets ingested (gout, asthma, shingles)."""
     store = open_store(Settings(data_dir=tmp_path), embedder)
     Ingestor(store, embedder).run([doc("gout"), doc("asthma"), doc("shingles")])
     return store
 
 
-def texts(store: ChromaStore, query: str, k: int = 10, **kw: object) -> list[str]:
-    return [p.text for p in store.search_sync(query, k, **kw)]  # type: ignore[arg-type]
+def texts(leaflet_store: ChromaStore, query: str, k: int = 10, **kw: object) -> list[str]:
+    return [p.text for p in leaflet_store.search_sync(query, k, **kw)]  # type: ignore[arg-type]
 
 
-def test_reingesting_unchanged_documents_writes_nothing(store, embedder) -> None:  # type: ignore[no-untyped-def]
-    version = store.version
-    report = Ingestor(store, embedder).run([doc("gout"), doc("asthma"), doc("shingles")])
+def test_reingesting_unchanged_documents_writes_nothing(leaflet_store, embedder) -> None:  # type: ignore[no-untyped-def]
+    version = leaflet_store.version
+    report = Ingestor(leaflet_store, embedder).run([doc("gout"), doc("asthma"), doc("shingles")])
     assert report.summary.unchanged == 3
     assert report.summary.chunks_written == 0
     assert report.summary.added == 0
-    assert store.version == version
-    assert store.count_sync() == 4
+    assert leaflet_store.version == version
+    assert leaflet_store.count_sync() == 4
 
 
-def test_changed_document_replaces_its_chunks_without_mix_or_gap(store, embedder) -> None:  # type: ignore[no-untyped-def]
+def test_changed_document_replaces_its_chunks_without_mix_or_gap(leaflet_store, embedder) -> None:  # type: ignore[no-untyped-def]
     new_text = "# Gout\n\nGout treatment now starts with allopurinol tablets taken daily."
     calls: list[list[str]] = []
-    original_commit = store.commit
+    original_commit = leaflet_store.commit
 
     def observing_commit(prepared, source=""):  # type: ignore[no-untyped-def]
         # New passages are written but not committed: readers still see only the old version.
-        calls.append(texts(store, "gout treatment"))
+        calls.append(texts(leaflet_store, "gout treatment"))
         original_commit(prepared, source)
 
-    store.commit = observing_commit  # type: ignore[method-assign]
-    report = Ingestor(store, embedder).run([doc("gout", new_text), doc("asthma"), doc("shingles")])
+    leaflet_store.commit = observing_commit  # type: ignore[method-assign]
+    report = Ingestor(leaflet_store, embedder).run([doc("gout", new_text), doc("asthma"), doc("shingles")])
     assert report.summary.updated == 1
     assert report.summary.unchanged == 2
     before = [t for t in calls[0] if "Gout" in t or "gout" in t]
     assert before
     assert all("allopurinol" not in t for t in before)
-    after = texts(store, "gout treatment")
+    after = texts(leaflet_store, "gout treatment")
     gout_after = [t for t in after if "out" in t]
     assert any("allopurinol" in t for t in gout_after)
     assert all("Colchicine" not in t and "big toe" not in t for t in after)
-    assert store.count_sync() == 3
+    assert leaflet_store.count_sync() == 3
     # superseded records are gone from Chroma, not just hidden
-    assert store.collect_garbage() == 0
-    assert [p.id for p in store.get_sync(["gout:0.0"])] == ["gout:0.0"]
+    assert leaflet_store.collect_garbage() == 0
+    assert [p.id for p in leaflet_store.get_sync(["gout:0.0"])] == ["gout:0.0"]
 
 
-def test_delete_and_prune(store, embedder) -> None:  # type: ignore[no-untyped-def]
-    assert store.delete_documents(["shingles", "unknown"]) == 1
-    assert all("Shingles" not in t for t in texts(store, "shingles rash"))
-    report = Ingestor(store, embedder).run([doc("gout")], prune=True)
+def test_delete_and_prune(leaflet_store, embedder) -> None:  # type: ignore[no-untyped-def]
+    assert leaflet_store.delete_documents(["shingles", "unknown"]) == 1
+    assert all("Shingles" not in t for t in texts(leaflet_store, "shingles rash"))
+    report = Ingestor(leaflet_store, embedder).run([doc("gout")], prune=True)
     assert report.summary.deleted == 1
     assert report.summary.unchanged == 1
-    assert set(store.committed_hashes()) == {"gout"}
-    report = Ingestor(store, embedder).run([], delete=["gout"])
+    assert set(leaflet_store.committed_hashes()) == {"gout"}
+    report = Ingestor(leaflet_store, embedder).run([], delete=["gout"])
     assert report.summary.deleted == 1
-    assert store.count_sync() == 0
-    assert store.search_sync("gout", 5) == []
+    assert leaflet_store.count_sync() == 0
+    assert leaflet_store.search_sync("gout", 5) == []
 
 
 def test_bad_documents_are_reported_and_the_rest_ingested(embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    store = open_store(Settings(data_dir=tmp_path), embedder)
+    leaflet_store = open_store(Settings(data_dir=tmp_path), embedder)
     items = [
         doc("gout"),
         LoadFailure("broken.pdf", "not a readable PDF", "broken"),
         doc("gout"),
         doc("asthma", "   "),
     ]
-    report = Ingestor(store, embedder).run(items)
+    report = Ingestor(leaflet_store, embedder).run(items)
     reasons = {f.name: f.reason for f in report.failures}
     assert reasons == {
         "broken.pdf": "not a readable PDF",
@@ -134,11 +135,11 @@ def test_bad_documents_are_reported_and_the_rest_ingested(embedder, tmp_path: Pa
         "asthma": "no text left after cleaning",
     }
     assert report.summary.added == 1
-    assert set(store.committed_hashes()) == {"gout"}
+    assert set(leaflet_store.committed_hashes()) == {"gout"}
 
 
-def test_interrupted_run_leaves_previous_index_searchable(store, embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    before = {p.id: p.text for q in ("gout", "asthma", "shingles") for p in store.search_sync(q, 10)}
+def test_interrupted_run_leaves_previous_index_searchable(leaflet_store, embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    before = {p.id: p.text for q in ("gout", "asthma", "shingles") for p in leaflet_store.search_sync(q, 10)}
     assert len(before) == 4
 
     def interrupted() -> Iterator[SourceDocument]:
@@ -146,18 +147,18 @@ def test_interrupted_run_leaves_previous_index_searchable(store, embedder, tmp_p
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        Ingestor(store, embedder, batch_documents=1).run(interrupted())
+        Ingestor(leaflet_store, embedder, batch_documents=1).run(interrupted())
     # the first batch (gout) was committed before the interruption; now a run that dies after
     # writing its passages but before committing them
-    store.commit = _raise  # type: ignore[method-assign]
+    leaflet_store.commit = _raise  # type: ignore[method-assign]
     with pytest.raises(StoreError):
-        Ingestor(store, embedder).run(
+        Ingestor(leaflet_store, embedder).run(
             [
                 doc("asthma", "Asthma text rewritten, never committed."),
                 doc("shingles", "Shingles, never committed."),
             ]
         )
-    assert all("never" not in p.text for p in store.search_sync("never committed", 10))
+    assert all("never" not in p.text for p in leaflet_store.search_sync("never committed", 10))
     reopened = open_store(Settings(data_dir=tmp_path), embedder)
     after = {p.id: p.text for q in ("gout", "asthma", "shingles") for p in reopened.search_sync(q, 10)}
     assert set(after) == {"gout:0.0", "asthma:0.0", "shingles:0.0"}
@@ -180,27 +181,27 @@ def _raise(*_: object, **__: object) -> None:
     raise StoreError("simulated crash before commit")
 
 
-def test_hybrid_search_filters_and_scores(store) -> None:  # type: ignore[no-untyped-def]
-    found = store.search_sync("big toe pain urate crystals", 3)
+def test_hybrid_search_filters_and_scores(leaflet_store) -> None:  # type: ignore[no-untyped-def]
+    found = leaflet_store.search_sync("big toe pain urate crystals", 3)
     assert found[0].document_id == "gout"
     assert all(0.0 <= p.score <= 1.0 for p in found)
     assert found[0].sentence_vectors is not None
     assert len(found[0].sentence_vectors) == len(found[0].sentence_spans)
-    only_cdc = store.search_sync("painful rash virus", 5, SearchFilters(orgs=("CDC",)))
+    only_cdc = leaflet_store.search_sync("painful rash virus", 5, SearchFilters(orgs=("CDC",)))
     assert {p.org for p in only_cdc} == {"CDC"}
-    guideline = store.search_sync("gout", 5, SearchFilters(tiers=("guideline",)))
+    guideline = leaflet_store.search_sync("gout", 5, SearchFilters(tiers=("guideline",)))
     assert guideline
     assert all(p.tier == "guideline" for p in guideline)
     # dense and lexical modes both work on their own; the score is the dense cosine in every mode
-    dense = store.search_sync("colchicine", 1, options=SearchOptions(mode="dense"))
-    lexical = store.search_sync("colchicine", 1, options=SearchOptions(mode="lexical", rerank=False))
+    dense = leaflet_store.search_sync("colchicine", 1, options=SearchOptions(mode="dense"))
+    lexical = leaflet_store.search_sync("colchicine", 1, options=SearchOptions(mode="lexical", rerank=False))
     assert lexical[0].id == "gout:1.0"
     assert dense
     assert 0.0 <= lexical[0].score <= 1.0
 
 
-def test_lexical_index_survives_restart_via_cache(store, embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    store.save_lexical_cache()
+def test_lexical_index_survives_restart_via_cache(leaflet_store, embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    leaflet_store.save_lexical_cache()
     assert (tmp_path / "chroma" / "lexical" / "vetted_passages.bm25.npz").is_file()
     reopened = open_store(Settings(data_dir=tmp_path), embedder)
     assert len(reopened.lexical) == 4
@@ -208,21 +209,23 @@ def test_lexical_index_survives_restart_via_cache(store, embedder, tmp_path: Pat
     assert hits[0].document_id == "asthma"
 
 
-def test_second_store_sees_commits_of_the_first(store, embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_second_store_sees_commits_of_the_first(leaflet_store, embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     other = open_store(Settings(data_dir=tmp_path, index_refresh_seconds=0), embedder)
-    Ingestor(store, embedder).run([doc("gout", "Gout: a brand new sentence about febuxostat.")])
+    Ingestor(leaflet_store, embedder).run([doc("gout", "Gout: a brand new sentence about febuxostat.")])
     hits = other.search_sync("febuxostat", 1, options=SearchOptions(mode="lexical", rerank=False))
     assert hits
     assert "febuxostat" in hits[0].text
 
 
-def test_searches_read_the_version_at_most_once_per_interval(store, embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_searches_read_the_version_at_most_once_per_interval(leaflet_store, embedder, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     other = open_store(Settings(data_dir=tmp_path, index_refresh_seconds=60), embedder)
     lexical = SearchOptions(mode="lexical", rerank=False)
-    Ingestor(store, embedder).run([doc("gout", "Gout: a brand new sentence about febuxostat.")])
-    assert store.search_sync("febuxostat", 1, options=lexical)  # the writer sees its own commit at once
+    Ingestor(leaflet_store, embedder).run([doc("gout", "Gout: a brand new sentence about febuxostat.")])
+    assert leaflet_store.search_sync(
+        "febuxostat", 1, options=lexical
+    )  # the writer sees its own commit at once
     assert other.search_sync("febuxostat", 1, options=lexical) == []  # within the interval: not yet
-    assert other.count_sync() == store.count_sync()  # a count reads the version at once: caught up
+    assert other.count_sync() == leaflet_store.count_sync()  # a count reads the version at once: caught up
     hits = other.search_sync("febuxostat", 1, options=lexical)
     assert hits
     assert "febuxostat" in hits[0].text

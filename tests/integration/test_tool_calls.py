@@ -6,7 +6,6 @@ decides emergencies first. The real openai SDK as the client, the scripted upstr
 
 from __future__ import annotations
 
-import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -14,17 +13,15 @@ from typing import Any
 import httpx
 import openai
 import pytest
-import yaml
 
 from gateway.audit.crypto import new_key_text
 from gateway.drafting.contract import SYSTEM_PROMPT, TOOL_RULES, sentence_line, urgency_line
 from gateway.settings import Secret
-from gateway.testing import Reply, ScriptedUpstream
+from gateway.testing import Reply
 from gateway.tool_calls import ToolCall
 from gateway.web.disclosure import Disclosure
 from tests.support import cleanup_scenarios as s
-from tests.support.cleanup_stack import pin_chat_verifier, policy_copy
-from tests.support.stack import openai_client
+from tests.support.stack import Start, openai_client
 
 BOOK = {
     "type": "function",
@@ -50,22 +47,8 @@ SUNDAY = "The clinic is open on Sundays."
 DISCLOSURE = Disclosure().suffix
 
 
-@pytest.fixture
-def gateway_for(start_gateway, tmp_path):  # type: ignore[no-untyped-def]
-    """Starts a gateway over the module's scripted upstream: ``start(trusted=..., **settings)``."""
-    copies = itertools.count()
-
-    def start(
-        trusted: list[dict[str, str]] | None = None, **settings: Any
-    ) -> tuple[ScriptedUpstream, str, Any]:
-        policy_dir = policy_copy(tmp_path / f"p{next(copies)}", rewriter="extractive")
-        if trusted is not None:
-            path = policy_dir / "tools.yaml"
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
-            path.write_text(yaml.safe_dump({**data, "trusted": trusted}), encoding="utf-8")
-        return start_gateway(prepare=pin_chat_verifier, policy_dir=policy_dir, **settings)  # type: ignore[no-any-return]
-
-    return start
+EXTRACTIVE = {"rewriter": "extractive"}
+"""The cleanup policy of these tests: a wrong claim is rewritten from its source sentence."""
 
 
 def tool_reply(lines: list[str], *calls: ToolCall) -> Reply:
@@ -116,8 +99,10 @@ def as_dict(call: ToolCall) -> dict[str, str]:
     return {"id": call.id, "name": call.name, "arguments": call.arguments}
 
 
-def test_tools_reach_the_model_and_its_call_comes_back_unchanged_with_verified_text(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, services = gateway_for()
+def test_tools_reach_the_model_and_its_call_comes_back_unchanged_with_verified_text(
+    policy_gateway: Start,
+) -> None:
+    scripted, url, services = policy_gateway(cleanup=EXTRACTIVE)
     scripted.queue(supported_with(BOOKING))
     raw = openai_client(url).chat.completions.with_raw_response.create(
         model="m", messages=user(s.PARACETAMOL_Q), tools=TOOLS, tool_choice="auto", parallel_tool_calls=False
@@ -142,8 +127,10 @@ def test_tools_reach_the_model_and_its_call_comes_back_unchanged_with_verified_t
     assert record["tool_calls"] == {"calls": [as_dict(BOOKING)], "returned": True}
 
 
-def test_streamed_tool_call_fragments_reach_the_client_in_order_after_the_verified_text(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, _ = gateway_for()
+def test_streamed_tool_call_fragments_reach_the_client_in_order_after_the_verified_text(
+    policy_gateway: Start,
+) -> None:
+    scripted, url, _ = policy_gateway(cleanup=EXTRACTIVE)
     scripted.queue(supported_with(BOOKING, HOURS_CALL))
     choices, pieces, _ = streamed(url, user(s.PARACETAMOL_Q), tools=TOOLS)
     assert pieces == [s.m(s.DOSE, 1), " " + s.m(s.MAXIMUM, 1)]
@@ -157,8 +144,8 @@ def test_streamed_tool_call_fragments_reach_the_client_in_order_after_the_verifi
     assert choices[-1].finish_reason == "tool_calls"
 
 
-def test_a_request_not_about_health_reaches_the_model_only_with_tools(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, _ = gateway_for()
+def test_a_request_not_about_health_reaches_the_model_only_with_tools(policy_gateway: Start) -> None:
+    scripted, url, _ = policy_gateway(cleanup=EXTRACTIVE)
     refused = openai_client(url).chat.completions.create(model="m", messages=user(BOOKING_Q))
     assert refused.model_extra["trust"]["summary"]["reason"] == "non_clinical"
     assert scripted.requests == []
@@ -181,8 +168,10 @@ def test_a_request_not_about_health_reaches_the_model_only_with_tools(gateway_fo
     assert len(scripted.requests) == 1
 
 
-def test_without_a_vetted_passage_a_claim_is_removed_and_the_tool_call_still_returned(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, _ = gateway_for()
+def test_without_a_vetted_passage_a_claim_is_removed_and_the_tool_call_still_returned(
+    policy_gateway: Start,
+) -> None:
+    scripted, url, _ = policy_gateway(cleanup=EXTRACTIVE)
     handover = ToolCall("call_nurse", "hand_over_to_nurse", '{"urgency": "routine"}')
     nurse_tool = {
         "type": "function",
@@ -205,8 +194,8 @@ def test_without_a_vetted_passage_a_claim_is_removed_and_the_tool_call_still_ret
     assert completion.choices[0].message.tool_calls is None
 
 
-def test_an_emergency_never_reaches_the_model_with_or_without_tools(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, _ = gateway_for()
+def test_an_emergency_never_reaches_the_model_with_or_without_tools(policy_gateway: Start) -> None:
+    scripted, url, _ = policy_gateway(cleanup=EXTRACTIVE)
     for stream in (False, True):
         if stream:
             choices, pieces, _ = streamed(url, user(EMERGENCY_Q), tools=TOOLS, tool_choice="required")
@@ -243,8 +232,8 @@ def second_turn(question: str, call: ToolCall, result: str) -> list[dict[str, An
 HOURS_Q = "What are your opening hours?"
 
 
-def test_a_claim_resting_only_on_a_tool_result_is_removed_with_its_reason(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, services = gateway_for()
+def test_a_claim_resting_only_on_a_tool_result_is_removed_with_its_reason(policy_gateway: Start) -> None:
+    scripted, url, services = policy_gateway(cleanup=EXTRACTIVE)
     scripted.queue(tool_reply([urgency_line("routine"), sentence_line(HOURS_RESULT)]))
     raw = openai_client(url).chat.completions.with_raw_response.create(
         model="m", messages=second_turn(HOURS_Q, HOURS_CALL, HOURS_RESULT), tools=TOOLS
@@ -262,9 +251,9 @@ def test_a_claim_resting_only_on_a_tool_result_is_removed_with_its_reason(gatewa
     assert "rests only on the result of the tool 'opening_hours'" in claim["reason"]
 
 
-def test_a_trusted_tools_result_is_a_passage_of_its_tier(gateway_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_trusted_tools_result_is_a_passage_of_its_tier(policy_gateway: Start) -> None:
     trusted = [{"name": "opening_hours", "tier": "clinical_reference", "org": "Example Clinic"}]
-    scripted, url, _ = gateway_for(trusted=trusted)
+    scripted, url, _ = policy_gateway(cleanup=EXTRACTIVE, tools={"trusted": trusted})
 
     def answer(body: dict[str, Any]) -> Reply:
         passages = [
@@ -288,8 +277,8 @@ def test_a_trusted_tools_result_is_a_passage_of_its_tier(gateway_for) -> None:  
     assert SUNDAY not in completion.choices[0].message.content  # not what the result says: removed
 
 
-def test_tool_calls_are_sealed_in_the_audit_record_and_counted(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, services = gateway_for(audit_key=Secret(new_key_text("ward-1")))
+def test_tool_calls_are_sealed_in_the_audit_record_and_counted(policy_gateway: Start) -> None:
+    scripted, url, services = policy_gateway(cleanup=EXTRACTIVE, audit_key=Secret(new_key_text("ward-1")))
     secret_reason = "follow-up for Jane Example's glaucoma"
     call = ToolCall(
         "call_sealed", "book_appointment", json.dumps({"day": "Tuesday", "reason": secret_reason})
@@ -334,8 +323,8 @@ def test_tool_calls_are_sealed_in_the_audit_record_and_counted(gateway_for) -> N
         ({"tool_choice": "auto"}, "tool_choice"),
     ],
 )
-def test_bad_tool_fields_get_a_400_naming_the_field(gateway_for, body: dict[str, Any], param: str) -> None:  # type: ignore[no-untyped-def]
-    _, url, _ = gateway_for()
+def test_bad_tool_fields_get_a_400_naming_the_field(policy_gateway, body: dict[str, Any], param: str) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = policy_gateway(cleanup=EXTRACTIVE)
     with pytest.raises(openai.BadRequestError) as info:
         openai_client(url).chat.completions.create(model="m", messages=user(s.PARACETAMOL_Q), **body)
     error = info.value.body

@@ -41,7 +41,7 @@ def scripted(upstream):  # type: ignore[no-untyped-def]
     return scripted
 
 
-def model(
+def client_of(
     upstream,  # type: ignore[no-untyped-def]
     *,
     retries: int = 0,
@@ -64,7 +64,7 @@ def model(
 
 async def test_the_reply_text_is_returned_and_the_request_is_what_was_asked(upstream, scripted) -> None:  # type: ignore[no-untyped-def]
     scripted.queue("The answer [1].")
-    client = model(upstream)
+    client = client_of(upstream)
     text = await client.complete(
         ASK, temperature=0.2, max_tokens=300, user="u1", schema=SCHEMA, schema_name="x"
     )
@@ -95,7 +95,7 @@ async def test_response_format_follows_the_endpoint_setting(
     upstream, scripted, response_format, expected
 ) -> None:  # type: ignore[no-untyped-def]
     scripted.queue("ok", "ok")
-    client = model(upstream, response_format=response_format)
+    client = client_of(upstream, response_format=response_format)
     assert await client.complete(ASK, schema=SCHEMA) == "ok"
     assert await client.complete(ASK) == "ok"  # no schema: no response_format whatever the setting
     await client.aclose()
@@ -107,7 +107,7 @@ async def test_response_format_follows_the_endpoint_setting(
 
 async def test_null_content_is_an_empty_reply(upstream, scripted) -> None:  # type: ignore[no-untyped-def]
     scripted.queue(Reply(raw_body=completion(index=0, message={"role": "assistant", "content": None})))
-    client = model(upstream)
+    client = client_of(upstream)
     assert await client.complete(ASK) == ""
     await client.aclose()
 
@@ -153,7 +153,7 @@ async def test_a_body_that_is_no_usable_completion_is_a_malformed_draft(
     upstream, scripted, reply, message
 ) -> None:  # type: ignore[no-untyped-def]
     scripted.queue(reply)
-    client = model(upstream, retries=2)
+    client = client_of(upstream, retries=2)
     with pytest.raises(MalformedDraft, match=message):
         await client.complete(ASK)
     await client.aclose()
@@ -164,7 +164,7 @@ async def test_a_json_body_under_another_content_type_is_still_read(upstream, sc
     """As the SDK did: the content type only names the failure when the body is not JSON."""
     body = completion(index=0, message={"role": "assistant", "content": "ok"}, finish_reason="stop")
     scripted.queue(Reply(raw_body=body, media_type="text/plain"))
-    client = model(upstream)
+    client = client_of(upstream)
     assert await client.complete(ASK) == "ok"
     await client.aclose()
 
@@ -183,7 +183,7 @@ async def test_a_json_body_under_another_content_type_is_still_read(upstream, sc
 )
 async def test_an_error_status_is_its_upstream_error(upstream, scripted, status, error) -> None:  # type: ignore[no-untyped-def]
     scripted.queue(Reply(status=status))
-    client = model(upstream)
+    client = client_of(upstream)
     with pytest.raises(error) as raised:
         await client.complete(ASK)
     await client.aclose()
@@ -193,7 +193,7 @@ async def test_an_error_status_is_its_upstream_error(upstream, scripted, status,
 
 async def test_a_slow_upstream_is_a_timeout(upstream, scripted) -> None:  # type: ignore[no-untyped-def]
     scripted.queue(Reply(content="late", delay=1.0))
-    client = model(upstream, timeout=0.2)
+    client = client_of(upstream, timeout=0.2)
     with pytest.raises(UpstreamTimeout):
         await client.complete(ASK)
     await client.aclose()
@@ -214,7 +214,7 @@ async def test_a_refused_connection_is_unavailable() -> None:
 @pytest.mark.parametrize("status", [503, 429])
 async def test_a_retried_failure_then_success_is_a_success(upstream, scripted, status) -> None:  # type: ignore[no-untyped-def]
     scripted.queue(Reply(status=status, headers=FAST_RETRY), "after the retry")
-    client = model(upstream, retries=1)
+    client = client_of(upstream, retries=1)
     assert await client.complete(ASK) == "after the retry"
     await client.aclose()
     assert len(scripted.requests) == 2
@@ -223,14 +223,14 @@ async def test_a_retried_failure_then_success_is_a_success(upstream, scripted, s
 
 async def test_retries_are_bounded_and_not_made_when_none_are_configured(upstream, scripted) -> None:  # type: ignore[no-untyped-def]
     scripted.default = Reply(status=503, headers=FAST_RETRY)
-    client = model(upstream, retries=2)
+    client = client_of(upstream, retries=2)
     with pytest.raises(UpstreamHTTPError):
         await client.complete(ASK)
     await client.aclose()
     assert len(scripted.requests) == 3  # the call and two retries
     scripted.reset()
     scripted.default = Reply(status=503, headers=FAST_RETRY)
-    client = model(upstream, retries=0)
+    client = client_of(upstream, retries=0)
     with pytest.raises(UpstreamHTTPError):
         await client.complete(ASK)
     await client.aclose()
@@ -239,7 +239,7 @@ async def test_retries_are_bounded_and_not_made_when_none_are_configured(upstrea
 
 async def test_a_client_error_is_not_retried(upstream, scripted) -> None:  # type: ignore[no-untyped-def]
     scripted.default = Reply(status=400, headers=FAST_RETRY)
-    client = model(upstream, retries=2)
+    client = client_of(upstream, retries=2)
     with pytest.raises(UpstreamHTTPError):
         await client.complete(ASK)
     await client.aclose()
@@ -276,7 +276,7 @@ async def collect(client: OpenAIChatModel) -> str:
 
 async def test_a_streamed_reply_arrives_in_pieces_that_make_the_text(upstream, scripted) -> None:  # type: ignore[no-untyped-def]
     scripted.queue(Reply(content=STREAMED, tokens_per_second=10_000))
-    client = model(upstream, response_format="json_schema")
+    client = client_of(upstream, response_format="json_schema")
     pieces = [piece async for piece in client.stream(ASK, temperature=0.1, user="u1")]
     await client.aclose()
     assert len(pieces) > 3
@@ -289,7 +289,7 @@ async def test_a_streamed_reply_arrives_in_pieces_that_make_the_text(upstream, s
 
 async def test_an_upstream_that_ignores_stream_is_read_as_one_piece(upstream, scripted) -> None:  # type: ignore[no-untyped-def]
     scripted.queue(Reply(content=STREAMED, ignore_stream=True))
-    client = model(upstream)
+    client = client_of(upstream)
     pieces = [piece async for piece in client.stream(ASK)]
     await client.aclose()
     assert pieces == [STREAMED]
@@ -319,7 +319,7 @@ async def test_a_stream_that_fails_raises_its_upstream_error(
     upstream, scripted, reply, error, message
 ) -> None:  # type: ignore[no-untyped-def]
     scripted.queue(reply)
-    client = model(upstream)
+    client = client_of(upstream)
     with pytest.raises(error, match=message):
         await collect(client)
     await client.aclose()
@@ -335,7 +335,7 @@ async def test_tools_are_offered_and_tool_call_fragments_are_read_streamed_or_wh
     call = ToolCall("call_1", "book_appointment", '{"day": "Tuesday"}')
     scripted.queue(Reply(content="", tool_calls=(call,), ignore_stream=ignore_stream))
     offer = ToolOffer(({"type": "function", "function": {"name": "book_appointment"}},), "auto", False)
-    pieces = [piece async for piece in model(upstream).stream(ASK, tools=offer)]
+    pieces = [piece async for piece in client_of(upstream).stream(ASK, tools=offer)]
     deltas = [p for p in pieces if isinstance(p, ToolCallDelta)]
     assert [p for p in pieces if isinstance(p, str)] == []
     assert (deltas[0].id, deltas[0].name) == (call.id, call.name)

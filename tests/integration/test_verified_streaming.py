@@ -9,7 +9,7 @@ The model's urgency read (issue #31) and the refusal rules for a partly released
 
 from __future__ import annotations
 
-import itertools
+import dataclasses
 import json
 import threading
 from collections.abc import Callable
@@ -20,34 +20,14 @@ import pytest
 
 from gateway.audit import AuditFilter
 from gateway.drafting.contract import sentence_line, urgency_line
-from gateway.testing import Reply, ScriptedUpstream
+from gateway.testing import Reply
 from gateway.web.disclosure import Disclosure
 from tests.support import cleanup_scenarios as s
-from tests.support.cleanup_stack import pin_chat_verifier, policy_copy
-from tests.support.stack import openai_client
+from tests.support.stack import Start, openai_client
 
 FIRST_TOKEN_COUNT = "gateway_time_to_first_verified_token_seconds_count"
 RELEASE_AFTER_SECONDS = 1.0
 """A held rewrite is answered after this long (the test asserts order, never durations)."""
-
-
-@pytest.fixture
-def gateway_for(start_gateway, tmp_path):  # type: ignore[no-untyped-def]
-    """A gateway with the shipped cleanup policy (the rewrite to the source) or ``rewriter=...``;
-    gives (scripted, url). ``gateway_for.services``: the services of the gateways started."""
-    copies = itertools.count()
-    started: list[Any] = []
-
-    def start(settings: dict[str, Any] | None = None, **cleanup: Any) -> tuple[ScriptedUpstream, str]:
-        policy_dir = policy_copy(tmp_path / f"p{next(copies)}", **cleanup)
-        scripted, url, services = start_gateway(
-            prepare=pin_chat_verifier, policy_dir=policy_dir, **(settings or {})
-        )
-        started.append(services)
-        return scripted, url
-
-    start.services = started  # type: ignore[attr-defined]
-    return start
 
 
 def stream(
@@ -82,8 +62,10 @@ def first_token_count(url: str) -> float:
     raise AssertionError("first-token metric missing")
 
 
-def test_supported_answer_streams_sentence_by_sentence_and_matches_the_non_streamed_text(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, url = gateway_for()
+def test_supported_answer_streams_sentence_by_sentence_and_matches_the_non_streamed_text(
+    policy_gateway: Start,
+) -> None:
+    scripted, url, _ = policy_gateway()
     scripted.queue(s.SUPPORTED, s.SUPPORTED)
     pieces, trust = stream(url, s.PARACETAMOL_Q)
     assert pieces == [s.m(s.DOSE, 1), " " + s.m(s.MAXIMUM, 1)]
@@ -95,18 +77,20 @@ def test_supported_answer_streams_sentence_by_sentence_and_matches_the_non_strea
     assert first_token_count(url) == 1.0  # streamed answers only
 
 
-def test_removed_claim_is_never_sent(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, url = gateway_for()
+def test_removed_claim_is_never_sent(policy_gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = policy_gateway()
     scripted.queue(s.FABRICATED_QUOTE)
     pieces, trust = stream(url, s.PARACETAMOL_Q)
     assert pieces == [s.m(s.DOSE, 1), " " + s.m(s.MAXIMUM, 1)]
     assert trust["summary"]["removed"] == 1
 
 
-def test_a_failing_claim_is_rewritten_to_its_source_while_the_model_is_still_writing(gateway_for) -> None:  # type: ignore[no-untyped-def]
+def test_a_failing_claim_is_rewritten_to_its_source_while_the_model_is_still_writing(
+    policy_gateway: Start,
+) -> None:
     """The shipped policy rewrites to the source at once (no model call), so the wrong dose, first in
     the answer, is replaced and sent before the model has finished writing."""
-    scripted, url = gateway_for()
+    scripted, url, _ = policy_gateway()
     writing = threading.Event()
     draft = Reply(content=s.WRONG_DOSE_ANSWER, hold_before_last=writing)
     scripted.queue(draft)
@@ -124,8 +108,8 @@ def test_a_failing_claim_is_rewritten_to_its_source_while_the_model_is_still_wri
     assert len(scripted.requests) == 1  # the draft only: the rewrite asked no model
 
 
-def test_wrong_dose_is_held_back_until_its_rewrite_is_verified(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, url = gateway_for(rewriter="upstream")
+def test_wrong_dose_is_held_back_until_its_rewrite_is_verified(policy_gateway: Start) -> None:
+    scripted, url, _ = policy_gateway(cleanup={"rewriter": "upstream"})
     release = threading.Event()
     rewrite = json.dumps({"rewrite": s.DOSE, "quote": s.DOSE[:-1]})
     scripted.queue(s.WRONG_DOSE_ANSWER, Reply(content=rewrite, hold_until=release))
@@ -143,8 +127,8 @@ def test_wrong_dose_is_held_back_until_its_rewrite_is_verified(gateway_for) -> N
     assert [c["outcome"] for c in trust["claims"]] == ["rewritten", "verified", "verified"]
 
 
-def test_claim_without_citation_streams_with_its_marker(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, url = gateway_for()
+def test_claim_without_citation_streams_with_its_marker(policy_gateway: Start) -> None:
+    scripted, url, _ = policy_gateway()
     scripted.queue(s.NO_CITATION)
     pieces, _ = stream(url, s.PARACETAMOL_Q)
     assert "".join(pieces) == s.NO_CITATION_TEXT
@@ -157,8 +141,8 @@ def test_claim_without_citation_streams_with_its_marker(gateway_for) -> None:  #
         (s.EMERGENCY_WITH_ROUTINE_Q, None, s.EMERGENCY_WITH_ROUTINE, "emergency"),
     ],
 )
-def test_refusals_stream_only_the_refusal(gateway_for, question, reply, expected, reason) -> None:  # type: ignore[no-untyped-def]
-    scripted, url = gateway_for()
+def test_refusals_stream_only_the_refusal(policy_gateway, question, reply, expected, reason) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = policy_gateway()
     if reply is not None:
         scripted.queue(reply)
     pieces, trust = stream(url, question)
@@ -167,8 +151,8 @@ def test_refusals_stream_only_the_refusal(gateway_for, question, reply, expected
     assert first_token_count(url) == 0.0  # a refusal is not verified answer text
 
 
-def test_declined_question_note_comes_after_the_verified_sentences(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, url = gateway_for()
+def test_declined_question_note_comes_after_the_verified_sentences(policy_gateway: Start) -> None:
+    scripted, url, _ = policy_gateway()
     scripted.queue(s.SUPPORTED)
     pieces, _ = stream(url, f"{s.PARACETAMOL_Q} What is the capital of France?")
     assert pieces == [
@@ -178,8 +162,8 @@ def test_declined_question_note_comes_after_the_verified_sentences(gateway_for) 
     ]
 
 
-def test_verified_sentences_are_sent_while_a_rewrite_is_still_running(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, url = gateway_for(rewriter="upstream")
+def test_verified_sentences_are_sent_while_a_rewrite_is_still_running(policy_gateway: Start) -> None:
+    scripted, url, _ = policy_gateway(cleanup={"rewriter": "upstream"})
     answer = s.contract_answer(
         f"{s.m(s.DOSE, 1)} {s.m(s.FABRICATED, 1)} {s.m(s.GAP, 1)}",
         [
@@ -204,8 +188,8 @@ def test_verified_sentences_are_sent_while_a_rewrite_is_still_running(gateway_fo
     assert [c["outcome"] for c in trust["claims"]] == ["verified", "removed", "verified"]
 
 
-def test_raw_stream_ends_with_trust_then_done(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, url = gateway_for()
+def test_raw_stream_ends_with_trust_then_done(policy_gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = policy_gateway()
     scripted.queue(s.SUPPORTED)
     with httpx.stream(
         "POST",
@@ -246,8 +230,8 @@ def both(url: str, question: str) -> tuple[list[str], dict[str, Any], str, dict[
     return pieces, trust, text, plain_trust
 
 
-def audited_once(start: Any, requests: int) -> list[Any]:
-    services = start.services[-1]
+def audited_once(services: Any, requests: int) -> list[Any]:
+    """The audit rows of the gateway of ``services``, which recorded ``requests`` requests."""
     assert services.audit.count() == requests
     return services.audit.list(AuditFilter())
 
@@ -260,8 +244,8 @@ def lines(
     return "\n".join(head + body) + "\n"
 
 
-def test_sentences_are_released_while_the_model_is_still_writing(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, url = gateway_for()
+def test_sentences_are_released_while_the_model_is_still_writing(policy_gateway: Start) -> None:
+    scripted, url, _ = policy_gateway()
     still_writing = threading.Event()
     reply = Reply(content=lines((s.DOSE, 1), (s.MAXIMUM, 1), (s.GAP, 1)), hold_before_last=still_writing)
     scripted.queue(reply)
@@ -292,9 +276,9 @@ def test_sentences_are_released_while_the_model_is_still_writing(gateway_for) ->
     ids=["routine", "missing", "malformed-level", "malformed-type"],
 )
 def test_a_routine_missing_or_malformed_urgency_read_changes_nothing(
-    gateway_for, first_line, level, problem
+    policy_gateway, first_line, level, problem
 ) -> None:  # type: ignore[no-untyped-def]
-    scripted, url = gateway_for()
+    scripted, url, services = policy_gateway()
     reply = (first_line + "\n" if first_line else "") + lines((s.DOSE, 1), (s.MAXIMUM, 1), urgency=None)
     scripted.queue(reply, reply)
     pieces, trust, text, plain_trust = both(url, s.PARACETAMOL_Q)
@@ -303,11 +287,13 @@ def test_a_routine_missing_or_malformed_urgency_read_changes_nothing(
         assert t["scope"] == "in_scope"
         assert t["model_urgency"]["level"] == level
         assert t["model_urgency"]["problem"] == problem
-    audited_once(gateway_for, 2)
+    audited_once(services, 2)
 
 
-def test_the_models_emergency_read_gives_the_emergency_message_before_any_sentence(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, url = gateway_for()
+def test_the_models_emergency_read_gives_the_emergency_message_before_any_sentence(
+    policy_gateway: Start,
+) -> None:
+    scripted, url, services = policy_gateway()
     reply = lines((s.DOSE, 1), (s.MAXIMUM, 1), urgency=("emergency", "describes crushing chest pain now"))
     scripted.queue(reply, reply)
     pieces, trust, text, plain_trust = both(url, s.PARACETAMOL_Q)
@@ -324,16 +310,16 @@ def test_the_models_emergency_read_gives_the_emergency_message_before_any_senten
             "reason": "describes crushing chest pain now",
             "problem": None,
         }
-    rows = audited_once(gateway_for, 2)
+    rows = audited_once(services, 2)
     assert {r.outcome for r in rows} == {"emergency"}
-    record = gateway_for.services[-1].audit.get(rows[0].id)
+    record = services.audit.get(rows[0].id)
     assert record["triage"]["layer"] == "model"
     assert "crushing chest pain" in record["triage"]["reason"]
     assert metric(url, 'gateway_triage_decisions_total{layer="model",scope="emergency"}') == 2.0
 
 
-def test_the_models_urgent_read_adds_the_urgent_note(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, url = gateway_for()
+def test_the_models_urgent_read_adds_the_urgent_note(policy_gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = policy_gateway()
     reply = lines((s.DOSE, 1), (s.MAXIMUM, 1), urgency=("urgent", "fever for five days"))
     scripted.queue(reply, reply)
     pieces, trust, text, _ = both(url, s.PARACETAMOL_Q)
@@ -356,8 +342,8 @@ def test_the_extractive_responder_streams_the_same_claims(start_gateway) -> None
 # --- refusal rules for a partly released answer (docs/safety.md) ---------------------------------------
 
 
-def test_a_later_safety_critical_failure_ends_the_answer_with_a_note(gateway_for) -> None:  # type: ignore[no-untyped-def]
-    scripted, url = gateway_for()
+def test_a_later_safety_critical_failure_ends_the_answer_with_a_note(policy_gateway: Start) -> None:
+    scripted, url, services = policy_gateway()
     scripted.queue(s.PLANTED, s.PLANTED)
     pieces, trust, text, plain_trust = both(url, s.HAY_FEVER_Q)
     assert len(pieces) == 2
@@ -370,7 +356,7 @@ def test_a_later_safety_critical_failure_ends_the_answer_with_a_note(gateway_for
         assert t["summary"]["refused"] is False
         assert t["summary"]["reason"] == "safety_critical_failed"
         assert [c["outcome"] for c in t["claims"]] == ["verified", "removed"]
-    rows = audited_once(gateway_for, 2)
+    rows = audited_once(services, 2)
     assert {(r.outcome, r.reason) for r in rows} == {("ended_early", "safety_critical_failed")}
     assert metric(url, 'gateway_answers_ended_early_total{reason="safety_critical_failed"}') == 2.0
 
@@ -428,10 +414,10 @@ TWO = lines((s.DOSE, 1), (s.MAXIMUM, 1))
     ids=lambda v: v if isinstance(v, str) else "",
 )
 def test_a_fault_after_a_released_sentence_ends_the_answer_with_a_note(
-    gateway_for, name, reply, settings, reason, kind
+    policy_gateway, name, reply, settings, reason, kind
 ) -> None:  # type: ignore[no-untyped-def]
-    scripted, url = gateway_for(settings)
-    scripted.queue(reply, Reply(**{**reply.__dict__, "sent_all": threading.Event()}))
+    scripted, url, services = policy_gateway(**settings)
+    scripted.queue(reply, dataclasses.replace(reply, sent_all=threading.Event()))
     pieces, trust, text, plain_trust = both(url, s.PARACETAMOL_Q)
     assert "".join(pieces) == text
     assert pieces[0] == s.m(s.DOSE, 1)
@@ -441,7 +427,7 @@ def test_a_fault_after_a_released_sentence_ends_the_answer_with_a_note(
     for t in (trust, plain_trust):
         assert t["summary"]["ended_early"] is True
         assert t["summary"]["reason"] == reason
-    rows = audited_once(gateway_for, 2)
+    rows = audited_once(services, 2)
     assert {(r.outcome, r.reason) for r in rows} == {("error", reason)}
     assert metric(url, f'gateway_upstream_errors_total{{type="{kind}"}}') == 2.0
     assert metric(url, 'gateway_answers_ended_early_total{reason="' + reason + '"}') == 2.0
@@ -461,9 +447,9 @@ def test_a_fault_after_a_released_sentence_ends_the_answer_with_a_note(
     ids=lambda v: v if isinstance(v, str) else "",
 )
 def test_an_upstream_off_the_contract_fails_closed_before_anything_is_sent(
-    gateway_for, name, reply, expected
+    policy_gateway, name, reply, expected
 ) -> None:  # type: ignore[no-untyped-def]
-    scripted, url = gateway_for()
+    scripted, url, services = policy_gateway()
     scripted.queue(reply, reply)
     pieces, trust, text, _ = both(url, s.PARACETAMOL_Q)
     assert "".join(pieces) == text
@@ -476,7 +462,7 @@ def test_an_upstream_off_the_contract_fails_closed_before_anything_is_sent(
         assert trust["summary"]["refused"] is True
         assert trust["summary"]["reason"] == expected
         assert s.DOSE[:20] not in text
-    audited_once(gateway_for, 2)
+    audited_once(services, 2)
 
 
 def metric(url: str, name: str) -> float:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from gateway.services import Services
 from gateway.testing import serve_in_thread
 from gateway.web.app import create_app
+
+Start = Callable[..., tuple[Any, str, Any]]
+"""A gateway fixture's starter (``policy_gateway``, ``start_gateway``): (scripted upstream, url, services)."""
 
 
 @contextmanager

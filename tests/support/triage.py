@@ -9,7 +9,7 @@ from gateway.triage.contexts import OperatingContext
 from gateway.triage.decision import decide
 from gateway.triage.emergency import RuleReadings, evidence_reader
 from gateway.triage.evidence import EvidenceReader
-from gateway.triage.planning import plan
+from gateway.triage.planning import TriagePlan, plan
 from gateway.triage.policy import TriagePolicy
 from gateway.triage.semantic import SemanticScore
 
@@ -22,6 +22,11 @@ def reader_of(policy: TriagePolicy) -> EvidenceReader:
     if known is None or known[0] is not policy:
         known = _READERS[id(policy)] = (policy, evidence_reader(policy))
     return known[1]
+
+
+def readings_of(triage_plan: TriagePlan, context: OperatingContext, policy: TriagePolicy) -> RuleReadings:
+    """New rule readings of one request (nothing read yet), reading with the tests' one reader."""
+    return RuleReadings.of(triage_plan, context, policy, reader_of(policy))
 
 
 def semantic_read(
@@ -57,5 +62,5 @@ def decide_message(
     """The layered decision on one patient message whose every planned text reads ``semantic``."""
     request = ChatRequest(messages=(Message(Role.USER, message),), model="m")
     triage_plan = plan(request, context, policy)
-    readings = RuleReadings.of(triage_plan, context, policy, reader_of(policy))
+    readings = readings_of(triage_plan, context, policy)
     return decide(triage_plan, [semantic] * len(triage_plan.texts), context, policy, readings)

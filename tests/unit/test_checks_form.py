@@ -5,8 +5,11 @@ from __future__ import annotations
 import pytest
 
 from gateway.verification.checks.analysis import AnalysedText
-from gateway.verification.checks.form import check_form, incomplete
+from gateway.verification.checks.form import FormCheck
 from gateway.verification.checks.results import CheckName, CheckOutcome
+from gateway.verification.lexicon import load_lexicon
+
+FORM = FormCheck.of(load_lexicon())
 
 
 @pytest.mark.parametrize(
@@ -19,7 +22,7 @@ from gateway.verification.checks.results import CheckName, CheckOutcome
     ],
 )
 def test_an_incomplete_statement_is_missing_its_form(claim: str, why: str) -> None:
-    result = check_form(AnalysedText(claim))
+    result = FORM.run(AnalysedText(claim))
     assert result.outcome is CheckOutcome.MISSING
     assert result.name is CheckName.FORM
     assert why in result.detail
@@ -50,5 +53,5 @@ def test_an_incomplete_statement_is_missing_its_form(claim: str, why: str) -> No
     ],
 )
 def test_a_complete_statement_passes(claim: str) -> None:
-    assert incomplete(AnalysedText(claim)) == ""
-    assert check_form(AnalysedText(claim)).passed
+    assert FORM.incomplete(AnalysedText(claim)) == ""
+    assert FORM.run(AnalysedText(claim)).passed

@@ -114,11 +114,6 @@ def total(metrics: GatewayMetrics, name: str) -> float:
     return sum(s.value for family in metrics.registry.collect() for s in family.samples if s.name == name)
 
 
-@pytest.fixture
-def services(make_services):  # type: ignore[no-untyped-def]
-    return make_services()
-
-
 @pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_supported_answer(services) -> None:  # type: ignore[no-untyped-def]
     services.drafter = Drafter(ScriptedDrafts(supported_reply()))

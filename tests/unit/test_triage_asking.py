@@ -12,11 +12,10 @@ import pytest
 from gateway.domain import Scope, Triage
 from gateway.errors import ConfigurationError, InvalidValue
 from gateway.policies import load_policy
-from gateway.triage.emergency import evidence_reader
 from gateway.triage.evidence_policy import AskingPolicy
 from gateway.triage.policy import TriagePolicy
 from gateway.triage.semantic import SemanticScore
-from tests.support.triage import decide_message, semantic_read
+from tests.support.triage import decide_message, reader_of, semantic_read
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = load_policy(REPO / "policies", "general")
@@ -101,12 +100,12 @@ def test_the_same_topic_happening_now_is_an_emergency(message: str, near: str) -
     ],
 )
 def test_a_question_reports_nothing_of_now_to_be_asked(sentence: str, asked: bool) -> None:
-    reading = evidence_reader(TRIAGE).read(sentence)
+    reading = reader_of(TRIAGE).read(sentence)
     assert [s.asked for s in reading.sentences] == [asked]
 
 
 def test_a_report_elsewhere_in_the_message_makes_its_questions_part_of_the_report() -> None:
-    reading = evidence_reader(TRIAGE).read("how long until paracetamol hurts your liver? I took 40 at lunch")
+    reading = reader_of(TRIAGE).read("how long until paracetamol hurts your liver? I took 40 at lunch")
     assert not any(s.asked for s in reading.sentences)
     assert not reading.only_asks
 
@@ -118,7 +117,7 @@ RESOLVED = (
 
 
 def test_thoughts_of_suicide_told_as_over_do_not_fire() -> None:
-    assert evidence_reader(TRIAGE).read(RESOLVED).resolved
+    assert reader_of(TRIAGE).read(RESOLVED).resolved
     assert judge(RESOLVED, "suicidal_intent").scope is Scope.IN_SCOPE
 
 
@@ -139,7 +138,7 @@ def test_thoughts_of_suicide_now_or_not_told_as_over_still_fire(message: str) ->
 
 def test_fine_at_rest_denies_the_sign_it_names() -> None:
     message = "I get out of breath running for the bus but I'm fine at rest, how do I get fitter?"
-    reading = evidence_reader(TRIAGE).read(message)
+    reading = reader_of(TRIAGE).read(message)
     at_rest = [h for h in reading.hits if h.group == "at_rest"]
     assert at_rest
     assert all(h.negated for h in at_rest)

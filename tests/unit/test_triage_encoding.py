@@ -12,9 +12,9 @@ from gateway.errors import InvalidValue
 from gateway.policies import load_policy
 from gateway.testing.conversations import conversation
 from gateway.triage.decision import decide_by_evidence
-from gateway.triage.emergency import RuleReadings
 from gateway.triage.planning import first_words, plan
 from gateway.triage.policy import TriagePolicy, TriageSettings
+from tests.support.triage import readings_of
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = load_policy(REPO / "policies", "general")
@@ -64,7 +64,7 @@ def test_the_cap_cuts_what_is_encoded_and_never_what_the_rules_read() -> None:
     assert cut.questions == whole.questions
     assert cut.message == whole.message
     assert cut.texts == [" ".join(LONG_POST.split()[:24])]
-    readings = RuleReadings.of(cut, GENERAL, capped(24))
+    readings = readings_of(cut, GENERAL, capped(24))
     assert decide_by_evidence(cut, GENERAL, capped(24), readings) is None
     assert readings.texts == {LONG_POST}
 

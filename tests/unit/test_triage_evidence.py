@@ -18,14 +18,13 @@ from gateway.errors import ConfigurationError, InvalidValue
 from gateway.messages import Messages
 from gateway.policies import load_policy
 from gateway.triage.decision import decide, decide_by_evidence
-from gateway.triage.emergency import RuleReadings, evidence_reader
 from gateway.triage.evidence_policy import Binding
 from gateway.triage.outcome import red_flag_notes
 from gateway.triage.planning import plan
 from gateway.triage.policy import TriagePolicy, load_triage_policy
 from gateway.triage.semantic import SemanticScore
 from gateway.triage.vitals import check_vitals, read_age, read_durations, read_fever_days, read_vitals
-from tests.support.triage import decide_message, semantic_read
+from tests.support.triage import decide_message, reader_of, readings_of, semantic_read
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = load_policy(REPO / "policies", "general")
@@ -76,7 +75,7 @@ def evidence_of(result: Triage) -> str:
     ],
 )
 def test_no_emergency_layer_fires_without_health_content(message: str) -> None:
-    assert not evidence_reader(TRIAGE).read(message).health
+    assert not reader_of(TRIAGE).read(message).health
     # even a classifier certain of an emergency, and an exemplar right beside one, cannot fire
     result = judge(message, score(emergency=0.99, near="breathing", similarity=0.95))
     assert result.scope is not Scope.EMERGENCY
@@ -92,7 +91,7 @@ def test_no_emergency_layer_fires_without_health_content(message: str) -> None:
     ],
 )
 def test_health_content_opens_the_gate(message: str) -> None:
-    assert evidence_reader(TRIAGE).read(message).health
+    assert reader_of(TRIAGE).read(message).health
 
 
 # --- evidence-bound red flags ---------------------------------------------------------------------
@@ -143,7 +142,7 @@ def test_signs_with_a_severity_word_fire_their_own_category(message: str, catego
 def test_bound_by_signs_the_semantic_layers_cannot_invent_a_red_flag_whose_signs_are_absent(
     message: str, near: str
 ) -> None:
-    assert evidence_reader(TRIAGE).signs(evidence_reader(TRIAGE).read(message), near) is None
+    assert reader_of(TRIAGE).signs(reader_of(TRIAGE).read(message), near) is None
     result = judge(message, score(emergency=0.99, near=near, similarity=0.95), bound_by_signs(near))
     assert result.scope is Scope.IN_SCOPE, result
 
@@ -163,7 +162,7 @@ def test_by_default_the_gate_alone_binds_the_semantic_layers(message: str, near:
     # recall where binding to signs lost it, docs/safety.md): a sure classifier or an exemplar right
     # beside the nearest category raises it once the text has health content, with no sign to name
     assert TRIAGE.evidence.categories[near].semantic == "gate"
-    assert evidence_reader(TRIAGE).read(message).health_terms
+    assert reader_of(TRIAGE).read(message).health_terms
     result = judge(message, score(emergency=0.99, near=near, similarity=0.95))
     assert (result.scope, result.rule, result.evidence) == (Scope.EMERGENCY, near, ()), result
     assert result.layer in (TriageLayer.EXEMPLAR, TriageLayer.CLASSIFIER)
@@ -190,7 +189,7 @@ def test_thoughts_of_suicide_are_not_bound_by_a_word_list() -> None:
     assert TRIAGE.evidence.categories["suicidal_intent"].semantic == "gate"
     # feelings, with none of the suicide words: the gate opens, the category's own signs are absent
     message = "everything feels heavy and I'm so tired of trying, I don't see how things get better"
-    reader = evidence_reader(TRIAGE)
+    reader = reader_of(TRIAGE)
     assert reader.read(message).health_terms
     assert reader.signs(reader.read(message), "suicidal_intent") is None
     assert judge(message).scope is Scope.IN_SCOPE
@@ -250,7 +249,7 @@ def test_under_strict_bars_an_emergency_read_of_despair_is_adopted_by_thoughts_o
         TRIAGE, settings=dataclasses.replace(TRIAGE.settings, unbound_probability=0.95, unbound_margin=0.08)
     )
     despair = "I've been struggling so much since the divorce, I'm lonely and I can't handle anything"
-    reader = evidence_reader(TRIAGE)
+    reader = reader_of(TRIAGE)
     assert reader.signs(reader.read(despair), "suicidal_intent") is None
     # the nearest exemplar is a physical red flag whose signs are absent, the read not sure enough
     physical = score(emergency=0.9, near="chest_pain", similarity=0.5)
@@ -291,7 +290,7 @@ def test_the_bars_are_validated_with_the_key_named() -> None:
 )
 def test_a_gate_bound_red_flag_still_needs_the_health_gate(message: str) -> None:
     gated = bound(["suicidal_intent"], "gate")
-    assert not evidence_reader(gated).read(message).health_terms
+    assert not reader_of(gated).read(message).health_terms
     result = judge(message, score(emergency=0.99, near="suicidal_intent", similarity=0.95), gated)
     assert result.scope is not Scope.EMERGENCY
     assert judge(message, score(emergency=0.99, near="suicidal_intent", similarity=0.95)).scope is not (
@@ -623,7 +622,8 @@ def test_an_age_and_sex_is_not_a_fahrenheit_temperature(message: str) -> None:
 # --- validation -----------------------------------------------------------------------------------
 
 
-def _copy(tmp_path: Path) -> Path:
+def copy_policies(tmp_path: Path) -> Path:
+    """A copy of the shipped triage policy directory, for a test to edit."""
     target = tmp_path / "triage"
     shutil.copytree(REPO / "policies" / "triage", target)
     return target
@@ -649,7 +649,7 @@ def _copy(tmp_path: Path) -> Path:
 def test_a_bad_evidence_or_vitals_policy_names_the_file_and_key(
     tmp_path: Path, file: str, change: Callable[[Any], object], key: str
 ) -> None:
-    directory = _copy(tmp_path)
+    directory = copy_policies(tmp_path)
     path = directory / file
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     change(data)
@@ -671,7 +671,13 @@ def test_signs_can_be_replaced_by_the_operator() -> None:
     policy = dataclasses.replace(TRIAGE, evidence=dataclasses.replace(TRIAGE.evidence, categories=rules))
     request = ChatRequest(messages=(Message(Role.USER, "I'm gasping even at rest"),), model="m")
     triage_plan = plan(request, GENERAL, policy)
-    result = decide(triage_plan, [score()] * len(triage_plan.texts), GENERAL, policy)
+    result = decide(
+        triage_plan,
+        [score()] * len(triage_plan.texts),
+        GENERAL,
+        policy,
+        readings_of(triage_plan, GENERAL, policy),
+    )
     assert result.scope is not Scope.EMERGENCY
 
 
@@ -689,7 +695,7 @@ def test_signs_can_be_replaced_by_the_operator() -> None:
 )
 def test_a_supposing_question_gives_no_signs_and_is_answered(message: str) -> None:
     # even with the semantic layers sure of an emergency, nothing is reported as happening now
-    reading = evidence_reader(TRIAGE).read(message)
+    reading = reader_of(TRIAGE).read(message)
     assert reading.health
     assert not any(h for h in reading.hits if not h.supposed and not h.negated and h.group != "symptom"
                    and h.group in ("overdose_amount", "took", "bleeding", "stroke_word"))  # fmt: skip
@@ -737,7 +743,7 @@ def test_a_red_flag_named_only_in_denial_is_not_raised_by_the_semantic_layers() 
     ],
 )
 def test_figurative_wording_is_neither_a_sign_nor_health_content(message: str) -> None:
-    assert not evidence_reader(TRIAGE).read(message).health
+    assert not reader_of(TRIAGE).read(message).health
     assert (
         judge(message, score(emergency=0.99, near="chest_pain", similarity=0.95)).scope is not Scope.EMERGENCY
     )
@@ -756,8 +762,9 @@ def test_an_emergency_the_rule_layers_decide_needs_no_semantic_score() -> None:
         model="m",
     )
     triage_plan = plan(request, GENERAL, TRIAGE)
-    early = decide_by_evidence(triage_plan, GENERAL, TRIAGE)
-    full = decide(triage_plan, [score()] * len(triage_plan.texts), GENERAL, TRIAGE)
+    early = decide_by_evidence(triage_plan, GENERAL, TRIAGE, readings_of(triage_plan, GENERAL, TRIAGE))
+    scores = [score()] * len(triage_plan.texts)
+    full = decide(triage_plan, scores, GENERAL, TRIAGE, readings_of(triage_plan, GENERAL, TRIAGE))
     assert early is not None
     assert (early.scope, early.layer, early.evidence) == (full.scope, full.layer, full.evidence)
 
@@ -775,10 +782,11 @@ def test_the_rule_evidence_read_before_encoding_is_reused_and_decides_the_same(m
     # is handed to decide, which reads only the texts it adds (the whole message), with the same outcome
     request = ChatRequest(messages=(Message(Role.USER, message),), model="m")
     triage_plan = plan(request, GENERAL, TRIAGE)
-    readings = RuleReadings.of(triage_plan, GENERAL, TRIAGE)
+    readings = readings_of(triage_plan, GENERAL, TRIAGE)
     decide_by_evidence(triage_plan, GENERAL, TRIAGE, readings)
     assert readings.texts == set(triage_plan.questions)
     scores = [score()] * len(triage_plan.texts)
+    # against the default: no readings handed in, so decide builds its own reader and reads everything
     assert decide(triage_plan, scores, GENERAL, TRIAGE, readings) == decide(
         triage_plan, scores, GENERAL, TRIAGE
     )
@@ -791,7 +799,8 @@ def test_the_rule_evidence_read_before_encoding_is_reused_and_decides_the_same(m
 )
 def test_without_a_rule_layer_emergency_the_semantic_layers_are_asked(message: str) -> None:
     request = ChatRequest(messages=(Message(Role.USER, message),), model="m")
-    assert decide_by_evidence(plan(request, GENERAL, TRIAGE), GENERAL, TRIAGE) is None
+    triage_plan = plan(request, GENERAL, TRIAGE)
+    assert decide_by_evidence(triage_plan, GENERAL, TRIAGE, readings_of(triage_plan, GENERAL, TRIAGE)) is None
 
 
 def test_without_its_signs_a_red_flag_needs_an_emergency_read_nearer_than_the_contrast_bank() -> None:
@@ -809,6 +818,6 @@ def test_without_its_signs_a_red_flag_needs_an_emergency_read_nearer_than_the_co
 
 def test_the_reader_joins_sentences_again_with_their_own_stops() -> None:
     # rules read the joined text: "[^.?!]" windows must not reach from one sentence into the next
-    reading = evidence_reader(TRIAGE).read("Had a bleed in 2019. Now my calf is sore, but I can walk")
+    reading = reader_of(TRIAGE).read("Had a bleed in 2019. Now my calf is sore, but I can walk")
     assert reading.current() == "Now my calf is sore, but I can walk."
     assert reading.current(text_of_background=True).startswith("Had a bleed in 2019. Now")

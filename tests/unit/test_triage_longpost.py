@@ -12,13 +12,13 @@ import yaml
 
 from gateway.domain import Scope, TriageLayer
 from gateway.errors import ConfigurationError
-from gateway.triage.emergency import evidence_reader
 from gateway.triage.policy import load_triage_policy
-from tests.unit.test_triage_evidence import TRIAGE, _copy, judge, score
+from tests.support.triage import reader_of
+from tests.unit.test_triage_evidence import TRIAGE, copy_policies, judge, score
 
 
 def history(text: str) -> list[bool]:
-    return [s.background for s in evidence_reader(TRIAGE).read(text).sentences]
+    return [s.background for s in reader_of(TRIAGE).read(text).sentences]
 
 
 # --- reading the narrative -------------------------------------------------------------------------
@@ -81,7 +81,7 @@ def test_a_red_flag_whose_signs_are_only_history_is_denied_to_the_semantic_layer
 
 
 def test_without_history_denies_the_semantic_layers_read_history_as_before(tmp_path: Path) -> None:
-    directory = _copy(tmp_path)
+    directory = copy_policies(tmp_path)
     path = directory / "evidence.yaml"
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     data["episode"]["history_denies"] = False
@@ -134,7 +134,7 @@ def test_a_vital_sign_of_a_past_episode_is_not_read_as_now() -> None:
 
 
 def test_a_bad_episode_pattern_names_the_key(tmp_path: Path) -> None:
-    directory = _copy(tmp_path)
+    directory = copy_policies(tmp_path)
     path = directory / "evidence.yaml"
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     data["episode"]["frames"].append("(unclosed")

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from gateway.domain import Scope, TriageLayer
-from gateway.triage.emergency import evidence_reader
 from gateway.triage.evidence import negated
 from gateway.triage.vitals import check_vitals, read_age, read_vitals
+from tests.support.triage import reader_of
 from tests.unit.test_triage_evidence import TRIAGE, VITALS, judge
 
 
@@ -94,7 +94,7 @@ def test_a_child_named_at_the_top_of_a_long_post_counts_for_its_worst_paragraph(
         "My son is 2 and has had a cold for 3 days. Our whole family has colds. We had a busy week.\n\n"
         "Tonight he is making a grunting sound with every breath."
     )
-    reader = evidence_reader(TRIAGE)
+    reader = reader_of(TRIAGE)
     signs = reader.signs(reader.read(post), "sick_infant")
     assert signs is not None
     assert signs.escalated
@@ -114,7 +114,7 @@ def test_a_child_named_at_the_top_of_a_long_post_counts_for_its_worst_paragraph(
     ],
 )
 def test_blood_in_the_stool_is_read_and_its_denial_respected(message: str, found: bool) -> None:
-    reader = evidence_reader(TRIAGE)
+    reader = reader_of(TRIAGE)
     hits = [h for h in reader.read(message).hits if h.group == "blood_in_stool" and not h.negated]
     assert bool(hits) is found
     assert (emergency(message)[0] is Scope.EMERGENCY) is found

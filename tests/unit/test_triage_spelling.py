@@ -28,11 +28,6 @@ def speller() -> TriageSpeller:
     return TriageSpeller(POLICY.triage, WORDS, default_model_path())
 
 
-@pytest.fixture(scope="module")
-def model(embedder) -> SemanticTriage:  # type: ignore[no-untyped-def]
-    return SemanticTriage(POLICY.triage, embedder, WORDS)
-
-
 def ask(text: str) -> ChatRequest:
     return ChatRequest(messages=(Message(Role.USER, text),), model="m")
 
@@ -69,21 +64,25 @@ def test_real_words_and_unknown_drug_names_are_left_alone(speller: TriageSpeller
 
 
 @pytest.mark.slow  # loads MiniLM, Chroma or the services
-def test_a_misspelt_febrile_floppy_infant_is_an_emergency(model: SemanticTriage) -> None:
-    result = triage_texts(ask("my 3 week old has a feaver and is really flopy"), GENERAL, model)
-    assert result.scope is Scope.EMERGENCY
-    unspelt = SemanticTriage(POLICY.triage, model.encoder)  # the same message read as written
-    assert triage_texts(ask("my 3 week old has a feaver and is really flopy"), GENERAL, unspelt).scope is (
-        Scope.IN_SCOPE
+def test_a_misspelt_febrile_floppy_infant_is_an_emergency(
+    spelling_semantic_triage: SemanticTriage, semantic_triage: SemanticTriage
+) -> None:
+    result = triage_texts(
+        ask("my 3 week old has a feaver and is really flopy"), GENERAL, spelling_semantic_triage
     )
+    assert result.scope is Scope.EMERGENCY
+    # the same message read as written
+    assert triage_texts(
+        ask("my 3 week old has a feaver and is really flopy"), GENERAL, semantic_triage
+    ).scope is (Scope.IN_SCOPE)
 
 
 @pytest.mark.slow  # loads MiniLM, Chroma or the services
-def test_questions_keep_the_patients_own_words(model: SemanticTriage) -> None:
+def test_questions_keep_the_patients_own_words(spelling_semantic_triage: SemanticTriage) -> None:
     message = "what is a normal temprature for a baby? and how much calpol can she have?"
-    triage_plan = plan(ask(message), GENERAL, POLICY.triage, spelling_corrector(model))
+    triage_plan = plan(ask(message), GENERAL, POLICY.triage, spelling_corrector(spelling_semantic_triage))
     assert "temperature" in triage_plan.questions[0]
-    result = triage_texts(ask(message), GENERAL, model)
+    result = triage_texts(ask(message), GENERAL, spelling_semantic_triage)
     assert [q.text for q in result.questions] == list(triage_plan.written)
     assert "temprature" in result.questions[0].text
 
@@ -120,9 +119,11 @@ def test_near_misses_of_the_pregnancy_bleeding_rule_do_not_fire_it(message: str)
 
 
 @pytest.mark.slow  # loads MiniLM, Chroma or the services
-def test_a_message_the_semantic_layers_missed_is_caught_by_the_rule(model: SemanticTriage) -> None:
+def test_a_message_the_semantic_layers_missed_is_caught_by_the_rule(
+    spelling_semantic_triage: SemanticTriage,
+) -> None:
     message = "pregnant and bleeding more than I ever experienced, with clots"  # a held-out miss
-    result = triage_texts(ask(message), GENERAL, model)
+    result = triage_texts(ask(message), GENERAL, spelling_semantic_triage)
     assert result.scope is Scope.EMERGENCY
     assert result.layer is TriageLayer.RULE
     assert result.rule == "pregnancy_bleeding"

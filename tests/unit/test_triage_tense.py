@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 
 from gateway.policies import load_policy
-from gateway.triage.emergency import evidence_reader
 from gateway.triage.tense import Matcher, Memo, Time
+from tests.support.triage import reader_of
 
 REPO = Path(__file__).resolve().parents[2]
 TRIAGE = load_policy(REPO / "policies", "general").triage
 
 
 def times(text: str) -> list[Time]:
-    return [s.time for s in evidence_reader(TRIAGE).read(text).sentences]
+    return [s.time for s in reader_of(TRIAGE).read(text).sentences]
 
 
 @pytest.mark.parametrize(
@@ -41,13 +41,13 @@ def test_each_sentence_is_read_once_for_when_it_speaks_of(text: str, expected: l
 
 
 def test_a_message_that_says_an_episode_is_over_is_resolved() -> None:
-    reader = evidence_reader(TRIAGE)
+    reader = reader_of(TRIAGE)
     assert reader.tense.resolved("I had thoughts of ending it years ago but I've been well for three years")
     assert not reader.tense.resolved("I have thoughts of ending it")
 
 
 def test_the_request_memo_reads_a_sentence_once() -> None:
-    reader = evidence_reader(TRIAGE)
+    reader = reader_of(TRIAGE)
     memo: Memo = {}
     reader.read("My chest hurts. Is it serious?", memo)
     clues = dict(memo)

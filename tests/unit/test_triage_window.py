@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tokenizers import Tokenizer
 
 from gateway.domain import Scope, Vector, unit_rows
 from gateway.errors import InvalidValue
@@ -58,7 +59,7 @@ def windowed(tokens: int) -> TriagePolicy:
     return dataclasses.replace(TRIAGE, settings=settings)
 
 
-def model(policy: TriagePolicy) -> tuple[SemanticTriage, Scripted]:
+def scripted_triage(policy: TriagePolicy) -> tuple[SemanticTriage, Scripted]:
     encoder = Scripted()
     return SemanticTriage(policy, encoder), encoder
 
@@ -71,14 +72,17 @@ def test_a_long_text_keeps_its_last_tokens_from_a_word_start_and_a_short_one_is_
     assert (BACKGROUND + NOW).endswith(cut)
     assert len(cut) < len(BACKGROUND + NOW)
     assert (BACKGROUND + NOW)[-len(cut) - 1].isspace()
-    assert len(window._tokenizer.encode(cut).ids) <= 32
+    tokenizer = Tokenizer.from_file(str(Path(MODEL_PATH) / "tokenizer.json"))  # as the window reads it
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    assert len(tokenizer.encode(cut).ids) <= 32  # the special tokens included
 
 
 def test_the_window_is_off_as_shipped_and_bounds_only_what_is_encoded() -> None:
-    shipped, _ = model(TRIAGE)
+    shipped, _ = scripted_triage(TRIAGE)
     assert shipped.window is None
     assert shipped.encoded([BACKGROUND + NOW]) == [BACKGROUND + NOW]
-    bounded, _ = model(windowed(32))
+    bounded, _ = scripted_triage(windowed(32))
     assert bounded.encoded([NOW, BACKGROUND + NOW]) == [NOW, bounded.window(BACKGROUND + NOW)]  # type: ignore[misc]
 
 
@@ -89,7 +93,7 @@ def test_a_window_outside_its_range_is_refused(tokens: int) -> None:
 
 
 async def test_the_encode_runs_off_the_event_loop_and_is_given_the_windowed_texts() -> None:
-    semantic, encoder = model(windowed(32))
+    semantic, encoder = scripted_triage(windowed(32))
     encoder.calls.clear()
     await LayeredTriager(GENERAL, semantic, encoder).run(conversation(BACKGROUND + NOW))
     assert encoder.calls == [semantic.encoded([BACKGROUND + NOW])]
@@ -97,7 +101,7 @@ async def test_the_encode_runs_off_the_event_loop_and_is_given_the_windowed_text
 
 
 async def test_an_emergency_the_rules_decide_is_returned_without_an_encode() -> None:
-    semantic, _ = model(TRIAGE)
+    semantic, _ = scripted_triage(TRIAGE)
     failing = Scripted(fails=True)
     triager = LayeredTriager(GENERAL, semantic, failing)
     result = await triager.run(conversation("my dad is unconscious and not breathing"))
@@ -109,7 +113,7 @@ async def test_an_emergency_the_rules_decide_is_returned_without_an_encode() -> 
 
 
 async def test_each_planned_text_is_encoded_in_its_own_call_in_order() -> None:
-    semantic, encoder = model(TRIAGE)
+    semantic, encoder = scripted_triage(TRIAGE)
     encoder.calls.clear()
     triager = LayeredTriager(GENERAL, semantic, encoder)
     message = "My knee is stiff after running. Should I rest it? And is ibuprofen gel any use for it?"

@@ -16,6 +16,8 @@ One module per concern, imported directly (this package re-exports nothing):
 - ``polarity``: the negation and antonym checks; ``quantifiers``: the quantifier check;
 - ``entities``: medicines, conditions, body parts, populations, names and the entity check;
 - ``run``: every check, in the order their failures are reported;
+- ``form``: is the claim a complete statement (``FormCheck``, built once with its word list by the
+  verifier);
 - ``analysis``: ``AnalysedText``, a text with its analyses (built once per request), which every
   check takes for the claim and for the evidence.
 """

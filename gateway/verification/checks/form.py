@@ -18,12 +18,12 @@ sentence ("unless they advise you to", "where the rash was").
 from __future__ import annotations
 
 import re
-from functools import cache
+from dataclasses import dataclass
 from typing import Protocol
 
 from gateway.text import strip_markers
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, pass_result
-from gateway.verification.checks.words import lexicon
+from gateway.verification.lexicon import Lexicon
 
 _BRACKETS = (("(", ")"), ("[", "]"))
 _BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
@@ -45,30 +45,34 @@ class FormText(Protocol):
     def tokens(self) -> tuple[str, ...]: ...
 
 
-@cache
-def dangling_endings() -> frozenset[str]:
-    """Built on first use from ``lexicon.yaml`` (the verifier loads the word data at start-up)."""
-    return frozenset(lexicon().words["dangling_endings"])
+@dataclass(frozen=True)
+class FormCheck:
+    """The form check with its word list, built once with the verifier (``LocalEntailmentVerifier``)."""
 
+    dangling_endings: frozenset[str]
+    """Words no sentence ends on (``lexicon.yaml`` ``dangling_endings``)."""
 
-def incomplete(claim: FormText) -> str:
-    """Why the claim is not a complete statement, or "" when it is."""
-    if not claim.tokens:
+    @classmethod
+    def of(cls, lexicon: Lexicon) -> FormCheck:
+        return cls(frozenset(lexicon.words["dangling_endings"]))
+
+    def incomplete(self, claim: FormText) -> str:
+        """Why the claim is not a complete statement, or "" when it is."""
+        if not claim.tokens:
+            return ""
+        plain = strip_markers(claim.text)
+        last = _last_word(plain)
+        if last in self.dangling_endings:
+            return f"it ends on {last!r}"
+        for opening, closing in _BRACKETS:
+            if plain.count(opening) > plain.count(closing):
+                return f"it leaves {opening!r} open"
         return ""
-    plain = strip_markers(claim.text)
-    last = _last_word(plain)
-    if last in dangling_endings():
-        return f"it ends on {last!r}"
-    for opening, closing in _BRACKETS:
-        if plain.count(opening) > plain.count(closing):
-            return f"it leaves {opening!r} open"
-    return ""
 
-
-def check_form(claim: FormText) -> CheckResult:
-    """MISSING when the claim is not a complete statement (see the module docstring)."""
-    why = incomplete(claim)
-    if not why:
-        return pass_result(CheckName.FORM)
-    detail = f"the claim is not a complete statement ({why}): the local checks cannot compare it"
-    return CheckResult(CheckName.FORM, CheckOutcome.MISSING, detail)
+    def run(self, claim: FormText) -> CheckResult:
+        """MISSING when the claim is not a complete statement (see the module docstring)."""
+        why = self.incomplete(claim)
+        if not why:
+            return pass_result(CheckName.FORM)
+        detail = f"the claim is not a complete statement ({why}): the local checks cannot compare it"
+        return CheckResult(CheckName.FORM, CheckOutcome.MISSING, detail)
