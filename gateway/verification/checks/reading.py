@@ -18,6 +18,7 @@ the gate (its relation, if any, is the reader's).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import cache
 
@@ -112,16 +113,21 @@ def _is_verb(words: list[str], i: int, in_cue: bool, grammar: RoleGrammar) -> bo
 
 def _clause(text: str, grammar: RoleGrammar) -> Clause:
     pivots = [pattern for _, pattern, _ in grammar.cues] + [grammar.anchor]
-    spans = [m.span() for pattern in pivots for m in pattern.finditer(text)]
     found = list(WORD.finditer(text))
     words = [w.group(0) for w in found]
-    in_cue = [any(s <= w.start() < e for s, e in spans) for w in found]
+    starts = [w.start() for w in found]
+    in_cue = [False] * len(found)
+    for pattern in pivots:  # the words starting inside a cue's span
+        for m in pattern.finditer(text):
+            for i in range(bisect_left(starts, m.start()), bisect_left(starts, m.end())):
+                in_cue[i] = True
+    commas = [m.start() for m in grammar.comma.finditer(text)]  # a word's segment: the commas before it
     return Clause(
         tuple(words),
         tuple(stem(w) for w in words),
         tuple(is_content(w) for w in words),
         tuple(_is_verb(words, i, in_cue[i], grammar) for i in range(len(words))),
-        tuple(len(grammar.comma.findall(text[: w.start()])) for w in found),
+        tuple(bisect_left(commas, start) for start in starts),
     )
 
 
