@@ -88,9 +88,13 @@ class RestatementTerms:
     def __post_init__(self) -> None:
         seen: dict[str, tuple[str, str]] = {}
         """Entry key -> (its group, its place): an entry in two groups is an error."""
-        scales = (("universal", (self.universal,) if self.universal else ()),)
-        scales += (("downward", (self.downward,) if self.downward else ()),)
-        for key, groups in (("terms", self.terms), ("hedges", self.hedges), *scales):
+        lists: list[tuple[str, tuple[tuple[str, ...], ...]]] = [
+            ("terms", self.terms),
+            ("hedges", self.hedges),
+        ]
+        scales = (("universal", self.universal), ("downward", self.downward))
+        lists += [(key, (words,)) for key, words in scales if words]
+        for key, groups in lists:
             for i, group in enumerate(groups):
                 if key == "terms" and len(group) < 2:
                     raise field_error(self, f"{key}[{i}]", "a group needs at least two entries")

@@ -5,11 +5,14 @@ added, or an agent swapped with a pronoun is never kept; the faithful restatemen
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from gateway.errors import ConfigurationError
 from gateway.verification.binding import restates
 from gateway.verification.checks.analysis import Analyses
-from gateway.verification.restatement import HEDGE_CHECK, RESTATEMENT_CHECK
+from gateway.verification.restatement import HEDGE_CHECK, RESTATEMENT_CHECK, load_restatement_terms
 from gateway.vocabulary import VerdictCheck
 from tests.unit.test_restatement import decide
 
@@ -111,3 +114,10 @@ def test_a_reading_names_its_pronouns_by_their_first_form() -> None:
     analyses = Analyses()
     assert analyses("They attack him.").reading.pronouns == frozenset({"they", "he"})
     assert analyses("The virus attacks cells.").reading.pronouns == frozenset()
+
+
+def test_a_scale_word_listed_twice_stops_start_up(tmp_path: Path) -> None:
+    path = tmp_path / "restatements.yaml"
+    path.write_text("hedges: [[may, rarely]]\ndownward: [rarely, seldom]\n", encoding="utf-8")
+    with pytest.raises(ConfigurationError, match=r"downward\[0\]\[0\].*already listed"):
+        load_restatement_terms(path)
