@@ -198,7 +198,9 @@ def marker_numbers(text: str) -> tuple[int, ...]:
 
 def strip_markers(text: str) -> str:
     """Remove inline citation markers such as ``[1]``, ``[2, 3]`` or ``[1–3]``; collapse whitespace."""
-    return _SPACES.sub(" ", _MARKER_SPACED.sub("", text)).strip()
+    if "[" in text:  # every marker opens with one: most texts have none
+        text = _MARKER_SPACED.sub("", text)
+    return _SPACES.sub(" ", text).strip()
 
 
 def normalise(text: str) -> str:

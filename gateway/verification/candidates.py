@@ -1,5 +1,5 @@
 """A cited passage's evidence candidates for the local checker: its sentences, every window of
-consecutive sentences, their vectors (normalised sums of sentence vectors) and verbatim keys."""
+consecutive sentences, and their vectors (normalised sums of sentence vectors)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 
 from gateway.domain import ClaimToCheck, Passage, Span, Vector, unit_rows
 from gateway.text import sentence_spans
-from gateway.verification.checks.analysis import AnalysedText, Analyses, verbatim_key
+from gateway.verification.checks.analysis import AnalysedText, Analyses
 
 
 @dataclass(frozen=True)
@@ -72,13 +72,12 @@ def window_vectors(sentence_vectors: Vector, spans: Sequence[tuple[int, int]]) -
 
 @dataclass(frozen=True)
 class PassageIndex:
-    """One passage's evidence candidates: windows of sentences, their vectors, their verbatim keys."""
+    """One passage's evidence candidates: windows of sentences and their vectors."""
 
     spans: tuple[Span, ...]
     texts: tuple[str, ...]
     singles: np.ndarray
     vectors: Vector
-    verbatim: dict[str, int]
 
 
 def index_passage(passage: Passage, sentence_vectors: Vector, longest: int) -> PassageIndex:
@@ -86,8 +85,5 @@ def index_passage(passage: Passage, sentence_vectors: Vector, longest: int) -> P
     bounds = windows(len(sentences), longest)
     spans = tuple(Span(sentences[a][0].start, sentences[b - 1][0].end) for a, b in bounds)
     texts = tuple(passage.text[s.start : s.end] for s in spans)
-    verbatim: dict[str, int] = {}
-    for i, text in enumerate(texts):
-        verbatim.setdefault(verbatim_key(text), i)
     singles = np.array([b - a == 1 for a, b in bounds], dtype=bool)
-    return PassageIndex(spans, texts, singles, window_vectors(sentence_vectors, bounds), verbatim)
+    return PassageIndex(spans, texts, singles, window_vectors(sentence_vectors, bounds))

@@ -14,7 +14,12 @@ patchwork of quotes. This module recognises the claims that differ from their qu
   ("usually" for "may"), is stronger: never a restatement, and a claim that binding supported is then
   unsupported too (``HEDGE_CHECK``). So is a claim whose quantifier is stronger than a qualified
   source's ("most" or "all" for "some", "often" for "can": ``quantifiers.stronger``). A negated hedge
-  ("not usually") is never read as a hedge.
+  ("not usually") is never read as a hedge. Scale words are also compared word by word, each over the
+  content words it governs (``_scale_change``): a claim never adds a ``downward`` word ("rarely",
+  "few") nor drops its source's, never says an upward word where its source says a downward one
+  ("often recurs" for "rarely recurs", "often" being elsewhere in the sentence too), never ranks a
+  word above every source word over the same words ("usually" moved to the clause the source hedges
+  with "sometimes"), and never adds a ``universal`` word ("always", "all");
 
 and that restate the whole quote (every content word of the quote is in the claim). The explicit checks
 (numbers and units, negation, opposites, quantifiers, entities) must pass on the texts with the terms
@@ -59,6 +64,8 @@ HEDGE_CHECK = VerdictCheck.HEDGE_DROPPED
 _ENTRY = re.compile(r"[a-z][a-z0-9'-]*(?: [a-z][a-z0-9'-]*)*")
 _INFLECTION = r"(?:s|es|ed|d|ing)?"
 """Regular endings a listed word may carry in a text ("kidneys", "leads to"); other forms are listed."""
+DOWN = -1
+"""Rank of a ``downward`` scale word ("rarely", "few"): no hedge level, the scale's other direction."""
 FLAT = 10**6
 """Hedge level of a text with no hedge: stronger than every listed level."""
 
@@ -73,11 +80,21 @@ class RestatementTerms:
     occurrence is read as the group's first entry."""
     hedges: tuple[tuple[str, ...], ...] = ()
     """Hedges by level, the weakest first ("may" ... "usually"); a text's level is its weakest hedge's."""
+    universal: tuple[str, ...] = ()
+    """Words that claim every case ("always", "all"): the level above every hedge (``_scale_change``)."""
+    downward: tuple[str, ...] = ()
+    """Words that say a thing is rare ("rarely", "few"): the other direction of the scale."""
 
     def __post_init__(self) -> None:
         seen: dict[str, tuple[str, str]] = {}
         """Entry key -> (its group, its place): an entry in two groups is an error."""
-        for key, groups in (("terms", self.terms), ("hedges", self.hedges)):
+        lists: list[tuple[str, tuple[tuple[str, ...], ...]]] = [
+            ("terms", self.terms),
+            ("hedges", self.hedges),
+        ]
+        scales = (("universal", self.universal), ("downward", self.downward))
+        lists += [(key, (words,)) for key, words in scales if words]
+        for key, groups in lists:
             for i, group in enumerate(groups):
                 if key == "terms" and len(group) < 2:
                     raise field_error(self, f"{key}[{i}]", "a group needs at least two entries")
@@ -160,8 +177,16 @@ class Restatement:
         ]
         hedges = [entry for group in terms.hedges for entry in group]
         self._hedge_words = frozenset(w for entry in hedges for w in entry.split())
-        self._any_hedge = _whole(_alternation(hedges, inflect=False), after=_NOT_A_DATE) if hedges else None
+        self._up = len(terms.hedges)
+        """Rank of a ``universal`` word: above every hedge level (a ``downward`` word's rank is ``DOWN``)."""
+        self._rank = {_key(e): rank for rank, group in enumerate(terms.hedges) for e in group}
+        self._rank.update({_key(e): self._up for e in terms.universal})
+        self._rank.update({_key(e): DOWN for e in terms.downward})
+        scale = [*hedges, *terms.universal, *terms.downward]
+        self._scale = _whole(_alternation(scale, inflect=False), after=_NOT_A_DATE) if scale else None
         negation = cues().alternation("negation_cues")
+        scaled = _alternation(scale, inflect=False)
+        self._negated_scale = re.compile(rf"\b{negation}\s+(?:{scaled})(?![\w'’-])") if scale else None
         self._negated_hedge = (
             re.compile(rf"\b{negation}\s+(?:{_alternation(hedges, inflect=False)})(?![\w'’-])")
             if hedges
@@ -170,7 +195,7 @@ class Restatement:
 
     def _unhedged(self, text: str) -> str:
         """The text without its hedges, for comparing content words (the checks read it with them)."""
-        return text if self._any_hedge is None else self._any_hedge.sub(" ", text.lower())
+        return text if self._scale is None else self._scale.sub(" ", text.lower())
 
     def bind(self, claim: str, quote: str, context: str, binding: Binding, analyses: Analyses) -> Binding:
         """Binding's outcome for a chat claim, adjusted for restatement (the cascade's one call).
@@ -181,7 +206,11 @@ class Restatement:
         """
         text = strip_markers(claim)
         if binding.restates:
-            dropped = self._dropped_hedge(text, context) or _stronger(text, context, analyses)
+            dropped = (
+                self._dropped_hedge(text, context)
+                or _stronger(text, context, analyses)
+                or self._scale_change(text, context)
+            )
             return binding if dropped is None else Binding(False, HEDGE_CHECK, dropped)
         if binding.clash and not self._listed_clash(binding, self._read(text), self._read(context)):
             return binding
@@ -200,6 +229,8 @@ class Restatement:
         ):
             return None
         if self._dropped_hedge(claim, context) is not None or _stronger(claim, context, analyses):
+            return None
+        if self._scale_change(claim, context) is not None:
             return None
         if not all(
             r.outcome is CheckOutcome.PASS for r in run_all(analyses(mine.text), analyses(theirs.text))
@@ -306,6 +337,52 @@ class Restatement:
         hedge = ", ".join(repr(h) for h in governing)
         stated = "states flatly" if mine == FLAT else "hedges less"
         return f"the quoted source hedges ({hedge}); the claim {stated}: a stronger claim"
+
+    def _scaled(self, text: str) -> list[tuple[str, int, set[str]]]:
+        """Each scale word of the text (a hedge, a ``universal`` or a ``downward`` word, not negated):
+        (the word, its rank, the content words it governs: ``_scope``)."""
+        if self._scale is None:
+            return []
+        lowered = text.lower()
+        found = self._negated_scale.finditer(lowered) if self._negated_scale is not None else ()
+        negated = {m.end() for m in found}
+        return [
+            (m.group(0), self._rank[_key(m.group(0))], self._scope(lowered, m))
+            for m in self._scale.finditer(lowered)
+            if m.end() not in negated
+        ]
+
+    def _governs(self, source: set[str], claimed: set[str]) -> bool:
+        """Does a source word with scope ``source`` govern what a claim word with scope ``claimed`` says?
+        An empty scope (a word alone in its clause: "Rarely, ...") governs the whole sentence."""
+        return not source or not claimed or len(source & claimed) >= self._scope_overlap * len(source)
+
+    def _scale_change(self, claim: str, context: str) -> str | None:
+        """Why the claim moves a scale word against its source, word by word over what each governs
+        (None: it does not). The whole-text levels (``_dropped_hedge``) miss a word changed where the
+        other clause keeps it ("often treated ... and rarely recurs" -> "... and often recurs"):
+
+        - a ``downward`` word ("rarely", "few") of the claim where the source has none over those words,
+          or an upward one ("often", "most", "always") where the source has a downward one;
+        - an upward word ranked above every source word governing those words ("usually" where the
+          source says "sometimes"), or a ``universal`` one where none does;
+        - a source's ``downward`` word over the claim's words that the claim drops.
+        """
+        mine, theirs = self._scaled(claim), self._scaled(context)
+        claimed_words = set(self._content(claim.lower()))
+        for word, rank, scope in mine:
+            governing = [r for _, r, s in theirs if self._governs(s, scope)]
+            if rank == DOWN and DOWN not in governing:
+                return f"the claim says {word!r} where its quoted source does not: another claim"
+            if rank != DOWN and DOWN in governing:
+                return f"the claim says {word!r} where its quoted source says it is rare: another claim"
+            if rank != DOWN and (governing or rank == self._up) and all(rank > r for r in governing):
+                return f"the claim says {word!r} where its quoted source qualifies less: a stronger claim"
+        for word, rank, scope in theirs:
+            kept = any(r == DOWN and self._governs(scope, s) for _, r, s in mine)
+            if rank == DOWN and self._governs(scope, claimed_words) and not kept:
+                return f"the quoted source says {word!r}; the claim does not: another claim"
+        return None
 
 
 def _stronger(claim: str, context: str, analyses: Analyses) -> str | None:

@@ -13,11 +13,13 @@ forms are listed themselves), unless it follows a noun marker or a preposition (
 "the damage", "of control") or precedes "of" (``not_verb_before``: "release of GH"). The lists are
 grammar data in ``roles.yaml`` (no tagger is installed; they replace a guess by word endings that
 read "cells" as a verb); a word outside them is read as a noun, so an unlisted verb is no pivot of
-the gate (its relation, if any, is the reader's).
+the gate (its relation, if any, is the reader's). A personal pronoun (``person_pronouns``: "you",
+"him" read as "he") is a side like a content word: "an animal bites you" is not "you bite an animal".
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import cache
 
@@ -56,6 +58,9 @@ class Reading:
     first_seen: dict[str, int]
     """Each stem's first place over the whole text's fixed clauses (the order of two words in no
     clause together)."""
+    pronouns: frozenset[str] = frozenset()
+    """The text's personal pronouns, each as its group's first form (``roles.yaml`` ``person_pronouns``):
+    sides of the word-order gate, compared like content stems."""
 
     def states_before(self, first: str, second: str) -> bool:
         """Does the text state ``first`` before ``second``: in some clause holding both, and in none the
@@ -112,16 +117,21 @@ def _is_verb(words: list[str], i: int, in_cue: bool, grammar: RoleGrammar) -> bo
 
 def _clause(text: str, grammar: RoleGrammar) -> Clause:
     pivots = [pattern for _, pattern, _ in grammar.cues] + [grammar.anchor]
-    spans = [m.span() for pattern in pivots for m in pattern.finditer(text)]
     found = list(WORD.finditer(text))
     words = [w.group(0) for w in found]
-    in_cue = [any(s <= w.start() < e for s, e in spans) for w in found]
+    starts = [w.start() for w in found]
+    in_cue = [False] * len(found)
+    for pattern in pivots:  # the words starting inside a cue's span
+        for m in pattern.finditer(text):
+            for i in range(bisect_left(starts, m.start()), bisect_left(starts, m.end())):
+                in_cue[i] = True
+    commas = [m.start() for m in grammar.comma.finditer(text)]  # a word's segment: the commas before it
     return Clause(
         tuple(words),
-        tuple(stem(w) for w in words),
-        tuple(is_content(w) for w in words),
+        tuple(grammar.pronouns.get(w) or stem(w) for w in words),
+        tuple(w in grammar.pronouns or is_content(w) for w in words),
         tuple(_is_verb(words, i, in_cue[i], grammar) for i in range(len(words))),
-        tuple(len(grammar.comma.findall(text[: w.start()])) for w in found),
+        tuple(bisect_left(commas, start) for start in starts),
     )
 
 
@@ -150,10 +160,16 @@ def read(clean: str, relations: tuple[Relation, ...]) -> Reading:
     grammar = role_grammar()
     clauses = tuple(_clause(part, grammar) for part in grammar.hard_break.split(PAREN.sub("", clean)))
     fixed = [
-        [stem(w) for w in WORD.findall(_fixed(part, grammar)) if is_content(w)]
+        [grammar.pronouns.get(w) or stem(w) for w in WORD.findall(_fixed(part, grammar)) if _side(w, grammar)]
         for part in grammar.hard_break.split(clean)
     ]
     seen: dict[str, int] = {}
     for i, s in enumerate(s for stems in fixed for s in stems):
         seen.setdefault(s, i)
-    return Reading(relations, clauses, tuple(_order(stems) for stems in fixed), seen)
+    pronouns = frozenset(grammar.pronouns[w] for w in WORD.findall(clean) if w in grammar.pronouns)
+    return Reading(relations, clauses, tuple(_order(stems) for stems in fixed), seen, pronouns)
+
+
+def _side(word: str, grammar: RoleGrammar) -> bool:
+    """Can the word be a side of the word-order gate: a content word or a personal pronoun?"""
+    return word in grammar.pronouns or is_content(word)

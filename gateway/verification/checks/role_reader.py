@@ -20,9 +20,11 @@ compares the sides of the claim's relations with the evidence's.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Annotated
 
 from pydantic import Field, with_config
@@ -67,6 +69,7 @@ class _RolesFile:
     not_verb_after: Words
     not_verb_before: Words
     side_continuers: Words
+    person_pronouns: Annotated[tuple[Words, ...], Field(min_length=1)]
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,9 @@ class RoleGrammar:
     not_verb_before: frozenset[str]
     side_continuers: frozenset[str]
     """Words after which a relation cue continues a side instead of ending it (``_before_next_cue``)."""
+    pronouns: Mapping[str, str]
+    """A personal pronoun's forms -> its group's first form ("him" -> "he"): a side of the word-order
+    gate, though no content word ("an animal bites you" against "you bite an animal")."""
 
 
 def _words(entries: tuple[str, ...]) -> str:
@@ -158,6 +164,7 @@ def load_role_grammar(path: Path = ROLES_PATH) -> RoleGrammar:
         frozenset(data.not_verb_after),
         frozenset(data.not_verb_before),
         frozenset(data.side_continuers),
+        MappingProxyType({form: group[0] for group in data.person_pronouns for form in group}),
     )
 
 

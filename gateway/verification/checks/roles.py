@@ -337,6 +337,7 @@ def check_role_order(claim: OrderedText, evidence: OrderedText) -> CheckResult:
     contradict: a reordered claim is not verified, and rewritten."""
     confirmed = _confirmed_cues(claim, evidence)
     shared = frozenset(claim.content_word_stems) & frozenset(evidence.content_word_stems)
+    shared |= claim.reading.pronouns & evidence.reading.pronouns  # "you" of "an animal bites you"
     for verb, before, after in _verb_pairs(claim, shared, confirmed, role_grammar()):
         if not evidence.reading.states_before(before, after):
             detail = (
