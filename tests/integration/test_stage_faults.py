@@ -92,6 +92,7 @@ class BrokenStore:
 
 class BrokenUpstream:
     name = "broken"
+    calls_tools = False  # asked at construction (``ToolPassages.calls_tools``)
 
     async def stream(
         self, request: ChatRequest, passages: Sequence[Passage]

@@ -14,5 +14,10 @@ from gateway.services import Services
 
 def with_components(services: Services, **components: Any) -> Services:
     """``services`` with ``components`` (fields of ``Services`` by name) in place of its own: a new
-    Services, so what the constructor derives from its components is derived from these."""
+    Services, so what the constructor derives from its components (``Services.run_parts``) is derived
+    from these. Another drafter gets the tool steps told whether it reaches a tool-calling model, as
+    ``bootstrap.build_tools`` does at start-up."""
+    drafter = components.get("drafter")
+    if drafter is not None and "tools" not in components:
+        components["tools"] = dataclasses.replace(services.tools, calls_tools=drafter.calls_tools)
     return dataclasses.replace(services, **components)
