@@ -42,11 +42,13 @@ from gateway.bootstrap import build_services
 from gateway.drafting.contract import SYSTEM_PROMPT, with_markers
 from gateway.drafting.drafter import Drafter
 from gateway.drafting.extractive import ExtractiveResponder
+from gateway.knowledge.store import ChromaStore
 from gateway.logs import configure_logging
 from gateway.resources import bundled
 from gateway.settings import Settings
 from gateway.testing import Reply, contract_reply, passages_sent, running_upstream
 from gateway.text import split_sentences
+from tests.support.components import with_components
 from tests.support.stack import running_gateway
 
 RATES = (40.0, 80.0, 150.0)
@@ -257,9 +259,14 @@ def main() -> None:
                     f"({'ok' if statistics.median(chars) <= CHARS_TARGET else 'MISSED'} <= {CHARS_TARGET}x; "
                     f"{statistics.median(prose):.2f}x the answer without markers)"
                 )
-            services.drafter = Drafter(
-                ExtractiveResponder(services.embedder, services.policy.thresholds.retrieval.min_relevance)
-            )
+        # the same services with the extractive drafter, built through the constructor (a second gateway)
+        extractive_drafter = Drafter(
+            ExtractiveResponder(services.embedder, services.policy.thresholds.retrieval.min_relevance)
+        )
+        assert isinstance(services.store, ChromaStore)
+        rebuilt = build_services(settings, embedder=services.embedder, store=services.store)
+        with running_gateway(with_components(rebuilt, drafter=extractive_drafter)) as gateway_url:
+            gateway = openai.OpenAI(base_url=f"{gateway_url}/v1", api_key="k", max_retries=0, timeout=120)
             extractive: dict[str, list[float]] = {"first": [], "gw": []}
             for i in range(args.extractive_runs or args.runs):
                 first, complete, _ = gateway_run(gateway, QUESTIONS[i % len(QUESTIONS)])

@@ -147,11 +147,14 @@ def build_cleaner(
     )
 
 
-def build_tools(policy: Policy, metrics: GatewayMetrics, today: Callable[[], dt.date]) -> ToolPassages:
+def build_tools(
+    policy: Policy, metrics: GatewayMetrics, today: Callable[[], dt.date], drafter: Drafter
+) -> ToolPassages:
     """The tool steps: the tool policy, the verification's quote threshold (a claim close to an untrusted
-    tool result rests on it), the clock that dates a trusted result, the metrics that count calls."""
+    tool result rests on it), the clock that dates a trusted result, the metrics that count calls, and
+    whether ``drafter`` reaches a model that can call the client's tools."""
     threshold = policy.thresholds.verification.quote_fuzzy_threshold
-    return ToolPassages(policy.tools, threshold, today, metrics)
+    return ToolPassages(policy.tools, threshold, today, metrics, drafter.calls_tools)
 
 
 def build_fetcher(settings: Settings, policy: Policy) -> SafeFetcher:
@@ -262,13 +265,14 @@ def build_services(
     triager = build_triager(settings, policy, embedder)
     fetcher = build_fetcher(settings, policy)
     query_rewriter = build_query_rewriter(settings, models)
+    drafter = Drafter(upstream)
     services = Services(
         settings=settings,
         policy=policy,
         embedder=embedder,
         store=store,
         models=models,
-        drafter=Drafter(upstream),
+        drafter=drafter,
         verifier=verifier,
         messages=messages,
         metrics=metrics,
@@ -279,7 +283,7 @@ def build_services(
         checker=ClaimChecker(verifier),
         cleaner=build_cleaner(settings, policy, rewriter, metrics),
         badger=TierBadger(policy.tiers, today),
-        tools=build_tools(policy, metrics, today),
+        tools=build_tools(policy, metrics, today, drafter),
         notes=ReplyNotes(messages),
         trail=build_trail(settings, policy, audit, metrics, verifier),
         today=today,

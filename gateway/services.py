@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gateway.audit import AuditStore
 from gateway.audit.trail import AuditTrail
@@ -33,8 +33,30 @@ def utc_today() -> dt.date:
     return dt.datetime.now(dt.UTC).date()
 
 
-@dataclass
+@dataclass(frozen=True)
+class RunParts:
+    """The components a request's run (``pipeline.run._Run``) uses after triage and retrieval, and nothing
+    more of the ``Services``: handed to it at construction, so the request's state never reaches past
+    them. Built once, with the ``Services`` that hold them (``Services.run_parts``)."""
+
+    drafter: Drafter
+    splitter: Splitter
+    checker: ClaimChecker
+    cleaner: SentenceCleaner
+    badger: Badger
+    tools: ToolPassages
+    notes: ReplyNotes
+    messages: Messages
+    """The refusal messages and the notes an answer ends with."""
+    metrics: GatewayMetrics
+    trail: AuditTrail
+
+
+@dataclass(frozen=True)
 class Services:
+    """Built once at start-up (``bootstrap.build_services``) and never changed: a test that wants another
+    component builds other Services with it (``dataclasses.replace``; ``tests.support.components``)."""
+
     settings: Settings
     policy: Policy
     embedder: Embedder
@@ -74,6 +96,23 @@ class Services:
     """The process's SSRF-safe web fetcher (``bootstrap.build_fetcher``); shared so its cache is."""
     query_rewriter: QueryRewriter | None = None
     """The upstream model's query rewrite before retrieval (``GATEWAY_QUERY_REWRITE``; off: None)."""
+    run_parts: RunParts = field(init=False, repr=False, compare=False)
+    """What a request's run is handed (``RunParts``), built here from the fields above."""
+
+    def __post_init__(self) -> None:
+        parts = RunParts(
+            drafter=self.drafter,
+            splitter=self.splitter,
+            checker=self.checker,
+            cleaner=self.cleaner,
+            badger=self.badger,
+            tools=self.tools,
+            notes=self.notes,
+            messages=self.messages,
+            metrics=self.metrics,
+            trail=self.trail,
+        )
+        object.__setattr__(self, "run_parts", parts)  # frozen: the one place it is set
 
     async def aclose_models(self) -> None:
         """Close the upstream and every chat model of the process (each client once)."""

@@ -37,15 +37,13 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Protocol
 
 import anyio
 import structlog
 
-from gateway.audit.trail import AuditTrail
-from gateway.claims.splitter import DraftBounds, Splitter
-from gateway.cleanup.cleaner import SentenceCleaner
+from gateway.claims.splitter import DraftBounds
 from gateway.domain import (
     ChatRequest,
     Outcome,
@@ -54,23 +52,22 @@ from gateway.domain import (
     TrustReport,
 )
 from gateway.drafting.contract import DraftEnd, DraftSentence, UrgencyRead, assemble
-from gateway.drafting.drafter import Drafter
 from gateway.errors import AuditError, NothingToQuote, StageError
-from gateway.messages import Messages, ReplyNotes
-from gateway.metrics import GatewayMetrics, count_draft_failure
+from gateway.metrics import count_draft_failure
 from gateway.models.limits import request_deadline
 from gateway.pipeline.record import record, record_start
 from gateway.pipeline.result import PipelineResult
 from gateway.pipeline.stages import Stage, StageRunner, refusal_reason
 from gateway.pipeline.state import RequestState
 from gateway.pipeline.streamed import next_part
-from gateway.services import Services
+from gateway.retrieval.retrieve import Retriever
+from gateway.services import RunParts, Services
 from gateway.tool_calls import ToolCallDelta
-from gateway.tools.passages import ToolPassages, no_vetted_passage, returned
+from gateway.tools.passages import no_vetted_passage, returned
 from gateway.triage import model_read as model_triage
 from gateway.triage.outcome import answerable_request, deferred_questions
-from gateway.trust.badge import Badger, unbadged
-from gateway.verification.verify import ClaimChecker
+from gateway.triage.triager import Triager
+from gateway.trust.badge import unbadged
 from gateway.vocabulary import RequestOutcome, StageName
 
 log = structlog.get_logger("gateway.pipeline")
@@ -104,29 +101,6 @@ class OpenedRequest:
 
 def new_opened(request_id: str | None = None) -> OpenedRequest:
     return OpenedRequest(request_id or new_request_id(), dt.datetime.now(dt.UTC))
-
-
-@dataclass(frozen=True)
-class RunParts:
-    """The components a request's run (``_Run``) uses after triage and retrieval, and nothing more of
-    the ``Services``: handed to it at construction, so the request's state never reaches past them."""
-
-    drafter: Drafter
-    splitter: Splitter
-    checker: ClaimChecker
-    cleaner: SentenceCleaner
-    badger: Badger
-    tools: ToolPassages
-    notes: ReplyNotes
-    messages: Messages
-    """The refusal messages and the notes an answer ends with."""
-    metrics: GatewayMetrics
-    trail: AuditTrail
-
-    @classmethod
-    def of(cls, services: Services) -> RunParts:
-        """The services' components by their names, read per request (tests swap one after start-up)."""
-        return cls(**{part.name: getattr(services, part.name) for part in fields(cls)})
 
 
 async def open_request(
@@ -166,10 +140,10 @@ async def answer(
         provisional = asyncio.ensure_future(
             record_start(opened.request_id, opened.created_at, request, services.trail)
         )
-    run = _Run(request, RunParts.of(services), opened, sink, provisional, delivery)
+    run = _Run(request, services.run_parts, opened, sink, provisional, delivery)
     try:
         with request_deadline(services.settings.upstream_deadline):
-            return await _answer(run, services)
+            return await _answer(run, services.triager, services.retriever)
     except anyio.get_cancelled_exc_class():
         if not run.state.recorded:
             with anyio.CancelScope(shield=True):
@@ -177,22 +151,21 @@ async def answer(
         raise
 
 
-async def _answer(run: _Run, services: Services) -> PipelineResult:
+async def _answer(run: _Run, triager: Triager, retriever: Retriever) -> PipelineResult:
     stage, state, parts = run.stage, run.state, run.parts
     request = state.request
-    to_model = request.offers_tools and parts.drafter.calls_tools  # tools a model may call
     try:
-        triaged = await stage(Stage(StageName.TRIAGE, services.triager.run), request)  # built at start-up
-        state.triage = parts.tools.lift(triaged, to_model)
+        triaged = await stage(Stage(StageName.TRIAGE, triager.run), request)  # built at start-up
+        state.triage = parts.tools.lift(triaged, request)
         await run.opened()  # the provisional row is committed before the model is asked or text sent
         if state.triage.scope is not Scope.IN_SCOPE:
             return await run.refuse(RefusalReason(state.triage.scope.value), state.triage.reason)
 
         question = " ".join(state.triage.answerable) or request.question
-        retrieve = Stage(StageName.RETRIEVE, services.retriever.run)  # built at start-up
+        retrieve = Stage(StageName.RETRIEVE, retriever.run)  # built at start-up
         retrieval = await stage(retrieve, question)
         state.passages, state.best_relevance = retrieval.passages, retrieval.best_relevance
-        if (offered := parts.tools.offered(retrieval, request, to_model)) is None:
+        if (offered := parts.tools.offered(retrieval, request)) is None:
             return await run.refuse(RefusalReason.NO_RELEVANT_CONTEXT, "no vetted passage is relevant enough")
         state.passages = offered
 

@@ -54,8 +54,8 @@ class ToolPassages:
     offering tools gets (``lift``), which passages the model is offered (``offered``), the request's
     tool calls with its untrusted results (``calls``), and the count of the calls made (``count``).
 
-    ``to_model`` (the request offers tools and the upstream can offer them to a model) is the
-    request's, asked of the drafter the request runs with."""
+    ``calls_tools``: the drafter reaches a model that can call tools (known at start-up); a request
+    that offers tools reaches one only then (``to_model``)."""
 
     policy: ToolPolicy
     quote_threshold: float
@@ -64,25 +64,29 @@ class ToolPassages:
     today: Callable[[], dt.date]
     """The clock that dates a trusted tool's result (the process's one clock)."""
     metrics: GatewayMetrics
+    calls_tools: bool
+    """The drafter's upstream can offer the client's tools to a model (``Drafter.calls_tools``)."""
 
-    def lift(self, triage: Triage, to_model: bool) -> Triage:
+    def to_model(self, request: ChatRequest) -> bool:
+        """The request offers tools that a model may call."""
+        return request.offers_tools and self.calls_tools
+
+    def lift(self, triage: Triage, request: ChatRequest) -> Triage:
         """``triage`` with its non-clinical questions in scope when the request offers tools to a model
         that can call them (and the policy lets them through); an emergency, and a question out of this
         service's scope, are left as they are."""
-        if to_model and self.policy.non_clinical_to_model:
+        if self.policy.non_clinical_to_model and self.to_model(request):
             return lifted(triage)
         return triage
 
-    def offered(
-        self, retrieval: Retrieval, request: ChatRequest, to_model: bool
-    ) -> tuple[Passage, ...] | None:
+    def offered(self, retrieval: Retrieval, request: ChatRequest) -> tuple[Passage, ...] | None:
         """The passages the model is offered: the relevant vetted ones, then the trusted tools' results;
         None to refuse (nothing relevant, and no tool to call or trusted result). When tools are offered,
         a request with no relevant passage reaches the model with only the trusted results, maybe none."""
         trusted = tool_passages(request, self.policy, self.today)
         if retrieval.relevant:
             return tuple(retrieval.passages) + trusted
-        if trusted or (to_model and self.policy.without_passages_to_model):
+        if trusted or (self.policy.without_passages_to_model and self.to_model(request)):
             return trusted
         return None
 

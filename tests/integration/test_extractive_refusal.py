@@ -16,6 +16,7 @@ from gateway.drafting.extractive_policy import ExtractivePolicy, load_extractive
 from gateway.errors import ConfigurationError, NothingToQuote
 from gateway.pipeline.run import answer
 from gateway.text import sentence_spans
+from tests.support.components import with_components
 
 GOUT = (
     "What are the symptoms of gout ? Gout causes sudden, severe pain in a joint, often the big toe. "
@@ -70,11 +71,10 @@ async def test_nothing_close_enough_raises_nothing_to_quote(embedder) -> None:  
 async def test_nothing_to_quote_is_a_counted_refusal_not_an_error(make_services) -> None:  # type: ignore[no-untyped-def]
     services = make_services()
     min_relevance = services.policy.thresholds.retrieval.min_relevance
-    services.drafter = Drafter(  # no sentence can be close enough
-        ExtractiveResponder(
-            services.embedder, min_relevance, policy_dir=services.settings.policy_dir, min_similarity=1.01
-        )
+    responder = ExtractiveResponder(  # no sentence can be close enough
+        services.embedder, min_relevance, policy_dir=services.settings.policy_dir, min_similarity=1.01
     )
+    services = with_components(services, drafter=Drafter(responder))
     result = await answer(ask("How much paracetamol can an adult take in a day?"), services)
 
     assert result.outcome.refused

@@ -24,6 +24,7 @@ from gateway.errors import StoreError, VerifierError
 from gateway.retrieval.retrieve import Retriever
 from gateway.testing import Reply, ScriptedVerifier, contract_answer, free_port, running_upstream
 from gateway.verification.verify import ClaimChecker
+from tests.support.components import with_components
 from tests.support.fault_server import running_fault_server
 from tests.support.stack import running_gateway
 
@@ -160,7 +161,8 @@ def test_store_unavailable_is_refused_before_the_model_is_called(error, scripted
     upstream.default = Reply(content=unverified_answer())
     services = make_services(upstream_base_url=base_url, upstream_retries=0)
     retrieval = services.policy.thresholds.retrieval
-    services.retriever = Retriever(FailingStore(services.store, error), retrieval, services.query_rewriter)
+    failing = Retriever(FailingStore(services.store, error), retrieval, services.query_rewriter)
+    services = with_components(services, retriever=failing)
     with running_gateway(services) as url:
         assert_safe_refusal(url, stream=False, reason="store_error")
         assert_safe_refusal(url, stream=True, reason="store_error")
@@ -187,7 +189,7 @@ def test_readyz_reports_a_failing_store(make_services) -> None:  # type: ignore[
         async def count(self) -> int:
             raise StoreError("cannot count passages: connection refused")
 
-    services.store = DeadStore(services.store, StoreError("down"))
+    services = with_components(services, store=DeadStore(services.store, StoreError("down")))
     with running_gateway(services) as url:
         ready = httpx.get(f"{url}/readyz")
     assert ready.status_code == 503
@@ -204,7 +206,7 @@ def test_verifier_raising_refuses_the_verified_looking_draft(error, scripted, ma
     upstream.reset()
     upstream.default = Reply(content=supported_answer())
     services = make_services(upstream_base_url=base_url, upstream_retries=0)
-    services.checker = ClaimChecker(ScriptedVerifier("anchoring", error=error))
+    services = with_components(services, checker=ClaimChecker(ScriptedVerifier("anchoring", error=error)))
     with running_gateway(services) as url:
         for stream in (False, True):
             status, content, _raw, trust = ask(url, stream)

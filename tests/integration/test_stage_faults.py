@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 from prometheus_client import Counter
 
-import gateway.pipeline.run as run_module
 from gateway.audit import AuditFilter
 from gateway.cleanup.cleaner import SentenceCleaner
 from gateway.domain import (
@@ -37,7 +36,7 @@ from gateway.drafting.drafter import Drafter
 from gateway.errors import AuditError, DraftLimitExceeded, StageError, StoreError
 from gateway.metric_labels import PIPELINE_STAGES
 from gateway.metrics import GatewayMetrics
-from gateway.pipeline.run import answer
+from gateway.pipeline.run import DRAFT, RECORD, answer
 from gateway.pipeline.stages import REASON_BY_STAGE, refusal_reason
 from gateway.retrieval.retrieve import Retriever
 from gateway.services import Services
@@ -45,6 +44,7 @@ from gateway.triage.triager import LayeredTriager, Triager
 from gateway.trust.badge import TierBadger
 from gateway.verification.verify import ClaimChecker
 from gateway.vocabulary import DraftLimit, StageName
+from tests.support.components import with_components
 from tests.support.waiting import until
 
 QUESTION = "How much paracetamol can an adult take in a day?"
@@ -92,6 +92,7 @@ class BrokenStore:
 
 class BrokenUpstream:
     name = "broken"
+    calls_tools = False  # asked at construction (``ToolPassages.calls_tools``)
 
     async def stream(
         self, request: ChatRequest, passages: Sequence[Passage]
@@ -113,19 +114,21 @@ class BrokenVerifier:
         raise RuntimeError(BUG)
 
 
-def break_triage(services: Services, _: pytest.MonkeyPatch) -> None:
+def break_triage(services: Services) -> Services:
     triager = services.triager
     assert isinstance(triager, LayeredTriager)
-    services.triager = LayeredTriager(triager.context, triager.model, FailingEncoder(triager.encoder))
+    broken = LayeredTriager(triager.context, triager.model, FailingEncoder(triager.encoder))
+    return with_components(services, triager=broken)
 
 
-def break_retrieve(services: Services, _: pytest.MonkeyPatch) -> None:
+def break_retrieve(services: Services) -> Services:
     retrieval = services.policy.thresholds.retrieval
-    services.retriever = Retriever(BrokenStore(), retrieval, services.query_rewriter)  # type: ignore[arg-type]
+    broken = Retriever(BrokenStore(), retrieval, services.query_rewriter)  # type: ignore[arg-type]
+    return with_components(services, retriever=broken)
 
 
-def break_draft(services: Services, _: pytest.MonkeyPatch) -> None:
-    services.drafter = Drafter(BrokenUpstream())  # type: ignore[arg-type]
+def break_draft(services: Services) -> Services:
+    return with_components(services, drafter=Drafter(BrokenUpstream()))  # type: ignore[arg-type]
 
 
 class BrokenSplitter:
@@ -133,12 +136,12 @@ class BrokenSplitter:
         raise RuntimeError(BUG)
 
 
-def break_split(services: Services, _: pytest.MonkeyPatch) -> None:
-    services.splitter = BrokenSplitter()
+def break_split(services: Services) -> Services:
+    return with_components(services, splitter=BrokenSplitter())
 
 
-def break_verify(services: Services, _: pytest.MonkeyPatch) -> None:
-    services.checker = ClaimChecker(BrokenVerifier())
+def break_verify(services: Services) -> Services:
+    return with_components(services, checker=ClaimChecker(BrokenVerifier()))
 
 
 class BrokenCleaner(SentenceCleaner):
@@ -146,16 +149,17 @@ class BrokenCleaner(SentenceCleaner):
         raise RuntimeError(BUG)
 
 
-def break_cleanup(services: Services, _: pytest.MonkeyPatch) -> None:
+def break_cleanup(services: Services) -> Services:
     c = services.cleaner
-    services.cleaner = BrokenCleaner(c.rewriter, c.policy, c.metrics, c.max_rewrites, c.deadline)
+    broken = BrokenCleaner(c.rewriter, c.policy, c.metrics, c.max_rewrites, c.deadline)
+    return with_components(services, cleaner=broken)
 
 
-def break_badge(services: Services, _: pytest.MonkeyPatch) -> None:
-    services.badger = TierBadger(services.policy.tiers, bug)  # its clock fails
+def break_badge(services: Services) -> Services:
+    return with_components(services, badger=TierBadger(services.policy.tiers, bug))  # its clock fails
 
 
-FAULTS: dict[str, tuple[Callable[[Services, pytest.MonkeyPatch], None], RefusalReason]] = {
+FAULTS: dict[str, tuple[Callable[[Services], Services], RefusalReason]] = {
     "triage": (break_triage, RefusalReason.TRIAGE_ERROR),
     "retrieve": (break_retrieve, RefusalReason.STORE_ERROR),
     "draft": (break_draft, RefusalReason.UPSTREAM_ERROR),
@@ -177,11 +181,10 @@ async def test_the_unbroken_pipeline_answers(make_services) -> None:  # type: ig
 
 @pytest.mark.parametrize("stage", list(FAULTS))
 async def test_a_failing_stage_is_refused_counted_and_audited_under_its_name(  # type: ignore[no-untyped-def]
-    make_services, monkeypatch, stage: str
+    make_services, stage: str
 ) -> None:
-    services = make_services()
     inject, reason = FAULTS[stage]
-    inject(services, monkeypatch)
+    services = inject(make_services())
     result = await answer(ask(), services)
 
     assert result.outcome.refused
@@ -214,12 +217,11 @@ async def test_a_failing_stage_is_refused_counted_and_audited_under_its_name(  #
 
 
 async def test_a_badge_failure_after_the_answer_was_released_ends_it_with_a_note(  # type: ignore[no-untyped-def]
-    make_services, monkeypatch
+    make_services,
 ) -> None:
     """Badging runs after the last sentence was released (a streaming client already holds it; the
     non-streamed path gives the same text): the answer ends with the note, counted and audited."""
-    services = make_services()
-    break_badge(services, monkeypatch)
+    services = break_badge(make_services())
     result = await answer(ask(), services)
     assert result.outcome.ended_early
     assert result.outcome.refusal_reason is RefusalReason.VERIFIER_ERROR
@@ -233,8 +235,7 @@ async def test_a_badge_failure_after_the_answer_was_released_ends_it_with_a_note
 
 async def test_a_refusal_whose_badging_fails_keeps_its_reason(make_services) -> None:  # type: ignore[no-untyped-def]
     """An emergency stays an emergency when badging fails: its message points to urgent help."""
-    services = make_services()
-    break_badge(services, pytest.MonkeyPatch())
+    services = break_badge(make_services())
     result = await answer(ask("I have crushing chest pain and I can't catch my breath"), services)
     assert result.outcome.refusal_reason is RefusalReason.EMERGENCY
     assert result.report.claims == ()
@@ -366,24 +367,30 @@ class EndlessTriager:
         raise AssertionError("an endless triage returned")
 
 
-def watch_stages(services: Services, events: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    services.triager = WatchedTriager(services.triager, events)
-    stream = services.drafter.upstream.stream
+class WatchedDrafter(Drafter):
+    """The drafter over the same upstream, logging when the model is asked."""
 
-    def streamed(*args: Any) -> Any:
-        events.append("model asked")
-        return stream(*args)
+    def __init__(self, drafter: Drafter, events: list[str]) -> None:
+        super().__init__(drafter.upstream)
+        self.events = events
 
-    monkeypatch.setattr(services.drafter.upstream, "stream", streamed)
+    def stream(self, request: ChatRequest, passages: Sequence[Passage]) -> AsyncGenerator[DraftPart, None]:
+        self.events.append("model asked")
+        return super().stream(request, passages)
+
+
+def watch_stages(services: Services, events: list[str]) -> Services:
+    watched = WatchedTriager(services.triager, events)
+    return with_components(services, triager=watched, drafter=WatchedDrafter(services.drafter, events))
 
 
 async def test_the_provisional_row_is_written_alongside_triage_and_committed_before_the_model_is_asked(  # type: ignore[no-untyped-def]
-    make_services, monkeypatch
+    make_services,
 ) -> None:
     services = make_services()
     events: list[str] = []
     services.audit.write = SlowProvisionalWrite(services, events)
-    watch_stages(services, events, monkeypatch)
+    services = watch_stages(services, events)
     result = await answer(ask(), services)
     assert not result.outcome.refused
     assert events == [
@@ -397,14 +404,14 @@ async def test_the_provisional_row_is_written_alongside_triage_and_committed_bef
 
 @pytest.mark.parametrize("question", [QUESTION, "I have crushing chest pain and I can't catch my breath"])
 async def test_a_failing_provisional_write_alongside_triage_sends_nothing(  # type: ignore[no-untyped-def]
-    make_services, monkeypatch, question: str
+    make_services, question: str
 ) -> None:
     """Whatever triage decided (an answer to draft, an emergency to refuse), a provisional row that
     cannot be written fails the request (a 503 at the handler): no model call, no final record."""
     services = make_services()
     events: list[str] = []
     services.audit.write = SlowProvisionalWrite(services, events, fail=True)
-    watch_stages(services, events, monkeypatch)
+    services = watch_stages(services, events)
     with pytest.raises(AuditError, match="disk full"):
         await answer(ask(question), services)
     # triage decided by its rule layers needs no encoding and may finish before the write starts
@@ -422,7 +429,7 @@ async def test_a_request_cancelled_during_triage_waits_for_its_provisional_row_t
     services = make_services()
     events: list[str] = []
     services.audit.write = SlowProvisionalWrite(services, events, after="cancelled")
-    services.triager = EndlessTriager()
+    services = with_components(services, triager=EndlessTriager())
     task = asyncio.create_task(answer(ask(), services, request_id="req_cancelled_in_triage"))
     await until(lambda: "provisional started" in events, "the provisional write started")
     task.cancel()
@@ -436,8 +443,8 @@ async def test_a_request_cancelled_during_triage_waits_for_its_provisional_row_t
 
 def test_refusal_reasons() -> None:
     assert set(REASON_BY_STAGE) <= set(PIPELINE_STAGES)
-    names = [StageName.TRIAGE, StageName.RETRIEVE, run_module.DRAFT.name, StageName.SPLIT, StageName.VERIFY]
-    names = [*names, StageName.CLEANUP, StageName.BADGE, run_module.RECORD.name]  # the others: components
+    names = [StageName.TRIAGE, StageName.RETRIEVE, DRAFT.name, StageName.SPLIT, StageName.VERIFY]
+    names = [*names, StageName.CLEANUP, StageName.BADGE, RECORD.name]  # the others: components
     assert names == [*REASON_BY_STAGE, "record"]
     assert all(name in PIPELINE_STAGES for name in names)
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 import httpx
 
 from gateway.audit import AuditFilter
+from gateway.services import Services
 from gateway.settings import Secret
 from gateway.triage.triager import LayeredTriager
+from tests.support.components import with_components
 
 CLINICIAN_KEY = "clin-key-for-triage-tests"
 
@@ -112,10 +114,15 @@ class FailingEncoder:
         raise RuntimeError("the embedding model failed")
 
 
-def test_a_failing_triage_is_refused_pointing_to_urgent_help_counted_and_audited(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, services = gateway
+def failing_triage(services: Services) -> Services:
     triager = services.triager
-    services.triager = LayeredTriager(triager.context, triager.model, FailingEncoder(triager.encoder))
+    assert isinstance(triager, LayeredTriager)
+    failing = LayeredTriager(triager.context, triager.model, FailingEncoder(triager.encoder))
+    return with_components(services, triager=failing)
+
+
+def test_a_failing_triage_is_refused_pointing_to_urgent_help_counted_and_audited(start_gateway) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, services = start_gateway(prepare=failing_triage)
     body = chat(url, "my chest feels tight and heavy since this morning")
     summary = body["trust"]["summary"]
     assert (summary["refused"], summary["reason"]) == (True, "triage_error")

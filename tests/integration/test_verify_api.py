@@ -13,6 +13,7 @@ import yaml
 from gateway.resources import bundled
 from gateway.services import Services
 from gateway.testing import SubstringVerifier
+from tests.support.components import with_components
 from tests.support.stack import running_gateway
 
 RESPONSE_KEYS = {
@@ -57,20 +58,31 @@ def policy_dir(tmp_path: Path) -> Path:
 
 
 def with_substring_verifier(services: Services) -> Services:
-    services.verifier = SubstringVerifier()
-    return services
+    return with_components(services, verifier=SubstringVerifier())
+
+
+def with_failing_verifier(services: Services) -> Services:
+    return with_components(services, verifier=SubstringVerifier(fail=True))
 
 
 @pytest.fixture
-def verify_gateway(start_gateway, policy_dir):  # type: ignore[no-untyped-def]
+def start_verify_gateway(start_gateway, policy_dir):  # type: ignore[no-untyped-def]
+    """Start a gateway whose verifier is ``prepare``'s (default: the deterministic substring verifier,
+    the plumbing under test): ``(url, services)``."""
+
+    def start(prepare=with_substring_verifier):  # type: ignore[no-untyped-def]
+        _, url, services = start_gateway(
+            scripted_upstream=False, prepare=prepare, policy_dir=policy_dir, allow_loopback_fetch=True
+        )
+        return url, services
+
+    return start
+
+
+@pytest.fixture
+def verify_gateway(start_verify_gateway):  # type: ignore[no-untyped-def]
     """A gateway whose verifier is the deterministic substring verifier (the plumbing under test)."""
-    _, url, services = start_gateway(
-        scripted_upstream=False,
-        prepare=with_substring_verifier,
-        policy_dir=policy_dir,
-        allow_loopback_fetch=True,
-    )
-    return url, services
+    return start_verify_gateway()
 
 
 def post(url: str, body: object) -> httpx.Response:
@@ -309,9 +321,8 @@ def test_body_that_is_not_json_is_rejected(verify_gateway) -> None:  # type: ign
     assert response.json()["error"]["code"] == "invalid_json"
 
 
-def test_verifier_failure_is_a_503_not_a_verdict(verify_gateway) -> None:  # type: ignore[no-untyped-def]
-    url, services = verify_gateway
-    services.verifier = SubstringVerifier(fail=True)
+def test_verifier_failure_is_a_503_not_a_verdict(start_verify_gateway) -> None:  # type: ignore[no-untyped-def]
+    url, _ = start_verify_gateway(with_failing_verifier)
     response = post(
         url, {"answer": "Flu symptoms come on quickly [1].", "sources": [{"id": "1", "text": FLU}]}
     )

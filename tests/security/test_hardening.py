@@ -16,6 +16,7 @@ from gateway.audit import AuditFilter
 from gateway.bootstrap import open_store
 from gateway.settings import Secret
 from gateway.testing import Reply, contract_answer
+from tests.support.components import with_components
 from tests.support.stack import running_gateway
 
 CLIENT_KEY = "hardening-client-key-1f2e3d"
@@ -215,8 +216,7 @@ def test_a_deleted_knowledge_store_makes_readyz_not_ready(module_services, embed
     store_settings = Settings(data_dir=tmp_path / "own-index")
     store = open_store(store_settings, embedder)
     store.upsert_documents(load_manifest(FIXTURE_KB))
-    services = module_services()
-    services.store = store
+    services = with_components(module_services(), store=store)
     with running_gateway(services) as url:
         assert httpx.get(f"{url}/readyz").status_code == 200
         shutil.rmtree(store_settings.resolved_chroma_path)

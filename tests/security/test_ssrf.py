@@ -17,6 +17,7 @@ import pytest
 from gateway.errors import FetchError
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.settings import Settings
+from tests.support.components import with_components
 from tests.support.stack import running_gateway
 
 BLOCKED_REASONS = {"blocked_address", "invalid_url", "domain_not_allowed"}
@@ -117,9 +118,10 @@ def test_even_an_allow_listed_ip_literal_is_refused_when_private(site, module_se
     pages, site_url = site
     port = int(site_url.rsplit(":", 1)[1])
     services = module_services()
-    services.fetcher = SafeFetcher(
+    fetcher = SafeFetcher(
         allowed_domains=["127.0.0.1", "localhost", "10.0.0.1", "2130706433", "::1"], timeout=3
     )
+    services = with_components(services, fetcher=fetcher)
     with running_gateway(services) as url:
         reasons = {
             assert_refused(verify(url, cited), cited)
@@ -158,7 +160,8 @@ def test_dns_names_resolving_to_private_addresses_are_refused(module_services) -
         }
     )
     services = module_services()
-    services.fetcher = SafeFetcher(allowed_domains=["nhs.uk"], resolver=resolver, timeout=3)
+    fetcher = SafeFetcher(allowed_domains=["nhs.uk"], resolver=resolver, timeout=3)
+    services = with_components(services, fetcher=fetcher)
     with running_gateway(services) as url:
         for host in resolver.answers:
             reason = assert_refused(verify(url, f"https://{host}/conditions/flu/"), host)
@@ -174,9 +177,8 @@ def test_redirects_to_private_addresses_are_refused_at_the_hop(site, module_serv
     # first hop is fetched and the redirect target is what must be refused.
     resolver = MapResolver({"www.nhs.uk": ["127.0.0.1"], "evil.nhs.uk": ["10.9.9.9"]})
     services = module_services()
-    services.fetcher = SafeFetcher(
-        allowed_domains=["nhs.uk"], resolver=resolver, allow_loopback=True, timeout=3
-    )
+    fetcher = SafeFetcher(allowed_domains=["nhs.uk"], resolver=resolver, allow_loopback=True, timeout=3)
+    services = with_components(services, fetcher=fetcher)
     targets = {
         "http://169.254.169.254/latest/meta-data/": BLOCKED_REASONS,
         "http://10.0.0.1/": BLOCKED_REASONS,

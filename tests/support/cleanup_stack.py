@@ -23,6 +23,7 @@ from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.cascade import CascadeVerifier
 from gateway.verification.local import LocalEntailmentVerifier
 from gateway.verification.verify import ClaimChecker
+from tests.support.components import with_components
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
 
@@ -53,11 +54,13 @@ def pin_chat_verifier(services: Services) -> Services:
     verification = services.policy.thresholds.verification
     anchoring = QuoteAnchoringVerifier(verification.quote_fuzzy_threshold, verification.quote_min_chars)
     local = LocalEntailmentVerifier(services.embedder, verification)
-    services.verifier = CascadeVerifier(anchoring, local, None, verification)
-    services.checker = ClaimChecker(services.verifier)
-    rewriter = build_rewriter(
-        services.settings, services.policy, services.embedder, services.verifier, services.models
+    verifier = CascadeVerifier(anchoring, local, None, verification)
+    settings, policy = services.settings, services.policy
+    rewriter = build_rewriter(settings, policy, services.embedder, verifier, services.models)
+    return with_components(
+        services,
+        verifier=verifier,
+        checker=ClaimChecker(verifier),
+        cleaner=build_cleaner(settings, policy, rewriter, services.metrics),
+        trail=dataclasses.replace(services.trail, verifier=verifier.name),
     )
-    services.cleaner = build_cleaner(services.settings, services.policy, rewriter, services.metrics)
-    services.trail = dataclasses.replace(services.trail, verifier=services.verifier.name)
-    return services

@@ -56,6 +56,7 @@ from gateway.verification.verify import ClaimChecker
 from gateway.vocabulary import VerdictCheck, VerifierMethod
 from gateway.web.app import create_app
 from tests.support.cleanup_stack import policy_copy
+from tests.support.components import with_components
 from tests.support.pages import running_site
 from tests.support.waiting import until
 
@@ -116,7 +117,7 @@ def total(metrics: GatewayMetrics, name: str) -> float:
 
 @pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_supported_answer(services) -> None:  # type: ignore[no-untyped-def]
-    services.drafter = Drafter(ScriptedDrafts(supported_reply()))
+    services = with_components(services, drafter=Drafter(ScriptedDrafts(supported_reply())))
     result = await answer(ask(), services)
     m = services.metrics
     assert not result.outcome.refused
@@ -149,7 +150,8 @@ async def test_supported_answer(services) -> None:  # type: ignore[no-untyped-de
 
 @pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_partly_supported_answer_counts_statement_and_response_support(services) -> None:  # type: ignore[no-untyped-def]
-    services.drafter = Drafter(ScriptedDrafts(partly_supported_reply(), supported_reply()))
+    drafter = Drafter(ScriptedDrafts(partly_supported_reply(), supported_reply()))
+    services = with_components(services, drafter=drafter)
     first = await answer(ask(), services)
     await answer(ask(), services)
     m = services.metrics
@@ -187,7 +189,7 @@ async def test_a_faithful_paraphrase_counts_as_rewritten_to_its_source(services)
         f"{PARACETAMOL_DOSE[:-1]} [1]. {PARAPHRASE[:-1]} [1].",
         [(PARACETAMOL_DOSE, [1], PARACETAMOL_DOSE), (PARAPHRASE, [1], LEAVE)],
     )
-    services.drafter = Drafter(ScriptedDrafts(reply))
+    services = with_components(services, drafter=Drafter(ScriptedDrafts(reply)))
     result = await answer(ask(), services)
     m = services.metrics
     assert not result.outcome.refused
@@ -265,7 +267,7 @@ def test_every_claim_result_series_exists_at_zero() -> None:
 )
 async def test_refusals_by_reason_never_reach_the_upstream(services, question, outcome, reason) -> None:  # type: ignore[no-untyped-def]
     upstream = ScriptedDrafts()
-    services.drafter = Drafter(upstream)
+    services = with_components(services, drafter=Drafter(upstream))
     result = await answer(ask(question), services)
     m = services.metrics
     assert result.outcome.refusal_reason is not None
@@ -292,7 +294,7 @@ async def test_refusals_by_reason_never_reach_the_upstream(services, question, o
     ],
 )
 async def test_upstream_errors_by_type(services, error, error_type) -> None:  # type: ignore[no-untyped-def]
-    services.drafter = Drafter(ScriptedDrafts(error))
+    services = with_components(services, drafter=Drafter(ScriptedDrafts(error)))
     result = await answer(ask(), services)
     m = services.metrics
     assert result.outcome.refused
@@ -317,7 +319,7 @@ async def test_a_failed_draft_is_counted_even_when_its_record_fails(  # type: ig
     services, monkeypatch, reply, series, labels
 ) -> None:
     """The draft's failure is counted where it is handled, not when the request's record is written."""
-    services.drafter = Drafter(ScriptedDrafts(reply))
+    services = with_components(services, drafter=Drafter(ScriptedDrafts(reply)))
     provisional = services.audit.write
     writes: list[Any] = []
 
@@ -338,7 +340,7 @@ async def test_a_failed_draft_is_counted_even_when_its_record_fails(  # type: ig
 
 @pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_malformed_draft_is_an_upstream_error_of_type_malformed(services) -> None:  # type: ignore[no-untyped-def]
-    services.drafter = Drafter(ScriptedDrafts('{"answer": 3}'))
+    services = with_components(services, drafter=Drafter(ScriptedDrafts('{"answer": 3}')))
     await answer(ask(), services)
     m = services.metrics
     assert value(m, "gateway_upstream_errors_total", type="malformed") == 1
@@ -347,8 +349,8 @@ async def test_malformed_draft_is_an_upstream_error_of_type_malformed(services) 
 
 @pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_store_failure_is_counted_at_the_retrieve_stage(services) -> None:  # type: ignore[no-untyped-def]
-    services.retriever = Retriever(BrokenStore(), services.policy.thresholds.retrieval)
-    services.drafter = Drafter(ScriptedDrafts())
+    broken = Retriever(BrokenStore(), services.policy.thresholds.retrieval)
+    services = with_components(services, retriever=broken, drafter=Drafter(ScriptedDrafts()))
     await answer(ask(), services)
     m = services.metrics
     assert value(m, "gateway_requests_total", outcome="error") == 1
@@ -365,8 +367,8 @@ async def test_store_failure_is_counted_at_the_retrieve_stage(services) -> None:
     [("judge", "judge"), ("cascade:judge", "cascade"), ("Local", "local"), ("claim 42 by Dr Who", OTHER)],
 )
 async def test_method_label_is_bounded(services, verifier_name, label) -> None:  # type: ignore[no-untyped-def]
-    services.drafter = Drafter(ScriptedDrafts(supported_reply()))
-    services.checker = ClaimChecker(ScriptedVerifier.supporting(verifier_name))
+    checker = ClaimChecker(ScriptedVerifier.supporting(verifier_name))
+    services = with_components(services, drafter=Drafter(ScriptedDrafts(supported_reply())), checker=checker)
     await answer(ask(), services)
     m = services.metrics
     assert value(m, "gateway_claim_verdicts_total", method=label, verdict="supported") == 2
@@ -420,8 +422,8 @@ async def test_audit_failure_is_counted_as_an_error_and_raised(services) -> None
             return None
 
     upstream = ScriptedDrafts(supported_reply())
-    services.drafter = Drafter(upstream)
-    services.trail = dataclasses.replace(services.trail, store=FailingAudit())
+    trail = dataclasses.replace(services.trail, store=FailingAudit())
+    services = with_components(services, drafter=Drafter(upstream), trail=trail)
     with pytest.raises(AuditError, match="disk full"):
         await answer(ask(), services)
     m = services.metrics
@@ -667,7 +669,7 @@ def test_every_metric_is_documented_in_the_operations_guide() -> None:
 async def test_the_record_and_log_name_the_drafter_that_served_the_request(services) -> None:  # type: ignore[no-untyped-def]
     drafts = ScriptedDrafts(supported_reply())
     drafts.scripted.name = "swapped-in"
-    services.drafter = Drafter(drafts)
+    services = with_components(services, drafter=Drafter(drafts))
     with capture_logs() as logs:
         result = await answer(ask(), services)
     record = services.audit.get(result.request_id)

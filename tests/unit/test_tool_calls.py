@@ -228,16 +228,16 @@ def triaged(scope: Scope) -> Triage:
 def test_only_a_non_clinical_request_that_offers_tools_to_a_model_is_lifted(
     scope: Scope, body: dict[str, Any], lifted: Scope
 ) -> None:
-    def step(policy: ToolPolicy) -> ToolPassages:
-        return ToolPassages(policy, 1.0, lambda: dt.date(2026, 1, 2), GatewayMetrics())
+    def step(policy: ToolPolicy, calls_tools: bool = True) -> ToolPassages:
+        return ToolPassages(policy, 1.0, lambda: dt.date(2026, 1, 2), GatewayMetrics(), calls_tools)
 
-    offers = parsed(**body).offers_tools
-    result = step(ToolPolicy()).lift(triaged(scope), offers)
+    request = parsed(**body)
+    result = step(ToolPolicy()).lift(triaged(scope), request)
     assert (result.scope, result.questions[0].scope) == (lifted, lifted)
     off = step(ToolPolicy(non_clinical_to_model=False))
-    assert off.lift(triaged(scope), offers).scope is scope
-    extractive = step(ToolPolicy())  # no model to call a tool: triaged as without
-    assert extractive.lift(triaged(scope), to_model=False).scope is scope
+    assert off.lift(triaged(scope), request).scope is scope
+    extractive = step(ToolPolicy(), calls_tools=False)  # no model to call a tool: triaged as without
+    assert extractive.lift(triaged(scope), request).scope is scope
 
 
 def test_only_a_trusted_tools_result_becomes_a_passage() -> None:

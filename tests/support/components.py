@@ -1,0 +1,23 @@
+"""Services with a component of the test's own, built through the constructor (issue #34 item 1).
+
+A test never assigns to a field of running ``Services`` nor patches a module: it builds the Services
+(or the gateway, ``start_gateway(prepare=...)``) with the component it wants, before anything runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from gateway.services import Services
+
+
+def with_components(services: Services, **components: Any) -> Services:
+    """``services`` with ``components`` (fields of ``Services`` by name) in place of its own: a new
+    Services, so what the constructor derives from its components (``Services.run_parts``) is derived
+    from these. Another drafter gets the tool steps told whether it reaches a tool-calling model, as
+    ``bootstrap.build_tools`` does at start-up."""
+    drafter = components.get("drafter")
+    if drafter is not None and "tools" not in components:
+        components["tools"] = dataclasses.replace(services.tools, calls_tools=drafter.calls_tools)
+    return dataclasses.replace(services, **components)
