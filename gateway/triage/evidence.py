@@ -6,7 +6,8 @@ patient's safety message and the clinician's view can say which signs decided.
 - **Terms** (``policies/triage/evidence.yaml``) are matched per sentence by the product's stem
   (``gateway.stemming``) or by pattern; a sign whose words are negated ("no bleeding", "denies chest
   pain", "without fever": ``NegationPolicy`` of ``triage.yaml``) does not count as a sign, but still
-  counts as health content.
+  counts as health content. A pattern runs only on a sentence holding the literals its matches need
+  (``gateway.triage.prefilter``).
 - **Time** (``gateway.triage.tense``, read once per sentence): a sentence of history ("had a bleed in
   2019", "we ended up in A&E"), a question about a topic, or a supposing clause ("what if") gives no
   signs of now.
