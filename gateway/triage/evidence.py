@@ -6,7 +6,8 @@ patient's safety message and the clinician's view can say which signs decided.
 - **Terms** (``policies/triage/evidence.yaml``) are matched per sentence by the product's stem
   (``gateway.stemming``) or by pattern; a sign whose words are negated ("no bleeding", "denies chest
   pain", "without fever": ``NegationPolicy`` of ``triage.yaml``) does not count as a sign, but still
-  counts as health content.
+  counts as health content. A pattern runs only on a sentence holding the literals its matches need
+  (``gateway.triage.prefilter``).
 - **Time** (``gateway.triage.tense``, read once per sentence): a sentence of history ("had a bleed in
   2019", "we ended up in A&E"), a question about a topic, or a supposing clause ("what if") gives no
   signs of now.
@@ -27,6 +28,7 @@ from gateway import stemming
 from gateway.domain import TriageEvidence
 from gateway.triage.evidence_policy import EvidencePolicy, SignRule
 from gateway.triage.policy import NegationPolicy
+from gateway.triage.prefilter import Needs, fold, may_match, needs
 from gateway.triage.tense import Memo, SentenceTime, TenseReader, Time
 
 _POSSESSIVE = re.compile(r"\b(my|his|her|our|their)\s+(\S+\s+){0,2}$", re.IGNORECASE)
@@ -228,7 +230,10 @@ class EvidenceReader:
             patterns.extend((name, re.compile(p, re.IGNORECASE)) for p in group.patterns)
         for entries in self._phrases.values():
             entries.sort(key=lambda entry: -len(entry[0]))
-        self._patterns = patterns
+        # what each pattern's matches must contain: a sentence without it is not searched (prefilter)
+        self._patterns: list[tuple[str, re.Pattern[str], Needs]] = [
+            (name, pattern, needs(pattern.pattern, pattern.flags)) for name, pattern in patterns
+        ]
         # a red flag's own signs are health content too
         required = {g for rule in policy.categories.values() for groups in rule.requires for g in groups}
         self._core = frozenset(policy.health_gate)
@@ -328,7 +333,10 @@ class EvidenceReader:
                 if tuple(stems[i : i + len(phrase)]) == phrase:
                     end = tokens[i + len(phrase) - 1][1]
                     yield start, self._hit(group, text, start, end, index, sentence.background)
-        for group, pattern in self._patterns:
+        folded = fold(text)
+        for group, pattern, needed in self._patterns:
+            if not may_match(needed, folded):
+                continue
             for match in pattern.finditer(text):
                 last = _LAST_WORD.search(match.group(0))
                 yield (
