@@ -30,6 +30,9 @@ Sources, each reported on its own:
   mild, improving, medicines, tests, appointments; lay and clinical, short and long) and emergencies
   played down, written before the sixth pass was tuned; ``flag2 tune`` (``flag2-tune-*``) and
   ``flag2 held`` (``flag2-held-*``, never printed);
+- ``bench/data/triage/probe_flag3.jsonl``: healed scars and positional numbness, information questions
+  beside a mild complaint of now, medication questions, and emergencies told without their usual
+  words, written before the seventh pass (#31); ``flag3 tune`` and ``flag3 held`` (never printed);
 - ``../shared/eval/triage/`` held-out split (``bench/triage_data.split_of``: the 30% of rows the
   classifier was not trained on): clinical.jsonl, non_clinical.jsonl, suicide_risk.jsonl. Skipped
   when the folder is absent.
@@ -62,7 +65,7 @@ import torch
 
 from bench.serving_encoder import add_serving_encoder_arguments
 from bench.triage_data import EVAL, ROOT, encode_cached, shared_rows
-from gateway.domain import ChatRequest, Scope, Triage
+from gateway.domain import ChatRequest, Scope, Triage, TriageLayer
 from gateway.knowledge.query import load_planner
 from gateway.models.embedding import Embedder
 from gateway.policies import load_policy
@@ -180,6 +183,14 @@ def shared_set_rows(name: str) -> list[Row]:
     return rows
 
 
+def layer_of(result: Triage) -> str:
+    """The deciding layer; a semantic layer (exemplar, classifier) is marked ``/unbound`` when the red
+    flag it raised has none of its own signs in the message (no evidence: raised by nearness alone)."""
+    layer = result.layer.value
+    semantic = result.layer in (TriageLayer.EXEMPLAR, TriageLayer.CLASSIFIER)
+    return f"{layer}/unbound" if semantic and not result.evidence else layer
+
+
 def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> None:
     """Print one source's figures (and, with ``verbose``, its errors unless the source is held out)."""
     per_category: dict[str, list[bool]] = defaultdict(list)
@@ -196,7 +207,7 @@ def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> 
         if row.label == "emergency":
             per_category[row.category or "-"].append(emergency)
             if emergency:
-                layers[result.layer.value] += 1
+                layers[layer_of(result)] += 1
             wrong = not emergency
         elif row.label in HEALTH:
             flagged["long" if row.long else "short"].append(emergency)
@@ -204,7 +215,7 @@ def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> 
             refused.append(result.scope is Scope.NON_CLINICAL)
             wrong = emergency or result.scope is Scope.NON_CLINICAL
             if emergency:
-                layers[f"false:{result.layer.value}"] += 1
+                layers[f"false:{layer_of(result)}"] += 1
         elif row.label == "depression":
             depression.append(emergency)
         else:
@@ -212,7 +223,7 @@ def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> 
             accepted.append(result.scope is not Scope.NON_CLINICAL)
             wrong = emergency
             if emergency:
-                layers[f"false:{result.layer.value}"] += 1
+                layers[f"false:{layer_of(result)}"] += 1
         if wrong:
             errors.append((row.id, row.label, row.category, result.scope.value, result.layer.value,
                            str(result.rule), row.turns[-1][:160]))  # fmt: skip
@@ -255,12 +266,14 @@ PROBE_HELD = "probe held"
 LONG_HELD = "long held"
 RECALL2_HELD = "recall2 held"
 FLAG2_HELD = "flag2 held"
-HELD_OUT_SOURCES = (*HELD_OUT, PROBE_HELD, LONG_HELD, RECALL2_HELD, FLAG2_HELD)
+FLAG3_HELD = "flag3 held"
+HELD_OUT_SOURCES = (*HELD_OUT, PROBE_HELD, LONG_HELD, RECALL2_HELD, FLAG2_HELD, FLAG3_HELD)
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
 LONG = DEV / "probe_long.jsonl"
 RECALL2 = DEV / "probe_recall2.jsonl"
 FLAG2 = DEV / "probe_flag2.jsonl"
+FLAG3 = DEV / "probe_flag3.jsonl"
 
 
 def run_source(
@@ -358,7 +371,7 @@ def main() -> None:
     parser.add_argument(
         "--only",
         default="",
-        help="comma-separated sources: first, tune, test, probe, recall2, long, flag2, shared",
+        help="comma-separated sources: first, tune, test, probe, recall2, long, flag2, flag3, shared",
     )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument(
@@ -397,6 +410,7 @@ def main() -> None:
         "recall2",
         "long",
         "flag2",
+        "flag3",
         "shared",
     }
 
@@ -434,7 +448,8 @@ def main() -> None:
             )
         elif split in only:
             print(f"\n({path} absent: skipped)")
-    for key, path in (("probe", PROBE), ("recall2", RECALL2), ("long", LONG), ("flag2", FLAG2)):
+    sources = (("probe", PROBE), ("recall2", RECALL2), ("long", LONG), ("flag2", FLAG2), ("flag3", FLAG3))
+    for key, path in sources:
         if key not in only or not path.is_file():
             continue
         rows = project_rows(path)
