@@ -40,6 +40,8 @@ _SENTENCE_END = re.compile(
 
 
 _LAST_WORD = re.compile(r"[A-Za-z0-9]+\W*$")
+_LOOKAHEAD = 40
+"""How many characters after a negation's scope a pseudo-negation pattern may look ahead at."""
 _PARAGRAPH = re.compile(r"\n\s*\n")
 
 
@@ -73,8 +75,13 @@ def negated(text: str, start: int, negation: NegationPolicy, since: int = 0) -> 
         for match in _compiled(pattern).finditer(before):
             cut = max(cut, match.end())
     scope = " ".join(before[cut:].split()[-negation.window_words :])
+    # a pseudo-negation is read with the words that follow it, so that its pattern can look ahead ("not
+    # working hard to breathe" is no pseudo "not working"), but only one lying wholly in scope is removed
+    after = f" {text[start : start + _LOOKAHEAD]}"
     for pattern in negation.pseudo:
-        scope = _compiled(pattern).sub(" ", scope)
+        for match in list(_compiled(pattern).finditer(scope + after)):
+            if match.end() <= len(scope):
+                scope = scope[: match.start()] + " " * (match.end() - match.start()) + scope[match.end() :]
     return any(_compiled(p).search(scope) for p in negation.cues)
 
 
