@@ -34,6 +34,9 @@ Sources, each reported on its own:
   pass: terse, misspelled, non-native, elderly and carer wording, emergencies buried mid-post, vitals
   alone, signs told as a lost function, and look-alikes of each), ``recall3 tune`` and ``recall3 held``
   (never printed);
+- ``bench/data/triage/probe_flag3.jsonl``: healed scars and positional numbness, information questions
+  beside a mild complaint of now, medication questions, and emergencies told without their usual
+  words, written before the seventh pass (#31); ``flag3 tune`` and ``flag3 held`` (never printed);
 - ``../shared/eval/triage/`` held-out split (``bench/triage_data.split_of``: the 30% of rows the
   classifier was not trained on): clinical.jsonl, non_clinical.jsonl, suicide_risk.jsonl. When the
   folder is absent they are skipped, and a line on stderr says so.
@@ -66,7 +69,7 @@ import torch
 
 from bench.serving_encoder import add_serving_encoder_arguments
 from bench.triage_data import EVAL, ROOT, encode_cached, shared_rows
-from gateway.domain import ChatRequest, Scope, Triage
+from gateway.domain import ChatRequest, Scope, Triage, TriageLayer
 from gateway.knowledge.query import load_planner
 from gateway.models.embedding import Embedder
 from gateway.policies import load_policy
@@ -184,6 +187,14 @@ def shared_set_rows(name: str) -> list[Row]:
     return rows
 
 
+def layer_of(result: Triage) -> str:
+    """The deciding layer; a semantic layer (exemplar, classifier) is marked ``/unbound`` when the red
+    flag it raised has none of its own signs in the message (no evidence: raised by nearness alone)."""
+    layer = result.layer.value
+    semantic = result.layer in (TriageLayer.EXEMPLAR, TriageLayer.CLASSIFIER)
+    return f"{layer}/unbound" if semantic and not result.evidence else layer
+
+
 def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> None:
     """Print one source's figures (and, with ``verbose``, its errors unless the source is held out)."""
     per_category: dict[str, list[bool]] = defaultdict(list)
@@ -200,7 +211,7 @@ def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> 
         if row.label == "emergency":
             per_category[row.category or "-"].append(emergency)
             if emergency:
-                layers[result.layer.value] += 1
+                layers[layer_of(result)] += 1
             wrong = not emergency
         elif row.label in HEALTH:
             flagged["long" if row.long else "short"].append(emergency)
@@ -208,7 +219,7 @@ def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> 
             refused.append(result.scope is Scope.NON_CLINICAL)
             wrong = emergency or result.scope is Scope.NON_CLINICAL
             if emergency:
-                layers[f"false:{result.layer.value}"] += 1
+                layers[f"false:{layer_of(result)}"] += 1
         elif row.label == "depression":
             depression.append(emergency)
         else:
@@ -216,7 +227,7 @@ def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> 
             accepted.append(result.scope is not Scope.NON_CLINICAL)
             wrong = emergency
             if emergency:
-                layers[f"false:{result.layer.value}"] += 1
+                layers[f"false:{layer_of(result)}"] += 1
         if wrong:
             errors.append((row.id, row.label, row.category, result.scope.value, result.layer.value,
                            str(result.rule), row.turns[-1][:160]))  # fmt: skip
@@ -260,19 +271,22 @@ LONG_HELD = "long held"
 RECALL2_HELD = "recall2 held"
 FLAG2_HELD = "flag2 held"
 RECALL3_HELD = "recall3 held"
-HELD_OUT_SOURCES = (*HELD_OUT, PROBE_HELD, LONG_HELD, RECALL2_HELD, FLAG2_HELD, RECALL3_HELD)
+FLAG3_HELD = "flag3 held"
+HELD_OUT_SOURCES = (*HELD_OUT, PROBE_HELD, LONG_HELD, RECALL2_HELD, FLAG2_HELD, RECALL3_HELD, FLAG3_HELD)
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
 LONG = DEV / "probe_long.jsonl"
 RECALL2 = DEV / "probe_recall2.jsonl"
 FLAG2 = DEV / "probe_flag2.jsonl"
 RECALL3 = DEV / "probe_recall3.jsonl"
+FLAG3 = DEV / "probe_flag3.jsonl"
 PROBES = (
     ("probe", PROBE, PROBE_HELD),
     ("recall2", RECALL2, RECALL2_HELD),
     ("long", LONG, LONG_HELD),
     ("flag2", FLAG2, FLAG2_HELD),
     ("recall3", RECALL3, RECALL3_HELD),
+    ("flag3", FLAG3, FLAG3_HELD),
 )
 """The probe files: (source key and id prefix, path, name of the held part). Each is read as two parts,
 ``<key> tune`` (ids ``<key>-tune-*``) and ``<key> held`` (``<key>-held-*``, never printed)."""
@@ -373,7 +387,8 @@ def main() -> None:
     parser.add_argument(
         "--only",
         default="",
-        help="comma-separated sources: first, tune, test, probe, recall2, long, flag2, recall3, shared",
+        help="comma-separated sources: first, tune, test, probe, recall2, long, flag2, recall3, flag3,"
+        " shared",
     )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument(
@@ -413,6 +428,7 @@ def main() -> None:
         "long",
         "flag2",
         "recall3",
+        "flag3",
         "shared",
     }
 

@@ -198,6 +198,8 @@ def emergency_of(
         ) | over.difference(met)
         terms = _gate_terms(reading, policy) and not _only_asks(reading, score.category, policy)
         found = bound_semantic(score, met, policy, terms, groups, denied)
+        if found is not None and reader.reassured(reading, found.category, found.category in met):
+            return None, found.category  # told as well now: answered with the red flag's safety note
     if found is None:
         # a question about a red flag whose signs it names, or a supposing clause naming them ("what
         # if I took ten of them?"): answered with the red flag's safety note

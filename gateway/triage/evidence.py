@@ -29,7 +29,7 @@ from gateway.domain import TriageEvidence
 from gateway.triage.evidence_policy import EvidencePolicy, SignRule
 from gateway.triage.policy import NegationPolicy
 from gateway.triage.prefilter import Needs, fold, may_match, needs
-from gateway.triage.tense import Memo, SentenceTime, TenseReader, Time
+from gateway.triage.tense import Matcher, Memo, SentenceTime, TenseReader, Time
 
 _POSSESSIVE = re.compile(r"\b(my|his|her|our|their)\s+(\S+\s+){0,2}$", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)*")
@@ -42,6 +42,8 @@ _SENTENCE_END = re.compile(
 
 
 _LAST_WORD = re.compile(r"[A-Za-z0-9]+\W*$")
+_LOOKAHEAD = 40
+"""How many characters after a negation's scope a pseudo-negation pattern may look ahead at."""
 _PARAGRAPH = re.compile(r"\n\s*\n")
 
 
@@ -75,8 +77,13 @@ def negated(text: str, start: int, negation: NegationPolicy, since: int = 0) -> 
         for match in _compiled(pattern).finditer(before):
             cut = max(cut, match.end())
     scope = " ".join(before[cut:].split()[-negation.window_words :])
+    # a pseudo-negation is read with the words that follow it, so that its pattern can look ahead ("not
+    # working hard to breathe" is no pseudo "not working"), but only one lying wholly in scope is removed
+    after = f" {text[start : start + _LOOKAHEAD]}"
     for pattern in negation.pseudo:
-        scope = _compiled(pattern).sub(" ", scope)
+        for match in list(_compiled(pattern).finditer(scope + after)):
+            if match.end() <= len(scope):
+                scope = scope[: match.start()] + " " * (match.end() - match.start()) + scope[match.end() :]
     return any(_compiled(p).search(scope) for p in negation.cues)
 
 
@@ -234,6 +241,7 @@ class EvidenceReader:
         self._patterns: list[tuple[str, re.Pattern[str], Needs]] = [
             (name, pattern, needs(pattern.pattern, pattern.flags)) for name, pattern in patterns
         ]
+        self._unless = {name: Matcher(group.unless) for name, group in policy.terms.items() if group.unless}
         # a red flag's own signs are health content too
         required = {g for rule in policy.categories.values() for groups in rule.requires for g in groups}
         self._core = frozenset(policy.health_gate)
@@ -307,7 +315,10 @@ class EvidenceReader:
 
     def _hits(self, sentence: Sentence, index: int) -> Iterable[Hit]:
         spans = sentence.when.supposed
+        unless = {name: m for name, m in self._unless.items() if m(sentence.text)}
         for start, hit in self._words(sentence, index):
+            if hit.group in unless:
+                continue  # not a sign in this sentence (``TermGroup.unless``)
             if any(a <= start < b for a, b in spans):
                 yield Hit(
                     hit.group, hit.text, hit.sentence, hit.negated, hit.background, True, sentence.asked
@@ -400,6 +411,23 @@ class EvidenceReader:
                 if named and all(h.background and not reading.sentences[h.sentence].when.now for h in named):
                     return True  # one of its required signs told only as history ("had a bleed in 2019")
         return False
+
+    def reassured(self, reading: Reading, category: str, signs_met: bool = False) -> bool:
+        """Whether the text tells what is well now (``reassurance.well`` said, or ``reassurance.denied``
+        denied) and no sign of acuity (``reassurance.acuity``) said of now: the semantic layers may not
+        decide ``category`` alone (``evidence.yaml`` ``reassurance``; ``signs_met``: its own signs
+        are present, which ``applies_to: unbound`` leaves to the semantic layers)."""
+        policy = self.policy.reassurance
+        if not policy.enabled or category in policy.exempt:
+            return False
+        if signs_met and policy.applies_to == "unbound":
+            return False
+        now = [h for h in reading.hits if not (h.background or h.supposed)]
+        acuity = frozenset(policy.acuity)
+        if any(h.group in acuity and not h.negated for h in now):
+            return False
+        well, denied = frozenset(policy.well), frozenset(policy.denied)
+        return any((h.group in well and not h.negated) or (h.group in denied and h.negated) for h in now)
 
     def signs(self, reading: Reading, category: str, supposed: bool = False) -> Signs | None:
         """The category's signs in the worst window of sentences (escalated first), if met; with

@@ -59,6 +59,9 @@ class TermGroup:
     anywhere: bool = False
     """Who the message is about (a child, a pregnancy, diabetes): a mention anywhere in the message
     counts for every window of sentences ("My son is 2." opening a long post about his breathing)."""
+    unless: tuple[str, ...] = ()
+    """Patterns of a sentence in which this group's terms are not signs ("the scar feels numb along one
+    side": numb skin by a scar is not a stroke's one-sided numbness)."""
 
     def __post_init__(self) -> None:
         if not self.words and not self.patterns:
@@ -71,6 +74,7 @@ class TermGroup:
             ):
                 raise InvalidValue("TermGroup", f"words[{i}]", "a word is non-empty; '*' only at one end")
         compile_all(self, self.patterns, "patterns")
+        compile_all(self, self.unless, "unless")
 
 
 @with_config(FILE_CONFIG)
@@ -133,10 +137,17 @@ class AskingPolicy:
     possessed: tuple[str, ...] = ()
     """Term groups that make a question a report when a possessive comes just before ("is my chest
     pain serious?")."""
+    same_paragraph: bool = False
+    """A question is read as about a report of now only when the report is in its own paragraph (off:
+    anywhere in the text): a long post's closing question about a topic stays a question."""
+    worries: tuple[str, ...] = ()
+    """Patterns of a sentence that only tells a worry ("I'm so anxious it will happen again"): not a
+    report of now that makes a question about it."""
 
     def __post_init__(self) -> None:
         compile_all(self, self.openers, "openers")
         compile_all(self, self.reports, "reports")
+        compile_all(self, self.worries, "worries")
 
 
 @with_config(FILE_CONFIG)
@@ -170,6 +181,31 @@ class EpisodePolicy:
 
 @with_config(FILE_CONFIG)
 @dataclass(frozen=True)
+class ReassurancePolicy:
+    """Reassurance said of now keeps a semantic emergency from being decided alone (#31 item 2).
+
+    The exemplar and classifier layers read a worried question in the words of the emergency it
+    resembles; a message that also tells what is well now (a child drinking and weeing, "breathing is
+    fine", "no blood", "hasn't been sick") and no sign of severity, trajectory or onset is answered
+    with the red flag's safety note instead. The rule, vital-sign and escalated-sign layers are
+    untouched (they hold the category's own signs with a severity word)."""
+
+    enabled: bool = False
+    applies_to: Literal["semantic", "unbound"] = "unbound"
+    """``unbound``: only a red flag the semantic layers raise without its own signs (#31 item 2: they
+    may raise a category's score, not invent one); ``semantic``: any they decide."""
+    well: tuple[str, ...] = ()
+    """Term groups of what is well now, said (not negated, supposed or history)."""
+    denied: tuple[str, ...] = ()
+    """Term groups whose denial of now ("no rash", "breathing is not hard") is reassurance."""
+    acuity: tuple[str, ...] = ()
+    """Term groups of severity, trajectory or onset: said of now, the semantic read stands."""
+    exempt: tuple[str, ...] = ()
+    """Red flags never calmed so (thoughts of suicide: reassurance is how a crisis is played down)."""
+
+
+@with_config(FILE_CONFIG)
+@dataclass(frozen=True)
 class EvidencePolicy:
     terms: dict[str, TermGroup]
     health_gate: tuple[str, ...]
@@ -197,6 +233,8 @@ class EvidencePolicy:
     resolved: tuple[str, ...] = ()
     """Patterns saying an episode is over ("been well for three years", "in a better place now"): a
     ``history_fires`` red flag then reads only what is told of now."""
+    reassurance: ReassurancePolicy = field(default_factory=ReassurancePolicy)
+    """What is well now, which keeps the semantic layers from deciding an emergency alone."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.window_sentences <= 10:
@@ -218,6 +256,14 @@ class EvidencePolicy:
         for i, group in enumerate(self.health_gate):
             if group not in self.terms:
                 raise InvalidValue("EvidencePolicy", f"health_gate[{i}]", f"unknown term group {group!r}")
+        for key in ("well", "denied", "acuity"):
+            for i, group in enumerate(getattr(self.reassurance, key)):
+                if group not in self.terms:
+                    where = f"reassurance.{key}[{i}]"
+                    raise InvalidValue("EvidencePolicy", where, f"unknown term group {group!r}")
+        for i, name in enumerate(self.reassurance.exempt):
+            if name not in self.categories:
+                raise InvalidValue("EvidencePolicy", f"reassurance.exempt[{i}]", f"unknown red flag {name!r}")
         for name, rule in self.categories.items():
             for i, group in enumerate(rule.adopts_when):
                 if group not in self.terms:

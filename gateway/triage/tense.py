@@ -137,6 +137,7 @@ class TenseReader:
         self._hypothetical = [re.compile(p, re.IGNORECASE) for p in negation.hypothetical]
         self._ends = Matcher(negation.terminators)
         self._possessed = possessed
+        self._worries = Matcher(policy.asking.worries)
 
     def resolved(self, text: str) -> bool:
         """Whether ``text`` says an episode is over (``evidence.yaml`` ``resolved``)."""
@@ -191,11 +192,20 @@ class TenseReader:
         clues = [self.clues(s, memo) for s in sentences]
         history = self._history(clues, paragraphs)
         asked = [self._asks(s, c) for s, c in zip(sentences, clues, strict=True)]
-        if any(asked) and any(
-            not a and not h and (c.reports or self._possesses(s, c))
-            for s, c, a, h in zip(sentences, clues, asked, history, strict=True)
-        ):
-            asked = [False] * len(sentences)  # a report of now elsewhere: its questions are about it
+        if any(asked):
+            # a report of now elsewhere: its questions are about it ("I took 40. How long until ...?");
+            # with ``asking.same_paragraph``, only a report of the question's own paragraph that is not
+            # a worry alone ("I'm so anxious it will happen again"): a long post's closing question
+            # about a topic stays a question
+            reporting = [
+                not a and not h and (c.reports or self._possesses(s, c)) and not self._worries(s)
+                for s, c, a, h in zip(sentences, clues, asked, history, strict=True)
+            ]
+            if not self.policy.asking.same_paragraph:
+                asked = [False] * len(sentences) if any(reporting) else asked
+            else:
+                reported = {p for p, r in zip(paragraphs, reporting, strict=True) if r}
+                asked = [a and p not in reported for a, p in zip(asked, paragraphs, strict=True)]
         return [
             SentenceTime(h, a, ((0, len(s)),) if a else c.supposed, c.now)
             for s, c, a, h in zip(sentences, clues, asked, history, strict=True)
