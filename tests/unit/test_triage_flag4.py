@@ -1,6 +1,6 @@
 """Signs misread by how a word is used (#31 item 2, eighth pass): a pseudo-negation read with what
 follows it, a treatment "not working" against a child "not working hard to breathe", the eye red flag's
-own words, numbness by scarring, what one wants to prevent. Each fix both ways; no model is loaded."""
+own words, numbness by scarring. Each fix both ways; no model is loaded."""
 
 from __future__ import annotations
 
@@ -8,25 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from gateway.domain import Scope, Triage
 from gateway.policies import load_policy
 from gateway.triage.evidence import negated
-from tests.support.triage import decide_message, reader_of, semantic_read
+from tests.support.triage import reader_of
 
 REPO = Path(__file__).resolve().parents[2]
-POLICY = load_policy(REPO / "policies", "general")
-TRIAGE = POLICY.triage
+TRIAGE = load_policy(REPO / "policies", "general").triage
 READER = reader_of(TRIAGE)
 
 
-def judge(message: str) -> Triage:
-    """Only the rule layers can make an emergency: the semantic layers say nothing."""
-    return decide_message(message, POLICY.context, TRIAGE, semantic_read(TRIAGE))
-
-
 def signs(message: str) -> set[str]:
-    """The sign groups found in ``message`` said of now (not negated, history or supposed)."""
-    return {h.group for h in READER.read(message).hits if not (h.negated or h.background or h.supposed)}
+    """The sign groups found, not negated, in ``message``."""
+    return {h.group for h in READER.read(message).hits if not h.negated}
 
 
 def escalated(message: str, category: str) -> bool:
@@ -83,24 +76,3 @@ def test_numbness_by_scarring_is_no_stroke_sign(message: str) -> None:
 
 def test_one_sided_numbness_without_a_scar_is_still_a_stroke_sign() -> None:
     assert "one_side_weak" in signs("her right arm has suddenly gone numb and she can't lift it")
-
-
-def test_what_one_wants_to_prevent_is_no_sign_of_now() -> None:
-    text = (
-        "My daughter had a febrile convulsion last winter. She is 2 now with a temperature of 38.4 today.\n\n"
-        "She's drinking and playing, no rash. Will ibuprofen prevent another seizure?"
-    )
-    assert not {"seizure", "seizure_long"} & signs(text)
-    assert judge(text).scope is not Scope.EMERGENCY
-
-
-@pytest.mark.parametrize(
-    "message",
-    [
-        "she's having another seizure now and it won't stop, what do I do to prevent her choking",
-        "his inhaler doesn't prevent the wheezing and now he can't breathe",
-    ],
-)
-def test_a_sign_told_beside_prevent_still_counts(message: str) -> None:
-    assert {"seizure", "breathing_trouble"} & signs(message)
-    assert judge(message).scope is Scope.EMERGENCY
