@@ -355,6 +355,12 @@ def read_fever_days(
 
 
 _PER_DAY = {"minutes": 1440.0, "hours": 24.0, "days": 1.0}
+_MINUTES_BARE = re.compile(
+    # a sign's own time in minutes or hours with no "for" ("she's been seizing 10 minutes"), not a time
+    # since ("a fit 5 minutes ago")
+    rf"\b{_COUNT}\s+(minutes?|mins?|hours?|hrs?)\b(?!\s+(?:ago|later|before|after|earlier|apart|each|a day))",
+    re.IGNORECASE,
+)
 
 
 def read_sign_durations(
@@ -376,7 +382,14 @@ def read_sign_durations(
                     continue
                 start = max(0, word.start() - FEVER_DURATION_WINDOW)
                 near = sentence[start : word.end() + FEVER_DURATION_WINDOW]
-                for written, days in read_durations(near):
+                durations = read_durations(near)
+                for bare in _MINUTES_BARE.finditer(near):
+                    if not any(bare.group(0) in written for written, _ in durations):
+                        count = " ".join(bare.group(1).lower().split())
+                        number = float(count) if count.isdigit() else float(_WORD_NUMBERS[count])
+                        unit = "min" if bare.group(2).lower().startswith("m") else "h"
+                        durations.append((bare.group(0), number * _UNIT_DAYS[unit]))
+                for written, days in durations:
                     value = days * _PER_DAY[sign.unit]
                     if sign.longest is not None and value > sign.longest:
                         continue

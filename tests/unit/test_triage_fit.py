@@ -42,6 +42,7 @@ def signs(message: str) -> set[str]:
         "he's been fitting for 6 minutes",
         "my wife has been convulsing for about seven minutes, what do I do",
         "grandad has had a fit for the last 8 mins",
+        "she's been seizing 10 minutes",
     ],
 )
 def test_a_seizure_of_five_minutes_or_more_is_an_emergency(message: str) -> None:
@@ -56,6 +57,8 @@ def test_a_seizure_of_five_minutes_or_more_is_an_emergency(message: str) -> None
     [
         "she had a seizure 6 years ago",
         "his fits last about 2 minutes and he's fine after",
+        "his fits usually last about 10 minutes and he's fine after",
+        "she had a fit 5 minutes ago and is drowsy now",
         "my daughter's seizures usually last 7 minutes and she sleeps afterwards, is that normal",
         "he had fits for 3 days when he was a baby, will it affect his school work",
         "she had a fit for 2 minutes and is now back to herself, chatting and eating",
@@ -72,6 +75,7 @@ def test_a_seizure_duration_is_read_in_minutes_and_a_span_of_illness_is_not_one_
     ]
     assert [r.value for r in read_sign_durations(["seizing for an hour"], vitals)] == [60.0]
     assert read_sign_durations(["fits for 3 days"], vitals) == []
+    assert read_sign_durations(["a fit 20 minutes ago"], vitals) == []
     assert read_sign_durations(["no fits for 10 minutes"], vitals, lambda s, at: s[:at].endswith("no ")) == []
 
 
