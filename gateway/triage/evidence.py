@@ -20,7 +20,7 @@ patient's safety message and the clinician's view can say which signs decided.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -208,6 +208,17 @@ def distinct(evidence: Iterable[TriageEvidence]) -> tuple[TriageEvidence, ...]:
     )
 
 
+def _dashed(sentences: Sequence[Sentence], index: int) -> str:
+    """Sentence ``index`` with its neighbours joined to it by a dash ("right arm numb - is it the
+    scarring"): the splitter cuts at " - ", but what excepts a sign (``TermGroup.unless``) may lie beside."""
+    first = last = index
+    while first > 0 and sentences[first - 1].end == "-":
+        first -= 1
+    while last < len(sentences) - 1 and sentences[last].end == "-":
+        last += 1
+    return " - ".join(s.text for s in sentences[first : last + 1])
+
+
 class EvidenceReader:
     """Reads texts against ``evidence.yaml`` (built once per policy)."""
 
@@ -290,7 +301,7 @@ class EvidenceReader:
         sentences = self.sentences(text, memo)
         hits: list[Hit] = []
         for index, sentence in enumerate(sentences):
-            hits.extend(self._hits(sentence, index))
+            hits.extend(self._hits(sentence, index, _dashed(sentences, index)))
         health = any(h.group in self._gate for h in hits)
         core = any(h.group in self._core for h in hits)
         return Reading(tuple(sentences), tuple(hits), health, core, self.tense.resolved(text))
@@ -313,9 +324,10 @@ class EvidenceReader:
                 found.append(name)
         return frozenset(found)
 
-    def _hits(self, sentence: Sentence, index: int) -> Iterable[Hit]:
+    def _hits(self, sentence: Sentence, index: int, dashed: str) -> Iterable[Hit]:
+        """``dashed``: the sentence with the clauses a dash joins it to, which ``unless`` reads."""
         spans = sentence.when.supposed
-        unless = {name: m for name, m in self._unless.items() if m(sentence.text)}
+        unless = {name: m for name, m in self._unless.items() if m(dashed)}
         for start, hit in self._words(sentence, index):
             if hit.group in unless:
                 continue  # not a sign in this sentence (``TermGroup.unless``)

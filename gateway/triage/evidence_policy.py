@@ -37,8 +37,11 @@ Vital = Literal[
     "glucose_mmol",
     "fever_days",
     "gcs",
+    "seizure_minutes",
 ]
 """``fever_days``: how many days a fever stated in the same sentence has lasted ("a fever for 5 days");
+``seizure_minutes`` (and any vital named in ``VitalsPolicy.sign_durations``): how long a sign told
+beside a duration has lasted ("fitting for 6 minutes");
 ``gcs``: the Glasgow Coma Scale (3-15) a clinician states ("GCS 13", "GCS 14/15")."""
 
 
@@ -320,6 +323,30 @@ class VitalLimit:
 
 @with_config(FILE_CONFIG)
 @dataclass(frozen=True)
+class SignDuration:
+    """A sign whose duration published guidance reads against a limit ("a seizure lasting more than
+    5 minutes": NHS, call 999): a duration beside one of ``words`` in its sentence is a reading."""
+
+    words: tuple[str, ...]
+    """Patterns naming the sign ("fitting", "seizure")."""
+    unit: Literal["minutes", "hours", "days"]
+    """The unit of the reading (and of its limits)."""
+    habitual: tuple[str, ...] = ()
+    """Patterns of a known pattern told as history ("his fits usually last 10 minutes"): such a
+    sentence gives no reading."""
+    longest: float | None = None
+    """A duration above this (in ``unit``) is a span of illness with the sign, not one episode ("fits
+    for 3 days"): no reading."""
+
+    def __post_init__(self) -> None:
+        if not self.words:
+            raise InvalidValue("SignDuration", "words", "must not be empty")
+        compile_all(self, self.words, "words")
+        compile_all(self, self.habitual, "habitual")
+
+
+@with_config(FILE_CONFIG)
+@dataclass(frozen=True)
 class VitalsPolicy:
     sources: dict[str, str]
     """Citations of the tables the limits come from."""
@@ -336,6 +363,8 @@ class VitalsPolicy:
     durations: dict[str, float] = field(default_factory=dict)
     """Spans of time named without a count, read as durations (pattern -> days at least): "since last
     night" (1), "over the weekend" (2), "since Monday" (1: the weekday's distance depends on today)."""
+    sign_durations: dict[Vital, SignDuration] = field(default_factory=dict)
+    """Signs read with how long they have lasted, each as the vital it names (``seizure_minutes``)."""
 
     def __post_init__(self) -> None:
         compile_all(self, self.child_words, "child_words")

@@ -54,6 +54,10 @@ class NegationPolicy:
     if", "could it happen", "I'm worried that", "how much would be too much"): its signs do not count
     and it matches no red-flag rule, unless it also says the complaint is here now (``hypothetical_now``
     or ``evidence.yaml``'s ``present``)."""
+    hypothetical_object: tuple[str, ...] = ()
+    """Regular expressions of a cue and its object, whose match alone is supposed (not the clause up
+    to its end): what one wants to prevent or avoid ("will ibuprofen prevent another fit"), so a
+    report that follows ("... he is fitting now") keeps its signs."""
     hypothetical_now: tuple[str, ...] = ()
     """...words that bring a supposing sentence back to now ("right now", "I've just taken", "is
     happening")."""
@@ -64,7 +68,8 @@ class NegationPolicy:
     def __post_init__(self) -> None:
         if not 1 <= self.window_words <= 20:
             raise InvalidValue("NegationPolicy", "window_words", "must be between 1 and 20")
-        for key in ("cues", "pseudo", "terminators", "hypothetical", "hypothetical_now"):
+        keys = ("cues", "pseudo", "terminators", "hypothetical", "hypothetical_object", "hypothetical_now")
+        for key in keys:
             for i, pattern in enumerate(getattr(self, key)):
                 try:
                     re.compile(pattern)

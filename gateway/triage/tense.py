@@ -14,7 +14,8 @@ one alternation:
   (``asking.reports``, ``present``, ``negation.hypothetical_now``, a possessive before a complaint);
   read as a report when another sentence of the text reports now ("I took 40. How long until ...?");
 - **supposed**: the clauses that suppose, ask or worry (``negation.hypothetical``, up to the clause's
-  end: ``negation.terminators``) unless the clause brings it back to now;
+  end: ``negation.terminators``) unless the clause brings it back to now, and what one wants to prevent
+  or avoid (``negation.hypothetical_object``: the cue and its object only);
 - **resolved** (of a whole text): it says an episode is over (``resolved``: "I've been well since").
 
 Present tense or a time of now ("is", "I'm", "tonight", "an hour ago", "again") keeps a sentence out
@@ -133,8 +134,9 @@ class TenseReader:
         self._clause_now = Matcher([*policy.present, *negation.hypothetical_now])
         self._openers = Matcher(policy.asking.openers)
         self._resolved = Matcher(policy.resolved)
-        self._supposing = Matcher(negation.hypothetical)
+        self._supposing = Matcher([*negation.hypothetical, *negation.hypothetical_object])
         self._hypothetical = [re.compile(p, re.IGNORECASE) for p in negation.hypothetical]
+        self._objects = [re.compile(p, re.IGNORECASE) for p in negation.hypothetical_object]
         self._ends = Matcher(negation.terminators)
         self._possessed = possessed
         self._worries = Matcher(policy.asking.worries)
@@ -174,7 +176,9 @@ class TenseReader:
                 end = len(sentence) if stop is None else min(len(sentence), stop)
                 if not self._clause_now(sentence[match.start() : end]):
                     spans.append((match.start(), end))
-        return tuple(spans)
+        for pattern in self._objects:  # the object alone: what follows it may report now
+            spans.extend(m.span() for m in pattern.finditer(sentence) if not self._clause_now(m.group(0)))
+        return tuple(sorted(spans))
 
     def _possesses(self, sentence: str, clues: Clues) -> bool:
         if clues.possessed is None:

@@ -354,6 +354,49 @@ def read_fever_days(
     return list(found.values())
 
 
+_PER_DAY = {"minutes": 1440.0, "hours": 24.0, "days": 1.0}
+_MINUTES_BARE = re.compile(
+    # a sign's own time in minutes or hours with no "for" ("she's been seizing 10 minutes"), not a time
+    # since ("a fit 5 minutes ago")
+    rf"\b{_COUNT}\s+(minutes?|mins?|hours?|hrs?)\b(?!\s+(?:ago|later|before|after|earlier|apart|each|a day))",
+    re.IGNORECASE,
+)
+
+
+def read_sign_durations(
+    sentences: Sequence[str], policy: VitalsPolicy, denied: Denied | None = None
+) -> list[Reading]:
+    """How long a sign of ``policy.sign_durations`` has lasted: a duration beside one of its words in
+    its sentence ("he's been fitting for 6 minutes": ``seizure_minutes`` 6), in the sign's unit. A
+    denied sign word and a sentence telling a known pattern (``habitual``: "his fits usually last
+    10 minutes") give none; a duration in years is no duration here ("a seizure 6 years ago")."""
+    found: dict[tuple[str, str], Reading] = {}
+    for vital, sign in policy.sign_durations.items():
+        words = [re.compile(p, re.IGNORECASE) for p in sign.words]
+        habitual = [re.compile(p, re.IGNORECASE) for p in sign.habitual]
+        for sentence in sentences:
+            if any(p.search(sentence) for p in habitual):
+                continue
+            for word in (m for p in words for m in p.finditer(sentence)):
+                if denied is not None and denied(sentence, word.start()):
+                    continue
+                start = max(0, word.start() - FEVER_DURATION_WINDOW)
+                near = sentence[start : word.end() + FEVER_DURATION_WINDOW]
+                durations = read_durations(near)
+                for bare in _MINUTES_BARE.finditer(near):
+                    if not any(bare.group(0) in written for written, _ in durations):
+                        count = " ".join(bare.group(1).lower().split())
+                        number = float(count) if count.isdigit() else float(_WORD_NUMBERS[count])
+                        unit = "min" if bare.group(2).lower().startswith("m") else "h"
+                        durations.append((bare.group(0), number * _UNIT_DAYS[unit]))
+                for written, days in durations:
+                    value = days * _PER_DAY[sign.unit]
+                    if sign.longest is not None and value > sign.longest:
+                        continue
+                    found.setdefault((vital, written.strip()), Reading(vital, value, written.strip()))
+    return list(found.values())
+
+
 def check_vitals(
     text: str, policy: VitalsPolicy, sentences: Sequence[str] | None = None, denied: Denied | None = None
 ) -> list[Finding]:
@@ -361,6 +404,9 @@ def check_vitals(
     ``sentences``: the text's sentences, when the caller has split them; ``denied``: see
     ``read_fever_days``."""
     readings = read_vitals(text) + read_fever_days(text, sentences, denied, policy.durations)
+    if policy.sign_durations:
+        split = sentences if sentences is not None else [m.group(0) for m in _SENTENCE.finditer(text)]
+        readings += read_sign_durations(split, policy, denied)
     if not readings:
         return []
     if any(re.search(p, text, re.IGNORECASE) for p in policy.exertion):
