@@ -137,12 +137,11 @@ def unshared_words(claim: AnalysedText, context: AnalysedText, conflict: Conflic
     return [w for w in _missing_words(claim, context) if word_key(w) not in own]
 
 
-def restates(claim: str, context: str, analyses: Analyses | None = None) -> Binding:
+def restates(claim: str, context: str, analyses: Analyses) -> Binding:
     """Does ``claim`` say only what ``context`` (its quote and the rest of the quote's sentence) says?
 
-    ``analyses``: the request's text analyses, when the local verifier has analysed these texts already.
+    ``analyses``: the request's text analyses (the local verifier may have analysed these texts already).
     """
-    analyses = Analyses() if analyses is None else analyses
     analysed, evidence = analyses(strip_markers(claim)), analyses(context)
     explained: frozenset[str] = frozenset()  # a comparison read the other way round: its comparatives
     for check in (

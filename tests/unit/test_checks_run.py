@@ -59,7 +59,7 @@ async def test_each_text_is_analysed_once_per_verification() -> None:
     passage = passage_from_text(LEAFLET, "p1")
     claims = ["Adults can take 2 g every 4 to 6 hours.", "Children under 16 may take aspirin."]
     verifier = LocalEntailmentVerifier(HashEncoder(), VerificationPolicy(local_candidates=3))
-    analyses = Analyses(quantities=quantities, entities=entities)
+    analyses = Analyses(verifier.data, quantities=quantities, entities=entities)
     await verifier.verify([ClaimToCheck(c, None, ((1, passage),)) for c in claims], analyses)
     assert all(numbers[c] == 1 and names[c] == 1 for c in claims)
     assert names[passage.text] == 1

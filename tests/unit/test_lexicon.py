@@ -23,6 +23,7 @@ from gateway.verification.lexicon import (
     load_lexicon,
     load_quantity_words,
 )
+from tests.support.checks import CHECK_DATA
 
 
 def test_the_shipped_lexicon_loads_and_feeds_the_checks() -> None:
@@ -90,8 +91,8 @@ def test_bad_quantity_words_name_the_file_and_the_key(tmp_path: Path, edit, key:
 def test_the_shipped_cues_load_and_feed_the_checks() -> None:
     cues = load_cues()
     assert "without" in cues.lists["negation_cues"]
-    assert strength("this always works") == UNIVERSAL
-    assert strength("this sometimes works") == 1
+    assert strength("this always works", CHECK_DATA.strengths) == UNIVERSAL
+    assert strength("this sometimes works", CHECK_DATA.strengths) == 1
     assert states_effect("no significant difference in mortality") is False
     assert states_effect("mortality was reduced") is True
     scopes = [n.scope for n in negations("do not take aspirin", frozenset())]

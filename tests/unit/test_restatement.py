@@ -23,6 +23,7 @@ from gateway.verification.restatement import (
     load_restatement_terms,
     restatement_path,
 )
+from tests.support.checks import CHECK_DATA, restates_text
 
 BUNDLED = bundled("policies") / RESTATEMENT_FILE
 POLICY = VerificationPolicy()
@@ -35,7 +36,7 @@ RESTATEMENT = Restatement(
 
 def decide(claim: str, source: str, quote: str | None = None) -> tuple[bool, str, str]:
     """(kept as written, check, reason) for ``claim`` quoting ``quote`` (default: all of ``source``)."""
-    analyses = Analyses()
+    analyses = Analyses(CHECK_DATA)
     binding = RESTATEMENT.bind(claim, quote or source, source, restates(claim, source, analyses), analyses)
     return binding.restates, binding.check, binding.detail
 
@@ -80,7 +81,7 @@ def decide(claim: str, source: str, quote: str | None = None) -> tuple[bool, str
     ],
 )
 def test_a_restatement_is_kept_and_its_reason_names_what_differs(claim: str, source: str, named: str) -> None:
-    assert restates(claim, source).restates is False  # binding alone rewrites it to the source
+    assert restates_text(claim, source).restates is False  # binding alone rewrites it to the source
     kept, check, reason = decide(claim, source)
     assert (kept, check) == (True, RESTATEMENT_CHECK), reason
     assert named in reason
@@ -168,7 +169,7 @@ def test_the_claim_must_restate_its_whole_quote() -> None:
 def test_a_claim_that_drops_its_sources_hedge_is_not_supported_even_when_binding_was(
     claim: str, source: str
 ) -> None:
-    assert restates(claim, source).restates  # binding alone ignored the hedge
+    assert restates_text(claim, source).restates  # binding alone ignored the hedge
     kept, check, reason = decide(claim, source)
     assert (kept, check) == (False, HEDGE_CHECK)
     assert "a stronger claim" in reason

@@ -4,8 +4,10 @@ A claim is checked against several evidence windows, and a passage against every
 The verifier builds one ``AnalysedText`` per distinct text of a request (``Analyses``) and passes it
 to the checks, so each text is tokenised, stemmed and searched for numbers, negations, quantifiers,
 entities and relations (``reading``: the role reader's and the word-order gate's one reading) at most
-once per request, with no module-level cache keyed by text. The number and entity
-extractors are given to ``Analyses`` (the current ones by default), so a caller or a test can swap them.
+once per request, with no module-level cache keyed by text. ``Analyses`` is given the checks' word
+data (``CheckData``, loaded once by the verifier) and hands it to each text. The number and entity
+extractors are given to ``Analyses`` too (the current ones by default), so a caller or a test can swap
+them.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from gateway.text import normalise, strip_markers
+from gateway.verification.checks.data import CheckData
 from gateway.verification.checks.entities import Entity, extract_entities, us_spelling
 from gateway.verification.checks.polarity import Negation, negations, prefix_roots, states_effect
 from gateway.verification.checks.quantifiers import strength
@@ -40,6 +43,8 @@ class AnalysedText:
     """A text and its analyses; immutable (each property is computed once, then fixed)."""
 
     text: str
+    data: CheckData
+    """The checks' word data (the verifier's)."""
     quantity_extractor: QuantityExtractor = extract_quantities
     entity_extractor: EntityExtractor = extract_entities
 
@@ -105,7 +110,7 @@ class AnalysedText:
 
     @cached_property
     def strength(self) -> int:
-        return strength(self.clean)
+        return strength(self.clean, self.data.strengths)
 
     @cached_property
     def reading(self) -> Reading:
@@ -139,9 +144,11 @@ class Analyses:
 
     def __init__(
         self,
+        data: CheckData,
         quantities: QuantityExtractor = extract_quantities,
         entities: EntityExtractor = extract_entities,
     ) -> None:
+        self.data = data
         self._quantities = quantities
         self._entities = entities
         self._texts: dict[str, AnalysedText] = {}
@@ -149,5 +156,5 @@ class Analyses:
     def __call__(self, text: str) -> AnalysedText:
         analysed = self._texts.get(text)
         if analysed is None:
-            analysed = self._texts[text] = AnalysedText(text, self._quantities, self._entities)
+            analysed = self._texts[text] = AnalysedText(text, self.data, self._quantities, self._entities)
         return analysed

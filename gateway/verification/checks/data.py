@@ -1,0 +1,47 @@
+"""The checks' word data in one value: ``CheckData``, loaded once when the verifier is built.
+
+The verifier (``LocalEntailmentVerifier``) holds it and hands it to each request's ``Analyses``, which
+gives it to every ``AnalysedText``; the checks read their word lists and compiled patterns from there.
+Loading reads, validates and compiles every file (``data/*.yaml``), so a bad file stops start-up,
+naming the file and the key, and the first request pays no loading time. Importing the checks reads
+no file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gateway.verification.checks.entities import EntityWords, entity_words
+from gateway.verification.checks.polarity import PolarityWords, polarity_words
+from gateway.verification.checks.quantifiers import StrengthPatterns, strength_patterns
+from gateway.verification.checks.quantities import QuantityPatterns, quantity_patterns
+from gateway.verification.checks.role_reader import RoleGrammar, role_grammar
+from gateway.verification.checks.roles import RolePatterns, role_patterns
+from gateway.verification.checks.words import WordData, word_data
+
+
+@dataclass(frozen=True)
+class CheckData:
+    """Every word list and cue pattern the checks read, loaded and compiled once (``load``)."""
+
+    words: WordData
+    quantities: QuantityPatterns
+    polarity: PolarityWords
+    strengths: StrengthPatterns
+    entities: EntityWords
+    grammar: RoleGrammar
+    roles: RolePatterns
+
+    @classmethod
+    def load(cls) -> CheckData:
+        """Read, validate and compile the checks' data files (``data/*.yaml``)."""
+        words = word_data()
+        return cls(
+            words,
+            quantity_patterns(),
+            polarity_words(),
+            strength_patterns(words.cues),
+            entity_words(),
+            role_grammar(),
+            role_patterns(),
+        )
