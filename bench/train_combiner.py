@@ -37,6 +37,7 @@ from gateway.text import passage_from_text, sentence_spans
 from gateway.verification.checks.entities import entity_words
 from gateway.verification.checks.words import stopwords
 from gateway.verification.combiner import FEATURES, WEIGHTS_FILE
+from gateway.verification.lexicon import load_lexicon
 
 SEED = 20261122
 REPO = Path(__file__).resolve().parents[1]
@@ -322,9 +323,13 @@ def swap_antonym(s: str, rng: random.Random) -> str | None:
     return " ".join(words)
 
 
+_ENTITIES = entity_words(load_lexicon())
+"""The checks' entity vocabulary (``CheckData.entities``), read once by this script."""
+
+
 def _vocabulary_by_kind() -> dict[str, list[str]]:
     kinds: dict[str, list[str]] = {}
-    for form, (kind, canonical) in entity_words().vocabulary.items():
+    for form, (kind, canonical) in _ENTITIES.vocabulary.items():
         if form == canonical:
             kinds.setdefault(kind, []).append(form)
     return kinds
@@ -334,11 +339,11 @@ _KINDS = _vocabulary_by_kind()
 
 
 def swap_entity(s: str, rng: random.Random) -> str | None:
-    found = list(entity_words().vocabulary_pattern.finditer(s.lower()))
+    found = list(_ENTITIES.vocabulary_pattern.finditer(s.lower()))
     if not found:
         return None
     match = rng.choice(found)
-    kind, canonical = entity_words().vocabulary[match.group(0)]
+    kind, canonical = _ENTITIES.vocabulary[match.group(0)]
     others = [w for w in _KINDS.get(kind, []) if w != canonical]
     if not others:
         return None

@@ -12,7 +12,7 @@ from gateway.domain import ClaimToCheck, unit_rows
 from gateway.text import passage_from_text
 from gateway.verification.checks import run
 from gateway.verification.checks.analysis import Analyses
-from gateway.verification.checks.entities import Entity, extract_entities
+from gateway.verification.checks.entities import Entity, EntityWords, extract_entities
 from gateway.verification.checks.quantities import Quantity, extract_quantities
 from gateway.verification.local import LocalEntailmentVerifier
 from gateway.verification.policy import VerificationPolicy
@@ -52,9 +52,9 @@ async def test_each_text_is_analysed_once_per_verification() -> None:
         numbers[text] += 1
         return extract_quantities(text)
 
-    def entities(text: str, clean: str) -> tuple[Entity, ...]:
+    def entities(text: str, clean: str, words: EntityWords) -> tuple[Entity, ...]:
         names[text] += 1
-        return extract_entities(text, clean)
+        return extract_entities(text, clean, words)
 
     passage = passage_from_text(LEAFLET, "p1")
     claims = ["Adults can take 2 g every 4 to 6 hours.", "Children under 16 may take aspirin."]

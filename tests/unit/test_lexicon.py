@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from gateway.errors import ConfigurationError
-from gateway.verification.checks.entities import entity_words, us_spelling
+from gateway.verification.checks.entities import us_spelling
 from gateway.verification.checks.polarity import negations, states_effect
 from gateway.verification.checks.quantifiers import UNIVERSAL, strength
 from gateway.verification.checks.quantities import numeric_words, parse_number
@@ -30,7 +30,7 @@ def test_the_shipped_lexicon_loads_and_feeds_the_checks() -> None:
     lexicon = load_lexicon()
     assert "the" in stopwords()
     assert synonyms()["kids"] == "child"
-    assert entity_words().medicines["paracetamol"] == lexicon.table("medicines")["paracetamol"]
+    assert CHECK_DATA.entities.medicines["paracetamol"] == lexicon.table("medicines")["paracetamol"]
     assert any("increase" in a and "decrease" in b for a, b in lexicon.antonyms)
 
 
@@ -64,7 +64,7 @@ def test_the_shipped_quantity_words_load_and_feed_the_number_check() -> None:
     assert words.periods["weekly"] == 1 / 7
     assert parse_number("two thousand five hundred") == 2500
     assert {"per", "cent", "twice", "mg"} <= numeric_words()
-    assert us_spelling("diarrhoea and oedema") == "diarrhea and edema"
+    assert us_spelling("diarrhoea and oedema", CHECK_DATA.entities) == "diarrhea and edema"
 
 
 @pytest.mark.parametrize(
@@ -120,18 +120,26 @@ def test_bad_cues_name_the_file_and_the_key(tmp_path: Path, edit, key: str) -> N
 
 
 def test_word_data_is_read_when_the_verifier_is_built_not_at_import() -> None:
-    """Importing the verifier reads no word file; building it reads them all (start-up, not a request)."""
+    """Importing the verifier reads no word file (``verification/data``); building it reads each once
+    (start-up, not a request), and a verifier handed the word data (``CheckData``) reads none."""
     script = (
+        "from gateway import validation\n"
+        "read, seen = validation.read_yaml, []\n"
+        "def counted(path, *args, **kwargs):\n"
+        "    if path.parent.parent.name == 'verification':\n"
+        "        seen.append(path.name)\n"
+        "    return read(path, *args, **kwargs)\n"
+        "validation.read_yaml = counted\n"
         "from gateway.verification import local\n"
-        "from gateway.verification.checks import entities, polarity, quantities, words\n"
-        "loaders = (words.word_data, quantities.quantity_patterns, polarity.polarity_words,"
-        " entities.entity_words)\n"
-        "print(sum(f.cache_info().currsize for f in loaders))\n"
+        "print(len(seen))\n"
         "class Encoder:\n"
         "    def encode(self, texts): raise AssertionError\n"
         "from gateway.verification.policy import VerificationPolicy\n"
-        "local.LocalEntailmentVerifier(Encoder(), VerificationPolicy())\n"
-        "print(sum(f.cache_info().currsize for f in loaders))\n"
+        "built = local.LocalEntailmentVerifier(Encoder(), VerificationPolicy())\n"
+        "print(','.join(sorted(seen)))\n"
+        "seen.clear()\n"
+        "local.LocalEntailmentVerifier(Encoder(), VerificationPolicy(), built.data)\n"
+        "print(len(seen))\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["0", "4"]
+    assert done.stdout.split() == ["0", "cues.yaml,lexicon.yaml,quantities.yaml,roles.yaml", "0"]

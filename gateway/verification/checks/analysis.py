@@ -19,7 +19,7 @@ from functools import cached_property
 
 from gateway.text import normalise, strip_markers
 from gateway.verification.checks.data import CheckData
-from gateway.verification.checks.entities import Entity, extract_entities, us_spelling
+from gateway.verification.checks.entities import Entity, EntityWords, extract_entities, us_spelling
 from gateway.verification.checks.polarity import Negation, negations, prefix_roots, states_effect
 from gateway.verification.checks.quantifiers import strength
 from gateway.verification.checks.quantities import Quantity, extract_quantities
@@ -29,8 +29,9 @@ from gateway.verification.checks.words import WORD, is_content, stem
 
 QuantityExtractor = Callable[[str], tuple[Quantity, ...]]
 """Reads the quantities of a text (the raw text)."""
-EntityExtractor = Callable[[str, str], tuple[Entity, ...]]
-"""Reads the entities of a text (the raw text, and its normalised text in American spelling)."""
+EntityExtractor = Callable[[str, str, EntityWords], tuple[Entity, ...]]
+"""Reads the entities of a text (the raw text, its normalised text in American spelling, and the
+entity vocabulary)."""
 
 
 def verbatim_key(text: str) -> str:
@@ -125,15 +126,20 @@ class AnalysedText:
     @cached_property
     def entity_text(self) -> str:
         """The normalised text in American spelling, where entities are looked for."""
-        return us_spelling(self.clean)
+        return us_spelling(self.clean, self.data.entities)
 
     @cached_property
     def entity_words(self) -> tuple[str, ...]:
         return tuple(WORD.findall(self.entity_text))
 
+    @property
+    def entity_lists(self) -> EntityWords:
+        """The entity vocabulary (the word data's)."""
+        return self.data.entities
+
     @cached_property
     def entities(self) -> tuple[Entity, ...]:
-        return self.entity_extractor(self.text, self.entity_text)
+        return self.entity_extractor(self.text, self.entity_text, self.data.entities)
 
 
 class Analyses:

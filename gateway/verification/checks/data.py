@@ -41,7 +41,7 @@ class CheckData:
             quantity_patterns(),
             polarity_words(),
             strength_patterns(words.cues),
-            entity_words(),
+            entity_words(words.lexicon),
             role_grammar(),
             role_patterns(),
         )
