@@ -190,7 +190,7 @@ async def main() -> None:
     anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
     local = LocalEntailmentVerifier(embedder, policy)  # not called: the cascades only combine
     before = CascadeVerifier(anchoring, local, None, replace(policy, restatement=False), data=local.data)
-    restatement = build_restatement(Settings(), policy)
+    restatement = build_restatement(Settings(), policy, local.data)
     after = CascadeVerifier(anchoring, local, None, policy, restatement=restatement, data=local.data)
     started = time.perf_counter()
     print(

@@ -41,7 +41,9 @@ def context_negations() -> Any:
         word = token.text.lower()
         return WORD.fullmatch(word) is not None and word not in stopwords() and len(word) > 1
 
-    def negations(clean: str, prefix_roots: frozenset[str]) -> tuple[polarity.Negation, ...]:
+    def negations(
+        clean: str, prefix_roots: frozenset[str], _words: polarity.PolarityWords
+    ) -> tuple[polarity.Negation, ...]:
         doc = nlp(clean)
         doc.ents = [Span(doc, i, i + 1, label="WORD") for i, token in enumerate(doc) if content(token)]
         doc = context(doc)

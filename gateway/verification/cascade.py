@@ -291,9 +291,9 @@ def build_verifier(
     model comes from ``models`` (the process's ModelPool: its limits, metrics and closing), which is
     then required. The restatement terms (``policies/restatements.yaml``) are read and validated first:
     a bad entry stops start-up."""
-    restatement = build_restatement(settings, policy) if policy.restatement else None
-    anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
     data = CheckData.load()  # the checks' word data: read and validated now, once
+    restatement = build_restatement(settings, policy, data) if policy.restatement else None
+    anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
     local = LocalEntailmentVerifier(embedder, policy, data)
     judge: LLMJudgeVerifier | None = None
     if settings.judge_base_url:

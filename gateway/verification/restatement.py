@@ -46,7 +46,7 @@ from gateway.text import strip_markers
 from gateway.validation import FILE_CONFIG, field_error, load_file
 from gateway.verification.binding import Binding, unshared_words, word_key
 from gateway.verification.checks.analysis import Analyses
-from gateway.verification.checks.polarity import polarity_words
+from gateway.verification.checks.data import CheckData
 from gateway.verification.checks.quantifiers import stronger
 from gateway.verification.checks.quantities import extract_quantities
 from gateway.verification.checks.results import CheckOutcome, CheckResult
@@ -114,7 +114,7 @@ def _check_entry(obj: object, where: str, entry: str, key: str) -> None:
         raise field_error(obj, where, f"{entry!r} must be lower-case words separated by single spaces")
     if extract_quantities(entry):
         raise field_error(obj, where, f"{entry!r} states a quantity: numbers are the number check's")
-    if polarity_words().negation.search(entry):
+    if re.search(rf"\b{cues().alternation('negation_cues')}\b", entry):  # the negation check's cues
         raise field_error(obj, where, f"{entry!r} contains a negation: reading it as another term flips it")
     if key == "terms" and all(w in stopwords() for w in entry.split()):
         raise field_error(obj, where, f"{entry!r} is only function words: they never count")
@@ -160,9 +160,13 @@ class _Reading:
 class Restatement:
     """Recognises restatements (see module doc); built once at start-up from the validated file."""
 
-    def __init__(self, terms: RestatementTerms, scope_words: int, scope_overlap: float) -> None:
+    def __init__(
+        self, terms: RestatementTerms, scope_words: int, scope_overlap: float, data: CheckData
+    ) -> None:
         """``scope_words``, ``scope_overlap``: a source hedge counts when at least ``scope_overlap`` of
-        the first ``scope_words`` content words it governs are the claim's (``_source_level``)."""
+        the first ``scope_words`` content words it governs are the claim's (``_source_level``). ``data``:
+        the checks' word data (the verifier's)."""
+        self._clause_break = data.polarity.clause_break
         self._terms = terms
         self._scope_words = scope_words
         self._scope_overlap = scope_overlap
@@ -295,7 +299,7 @@ class Restatement:
     def _scope(self, text: str, match: re.Match[str]) -> set[str]:
         """The keys of the content words a hedge governs: the first ``scope_words`` after it in its
         clause, else (a hedge ending its clause: "..., in some cases") the last ones before it."""
-        clause_break = polarity_words().clause_break
+        clause_break = self._clause_break
         breaks = [m.end() for m in clause_break.finditer(text, 0, match.start())]
         start = breaks[-1] if breaks else 0
         end_break = clause_break.search(text, match.end())
@@ -397,7 +401,9 @@ def _key(entry: str) -> str:
     return " ".join(word_key(w) for w in WORD.findall(entry.lower()))
 
 
-def build_restatement(settings: Settings, policy: VerificationPolicy) -> Restatement:
-    """The restatement check over the policy directory's ``restatements.yaml`` (validated now)."""
+def build_restatement(settings: Settings, policy: VerificationPolicy, data: CheckData) -> Restatement:
+    """The restatement check over the policy directory's ``restatements.yaml`` (validated now);
+    ``data``: the checks' word data."""
     terms = load_restatement_terms(restatement_path(settings))
-    return Restatement(terms, policy.restatement_hedge_scope_words, policy.restatement_hedge_scope_overlap)
+    scope = policy.restatement_hedge_scope_words, policy.restatement_hedge_scope_overlap
+    return Restatement(terms, *scope, data)

@@ -93,9 +93,9 @@ def test_the_shipped_cues_load_and_feed_the_checks() -> None:
     assert "without" in cues.lists["negation_cues"]
     assert strength("this always works", CHECK_DATA.strengths) == UNIVERSAL
     assert strength("this sometimes works", CHECK_DATA.strengths) == 1
-    assert states_effect("no significant difference in mortality") is False
-    assert states_effect("mortality was reduced") is True
-    scopes = [n.scope for n in negations("do not take aspirin", frozenset())]
+    assert states_effect("no significant difference in mortality", CHECK_DATA.polarity) is False
+    assert states_effect("mortality was reduced", CHECK_DATA.polarity) is True
+    scopes = [n.scope for n in negations("do not take aspirin", frozenset(), CHECK_DATA.polarity)]
     assert scopes == [frozenset({"take", "aspirin"})]
 
 

@@ -31,6 +31,7 @@ RESTATEMENT = Restatement(
     load_restatement_terms(BUNDLED),
     POLICY.restatement_hedge_scope_words,
     POLICY.restatement_hedge_scope_overlap,
+    CHECK_DATA,
 )
 
 

@@ -20,7 +20,13 @@ from functools import cached_property
 from gateway.text import normalise, strip_markers
 from gateway.verification.checks.data import CheckData
 from gateway.verification.checks.entities import Entity, EntityWords, extract_entities, us_spelling
-from gateway.verification.checks.polarity import Negation, negations, prefix_roots, states_effect
+from gateway.verification.checks.polarity import (
+    Negation,
+    PolarityWords,
+    negations,
+    prefix_roots,
+    states_effect,
+)
 from gateway.verification.checks.quantifiers import strength
 from gateway.verification.checks.quantities import Quantity, extract_quantities
 from gateway.verification.checks.reading import Reading, read
@@ -93,21 +99,26 @@ class AnalysedText:
 
     @cached_property
     def prefix_roots(self) -> frozenset[str]:
-        return prefix_roots(self.tokens)
+        return prefix_roots(self.tokens, self.data.polarity)
 
     @cached_property
     def polar_stems(self) -> frozenset[str]:
         """Content stems plus the roots of negative-prefix words ("asymptomatic" also mentions symptoms)."""
         return self.content_stems | {stem(r) for r in self.prefix_roots}
 
+    @property
+    def polarity_lists(self) -> PolarityWords:
+        """The polarity cues and word lists (the word data's)."""
+        return self.data.polarity
+
     @cached_property
     def negations(self) -> tuple[Negation, ...]:
-        return negations(self.clean, self.prefix_roots)
+        return negations(self.clean, self.prefix_roots, self.data.polarity)
 
     @cached_property
     def effect(self) -> bool | None:
         """True: reports an effect or difference; False: no difference; None: neither or both."""
-        return states_effect(self.clean)
+        return states_effect(self.clean, self.data.polarity)
 
     @cached_property
     def strength(self) -> int:

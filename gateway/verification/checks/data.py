@@ -39,7 +39,7 @@ class CheckData:
         return cls(
             words,
             quantity_patterns(),
-            polarity_words(),
+            polarity_words(words.cues, words.lexicon),
             strength_patterns(words.cues),
             entity_words(words.lexicon),
             role_grammar(),
