@@ -32,7 +32,6 @@ from gateway.verification.checks.entities import check_entities
 from gateway.verification.checks.numbers import check_numbers
 from gateway.verification.checks.polarity import check_antonyms, check_negation
 from gateway.verification.checks.quantifiers import check_quantifier
-from gateway.verification.checks.quantities import numeric_words
 from gateway.verification.checks.results import CheckOutcome
 from gateway.verification.checks.roles import (
     check_role_order,
@@ -73,11 +72,6 @@ source must contain as written ("vitamin b6" is not "vitamin b12"); numbers with
 check's."""
 
 
-def _numeric_words() -> frozenset[str]:
-    """Words that the number check owns (units, number words, frequencies): not content words here."""
-    return numeric_words()
-
-
 def _keys(text: AnalysedText) -> tuple[set[str], list[str]]:
     """(keys of every word of ``text``, its content words in order), British spelling read as American."""
     plain = text.entity_text
@@ -110,7 +104,7 @@ def _owned_by_numbers(word: str, owned: frozenset[str]) -> bool:
 
 def _missing_words(claim: AnalysedText, context: AnalysedText) -> list[str]:
     have, _ = _keys(context)
-    numeric, skip = _numeric_words(), stopwords()
+    numeric, skip = claim.data.quantities.numeric_words, stopwords()  # the number check's words
     owned = _quantity_words(claim)
     _, wanted = _keys(claim)
     missing: list[str] = []

@@ -38,7 +38,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import with_config
+from pydantic import ValidationInfo, model_validator, with_config
 
 from gateway.resources import bundled
 from gateway.settings import Settings
@@ -85,7 +85,11 @@ class RestatementTerms:
     downward: tuple[str, ...] = ()
     """Words that say a thing is rare ("rarely", "few"): the other direction of the scale."""
 
-    def __post_init__(self) -> None:
+    @model_validator(mode="after")
+    def _entries(self, info: ValidationInfo) -> RestatementTerms:
+        """Every group and entry (``_check_entry``), read with the checks' word data (the load's
+        context: ``load_restatement_terms``)."""
+        data: CheckData = (info.context or {})["data"]
         seen: dict[str, tuple[str, str]] = {}
         """Entry key -> (its group, its place): an entry in two groups is an error."""
         lists: list[tuple[str, tuple[tuple[str, ...], ...]]] = [
@@ -102,17 +106,18 @@ class RestatementTerms:
                     raise field_error(self, f"{key}[{i}]", "must not be empty")
                 for j, entry in enumerate(group):
                     where = f"{key}[{i}][{j}]"
-                    _check_entry(self, where, entry, key)
+                    _check_entry(self, where, entry, key, data)
                     other = seen.setdefault(_key(entry), (f"{key}[{i}]", where))
                     if other[0] != f"{key}[{i}]":
                         raise field_error(self, where, f"{entry!r} is already listed at {other[1]}")
+        return self
 
 
-def _check_entry(obj: object, where: str, entry: str, key: str) -> None:
+def _check_entry(obj: object, where: str, entry: str, key: str, data: CheckData) -> None:
     """One listed entry: lower-case words, no quantity, no negation, not a function word alone."""
     if not _ENTRY.fullmatch(entry):
         raise field_error(obj, where, f"{entry!r} must be lower-case words separated by single spaces")
-    if extract_quantities(entry):
+    if extract_quantities(entry, data.quantities):
         raise field_error(obj, where, f"{entry!r} states a quantity: numbers are the number check's")
     if re.search(rf"\b{cues().alternation('negation_cues')}\b", entry):  # the negation check's cues
         raise field_error(obj, where, f"{entry!r} contains a negation: reading it as another term flips it")
@@ -127,9 +132,10 @@ def restatement_path(settings: Settings) -> Path:
     return path if path.is_file() else bundled("policies") / RESTATEMENT_FILE
 
 
-def load_restatement_terms(path: Path) -> RestatementTerms:
-    """Read and validate the file; a bad entry raises ConfigurationError naming the file and entry."""
-    return load_file(path, RestatementTerms)
+def load_restatement_terms(path: Path, data: CheckData) -> RestatementTerms:
+    """Read and validate the file (``data``: the checks' word data, which entries are checked with); a
+    bad entry raises ConfigurationError naming the file and entry."""
+    return load_file(path, RestatementTerms, context={"data": data})
 
 
 def _alternation(entries: Iterable[str], *, inflect: bool) -> str:
@@ -404,6 +410,6 @@ def _key(entry: str) -> str:
 def build_restatement(settings: Settings, policy: VerificationPolicy, data: CheckData) -> Restatement:
     """The restatement check over the policy directory's ``restatements.yaml`` (validated now);
     ``data``: the checks' word data."""
-    terms = load_restatement_terms(restatement_path(settings))
+    terms = load_restatement_terms(restatement_path(settings), data)
     scope = policy.restatement_hedge_scope_words, policy.restatement_hedge_scope_overlap
     return Restatement(terms, *scope, data)

@@ -13,7 +13,7 @@ from gateway.text import passage_from_text
 from gateway.verification.checks import run
 from gateway.verification.checks.analysis import Analyses
 from gateway.verification.checks.entities import Entity, EntityWords, extract_entities
-from gateway.verification.checks.quantities import Quantity, extract_quantities
+from gateway.verification.checks.quantities import Quantity, QuantityPatterns, extract_quantities
 from gateway.verification.local import LocalEntailmentVerifier
 from gateway.verification.policy import VerificationPolicy
 from tests.support.checks import on_texts
@@ -48,9 +48,9 @@ async def test_each_text_is_analysed_once_per_verification() -> None:
     numbers: Counter[str] = Counter()
     names: Counter[str] = Counter()
 
-    def quantities(text: str) -> tuple[Quantity, ...]:
+    def quantities(text: str, patterns: QuantityPatterns) -> tuple[Quantity, ...]:
         numbers[text] += 1
-        return extract_quantities(text)
+        return extract_quantities(text, patterns)
 
     def entities(text: str, clean: str, words: EntityWords) -> tuple[Entity, ...]:
         names[text] += 1

@@ -13,7 +13,7 @@ from gateway.errors import ConfigurationError
 from gateway.verification.checks.entities import us_spelling
 from gateway.verification.checks.polarity import negations, states_effect
 from gateway.verification.checks.quantifiers import UNIVERSAL, strength
-from gateway.verification.checks.quantities import numeric_words, parse_number
+from gateway.verification.checks.quantities import parse_number
 from gateway.verification.checks.words import stopwords, synonyms
 from gateway.verification.lexicon import (
     CUES_PATH,
@@ -62,8 +62,8 @@ def test_the_shipped_quantity_words_load_and_feed_the_number_check() -> None:
     words = load_quantity_words()
     assert words.units["mcg"] == ("mass", 0.001)
     assert words.periods["weekly"] == 1 / 7
-    assert parse_number("two thousand five hundred") == 2500
-    assert {"per", "cent", "twice", "mg"} <= numeric_words()
+    assert parse_number("two thousand five hundred", CHECK_DATA.quantities) == 2500
+    assert {"per", "cent", "twice", "mg"} <= CHECK_DATA.quantities.numeric_words
     assert us_spelling("diarrhoea and oedema", CHECK_DATA.entities) == "diarrhea and edema"
 
 

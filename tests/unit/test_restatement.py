@@ -28,7 +28,7 @@ from tests.support.checks import CHECK_DATA, restates_text
 BUNDLED = bundled("policies") / RESTATEMENT_FILE
 POLICY = VerificationPolicy()
 RESTATEMENT = Restatement(
-    load_restatement_terms(BUNDLED),
+    load_restatement_terms(BUNDLED, CHECK_DATA),
     POLICY.restatement_hedge_scope_words,
     POLICY.restatement_hedge_scope_overlap,
     CHECK_DATA,
@@ -237,7 +237,7 @@ def test_a_bad_entry_is_a_configuration_error_naming_the_file_and_the_entry(
     path = tmp_path / RESTATEMENT_FILE
     path.write_text(text)
     with pytest.raises(ConfigurationError) as info:
-        load_restatement_terms(path)
+        load_restatement_terms(path, CHECK_DATA)
     assert RESTATEMENT_FILE in str(info.value)
     assert key in str(info.value)
     assert reason in str(info.value)
@@ -258,7 +258,7 @@ def test_a_bad_file_stops_start_up_and_a_directory_without_one_uses_the_bundled_
 
 
 def test_the_bundled_file_is_valid_and_lists_the_pairs_the_docs_name() -> None:
-    terms = load_restatement_terms(BUNDLED)
+    terms = load_restatement_terms(BUNDLED, CHECK_DATA)
     groups = {entry: group[0] for group in terms.terms for entry in group}
     assert groups["high blood pressure"] == groups["hypertension"]
     assert groups["kidney"] == groups["renal"]

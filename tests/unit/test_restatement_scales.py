@@ -120,4 +120,4 @@ def test_a_scale_word_listed_twice_stops_start_up(tmp_path: Path) -> None:
     path = tmp_path / "restatements.yaml"
     path.write_text("hedges: [[may, rarely]]\ndownward: [rarely, seldom]\n", encoding="utf-8")
     with pytest.raises(ConfigurationError, match=r"downward\[0\]\[0\].*already listed"):
-        load_restatement_terms(path)
+        load_restatement_terms(path, CHECK_DATA)

@@ -28,13 +28,13 @@ from gateway.verification.checks.polarity import (
     states_effect,
 )
 from gateway.verification.checks.quantifiers import strength
-from gateway.verification.checks.quantities import Quantity, extract_quantities
+from gateway.verification.checks.quantities import Quantity, QuantityPatterns, extract_quantities
 from gateway.verification.checks.reading import Reading, read
 from gateway.verification.checks.roles import Relation, relations
 from gateway.verification.checks.words import WORD, is_content, stem
 
-QuantityExtractor = Callable[[str], tuple[Quantity, ...]]
-"""Reads the quantities of a text (the raw text)."""
+QuantityExtractor = Callable[[str, QuantityPatterns], tuple[Quantity, ...]]
+"""Reads the quantities of a text (the raw text, and the number words and patterns)."""
 EntityExtractor = Callable[[str, str, EntityWords], tuple[Entity, ...]]
 """Reads the entities of a text (the raw text, its normalised text in American spelling, and the
 entity vocabulary)."""
@@ -95,7 +95,7 @@ class AnalysedText:
 
     @cached_property
     def quantities(self) -> tuple[Quantity, ...]:
-        return self.quantity_extractor(self.text)
+        return self.quantity_extractor(self.text, self.data.quantities)
 
     @cached_property
     def prefix_roots(self) -> frozenset[str]:

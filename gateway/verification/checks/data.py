@@ -18,6 +18,7 @@ from gateway.verification.checks.quantities import QuantityPatterns, quantity_pa
 from gateway.verification.checks.role_reader import RoleGrammar, role_grammar
 from gateway.verification.checks.roles import RolePatterns, role_patterns
 from gateway.verification.checks.words import WordData, word_data
+from gateway.verification.lexicon import load_quantity_words
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,7 @@ class CheckData:
         words = word_data()
         return cls(
             words,
-            quantity_patterns(),
+            quantity_patterns(load_quantity_words(), words.cues),
             polarity_words(words.cues, words.lexicon),
             strength_patterns(words.cues),
             entity_words(words.lexicon),
