@@ -12,13 +12,13 @@ from gateway.verification.checks import roles
 from gateway.verification.checks.results import CheckOutcome
 from gateway.verification.checks.role_reader import ROLES_PATH, load_role_grammar, read_relations
 from gateway.vocabulary import VerdictCheck
-from tests.support.checks import on_texts, restates_text
+from tests.support.checks import CHECK_DATA, on_texts, restates_text
 
 check_roles = on_texts(roles.check_roles)
 
 
 def _sides(text: str) -> list[tuple[set[str], set[str]]]:
-    return [(set(r.agent), set(r.patient)) for r in read_relations(text.lower())]
+    return [(set(r.agent), set(r.patient)) for r in read_relations(text.lower(), CHECK_DATA.grammar)]
 
 
 @pytest.mark.parametrize(
@@ -38,8 +38,8 @@ def test_one_relation_in_many_forms(text: str) -> None:
 
 
 def test_a_cue_after_an_article_is_a_noun() -> None:
-    assert read_relations("an increase in blood pressure was seen.") == ()
-    assert read_relations("the cause of the rash is unknown.") == ()
+    assert read_relations("an increase in blood pressure was seen.", CHECK_DATA.grammar) == ()
+    assert read_relations("the cause of the rash is unknown.", CHECK_DATA.grammar) == ()
 
 
 @pytest.mark.parametrize(
@@ -144,10 +144,10 @@ def test_the_grammar_file_is_validated(tmp_path: Path) -> None:
     bad = tmp_path / "roles.yaml"
     bad.write_text(text.replace("family_of: treats", "family_of: eats"), encoding="utf-8")
     with pytest.raises(ConfigurationError, match="eats"):
-        load_role_grammar(bad)
+        load_role_grammar(CHECK_DATA.words.cues, bad)
     bad.write_text(text.replace("passive_agents: [by]\n", ""), encoding="utf-8")
     with pytest.raises(ConfigurationError, match="passive_agents"):
-        load_role_grammar(bad)
+        load_role_grammar(CHECK_DATA.words.cues, bad)
 
 
 def test_an_inverse_cue_restates_the_active_one_the_same_way_round() -> None:

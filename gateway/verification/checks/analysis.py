@@ -30,7 +30,8 @@ from gateway.verification.checks.polarity import (
 from gateway.verification.checks.quantifiers import strength
 from gateway.verification.checks.quantities import Quantity, QuantityPatterns, extract_quantities
 from gateway.verification.checks.reading import Reading, read
-from gateway.verification.checks.roles import Relation, relations
+from gateway.verification.checks.role_reader import RoleGrammar
+from gateway.verification.checks.roles import Relation, RolePatterns, relations
 from gateway.verification.checks.words import WORD, is_content, stem
 
 QuantityExtractor = Callable[[str, QuantityPatterns], tuple[Quantity, ...]]
@@ -127,7 +128,20 @@ class AnalysedText:
     @cached_property
     def reading(self) -> Reading:
         """The relation reading: relations and clause word order, read once (``checks.reading``)."""
-        return read(self.clean, relations(self.clean))
+        data = self.data
+        return read(
+            self.clean, relations(self.clean, data.roles, data.grammar), data.grammar, data.verb_forms
+        )
+
+    @property
+    def role_lists(self) -> RolePatterns:
+        """The comparison cues (the word data's)."""
+        return self.data.roles
+
+    @property
+    def role_grammar(self) -> RoleGrammar:
+        """The role reader's grammar (the word data's)."""
+        return self.data.grammar
 
     @property
     def relations(self) -> tuple[Relation, ...]:

@@ -15,7 +15,8 @@ from gateway.verification.checks.entities import EntityWords, entity_words
 from gateway.verification.checks.polarity import PolarityWords, polarity_words
 from gateway.verification.checks.quantifiers import StrengthPatterns, strength_patterns
 from gateway.verification.checks.quantities import QuantityPatterns, quantity_patterns
-from gateway.verification.checks.role_reader import RoleGrammar, role_grammar
+from gateway.verification.checks.reading import verb_forms
+from gateway.verification.checks.role_reader import RoleGrammar, load_role_grammar
 from gateway.verification.checks.roles import RolePatterns, role_patterns
 from gateway.verification.checks.words import WordData, word_data
 from gateway.verification.lexicon import load_quantity_words
@@ -31,18 +32,27 @@ class CheckData:
     strengths: StrengthPatterns
     entities: EntityWords
     grammar: RoleGrammar
+    verb_forms: frozenset[str]
+    """Every inflected form of the grammar's verbs."""
     roles: RolePatterns
 
     @classmethod
     def load(cls) -> CheckData:
-        """Read, validate and compile the checks' data files (``data/*.yaml``)."""
+        """Read, validate and compile the checks' data files (``data/*.yaml``), in this order: a bad file
+        stops the load naming the file and the key."""
         words = word_data()
+        quantities = quantity_patterns(load_quantity_words(), words.cues)
+        polarity = polarity_words(words.cues, words.lexicon)
+        strengths = strength_patterns(words.cues)
+        entities = entity_words(words.lexicon)
+        grammar = load_role_grammar(words.cues)
         return cls(
             words,
-            quantity_patterns(load_quantity_words(), words.cues),
-            polarity_words(words.cues, words.lexicon),
-            strength_patterns(words.cues),
-            entity_words(words.lexicon),
-            role_grammar(),
-            role_patterns(),
+            quantities,
+            polarity,
+            strengths,
+            entities,
+            grammar,
+            verb_forms(grammar),
+            role_patterns(words.cues),
         )

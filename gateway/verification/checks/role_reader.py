@@ -22,7 +22,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import Annotated
@@ -30,8 +29,8 @@ from typing import Annotated
 from pydantic import Field, with_config
 
 from gateway.validation import FILE_CONFIG, load_file, refuse
-from gateway.verification.checks.words import WORD, cues, is_content, stem
-from gateway.verification.lexicon import Regex, Word, alternation
+from gateway.verification.checks.words import WORD, is_content, stem
+from gateway.verification.lexicon import Cues, Regex, Word, alternation
 
 ROLES_PATH = Path(__file__).parent.parent / "data" / "roles.yaml"
 SIDE_WORDS = 4
@@ -124,10 +123,10 @@ def _words(entries: tuple[str, ...]) -> str:
     return alternation(entries, literal=True)
 
 
-def load_role_grammar(path: Path = ROLES_PATH) -> RoleGrammar:
-    """Read and compile ``roles.yaml`` with the ``role_relations`` families of ``cues.yaml``."""
+def load_role_grammar(words: Cues, path: Path = ROLES_PATH) -> RoleGrammar:
+    """Read and compile ``roles.yaml`` with the ``role_relations`` families of ``cues.yaml`` (``words``;
+    ``CheckData.load`` reads it at start-up)."""
     data = load_file(path, _RolesFile)
-    words = cues()
     families = [
         (f"relation {i}", re.compile(rf"\b(?:{entry})\b"))
         for i, entry in enumerate(words.lists["role_relations"])
@@ -173,11 +172,6 @@ def _frame(frame: str) -> re.Pattern[str]:
     return re.compile(
         rf"\b{re.escape(first)}\s+((?:(?!\b{re.escape(second)}\b)[^,])+?)\s+{re.escape(second)}\s+([^,]+)"
     )
-
-
-@cache
-def role_grammar() -> RoleGrammar:
-    return load_role_grammar()
 
 
 PAREN = re.compile(r"\s*\([^()]*\)")
@@ -353,9 +347,8 @@ def _frames(text: str, grammar: RoleGrammar) -> list[Relation]:
     return found
 
 
-def read_relations(clean: str) -> tuple[Relation, ...]:
+def read_relations(clean: str, grammar: RoleGrammar) -> tuple[Relation, ...]:
     """The directed relations of the verbs of a normalised text (see the module docstring)."""
-    grammar = role_grammar()
     text = _DOTTED.sub(lambda m: m.group(0).replace(".", "") + " ", PAREN.sub("", clean))
     found: list[Relation] = []
     taken: list[tuple[int, int]] = []
