@@ -34,10 +34,8 @@ import numpy as np
 
 from gateway.domain import Passage, Vector
 from gateway.text import passage_from_text, sentence_spans
-from gateway.verification.checks.entities import entity_words
-from gateway.verification.checks.words import stopwords
+from gateway.verification.checks.data import CheckData
 from gateway.verification.combiner import FEATURES, WEIGHTS_FILE
-from gateway.verification.lexicon import load_lexicon
 
 SEED = 20261122
 REPO = Path(__file__).resolve().parents[1]
@@ -207,7 +205,7 @@ def numbers_as_words(s: str, rng: random.Random) -> str | None:
 
 def reorder_list(s: str, rng: random.Random) -> str | None:
     match = re.search(r"\b(\w+(?: \w+)?) and (\w+(?: \w+)?)([.,])", s)
-    if not match or match.group(1).lower() in stopwords():
+    if not match or match.group(1).lower() in _DATA.words.stopwords:
         return None
     a, b = match.group(1), match.group(2)
     return s[: match.start()] + f"{b} and {a}{match.group(3)}" + s[match.end() :]
@@ -323,8 +321,9 @@ def swap_antonym(s: str, rng: random.Random) -> str | None:
     return " ".join(words)
 
 
-_ENTITIES = entity_words(load_lexicon())
-"""The checks' entity vocabulary (``CheckData.entities``), read once by this script."""
+_DATA = CheckData.load()
+"""The checks' word data, read once by this script."""
+_ENTITIES = _DATA.entities
 
 
 def _vocabulary_by_kind() -> dict[str, list[str]]:

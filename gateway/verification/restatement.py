@@ -44,14 +44,14 @@ from gateway.resources import bundled
 from gateway.settings import Settings
 from gateway.text import strip_markers
 from gateway.validation import FILE_CONFIG, field_error, load_file
-from gateway.verification.binding import Binding, unshared_words, word_key
+from gateway.verification.binding import Binding, unshared_words
 from gateway.verification.checks.analysis import Analyses
 from gateway.verification.checks.data import CheckData
 from gateway.verification.checks.quantifiers import stronger
 from gateway.verification.checks.quantities import extract_quantities
 from gateway.verification.checks.results import CheckOutcome, CheckResult
 from gateway.verification.checks.run import run_all
-from gateway.verification.checks.words import WORD, cues, stopwords
+from gateway.verification.checks.words import WORD, WordData
 from gateway.verification.policy import VerificationPolicy
 from gateway.vocabulary import VerdictCheck
 
@@ -107,7 +107,7 @@ class RestatementTerms:
                 for j, entry in enumerate(group):
                     where = f"{key}[{i}][{j}]"
                     _check_entry(self, where, entry, key, data)
-                    other = seen.setdefault(_key(entry), (f"{key}[{i}]", where))
+                    other = seen.setdefault(_key(entry, data.words), (f"{key}[{i}]", where))
                     if other[0] != f"{key}[{i}]":
                         raise field_error(self, where, f"{entry!r} is already listed at {other[1]}")
         return self
@@ -119,9 +119,9 @@ def _check_entry(obj: object, where: str, entry: str, key: str, data: CheckData)
         raise field_error(obj, where, f"{entry!r} must be lower-case words separated by single spaces")
     if extract_quantities(entry, data.quantities):
         raise field_error(obj, where, f"{entry!r} states a quantity: numbers are the number check's")
-    if re.search(rf"\b{cues().alternation('negation_cues')}\b", entry):  # the negation check's cues
+    if re.search(rf"\b{data.words.cues.alternation('negation_cues')}\b", entry):  # the negation check's cues
         raise field_error(obj, where, f"{entry!r} contains a negation: reading it as another term flips it")
-    if key == "terms" and all(w in stopwords() for w in entry.split()):
+    if key == "terms" and all(w in data.words.stopwords for w in entry.split()):
         raise field_error(obj, where, f"{entry!r} is only function words: they never count")
 
 
@@ -173,13 +173,14 @@ class Restatement:
         the first ``scope_words`` content words it governs are the claim's (``_source_level``). ``data``:
         the checks' word data (the verifier's)."""
         self._clause_break = data.polarity.clause_break
+        self._words = data.words
         self._terms = terms
         self._scope_words = scope_words
         self._scope_overlap = scope_overlap
         self._head: dict[str, str] = {}
         for group in terms.terms:
             for entry in group:
-                self._head[_key(entry)] = group[0]
+                self._head[_key(entry, self._words)] = group[0]
         entries = [entry for group in terms.terms for entry in group]
         self._term_pattern = _whole(_alternation(entries, inflect=True), re.IGNORECASE) if entries else None
         self._levels = [
@@ -189,12 +190,12 @@ class Restatement:
         self._hedge_words = frozenset(w for entry in hedges for w in entry.split())
         self._up = len(terms.hedges)
         """Rank of a ``universal`` word: above every hedge level (a ``downward`` word's rank is ``DOWN``)."""
-        self._rank = {_key(e): rank for rank, group in enumerate(terms.hedges) for e in group}
-        self._rank.update({_key(e): self._up for e in terms.universal})
-        self._rank.update({_key(e): DOWN for e in terms.downward})
+        self._rank = {_key(e, self._words): rank for rank, group in enumerate(terms.hedges) for e in group}
+        self._rank.update({_key(e, self._words): self._up for e in terms.universal})
+        self._rank.update({_key(e, self._words): DOWN for e in terms.downward})
         scale = [*hedges, *terms.universal, *terms.downward]
         self._scale = _whole(_alternation(scale, inflect=False), after=_NOT_A_DATE) if scale else None
-        negation = cues().alternation("negation_cues")
+        negation = data.words.cues.alternation("negation_cues")
         scaled = _alternation(scale, inflect=False)
         self._negated_scale = re.compile(rf"\b{negation}\s+(?:{scaled})(?![\w'’-])") if scale else None
         self._negated_hedge = (
@@ -258,8 +259,12 @@ class Restatement:
         conflict = result.conflict
         if conflict is None:
             return False
-        said = {self._head.get(_key(t)) for t in mine.terms if _key(t) in _key(conflict.claim)}
-        other = {self._head.get(_key(t)) for t in theirs.terms}
+        said = {
+            self._head.get(_key(t, self._words))
+            for t in mine.terms
+            if _key(t, self._words) in _key(conflict.claim, self._words)
+        }
+        other = {self._head.get(_key(t, self._words)) for t in theirs.terms}
         return bool(said - {None}) and bool((said & other) - {None})
 
     def _read(self, text: str) -> _Reading:
@@ -269,7 +274,7 @@ class Restatement:
 
         def head(match: re.Match[str]) -> str:
             found.append(match.group(0).lower())
-            return self._head.get(_key(match.group(0)), match.group(0))
+            return self._head.get(_key(match.group(0), self._words), match.group(0))
 
         return _Reading(self._term_pattern.sub(head, text), tuple(found))
 
@@ -280,7 +285,7 @@ class Restatement:
                 f"{a!r} ~ {b!r}"
                 for a in mine.terms
                 for b in theirs.terms
-                if _key(a) != _key(b) and self._same(a, b)
+                if _key(a, self._words) != _key(b, self._words) and self._same(a, b)
             }
         )
         if pairs:
@@ -291,7 +296,9 @@ class Restatement:
         return "; ".join(parts)
 
     def _same(self, a: str, b: str) -> bool:
-        return self._head.get(_key(a)) is not None and self._head.get(_key(a)) == self._head.get(_key(b))
+        return self._head.get(_key(a, self._words)) is not None and self._head.get(
+            _key(a, self._words)
+        ) == self._head.get(_key(b, self._words))
 
     def _hedges_in(self, text: str) -> list[str]:
         lowered = text.lower()
@@ -316,9 +323,12 @@ class Restatement:
 
     def _content(self, text: str) -> list[str]:
         return [
-            word_key(w)
+            self._words.stem(w)
             for w in WORD.findall(text)
-            if w not in stopwords() and w not in self._hedge_words and len(w) > 1 and not w.isdigit()
+            if w not in self._words.stopwords
+            and w not in self._hedge_words
+            and len(w) > 1
+            and not w.isdigit()
         ]
 
     def _source_level(self, claim: str, context: str) -> tuple[int, list[str]]:
@@ -326,7 +336,7 @@ class Restatement:
         clause of the sentence does not weaken the claim's statement), and those hedges. A hedge whose
         clause has no content word governs the whole sentence."""
         lowered = context.lower()
-        claimed = {word_key(w) for w in WORD.findall(claim.lower())}
+        claimed = {self._words.stem(w) for w in WORD.findall(claim.lower())}
         level, governing = FLAT, []
         for rank, pattern in enumerate(self._levels):
             for match in pattern.finditer(lowered):
@@ -357,7 +367,7 @@ class Restatement:
         found = self._negated_scale.finditer(lowered) if self._negated_scale is not None else ()
         negated = {m.end() for m in found}
         return [
-            (m.group(0), self._rank[_key(m.group(0))], self._scope(lowered, m))
+            (m.group(0), self._rank[_key(m.group(0), self._words)], self._scope(lowered, m))
             for m in self._scale.finditer(lowered)
             if m.end() not in negated
         ]
@@ -402,9 +412,9 @@ def _stronger(claim: str, context: str, analyses: Analyses) -> str | None:
     return "the quoted source qualifies its statement ('some', 'can'); the claim's quantifier is stronger"
 
 
-def _key(entry: str) -> str:
+def _key(entry: str, words: WordData) -> str:
     """A listed entry or a matched text as a lookup key: each word's stem, single spaces."""
-    return " ".join(word_key(w) for w in WORD.findall(entry.lower()))
+    return " ".join(words.stem(w) for w in WORD.findall(entry.lower()))
 
 
 def build_restatement(settings: Settings, policy: VerificationPolicy, data: CheckData) -> Restatement:

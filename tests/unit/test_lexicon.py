@@ -14,7 +14,6 @@ from gateway.verification.checks.entities import us_spelling
 from gateway.verification.checks.polarity import negations, states_effect
 from gateway.verification.checks.quantifiers import UNIVERSAL, strength
 from gateway.verification.checks.quantities import parse_number
-from gateway.verification.checks.words import stopwords, synonyms
 from gateway.verification.lexicon import (
     CUES_PATH,
     DEFAULT_PATH,
@@ -28,8 +27,8 @@ from tests.support.checks import CHECK_DATA
 
 def test_the_shipped_lexicon_loads_and_feeds_the_checks() -> None:
     lexicon = load_lexicon()
-    assert "the" in stopwords()
-    assert synonyms()["kids"] == "child"
+    assert "the" in CHECK_DATA.words.stopwords
+    assert CHECK_DATA.words.synonyms["kids"] == "child"
     assert CHECK_DATA.entities.medicines["paracetamol"] == lexicon.table("medicines")["paracetamol"]
     assert any("increase" in a and "decrease" in b for a, b in lexicon.antonyms)
 
@@ -95,7 +94,9 @@ def test_the_shipped_cues_load_and_feed_the_checks() -> None:
     assert strength("this sometimes works", CHECK_DATA.strengths) == 1
     assert states_effect("no significant difference in mortality", CHECK_DATA.polarity) is False
     assert states_effect("mortality was reduced", CHECK_DATA.polarity) is True
-    scopes = [n.scope for n in negations("do not take aspirin", frozenset(), CHECK_DATA.polarity)]
+    scopes = [
+        n.scope for n in negations("do not take aspirin", frozenset(), CHECK_DATA.polarity, CHECK_DATA.words)
+    ]
     assert scopes == [frozenset({"take", "aspirin"})]
 
 

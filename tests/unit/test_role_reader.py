@@ -144,10 +144,10 @@ def test_the_grammar_file_is_validated(tmp_path: Path) -> None:
     bad = tmp_path / "roles.yaml"
     bad.write_text(text.replace("family_of: treats", "family_of: eats"), encoding="utf-8")
     with pytest.raises(ConfigurationError, match="eats"):
-        load_role_grammar(CHECK_DATA.words.cues, bad)
+        load_role_grammar(CHECK_DATA.words, bad)
     bad.write_text(text.replace("passive_agents: [by]\n", ""), encoding="utf-8")
     with pytest.raises(ConfigurationError, match="passive_agents"):
-        load_role_grammar(CHECK_DATA.words.cues, bad)
+        load_role_grammar(CHECK_DATA.words, bad)
 
 
 def test_an_inverse_cue_restates_the_active_one_the_same_way_round() -> None:

@@ -32,7 +32,7 @@ from gateway.verification.checks.quantities import Quantity, QuantityPatterns, e
 from gateway.verification.checks.reading import Reading, read
 from gateway.verification.checks.role_reader import RoleGrammar
 from gateway.verification.checks.roles import Relation, RolePatterns, relations
-from gateway.verification.checks.words import WORD, is_content, stem
+from gateway.verification.checks.words import WORD
 
 QuantityExtractor = Callable[[str, QuantityPatterns], tuple[Quantity, ...]]
 """Reads the quantities of a text (the raw text, and the number words and patterns)."""
@@ -78,12 +78,12 @@ class AnalysedText:
     @cached_property
     def content_words(self) -> tuple[str, ...]:
         """The words that carry meaning, in order (no stopwords, no bare numbers)."""
-        return tuple(t for t in self.tokens if is_content(t))
+        return tuple(t for t in self.tokens if self.data.words.is_content(t))
 
     @cached_property
     def content_word_stems(self) -> tuple[str, ...]:
         """The stem of each content word, in order."""
-        return tuple(stem(w) for w in self.content_words)
+        return tuple(self.data.words.stem(w) for w in self.content_words)
 
     @cached_property
     def content_stems(self) -> frozenset[str]:
@@ -105,7 +105,7 @@ class AnalysedText:
     @cached_property
     def polar_stems(self) -> frozenset[str]:
         """Content stems plus the roots of negative-prefix words ("asymptomatic" also mentions symptoms)."""
-        return self.content_stems | {stem(r) for r in self.prefix_roots}
+        return self.content_stems | {self.data.words.stem(r) for r in self.prefix_roots}
 
     @property
     def polarity_lists(self) -> PolarityWords:
@@ -114,7 +114,7 @@ class AnalysedText:
 
     @cached_property
     def negations(self) -> tuple[Negation, ...]:
-        return negations(self.clean, self.prefix_roots, self.data.polarity)
+        return negations(self.clean, self.prefix_roots, self.data.polarity, self.data.words)
 
     @cached_property
     def effect(self) -> bool | None:

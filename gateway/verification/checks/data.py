@@ -18,7 +18,7 @@ from gateway.verification.checks.quantities import QuantityPatterns, quantity_pa
 from gateway.verification.checks.reading import verb_forms
 from gateway.verification.checks.role_reader import RoleGrammar, load_role_grammar
 from gateway.verification.checks.roles import RolePatterns, role_patterns
-from gateway.verification.checks.words import WordData, word_data
+from gateway.verification.checks.words import WordData
 from gateway.verification.lexicon import load_quantity_words
 
 
@@ -40,12 +40,12 @@ class CheckData:
     def load(cls) -> CheckData:
         """Read, validate and compile the checks' data files (``data/*.yaml``), in this order: a bad file
         stops the load naming the file and the key."""
-        words = word_data()
+        words = WordData.load()
         quantities = quantity_patterns(load_quantity_words(), words.cues)
         polarity = polarity_words(words.cues, words.lexicon)
         strengths = strength_patterns(words.cues)
         entities = entity_words(words.lexicon)
-        grammar = load_role_grammar(words.cues)
+        grammar = load_role_grammar(words)
         return cls(
             words,
             quantities,

@@ -12,7 +12,6 @@ from rapidfuzz import fuzz
 from gateway.domain import ConflictKind
 from gateway.text import strip_markers
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, clash, pass_result
-from gateway.verification.checks.words import stopwords
 from gateway.verification.lexicon import Lexicon
 
 
@@ -50,6 +49,8 @@ class EntityWords:
     """What findings are observed in (``subjects``): surface form -> its group's name; every listed
     population form -> the first group's (people)."""
     subjects_pattern: re.Pattern[str]
+    stopwords: frozenset[str]
+    """Function words, never a capitalised name (``lexicon.yaml`` ``stopwords``)."""
 
 
 def _ending(words: tuple[str, ...]) -> re.Pattern[str]:
@@ -85,6 +86,7 @@ def entity_words(lists: Lexicon) -> EntityWords:
         frozenset(lists.words["class_terms"]),
         subjects,
         _alternation(subjects),
+        frozenset(lists.words["stopwords"]),
     )
 
 
@@ -139,7 +141,7 @@ def extract_entities(text: str, clean: str, words: EntityWords) -> tuple[Entity,
     known |= {e.text for e in found}
     for match in _CAPITALISED.finditer(strip_markers(text)):
         word = match.group(0).lower()
-        if word not in known and word not in stopwords() and not _covered(word, known):
+        if word not in known and word not in words.stopwords and not _covered(word, known):
             found.append(Entity(word, "name", word))
             known.add(word)
     return tuple(found)

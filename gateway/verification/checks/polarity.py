@@ -9,7 +9,7 @@ from typing import Protocol
 
 from gateway.domain import ConflictKind
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, clash, pass_result
-from gateway.verification.checks.words import WORD, stem, stopwords
+from gateway.verification.checks.words import WORD, WordData
 from gateway.verification.lexicon import Cues, Lexicon
 
 
@@ -78,7 +78,9 @@ class Negation:
     adverb ("is not [observed] in ...", "did not [reduce] ..."); "" when the clause ends first."""
 
 
-def negations(clean: str, prefix_roots: frozenset[str], words: PolarityWords) -> tuple[Negation, ...]:
+def negations(
+    clean: str, prefix_roots: frozenset[str], words: PolarityWords, text_words: WordData
+) -> tuple[Negation, ...]:
     """Each asserted negation of a normalised text: cues, and words with a negative prefix ("unrelated").
 
     A double negative asserts the positive: a cue whose head is a negative-prefix word ("not uncommon")
@@ -103,15 +105,16 @@ def negations(clean: str, prefix_roots: frozenset[str], words: PolarityWords) ->
             if cue is not None or root:
                 cancelled.add(root or str(match.end() + head.start()))
                 continue
-        after = _stems_in(clause)
+        after = _stems_in(clause, text_words)
         found.append(
             Negation(
                 frozenset(after[:NEGATION_SCOPE]),
-                frozenset(after + _stems_in(opening)),
-                stem(head.group(0)) if head is not None else "",
+                frozenset(after + _stems_in(opening, text_words)),
+                text_words.stem(head.group(0)) if head is not None else "",
             )
         )
     roots = prefix_roots - set(WORD.findall(clean)) - cancelled
+    stem = text_words.stem
     found += [Negation(frozenset((stem(r),)), frozenset((stem(r),)), stem(r)) for r in roots]
     return tuple(found)
 
@@ -129,9 +132,9 @@ def _head(clause: str, words: PolarityWords) -> re.Match[str] | None:
     return next((m for m in WORD.finditer(clause) if not skip.fullmatch(m.group(0))), None)
 
 
-def _stems_in(clause: str) -> list[str]:
-    skip = stopwords()
-    return [stem(w) for w in WORD.findall(clause) if w not in skip and len(w) > 1]
+def _stems_in(clause: str, words: WordData) -> list[str]:
+    skip = words.stopwords
+    return [words.stem(w) for w in WORD.findall(clause) if w not in skip and len(w) > 1]
 
 
 def _clause_opening(before: str, words: PolarityWords) -> str:

@@ -23,7 +23,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 
 from gateway.verification.checks.role_reader import PAREN, Relation, RoleGrammar
-from gateway.verification.checks.words import WORD, is_content, stem
+from gateway.verification.checks.words import WORD
 
 
 @dataclass(frozen=True)
@@ -127,8 +127,8 @@ def _clause(text: str, grammar: RoleGrammar, verbs: frozenset[str]) -> Clause:
     commas = [m.start() for m in grammar.comma.finditer(text)]  # a word's segment: the commas before it
     return Clause(
         tuple(words),
-        tuple(grammar.pronouns.get(w) or stem(w) for w in words),
-        tuple(w in grammar.pronouns or is_content(w) for w in words),
+        tuple(grammar.pronouns.get(w) or grammar.words.stem(w) for w in words),
+        tuple(w in grammar.pronouns or grammar.words.is_content(w) for w in words),
         tuple(_is_verb(words, i, in_cue[i], grammar, verbs) for i in range(len(words))),
         tuple(bisect_left(commas, start) for start in starts),
     )
@@ -159,7 +159,11 @@ def read(clean: str, relations: tuple[Relation, ...], grammar: RoleGrammar, verb
     ``verbs``: the grammar's verb forms (``verb_forms``)."""
     clauses = tuple(_clause(part, grammar, verbs) for part in grammar.hard_break.split(PAREN.sub("", clean)))
     fixed = [
-        [grammar.pronouns.get(w) or stem(w) for w in WORD.findall(_fixed(part, grammar)) if _side(w, grammar)]
+        [
+            grammar.pronouns.get(w) or grammar.words.stem(w)
+            for w in WORD.findall(_fixed(part, grammar))
+            if _side(w, grammar)
+        ]
         for part in grammar.hard_break.split(clean)
     ]
     seen: dict[str, int] = {}
@@ -171,4 +175,4 @@ def read(clean: str, relations: tuple[Relation, ...], grammar: RoleGrammar, verb
 
 def _side(word: str, grammar: RoleGrammar) -> bool:
     """Can the word be a side of the word-order gate: a content word or a personal pronoun?"""
-    return word in grammar.pronouns or is_content(word)
+    return word in grammar.pronouns or grammar.words.is_content(word)

@@ -39,7 +39,7 @@ from gateway.verification.checks.role_reader import (
     RoleGrammar,
     read_relations,
 )
-from gateway.verification.checks.words import WORD, is_content, stem
+from gateway.verification.checks.words import WORD, WordData
 from gateway.verification.lexicon import Cues
 
 if TYPE_CHECKING:
@@ -96,13 +96,13 @@ def _clause(clean: str, start: int, end: int, patterns: RolePatterns) -> tuple[s
     return left, right
 
 
-def _stems(text: str) -> list[str]:
-    return [stem(w) for w in WORD.findall(text) if is_content(w)]
+def _stems(text: str, words: WordData) -> list[str]:
+    return [words.stem(w) for w in WORD.findall(text) if words.is_content(w)]
 
 
-def _relation(family: str, cue: str, left: str, right: str) -> Relation | None:
-    agent = _stems(left)[-SIDE_WORDS:]
-    patient = _stems(right)[:SIDE_WORDS]
+def _relation(family: str, cue: str, left: str, right: str, words: WordData) -> Relation | None:
+    agent = _stems(left, words)[-SIDE_WORDS:]
+    patient = _stems(right, words)[:SIDE_WORDS]
     shared = set(agent) & set(patient)
     a, p = frozenset(agent) - shared, frozenset(patient) - shared
     if not a or not p:
@@ -134,7 +134,7 @@ def relations(clean: str, patterns: RolePatterns, grammar: RoleGrammar) -> tuple
             agent = parallel.group(2)  # "more common in men than in women": men vs women
         if flip:
             agent, patient = patient, agent
-        relation = _relation(ranking, f"{word.group(0)} ... than", agent, patient)
+        relation = _relation(ranking, f"{word.group(0)} ... than", agent, patient, grammar.words)
         if relation is not None:
             found.append(relation)
     return tuple(found)
