@@ -57,6 +57,7 @@ from gateway.text import passage_from_text
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.cascade import CascadeVerifier
 from gateway.verification.checks.analysis import Analyses
+from gateway.verification.checks.data import CheckData
 from gateway.verification.local import LocalEntailmentVerifier
 from gateway.verification.policy import VerificationPolicy
 from gateway.verification.restatement import HEDGE_CHECK, RESTATEMENT_CHECK, build_restatement
@@ -77,8 +78,10 @@ async def decide(
     after: CascadeVerifier,
     anchoring: QuoteAnchoringVerifier,
     policy: VerificationPolicy,
+    data: CheckData,
 ) -> list[Decided]:
-    """Each row as a chat claim quoting its closest sentence, decided by both cascades."""
+    """Each row as a chat claim quoting its closest sentence, decided by both cascades (``data``: the
+    checks' word data)."""
     out: list[Decided] = []
     for start in range(0, len(rows), BATCH):
         chunk = rows[start : start + BATCH]
@@ -87,9 +90,9 @@ async def decide(
             for r in chunk
         ]
         anchors = await anchoring.verify(claims)
-        analyses = Analyses()
+        analyses = Analyses(data)
         for row, claim, a in zip(chunk, claims, anchors, strict=True):
-            local = local_verdict(row, policy)
+            local = local_verdict(row, policy, data)
             out.append(
                 Decided(
                     row, before.combine(claim, a, local, analyses), after.combine(claim, a, local, analyses)
@@ -186,8 +189,9 @@ async def main() -> None:
     rows = with_fields(local_rows(embedder, policy, args.per_set, args.cache, embedder, args.eval), args.eval)
     anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
     local = LocalEntailmentVerifier(embedder, policy)  # not called: the cascades only combine
-    before = CascadeVerifier(anchoring, local, None, replace(policy, restatement=False))
-    after = CascadeVerifier(anchoring, local, None, policy, restatement=build_restatement(Settings(), policy))
+    before = CascadeVerifier(anchoring, local, None, replace(policy, restatement=False), data=local.data)
+    restatement = build_restatement(Settings(), policy, local.data)
+    after = CascadeVerifier(anchoring, local, None, policy, restatement=restatement, data=local.data)
     started = time.perf_counter()
     print(
         f"load {os.getloadavg()[0]:.2f}; {args.per_set} rows per set ({args.cache}); quote: closest sentence"
@@ -199,7 +203,9 @@ async def main() -> None:
     )
     pooled: list[Decided] = []
     for name in dict.fromkeys(r["set"] for r in rows):
-        decided = await decide([r for r in rows if r["set"] == name], before, after, anchoring, policy)
+        decided = await decide(
+            [r for r in rows if r["set"] == name], before, after, anchoring, policy, local.data
+        )
         pooled += decided
         for part in ("tune", "held", "all"):
             chosen = [d for d in decided if part == "all" or half(d.row) == part]

@@ -338,6 +338,7 @@ def as_splitter(name: str, eval_dir: Path, out: Path) -> int:
     from gateway.models.embedding import Embedder, serving_threads
     from gateway.verification.anchoring import QuoteAnchoringVerifier
     from gateway.verification.cascade import CascadeVerifier
+    from gateway.verification.checks.data import CheckData
     from gateway.verification.policy import VerificationPolicy
 
     slug = re.sub(r"\W", "_", name)
@@ -347,8 +348,9 @@ def as_splitter(name: str, eval_dir: Path, out: Path) -> int:
     cache = eval_dir / f"cache_{slug}.jsonl.cache"
     rows = bv.local_rows(embedder, policy, 0, cache, embedder, eval_dir, splitter)
     anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
-    local = bv.CachedLocal({r["id"]: bv.local_verdict(r, policy) for r in rows})
-    cascade = CascadeVerifier(anchoring, local, None, replace(policy))
+    data = CheckData.load()
+    local = bv.CachedLocal({r["id"]: bv.local_verdict(r, policy, data) for r in rows})
+    cascade = CascadeVerifier(anchoring, local, None, replace(policy), data=data)
     claims = bv.check_claims(rows, splitter)
     verdicts = asyncio.run(bv.run_batched(cascade, claims, bv.JUDGE_REQUEST_CLAIMS))
     passed: dict[str, dict[str, bool]] = {}

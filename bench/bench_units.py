@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from gateway.verification.checks.data import CheckData
 from gateway.verification.checks.quantities import extract_quantities
 
 CLAIMS = Path(__file__).resolve().parents[2] / "shared" / "eval" / "claims"
@@ -58,9 +59,10 @@ def compare_quantulum(texts: list[str]) -> None:
     theirs_t: list[float] = []
     ours_n = theirs_n = 0
     only_theirs: list[tuple[str, list[tuple[str, str]]]] = []
+    patterns = CheckData.load().quantities
     for text in texts:
         started = time.perf_counter()
-        mine = extract_quantities(text)
+        mine = extract_quantities(text, patterns)
         ours_t.append(time.perf_counter() - started)
         started = time.perf_counter()
         theirs = parser.parse(text)

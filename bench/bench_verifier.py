@@ -88,6 +88,7 @@ from gateway.verification.calibration import DEFAULT_PATH as DATA
 from gateway.verification.calibration import ScoreCalibration
 from gateway.verification.cascade import CascadeVerifier, restatement_score
 from gateway.verification.checks.analysis import Analyses
+from gateway.verification.checks.data import CheckData
 from gateway.verification.entailment import NLIStage, load_entailment_model
 from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
 from gateway.verification.local import LocalEntailmentVerifier, TextEncoder
@@ -394,15 +395,16 @@ def cached_conflict(row: dict[str, Any]) -> Conflict:
     return Conflict(KIND_OF_CHECK[row["check"]], row["reason"], found.group(1) if found else "")
 
 
-def local_verdict(row: dict[str, Any], policy: VerificationPolicy) -> Verdict:
-    """The cached local verdict under ``policy``'s contradiction rule (``local.contradicts``)."""
+def local_verdict(row: dict[str, Any], policy: VerificationPolicy, data: CheckData) -> Verdict:
+    """The cached local verdict under ``policy``'s contradiction rule (``local.contradicts``); ``data``:
+    the checks' word data."""
     evidence = None
     if row["cand"] is not None:
         evidence = Evidence(1, row["id"], row["cand"], Span(*row["span"]))
     label, reason, conflict = VerdictLabel(row["vlabel"]), row["reason"], None
     if label is VerdictLabel.CONTRADICTED:
         conflict = cached_conflict(row)
-        analyses = Analyses()
+        analyses = Analyses(data)
         unshared = unshared_words(analyses(strip_markers(row["claim"])), analyses(row["cand"]), conflict)
         trusted = (
             conflict.kind.value in policy.contradiction_kinds
@@ -431,10 +433,13 @@ def check_claims(rows: list[dict[str, Any]], splitter: Splitter | None = None) -
 def raw_scores(rows: list[dict[str, Any]]) -> np.ndarray:
     """The check-only raw score of each row (``cascade.restatement_score``; contradictions score 0)."""
     out = []
+    data = CheckData.load()
     for row in rows:
-        verdict = local_verdict(row, VerificationPolicy())
+        verdict = local_verdict(row, VerificationPolicy(), data)
         raw = (
-            0.0 if verdict.label is VerdictLabel.CONTRADICTED else restatement_score(row["claim"], verdict)[0]
+            0.0
+            if verdict.label is VerdictLabel.CONTRADICTED
+            else restatement_score(row["claim"], verdict, Analyses(data))[0]
         )
         out.append(raw)
     return np.array(out)
@@ -649,18 +654,21 @@ async def accuracy(
     ``embedder`` is given and ``speed_rows`` > 0). ``dump``: every claim's verdict under each
     configuration, one JSON object a line (``verdict_record``), for inspection and for diffing runs."""
     anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
-    local = CachedLocal({r["id"]: local_verdict(r, policy) for r in rows})
+    data = CheckData.load()
+    local = CachedLocal({r["id"]: local_verdict(r, policy, data) for r in rows})
     configs: dict[str, tuple[CascadeVerifier, OracleJudge | None]] = {
-        "local checker": (CascadeVerifier(anchoring, local, None, policy), None),
+        "local checker": (CascadeVerifier(anchoring, local, None, policy, data=data), None),
     }
     if nli is not None:
-        configs["local + NLI"] = (CascadeVerifier(anchoring, local, None, policy, nli), None)
+        configs["local + NLI"] = (CascadeVerifier(anchoring, local, None, policy, nli, data=data), None)
     if judge:
         oracle = OracleJudge(rows)
         judging = JudgeConfig(
             timeout=60.0, quote_threshold=policy.quote_fuzzy_threshold, batch_size=policy.judge_batch_size
         )
-        verifier = CascadeVerifier(anchoring, local, LLMJudgeVerifier(oracle, judging), policy, nli)
+        verifier = CascadeVerifier(
+            anchoring, local, LLMJudgeVerifier(oracle, judging), policy, nli, data=data
+        )
         configs["local + oracle judge"] = (verifier, oracle)
     print(f"\noperating point: {configs['local checker'][0].operating_point}; load {os.getloadavg()[0]:.2f}")
     print("split: tune = crc32(id) even (thresholds chosen here), held = odd (never tuned on)")

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import bench_verifier
 from gateway.verification.checks import analysis, polarity
-from gateway.verification.checks.words import WORD, stem, stopwords
+from gateway.verification.checks.words import WORD, WordData
 
 
 def context_negations() -> Any:
@@ -33,15 +33,20 @@ def context_negations() -> Any:
     from medspacy.context import ConText
     from spacy.tokens import Span
 
+    words_data = WordData.load()
+    stem, stopwords = words_data.stem, words_data.stopwords
+
     logger.remove()
     nlp = medspacy.load(medspacy_enable=["medspacy_pyrush"])
     context = ConText(nlp)
 
     def content(token: Any) -> bool:
         word = token.text.lower()
-        return WORD.fullmatch(word) is not None and word not in stopwords() and len(word) > 1
+        return WORD.fullmatch(word) is not None and word not in stopwords and len(word) > 1
 
-    def negations(clean: str, prefix_roots: frozenset[str]) -> tuple[polarity.Negation, ...]:
+    def negations(
+        clean: str, prefix_roots: frozenset[str], _words: polarity.PolarityWords
+    ) -> tuple[polarity.Negation, ...]:
         doc = nlp(clean)
         doc.ents = [Span(doc, i, i + 1, label="WORD") for i, token in enumerate(doc) if content(token)]
         doc = context(doc)

@@ -34,8 +34,7 @@ import numpy as np
 
 from gateway.domain import Passage, Vector
 from gateway.text import passage_from_text, sentence_spans
-from gateway.verification.checks.entities import entity_words
-from gateway.verification.checks.words import stopwords
+from gateway.verification.checks.data import CheckData
 from gateway.verification.combiner import FEATURES, WEIGHTS_FILE
 
 SEED = 20261122
@@ -206,7 +205,7 @@ def numbers_as_words(s: str, rng: random.Random) -> str | None:
 
 def reorder_list(s: str, rng: random.Random) -> str | None:
     match = re.search(r"\b(\w+(?: \w+)?) and (\w+(?: \w+)?)([.,])", s)
-    if not match or match.group(1).lower() in stopwords():
+    if not match or match.group(1).lower() in _DATA.words.stopwords:
         return None
     a, b = match.group(1), match.group(2)
     return s[: match.start()] + f"{b} and {a}{match.group(3)}" + s[match.end() :]
@@ -322,9 +321,14 @@ def swap_antonym(s: str, rng: random.Random) -> str | None:
     return " ".join(words)
 
 
+_DATA = CheckData.load()
+"""The checks' word data, read once by this script."""
+_ENTITIES = _DATA.entities
+
+
 def _vocabulary_by_kind() -> dict[str, list[str]]:
     kinds: dict[str, list[str]] = {}
-    for form, (kind, canonical) in entity_words().vocabulary.items():
+    for form, (kind, canonical) in _ENTITIES.vocabulary.items():
         if form == canonical:
             kinds.setdefault(kind, []).append(form)
     return kinds
@@ -334,11 +338,11 @@ _KINDS = _vocabulary_by_kind()
 
 
 def swap_entity(s: str, rng: random.Random) -> str | None:
-    found = list(entity_words().vocabulary_pattern.finditer(s.lower()))
+    found = list(_ENTITIES.vocabulary_pattern.finditer(s.lower()))
     if not found:
         return None
     match = rng.choice(found)
-    kind, canonical = entity_words().vocabulary[match.group(0)]
+    kind, canonical = _ENTITIES.vocabulary[match.group(0)]
     others = [w for w in _KINDS.get(kind, []) if w != canonical]
     if not others:
         return None

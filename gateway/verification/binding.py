@@ -32,7 +32,6 @@ from gateway.verification.checks.entities import check_entities
 from gateway.verification.checks.numbers import check_numbers
 from gateway.verification.checks.polarity import check_antonyms, check_negation
 from gateway.verification.checks.quantifiers import check_quantifier
-from gateway.verification.checks.quantities import numeric_words
 from gateway.verification.checks.results import CheckOutcome
 from gateway.verification.checks.roles import (
     check_role_order,
@@ -40,7 +39,7 @@ from gateway.verification.checks.roles import (
     restated_inverse_cues,
     reversed_comparison,
 )
-from gateway.verification.checks.words import content_words, stem, stopwords, tokens
+from gateway.verification.checks.words import tokens
 from gateway.vocabulary import VerdictCheck
 
 _PARTS = re.compile(r"['’-]")
@@ -63,31 +62,23 @@ class Binding:
     """The clash's conflict: what the claim says and what the quoted source says instead."""
 
 
-word_key = stem
-"""One word's matching key: ``checks.words.stem`` (synonym group head, then the Snowball stem)."""
-
-
 _CODE = re.compile(r"[a-z]+-?\d+[a-z\d-]*")
 """A name with digits after letters ("b12", "il-6", "h1n1", "covid-19"): a content word the quoted
 source must contain as written ("vitamin b6" is not "vitamin b12"); numbers with units are the number
 check's."""
 
 
-def _numeric_words() -> frozenset[str]:
-    """Words that the number check owns (units, number words, frequencies): not content words here."""
-    return numeric_words()
-
-
 def _keys(text: AnalysedText) -> tuple[set[str], list[str]]:
     """(keys of every word of ``text``, its content words in order), British spelling read as American."""
     plain = text.entity_text
+    word_key = text.data.words.stem  # a word's matching key: its synonym group's head, stemmed
     keys: set[str] = set()
     for token in tokens(plain):
         keys.add(word_key(token))
         for part in _PARTS.split(_POSSESSIVE.sub("", token)):
             if part:
                 keys.add(word_key(part))
-    return keys, list(content_words(plain))
+    return keys, list(text.data.words.content_words(plain))
 
 
 _ONE = "one"
@@ -110,7 +101,8 @@ def _owned_by_numbers(word: str, owned: frozenset[str]) -> bool:
 
 def _missing_words(claim: AnalysedText, context: AnalysedText) -> list[str]:
     have, _ = _keys(context)
-    numeric, skip = _numeric_words(), stopwords()
+    numeric, skip = claim.data.quantities.numeric_words, claim.data.words.stopwords
+    word_key = claim.data.words.stem
     owned = _quantity_words(claim)
     _, wanted = _keys(claim)
     missing: list[str] = []
@@ -133,16 +125,16 @@ def _missing_words(claim: AnalysedText, context: AnalysedText) -> list[str]:
 def unshared_words(claim: AnalysedText, context: AnalysedText, conflict: Conflict | None = None) -> list[str]:
     """The claim's content words ``context`` lacks (inflection, spelling and listed synonyms aside),
     leaving out the words of ``conflict``'s own claim part (a swapped word is the conflict itself)."""
+    word_key = claim.data.words.stem
     own = {word_key(w) for w in tokens(conflict.claim.lower())} if conflict is not None else set()
     return [w for w in _missing_words(claim, context) if word_key(w) not in own]
 
 
-def restates(claim: str, context: str, analyses: Analyses | None = None) -> Binding:
+def restates(claim: str, context: str, analyses: Analyses) -> Binding:
     """Does ``claim`` say only what ``context`` (its quote and the rest of the quote's sentence) says?
 
-    ``analyses``: the request's text analyses, when the local verifier has analysed these texts already.
+    ``analyses``: the request's text analyses (the local verifier may have analysed these texts already).
     """
-    analyses = Analyses() if analyses is None else analyses
     analysed, evidence = analyses(strip_markers(claim)), analyses(context)
     explained: frozenset[str] = frozenset()  # a comparison read the other way round: its comparatives
     for check in (
@@ -170,6 +162,7 @@ def restates(claim: str, context: str, analyses: Analyses | None = None) -> Bind
                 result.outcome is CheckOutcome.CLASH,
                 result.conflict,
             )
+    word_key = analysed.data.words.stem
     explained_keys = {word_key(w) for w in explained | restated_inverse_cues(analysed, evidence)}
     missing = [w for w in _missing_words(analysed, evidence) if word_key(w) not in explained_keys]
     if missing:

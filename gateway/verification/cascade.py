@@ -48,6 +48,7 @@ from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.binding import Binding, quote_context, restates, unshared_words
 from gateway.verification.calibration import ScoreCalibration
 from gateway.verification.checks.analysis import Analyses
+from gateway.verification.checks.data import CheckData
 from gateway.verification.entailment import NLIRequest, NLIStage, load_entailment_model
 from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
 from gateway.verification.local import LocalEntailmentVerifier
@@ -77,9 +78,12 @@ class CascadeVerifier:
         nli: NLIStage | None = None,
         calibration: ScoreCalibration | None = None,
         restatement: Restatement | None = None,
+        data: CheckData | None = None,
     ) -> None:
         """``restatement``: chat claims restating their quote in other words are kept (None: binding
-        alone, as before the restatement check)."""
+        alone, as before the restatement check). ``data``: the checks' word data, the local verifier's
+        (None: loaded now)."""
+        self._data = CheckData.load() if data is None else data
         self._anchoring = anchoring
         self._restatement = restatement
         self._local = local
@@ -103,7 +107,7 @@ class CascadeVerifier:
 
     async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
         anchors = await self._anchoring.verify(claims)
-        analyses = Analyses()
+        analyses = Analyses(self._data)
         local = await self._local.verify(claims, analyses)
         verdicts = [self.combine(c, a, v, analyses) for c, a, v in zip(claims, anchors, local, strict=True)]
         verdicts = await self._entail(claims, verdicts)
@@ -113,7 +117,7 @@ class CascadeVerifier:
         self, claim: ClaimToCheck, anchor: Verdict, local: Verdict, analyses: Analyses | None = None
     ) -> Verdict:
         """One claim's anchoring and local verdicts -> the cascade's verdict (see module docstring)."""
-        analyses = Analyses() if analyses is None else analyses
+        analyses = Analyses(self._data) if analyses is None else analyses
         if not claim.quote_bound:
             return self._check_only(claim, local, analyses)
         if local.label is VerdictLabel.CONTRADICTED:
@@ -230,9 +234,7 @@ class CascadeVerifier:
         return result
 
 
-def restatement_score(
-    claim: str, local: Verdict, analyses: Analyses | None = None
-) -> tuple[float, Binding | None]:
+def restatement_score(claim: str, local: Verdict, analyses: Analyses) -> tuple[float, Binding | None]:
     """The check-only raw score in [0, 1] that ``calibration.py`` maps to a probability of support.
 
     A claim its evidence window restates (``binding.restates``: every number, polarity, quantifier,
@@ -289,9 +291,10 @@ def build_verifier(
     model comes from ``models`` (the process's ModelPool: its limits, metrics and closing), which is
     then required. The restatement terms (``policies/restatements.yaml``) are read and validated first:
     a bad entry stops start-up."""
-    restatement = build_restatement(settings, policy) if policy.restatement else None
+    data = CheckData.load()  # the checks' word data: read and validated now, once
+    restatement = build_restatement(settings, policy, data) if policy.restatement else None
     anchoring = QuoteAnchoringVerifier(policy.quote_fuzzy_threshold, policy.quote_min_chars)
-    local = LocalEntailmentVerifier(embedder, policy)
+    local = LocalEntailmentVerifier(embedder, policy, data)
     judge: LLMJudgeVerifier | None = None
     if settings.judge_base_url:
         if models is None:
@@ -305,5 +308,5 @@ def build_verifier(
             ),
         )
     return CascadeVerifier(
-        anchoring, local, judge, policy, build_nli(settings, policy), restatement=restatement
+        anchoring, local, judge, policy, build_nli(settings, policy), restatement=restatement, data=data
     )

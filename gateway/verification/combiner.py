@@ -19,7 +19,7 @@ from pydantic import AfterValidator, ConfigDict, Field, Strict, with_config
 from gateway.validation import load_file
 from gateway.verification.checks.analysis import AnalysedText
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult
-from gateway.verification.checks.words import bigram_coverage, coverage, stem
+from gateway.verification.checks.words import bigram_coverage, coverage
 
 WEIGHTS_FILE = Path(__file__).with_name("combiner_weights.json")
 
@@ -76,6 +76,7 @@ def features(
     evidence_words = evidence.content_words
     long_words = [w for w in claim_words if len(w) >= _LONG_WORD]
     evidence_stems = evidence.content_stems
+    stem = claim.data.words.stem
     values = {
         "cosine": cosine,
         "best_sentence_cosine": best_sentence_cosine,

@@ -60,6 +60,7 @@ from gateway.verification.candidates import (
     windows,
 )
 from gateway.verification.checks.analysis import AnalysedText, Analyses
+from gateway.verification.checks.data import CheckData
 from gateway.verification.checks.entities import check_entities
 from gateway.verification.checks.form import FormCheck
 from gateway.verification.checks.numbers import check_numbers
@@ -67,8 +68,7 @@ from gateway.verification.checks.polarity import check_antonyms, check_negation
 from gateway.verification.checks.quantifiers import check_quantifier
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult
 from gateway.verification.checks.roles import check_roles
-from gateway.verification.checks.run import load_word_data
-from gateway.verification.checks.words import coverage, lexicon
+from gateway.verification.checks.words import coverage
 from gateway.verification.combiner import LogisticCombiner, features
 from gateway.verification.policy import VerificationPolicy
 from gateway.vocabulary import VerdictCheck, VerifierMethod
@@ -153,9 +153,12 @@ class LocalEntailmentVerifier:
 
     name = VerifierMethod.LOCAL
 
-    def __init__(self, embedder: TextEncoder, policy: VerificationPolicy) -> None:
-        load_word_data()  # the checks' word lists and cues, read and validated now (start-up)
-        self._form = FormCheck.of(lexicon())
+    def __init__(
+        self, embedder: TextEncoder, policy: VerificationPolicy, data: CheckData | None = None
+    ) -> None:
+        """``data``: the checks' word data (None: read and validated now, at start-up)."""
+        self.data = CheckData.load() if data is None else data
+        self._form = FormCheck.of(self.data.words.lexicon)
         self._embedder = embedder
         self._policy = policy
         self._combiner = LogisticCombiner.load() if policy.local_combiner == "learned" else None
@@ -185,7 +188,7 @@ class LocalEntailmentVerifier:
         """
         if not claims:
             return []
-        analyses = Analyses() if analyses is None else analyses
+        analyses = Analyses(self.data) if analyses is None else analyses
         texts = [strip_markers(c.text) for c in claims]
         verbatim = [
             self._verbatim(text, claim.sources, analyses) for text, claim in zip(texts, claims, strict=True)
@@ -285,7 +288,7 @@ class LocalEntailmentVerifier:
         analyses: Analyses | None = None,
     ) -> Assessment:
         """The best-scoring candidate's assessment; ``analyses`` shares text analyses across claims."""
-        analyses = Analyses() if analyses is None else analyses
+        analyses = Analyses(self.data) if analyses is None else analyses
         if not sources:
             return Assessment(
                 0.0, VerdictLabel.UNSUPPORTED, VerdictCheck.NO_SOURCE, "the claim cites no source", None, 0.0
@@ -346,7 +349,7 @@ class LocalEntailmentVerifier:
             raise ValueError("the claim's sources have no sentences")
         located, similarities, best_sentence = scored
         number, passage, index, j = located[int(np.argmax(similarities))]
-        analyses = Analyses()
+        analyses = Analyses(self.data)
         analysed = analyses(text)
         found = candidate(number, passage, index.spans[j], index.texts[j], analyses)
         results = self._run_checks(analysed, found)

@@ -38,20 +38,20 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import with_config
+from pydantic import ValidationInfo, model_validator, with_config
 
 from gateway.resources import bundled
 from gateway.settings import Settings
 from gateway.text import strip_markers
 from gateway.validation import FILE_CONFIG, field_error, load_file
-from gateway.verification.binding import Binding, unshared_words, word_key
+from gateway.verification.binding import Binding, unshared_words
 from gateway.verification.checks.analysis import Analyses
-from gateway.verification.checks.polarity import polarity_words
+from gateway.verification.checks.data import CheckData
 from gateway.verification.checks.quantifiers import stronger
 from gateway.verification.checks.quantities import extract_quantities
 from gateway.verification.checks.results import CheckOutcome, CheckResult
 from gateway.verification.checks.run import run_all
-from gateway.verification.checks.words import WORD, cues, stopwords
+from gateway.verification.checks.words import WORD, WordData
 from gateway.verification.policy import VerificationPolicy
 from gateway.vocabulary import VerdictCheck
 
@@ -85,7 +85,11 @@ class RestatementTerms:
     downward: tuple[str, ...] = ()
     """Words that say a thing is rare ("rarely", "few"): the other direction of the scale."""
 
-    def __post_init__(self) -> None:
+    @model_validator(mode="after")
+    def _entries(self, info: ValidationInfo) -> RestatementTerms:
+        """Every group and entry (``_check_entry``), read with the checks' word data (the load's
+        context: ``load_restatement_terms``)."""
+        data: CheckData = (info.context or {})["data"]
         seen: dict[str, tuple[str, str]] = {}
         """Entry key -> (its group, its place): an entry in two groups is an error."""
         lists: list[tuple[str, tuple[tuple[str, ...], ...]]] = [
@@ -102,21 +106,22 @@ class RestatementTerms:
                     raise field_error(self, f"{key}[{i}]", "must not be empty")
                 for j, entry in enumerate(group):
                     where = f"{key}[{i}][{j}]"
-                    _check_entry(self, where, entry, key)
-                    other = seen.setdefault(_key(entry), (f"{key}[{i}]", where))
+                    _check_entry(self, where, entry, key, data)
+                    other = seen.setdefault(_key(entry, data.words), (f"{key}[{i}]", where))
                     if other[0] != f"{key}[{i}]":
                         raise field_error(self, where, f"{entry!r} is already listed at {other[1]}")
+        return self
 
 
-def _check_entry(obj: object, where: str, entry: str, key: str) -> None:
+def _check_entry(obj: object, where: str, entry: str, key: str, data: CheckData) -> None:
     """One listed entry: lower-case words, no quantity, no negation, not a function word alone."""
     if not _ENTRY.fullmatch(entry):
         raise field_error(obj, where, f"{entry!r} must be lower-case words separated by single spaces")
-    if extract_quantities(entry):
+    if extract_quantities(entry, data.quantities):
         raise field_error(obj, where, f"{entry!r} states a quantity: numbers are the number check's")
-    if polarity_words().negation.search(entry):
+    if re.search(rf"\b{data.words.cues.alternation('negation_cues')}\b", entry):  # the negation check's cues
         raise field_error(obj, where, f"{entry!r} contains a negation: reading it as another term flips it")
-    if key == "terms" and all(w in stopwords() for w in entry.split()):
+    if key == "terms" and all(w in data.words.stopwords for w in entry.split()):
         raise field_error(obj, where, f"{entry!r} is only function words: they never count")
 
 
@@ -127,9 +132,10 @@ def restatement_path(settings: Settings) -> Path:
     return path if path.is_file() else bundled("policies") / RESTATEMENT_FILE
 
 
-def load_restatement_terms(path: Path) -> RestatementTerms:
-    """Read and validate the file; a bad entry raises ConfigurationError naming the file and entry."""
-    return load_file(path, RestatementTerms)
+def load_restatement_terms(path: Path, data: CheckData) -> RestatementTerms:
+    """Read and validate the file (``data``: the checks' word data, which entries are checked with); a
+    bad entry raises ConfigurationError naming the file and entry."""
+    return load_file(path, RestatementTerms, context={"data": data})
 
 
 def _alternation(entries: Iterable[str], *, inflect: bool) -> str:
@@ -160,16 +166,21 @@ class _Reading:
 class Restatement:
     """Recognises restatements (see module doc); built once at start-up from the validated file."""
 
-    def __init__(self, terms: RestatementTerms, scope_words: int, scope_overlap: float) -> None:
+    def __init__(
+        self, terms: RestatementTerms, scope_words: int, scope_overlap: float, data: CheckData
+    ) -> None:
         """``scope_words``, ``scope_overlap``: a source hedge counts when at least ``scope_overlap`` of
-        the first ``scope_words`` content words it governs are the claim's (``_source_level``)."""
+        the first ``scope_words`` content words it governs are the claim's (``_source_level``). ``data``:
+        the checks' word data (the verifier's)."""
+        self._clause_break = data.polarity.clause_break
+        self._words = data.words
         self._terms = terms
         self._scope_words = scope_words
         self._scope_overlap = scope_overlap
         self._head: dict[str, str] = {}
         for group in terms.terms:
             for entry in group:
-                self._head[_key(entry)] = group[0]
+                self._head[_key(entry, self._words)] = group[0]
         entries = [entry for group in terms.terms for entry in group]
         self._term_pattern = _whole(_alternation(entries, inflect=True), re.IGNORECASE) if entries else None
         self._levels = [
@@ -179,12 +190,12 @@ class Restatement:
         self._hedge_words = frozenset(w for entry in hedges for w in entry.split())
         self._up = len(terms.hedges)
         """Rank of a ``universal`` word: above every hedge level (a ``downward`` word's rank is ``DOWN``)."""
-        self._rank = {_key(e): rank for rank, group in enumerate(terms.hedges) for e in group}
-        self._rank.update({_key(e): self._up for e in terms.universal})
-        self._rank.update({_key(e): DOWN for e in terms.downward})
+        self._rank = {_key(e, self._words): rank for rank, group in enumerate(terms.hedges) for e in group}
+        self._rank.update({_key(e, self._words): self._up for e in terms.universal})
+        self._rank.update({_key(e, self._words): DOWN for e in terms.downward})
         scale = [*hedges, *terms.universal, *terms.downward]
         self._scale = _whole(_alternation(scale, inflect=False), after=_NOT_A_DATE) if scale else None
-        negation = cues().alternation("negation_cues")
+        negation = data.words.cues.alternation("negation_cues")
         scaled = _alternation(scale, inflect=False)
         self._negated_scale = re.compile(rf"\b{negation}\s+(?:{scaled})(?![\w'’-])") if scale else None
         self._negated_hedge = (
@@ -248,8 +259,12 @@ class Restatement:
         conflict = result.conflict
         if conflict is None:
             return False
-        said = {self._head.get(_key(t)) for t in mine.terms if _key(t) in _key(conflict.claim)}
-        other = {self._head.get(_key(t)) for t in theirs.terms}
+        said = {
+            self._head.get(_key(t, self._words))
+            for t in mine.terms
+            if _key(t, self._words) in _key(conflict.claim, self._words)
+        }
+        other = {self._head.get(_key(t, self._words)) for t in theirs.terms}
         return bool(said - {None}) and bool((said & other) - {None})
 
     def _read(self, text: str) -> _Reading:
@@ -259,7 +274,7 @@ class Restatement:
 
         def head(match: re.Match[str]) -> str:
             found.append(match.group(0).lower())
-            return self._head.get(_key(match.group(0)), match.group(0))
+            return self._head.get(_key(match.group(0), self._words), match.group(0))
 
         return _Reading(self._term_pattern.sub(head, text), tuple(found))
 
@@ -270,7 +285,7 @@ class Restatement:
                 f"{a!r} ~ {b!r}"
                 for a in mine.terms
                 for b in theirs.terms
-                if _key(a) != _key(b) and self._same(a, b)
+                if _key(a, self._words) != _key(b, self._words) and self._same(a, b)
             }
         )
         if pairs:
@@ -281,7 +296,9 @@ class Restatement:
         return "; ".join(parts)
 
     def _same(self, a: str, b: str) -> bool:
-        return self._head.get(_key(a)) is not None and self._head.get(_key(a)) == self._head.get(_key(b))
+        return self._head.get(_key(a, self._words)) is not None and self._head.get(
+            _key(a, self._words)
+        ) == self._head.get(_key(b, self._words))
 
     def _hedges_in(self, text: str) -> list[str]:
         lowered = text.lower()
@@ -295,7 +312,7 @@ class Restatement:
     def _scope(self, text: str, match: re.Match[str]) -> set[str]:
         """The keys of the content words a hedge governs: the first ``scope_words`` after it in its
         clause, else (a hedge ending its clause: "..., in some cases") the last ones before it."""
-        clause_break = polarity_words().clause_break
+        clause_break = self._clause_break
         breaks = [m.end() for m in clause_break.finditer(text, 0, match.start())]
         start = breaks[-1] if breaks else 0
         end_break = clause_break.search(text, match.end())
@@ -306,9 +323,12 @@ class Restatement:
 
     def _content(self, text: str) -> list[str]:
         return [
-            word_key(w)
+            self._words.stem(w)
             for w in WORD.findall(text)
-            if w not in stopwords() and w not in self._hedge_words and len(w) > 1 and not w.isdigit()
+            if w not in self._words.stopwords
+            and w not in self._hedge_words
+            and len(w) > 1
+            and not w.isdigit()
         ]
 
     def _source_level(self, claim: str, context: str) -> tuple[int, list[str]]:
@@ -316,7 +336,7 @@ class Restatement:
         clause of the sentence does not weaken the claim's statement), and those hedges. A hedge whose
         clause has no content word governs the whole sentence."""
         lowered = context.lower()
-        claimed = {word_key(w) for w in WORD.findall(claim.lower())}
+        claimed = {self._words.stem(w) for w in WORD.findall(claim.lower())}
         level, governing = FLAT, []
         for rank, pattern in enumerate(self._levels):
             for match in pattern.finditer(lowered):
@@ -347,7 +367,7 @@ class Restatement:
         found = self._negated_scale.finditer(lowered) if self._negated_scale is not None else ()
         negated = {m.end() for m in found}
         return [
-            (m.group(0), self._rank[_key(m.group(0))], self._scope(lowered, m))
+            (m.group(0), self._rank[_key(m.group(0), self._words)], self._scope(lowered, m))
             for m in self._scale.finditer(lowered)
             if m.end() not in negated
         ]
@@ -392,12 +412,14 @@ def _stronger(claim: str, context: str, analyses: Analyses) -> str | None:
     return "the quoted source qualifies its statement ('some', 'can'); the claim's quantifier is stronger"
 
 
-def _key(entry: str) -> str:
+def _key(entry: str, words: WordData) -> str:
     """A listed entry or a matched text as a lookup key: each word's stem, single spaces."""
-    return " ".join(word_key(w) for w in WORD.findall(entry.lower()))
+    return " ".join(words.stem(w) for w in WORD.findall(entry.lower()))
 
 
-def build_restatement(settings: Settings, policy: VerificationPolicy) -> Restatement:
-    """The restatement check over the policy directory's ``restatements.yaml`` (validated now)."""
-    terms = load_restatement_terms(restatement_path(settings))
-    return Restatement(terms, policy.restatement_hedge_scope_words, policy.restatement_hedge_scope_overlap)
+def build_restatement(settings: Settings, policy: VerificationPolicy, data: CheckData) -> Restatement:
+    """The restatement check over the policy directory's ``restatements.yaml`` (validated now);
+    ``data``: the checks' word data."""
+    terms = load_restatement_terms(restatement_path(settings), data)
+    scope = policy.restatement_hedge_scope_words, policy.restatement_hedge_scope_overlap
+    return Restatement(terms, *scope, data)

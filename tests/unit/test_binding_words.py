@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.verification.binding import restates
 from gateway.vocabulary import VerdictCheck
+from tests.support.checks import restates_text
 
 
 @pytest.mark.parametrize(
@@ -37,7 +37,7 @@ from gateway.vocabulary import VerdictCheck
 def test_a_number_word_or_coded_word_outside_any_quantity_must_be_in_the_source(
     claim: str, source: str, missing: str
 ) -> None:
-    binding = restates(claim, source)
+    binding = restates_text(claim, source)
     assert not binding.restates
     assert binding.check is VerdictCheck.QUOTE_BINDING
     assert repr(missing) in binding.detail
@@ -56,19 +56,21 @@ def test_a_number_word_or_coded_word_outside_any_quantity_must_be_in_the_source(
     ],
 )
 def test_quantities_and_words_the_source_states_still_restate(claim: str, source: str) -> None:
-    assert restates(claim, source).restates
+    assert restates_text(claim, source).restates
 
 
 def test_a_year_the_source_never_states_is_not_a_restatement() -> None:
     source = "The vaccine made by Sinovac is 78% effective, officials said."
-    assert not restates("Sinovac's vaccine is 78% effective, officials said in 2005.", source).restates
-    assert restates("Sinovac's vaccine is 78% effective, officials said.", source).restates
+    assert not restates_text("Sinovac's vaccine is 78% effective, officials said in 2005.", source).restates
+    assert restates_text("Sinovac's vaccine is 78% effective, officials said.", source).restates
 
 
 def test_one_where_the_source_states_another_number_is_not_a_restatement() -> None:
     source = "Individuals who inherit two altered copies of this gene have a severe form."
-    assert not restates(
+    assert not restates_text(
         "Individuals who inherit one altered copy of this gene have a severe form.", source
     ).restates
-    assert restates("One type of test finds the gene.", "One type of test finds the gene in 2 days.").restates
-    assert restates("One type of test finds the gene.", "A type of test finds the gene.").restates
+    assert restates_text(
+        "One type of test finds the gene.", "One type of test finds the gene in 2 days."
+    ).restates
+    assert restates_text("One type of test finds the gene.", "A type of test finds the gene.").restates

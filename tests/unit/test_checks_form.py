@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.verification.checks.analysis import AnalysedText
 from gateway.verification.checks.form import FormCheck
 from gateway.verification.checks.results import CheckName, CheckOutcome
 from gateway.verification.lexicon import load_lexicon
+from tests.support.checks import analysed
 
 FORM = FormCheck.of(load_lexicon())
 
@@ -22,7 +22,7 @@ FORM = FormCheck.of(load_lexicon())
     ],
 )
 def test_an_incomplete_statement_is_missing_its_form(claim: str, why: str) -> None:
-    result = FORM.run(AnalysedText(claim))
+    result = FORM.run(analysed(claim))
     assert result.outcome is CheckOutcome.MISSING
     assert result.name is CheckName.FORM
     assert why in result.detail
@@ -53,5 +53,5 @@ def test_an_incomplete_statement_is_missing_its_form(claim: str, why: str) -> No
     ],
 )
 def test_a_complete_statement_passes(claim: str) -> None:
-    assert FORM.incomplete(AnalysedText(claim)) == ""
-    assert FORM.run(AnalysedText(claim)).passed
+    assert FORM.incomplete(analysed(claim)) == ""
+    assert FORM.run(analysed(claim)).passed

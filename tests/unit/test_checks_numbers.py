@@ -7,7 +7,7 @@ import pytest
 from gateway.verification.checks import numbers
 from gateway.verification.checks.quantities import extract_quantities, parse_number
 from gateway.verification.checks.results import CheckOutcome
-from tests.support.checks import on_texts
+from tests.support.checks import CHECK_DATA, on_texts
 
 check_numbers = on_texts(numbers.check_numbers)
 
@@ -17,11 +17,13 @@ check_numbers = on_texts(numbers.check_numbers)
     [("thirty", 30), ("1,500", 1500), ("two hundred", 200), ("half", 0.5), ("twenty five", 25), ("0.5", 0.5)],
 )
 def test_parse_number_reads_digits_and_words(text: str, value: float) -> None:
-    assert parse_number(text) == value
+    assert parse_number(text, CHECK_DATA.quantities) == value
 
 
 def test_names_with_digits_are_not_quantities() -> None:
-    assert extract_quantities("COVID-19 is caused by SARS-CoV-2; take vitamin B12") == ()
+    assert (
+        extract_quantities("COVID-19 is caused by SARS-CoV-2; take vitamin B12", CHECK_DATA.quantities) == ()
+    )
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ from gateway.verification.checks import quantifiers
 from gateway.verification.checks.analysis import Analyses
 from gateway.verification.checks.quantifiers import stronger
 from gateway.verification.checks.results import CheckOutcome
-from tests.support.checks import on_texts
+from tests.support.checks import CHECK_DATA, on_texts
 
 check_quantifier = on_texts(quantifiers.check_quantifier)
 
@@ -45,7 +45,7 @@ def test_a_limiting_only_is_not_universal() -> None:
 
 
 def test_stronger_compares_only_with_qualified_evidence() -> None:
-    analyses = Analyses()
+    analyses = Analyses(CHECK_DATA)
     some, most = analyses("Some people have pain."), analyses("Most people have pain.")
     flat, hedged = analyses("People have pain."), analyses("People may have pain.")
     assert stronger(most, some)

@@ -5,11 +5,10 @@ from __future__ import annotations
 import pytest
 
 from gateway.domain import ConflictKind
-from gateway.verification.binding import restates
 from gateway.verification.checks import roles
 from gateway.verification.checks.results import CheckOutcome
 from gateway.vocabulary import VerdictCheck
-from tests.support.checks import on_texts
+from tests.support.checks import on_texts, restates_text
 
 check_roles = on_texts(roles.check_roles)
 
@@ -63,12 +62,12 @@ def test_same_roles_or_no_relation_pass(claim: str, evidence: str) -> None:
 
 
 def test_a_swapped_claim_does_not_restate_its_source() -> None:
-    binding = restates("Type 2 diabetes causes obesity.", "Obesity causes type 2 diabetes.")
+    binding = restates_text("Type 2 diabetes causes obesity.", "Obesity causes type 2 diabetes.")
     assert not binding.restates
     assert binding.check is VerdictCheck.ROLE_ORDER
     assert binding.conflict is not None
     assert binding.conflict.kind is ConflictKind.ROLE
-    assert restates("Obesity causes type 2 diabetes.", "Obesity causes type 2 diabetes.").restates
+    assert restates_text("Obesity causes type 2 diabetes.", "Obesity causes type 2 diabetes.").restates
 
 
 def test_shared_words_on_the_agent_side_are_the_frame() -> None:
@@ -99,7 +98,7 @@ def test_a_comparison_may_name_its_other_side_with_compared_with() -> None:
     ],
 )
 def test_a_reordered_claim_whose_relation_is_unread_is_not_kept(claim: str, evidence: str) -> None:
-    result = restates(claim, evidence)
+    result = restates_text(claim, evidence)
     assert not result.restates
     assert not result.clash  # not verified: rewritten to the source, never a contradiction
 
@@ -116,4 +115,4 @@ def test_a_reordered_claim_whose_relation_is_unread_is_not_kept(claim: str, evid
     ],
 )
 def test_a_claim_in_the_sources_order_is_kept(claim: str, evidence: str) -> None:
-    assert restates(claim, evidence).restates
+    assert restates_text(claim, evidence).restates

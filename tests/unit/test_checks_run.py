@@ -12,8 +12,8 @@ from gateway.domain import ClaimToCheck, unit_rows
 from gateway.text import passage_from_text
 from gateway.verification.checks import run
 from gateway.verification.checks.analysis import Analyses
-from gateway.verification.checks.entities import Entity, extract_entities
-from gateway.verification.checks.quantities import Quantity, extract_quantities
+from gateway.verification.checks.entities import Entity, EntityWords, extract_entities
+from gateway.verification.checks.quantities import Quantity, QuantityPatterns, extract_quantities
 from gateway.verification.local import LocalEntailmentVerifier
 from gateway.verification.policy import VerificationPolicy
 from tests.support.checks import on_texts
@@ -48,18 +48,18 @@ async def test_each_text_is_analysed_once_per_verification() -> None:
     numbers: Counter[str] = Counter()
     names: Counter[str] = Counter()
 
-    def quantities(text: str) -> tuple[Quantity, ...]:
+    def quantities(text: str, patterns: QuantityPatterns) -> tuple[Quantity, ...]:
         numbers[text] += 1
-        return extract_quantities(text)
+        return extract_quantities(text, patterns)
 
-    def entities(text: str, clean: str) -> tuple[Entity, ...]:
+    def entities(text: str, clean: str, words: EntityWords) -> tuple[Entity, ...]:
         names[text] += 1
-        return extract_entities(text, clean)
+        return extract_entities(text, clean, words)
 
     passage = passage_from_text(LEAFLET, "p1")
     claims = ["Adults can take 2 g every 4 to 6 hours.", "Children under 16 may take aspirin."]
     verifier = LocalEntailmentVerifier(HashEncoder(), VerificationPolicy(local_candidates=3))
-    analyses = Analyses(quantities=quantities, entities=entities)
+    analyses = Analyses(verifier.data, quantities=quantities, entities=entities)
     await verifier.verify([ClaimToCheck(c, None, ((1, passage),)) for c in claims], analyses)
     assert all(numbers[c] == 1 and names[c] == 1 for c in claims)
     assert names[passage.text] == 1

@@ -14,8 +14,9 @@ from gateway.stemming import stem
 
 
 def test_bm25_and_the_verifier_share_the_snowball_stemmer() -> None:
-    from gateway.verification.checks.words import stem as verifier_stem
+    from tests.support.checks import CHECK_DATA
 
+    verifier_stem = CHECK_DATA.words.stem
     assert tokenize("Reduces reduced reducing") == [stem("reduces")] * 3 == ["reduc"] * 3
     assert verifier_stem("swellings") == stem("swellings") == "swell"  # no synonym group: the bare stem
 

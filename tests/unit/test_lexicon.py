@@ -10,11 +10,10 @@ import pytest
 import yaml
 
 from gateway.errors import ConfigurationError
-from gateway.verification.checks.entities import entity_words, us_spelling
+from gateway.verification.checks.entities import us_spelling
 from gateway.verification.checks.polarity import negations, states_effect
 from gateway.verification.checks.quantifiers import UNIVERSAL, strength
-from gateway.verification.checks.quantities import numeric_words, parse_number
-from gateway.verification.checks.words import stopwords, synonyms
+from gateway.verification.checks.quantities import parse_number
 from gateway.verification.lexicon import (
     CUES_PATH,
     DEFAULT_PATH,
@@ -23,13 +22,14 @@ from gateway.verification.lexicon import (
     load_lexicon,
     load_quantity_words,
 )
+from tests.support.checks import CHECK_DATA
 
 
 def test_the_shipped_lexicon_loads_and_feeds_the_checks() -> None:
     lexicon = load_lexicon()
-    assert "the" in stopwords()
-    assert synonyms()["kids"] == "child"
-    assert entity_words().medicines["paracetamol"] == lexicon.table("medicines")["paracetamol"]
+    assert "the" in CHECK_DATA.words.stopwords
+    assert CHECK_DATA.words.synonyms["kids"] == "child"
+    assert CHECK_DATA.entities.medicines["paracetamol"] == lexicon.table("medicines")["paracetamol"]
     assert any("increase" in a and "decrease" in b for a, b in lexicon.antonyms)
 
 
@@ -61,9 +61,9 @@ def test_the_shipped_quantity_words_load_and_feed_the_number_check() -> None:
     words = load_quantity_words()
     assert words.units["mcg"] == ("mass", 0.001)
     assert words.periods["weekly"] == 1 / 7
-    assert parse_number("two thousand five hundred") == 2500
-    assert {"per", "cent", "twice", "mg"} <= numeric_words()
-    assert us_spelling("diarrhoea and oedema") == "diarrhea and edema"
+    assert parse_number("two thousand five hundred", CHECK_DATA.quantities) == 2500
+    assert {"per", "cent", "twice", "mg"} <= CHECK_DATA.quantities.numeric_words
+    assert us_spelling("diarrhoea and oedema", CHECK_DATA.entities) == "diarrhea and edema"
 
 
 @pytest.mark.parametrize(
@@ -90,11 +90,13 @@ def test_bad_quantity_words_name_the_file_and_the_key(tmp_path: Path, edit, key:
 def test_the_shipped_cues_load_and_feed_the_checks() -> None:
     cues = load_cues()
     assert "without" in cues.lists["negation_cues"]
-    assert strength("this always works") == UNIVERSAL
-    assert strength("this sometimes works") == 1
-    assert states_effect("no significant difference in mortality") is False
-    assert states_effect("mortality was reduced") is True
-    scopes = [n.scope for n in negations("do not take aspirin", frozenset())]
+    assert strength("this always works", CHECK_DATA.strengths) == UNIVERSAL
+    assert strength("this sometimes works", CHECK_DATA.strengths) == 1
+    assert states_effect("no significant difference in mortality", CHECK_DATA.polarity) is False
+    assert states_effect("mortality was reduced", CHECK_DATA.polarity) is True
+    scopes = [
+        n.scope for n in negations("do not take aspirin", frozenset(), CHECK_DATA.polarity, CHECK_DATA.words)
+    ]
     assert scopes == [frozenset({"take", "aspirin"})]
 
 
@@ -119,18 +121,26 @@ def test_bad_cues_name_the_file_and_the_key(tmp_path: Path, edit, key: str) -> N
 
 
 def test_word_data_is_read_when_the_verifier_is_built_not_at_import() -> None:
-    """Importing the verifier reads no word file; building it reads them all (start-up, not a request)."""
+    """Importing the verifier reads no word file (``verification/data``); building it reads each once
+    (start-up, not a request), and a verifier handed the word data (``CheckData``) reads none."""
     script = (
+        "from gateway import validation\n"
+        "read, seen = validation.read_yaml, []\n"
+        "def counted(path, *args, **kwargs):\n"
+        "    if path.parent.parent.name == 'verification':\n"
+        "        seen.append(path.name)\n"
+        "    return read(path, *args, **kwargs)\n"
+        "validation.read_yaml = counted\n"
         "from gateway.verification import local\n"
-        "from gateway.verification.checks import entities, polarity, quantities, words\n"
-        "loaders = (words.word_data, quantities.quantity_patterns, polarity.polarity_words,"
-        " entities.entity_words)\n"
-        "print(sum(f.cache_info().currsize for f in loaders))\n"
+        "print(len(seen))\n"
         "class Encoder:\n"
         "    def encode(self, texts): raise AssertionError\n"
         "from gateway.verification.policy import VerificationPolicy\n"
-        "local.LocalEntailmentVerifier(Encoder(), VerificationPolicy())\n"
-        "print(sum(f.cache_info().currsize for f in loaders))\n"
+        "built = local.LocalEntailmentVerifier(Encoder(), VerificationPolicy())\n"
+        "print(','.join(sorted(seen)))\n"
+        "seen.clear()\n"
+        "local.LocalEntailmentVerifier(Encoder(), VerificationPolicy(), built.data)\n"
+        "print(len(seen))\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["0", "4"]
+    assert done.stdout.split() == ["0", "cues.yaml,lexicon.yaml,quantities.yaml,roles.yaml", "0"]

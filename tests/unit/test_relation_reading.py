@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.verification.binding import restates
 from gateway.verification.checks.analysis import Analyses
 from gateway.verification.checks.reading import forms
 from gateway.vocabulary import VerdictCheck
+from tests.support.checks import CHECK_DATA, restates_text
 
 
 def test_a_text_is_read_once_and_its_relations_come_from_that_reading() -> None:
-    analyses = Analyses()
+    analyses = Analyses(CHECK_DATA)
     text = analyses("Obesity causes type 2 diabetes.")
     assert analyses("Obesity causes type 2 diabetes.").reading is text.reading
     assert text.relations is text.reading.relations
@@ -19,7 +19,7 @@ def test_a_text_is_read_once_and_its_relations_come_from_that_reading() -> None:
 
 
 def test_listed_verbs_are_read_by_their_forms_and_nouns_are_not() -> None:
-    clause = Analyses()("The release of GH stops, and the damage binds cells.").reading.clauses[0]
+    clause = Analyses(CHECK_DATA)("The release of GH stops, and the damage binds cells.").reading.clauses[0]
     verbs = {w for w, verb in zip(clause.words, clause.verbs, strict=True) if verb}
     assert verbs == {"stops", "binds"}  # "release of", "the damage": nouns
     assert {"stopped", "stopping", "carries", "caused"} <= forms("stop") | forms("carry") | forms("cause")
@@ -57,7 +57,7 @@ def test_listed_verbs_are_read_by_their_forms_and_nouns_are_not() -> None:
     ],
 )
 def test_a_swap_is_not_kept(source: str, claim: str) -> None:
-    binding = restates(claim, source)
+    binding = restates_text(claim, source)
     assert not binding.restates
     assert binding.check is VerdictCheck.ROLE_ORDER
 
@@ -93,11 +93,11 @@ def test_a_swap_is_not_kept(source: str, claim: str) -> None:
     ],
 )
 def test_a_restatement_in_another_order_is_kept(source: str, claim: str) -> None:
-    assert restates(claim, source).restates
+    assert restates_text(claim, source).restates
 
 
 def test_a_verbatim_sentence_run_into_its_heading_is_kept() -> None:
     """A heading joined to its text repeats words on both sides of the claim's verb (a97aaff)."""
     source = "How to take paracetamol Adults can take paracetamol every 4 to 6 hours."
     claim = "Adults can take paracetamol every 4 to 6 hours."
-    assert restates(claim, source).restates
+    assert restates_text(claim, source).restates

@@ -23,19 +23,21 @@ from gateway.verification.restatement import (
     load_restatement_terms,
     restatement_path,
 )
+from tests.support.checks import CHECK_DATA, restates_text
 
 BUNDLED = bundled("policies") / RESTATEMENT_FILE
 POLICY = VerificationPolicy()
 RESTATEMENT = Restatement(
-    load_restatement_terms(BUNDLED),
+    load_restatement_terms(BUNDLED, CHECK_DATA),
     POLICY.restatement_hedge_scope_words,
     POLICY.restatement_hedge_scope_overlap,
+    CHECK_DATA,
 )
 
 
 def decide(claim: str, source: str, quote: str | None = None) -> tuple[bool, str, str]:
     """(kept as written, check, reason) for ``claim`` quoting ``quote`` (default: all of ``source``)."""
-    analyses = Analyses()
+    analyses = Analyses(CHECK_DATA)
     binding = RESTATEMENT.bind(claim, quote or source, source, restates(claim, source, analyses), analyses)
     return binding.restates, binding.check, binding.detail
 
@@ -80,7 +82,7 @@ def decide(claim: str, source: str, quote: str | None = None) -> tuple[bool, str
     ],
 )
 def test_a_restatement_is_kept_and_its_reason_names_what_differs(claim: str, source: str, named: str) -> None:
-    assert restates(claim, source).restates is False  # binding alone rewrites it to the source
+    assert restates_text(claim, source).restates is False  # binding alone rewrites it to the source
     kept, check, reason = decide(claim, source)
     assert (kept, check) == (True, RESTATEMENT_CHECK), reason
     assert named in reason
@@ -168,7 +170,7 @@ def test_the_claim_must_restate_its_whole_quote() -> None:
 def test_a_claim_that_drops_its_sources_hedge_is_not_supported_even_when_binding_was(
     claim: str, source: str
 ) -> None:
-    assert restates(claim, source).restates  # binding alone ignored the hedge
+    assert restates_text(claim, source).restates  # binding alone ignored the hedge
     kept, check, reason = decide(claim, source)
     assert (kept, check) == (False, HEDGE_CHECK)
     assert "a stronger claim" in reason
@@ -235,7 +237,7 @@ def test_a_bad_entry_is_a_configuration_error_naming_the_file_and_the_entry(
     path = tmp_path / RESTATEMENT_FILE
     path.write_text(text)
     with pytest.raises(ConfigurationError) as info:
-        load_restatement_terms(path)
+        load_restatement_terms(path, CHECK_DATA)
     assert RESTATEMENT_FILE in str(info.value)
     assert key in str(info.value)
     assert reason in str(info.value)
@@ -256,7 +258,7 @@ def test_a_bad_file_stops_start_up_and_a_directory_without_one_uses_the_bundled_
 
 
 def test_the_bundled_file_is_valid_and_lists_the_pairs_the_docs_name() -> None:
-    terms = load_restatement_terms(BUNDLED)
+    terms = load_restatement_terms(BUNDLED, CHECK_DATA)
     groups = {entry: group[0] for group in terms.terms for entry in group}
     assert groups["high blood pressure"] == groups["hypertension"]
     assert groups["kidney"] == groups["renal"]

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from gateway.errors import ConfigurationError
-from gateway.verification.binding import restates
 from gateway.verification.checks.analysis import Analyses
 from gateway.verification.restatement import HEDGE_CHECK, RESTATEMENT_CHECK, load_restatement_terms
 from gateway.vocabulary import VerdictCheck
+from tests.support.checks import CHECK_DATA, restates_text
 from tests.unit.test_restatement import decide
 
 
@@ -90,7 +90,7 @@ def test_a_scale_word_kept_over_its_words_is_kept(claim: str, source: str) -> No
     ],
 )
 def test_an_agent_swapped_with_a_pronoun_is_not_kept(claim: str, source: str) -> None:
-    binding = restates(claim, source)
+    binding = restates_text(claim, source)
     assert not binding.restates
     assert binding.check is VerdictCheck.ROLE_ORDER
 
@@ -107,11 +107,11 @@ def test_an_agent_swapped_with_a_pronoun_is_not_kept(claim: str, source: str) ->
     ],
 )
 def test_a_pronoun_in_its_place_is_kept(claim: str, source: str) -> None:
-    assert restates(claim, source).restates
+    assert restates_text(claim, source).restates
 
 
 def test_a_reading_names_its_pronouns_by_their_first_form() -> None:
-    analyses = Analyses()
+    analyses = Analyses(CHECK_DATA)
     assert analyses("They attack him.").reading.pronouns == frozenset({"they", "he"})
     assert analyses("The virus attacks cells.").reading.pronouns == frozenset()
 
@@ -120,4 +120,4 @@ def test_a_scale_word_listed_twice_stops_start_up(tmp_path: Path) -> None:
     path = tmp_path / "restatements.yaml"
     path.write_text("hedges: [[may, rarely]]\ndownward: [rarely, seldom]\n", encoding="utf-8")
     with pytest.raises(ConfigurationError, match=r"downward\[0\]\[0\].*already listed"):
-        load_restatement_terms(path)
+        load_restatement_terms(path, CHECK_DATA)

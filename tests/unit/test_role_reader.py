@@ -8,18 +8,17 @@ from pathlib import Path
 import pytest
 
 from gateway.errors import ConfigurationError
-from gateway.verification.binding import restates
 from gateway.verification.checks import roles
 from gateway.verification.checks.results import CheckOutcome
 from gateway.verification.checks.role_reader import ROLES_PATH, load_role_grammar, read_relations
 from gateway.vocabulary import VerdictCheck
-from tests.support.checks import on_texts
+from tests.support.checks import CHECK_DATA, on_texts, restates_text
 
 check_roles = on_texts(roles.check_roles)
 
 
 def _sides(text: str) -> list[tuple[set[str], set[str]]]:
-    return [(set(r.agent), set(r.patient)) for r in read_relations(text.lower())]
+    return [(set(r.agent), set(r.patient)) for r in read_relations(text.lower(), CHECK_DATA.grammar)]
 
 
 @pytest.mark.parametrize(
@@ -39,8 +38,8 @@ def test_one_relation_in_many_forms(text: str) -> None:
 
 
 def test_a_cue_after_an_article_is_a_noun() -> None:
-    assert read_relations("an increase in blood pressure was seen.") == ()
-    assert read_relations("the cause of the rash is unknown.") == ()
+    assert read_relations("an increase in blood pressure was seen.", CHECK_DATA.grammar) == ()
+    assert read_relations("the cause of the rash is unknown.", CHECK_DATA.grammar) == ()
 
 
 @pytest.mark.parametrize(
@@ -89,7 +88,7 @@ def test_a_cue_after_an_article_is_a_noun() -> None:
 )
 def test_swapped_roles_in_other_forms_clash(claim: str, evidence: str) -> None:
     assert check_roles(claim, evidence).outcome is CheckOutcome.CLASH
-    binding = restates(claim, evidence)
+    binding = restates_text(claim, evidence)
     assert not binding.restates
     assert binding.check is VerdictCheck.ROLE_ORDER
 
@@ -125,16 +124,16 @@ def test_swapped_roles_in_other_forms_clash(claim: str, evidence: str) -> None:
 )
 def test_the_same_roles_in_other_forms_pass(claim: str, evidence: str) -> None:
     assert check_roles(claim, evidence).passed
-    assert restates(claim, evidence).restates
+    assert restates_text(claim, evidence).restates
 
 
 def test_a_comparison_read_the_other_way_round_is_kept() -> None:
     evidence = "The disease is more common in men than in women."
-    assert restates("The disease is less common in women than in men.", evidence).restates
-    swapped = restates("The disease is less common in men than in women.", evidence)
+    assert restates_text("The disease is less common in women than in men.", evidence).restates
+    swapped = restates_text("The disease is less common in men than in women.", evidence)
     assert not swapped.restates
     # an opposite beside the comparison still clashes
-    assert not restates(
+    assert not restates_text(
         "The disease is less common in women than in men and decreases with age.",
         "The disease is more common in men than in women and increases with age.",
     ).restates
@@ -145,16 +144,16 @@ def test_the_grammar_file_is_validated(tmp_path: Path) -> None:
     bad = tmp_path / "roles.yaml"
     bad.write_text(text.replace("family_of: treats", "family_of: eats"), encoding="utf-8")
     with pytest.raises(ConfigurationError, match="eats"):
-        load_role_grammar(bad)
+        load_role_grammar(CHECK_DATA.words, bad)
     bad.write_text(text.replace("passive_agents: [by]\n", ""), encoding="utf-8")
     with pytest.raises(ConfigurationError, match="passive_agents"):
-        load_role_grammar(bad)
+        load_role_grammar(CHECK_DATA.words, bad)
 
 
 def test_an_inverse_cue_restates_the_active_one_the_same_way_round() -> None:
     evidence = "Neutropenia can lead to frequent infections."
-    assert restates("Frequent infections can result from neutropenia.", evidence).restates
-    swapped = restates("Neutropenia can result from frequent infections.", evidence)
+    assert restates_text("Frequent infections can result from neutropenia.", evidence).restates
+    swapped = restates_text("Neutropenia can result from frequent infections.", evidence)
     assert not swapped.restates
     assert swapped.check is VerdictCheck.ROLE_ORDER
 
@@ -184,9 +183,9 @@ def test_a_frame_across_a_comparison_is_the_comparison() -> None:
     swapped = (
         "Women with low breast density have a higher risk of breast cancer than women with dense breasts."
     )
-    assert restates(kept, evidence).restates
-    assert not restates(swapped, evidence).restates
-    assert restates(
+    assert restates_text(kept, evidence).restates
+    assert not restates_text(swapped, evidence).restates
+    assert restates_text(
         "With a defibrillator, rapid treatment of SCA can be lifesaving.",
         "Rapid treatment of SCA with a defibrillator can be lifesaving.",
     ).restates
@@ -194,9 +193,9 @@ def test_a_frame_across_a_comparison_is_the_comparison() -> None:
 
 def test_an_abbreviation_with_dots_is_one_word_and_a_coordinated_passive_keeps_its_agent() -> None:
     evidence = "Taking action to control your risk factors can help prevent or delay P.A.D."
-    assert not restates(
+    assert not restates_text(
         "P.A.D. can help prevent or delay taking action to control your risk factors.", evidence
     ).restates
-    assert restates(
+    assert restates_text(
         "P.A.D. can be prevented or delayed by taking action to control your risk factors.", evidence
     ).restates

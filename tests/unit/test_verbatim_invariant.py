@@ -91,7 +91,7 @@ def test_own_sentence_scores_as_support_without_the_verbatim_rule(
     for passage in passages:
         for span, sentence in passage.sentences():
             assert not any(r.clash for r in run_all(sentence, sentence)), sentence
-            analyses = Analyses()
+            analyses = Analyses(verifier.data)
             found = candidate(1, passage, span, sentence, analyses)
             assessment = verifier.judge_candidate(analyses(sentence), found, 1.0, 1.0)
             if assessment.label is not VerdictLabel.SUPPORTED:

@@ -4,8 +4,10 @@ A claim is checked against several evidence windows, and a passage against every
 The verifier builds one ``AnalysedText`` per distinct text of a request (``Analyses``) and passes it
 to the checks, so each text is tokenised, stemmed and searched for numbers, negations, quantifiers,
 entities and relations (``reading``: the role reader's and the word-order gate's one reading) at most
-once per request, with no module-level cache keyed by text. The number and entity
-extractors are given to ``Analyses`` (the current ones by default), so a caller or a test can swap them.
+once per request, with no module-level cache keyed by text. ``Analyses`` is given the checks' word
+data (``CheckData``, loaded once by the verifier) and hands it to each text. The number and entity
+extractors are given to ``Analyses`` too (the current ones by default), so a caller or a test can swap
+them.
 """
 
 from __future__ import annotations
@@ -16,18 +18,27 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from gateway.text import normalise, strip_markers
-from gateway.verification.checks.entities import Entity, extract_entities, us_spelling
-from gateway.verification.checks.polarity import Negation, negations, prefix_roots, states_effect
+from gateway.verification.checks.data import CheckData
+from gateway.verification.checks.entities import Entity, EntityWords, extract_entities, us_spelling
+from gateway.verification.checks.polarity import (
+    Negation,
+    PolarityWords,
+    negations,
+    prefix_roots,
+    states_effect,
+)
 from gateway.verification.checks.quantifiers import strength
-from gateway.verification.checks.quantities import Quantity, extract_quantities
+from gateway.verification.checks.quantities import Quantity, QuantityPatterns, extract_quantities
 from gateway.verification.checks.reading import Reading, read
-from gateway.verification.checks.roles import Relation, relations
-from gateway.verification.checks.words import WORD, is_content, stem
+from gateway.verification.checks.role_reader import RoleGrammar
+from gateway.verification.checks.roles import Relation, RolePatterns, relations
+from gateway.verification.checks.words import WORD
 
-QuantityExtractor = Callable[[str], tuple[Quantity, ...]]
-"""Reads the quantities of a text (the raw text)."""
-EntityExtractor = Callable[[str, str], tuple[Entity, ...]]
-"""Reads the entities of a text (the raw text, and its normalised text in American spelling)."""
+QuantityExtractor = Callable[[str, QuantityPatterns], tuple[Quantity, ...]]
+"""Reads the quantities of a text (the raw text, and the number words and patterns)."""
+EntityExtractor = Callable[[str, str, EntityWords], tuple[Entity, ...]]
+"""Reads the entities of a text (the raw text, its normalised text in American spelling, and the
+entity vocabulary)."""
 
 
 def verbatim_key(text: str) -> str:
@@ -40,6 +51,8 @@ class AnalysedText:
     """A text and its analyses; immutable (each property is computed once, then fixed)."""
 
     text: str
+    data: CheckData
+    """The checks' word data (the verifier's)."""
     quantity_extractor: QuantityExtractor = extract_quantities
     entity_extractor: EntityExtractor = extract_entities
 
@@ -65,12 +78,12 @@ class AnalysedText:
     @cached_property
     def content_words(self) -> tuple[str, ...]:
         """The words that carry meaning, in order (no stopwords, no bare numbers)."""
-        return tuple(t for t in self.tokens if is_content(t))
+        return tuple(t for t in self.tokens if self.data.words.is_content(t))
 
     @cached_property
     def content_word_stems(self) -> tuple[str, ...]:
         """The stem of each content word, in order."""
-        return tuple(stem(w) for w in self.content_words)
+        return tuple(self.data.words.stem(w) for w in self.content_words)
 
     @cached_property
     def content_stems(self) -> frozenset[str]:
@@ -83,34 +96,52 @@ class AnalysedText:
 
     @cached_property
     def quantities(self) -> tuple[Quantity, ...]:
-        return self.quantity_extractor(self.text)
+        return self.quantity_extractor(self.text, self.data.quantities)
 
     @cached_property
     def prefix_roots(self) -> frozenset[str]:
-        return prefix_roots(self.tokens)
+        return prefix_roots(self.tokens, self.data.polarity)
 
     @cached_property
     def polar_stems(self) -> frozenset[str]:
         """Content stems plus the roots of negative-prefix words ("asymptomatic" also mentions symptoms)."""
-        return self.content_stems | {stem(r) for r in self.prefix_roots}
+        return self.content_stems | {self.data.words.stem(r) for r in self.prefix_roots}
+
+    @property
+    def polarity_lists(self) -> PolarityWords:
+        """The polarity cues and word lists (the word data's)."""
+        return self.data.polarity
 
     @cached_property
     def negations(self) -> tuple[Negation, ...]:
-        return negations(self.clean, self.prefix_roots)
+        return negations(self.clean, self.prefix_roots, self.data.polarity, self.data.words)
 
     @cached_property
     def effect(self) -> bool | None:
         """True: reports an effect or difference; False: no difference; None: neither or both."""
-        return states_effect(self.clean)
+        return states_effect(self.clean, self.data.polarity)
 
     @cached_property
     def strength(self) -> int:
-        return strength(self.clean)
+        return strength(self.clean, self.data.strengths)
 
     @cached_property
     def reading(self) -> Reading:
         """The relation reading: relations and clause word order, read once (``checks.reading``)."""
-        return read(self.clean, relations(self.clean))
+        data = self.data
+        return read(
+            self.clean, relations(self.clean, data.roles, data.grammar), data.grammar, data.verb_forms
+        )
+
+    @property
+    def role_lists(self) -> RolePatterns:
+        """The comparison cues (the word data's)."""
+        return self.data.roles
+
+    @property
+    def role_grammar(self) -> RoleGrammar:
+        """The role reader's grammar (the word data's)."""
+        return self.data.grammar
 
     @property
     def relations(self) -> tuple[Relation, ...]:
@@ -120,15 +151,20 @@ class AnalysedText:
     @cached_property
     def entity_text(self) -> str:
         """The normalised text in American spelling, where entities are looked for."""
-        return us_spelling(self.clean)
+        return us_spelling(self.clean, self.data.entities)
 
     @cached_property
     def entity_words(self) -> tuple[str, ...]:
         return tuple(WORD.findall(self.entity_text))
 
+    @property
+    def entity_lists(self) -> EntityWords:
+        """The entity vocabulary (the word data's)."""
+        return self.data.entities
+
     @cached_property
     def entities(self) -> tuple[Entity, ...]:
-        return self.entity_extractor(self.text, self.entity_text)
+        return self.entity_extractor(self.text, self.entity_text, self.data.entities)
 
 
 class Analyses:
@@ -139,9 +175,11 @@ class Analyses:
 
     def __init__(
         self,
+        data: CheckData,
         quantities: QuantityExtractor = extract_quantities,
         entities: EntityExtractor = extract_entities,
     ) -> None:
+        self.data = data
         self._quantities = quantities
         self._entities = entities
         self._texts: dict[str, AnalysedText] = {}
@@ -149,5 +187,5 @@ class Analyses:
     def __call__(self, text: str) -> AnalysedText:
         analysed = self._texts.get(text)
         if analysed is None:
-            analysed = self._texts[text] = AnalysedText(text, self._quantities, self._entities)
+            analysed = self._texts[text] = AnalysedText(text, self.data, self._quantities, self._entities)
         return analysed

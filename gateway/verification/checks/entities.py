@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Protocol
 
 from rapidfuzz import fuzz
@@ -13,7 +12,7 @@ from rapidfuzz import fuzz
 from gateway.domain import ConflictKind
 from gateway.text import strip_markers
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, clash, pass_result
-from gateway.verification.checks.words import lexicon, stopwords
+from gateway.verification.lexicon import Lexicon
 
 
 class NamedText(Protocol):
@@ -25,12 +24,14 @@ class NamedText(Protocol):
     def entity_text(self) -> str: ...
     @property
     def entity_words(self) -> tuple[str, ...]: ...
+    @property
+    def entity_lists(self) -> EntityWords: ...
 
 
 @dataclass(frozen=True)
 class EntityWords:
-    """The entity vocabulary (``data/lexicon.yaml``) and the patterns built from it, once
-    (``entity_words``)."""
+    """The entity vocabulary (``data/lexicon.yaml``) and the patterns built from it (``entity_words``;
+    ``CheckData.entities``)."""
 
     medicines: dict[str, str]
     """Surface form -> the first form of its group (the same for each table)."""
@@ -48,6 +49,8 @@ class EntityWords:
     """What findings are observed in (``subjects``): surface form -> its group's name; every listed
     population form -> the first group's (people)."""
     subjects_pattern: re.Pattern[str]
+    stopwords: frozenset[str]
+    """Function words, never a capitalised name (``lexicon.yaml`` ``stopwords``)."""
 
 
 def _ending(words: tuple[str, ...]) -> re.Pattern[str]:
@@ -55,10 +58,8 @@ def _ending(words: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(rf"\b[a-z]{{3,}}(?:{'|'.join(map(re.escape, words))})\b")
 
 
-@cache
-def entity_words() -> EntityWords:
-    """Built on first use (the verifier builds it at start-up): importing reads no file."""
-    lists = lexicon()
+def entity_words(lists: Lexicon) -> EntityWords:
+    """The entity vocabulary of ``lists`` and its patterns (``CheckData.load`` builds it at start-up)."""
     medicines = lists.table("medicines")
     vocabulary: dict[str, tuple[str, str]] = {
         form: (kind, canonical)
@@ -85,6 +86,7 @@ def entity_words() -> EntityWords:
         frozenset(lists.words["class_terms"]),
         subjects,
         _alternation(subjects),
+        frozenset(lists.words["stopwords"]),
     )
 
 
@@ -109,19 +111,19 @@ class Entity:
     canonical: str
 
 
-def us_spelling(text: str) -> str:
+def us_spelling(text: str, words: EntityWords) -> str:
     """British medical spellings in American form, so "diarrhoea" finds "diarrhea"."""
-    for british, american in entity_words().spellings:
+    for british, american in words.spellings:
         text = text.replace(british, american)
     return text
 
 
-def extract_entities(text: str, clean: str) -> tuple[Entity, ...]:
+def extract_entities(text: str, clean: str, words: EntityWords) -> tuple[Entity, ...]:
     """Vocabulary terms, drug-like names and capitalised names (not sentence-initial) in ``text``.
 
-    ``clean`` is the text normalised in American spelling (``NamedText.entity_text``).
+    ``clean`` is the text normalised in American spelling (``NamedText.entity_text``); ``words`` the
+    entity vocabulary.
     """
-    words = entity_words()
     listed = words.vocabulary_pattern.finditer(clean)
     found = [Entity(m.group(0), *words.vocabulary[m.group(0)]) for m in listed]
     known = {e.text for e in found}
@@ -139,7 +141,7 @@ def extract_entities(text: str, clean: str) -> tuple[Entity, ...]:
     known |= {e.text for e in found}
     for match in _CAPITALISED.finditer(strip_markers(text)):
         word = match.group(0).lower()
-        if word not in known and word not in stopwords() and not _covered(word, known):
+        if word not in known and word not in words.stopwords and not _covered(word, known):
             found.append(Entity(word, "name", word))
             known.add(word)
     return tuple(found)
@@ -188,14 +190,14 @@ _CLASHING_KINDS = frozenset(("medicine", "condition", "population"))
 """Body parts and capitalised names are only ever missing: a passage names many of them in passing."""
 
 
-def _can_clash(entity: Entity) -> bool:
-    return entity.kind in _CLASHING_KINDS and entity.canonical not in entity_words().class_terms
+def _can_clash(entity: Entity, words: EntityWords) -> bool:
+    return entity.kind in _CLASHING_KINDS and entity.canonical not in words.class_terms
 
 
 def subjects(text: NamedText) -> dict[str, str]:
     """What the text says findings were observed in: subject group name -> the first form naming it."""
     found: dict[str, str] = {}
-    words = entity_words()
+    words = text.entity_lists
     for match in words.subjects_pattern.finditer(text.entity_text):
         found.setdefault(words.subjects[match.group(0)], match.group(0))
     return found
@@ -242,7 +244,12 @@ def check_entities(claim: NamedText, evidence: NamedText) -> CheckResult:
     for entity in wanted:
         if _entity_present(entity, clean, canon, words):
             continue
-        rivals = [e.text for e in theirs if e.kind == entity.kind and _can_clash(entity) and _can_clash(e)]
+        lists = claim.entity_lists
+        rivals = [
+            e.text
+            for e in theirs
+            if e.kind == entity.kind and _can_clash(entity, lists) and _can_clash(e, lists)
+        ]
         if rivals:
             kind = ConflictKind.POPULATION if entity.kind == "population" else ConflictKind.ENTITY
             return clash(

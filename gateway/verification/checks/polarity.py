@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Protocol
 
 from gateway.domain import ConflictKind
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, clash, pass_result
-from gateway.verification.checks.words import WORD, cues, lexicon, stem, stopwords
+from gateway.verification.checks.words import WORD, WordData
+from gateway.verification.lexicon import Cues, Lexicon
 
 
 class PolarText(Protocol):
@@ -24,6 +24,8 @@ class PolarText(Protocol):
     def words(self) -> frozenset[str]: ...
     @property
     def effect(self) -> bool | None: ...
+    @property
+    def polarity_lists(self) -> PolarityWords: ...
 
 
 NEGATION_SCOPE = 4
@@ -32,7 +34,7 @@ NEGATION_SCOPE = 4
 
 @dataclass(frozen=True)
 class PolarityWords:
-    """The cue patterns and word lists of the polarity checks, compiled once (``polarity_words``)."""
+    """The cue patterns and word lists of the polarity checks (``polarity_words``; ``CheckData.polarity``)."""
 
     negation: re.Pattern[str]
     clause_break: re.Pattern[str]
@@ -50,10 +52,8 @@ class PolarityWords:
     effect: re.Pattern[str]
 
 
-@cache
-def polarity_words() -> PolarityWords:
-    """Built on first use from ``cues.yaml`` and ``lexicon.yaml`` (the verifier builds it at start-up)."""
-    found, lists = cues(), lexicon()
+def polarity_words(found: Cues, lists: Lexicon) -> PolarityWords:
+    """Built from ``cues.yaml`` and ``lexicon.yaml`` (``CheckData.load`` builds it at start-up)."""
     return PolarityWords(
         re.compile(rf"\b{found.alternation('negation_cues')}\b"),
         re.compile(rf"[{found.clause_break_punctuation}]|\b{found.alternation('clause_break_words')}\b"),
@@ -78,7 +78,9 @@ class Negation:
     adverb ("is not [observed] in ...", "did not [reduce] ..."); "" when the clause ends first."""
 
 
-def negations(clean: str, prefix_roots: frozenset[str]) -> tuple[Negation, ...]:
+def negations(
+    clean: str, prefix_roots: frozenset[str], words: PolarityWords, text_words: WordData
+) -> tuple[Negation, ...]:
     """Each asserted negation of a normalised text: cues, and words with a negative prefix ("unrelated").
 
     A double negative asserts the positive: a cue whose head is a negative-prefix word ("not uncommon")
@@ -86,58 +88,58 @@ def negations(clean: str, prefix_roots: frozenset[str]) -> tuple[Negation, ...]:
     """
     clean = clean.replace("’", "'")
     found: list[Negation] = []
-    words = polarity_words()
     cancelled: set[str] = set()
     """Negative-prefix roots and cue positions a preceding cue cancels (a double negative)."""
     for match in words.negation.finditer(clean):
         if str(match.start()) in cancelled:
             continue
-        opening, tail = _clause_opening(clean[: match.start()]), clean[match.end() :]
+        opening, tail = _clause_opening(clean[: match.start()], words), clean[match.end() :]
         if words.weakened.match(tail) or words.conditional.search(opening):
             continue
         brk = words.clause_break.search(tail)
         clause = tail[: brk.start()] if brk else tail
-        head = _head(clause)
+        head = _head(clause, words)
         if head is not None:
             cue = words.negation.match(clause, head.start())
-            root = _double_negated_root(head.group(0))
+            root = _double_negated_root(head.group(0), words)
             if cue is not None or root:
                 cancelled.add(root or str(match.end() + head.start()))
                 continue
-        after = _stems_in(clause)
+        after = _stems_in(clause, text_words)
         found.append(
             Negation(
                 frozenset(after[:NEGATION_SCOPE]),
-                frozenset(after + _stems_in(opening)),
-                stem(head.group(0)) if head is not None else "",
+                frozenset(after + _stems_in(opening, text_words)),
+                text_words.stem(head.group(0)) if head is not None else "",
             )
         )
     roots = prefix_roots - set(WORD.findall(clean)) - cancelled
+    stem = text_words.stem
     found += [Negation(frozenset((stem(r),)), frozenset((stem(r),)), stem(r)) for r in roots]
     return tuple(found)
 
 
-def _double_negated_root(word: str) -> str:
+def _double_negated_root(word: str, words: PolarityWords) -> str:
     """The root a negative prefix reverses in a cue's head ("not [un]related"). Not for the "a-" prefix:
     it also matches "associated", "affected", "approved", and a double negative read there would cancel
     a real negation ("not associated with an increased risk")."""
-    return "" if word.startswith("a") else _negated_root(word)
+    return "" if word.startswith("a") else _negated_root(word, words)
 
 
-def _head(clause: str) -> re.Match[str] | None:
+def _head(clause: str, words: PolarityWords) -> re.Match[str] | None:
     """The first word of ``clause`` (the text after a cue) that is not passed over (``head_skip``)."""
-    skip = polarity_words().head_skip
+    skip = words.head_skip
     return next((m for m in WORD.finditer(clause) if not skip.fullmatch(m.group(0))), None)
 
 
-def _stems_in(clause: str) -> list[str]:
-    skip = stopwords()
-    return [stem(w) for w in WORD.findall(clause) if w not in skip and len(w) > 1]
+def _stems_in(clause: str, words: WordData) -> list[str]:
+    skip = words.stopwords
+    return [words.stem(w) for w in WORD.findall(clause) if w not in skip and len(w) > 1]
 
 
-def _clause_opening(before: str) -> str:
+def _clause_opening(before: str, words: PolarityWords) -> str:
     """The part of the clause that precedes a negation cue."""
-    starts = [m.end() for m in polarity_words().clause_break.finditer(before)]
+    starts = [m.end() for m in words.clause_break.finditer(before)]
     return before[starts[-1] if starts else 0 :]
 
 
@@ -167,16 +169,16 @@ _PREFIXED_LENGTH = 7
 (a one-letter prefix, a five-letter root, a one-letter ending): a cheap test before the pattern."""
 
 
-def prefix_roots(tokens: Iterable[str]) -> frozenset[str]:
+def prefix_roots(tokens: Iterable[str], words: PolarityWords) -> frozenset[str]:
     """Roots that the text's negative-prefix words reverse ("unrelated" -> "related")."""
     candidates = (w for w in tokens if len(w) >= _PREFIXED_LENGTH and w[0] in _PREFIX_INITIALS)
-    return frozenset(_negated_root(w) for w in candidates) - {""}
+    return frozenset(_negated_root(w, words) for w in candidates) - {""}
 
 
-def _negated_root(word: str) -> str:
+def _negated_root(word: str, words: PolarityWords) -> str:
     """The root a negative prefix reverses ("unrelated" -> "related", "asymptomatic"), else ""."""
     match = _NEGATIVE_PREFIX.fullmatch(word)
-    if not match or word in polarity_words().not_negative:
+    if not match or word in words.not_negative:
         return ""
     return match.group("root")
 
@@ -234,10 +236,9 @@ def _other_predicate(
     return CheckResult(CheckName.NEGATION, CheckOutcome.CLASH, detail)
 
 
-def states_effect(clean: str) -> bool | None:
+def states_effect(clean: str, words: PolarityWords) -> bool | None:
     """True: the normalised text reports an effect or difference; False: no difference; None: neither
     or both."""
-    words = polarity_words()
     effect, none = bool(words.effect.search(clean)), bool(words.no_effect.search(clean))
     return None if effect == none else effect
 
@@ -270,7 +271,7 @@ def check_antonyms(
     """
     claim_stems = claim.words
     evidence_stems = evidence.words
-    for left, right in polarity_words().antonyms:
+    for left, right in claim.polarity_lists.antonyms:
         for mine, other in ((left, right), (right, left)):
             said = claim_stems & mine - allowed
             if said and not evidence_stems & mine and evidence_stems & other - allowed:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import re
-from functools import cache
 from typing import Protocol
 
 from gateway.domain import ConflictKind
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, clash, pass_result
-from gateway.verification.checks.words import cues
+from gateway.verification.lexicon import Cues
 
 
 class QualifiedText(Protocol):
@@ -18,11 +17,14 @@ class QualifiedText(Protocol):
     def strength(self) -> int: ...
 
 
-@cache
-def strength_patterns() -> tuple[tuple[int, re.Pattern[str]], ...]:
-    """Each strength level's cue pattern, strongest first (compiled on first use)."""
+StrengthPatterns = tuple[tuple[int, re.Pattern[str]], ...]
+"""Each strength level's cue pattern, strongest first."""
+
+
+def strength_patterns(cues: Cues) -> StrengthPatterns:
+    """Each strength level's cue pattern, strongest first (``CheckData.strengths``)."""
     return tuple(
-        (level, re.compile(rf"\b{cues().alternation(key)}\b"))
+        (level, re.compile(rf"\b{cues.alternation(key)}\b"))
         for level, key in (
             (4, "quantifier_universal"),
             (3, "quantifier_most"),
@@ -36,9 +38,9 @@ UNIVERSAL = 4
 """Strength of always/all/every: the level a claim must not reach unless the evidence does too."""
 
 
-def strength(clean: str) -> int:
+def strength(clean: str, patterns: StrengthPatterns) -> int:
     """How strongly the normalised text generalises: 4 universal ... 1 hedged, 0 unqualified."""
-    for level, pattern in strength_patterns():
+    for level, pattern in patterns:
         if pattern.search(clean):
             return level
     return 0

@@ -5,11 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 
 from gateway.text import normalise, strip_markers
-from gateway.verification.checks.words import cues
-from gateway.verification.lexicon import load_quantity_words
+from gateway.verification.lexicon import Cues, QuantityWords
 
 _NUMERAL = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+"
 _PERIOD_RE = "day|week|month|hour|night|year"
@@ -18,7 +16,7 @@ _PERIOD_RE = "day|week|month|hour|night|year"
 @dataclass(frozen=True)
 class QuantityPatterns:
     """Number words, units and the patterns built from them (``data/quantities.yaml`` and the number
-    cues of ``data/cues.yaml``), loaded and compiled once by ``quantity_patterns``."""
+    cues of ``data/cues.yaml``), compiled by ``quantity_patterns`` (``CheckData.quantities``)."""
 
     small: dict[str, float]
     scales: dict[str, float]
@@ -37,10 +35,8 @@ class QuantityPatterns:
     at_most: re.Pattern[str]
 
 
-@cache
-def quantity_patterns() -> QuantityPatterns:
-    """Loaded on first use (the verifier loads it when it is built): importing reads no file."""
-    words = load_quantity_words()
+def quantity_patterns(words: QuantityWords, number_cues: Cues) -> QuantityPatterns:
+    """Compiled from the number words and the number cues (``CheckData.load`` builds it at start-up)."""
     small, scales = words.values["number_words"], words.values["scales"]
     fractions, count_words = words.values["fractions"], words.values["count_words"]
     number_words = "|".join(sorted([*small, *scales, *fractions], key=len, reverse=True))
@@ -62,7 +58,6 @@ def quantity_patterns() -> QuantityPatterns:
             *words.numeric_words,
         )
     )
-    number_cues = cues()
     return QuantityPatterns(
         small,
         scales,
@@ -95,11 +90,6 @@ def quantity_patterns() -> QuantityPatterns:
     )
 
 
-def numeric_words() -> frozenset[str]:
-    """Words the number check owns (units, number words, periods): quote binding leaves them to it."""
-    return quantity_patterns().numeric_words
-
-
 _DIGITS = re.compile(r"\d+(?:\.\d+)?|\.\d+")
 _MAX_RATIO_BASE = 1000
 _ONE_WORDS = {"one", "a", "an"}
@@ -126,7 +116,7 @@ class Quantity:
         return self.low != self.high
 
 
-def parse_number(text: str) -> float | None:
+def parse_number(text: str, q: QuantityPatterns) -> float | None:
     """``"thirty"`` -> 30, ``"1,500"`` -> 1500, ``"two hundred"`` -> 200, ``"half"`` -> 0.5,
     ``"16 million"`` -> 16,000,000 (a numeral with scale words)."""
     text = text.strip().lower().replace(",", "")
@@ -134,7 +124,6 @@ def parse_number(text: str) -> float | None:
         return float(text)
     except ValueError:
         pass
-    q = quantity_patterns()
     total = 0.0
     current = 0.0
     seen = False
@@ -158,19 +147,18 @@ def parse_number(text: str) -> float | None:
     return total + current if seen else None
 
 
-def _unit(name: str | None) -> tuple[str | None, float]:
+def _unit(name: str | None, q: QuantityPatterns) -> tuple[str | None, float]:
     if not name:
         return None, 1.0
-    return quantity_patterns().units.get(name.lower(), (None, 1.0))
+    return q.units.get(name.lower(), (None, 1.0))
 
 
-def _frequency_per_day(match: re.Match[str]) -> float | None:
-    q = quantity_patterns()
+def _frequency_per_day(match: re.Match[str], q: QuantityPatterns) -> float | None:
     if match.group("bare"):
         return q.periods[match.group("bare")]
     if match.group("unit"):
         every = (match.group("every") or "").strip()
-        step = 2.0 if every == "other" else parse_number(every) if every else 1.0
+        step = 2.0 if every == "other" else parse_number(every, q) if every else 1.0
         if not step:
             return None
         per_unit = q.periods[match.group("unit")]
@@ -178,13 +166,14 @@ def _frequency_per_day(match: re.Match[str]) -> float | None:
     raw = match.group("count") or match.group("count2") or ""
     if raw.strip() in q.fractions:
         return None
-    count = q.count_words.get(raw) or parse_number(raw)
+    count = q.count_words.get(raw) or parse_number(raw, q)
     period = match.group("per") or match.group("adverb") or ""
     return None if count is None else count * q.periods[period]
 
 
-def extract_quantities(text: str) -> tuple[Quantity, ...]:
-    """Every number the text states, with its unit converted, ranges and frequencies included.
+def extract_quantities(text: str, q: QuantityPatterns) -> tuple[Quantity, ...]:
+    """Every number the text states, with its unit converted, ranges and frequencies included (``q``:
+    the number words and patterns).
 
     Frequencies become a rate per day ("twice a day" = "two times daily" = "every 12 hours"); numbers
     glued to letters (COVID-19, B12, H1N1) are names, not quantities, and are skipped.
@@ -193,11 +182,10 @@ def extract_quantities(text: str) -> tuple[Quantity, ...]:
     work = _DATE.sub(lambda m: " " * len(m.group(0)), work)
     work = _ORDINAL_HALF.sub(lambda m: " " * len(m.group(0)), work)
     found: list[Quantity] = []
-    q = quantity_patterns()
-    work = _take(work, q.frequency, found, _frequency_quantity)
-    work = _take(work, q.ratio, found, _ratio_quantity)
-    work = _take(work, q.range, found, _range_quantity)
-    _take(work, q.quantity, found, _single_quantity)
+    work = _take(work, q.frequency, found, lambda m: _frequency_quantity(m, q))
+    work = _take(work, q.ratio, found, lambda m: _ratio_quantity(m, q))
+    work = _take(work, q.range, found, lambda m: _range_quantity(m, q))
+    _take(work, q.quantity, found, lambda m: _single_quantity(m, q))
     return tuple(found)
 
 
@@ -236,40 +224,39 @@ def _take(
     return "".join(pieces)
 
 
-def _frequency_quantity(match: re.Match[str]) -> Quantity | None:
-    rate = _frequency_per_day(match)
+def _frequency_quantity(match: re.Match[str], q: QuantityPatterns) -> Quantity | None:
+    rate = _frequency_per_day(match, q)
     if rate is None:
         return None
     return Quantity(rate, rate, "per_day", match.group(0), rate, rate)
 
 
-def _ratio_quantity(match: re.Match[str]) -> Quantity | None:
+def _ratio_quantity(match: re.Match[str], q: QuantityPatterns) -> Quantity | None:
     """ "Nine out of 10", "1 in 4": a proportion, compared as an approximate percentage."""
-    part, whole = parse_number(match.group("part")), parse_number(match.group("whole"))
+    part, whole = parse_number(match.group("part"), q), parse_number(match.group("whole"), q)
     if part is None or not whole or part > whole or whole > _MAX_RATIO_BASE:
         return None
     value = part / whole * PERCENT
     return Quantity(value, value, "percent", match.group(0), value, value, approximate=True)
 
 
-def _range_quantity(match: re.Match[str]) -> Quantity | None:
-    lo, hi = parse_number(match.group("lo")), parse_number(match.group("hi"))
+def _range_quantity(match: re.Match[str], q: QuantityPatterns) -> Quantity | None:
+    lo, hi = parse_number(match.group("lo"), q), parse_number(match.group("hi"), q)
     if lo is None or hi is None or lo >= hi:
         return None
-    dimension, factor = _unit(match.group("unit") or match.group("lo_unit"))
+    dimension, factor = _unit(match.group("unit") or match.group("lo_unit"), q)
     if match.group("lo").strip() in _ONE_WORDS and dimension is None:
         return None
     return Quantity(lo * factor, hi * factor, dimension, match.group(0), lo, hi)
 
 
-def _single_quantity(match: re.Match[str]) -> Quantity | None:
+def _single_quantity(match: re.Match[str], q: QuantityPatterns) -> Quantity | None:
     raw = match.group("num").strip()
-    value = parse_number(raw)
-    dimension, factor = _unit(match.group("unit"))
+    value = parse_number(raw, q)
+    dimension, factor = _unit(match.group("unit"), q)
     if value is None or (raw in _ONE_WORDS and dimension is None):
         return None
     before = match.string[: match.start()]
-    q = quantity_patterns()
     approximate = bool(q.hedge.search(before))
     if dimension is None and raw.split("-")[-1].split()[-1] in q.fractions:
         value, dimension, factor, approximate = value * PERCENT, "percent", 1.0, True

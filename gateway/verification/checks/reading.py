@@ -21,10 +21,9 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass
-from functools import cache
 
-from gateway.verification.checks.role_reader import PAREN, Relation, RoleGrammar, role_grammar
-from gateway.verification.checks.words import WORD, is_content, stem
+from gateway.verification.checks.role_reader import PAREN, Relation, RoleGrammar
+from gateway.verification.checks.words import WORD
 
 
 @dataclass(frozen=True)
@@ -100,22 +99,22 @@ def forms(verb: str) -> frozenset[str]:
     return frozenset(found)
 
 
-@cache
-def _verb_forms() -> frozenset[str]:
-    return frozenset(form for verb in role_grammar().verbs for form in forms(verb))
+def verb_forms(grammar: RoleGrammar) -> frozenset[str]:
+    """Every inflected form of the grammar's verbs (``CheckData.verb_forms``)."""
+    return frozenset(form for verb in grammar.verbs for form in forms(verb))
 
 
-def _is_verb(words: list[str], i: int, in_cue: bool, grammar: RoleGrammar) -> bool:
+def _is_verb(words: list[str], i: int, in_cue: bool, grammar: RoleGrammar, verbs: frozenset[str]) -> bool:
     word = words[i]
     if word in grammar.verb_words:
         return True
-    if not in_cue and word not in _verb_forms():
+    if not in_cue and word not in verbs:
         return False
     after_noun_marker = i > 0 and words[i - 1] in grammar.not_verb_after
     return not after_noun_marker and (i + 1 == len(words) or words[i + 1] not in grammar.not_verb_before)
 
 
-def _clause(text: str, grammar: RoleGrammar) -> Clause:
+def _clause(text: str, grammar: RoleGrammar, verbs: frozenset[str]) -> Clause:
     pivots = [pattern for _, pattern, _ in grammar.cues] + [grammar.anchor]
     found = list(WORD.finditer(text))
     words = [w.group(0) for w in found]
@@ -128,9 +127,9 @@ def _clause(text: str, grammar: RoleGrammar) -> Clause:
     commas = [m.start() for m in grammar.comma.finditer(text)]  # a word's segment: the commas before it
     return Clause(
         tuple(words),
-        tuple(grammar.pronouns.get(w) or stem(w) for w in words),
-        tuple(w in grammar.pronouns or is_content(w) for w in words),
-        tuple(_is_verb(words, i, in_cue[i], grammar) for i in range(len(words))),
+        tuple(grammar.pronouns.get(w) or grammar.words.stem(w) for w in words),
+        tuple(w in grammar.pronouns or grammar.words.is_content(w) for w in words),
+        tuple(_is_verb(words, i, in_cue[i], grammar, verbs) for i in range(len(words))),
         tuple(bisect_left(commas, start) for start in starts),
     )
 
@@ -155,12 +154,16 @@ def _order(stems: list[str]) -> _Order:
     return _Order(first, last)
 
 
-def read(clean: str, relations: tuple[Relation, ...]) -> Reading:
-    """The reading of a normalised text whose relations are ``relations`` (``roles.relations``)."""
-    grammar = role_grammar()
-    clauses = tuple(_clause(part, grammar) for part in grammar.hard_break.split(PAREN.sub("", clean)))
+def read(clean: str, relations: tuple[Relation, ...], grammar: RoleGrammar, verbs: frozenset[str]) -> Reading:
+    """The reading of a normalised text whose relations are ``relations`` (``roles.relations``);
+    ``verbs``: the grammar's verb forms (``verb_forms``)."""
+    clauses = tuple(_clause(part, grammar, verbs) for part in grammar.hard_break.split(PAREN.sub("", clean)))
     fixed = [
-        [grammar.pronouns.get(w) or stem(w) for w in WORD.findall(_fixed(part, grammar)) if _side(w, grammar)]
+        [
+            grammar.pronouns.get(w) or grammar.words.stem(w)
+            for w in WORD.findall(_fixed(part, grammar))
+            if _side(w, grammar)
+        ]
         for part in grammar.hard_break.split(clean)
     ]
     seen: dict[str, int] = {}
@@ -172,4 +175,4 @@ def read(clean: str, relations: tuple[Relation, ...]) -> Reading:
 
 def _side(word: str, grammar: RoleGrammar) -> bool:
     """Can the word be a side of the word-order gate: a content word or a personal pronoun?"""
-    return word in grammar.pronouns or is_content(word)
+    return word in grammar.pronouns or grammar.words.is_content(word)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import Annotated
@@ -30,7 +29,7 @@ from typing import Annotated
 from pydantic import Field, with_config
 
 from gateway.validation import FILE_CONFIG, load_file, refuse
-from gateway.verification.checks.words import WORD, cues, is_content, stem
+from gateway.verification.checks.words import WORD, WordData
 from gateway.verification.lexicon import Regex, Word, alternation
 
 ROLES_PATH = Path(__file__).parent.parent / "data" / "roles.yaml"
@@ -118,16 +117,19 @@ class RoleGrammar:
     pronouns: Mapping[str, str]
     """A personal pronoun's forms -> its group's first form ("him" -> "he"): a side of the word-order
     gate, though no content word ("an animal bites you" against "you bite an animal")."""
+    words: WordData
+    """The checks' words: a side's content words and their stems."""
 
 
 def _words(entries: tuple[str, ...]) -> str:
     return alternation(entries, literal=True)
 
 
-def load_role_grammar(path: Path = ROLES_PATH) -> RoleGrammar:
-    """Read and compile ``roles.yaml`` with the ``role_relations`` families of ``cues.yaml``."""
+def load_role_grammar(text_words: WordData, path: Path = ROLES_PATH) -> RoleGrammar:
+    """Read and compile ``roles.yaml`` with the ``role_relations`` families of ``cues.yaml`` (of
+    ``text_words``; ``CheckData.load`` reads it at start-up)."""
     data = load_file(path, _RolesFile)
-    words = cues()
+    words = text_words.cues
     families = [
         (f"relation {i}", re.compile(rf"\b(?:{entry})\b"))
         for i, entry in enumerate(words.lists["role_relations"])
@@ -165,6 +167,7 @@ def load_role_grammar(path: Path = ROLES_PATH) -> RoleGrammar:
         frozenset(data.not_verb_before),
         frozenset(data.side_continuers),
         MappingProxyType({form: group[0] for group in data.person_pronouns for form in group}),
+        text_words,
     )
 
 
@@ -175,22 +178,18 @@ def _frame(frame: str) -> re.Pattern[str]:
     )
 
 
-@cache
-def role_grammar() -> RoleGrammar:
-    return load_role_grammar()
-
-
 PAREN = re.compile(r"\s*\([^()]*\)")
 _DOTTED = re.compile(r"\b(?:[a-z]\.){2,}")
 """An abbreviation with dots ("p.a.d."): one word, and its dots end no clause."""
 
 
-def _stems(text: str) -> list[str]:
-    return [stem(w) for w in WORD.findall(text) if is_content(w)]
+def _stems(text: str, grammar: RoleGrammar) -> list[str]:
+    words = grammar.words
+    return [words.stem(w) for w in WORD.findall(text) if words.is_content(w)]
 
 
-def _has_content(text: str) -> bool:
-    return bool(_stems(text))
+def _has_content(text: str, grammar: RoleGrammar) -> bool:
+    return bool(_stems(text, grammar))
 
 
 def _segments(text: str, grammar: RoleGrammar) -> list[str]:
@@ -215,7 +214,7 @@ def _subject(before: list[str], grammar: RoleGrammar) -> tuple[str, str]:
     """(subject, setting) from the comma segments before the cue, the cue's own segment last."""
     own, earlier = before[-1], before[:-1]
     setting = earlier[0] if earlier and grammar.setting.match(earlier[0]) else ""
-    if _has_content(own):
+    if _has_content(own, grammar):
         return own, setting
     # nothing before the cue in its segment: the subject is an earlier segment, an appositive skipped
     while earlier:
@@ -261,7 +260,13 @@ def _before_next_cue(side: str, grammar: RoleGrammar) -> str:
 
 
 def _relation(
-    family: str, cue: str, agent: list[str], patient: list[str], setting: str, inverse: bool = False
+    family: str,
+    cue: str,
+    agent: list[str],
+    patient: list[str],
+    setting: str,
+    grammar: RoleGrammar,
+    inverse: bool = False,
 ) -> Relation | None:
     """The relation over each side's distinctive words (a word on both sides, "lupus" of "lupus is
     caused by lupus nephritis", has no side); one side may then be empty, not both."""
@@ -269,7 +274,7 @@ def _relation(
     left, right = frozenset(agent) - shared, frozenset(patient) - shared
     if not agent or not patient or not (left or right):
         return None
-    return Relation(family, left, right, cue, frozenset(_stems(setting)) - left - right, inverse)
+    return Relation(family, left, right, cue, frozenset(_stems(setting, grammar)) - left - right, inverse)
 
 
 def _sides(
@@ -288,16 +293,21 @@ def _sides(
         if verb_between and not grammar.coordinator.search(between.split()[-1] if between.split() else ""):
             # the pronoun is an earlier verb's: an active cue after a relative clause with its own
             # relation has the clause's head as subject ("the virus that causes A also causes B")
-            head_first = not passive and _has_content(head)
+            head_first = not passive and _has_content(head, grammar)
             subject, setting = _subject([*before[:-1], head] if head_first else before, grammar)
             return subject, right, setting, False
-        if not passive and _has_content(between) and not verb_between and not _has_content(right):
+        if (
+            not passive
+            and _has_content(between, grammar)
+            and not verb_between
+            and not _has_content(right, grammar)
+        ):
             return between, head, "", True  # "the B that A causes": A causes B
-        if _has_content(between) and not verb_between and grammar.complement.search(head):
+        if _has_content(between, grammar) and not verb_between and grammar.complement.search(head):
             return between, right, "", False  # "evidence that A reduces B"
         # "A that causes B", "A, which causes B", "A that affects C and causes B", "A that is B causes C"
         subject, setting = _subject([*before[:-1], head], grammar)
-        if not _has_content(head):
+        if not _has_content(head, grammar):
             subject = _antecedent(subject, grammar)
         return subject, right, setting, False
     if opener:
@@ -322,15 +332,20 @@ def _read(
         right, passive = right[by.end() :], True
     right = _before_next_cue(_object(right, grammar), grammar)
     subject, after, setting, object_relative = _sides(before[-1], before, right, passive, grammar)
-    near_before = _stems(subject)[-SIDE_WORDS:]
+    near_before = _stems(subject, grammar)[-SIDE_WORDS:]
     if object_relative:
         return _relation(
-            family, match.group(0), _stems(subject)[:SIDE_WORDS], _stems(after)[-SIDE_WORDS:], ""
+            family,
+            match.group(0),
+            _stems(subject, grammar)[:SIDE_WORDS],
+            _stems(after, grammar)[-SIDE_WORDS:],
+            "",
+            grammar,
         )
-    near_after = _stems(after)[:SIDE_WORDS]
+    near_after = _stems(after, grammar)[:SIDE_WORDS]
     if passive:
-        return _relation(family, match.group(0), near_after, near_before, setting, inverse)
-    return _relation(family, match.group(0), near_before, near_after, setting)
+        return _relation(family, match.group(0), near_after, near_before, setting, grammar, inverse)
+    return _relation(family, match.group(0), near_before, near_after, setting, grammar)
 
 
 FRAME_WORDS = (2, 3)
@@ -345,17 +360,18 @@ def _frames(text: str, grammar: RoleGrammar) -> list[Relation]:
             for match in pattern.finditer(part):
                 if grammar.anchor.search(match.group(0)):
                     continue  # "women with A have a higher risk than women with B": the comparison's
-                first = _stems(match.group(1))[: FRAME_WORDS[0]]
+                first = _stems(match.group(1), grammar)[: FRAME_WORDS[0]]
                 second = grammar.phrase_end.split(match.group(2))[0]
-                relation = _relation(f"frame {name}", name, first, _stems(second)[: FRAME_WORDS[1]], "")
+                relation = _relation(
+                    f"frame {name}", name, first, _stems(second, grammar)[: FRAME_WORDS[1]], "", grammar
+                )
                 if relation is not None:
                     found.append(relation)
     return found
 
 
-def read_relations(clean: str) -> tuple[Relation, ...]:
+def read_relations(clean: str, grammar: RoleGrammar) -> tuple[Relation, ...]:
     """The directed relations of the verbs of a normalised text (see the module docstring)."""
-    grammar = role_grammar()
     text = _DOTTED.sub(lambda m: m.group(0).replace(".", "") + " ", PAREN.sub("", clean))
     found: list[Relation] = []
     taken: list[tuple[int, int]] = []

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
 from typing import TYPE_CHECKING, Protocol
 
 from gateway.domain import ConflictKind
@@ -39,9 +38,9 @@ from gateway.verification.checks.role_reader import (
     Relation,
     RoleGrammar,
     read_relations,
-    role_grammar,
 )
-from gateway.verification.checks.words import WORD, cues, is_content, stem
+from gateway.verification.checks.words import WORD, WordData
+from gateway.verification.lexicon import Cues
 
 if TYPE_CHECKING:
     from gateway.verification.checks.reading import Reading
@@ -62,6 +61,8 @@ class RelatedText(Protocol):
 
     @property
     def relations(self) -> tuple[Relation, ...]: ...
+    @property
+    def role_lists(self) -> RolePatterns: ...
 
 
 @dataclass(frozen=True)
@@ -73,10 +74,8 @@ class RolePatterns:
     clause_break: re.Pattern[str]
 
 
-@cache
-def role_patterns() -> RolePatterns:
-    words = cues()
-    role_grammar()  # the verbs' reader: read and validated with the comparatives
+def role_patterns(words: Cues) -> RolePatterns:
+    """The comparison cues (``CheckData.roles``)."""
     return RolePatterns(
         words.pattern(r"\b<<comparison_anchors>>\b"),
         words.pattern(r"\b(?:<<comparative_more>>|<<comparative_less>>|[a-z]{3,}er)\b"),
@@ -97,13 +96,13 @@ def _clause(clean: str, start: int, end: int, patterns: RolePatterns) -> tuple[s
     return left, right
 
 
-def _stems(text: str) -> list[str]:
-    return [stem(w) for w in WORD.findall(text) if is_content(w)]
+def _stems(text: str, words: WordData) -> list[str]:
+    return [words.stem(w) for w in WORD.findall(text) if words.is_content(w)]
 
 
-def _relation(family: str, cue: str, left: str, right: str) -> Relation | None:
-    agent = _stems(left)[-SIDE_WORDS:]
-    patient = _stems(right)[:SIDE_WORDS]
+def _relation(family: str, cue: str, left: str, right: str, words: WordData) -> Relation | None:
+    agent = _stems(left, words)[-SIDE_WORDS:]
+    patient = _stems(right, words)[:SIDE_WORDS]
     shared = set(agent) & set(patient)
     a, p = frozenset(agent) - shared, frozenset(patient) - shared
     if not a or not p:
@@ -111,10 +110,9 @@ def _relation(family: str, cue: str, left: str, right: str) -> Relation | None:
     return Relation(family, a, p, cue)
 
 
-def relations(clean: str) -> tuple[Relation, ...]:
+def relations(clean: str, patterns: RolePatterns, grammar: RoleGrammar) -> tuple[Relation, ...]:
     """The directed relations of a normalised text (see the module docstring)."""
-    patterns = role_patterns()
-    found: list[Relation] = list(read_relations(clean))
+    found: list[Relation] = list(read_relations(clean, grammar))
     for than in patterns.than.finditer(clean):
         left, right = _clause(clean, than.start(), than.end(), patterns)
         comparatives = list(patterns.comparative.finditer(left))
@@ -136,7 +134,7 @@ def relations(clean: str) -> tuple[Relation, ...]:
             agent = parallel.group(2)  # "more common in men than in women": men vs women
         if flip:
             agent, patient = patient, agent
-        relation = _relation(ranking, f"{word.group(0)} ... than", agent, patient)
+        relation = _relation(ranking, f"{word.group(0)} ... than", agent, patient, grammar.words)
         if relation is not None:
             found.append(relation)
     return tuple(found)
@@ -207,21 +205,21 @@ def check_roles(claim: RelatedText, evidence: RelatedText) -> CheckResult:
     return pass_result(CheckName.ROLE)
 
 
-def _lower(relation: Relation) -> bool:
-    return role_patterns().less.match(relation.cue.split()[0]) is not None
+def _lower(relation: Relation, patterns: RolePatterns) -> bool:
+    return patterns.less.match(relation.cue.split()[0]) is not None
 
 
 def reversed_comparison(claim: RelatedText, evidence: RelatedText, words: tuple[str, str]) -> bool:
     """Is the opposition of ``words`` (the claim's comparative, the evidence's) a comparison read the
     other way round ("B is less common than A" for "A is more common than B")? Every ranking of the
     claim must then be the evidence's, its sides in their places, with the opposite comparative."""
-    patterns = role_patterns()
+    patterns = claim.role_lists
     if not all(patterns.more.match(w) or patterns.less.match(w) for w in words):
         return False
     rankings = [r for r in claim.relations if r.cue.endswith("... than")]
     theirs = [r for r in evidence.relations if r.cue.endswith("... than")]
     return bool(rankings) and all(
-        any(_aligned(mine, other) and _lower(mine) != _lower(other) for other in theirs)
+        any(_aligned(mine, other) and _lower(mine, patterns) != _lower(other, patterns) for other in theirs)
         and not any(_swapped(mine, other) for other in theirs)
         for mine in rankings
     )
@@ -323,6 +321,9 @@ class OrderedText(RelatedText, Protocol):
     @property
     def content_word_stems(self) -> tuple[str, ...]: ...
 
+    @property
+    def role_grammar(self) -> RoleGrammar: ...
+
 
 def check_role_order(claim: OrderedText, evidence: OrderedText) -> CheckResult:
     """MISSING (order of roles not confirmed) unless the claim keeps the evidence's word order around
@@ -338,7 +339,7 @@ def check_role_order(claim: OrderedText, evidence: OrderedText) -> CheckResult:
     confirmed = _confirmed_cues(claim, evidence)
     shared = frozenset(claim.content_word_stems) & frozenset(evidence.content_word_stems)
     shared |= claim.reading.pronouns & evidence.reading.pronouns  # "you" of "an animal bites you"
-    for verb, before, after in _verb_pairs(claim, shared, confirmed, role_grammar()):
+    for verb, before, after in _verb_pairs(claim, shared, confirmed, claim.role_grammar):
         if not evidence.reading.states_before(before, after):
             detail = (
                 f"the order of roles around '{verb}' is not confirmed: the source names "
