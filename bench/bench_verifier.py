@@ -4,6 +4,7 @@ Run: ``.venv/bin/python bench/bench_verifier.py [--per-set 800] [--nli-model DIR
 (claims are encoded as a serving process encodes them: calls of up to three texts in ONNX Runtime,
 ``--onnx-cache DIR`` (default /tmp/bench_verifier_onnx) and ``--onnx-weights``, larger ones in torch;
 ``--torch-claims``: torch only; ``--unpacked``: small torch calls padded, as before packing;
+``--eager``: packed calls run the eager model, as before the frozen graph;
 ``--dump FILE``: every claim's verdict, one JSON line each, to inspect or to diff two runs, with the
 production path's own verdicts on the rows it times)
 
@@ -770,12 +771,17 @@ async def main() -> int:
         action="store_true",
         help="small torch calls padded, as before packing (gateway/models/packing.py), to compare",
     )
+    parser.add_argument(
+        "--eager",
+        action="store_true",
+        help="packed torch calls run the eager model, not the frozen graph (PackedForward.freeze)",
+    )
     args = parser.parse_args()
     if not args.eval.is_dir():
         print(f"skipped: {args.eval} is not present")
         return 0
     # no text cache: repeated runs must measure encoding, not cache hits
-    embedder = Embedder(cache_size=0, threads=args.threads, packed=not args.unpacked)
+    embedder = Embedder(cache_size=0, threads=args.threads, packed=not args.unpacked, frozen=not args.eager)
     claims_embedder = embedder
     if not args.torch_claims:  # the serving process's encoder (Embedder.from_settings), cache off
         claims_embedder = Embedder(
@@ -784,6 +790,7 @@ async def main() -> int:
             onnx_dir=args.onnx_cache,
             onnx_weights=args.onnx_weights,
             packed=not args.unpacked,
+            frozen=not args.eager,
         )
     print(f"MiniLM: evidence {embedder.runtime}, claims {claims_embedder.runtime}, {args.threads} thread(s)")
     policy = VerificationPolicy()

@@ -177,7 +177,8 @@ class Embedder:
     ``onnx_dir`` turns ONNX Runtime on, with the exported graph cached in that directory, its weights
     ``onnx_weights`` (int8 falls back to fp32 with a warning when it cannot be made or disagrees);
     ``around_model`` wraps every model call (a test gates, counts or fails the calls through it);
-    ``packed``: small torch calls run padding-free (``packing``), else split by ``length_groups``.
+    ``packed``: small torch calls run padding-free (``packing``; ``frozen``: on a frozen TorchScript
+    graph, ``PackedForward.freeze``), else split by ``length_groups``.
     """
 
     dimensions = 384
@@ -195,6 +196,7 @@ class Embedder:
         around_model: Callable[[ModelCall], ModelCall] | None = None,
         max_coalesced_texts: int = MAX_COALESCED_TEXTS,
         packed: bool = True,
+        frozen: bool = True,
     ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -216,7 +218,7 @@ class Embedder:
         self._packed: PackedForward | None = None
         if self._onnx is None or self.precision == "bf16":
             self._model = self._load_torch(self.precision)
-            self._packed = PackedForward.open(self._model) if packed else None
+            self._packed = PackedForward.open(self._model, frozen=frozen) if packed else None
         self._batch_size = batch_size
         self._max_coalesced = max_coalesced_texts
         self._call_model: ModelCall = around_model(self._model_encode) if around_model else self._model_encode
