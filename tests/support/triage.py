@@ -56,6 +56,20 @@ def semantic_read(
     )
 
 
+def confident_read(policy: TriagePolicy, near: str) -> SemanticScore:
+    """A semantic read sure of ``near``: well above the unbound bars and every exemplar threshold."""
+    return semantic_read(
+        policy,
+        near=near,
+        similarity=0.9,
+        emergency=0.95,
+        exemplar=True,
+        classifier=True,
+        health=0.95,
+        health_similarity=0.8,
+    )
+
+
 def decide_message(
     message: str, context: OperatingContext, policy: TriagePolicy, semantic: SemanticScore
 ) -> Triage:

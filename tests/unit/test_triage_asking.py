@@ -15,7 +15,7 @@ from gateway.policies import load_policy
 from gateway.triage.evidence_policy import AskingPolicy
 from gateway.triage.policy import TriagePolicy
 from gateway.triage.semantic import SemanticScore
-from tests.support.triage import decide_message, reader_of, semantic_read
+from tests.support.triage import confident_read, decide_message, reader_of
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = load_policy(REPO / "policies", "general")
@@ -25,17 +25,7 @@ CATEGORIES = tuple(dict.fromkeys(TRIAGE.categories))
 
 
 def confident(near: str) -> SemanticScore:
-    """A semantic read sure of ``near``: well above the unbound bars and every exemplar threshold."""
-    return semantic_read(
-        TRIAGE,
-        near=near,
-        similarity=0.9,
-        emergency=0.95,
-        exemplar=True,
-        classifier=True,
-        health=0.95,
-        health_similarity=0.8,
-    )
+    return confident_read(TRIAGE, near)
 
 
 def judge(message: str, near: str, policy: TriagePolicy = TRIAGE) -> Triage:

@@ -12,31 +12,20 @@ import pytest
 from gateway.domain import Scope, Triage, TriageLayer
 from gateway.errors import ConfigurationError, InvalidValue
 from gateway.policies import load_policy
-from gateway.triage.emergency import evidence_reader
 from gateway.triage.evidence_policy import ReassurancePolicy, TermGroup
 from gateway.triage.policy import TriagePolicy
 from gateway.triage.semantic import SemanticScore
-from tests.support.triage import decide_message, semantic_read
+from tests.support.triage import confident_read, decide_message, reader_of
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = load_policy(REPO / "policies", "general")
 GENERAL = POLICY.context
 TRIAGE = POLICY.triage
-READER = evidence_reader(TRIAGE)
+READER = reader_of(TRIAGE)
 
 
 def confident(near: str) -> SemanticScore:
-    """A semantic read sure of ``near``: well above the unbound bars and every exemplar threshold."""
-    return semantic_read(
-        TRIAGE,
-        near=near,
-        similarity=0.9,
-        emergency=0.95,
-        exemplar=True,
-        classifier=True,
-        health=0.95,
-        health_similarity=0.8,
-    )
+    return confident_read(TRIAGE, near)
 
 
 def judge(message: str, near: str, policy: TriagePolicy = TRIAGE) -> Triage:
