@@ -4,7 +4,8 @@ holds one, built once)."""
 
 from __future__ import annotations
 
-from gateway.domain import ChatRequest, Message, Role, Triage
+from gateway.domain import ChatRequest, Message, Role, Scope, Triage
+from gateway.policies import Policy
 from gateway.triage.contexts import OperatingContext
 from gateway.triage.decision import decide
 from gateway.triage.emergency import RuleReadings, evidence_reader
@@ -78,3 +79,27 @@ def decide_message(
     triage_plan = plan(request, context, policy)
     readings = readings_of(triage_plan, context, policy)
     return decide(triage_plan, [semantic] * len(triage_plan.texts), context, policy, readings)
+
+
+def rules_only(message: str, policy: Policy) -> Triage:
+    """The decision on ``message`` when the semantic layers say nothing: only the rule layers decide."""
+    return decide_message(message, policy.context, policy.triage, semantic_read(policy.triage))
+
+
+def flagged_rule(message: str, policy: Policy) -> str | None:
+    """The red flag the rule layers raise on ``message``, or None when it is no emergency."""
+    result = rules_only(message, policy)
+    return result.rule if result.scope is Scope.EMERGENCY else None
+
+
+def sign_groups(message: str, policy: TriagePolicy, *, of_now: bool = False) -> set[str]:
+    """The sign groups found in ``message``, not negated (``of_now``: nor history nor supposed)."""
+    hits = reader_of(policy).read(message).hits
+    return {h.group for h in hits if not (h.negated or (of_now and (h.background or h.supposed)))}
+
+
+def escalated(policy: TriagePolicy, message: str, category: str) -> bool:
+    """Whether ``message`` holds ``category``'s signs with an escalating one among them."""
+    reader = reader_of(policy)
+    found = reader.signs(reader.read(message), category)
+    return found is not None and found.escalated

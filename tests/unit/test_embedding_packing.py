@@ -24,13 +24,13 @@ def test_a_text_longer_than_the_capacity_gets_a_row_of_its_own() -> None:
 
 def test_a_pipeline_other_than_mean_pooling_is_refused() -> None:
     class Transformer:
-        pass
+        """Stands for sentence-transformers' module of that name: only the class name is read."""
 
     class Pooling:
         pooling_mode = "cls"
 
     class Normalize:
-        pass
+        """Stands for sentence-transformers' module of that name: only the class name is read."""
 
     with pytest.raises(ValueError, match="mean-pooled"):
         PackedForward([Transformer(), Pooling(), Normalize()])

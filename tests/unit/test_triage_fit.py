@@ -14,22 +14,19 @@ from gateway.errors import InvalidValue
 from gateway.policies import load_policy
 from gateway.triage.evidence_policy import SignDuration
 from gateway.triage.vitals import read_sign_durations
-from tests.support.triage import decide_message, reader_of, semantic_read
+from tests.support.triage import reader_of, rules_only, sign_groups
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = load_policy(REPO / "policies", "general")
 TRIAGE = POLICY.triage
-READER = reader_of(TRIAGE)
 
 
 def judge(message: str) -> Triage:
-    """Only the rule layers can make an emergency: the semantic layers say nothing."""
-    return decide_message(message, POLICY.context, TRIAGE, semantic_read(TRIAGE))
+    return rules_only(message, POLICY)
 
 
 def signs(message: str) -> set[str]:
-    """The sign groups found in ``message`` said of now (not negated, history or supposed)."""
-    return {h.group for h in READER.read(message).hits if not (h.negated or h.background or h.supposed)}
+    return sign_groups(message, TRIAGE, of_now=True)
 
 
 # --- 1. a seizure told with its duration, and the NHS seizure red flags --------------------------------
@@ -139,7 +136,7 @@ def test_a_report_of_now_after_what_one_wants_to_prevent_keeps_its_sign(message:
 
 def test_the_supposed_span_is_the_object_of_prevent() -> None:
     message = "will this medicine prevent another fit he is fitting now"
-    reading = READER.read(message)
+    reading = reader_of(TRIAGE).read(message)
     supposed = [h.text for h in reading.hits if h.supposed]
     current = [h.text for h in reading.hits if not h.supposed]
     assert "another fit" in supposed

@@ -10,21 +10,14 @@ import pytest
 
 from gateway.policies import load_policy
 from gateway.triage.evidence import negated
-from tests.support.triage import reader_of
+from tests.support.triage import escalated, sign_groups
 
 REPO = Path(__file__).resolve().parents[2]
 TRIAGE = load_policy(REPO / "policies", "general").triage
-READER = reader_of(TRIAGE)
 
 
 def signs(message: str) -> set[str]:
-    """The sign groups found, not negated, in ``message``."""
-    return {h.group for h in READER.read(message).hits if not h.negated}
-
-
-def escalated(message: str, category: str) -> bool:
-    found = READER.signs(READER.read(message), category)
-    return found is not None and found.escalated
+    return sign_groups(message, TRIAGE)
 
 
 def test_not_working_hard_to_breathe_denies_the_effort_of_breathing() -> None:
@@ -59,8 +52,8 @@ def test_a_pseudo_negation_looks_ahead_but_removes_only_what_lies_in_scope() -> 
 
 def test_fever_is_no_eye_red_flag_word_but_still_escalates_a_swollen_eye() -> None:
     assert "eye_red_flag" not in signs("he has had a fever and a high temperature since yesterday")
-    assert escalated("his eyelid is swollen shut and he has a fever", "sudden_vision_loss")
-    assert escalated("her eye is swollen and it hurts to move it", "sudden_vision_loss")
+    assert escalated(TRIAGE, "his eyelid is swollen shut and he has a fever", "sudden_vision_loss")
+    assert escalated(TRIAGE, "her eye is swollen and it hurts to move it", "sudden_vision_loss")
 
 
 @pytest.mark.parametrize(

@@ -5,16 +5,19 @@ look-alike). No model is loaded: only the rule layers decide."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from gateway.domain import Scope
+from gateway.policies import load_policy
 from gateway.triage.vitals import read_fever_days
-from tests.unit.test_triage_evidence import judge
+from tests.support.triage import flagged_rule
+
+POLICY = load_policy(Path(__file__).resolve().parents[2] / "policies", "general")
 
 
 def flagged(message: str) -> str | None:
-    result = judge(message)
-    return result.rule if result.scope is Scope.EMERGENCY else None
+    return flagged_rule(message, POLICY)
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import pytest
 
 from gateway.domain import Scope, Triage
 from gateway.policies import load_policy
-from tests.support.triage import decide_message, reader_of, semantic_read
+from tests.support.triage import escalated, reader_of, rules_only, sign_groups
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = load_policy(REPO / "policies", "general")
@@ -19,18 +19,11 @@ CATEGORIES = tuple(dict.fromkeys(TRIAGE.categories))
 
 
 def judge(message: str) -> Triage:
-    """Only the rule layers can make an emergency: the semantic layers say nothing."""
-    return decide_message(message, POLICY.context, TRIAGE, semantic_read(TRIAGE))
+    return rules_only(message, POLICY)
 
 
 def groups(message: str) -> set[str]:
-    """The sign groups found, not negated, in ``message``."""
-    return {h.group for h in READER.read(message).hits if not h.negated}
-
-
-def escalated(message: str, category: str) -> bool:
-    signs = READER.signs(READER.read(message), category)
-    return signs is not None and signs.escalated
+    return sign_groups(message, TRIAGE)
 
 
 @pytest.mark.parametrize(
@@ -77,13 +70,13 @@ def test_own_medicine_taken_is_no_poisoning_but_a_child_in_someone_elses_is() ->
         READER.signs(READER.read("I've had my bisoprolol tablets, is that ok with a cold?"), "poisoning")
         is None
     )
-    assert escalated("My toddler got into my tablets and swallowed some", "poisoning")
-    assert escalated("My son ate some of grandma's pills", "poisoning")
+    assert escalated(TRIAGE, "My toddler got into my tablets and swallowed some", "poisoning")
+    assert escalated(TRIAGE, "My son ate some of grandma's pills", "poisoning")
 
 
 def test_an_amount_after_ive_had_is_an_overdose_and_a_hand_is_not() -> None:
-    assert escalated("I've had 30 paracetamol tonight and feel drowsy", "overdose")
-    assert escalated("I took a handful of my sertraline", "overdose")
+    assert escalated(TRIAGE, "I've had 30 paracetamol tonight and feel drowsy", "overdose")
+    assert escalated(TRIAGE, "I took a handful of my sertraline", "overdose")
     assert (
         judge("I took ibuprofen instead of paracetamol for my hands, is that ok?").scope
         is not Scope.EMERGENCY
@@ -102,13 +95,13 @@ def test_an_ending_not_reached_is_not_history() -> None:
 def test_twitching_muscles_and_the_gym_are_no_seizure() -> None:
     post = "For a month my eyelid and calf muscles twitch randomly. I still go to the gym."
     assert READER.signs(READER.read(post), "unconscious_or_seizure") is None
-    assert escalated("He's fitting and twitching and it's still going", "unconscious_or_seizure")
+    assert escalated(TRIAGE, "He's fitting and twitching and it's still going", "unconscious_or_seizure")
 
 
 def test_a_past_pregnancy_does_not_make_old_piles_a_pregnancy_bleed() -> None:
     old = "hemorrhoids on and off since my pregnancy, a little bright red blood on the paper sometimes"
     assert judge(old).scope is not Scope.EMERGENCY
-    assert escalated("I'm 12 weeks into my pregnancy and bleeding", "pregnancy_bleeding")
+    assert escalated(TRIAGE, "I'm 12 weeks into my pregnancy and bleeding", "pregnancy_bleeding")
 
 
 @pytest.mark.parametrize(
@@ -124,4 +117,4 @@ def test_a_swallowed_object_is_the_object_not_the_word_in_another_sense(
     ordinary: str, swallowed: str
 ) -> None:
     assert READER.signs(READER.read(ordinary), "swallowed_object") is None
-    assert escalated(swallowed, "swallowed_object")
+    assert escalated(TRIAGE, swallowed, "swallowed_object")
