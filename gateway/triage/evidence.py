@@ -300,8 +300,8 @@ class EvidenceReader:
         ``sentences``)."""
         sentences = self.sentences(text, memo)
         hits: list[Hit] = []
-        for index, sentence in enumerate(sentences):
-            hits.extend(self._hits(sentence, index, _dashed(sentences, index)))
+        for index in range(len(sentences)):
+            hits.extend(self._hits(sentences, index))
         health = any(h.group in self._gate for h in hits)
         core = any(h.group in self._core for h in hits)
         return Reading(tuple(sentences), tuple(hits), health, core, self.tense.resolved(text))
@@ -324,13 +324,19 @@ class EvidenceReader:
                 found.append(name)
         return frozenset(found)
 
-    def _hits(self, sentence: Sentence, index: int, dashed: str) -> Iterable[Hit]:
-        """``dashed``: the sentence with the clauses a dash joins it to, which ``unless`` reads."""
+    def _hits(self, sentences: Sequence[Sentence], index: int) -> Iterable[Hit]:
+        """The hits of sentence ``index``; a group's ``unless`` is read (with the clauses a dash joins
+        to the sentence) only when that group is found in it."""
+        sentence = sentences[index]
         spans = sentence.when.supposed
-        unless = {name: m for name, m in self._unless.items() if m(dashed)}
+        excepted: dict[str, bool] = {}
         for start, hit in self._words(sentence, index):
-            if hit.group in unless:
-                continue  # not a sign in this sentence (``TermGroup.unless``)
+            matcher = self._unless.get(hit.group)
+            if matcher is not None:
+                if hit.group not in excepted:
+                    excepted[hit.group] = matcher(_dashed(sentences, index))
+                if excepted[hit.group]:
+                    continue  # not a sign in this sentence (``TermGroup.unless``)
             if any(a <= start < b for a, b in spans):
                 yield Hit(
                     hit.group, hit.text, hit.sentence, hit.negated, hit.background, True, sentence.asked
