@@ -9,37 +9,18 @@ from pathlib import Path
 import pytest
 
 from gateway.errors import ConfigurationError
-from gateway.resources import bundled
 from gateway.settings import Settings
-from gateway.verification.binding import restates
 from gateway.verification.cascade import build_verifier
-from gateway.verification.checks.analysis import Analyses
 from gateway.verification.policy import VerificationPolicy
 from gateway.verification.restatement import (
     HEDGE_CHECK,
     RESTATEMENT_CHECK,
     RESTATEMENT_FILE,
-    Restatement,
     load_restatement_terms,
     restatement_path,
 )
 from tests.support.checks import CHECK_DATA, restates_text
-
-BUNDLED = bundled("policies") / RESTATEMENT_FILE
-POLICY = VerificationPolicy()
-RESTATEMENT = Restatement(
-    load_restatement_terms(BUNDLED, CHECK_DATA),
-    POLICY.restatement_hedge_scope_words,
-    POLICY.restatement_hedge_scope_overlap,
-    CHECK_DATA,
-)
-
-
-def decide(claim: str, source: str, quote: str | None = None) -> tuple[bool, str, str]:
-    """(kept as written, check, reason) for ``claim`` quoting ``quote`` (default: all of ``source``)."""
-    analyses = Analyses(CHECK_DATA)
-    binding = RESTATEMENT.bind(claim, quote or source, source, restates(claim, source, analyses), analyses)
-    return binding.restates, binding.check, binding.detail
+from tests.support.restatement import BUNDLED, decide
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from gateway.verification.checks.analysis import Analyses
 from gateway.verification.restatement import HEDGE_CHECK, RESTATEMENT_CHECK, load_restatement_terms
 from gateway.vocabulary import VerdictCheck
 from tests.support.checks import CHECK_DATA, restates_text
-from tests.unit.test_restatement import decide
+from tests.support.restatement import decide
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,6 @@ tests pin the rule layers, and what the semantic layers may and may not do with 
 from __future__ import annotations
 
 import dataclasses
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,32 +15,16 @@ import yaml
 from gateway.domain import ChatRequest, Message, Role, Scope, Triage, TriageLayer
 from gateway.errors import ConfigurationError, InvalidValue
 from gateway.messages import Messages
-from gateway.policies import load_policy
 from gateway.triage.decision import decide, decide_by_evidence
 from gateway.triage.evidence_policy import Binding
 from gateway.triage.outcome import red_flag_notes
 from gateway.triage.planning import plan
 from gateway.triage.policy import TriagePolicy, load_triage_policy
-from gateway.triage.semantic import SemanticScore
 from gateway.triage.vitals import check_vitals, read_age, read_durations, read_fever_days, read_vitals
-from tests.support.triage import decide_message, reader_of, readings_of, semantic_read
+from tests.support.shipped_triage import GENERAL, REPO, TRIAGE, VITALS, copy_policies, judge, score
+from tests.support.triage import reader_of, readings_of
 
-REPO = Path(__file__).resolve().parents[2]
-POLICY = load_policy(REPO / "policies", "general")
-GENERAL = POLICY.context
-TRIAGE = POLICY.triage
-VITALS = TRIAGE.vitals
 CATEGORIES = tuple(dict.fromkeys(TRIAGE.categories))
-
-
-def score(*, emergency: float = 0.0, near: str | None = None, similarity: float = 0.0) -> SemanticScore:
-    """What the semantic layers would say: by default nothing (a health question, no emergency)."""
-    fired = emergency >= TRIAGE.settings.emergency_probability
-    return semantic_read(TRIAGE, near=near, similarity=similarity, emergency=emergency, classifier=fired)
-
-
-def judge(message: str, semantic: SemanticScore | None = None, policy: TriagePolicy = TRIAGE) -> Triage:
-    return decide_message(message, GENERAL, policy, semantic or score())
 
 
 def bound_by_signs(*categories: str) -> TriagePolicy:
@@ -620,13 +603,6 @@ def test_an_age_and_sex_is_not_a_fahrenheit_temperature(message: str) -> None:
 
 
 # --- validation -----------------------------------------------------------------------------------
-
-
-def copy_policies(tmp_path: Path) -> Path:
-    """A copy of the shipped triage policy directory, for a test to edit."""
-    target = tmp_path / "triage"
-    shutil.copytree(REPO / "policies" / "triage", target)
-    return target
 
 
 @pytest.mark.parametrize(

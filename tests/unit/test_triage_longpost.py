@@ -13,8 +13,8 @@ import yaml
 from gateway.domain import Scope, TriageLayer
 from gateway.errors import ConfigurationError
 from gateway.triage.policy import load_triage_policy
+from tests.support.shipped_triage import TRIAGE, copy_policies, judge, score
 from tests.support.triage import reader_of
-from tests.unit.test_triage_evidence import TRIAGE, copy_policies, judge, score
 
 
 def history(text: str) -> list[bool]:

@@ -10,8 +10,8 @@ import pytest
 from gateway.domain import Scope, TriageLayer
 from gateway.triage.evidence import negated
 from gateway.triage.vitals import check_vitals, read_age, read_vitals
+from tests.support.shipped_triage import TRIAGE, VITALS, judge
 from tests.support.triage import reader_of
-from tests.unit.test_triage_evidence import TRIAGE, VITALS, judge
 
 
 def emergency(message: str) -> tuple[Scope, str | None]:

@@ -1,0 +1,36 @@
+"""The shipped general policy's triage, and the decision on one message under it with a semantic read
+the test gives (the rule layers decide when it says nothing): shared by the triage unit tests."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from gateway.domain import Triage
+from gateway.policies import load_policy
+from gateway.triage.policy import TriagePolicy
+from gateway.triage.semantic import SemanticScore
+from tests.support.triage import decide_message, semantic_read
+
+REPO = Path(__file__).resolve().parents[2]
+POLICY = load_policy(REPO / "policies", "general")
+GENERAL = POLICY.context
+TRIAGE = POLICY.triage
+VITALS = TRIAGE.vitals
+
+
+def score(*, emergency: float = 0.0, near: str | None = None, similarity: float = 0.0) -> SemanticScore:
+    """What the semantic layers would say: by default nothing (a health question, no emergency)."""
+    fired = emergency >= TRIAGE.settings.emergency_probability
+    return semantic_read(TRIAGE, near=near, similarity=similarity, emergency=emergency, classifier=fired)
+
+
+def judge(message: str, semantic: SemanticScore | None = None, policy: TriagePolicy = TRIAGE) -> Triage:
+    return decide_message(message, GENERAL, policy, semantic or score())
+
+
+def copy_policies(tmp_path: Path) -> Path:
+    """A copy of the shipped triage policy directory, for a test to edit."""
+    target = tmp_path / "triage"
+    shutil.copytree(REPO / "policies" / "triage", target)
+    return target
