@@ -26,6 +26,7 @@ from functools import lru_cache
 
 from gateway import stemming
 from gateway.domain import TriageEvidence
+from gateway.triage.clauses import clauses
 from gateway.triage.evidence_policy import EvidencePolicy, SignRule
 from gateway.triage.policy import NegationPolicy
 from gateway.triage.prefilter import Needs, fold, may_match, needs
@@ -33,18 +34,9 @@ from gateway.triage.tense import Matcher, Memo, SentenceTime, TenseReader, Time
 
 _POSSESSIVE = re.compile(r"\b(my|his|her|our|their)\s+(\S+\s+){0,2}$", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)*")
-_SENTENCE_END = re.compile(
-    r"(?:[!?;\n]|\.(?!\d))+\s*|\s+-\s+|,?\s+(?:but|however|although|though)\s+"
-    r"|,\s*(?:and then|and now|then|now)\b|\s+and now\b"
-    r"|,\s*(?=(?:can|could|should|is|are|what|how|when|will|would|do|does)\s+(?:i|it|he|she|they|we|you|that|this)\b)",
-    re.IGNORECASE,
-)
-
-
 _LAST_WORD = re.compile(r"[A-Za-z0-9]+\W*$")
 _LOOKAHEAD = 40
 """How many characters after a negation's scope a pseudo-negation pattern may look ahead at."""
-_PARAGRAPH = re.compile(r"\n\s*\n")
 
 
 _FUL = re.compile(r"ful(s)?\b", re.IGNORECASE)
@@ -270,20 +262,9 @@ class EvidenceReader:
     def sentences(self, text: str, memo: Memo | None = None) -> list[Sentence]:
         """The text's sentences, each with when it speaks of (``gateway.triage.tense``); ``memo``: the
         request's tense clues per sentence (``TenseReader.clues``)."""
-        literal = self.literal(text)
-        parts: list[tuple[str, str, int]] = []
-        start, paragraph = 0, 0
-        for match in [*_SENTENCE_END.finditer(literal), None]:
-            stop = match.start() if match is not None else len(literal)
-            part = literal[start:stop].strip()
-            if part:
-                ended = match.group(0).strip() if match is not None else ""
-                parts.append((part, ended or ".", paragraph))
-            if match is not None:
-                start = match.end()
-                paragraph += bool(_PARAGRAPH.search(match.group(0)))
-        times = self.tense.read([p for p, _, _ in parts], [p for _, _, p in parts], memo)
-        return [Sentence(part, when, ended) for (part, ended, _), when in zip(parts, times, strict=True)]
+        parts = clauses(self.literal(text))
+        times = self.tense.read([p.text for p in parts], [p.paragraph for p in parts], memo)
+        return [Sentence(p.text, when, p.end) for p, when in zip(parts, times, strict=True)]
 
     def _possessed(self, sentence: str) -> bool:
         """Whether a term of ``asking.possessed`` groups follows a possessive ("is my chest pain
