@@ -57,10 +57,28 @@ _BOUNDARY = re.compile(
 _TYPED_BOUNDARY = re.compile(
     rf"([.!?]+)([\"')\]]*)(\s+(?:\[{_MARKER_BODY}\]\s*)?)(?=(?:[-*•]\s+)?[\"'(\[]?[A-Za-z0-9])|\n"
 )
+_EVERY_STOP_BOUNDARY = re.compile(
+    rf"([.!?]+)([\"')\]\u201d\u2019]*)(\s+(?:\[{_MARKER_BODY}\]\s*)?(?=\S)|(?=[A-Za-z]))|\n"
+)
 _MARKER_TAIL = re.compile(rf"\s*(\[{_MARKER_BODY}\])+")
+_BULLET = re.compile(r"\s*[-*•]\s+|\s+")
+_WORD = re.compile(r"\S+")
+MAX_SENTENCE_WORDS = 60
+"""Longer runs (unpunctuated lists, tables flattened to text) are cut into pieces of at most this
+many words: a verifier's evidence span stays precise, and MiniLM (which reads 256 tokens at most)
+sees all of it."""
+_MIN_PIECE_WORDS = 15
+_PIECE_BREAKS = ("\n", "; ", ": ", ", ", " - ")
 
 
-def sentence_spans(text: str, *, typed: bool = False) -> list[Span]:
+def sentence_spans(
+    text: str,
+    *,
+    typed: bool = False,
+    every_stop: bool = False,
+    abbreviations: bool = True,
+    max_words: int | None = MAX_SENTENCE_WORDS,
+) -> list[Span]:
     """Character spans of the sentences in ``text``, trimmed of surrounding whitespace.
 
     Splits at terminal punctuation followed by a capital or digit (or by an inline bullet, as in
@@ -72,15 +90,24 @@ def sentence_spans(text: str, *, typed: bool = False) -> list[Span]:
     ``typed``: text a patient typed (a chat message, a search query), where a sentence may start in
     lower case ("hi. i have a cough. what can i take") and each line is its own thought: it also
     splits before a lower-case word and at every line break. The abbreviations and decimals are
-    the same: one splitter for the knowledge base, the drafts, the repeat bound and query planning.
+    the same: one splitter for the knowledge base, the drafts, the repeat bound, query planning and
+    triage.
+
+    Triage reads a message clause by clause and must not lose a boundary a patient meant (typed
+    text only): ``every_stop``, a stop ends a sentence whatever follows it, a letter directly
+    ("it hurts.Then", "cant breathe.im scared"; a decimal still does not), curly quotes ("better.”
+    I've") or no word ("... :(", ". . ."); ``abbreviations`` false, a stop after a listed
+    abbreviation or an initial ends one too ("said no. It started ..."), and ``max_words`` None, an
+    overlong run is never cut (the cut would part a negation from what it negates).
     """
     spans: list[Span] = []
     start = 0
-    for match in (_TYPED_BOUNDARY if typed else _BOUNDARY).finditer(text):
+    boundary = (_EVERY_STOP_BOUNDARY if every_stop else _TYPED_BOUNDARY) if typed else _BOUNDARY
+    for match in boundary.finditer(text):
         if match.group(1):
             before = text[start : match.start()].rsplit(None, 1)
             word = before[-1] if before else ""
-            if word.lower().rstrip(".") in _ABBREVIATIONS or re.fullmatch(r"[A-Z]", word):
+            if abbreviations and (word.lower().rstrip(".") in _ABBREVIATIONS or re.fullmatch(r"[A-Z]", word)):
                 continue
             end = match.end(2)
             marker = _MARKER_TAIL.match(text, end)
@@ -88,24 +115,16 @@ def sentence_spans(text: str, *, typed: bool = False) -> list[Span]:
                 end = marker.end()
         else:
             end = match.start()
-        _append(spans, text, start, end)
+        _append(spans, text, start, end, max_words)
         start = end
-    _append(spans, text, start, len(text))
+    _append(spans, text, start, len(text), max_words)
     return spans
 
 
-_BULLET = re.compile(r"\s*[-*•]\s+|\s+")
-_WORD = re.compile(r"\S+")
-MAX_SENTENCE_WORDS = 60
-"""Longer runs (unpunctuated lists, tables flattened to text) are cut into pieces of at most this
-many words: a verifier's evidence span stays precise, and MiniLM (which reads 256 tokens at most)
-sees all of it."""
-_MIN_PIECE_WORDS = 15
-_PIECE_BREAKS = ("\n", "; ", ": ", ", ", " - ")
-
-
-def _append(spans: list[Span], text: str, start: int, end: int) -> None:
-    """Append the trimmed span, cut into pieces of at most ``MAX_SENTENCE_WORDS`` words."""
+def _append(
+    spans: list[Span], text: str, start: int, end: int, max_words: int | None = MAX_SENTENCE_WORDS
+) -> None:
+    """Append the trimmed span, cut into pieces of at most ``max_words`` words (None: never cut)."""
     while end > start and text[end - 1].isspace():
         end -= 1
     while True:
@@ -114,11 +133,14 @@ def _append(spans: list[Span], text: str, start: int, end: int) -> None:
             start = lead.end()
         if end <= start:
             return
-        words = [m.start() for m in islice(_WORD.finditer(text, start, end), MAX_SENTENCE_WORDS + 1)]
-        if len(words) <= MAX_SENTENCE_WORDS:
+        if max_words is None:
             spans.append(Span(start, end))
             return
-        cut = _piece_end(text, words[_MIN_PIECE_WORDS], words[MAX_SENTENCE_WORDS])
+        words = [m.start() for m in islice(_WORD.finditer(text, start, end), max_words + 1)]
+        if len(words) <= max_words:
+            spans.append(Span(start, end))
+            return
+        cut = _piece_end(text, words[min(_MIN_PIECE_WORDS, max_words)], words[max_words])
         piece_end = cut
         while text[piece_end - 1].isspace():
             piece_end -= 1

@@ -1,7 +1,12 @@
-"""A message cut into the clauses triage reads, each a sentence or part of one: cut at a stop
-(".", "!", "?", not a decimal point), a line break, ";", " - ", "but", "however", "although", "though",
-", then" / ", now", and a comma before a question ("..., can I take ..."), so that a negation, a history
-word or a supposing clause governs only its own clause.
+"""A message cut into the clauses triage reads, each a sentence or part of one.
+
+Sentences come from the product's one splitter (``gateway.text.sentence_spans``) in its typed mode,
+with the options triage needs: every stop ends a sentence, even one directly followed by a letter
+("it hurts.Then") or by no word ("... :("), a listed abbreviation does not hold one together ("said
+no. It started"), and no overlong run is cut.
+Each sentence is then cut at its clause breaks: ";", " - ", "but", "however", "although", "though",
+", then" / ", now", and a comma before a question ("..., can I take ..."), so that a negation,
+a history word or a supposing clause governs only its own clause.
 """
 
 from __future__ import annotations
@@ -9,12 +14,16 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-_SENTENCE_END = re.compile(
-    r"(?:[!?;\n]|\.(?!\d))+\s*|\s+-\s+|,?\s+(?:but|however|although|though)\s+"
+from gateway.text import sentence_spans
+
+_CLAUSE_END = re.compile(
+    r";+\s*|\s+-\s+|,?\s+(?:but|however|although|though)\s+"
     r"|,\s*(?:and then|and now|then|now)\b|\s+and now\b"
     r"|,\s*(?=(?:can|could|should|is|are|what|how|when|will|would|do|does)\s+(?:i|it|he|she|they|we|you|that|this)\b)",
     re.IGNORECASE,
 )
+_STOP = re.compile(r"([.!?;]+)[\"')\]\u201d\u2019]*$")
+"""A sentence's closing stop (its closing quotes and brackets are dropped with it)."""
 _PARAGRAPH = re.compile(r"\n\s*\n")
 
 
@@ -29,14 +38,20 @@ class Clause(NamedTuple):
 def clauses(text: str) -> list[Clause]:
     """The clauses of ``text``, in order; empty ones left out."""
     found: list[Clause] = []
-    start, paragraph = 0, 0
-    for match in [*_SENTENCE_END.finditer(text), None]:
-        stop = match.start() if match is not None else len(text)
-        part = text[start:stop].strip()
-        if part:
-            ended = match.group(0).strip() if match is not None else ""
-            found.append(Clause(part, ended or ".", paragraph))
-        if match is not None:
-            start = match.end()
-            paragraph += bool(_PARAGRAPH.search(match.group(0)))
+    last, paragraph = 0, 0
+    for span in sentence_spans(text, typed=True, every_stop=True, abbreviations=False, max_words=None):
+        paragraph += bool(_PARAGRAPH.search(text, last, span.start))
+        last = span.end
+        sentence = text[span.start : span.end]
+        stop = _STOP.search(sentence)
+        body, end = (sentence[: stop.start()], stop.group(1)) if stop else (sentence, "")
+        start = 0
+        for match in [*_CLAUSE_END.finditer(body), None]:
+            cut = match.start() if match is not None else len(body)
+            part = body[start:cut].strip()
+            if part:
+                ended = match.group(0).strip() if match is not None else end
+                found.append(Clause(part, ended or ".", paragraph))
+            if match is not None:
+                start = match.end()
     return found

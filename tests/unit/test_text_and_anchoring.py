@@ -10,7 +10,7 @@ import pytest
 from gateway.claims.bounds import check_repeats, sentence_keys
 from gateway.domain import ClaimToCheck, Passage, VerdictLabel
 from gateway.errors import DraftLimitExceeded
-from gateway.text import MAX_SENTENCE_WORDS, split_sentences, strip_markers
+from gateway.text import MAX_SENTENCE_WORDS, sentence_spans, split_sentences, strip_markers
 from gateway.verification.anchoring import QuoteAnchoringVerifier, find_quote
 
 PASSAGE = "Adults can take 500 mg to 1 g every 4 to 6 hours.  Do not take more than 4 g in 24 hours."
@@ -46,6 +46,30 @@ def test_sentence_splitting(text: str, expected: list[str]) -> None:
 def test_typed_text_splits_before_lower_case_and_at_every_line(text: str, expected: list[str]) -> None:
     assert split_sentences(text, typed=True) == expected
     assert len(split_sentences(text)) < len(expected)  # edited text: a sentence starts with a capital
+
+
+def test_the_triage_options_keep_every_boundary_a_patient_meant() -> None:
+    text = "it hurts.Then i fell.im scared. he said no. It started at 2.5 mg e.g. today"
+    assert split_sentences(text, typed=True) == [
+        "it hurts.Then i fell.im scared.",
+        "he said no. It started at 2.5 mg e.g. today",
+    ]
+    spans = sentence_spans(text, typed=True, every_stop=True, abbreviations=False)
+    assert [text[s.start : s.end] for s in spans] == [
+        "it hurts.",
+        "Then i fell.",
+        "im scared.",
+        "he said no.",
+        "It started at 2.5 mg e.",
+        "g.",
+        "today",
+    ]
+
+
+def test_without_a_word_limit_an_overlong_run_is_one_sentence() -> None:
+    run = " ".join(f"w{i}" for i in range(3 * MAX_SENTENCE_WORDS))
+    assert len(split_sentences(run)) == 3
+    assert [(s.start, s.end) for s in sentence_spans(run, typed=True, max_words=None)] == [(0, len(run))]
 
 
 def test_the_repeat_bound_counts_sentences_by_the_same_splitter() -> None:
