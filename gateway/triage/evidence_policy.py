@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
@@ -343,6 +344,16 @@ class SignDuration:
             raise InvalidValue("SignDuration", "words", "must not be empty")
         compile_all(self, self.words, "words")
         compile_all(self, self.habitual, "habitual")
+
+    @cached_property
+    def word_patterns(self) -> tuple[re.Pattern[str], ...]:
+        """``words`` compiled (any case), once per policy."""
+        return tuple(re.compile(p, re.IGNORECASE) for p in self.words)
+
+    @cached_property
+    def habit_patterns(self) -> tuple[re.Pattern[str], ...]:
+        """``habitual`` compiled (any case), once per policy."""
+        return tuple(re.compile(p, re.IGNORECASE) for p in self.habitual)
 
 
 @with_config(FILE_CONFIG)

@@ -153,6 +153,12 @@ _DURATION_BARE = re.compile(
     r"|(?<![\d/])(?<!on )(?<!since )(?<!from )\b([1-9])/7\b(?!/)",
     re.IGNORECASE,
 )
+_MINUTES_BARE = re.compile(
+    # a sign's own time in minutes or hours with no "for" ("she's been seizing 10 minutes"), not a time
+    # since ("a fit 5 minutes ago"): read only when the caller asks (``read_durations(bare_minutes=True)``)
+    rf"\b{_COUNT}\s+(minutes?|mins?|hours?|hrs?)\b(?!\s+(?:ago|later|before|after|earlier|apart|each|a day))",
+    re.IGNORECASE,
+)
 _DAY_OF = re.compile(
     # "day 4 of the fever", "the fifth day", "on day three"
     r"\bday\s+(\d{1,2}|two|three|four|five|six|seven|eight|nine|ten)\b(?!\s*(?:am|pm|:))"
@@ -282,27 +288,27 @@ def _unit_letter(unit: str) -> str:
     return letter if letter in _UNIT_YEARS else "y"
 
 
-def read_durations(text: str, named: Mapping[str, float] | None = None) -> list[tuple[str, float]]:
+def read_durations(
+    text: str, named: Mapping[str, float] | None = None, bare_minutes: bool = False
+) -> list[tuple[str, float]]:
     """Durations the text states, as (written, days), in the order written: "for 3 days", "3 days now",
     "a couple of days", "6 days of", "x3 days", "fever 5 days", "5/7", "day 4", "the fifth day"; with
     ``named`` (``vitals.yaml`` ``durations``: pattern -> days at least), spans of time named without a
-    count: "since last week" (7), "over the weekend" (2), "since Monday" (1)."""
+    count: "since last week" (7), "over the weekend" (2), "since Monday" (1); with ``bare_minutes``, a
+    count of minutes or hours with no "for" beside a sign ("seizing 10 minutes"), never a time since
+    ("a fit 5 minutes ago")."""
     found: list[tuple[int, str, float]] = []
     for match in _DURATION.finditer(text):
         count = (match.group(1) or match.group(3)).lower()
-        number = float(count) if count.isdigit() else float(_WORD_NUMBERS[" ".join(count.split())])
         unit = (match.group(2) or match.group(4)).lower()
-        key = "min" if unit.startswith("min") else "m" if unit.startswith("mo") else unit[:1]
-        found.append((match.start(), match.group(0), number * _UNIT_DAYS[key]))
-    for match in _DURATION_BARE.finditer(text):
-        if any(start < match.end() and match.start() < start + len(seen) for start, seen, _ in found):
-            continue  # "temperature 6 days running": read once, by _DURATION
-        groups = [g for g in match.groups() if g is not None]
-        count = " ".join(groups[0].lower().split())
-        number = float(count) if count.isdigit() else float(_WORD_NUMBERS[count])
-        unit = groups[1].lower() if len(groups) > 1 else "days"
-        key = "min" if unit.startswith("min") else "m" if unit.startswith("mo") else unit[:1]
-        found.append((match.start(), match.group(0), number * _UNIT_DAYS[key]))
+        found.append((match.start(), match.group(0), _days(count, unit)))
+    for without_for in (_DURATION_BARE, _MINUTES_BARE) if bare_minutes else (_DURATION_BARE,):
+        for match in without_for.finditer(text):
+            if any(start < match.end() and match.start() < start + len(seen) for start, seen, _ in found):
+                continue  # "temperature 6 days running": read once, by _DURATION
+            groups = [g for g in match.groups() if g is not None]
+            unit = groups[1].lower() if len(groups) > 1 else "days"
+            found.append((match.start(), match.group(0), _days(groups[0], unit)))
     for match in _DAY_OF.finditer(text):
         count = (match.group(1) or match.group(2)).lower()
         digits = count.rstrip("ndrth")
@@ -312,6 +318,14 @@ def read_durations(text: str, named: Mapping[str, float] | None = None) -> list[
         for match in re.finditer(pattern, text, re.IGNORECASE):
             found.append((match.start(), match.group(0), float(days)))
     return [(written, days) for _, written, days in sorted(found)]
+
+
+def _days(count: str, unit: str) -> float:
+    """``count`` (digits or words: "3", "a couple of") ``unit``s ("minutes", "hrs", "weeks") in days."""
+    count = " ".join(count.lower().split())
+    number = float(count) if count.isdigit() else float(_WORD_NUMBERS[count])
+    key = "min" if unit.startswith("min") else "m" if unit.startswith("mo") else unit[:1]
+    return number * _UNIT_DAYS[key]
 
 
 def names_child(text: str, policy: VitalsPolicy) -> bool:
@@ -354,13 +368,8 @@ def read_fever_days(
     return list(found.values())
 
 
-_PER_DAY = {"minutes": 1440.0, "hours": 24.0, "days": 1.0}
-_MINUTES_BARE = re.compile(
-    # a sign's own time in minutes or hours with no "for" ("she's been seizing 10 minutes"), not a time
-    # since ("a fit 5 minutes ago")
-    rf"\b{_COUNT}\s+(minutes?|mins?|hours?|hrs?)\b(?!\s+(?:ago|later|before|after|earlier|apart|each|a day))",
-    re.IGNORECASE,
-)
+_PER_DAY = {unit: 1 / _UNIT_DAYS[key] for unit, key in (("minutes", "min"), ("hours", "h"), ("days", "d"))}
+"""A sign's unit (``SignDuration.unit``) per day."""
 
 
 def read_sign_durations(
@@ -372,24 +381,15 @@ def read_sign_durations(
     10 minutes") give none; a duration in years is no duration here ("a seizure 6 years ago")."""
     found: dict[tuple[str, str], Reading] = {}
     for vital, sign in policy.sign_durations.items():
-        words = [re.compile(p, re.IGNORECASE) for p in sign.words]
-        habitual = [re.compile(p, re.IGNORECASE) for p in sign.habitual]
         for sentence in sentences:
-            if any(p.search(sentence) for p in habitual):
+            if any(p.search(sentence) for p in sign.habit_patterns):
                 continue
-            for word in (m for p in words for m in p.finditer(sentence)):
+            for word in (m for p in sign.word_patterns for m in p.finditer(sentence)):
                 if denied is not None and denied(sentence, word.start()):
                     continue
                 start = max(0, word.start() - FEVER_DURATION_WINDOW)
                 near = sentence[start : word.end() + FEVER_DURATION_WINDOW]
-                durations = read_durations(near)
-                for bare in _MINUTES_BARE.finditer(near):
-                    if not any(bare.group(0) in written for written, _ in durations):
-                        count = " ".join(bare.group(1).lower().split())
-                        number = float(count) if count.isdigit() else float(_WORD_NUMBERS[count])
-                        unit = "min" if bare.group(2).lower().startswith("m") else "h"
-                        durations.append((bare.group(0), number * _UNIT_DAYS[unit]))
-                for written, days in durations:
+                for written, days in read_durations(near, bare_minutes=True):
                     value = days * _PER_DAY[sign.unit]
                     if sign.longest is not None and value > sign.longest:
                         continue

@@ -13,7 +13,7 @@ from gateway.domain import Scope, Triage, TriageLayer
 from gateway.errors import InvalidValue
 from gateway.policies import load_policy
 from gateway.triage.evidence_policy import SignDuration
-from gateway.triage.vitals import read_sign_durations
+from gateway.triage.vitals import read_durations, read_sign_durations
 from tests.support.triage import reader_of, rules_only, sign_groups
 
 REPO = Path(__file__).resolve().parents[2]
@@ -74,6 +74,18 @@ def test_a_seizure_duration_is_read_in_minutes_and_a_span_of_illness_is_not_one_
     assert read_sign_durations(["fits for 3 days"], vitals) == []
     assert read_sign_durations(["a fit 20 minutes ago"], vitals) == []
     assert read_sign_durations(["no fits for 10 minutes"], vitals, lambda s, at: s[:at].endswith("no ")) == []
+
+
+def test_a_bare_count_of_minutes_is_a_duration_only_when_the_caller_asks() -> None:
+    assert read_durations("seizing 10 minutes") == []
+    assert [(w, round(d * 1440, 6)) for w, d in read_durations("seizing 10 minutes", bare_minutes=True)] == [
+        ("10 minutes", 10.0)
+    ]
+    assert read_durations("a fit 5 minutes ago", bare_minutes=True) == []
+    told = read_durations("fitting for 6 minutes, then 2 hrs", bare_minutes=True)
+    assert [(w, round(d * 1440, 6)) for w, d in told] == [("for 6 minutes", 6.0), ("2 hrs", 120.0)]
+    sign = TRIAGE.vitals.sign_durations["seizure_minutes"]
+    assert sign.word_patterns is sign.word_patterns  # compiled once, with the policy
 
 
 def test_a_sign_duration_needs_its_words() -> None:
