@@ -45,7 +45,7 @@ from gateway.trust.badge import TierBadger
 from gateway.verification.verify import ClaimChecker
 from gateway.vocabulary import DraftLimit, StageName
 from tests.support.components import with_components
-from tests.support.waiting import until
+from tests.support.waiting import EventLog
 
 QUESTION = "How much paracetamol can an adult take in a day?"
 BUG = "injected fault"
@@ -324,7 +324,7 @@ class SlowProvisionalWrite:
     happen."""
 
     def __init__(
-        self, services: Services, events: list[str], fail: bool = False, after: str = "triaged"
+        self, services: Services, events: EventLog, fail: bool = False, after: str = "triaged"
     ) -> None:
         self.original = services.audit.write
         self.events = events
@@ -335,9 +335,7 @@ class SlowProvisionalWrite:
         first = not any(e.startswith("provisional") for e in self.events)
         if first:
             self.events.append("provisional started")
-            await until(
-                lambda: self.after in self.events, f"{self.after!r} while the provisional row is written"
-            )
+            await self.events.reached(self.after, f"{self.after!r} while the provisional row is written")
             if self.fail:
                 self.events.append("provisional failed")
                 raise OSError("disk full")
@@ -390,7 +388,7 @@ async def test_the_provisional_row_is_written_alongside_triage_and_committed_bef
     make_services,
 ) -> None:
     services = make_services()
-    events: list[str] = []
+    events = EventLog()
     services.audit.write = SlowProvisionalWrite(services, events)
     services = watch_stages(services, events)
     result = await answer(ask(), services.answer_parts)
@@ -411,7 +409,7 @@ async def test_a_failing_provisional_write_alongside_triage_sends_nothing(  # ty
     """Whatever triage decided (an answer to draft, an emergency to refuse), a provisional row that
     cannot be written fails the request (a 503 at the handler): no model call, no final record."""
     services = make_services()
-    events: list[str] = []
+    events = EventLog()
     services.audit.write = SlowProvisionalWrite(services, events, fail=True)
     services = watch_stages(services, events)
     with pytest.raises(AuditError, match="disk full"):
@@ -429,11 +427,11 @@ async def test_a_request_cancelled_during_triage_waits_for_its_provisional_row_t
     make_services,
 ) -> None:
     services = make_services()
-    events: list[str] = []
+    events = EventLog()
     services.audit.write = SlowProvisionalWrite(services, events, after="cancelled")
     services = with_components(services, triager=EndlessTriager())
     task = asyncio.create_task(answer(ask(), services.answer_parts, request_id="req_cancelled_in_triage"))
-    await until(lambda: "provisional started" in events, "the provisional write started")
+    await events.reached("provisional started", "the provisional write started")
     task.cancel()
     events.append("cancelled")
     with pytest.raises(asyncio.CancelledError):
