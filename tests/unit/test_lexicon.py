@@ -122,30 +122,45 @@ def test_bad_cues_name_the_file_and_the_key(tmp_path: Path, edit, key: str) -> N
     assert raised.value.key == key
 
 
+COUNTING_READS = (
+    "from gateway import validation\n"
+    "read, seen = validation.read_yaml, []\n"
+    "def counted(path, *args, **kwargs):\n"
+    "    if path.parent.parent.name == 'verification':\n"
+    "        seen.append(path.name)\n"
+    "    return read(path, *args, **kwargs)\n"
+    "validation.read_yaml = counted\n"
+    "from gateway.verification import local\n"
+)
+"""A script's start: it counts in ``seen`` the word files (``verification/data``) read from here on."""
+A_VERIFIER = (
+    "class Encoder:\n"
+    "    def encode(self, texts): raise AssertionError\n"
+    "from gateway.verification.policy import VerificationPolicy\n"
+)
+"""What building a ``LocalEntailmentVerifier`` in such a script needs (an encoder never called)."""
+
+
+def printed_by(*steps: str) -> list[str]:
+    """What a new interpreter prints running ``COUNTING_READS`` and then ``steps``."""
+    script = COUNTING_READS + "".join(steps)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    return done.stdout.split()
+
+
 def test_word_data_is_read_when_the_verifier_is_built_not_at_import() -> None:
     """Importing the verifier reads no word file (``verification/data``); building it reads each once
     (start-up, not a request), and a verifier handed the word data (``CheckData``) reads none."""
-    script = (
-        "from gateway import validation\n"
-        "read, seen = validation.read_yaml, []\n"
-        "def counted(path, *args, **kwargs):\n"
-        "    if path.parent.parent.name == 'verification':\n"
-        "        seen.append(path.name)\n"
-        "    return read(path, *args, **kwargs)\n"
-        "validation.read_yaml = counted\n"
-        "from gateway.verification import local\n"
-        "print(len(seen))\n"
-        "class Encoder:\n"
-        "    def encode(self, texts): raise AssertionError\n"
-        "from gateway.verification.policy import VerificationPolicy\n"
+    printed = printed_by(
+        "print(len(seen))\n",
+        A_VERIFIER,
         "built = local.LocalEntailmentVerifier(Encoder(), VerificationPolicy())\n"
         "print(','.join(sorted(seen)))\n"
         "seen.clear()\n"
         "local.LocalEntailmentVerifier(Encoder(), VerificationPolicy(), built.data)\n"
-        "print(len(seen))\n"
+        "print(len(seen))\n",
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["0", "cues.yaml,lexicon.yaml,quantities.yaml,roles.yaml", "0"]
+    assert printed == ["0", "cues.yaml,lexicon.yaml,quantities.yaml,roles.yaml", "0"]
 
 
 def test_the_same_files_give_the_same_check_data() -> None:
@@ -174,23 +189,12 @@ def test_a_data_file_edited_on_disk_gives_new_check_data(tmp_path: Path) -> None
 def test_a_verifier_built_again_over_the_same_files_reads_no_word_file() -> None:
     """Building a second verifier without handing it the word data reads no file (``CheckData.load``'s
     memo); the first build reads each once."""
-    script = (
-        "from gateway import validation\n"
-        "read, seen = validation.read_yaml, []\n"
-        "def counted(path, *args, **kwargs):\n"
-        "    if path.parent.parent.name == 'verification':\n"
-        "        seen.append(path.name)\n"
-        "    return read(path, *args, **kwargs)\n"
-        "validation.read_yaml = counted\n"
-        "from gateway.verification import local\n"
-        "class Encoder:\n"
-        "    def encode(self, texts): raise AssertionError\n"
-        "from gateway.verification.policy import VerificationPolicy\n"
+    printed = printed_by(
+        A_VERIFIER,
         "first = local.LocalEntailmentVerifier(Encoder(), VerificationPolicy())\n"
         "print(len(seen))\n"
         "seen.clear()\n"
         "second = local.LocalEntailmentVerifier(Encoder(), VerificationPolicy())\n"
-        "print(len(seen), first.data is second.data)\n"
+        "print(len(seen), first.data is second.data)\n",
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["4", "0", "True"]
+    assert printed == ["4", "0", "True"]
