@@ -19,7 +19,8 @@ reaches a patient), the supported recall, and the ROC AUC of the configuration's
 - + NLI: the same with the entailment model in ``--nli-model`` wired in (``GATEWAY_NLI_MODEL``).
 
 Sets larger than ``--per-set`` are subsampled (seeded, fixed): the machine has 2 shared cores. The
-local verdicts are computed once per row and cached in ``--cache``; the cascade then runs its real
+local verdicts are computed once per row and cached in ``--cache`` (default: this checkout's
+``.cache/bench_verifier_local.jsonl``, never shared with another checkout); the cascade then runs its real
 code over them (``CachedLocal``). ``--fit-calibration`` refits ``data/check_calibration.json``
 (isotonic, sets pooled with equal weight) and prints the threshold that keeps the worst set's leak at
 ``--target-leak`` (default 1%, half the 2% bound, as margin for unseen sets).
@@ -110,13 +111,15 @@ SETS = (
 SPEED_BATCH = 8
 """Claims per ``verify()`` call when the per-set claims/s are timed (a typical answer's claims)."""
 SEED = 20
-CACHE = Path("/tmp/bench_verifier_local.jsonl")
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / ".cache" / "bench_verifier_local.jsonl"
+"""The default local verdicts cache (``--cache``): this checkout's own, so that two checkouts on one
+machine never read or overwrite each other's verdicts (``.cache/`` is ignored by git)."""
 ONNX_CACHE = Path("/tmp/bench_verifier_onnx")
 """Where the claims encoder's exported ONNX graph is cached (``--onnx-cache``)."""
 CACHE_VERSION = 2
 """Version 2 records every clash (any kind, any similarity) with its conflict; ``local_verdict``
 applies the policy's contradiction rule to it."""
-ROOT = Path(__file__).resolve().parents[1]
 CHECK_INPUTS = ("gateway/verification", "gateway/models", "gateway/text.py", "gateway/domain", "policies")
 """What the local verdicts depend on besides the rows: the checker's code and data, the encoder, and
 the policies."""
@@ -361,6 +364,7 @@ def local_rows(
                     }
                 )
         print(f"  local verdicts: {name} ({len(rows)} rows)", flush=True)
+    cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text("".join(json.dumps(r) + "\n" for r in out), encoding="utf-8")
     return out
 

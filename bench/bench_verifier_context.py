@@ -16,6 +16,7 @@ cache is not mixed with this experiment's. Compare with a plain ``bench_verifier
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,27 +27,34 @@ from bench import bench_verifier
 from gateway.verification.checks import analysis, polarity
 from gateway.verification.checks.words import WORD, WordData
 
+CACHE = bench_verifier.ROOT / ".cache" / "bench_verifier_local_context.jsonl"
+"""This experiment's local verdicts: this checkout's own, apart from ``bench_verifier.CACHE``."""
+NEEDS = (
+    "bench_verifier_context.py needs medspacy, which is optional and not installed: "
+    ".venv/bin/pip install medspacy==1.3.1 (rule-based; no model download)"
+)
+
 
 def context_negations() -> Any:
+    """``polarity.negations``'s replacement (same signature): ConText's negation scopes."""
     import medspacy
     from loguru import logger  # PyRuSH logs every token at DEBUG
     from medspacy.context import ConText
     from spacy.tokens import Span
 
-    words_data = WordData.load()
-    stem, stopwords = words_data.stem, words_data.stopwords
-
     logger.remove()
     nlp = medspacy.load(medspacy_enable=["medspacy_pyrush"])
     context = ConText(nlp)
 
-    def content(token: Any) -> bool:
-        word = token.text.lower()
-        return WORD.fullmatch(word) is not None and word not in stopwords and len(word) > 1
-
     def negations(
-        clean: str, prefix_roots: frozenset[str], _words: polarity.PolarityWords
+        clean: str, prefix_roots: frozenset[str], _words: polarity.PolarityWords, text_words: WordData
     ) -> tuple[polarity.Negation, ...]:
+        stem, stopwords = text_words.stem, text_words.stopwords
+
+        def content(token: Any) -> bool:
+            word = token.text.lower()
+            return WORD.fullmatch(word) is not None and word not in stopwords and len(word) > 1
+
         doc = nlp(clean)
         doc.ents = [Span(doc, i, i + 1, label="WORD") for i, token in enumerate(doc) if content(token)]
         doc = context(doc)
@@ -68,8 +76,11 @@ def context_negations() -> Any:
 
 
 def main() -> int:
+    if importlib.util.find_spec("medspacy") is None:
+        print(NEEDS, file=sys.stderr)
+        return 2
     analysis.negations = context_negations()  # type: ignore[attr-defined]
-    sys.argv = [sys.argv[0], "--cache", "/tmp/bench_verifier_local_context.jsonl", *sys.argv[1:]]
+    sys.argv = [sys.argv[0], "--cache", str(CACHE), *sys.argv[1:]]
     status: int = asyncio.run(bench_verifier.main())
     return status
 

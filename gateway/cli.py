@@ -64,7 +64,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     settings = _settings(args)
     services = build_services(settings)
     request = ChatRequest(messages=(Message(Role.USER, args.question),), model=settings.model_name)
-    result = asyncio.run(answer(request, services))
+    result = asyncio.run(answer(request, services.answer_parts))
     if args.json:
         print(
             json.dumps(

@@ -37,7 +37,7 @@ def utc_today() -> dt.date:
 class RunParts:
     """The components a request's run (``pipeline.run._Run``) uses after triage and retrieval, and nothing
     more of the ``Services``: handed to it at construction, so the request's state never reaches past
-    them. Built once, with the ``Services`` that hold them (``Services.run_parts``)."""
+    them. Built once, with the ``Services`` that hold them (``Services.answer_parts.run``)."""
 
     drafter: Drafter
     splitter: Splitter
@@ -50,6 +50,20 @@ class RunParts:
     """The refusal messages and the notes an answer ends with."""
     metrics: GatewayMetrics
     trail: AuditTrail
+
+
+@dataclass(frozen=True)
+class AnswerParts:
+    """What ``pipeline.run.answer`` uses, and nothing more of the ``Services``: the two stages before the
+    run, the request's model deadline and the run's components. Built once, with the ``Services`` that
+    hold them (``Services.answer_parts``)."""
+
+    triager: Triager
+    retriever: Retriever
+    deadline: float
+    """Seconds within which every model call of one request must end (``GATEWAY_UPSTREAM_DEADLINE``)."""
+    run: RunParts
+    """What the request's run is handed after triage and retrieval (the record side among them)."""
 
 
 @dataclass(frozen=True)
@@ -96,8 +110,8 @@ class Services:
     """The process's SSRF-safe web fetcher (``bootstrap.build_fetcher``); shared so its cache is."""
     query_rewriter: QueryRewriter | None = None
     """The upstream model's query rewrite before retrieval (``GATEWAY_QUERY_REWRITE``; off: None)."""
-    run_parts: RunParts = field(init=False, repr=False, compare=False)
-    """What a request's run is handed (``RunParts``), built here from the fields above."""
+    answer_parts: AnswerParts = field(init=False, repr=False, compare=False)
+    """What ``answer`` is handed (``AnswerParts``), built here from the fields above."""
 
     def __post_init__(self) -> None:
         parts = RunParts(
@@ -112,7 +126,9 @@ class Services:
             metrics=self.metrics,
             trail=self.trail,
         )
-        object.__setattr__(self, "run_parts", parts)  # frozen: the one place it is set
+        deadline = self.settings.upstream_deadline
+        answer_parts = AnswerParts(self.triager, self.retriever, deadline, parts)
+        object.__setattr__(self, "answer_parts", answer_parts)  # frozen: the one place it is set
 
     async def aclose_models(self) -> None:
         """Close the upstream and every chat model of the process (each client once)."""

@@ -184,7 +184,7 @@ class InProcessGateway:
             messages=(Message(Role.USER, question.question),), model=self._services.settings.model_name
         )
         started = self._clock()
-        result = await gateway_answer(request, self._services)
+        result = await gateway_answer(request, self._services.answer_parts)
         latency = self._clock() - started
         outcome = result.outcome
         return SystemAnswer(

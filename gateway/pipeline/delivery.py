@@ -43,7 +43,7 @@ from gateway.pipeline.run import OpenedRequest, answer
 from gateway.vocabulary import AuditOperation, RequestOutcome, StageName
 
 if TYPE_CHECKING:
-    from gateway.services import Services
+    from gateway.services import AnswerParts
 
 log = structlog.get_logger("gateway.request")
 
@@ -127,7 +127,7 @@ class Delivery:
 
 
 async def stream_answer(
-    request: ChatRequest, services: Services, opened: OpenedRequest
+    request: ChatRequest, parts: AnswerParts, opened: OpenedRequest
 ) -> AsyncGenerator[StreamItem, None]:
     """Yields the patient's text as it is verified (never anything later retracted), the model's tool
     calls (fragments, recorded with the whole record before they leave), then the result.
@@ -140,7 +140,7 @@ async def stream_answer(
     client went away) records ``client_disconnected``: mid-answer by cancelling the run, which records
     itself; after the result, here. Both are shielded from the cancellation.
     """
-    delivery = Delivery(opened.request_id, opened.created_at, request, services.trail)
+    delivery = Delivery(opened.request_id, opened.created_at, request, parts.run.trail)
     queue: asyncio.Queue[StreamItem | Exception] = asyncio.Queue()
     produced: list[PipelineResult] = []
 
@@ -148,7 +148,7 @@ async def stream_answer(
         try:
             result = await answer(
                 request,
-                services,
+                parts,
                 sink=queue.put,
                 opened=opened,
                 interruption=RequestOutcome.CLIENT_DISCONNECTED,

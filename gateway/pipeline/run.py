@@ -43,6 +43,7 @@ from typing import Protocol
 import anyio
 import structlog
 
+from gateway.audit.trail import AuditTrail
 from gateway.claims.splitter import DraftBounds
 from gateway.domain import (
     ChatRequest,
@@ -61,7 +62,7 @@ from gateway.pipeline.stages import Stage, StageRunner, refusal_reason
 from gateway.pipeline.state import RequestState
 from gateway.pipeline.streamed import next_part
 from gateway.retrieval.retrieve import Retriever
-from gateway.services import RunParts, Services
+from gateway.services import AnswerParts, RunParts
 from gateway.tool_calls import ToolCallDelta
 from gateway.tools.passages import no_vetted_passage, returned
 from gateway.triage import model_read as model_triage
@@ -104,17 +105,17 @@ def new_opened(request_id: str | None = None) -> OpenedRequest:
 
 
 async def open_request(
-    request: ChatRequest, services: Services, request_id: str | None = None
+    request: ChatRequest, trail: AuditTrail, request_id: str | None = None
 ) -> OpenedRequest:
     """Write the request's provisional audit row; AuditError (counted) when the store cannot be written."""
     opened = new_opened(request_id)
-    await record_start(opened.request_id, opened.created_at, request, services.trail)
+    await record_start(opened.request_id, opened.created_at, request, trail)
     return opened
 
 
 async def answer(
     request: ChatRequest,
-    services: Services,
+    parts: AnswerParts,
     request_id: str | None = None,
     sink: TextSink | None = None,
     *,
@@ -138,12 +139,12 @@ async def answer(
     if opened is None:
         opened = new_opened(request_id)
         provisional = asyncio.ensure_future(
-            record_start(opened.request_id, opened.created_at, request, services.trail)
+            record_start(opened.request_id, opened.created_at, request, parts.run.trail)
         )
-    run = _Run(request, services.run_parts, opened, sink, provisional, delivery)
+    run = _Run(request, parts.run, opened, sink, provisional, delivery)
     try:
-        with request_deadline(services.settings.upstream_deadline):
-            return await _answer(run, services.triager, services.retriever)
+        with request_deadline(parts.deadline):
+            return await _answer(run, parts.triager, parts.retriever)
     except anyio.get_cancelled_exc_class():
         if not run.state.recorded:
             with anyio.CancelScope(shield=True):

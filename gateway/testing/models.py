@@ -42,9 +42,10 @@ class ScriptedChatModel:
     """A ChatModel answering from a script: the queued ``replies`` in order, then ``default`` for every
     further call (none: ``UpstreamUnavailable``). An Exception in the script is raised by its call.
 
-    Every call is recorded in ``requests`` (messages and keyword arguments) and counted in ``calls``.
-    ``delay`` slows each call down; ``held`` makes each call wait for ``release()``, so a test can hold a
-    call in flight. ``closes`` counts ``aclose`` calls.
+    Every call is recorded in ``requests`` (messages and keyword arguments) and counted in ``calls``;
+    ``wait_for_calls`` waits (on an event, no polling) until a number of calls were made. ``delay`` slows
+    each call down; ``held`` makes each call wait for ``release()``, so a test can hold a call in flight.
+    ``closes`` counts ``aclose`` calls.
     """
 
     def __init__(
@@ -63,10 +64,34 @@ class ScriptedChatModel:
         self.requests: list[dict[str, Any]] = []
         self.closes = 0
         self._released = asyncio.Event()
+        self._waiters: list[tuple[int, asyncio.Event]] = []
 
     @property
     def calls(self) -> int:
         return len(self.requests)
+
+    async def wait_for_calls(self, count: int = 1, seconds: float = 60.0) -> None:
+        """Return once ``count`` calls were made (recorded before the call is held or answered);
+        AssertionError after ``seconds``, so a test waiting for a call fails rather than hangs."""
+        if self.calls >= count:
+            return
+        waiter = (count, asyncio.Event())
+        self._waiters.append(waiter)
+        try:
+            await asyncio.wait_for(waiter[1].wait(), seconds)
+        except TimeoutError:
+            got = self.calls
+            raise AssertionError(
+                f"waited {seconds:g} s: the model received {got} of {count} call(s)"
+            ) from None
+        finally:
+            self._waiters.remove(waiter)
+
+    def _record(self, request: dict[str, Any]) -> None:
+        self.requests.append(request)
+        for count, arrived in self._waiters:
+            if self.calls >= count:
+                arrived.set()
 
     def queue(self, *replies: Script) -> None:
         self.replies.extend(replies)
@@ -85,7 +110,7 @@ class ScriptedChatModel:
         schema: dict[str, Any] | None = None,
         schema_name: str = "response",
     ) -> str:
-        self.requests.append(
+        self._record(
             {
                 "messages": messages,
                 "temperature": temperature,
@@ -108,10 +133,16 @@ class ScriptedChatModel:
     ) -> AsyncGenerator[StreamPiece, None]:
         """The scripted reply in pieces of a few words, then its tool calls' fragments (recorded with
         ``stream: True`` and the ``tools`` offered)."""
-        self.requests.append(
-            {"messages": messages, "temperature": temperature, "max_tokens": max_tokens, "user": user}
+        self._record(
+            {
+                "messages": messages,
+                "temperature": temperature,
+                "max_tokens": max_tokens,
+                "user": user,
+                "stream": True,
+                "tools": tools,
+            }
         )
-        self.requests[-1].update(stream=True, tools=tools)
         reply = await self._turn()
         text = reply.text if isinstance(reply, ToolTurn) else reply
         words = text.split(" ") if text else []

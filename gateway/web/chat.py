@@ -48,18 +48,25 @@ async def chat_completions(
     chat = parse_chat_request(await request.body(), RequestLimits.from_settings(services.settings))
     edge_id = request_id_of(request)  # the id the x-request-id middleware gave this request
     if chat.stream:  # verified streaming: headers go out before the result exists (no Server-Timing)
-        opened = await open_request(chat, services, edge_id)  # the provisional row first; AuditError: a 503
+        opened = await open_request(
+            chat, services.trail, edge_id
+        )  # the provisional row first; AuditError: a 503
         request_id = opened.request_id
         return Stream(
             _events(
-                stream_answer(chat, services, opened), chat.model, request_id, services, disclosure, request
+                stream_answer(chat, services.answer_parts, opened),
+                chat.model,
+                request_id,
+                services,
+                disclosure,
+                request,
             ),
             media_type="text/event-stream",
             headers={REQUEST_ID_HEADER: request_id, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
     parsed = time.perf_counter()
     # the provisional row is written alongside triage; AuditError (then or at the end): a 503, no answer
-    result = await answer(chat, services, edge_id)
+    result = await answer(chat, services.answer_parts, edge_id)
     serialising = time.perf_counter()
     trust = trust_json(result, services.policy.tiers, services.today(), services.settings)
     body = encode_json(disclosure.disclose(completion_json(result, chat.model, trust)))

@@ -61,10 +61,15 @@ async def create_response(request: Request[Any, Any, Any], services: Services) -
     parsed = parse_responses_request(await request.body(), RequestLimits.from_settings(services.settings))
     chat = parsed.chat
     if chat.stream:  # headers go out before the result exists: the provisional row first (AuditError: 503)
-        opened = await open_request(chat, services)
+        opened = await open_request(chat, services.trail)
         ids = ResponseIds(opened.request_id)
         events = _events(
-            stream_answer(chat, services, opened), parsed, ids, int(time.time()), services, request
+            stream_answer(chat, services.answer_parts, opened),
+            parsed,
+            ids,
+            int(time.time()),
+            services,
+            request,
         )
         return Stream(
             events,
@@ -76,7 +81,7 @@ async def create_response(request: Request[Any, Any, Any], services: Services) -
             },
         )
     parsing_done = time.perf_counter()
-    result = await answer(chat, services)  # AuditError (now or at the end): a 503, no answer
+    result = await answer(chat, services.answer_parts)  # AuditError (now or at the end): a 503, no answer
     serialising = time.perf_counter()
     ids = ResponseIds(result.request_id)
     created = int(result.created_at.timestamp())

@@ -19,7 +19,7 @@ from gateway.models.embedding import (
     serving_threads,
 )
 from gateway.settings import Settings
-from tests.support.waiting import wait_until
+from tests.support.waiting import wait_for, wait_until
 
 QUESTIONS = [
     "How much paracetamol can an adult take in one day?",
@@ -34,15 +34,19 @@ QUESTIONS = [
 
 
 class ModelCalls:
-    """Wraps an embedder's model calls: records each call's texts and first runs the test's ``before``."""
+    """Wraps an embedder's model calls: records each call's texts, sets ``entered`` and first runs the
+    test's ``before``."""
 
     def __init__(self) -> None:
         self.batches: list[list[str]] = []
         self.before: Callable[[list[str]], None] | None = None
+        self.entered = threading.Event()
+        """Set once a call is inside the model (since the calls were last forgotten)."""
 
     def wrap(self, real: ModelCall) -> ModelCall:
         def call(texts: list[str]) -> Vector:
             self.batches.append(list(texts))
+            self.entered.set()
             if self.before is not None:
                 self.before(texts)
             return real(texts)
@@ -57,6 +61,7 @@ class ModelCalls:
         """Forget the calls so far; make the next one wait until the test sets the returned event."""
         gate = threading.Event()
         self.batches.clear()
+        self.entered.clear()
 
         def wait(texts: list[str]) -> None:
             if len(self.batches) == 1:
@@ -85,6 +90,7 @@ def capped() -> Embedder:
 def calls() -> Iterator[ModelCalls]:
     """The model calls of ``plain`` made in this test."""
     _CALLS.batches.clear()
+    _CALLS.entered.clear()
     _CALLS.before = None
     yield _CALLS
     _CALLS.before = None
@@ -111,7 +117,7 @@ def test_concurrent_callers_are_encoded_in_one_call_and_get_exactly_their_own_ve
 
     first = threading.Thread(target=call, args=(0,))
     first.start()
-    wait_until(lambda: calls.batches, "the first caller leads at once and is inside the model")
+    wait_for(calls.entered, "the first caller leads at once and is inside the model")
     others = [threading.Thread(target=call, args=(i,)) for i in range(1, len(requests))]
     for thread in others:
         thread.start()
@@ -149,7 +155,7 @@ def test_a_model_failure_reaches_every_caller_in_the_call_and_the_embedder_recov
 
     threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
     threads[0].start()
-    wait_until(lambda: calls.batches, "the first caller is inside the model")
+    wait_for(calls.entered, "the first caller is inside the model")
     for thread in threads[1:]:
         thread.start()
     _wait_for_queue(plain, 3)
@@ -216,7 +222,7 @@ def test_a_long_queue_is_served_in_capped_calls_each_led_by_the_next_waiter(
 
     threads = [threading.Thread(target=call, args=(i,)) for i in range(6)]
     threads[0].start()
-    wait_until(lambda: calls.batches, "the first caller is inside the model")
+    wait_for(calls.entered, "the first caller is inside the model")
     for thread in threads[1:]:
         thread.start()
     _wait_for_queue(capped, 5)
@@ -275,7 +281,7 @@ def test_a_text_that_fails_the_model_fails_only_its_own_caller(plain: Embedder, 
 
     threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
     threads[0].start()
-    wait_until(lambda: calls.batches, "the first caller is inside the model")
+    wait_for(calls.entered, "the first caller is inside the model")
     for thread in threads[1:]:
         thread.start()
     _wait_for_queue(plain, 3)

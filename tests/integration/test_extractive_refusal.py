@@ -75,7 +75,7 @@ async def test_nothing_to_quote_is_a_counted_refusal_not_an_error(make_services)
         services.embedder, min_relevance, policy_dir=services.settings.policy_dir, min_similarity=1.01
     )
     services = with_components(services, drafter=Drafter(responder))
-    result = await answer(ask("How much paracetamol can an adult take in a day?"), services)
+    result = await answer(ask("How much paracetamol can an adult take in a day?"), services.answer_parts)
 
     assert result.outcome.refused
     assert result.outcome.refusal_reason is RefusalReason.NOTHING_TO_QUOTE

@@ -45,7 +45,7 @@ from gateway.trust.badge import TierBadger
 from gateway.verification.verify import ClaimChecker
 from gateway.vocabulary import DraftLimit, StageName
 from tests.support.components import with_components
-from tests.support.waiting import until
+from tests.support.waiting import EventLog
 
 QUESTION = "How much paracetamol can an adult take in a day?"
 BUG = "injected fault"
@@ -173,7 +173,7 @@ FAULTS: dict[str, tuple[Callable[[Services], Services], RefusalReason]] = {
 async def test_the_unbroken_pipeline_answers(make_services) -> None:  # type: ignore[no-untyped-def]
     """The baseline every fault case departs from: this question is answered, with claims."""
     services = make_services()
-    result = await answer(ask(), services)
+    result = await answer(ask(), services.answer_parts)
     assert not result.outcome.refused
     assert result.outcome.claims
     assert stage_errors(services.metrics) == {}
@@ -185,7 +185,7 @@ async def test_a_failing_stage_is_refused_counted_and_audited_under_its_name(  #
 ) -> None:
     inject, reason = FAULTS[stage]
     services = inject(make_services())
-    result = await answer(ask(), services)
+    result = await answer(ask(), services.answer_parts)
 
     assert result.outcome.refused
     assert result.outcome.refusal_reason is reason
@@ -222,7 +222,7 @@ async def test_a_badge_failure_after_the_answer_was_released_ends_it_with_a_note
     """Badging runs after the last sentence was released (a streaming client already holds it; the
     non-streamed path gives the same text): the answer ends with the note, counted and audited."""
     services = break_badge(make_services())
-    result = await answer(ask(), services)
+    result = await answer(ask(), services.answer_parts)
     assert result.outcome.ended_early
     assert result.outcome.refusal_reason is RefusalReason.VERIFIER_ERROR
     assert "I have stopped this answer here" in result.answer
@@ -236,7 +236,9 @@ async def test_a_badge_failure_after_the_answer_was_released_ends_it_with_a_note
 async def test_a_refusal_whose_badging_fails_keeps_its_reason(make_services) -> None:  # type: ignore[no-untyped-def]
     """An emergency stays an emergency when badging fails: its message points to urgent help."""
     services = break_badge(make_services())
-    result = await answer(ask("I have crushing chest pain and I can't catch my breath"), services)
+    result = await answer(
+        ask("I have crushing chest pain and I can't catch my breath"), services.answer_parts
+    )
     assert result.outcome.refusal_reason is RefusalReason.EMERGENCY
     assert result.report.claims == ()
     assert result.error is not None
@@ -248,7 +250,7 @@ async def test_a_refusal_whose_badging_fails_keeps_its_reason(make_services) -> 
 
 async def test_a_draft_over_a_bound_is_the_model_fault_not_the_splitter(make_services) -> None:  # type: ignore[no-untyped-def]
     services = make_services(max_draft_statements=1)
-    result = await answer(ask(), services)
+    result = await answer(ask(), services.answer_parts)
     assert result.outcome.refusal_reason is RefusalReason.MALFORMED_OUTPUT
     assert isinstance(result.error, DraftLimitExceeded)
     assert stage_errors(services.metrics) == {"draft": 1.0}
@@ -274,7 +276,7 @@ async def test_a_failing_audit_write_is_an_audit_error_and_sends_nothing(  # typ
 
     services.audit.write = fail_second
     with pytest.raises(AuditError) as caught:
-        await answer(ask(), services, request_id="req_record_fault")
+        await answer(ask(), services.answer_parts, request_id="req_record_fault")
     assert caught.value.stage == "record"
     assert stage_errors(services.metrics) == {"record": 1.0}
     operation = {"operation": "complete"}
@@ -306,7 +308,7 @@ async def test_a_bug_after_the_audit_write_is_counted_and_the_recorded_answer_is
     built = make_services()
     metrics = CountingBug()  # the record stage's metrics sink: its first count after the write fails
     services = replace(built, trail=replace(built.trail, metrics=metrics))
-    result = await answer(ask(), services, request_id="req_after_write")
+    result = await answer(ask(), services.answer_parts, request_id="req_after_write")
     assert not result.outcome.refused
     assert stage_errors(metrics) == {"record": 1.0}
     operation = {"operation": "complete"}
@@ -322,7 +324,7 @@ class SlowProvisionalWrite:
     happen."""
 
     def __init__(
-        self, services: Services, events: list[str], fail: bool = False, after: str = "triaged"
+        self, services: Services, events: EventLog, fail: bool = False, after: str = "triaged"
     ) -> None:
         self.original = services.audit.write
         self.events = events
@@ -333,9 +335,7 @@ class SlowProvisionalWrite:
         first = not any(e.startswith("provisional") for e in self.events)
         if first:
             self.events.append("provisional started")
-            await until(
-                lambda: self.after in self.events, f"{self.after!r} while the provisional row is written"
-            )
+            await self.events.reached(self.after, f"{self.after!r} while the provisional row is written")
             if self.fail:
                 self.events.append("provisional failed")
                 raise OSError("disk full")
@@ -388,10 +388,10 @@ async def test_the_provisional_row_is_written_alongside_triage_and_committed_bef
     make_services,
 ) -> None:
     services = make_services()
-    events: list[str] = []
+    events = EventLog()
     services.audit.write = SlowProvisionalWrite(services, events)
     services = watch_stages(services, events)
-    result = await answer(ask(), services)
+    result = await answer(ask(), services.answer_parts)
     assert not result.outcome.refused
     assert events == [
         "provisional started",
@@ -409,11 +409,11 @@ async def test_a_failing_provisional_write_alongside_triage_sends_nothing(  # ty
     """Whatever triage decided (an answer to draft, an emergency to refuse), a provisional row that
     cannot be written fails the request (a 503 at the handler): no model call, no final record."""
     services = make_services()
-    events: list[str] = []
+    events = EventLog()
     services.audit.write = SlowProvisionalWrite(services, events, fail=True)
     services = watch_stages(services, events)
     with pytest.raises(AuditError, match="disk full"):
-        await answer(ask(question), services)
+        await answer(ask(question), services.answer_parts)
     # triage decided by its rule layers needs no encoding and may finish before the write starts
     assert sorted(events[:2]) == ["provisional started", "triaged"]
     assert events[2:] == ["provisional failed"]
@@ -427,11 +427,11 @@ async def test_a_request_cancelled_during_triage_waits_for_its_provisional_row_t
     make_services,
 ) -> None:
     services = make_services()
-    events: list[str] = []
+    events = EventLog()
     services.audit.write = SlowProvisionalWrite(services, events, after="cancelled")
     services = with_components(services, triager=EndlessTriager())
-    task = asyncio.create_task(answer(ask(), services, request_id="req_cancelled_in_triage"))
-    await until(lambda: "provisional started" in events, "the provisional write started")
+    task = asyncio.create_task(answer(ask(), services.answer_parts, request_id="req_cancelled_in_triage"))
+    await events.reached("provisional started", "the provisional write started")
     task.cancel()
     events.append("cancelled")
     with pytest.raises(asyncio.CancelledError):

@@ -14,7 +14,7 @@ from gateway.services import Services
 
 def with_components(services: Services, **components: Any) -> Services:
     """``services`` with ``components`` (fields of ``Services`` by name) in place of its own: a new
-    Services, so what the constructor derives from its components (``Services.run_parts``) is derived
+    Services, so what the constructor derives from its components (``Services.answer_parts``) is derived
     from these. Another drafter gets the tool steps told whether it reaches a tool-calling model, as
     ``bootstrap.build_tools`` does at start-up."""
     drafter = components.get("drafter")

@@ -5,11 +5,18 @@ for exactly that: ``wait_until`` polls ``condition`` until it returns something 
 ``what`` if the deadline passes first (a failure, never a hang). ``until`` is the same for code on an
 event loop: it yields to the loop between checks, so that the tasks it waits for can run. The deadline
 is generous because it only bounds a failure; a passing test waits no longer than the condition takes.
+
+Where the thing waited for can signal, the test waits on that signal instead, without polling:
+``wait_for`` on a ``threading.Event`` the test's double sets, ``EventLog.reached`` on the event loop,
+``ScriptedChatModel.wait_for_calls`` and ``ScriptedUpstream.wait_for_requests`` for a model's calls.
+``wait_until`` and ``until`` are left for what gives no signal: another process's readiness, a counter or
+gauge of the gateway's own, a state that time changes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -64,3 +71,32 @@ async def until(
         if time.monotonic() > deadline:
             raise AssertionError(f"waited {seconds:g} s: {what}")
         await asyncio.sleep(interval)
+
+
+def wait_for(event: threading.Event, what: str, timeout: float = DEADLINE_SECONDS) -> None:
+    """Block until ``event`` is set (no polling); fail naming ``what`` after ``timeout`` seconds."""
+    if not event.wait(timeout):
+        raise AssertionError(f"waited {timeout:g} s: {what}")
+
+
+class EventLog(list[str]):
+    """What happened, in order (names appended from the event loop's thread); ``reached`` waits on an
+    ``asyncio.Event`` per name, set when the name is appended, instead of polling the list."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._logged: dict[str, asyncio.Event] = {}
+
+    def _event(self, name: str) -> asyncio.Event:
+        return self._logged.setdefault(name, asyncio.Event())
+
+    def append(self, name: str) -> None:
+        super().append(name)
+        self._event(name).set()
+
+    async def reached(self, name: str, what: str, seconds: float = DEADLINE_SECONDS) -> None:
+        """Return once ``name`` was appended; fail naming ``what`` after ``seconds``."""
+        try:
+            await asyncio.wait_for(self._event(name).wait(), seconds)
+        except TimeoutError:
+            raise AssertionError(f"waited {seconds:g} s: {what}") from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ import pytest
 import yaml
 
 from gateway.errors import ConfigurationError
+from gateway.verification.checks.data import DATA_DIR, FILES, CheckData
 from gateway.verification.checks.entities import us_spelling
 from gateway.verification.checks.polarity import negations, states_effect
 from gateway.verification.checks.quantifiers import UNIVERSAL, strength
@@ -120,27 +122,79 @@ def test_bad_cues_name_the_file_and_the_key(tmp_path: Path, edit, key: str) -> N
     assert raised.value.key == key
 
 
+COUNTING_READS = (
+    "from gateway import validation\n"
+    "read, seen = validation.read_yaml, []\n"
+    "def counted(path, *args, **kwargs):\n"
+    "    if path.parent.parent.name == 'verification':\n"
+    "        seen.append(path.name)\n"
+    "    return read(path, *args, **kwargs)\n"
+    "validation.read_yaml = counted\n"
+    "from gateway.verification import local\n"
+)
+"""A script's start: it counts in ``seen`` the word files (``verification/data``) read from here on."""
+A_VERIFIER = (
+    "class Encoder:\n"
+    "    def encode(self, texts): raise AssertionError\n"
+    "from gateway.verification.policy import VerificationPolicy\n"
+)
+"""What building a ``LocalEntailmentVerifier`` in such a script needs (an encoder never called)."""
+
+
+def printed_by(*steps: str) -> list[str]:
+    """What a new interpreter prints running ``COUNTING_READS`` and then ``steps``."""
+    script = COUNTING_READS + "".join(steps)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    return done.stdout.split()
+
+
 def test_word_data_is_read_when_the_verifier_is_built_not_at_import() -> None:
     """Importing the verifier reads no word file (``verification/data``); building it reads each once
     (start-up, not a request), and a verifier handed the word data (``CheckData``) reads none."""
-    script = (
-        "from gateway import validation\n"
-        "read, seen = validation.read_yaml, []\n"
-        "def counted(path, *args, **kwargs):\n"
-        "    if path.parent.parent.name == 'verification':\n"
-        "        seen.append(path.name)\n"
-        "    return read(path, *args, **kwargs)\n"
-        "validation.read_yaml = counted\n"
-        "from gateway.verification import local\n"
-        "print(len(seen))\n"
-        "class Encoder:\n"
-        "    def encode(self, texts): raise AssertionError\n"
-        "from gateway.verification.policy import VerificationPolicy\n"
+    printed = printed_by(
+        "print(len(seen))\n",
+        A_VERIFIER,
         "built = local.LocalEntailmentVerifier(Encoder(), VerificationPolicy())\n"
         "print(','.join(sorted(seen)))\n"
         "seen.clear()\n"
         "local.LocalEntailmentVerifier(Encoder(), VerificationPolicy(), built.data)\n"
-        "print(len(seen))\n"
+        "print(len(seen))\n",
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["0", "cues.yaml,lexicon.yaml,quantities.yaml,roles.yaml", "0"]
+    assert printed == ["0", "cues.yaml,lexicon.yaml,quantities.yaml,roles.yaml", "0"]
+
+
+def test_the_same_files_give_the_same_check_data() -> None:
+    """One load per process per content: every verifier built over the shipped files shares it."""
+    assert CheckData.load() is CheckData.load()
+    assert CheckData.load(DATA_DIR) is CHECK_DATA
+
+
+def test_a_data_file_edited_on_disk_gives_new_check_data(tmp_path: Path) -> None:
+    for name in FILES:
+        shutil.copy(DATA_DIR / name, tmp_path / name)
+    copied = CheckData.load(tmp_path)
+    assert copied is CheckData.load(tmp_path)
+    assert "zyxwordq" not in copied.words.stopwords
+    lexicon = tmp_path / "lexicon.yaml"
+    lexicon.write_text(
+        lexicon.read_text(encoding="utf-8").replace("stopwords: [a,", "stopwords: [a, zyxwordq,", 1),
+        encoding="utf-8",
+    )
+    edited = CheckData.load(tmp_path)
+    assert edited is not copied
+    assert "zyxwordq" in edited.words.stopwords
+    assert edited is CheckData.load(tmp_path)
+
+
+def test_a_verifier_built_again_over_the_same_files_reads_no_word_file() -> None:
+    """Building a second verifier without handing it the word data reads no file (``CheckData.load``'s
+    memo); the first build reads each once."""
+    printed = printed_by(
+        A_VERIFIER,
+        "first = local.LocalEntailmentVerifier(Encoder(), VerificationPolicy())\n"
+        "print(len(seen))\n"
+        "seen.clear()\n"
+        "second = local.LocalEntailmentVerifier(Encoder(), VerificationPolicy())\n"
+        "print(len(seen), first.data is second.data)\n",
+    )
+    assert printed == ["4", "0", "True"]

@@ -50,7 +50,7 @@ async def test_a_full_queue_refuses_at_once_without_calling_the_model() -> None:
     inner = held()
     upstream = limited(inner)
     first = asyncio.create_task(draft(upstream))
-    await until(lambda: upstream.in_flight == 1, "the first call holds the slot")
+    await inner.wait_for_calls(1)  # the first call holds the slot: it is inside the model
     with pytest.raises(UpstreamBusy) as info:
         await draft(upstream)
     assert info.value.kind == "queue_full"
@@ -63,7 +63,7 @@ async def test_a_waiter_gives_up_after_the_queue_timeout() -> None:
     inner = held()
     upstream = limited(inner, queue_size=1, queue_timeout=0.05)
     first = asyncio.create_task(draft(upstream))
-    await until(lambda: upstream.in_flight == 1, "the first call holds the slot")
+    await inner.wait_for_calls(1)  # the first call holds the slot: it is inside the model
     with pytest.raises(UpstreamQueueTimeout) as info:
         await draft(upstream)
     assert info.value.kind == "queue_timeout"
@@ -77,7 +77,7 @@ async def test_a_waiter_gets_the_slot_when_it_frees() -> None:
     inner = held()
     upstream = limited(inner, queue_size=1)
     first = asyncio.create_task(draft(upstream))
-    await until(lambda: upstream.in_flight == 1, "the first call holds the slot")
+    await inner.wait_for_calls(1)  # the first call holds the slot: it is inside the model
     second = asyncio.create_task(draft(upstream))
     await until(lambda: upstream.waiting == 1, "the second call waits for the slot")
     assert upstream.in_flight == 1

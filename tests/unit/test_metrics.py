@@ -118,7 +118,7 @@ def total(metrics: GatewayMetrics, name: str) -> float:
 @pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_supported_answer(services) -> None:  # type: ignore[no-untyped-def]
     services = with_components(services, drafter=Drafter(ScriptedDrafts(supported_reply())))
-    result = await answer(ask(), services)
+    result = await answer(ask(), services.answer_parts)
     m = services.metrics
     assert not result.outcome.refused
     assert value(m, "gateway_requests_total", outcome="answered") == 1
@@ -152,8 +152,8 @@ async def test_supported_answer(services) -> None:  # type: ignore[no-untyped-de
 async def test_partly_supported_answer_counts_statement_and_response_support(services) -> None:  # type: ignore[no-untyped-def]
     drafter = Drafter(ScriptedDrafts(partly_supported_reply(), supported_reply()))
     services = with_components(services, drafter=drafter)
-    first = await answer(ask(), services)
-    await answer(ask(), services)
+    first = await answer(ask(), services.answer_parts)
+    await answer(ask(), services.answer_parts)
     m = services.metrics
     assert not first.outcome.refused
     assert value(m, "gateway_requests_total", outcome="rewritten") == 1
@@ -190,7 +190,7 @@ async def test_a_faithful_paraphrase_counts_as_rewritten_to_its_source(services)
         [(PARACETAMOL_DOSE, [1], PARACETAMOL_DOSE), (PARAPHRASE, [1], LEAVE)],
     )
     services = with_components(services, drafter=Drafter(ScriptedDrafts(reply)))
-    result = await answer(ask(), services)
+    result = await answer(ask(), services.answer_parts)
     m = services.metrics
     assert not result.outcome.refused
     assert LEAVE[:-1] in result.outcome.answer  # the source's sentence, with its marker
@@ -268,7 +268,7 @@ def test_every_claim_result_series_exists_at_zero() -> None:
 async def test_refusals_by_reason_never_reach_the_upstream(services, question, outcome, reason) -> None:  # type: ignore[no-untyped-def]
     upstream = ScriptedDrafts()
     services = with_components(services, drafter=Drafter(upstream))
-    result = await answer(ask(question), services)
+    result = await answer(ask(question), services.answer_parts)
     m = services.metrics
     assert result.outcome.refusal_reason is not None
     assert result.outcome.refusal_reason.value == reason
@@ -295,7 +295,7 @@ async def test_refusals_by_reason_never_reach_the_upstream(services, question, o
 )
 async def test_upstream_errors_by_type(services, error, error_type) -> None:  # type: ignore[no-untyped-def]
     services = with_components(services, drafter=Drafter(ScriptedDrafts(error)))
-    result = await answer(ask(), services)
+    result = await answer(ask(), services.answer_parts)
     m = services.metrics
     assert result.outcome.refused
     assert value(m, "gateway_requests_total", outcome="error") == 1
@@ -331,7 +331,7 @@ async def test_a_failed_draft_is_counted_even_when_its_record_fails(  # type: ig
 
     monkeypatch.setattr(services.audit, "write", completion_fails)
     with pytest.raises(AuditError):
-        await answer(ask(), services)
+        await answer(ask(), services.answer_parts)
     m = services.metrics
     assert value(m, "gateway_audit_errors_total", operation="complete") == 1
     assert value(m, series, **labels) == 1
@@ -341,7 +341,7 @@ async def test_a_failed_draft_is_counted_even_when_its_record_fails(  # type: ig
 @pytest.mark.slow  # loads MiniLM, Chroma or the services
 async def test_malformed_draft_is_an_upstream_error_of_type_malformed(services) -> None:  # type: ignore[no-untyped-def]
     services = with_components(services, drafter=Drafter(ScriptedDrafts('{"answer": 3}')))
-    await answer(ask(), services)
+    await answer(ask(), services.answer_parts)
     m = services.metrics
     assert value(m, "gateway_upstream_errors_total", type="malformed") == 1
     assert value(m, "gateway_refusals_total", reason="malformed_output") == 1
@@ -351,7 +351,7 @@ async def test_malformed_draft_is_an_upstream_error_of_type_malformed(services) 
 async def test_store_failure_is_counted_at_the_retrieve_stage(services) -> None:  # type: ignore[no-untyped-def]
     broken = Retriever(BrokenStore(), services.policy.thresholds.retrieval)
     services = with_components(services, retriever=broken, drafter=Drafter(ScriptedDrafts()))
-    await answer(ask(), services)
+    await answer(ask(), services.answer_parts)
     m = services.metrics
     assert value(m, "gateway_requests_total", outcome="error") == 1
     assert value(m, "gateway_stage_errors_total", stage="retrieve") == 1
@@ -369,7 +369,7 @@ async def test_store_failure_is_counted_at_the_retrieve_stage(services) -> None:
 async def test_method_label_is_bounded(services, verifier_name, label) -> None:  # type: ignore[no-untyped-def]
     checker = ClaimChecker(ScriptedVerifier.supporting(verifier_name))
     services = with_components(services, drafter=Drafter(ScriptedDrafts(supported_reply())), checker=checker)
-    await answer(ask(), services)
+    await answer(ask(), services.answer_parts)
     m = services.metrics
     assert value(m, "gateway_claim_verdicts_total", method=label, verdict="supported") == 2
     assert all(
@@ -425,7 +425,7 @@ async def test_audit_failure_is_counted_as_an_error_and_raised(services) -> None
     trail = dataclasses.replace(services.trail, store=FailingAudit())
     services = with_components(services, drafter=Drafter(upstream), trail=trail)
     with pytest.raises(AuditError, match="disk full"):
-        await answer(ask(), services)
+        await answer(ask(), services.answer_parts)
     m = services.metrics
     assert value(m, "gateway_requests_total", outcome="error") == 1
     assert value(m, "gateway_requests_total", outcome="answered") == 0
@@ -671,7 +671,7 @@ async def test_the_record_and_log_name_the_drafter_that_served_the_request(servi
     drafts.scripted.name = "swapped-in"
     services = with_components(services, drafter=Drafter(drafts))
     with capture_logs() as logs:
-        result = await answer(ask(), services)
+        result = await answer(ask(), services.answer_parts)
     record = services.audit.get(result.request_id)
     assert record is not None
     assert record["upstream"] == "swapped-in"

@@ -144,7 +144,7 @@ async def test_a_rewrite_waits_for_the_slot_a_draft_holds_and_is_closed_with_it(
     assert limits is not None
 
     drafting = asyncio.create_task(upstream.draft(REQUEST, PASSAGES))
-    await until(lambda: model.calls == 1, "the draft reached the model")
+    await model.wait_for_calls(1)  # the draft reached the model
     claim = quoted("Adults can take 2 g of paracetamol every 2 hours.", "500 mg to 1 g of paracetamol")
     rewriting = asyncio.create_task(rewriter.rewrite(claim, PASSAGES, REQUEST))
     await until(lambda: limits.waiting == 1, "the rewrite waits for the draft's slot")

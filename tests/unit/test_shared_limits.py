@@ -14,7 +14,6 @@ from gateway.models import CallLimits, ChatModel, LimitedModel, MeteredModel, re
 from gateway.testing import ScriptedChatModel
 from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
 from gateway.vocabulary import VerdictCheck
-from tests.support.waiting import until
 from tests.unit.test_limited_upstream import REQUEST
 
 PASSAGE = Passage(
@@ -41,7 +40,7 @@ async def test_a_judge_call_waits_for_the_drafts_slot_and_fails_closed_when_none
     shared = LimitedModel(inner, limits(metrics))  # one endpoint: the draft's and the judge's model
     judge = LLMJudgeVerifier(held_by("judge", shared, metrics), JudgeConfig(timeout=5.0))
     holding = asyncio.create_task(ModelUpstream(held_by("draft", shared, metrics)).draft(REQUEST, ()))
-    await until(lambda: shared.in_flight == 1, "the draft holds the one slot")
+    await inner.wait_for_calls(1)  # the draft holds the one slot: it is inside the model
     verdict = await judge.judge(
         ClaimToCheck(text="Adults can take 500 mg.", quote=None, sources=((1, PASSAGE),))
     )

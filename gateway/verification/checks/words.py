@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from gateway.stemming import stem as snowball_stem
 from gateway.text import normalise, strip_markers
-from gateway.verification.lexicon import Cues, Lexicon, load_cues, load_lexicon
+from gateway.verification.lexicon import CUES_PATH, Cues, Lexicon, load_cues, load_lexicon
+from gateway.verification.lexicon import DEFAULT_PATH as LEXICON_PATH
 
 
 class StemmedText(Protocol):
@@ -36,10 +38,10 @@ class WordData:
     """Lay and clinical words for the same thing, counted as one word ("kids" = "paediatric")."""
 
     @classmethod
-    def load(cls) -> WordData:
+    def load(cls, lexicon: Path = LEXICON_PATH, cues: Path = CUES_PATH) -> WordData:
         """Read and validate ``data/lexicon.yaml`` and ``data/cues.yaml`` (``CheckData.load``)."""
-        lists = load_lexicon()
-        return cls(lists, load_cues(), frozenset(lists.words["stopwords"]), lists.table("synonyms"))
+        lists = load_lexicon(lexicon)
+        return cls(lists, load_cues(cues), frozenset(lists.words["stopwords"]), lists.table("synonyms"))
 
     def stem(self, word: str) -> str:
         """One word's matching key, the one stemmer of the checks and the binding: its synonym group's
