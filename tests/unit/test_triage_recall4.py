@@ -2,7 +2,8 @@
 read as a fever beside confusion or a swollen eye, pain when the eye moves (NICE CKS periorbital
 cellulitis), breathing told as worse with breathlessness on the smallest task (MRC dyspnoea grade 5), a
 child's age put after the complaint (", 11 months"), and an ectopic pregnancy told as a positive test
-with shoulder-tip pain (NHS); each both ways (fires when present; not on its look-alike). No model is
+with shoulder-tip pain (NHS), "SOB" and "2/52 post TKR" in notes, an older person newly not knowing their
+family (NICE NG51 new confusion); each both ways (fires when present; not on its look-alike). No model is
 loaded: only the rule layers decide."""
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ def flagged(message: str) -> str | None:
             "pregnancy_bleeding",
         ),
         ("positive pregnancy test, shoulder tip pain and I keep nearly fainting", "pregnancy_bleeding"),
+        ("hx: nil. c/o SOB + chest tightness 1hr", "chest_pain"),
+        ("58F, 2/52 post TKR, c/o R calf pain and swelling", "blood_clot"),
+        ("post-op day 3, calf tender and swollen", "blood_clot"),
+        ("grandma (86) has a UTI and today doesn't know who I am and is burning up", "sepsis"),
+        ("dad doesn't know where he is today and has a temp of 38.5", "sepsis"),
     ],
 )
 def test_signs_in_notes_shorthand_and_by_function_fire(message: str, category: str) -> None:
@@ -58,6 +64,10 @@ def test_signs_in_notes_shorthand_and_by_function_fire(message: str, category: s
         "positive test for covid, shoulder aches",
         "pregnant, shoulder hurts from sleeping on it, any tips",
         "12 weeks pregnant and the top of my shoulder is stiff from work, no tummy pain",
+        "I sob every night since the breakup and my chest feels tight",
+        "she started to sob and her chest went tight",
+        "SOB on exertion for months, known COPD, stable",
+        "mum has dementia, doesn't know who I am any more, on antibiotics for a UTI: can they sedate her",
     ],
 )
 def test_look_alikes_do_not_fire(message: str) -> None:
