@@ -276,7 +276,16 @@ FLAG2_HELD = "flag2 held"
 RECALL3_HELD = "recall3 held"
 FLAG3_HELD = "flag3 held"
 RECALL4_HELD = "recall4 held"
-HELD_OUT_SOURCES = (*HELD_OUT, PROBE_HELD, LONG_HELD, RECALL2_HELD, FLAG2_HELD, RECALL3_HELD, FLAG3_HELD, RECALL4_HELD)
+HELD_OUT_SOURCES = (
+    *HELD_OUT,
+    PROBE_HELD,
+    LONG_HELD,
+    RECALL2_HELD,
+    FLAG2_HELD,
+    RECALL3_HELD,
+    FLAG3_HELD,
+    RECALL4_HELD,
+)
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
 LONG = DEV / "probe_long.jsonl"
