@@ -37,6 +37,9 @@ Sources, each reported on its own:
 - ``bench/data/triage/probe_flag3.jsonl``: healed scars and positional numbness, information questions
   beside a mild complaint of now, medication questions, and emergencies told without their usual
   words, written before the seventh pass (#31); ``flag3 tune`` and ``flag3 held`` (never printed);
+- ``bench/data/triage/probe_recall4.jsonl``: a fourth recall probe (#31, written before the fourth recall
+  pass: clinicians' notes shorthand, carers of a child or an elderly parent, vitals alone, trajectories,
+  two moderate signs together, and look-alikes), ``recall4 tune`` and ``recall4 held`` (never printed);
 - ``../shared/eval/triage/`` held-out split (``bench/triage_data.split_of``: the 30% of rows the
   classifier was not trained on): clinical.jsonl, non_clinical.jsonl, suicide_risk.jsonl. When the
   folder is absent they are skipped, and a line on stderr says so.
@@ -272,7 +275,17 @@ RECALL2_HELD = "recall2 held"
 FLAG2_HELD = "flag2 held"
 RECALL3_HELD = "recall3 held"
 FLAG3_HELD = "flag3 held"
-HELD_OUT_SOURCES = (*HELD_OUT, PROBE_HELD, LONG_HELD, RECALL2_HELD, FLAG2_HELD, RECALL3_HELD, FLAG3_HELD)
+RECALL4_HELD = "recall4 held"
+HELD_OUT_SOURCES = (
+    *HELD_OUT,
+    PROBE_HELD,
+    LONG_HELD,
+    RECALL2_HELD,
+    FLAG2_HELD,
+    RECALL3_HELD,
+    FLAG3_HELD,
+    RECALL4_HELD,
+)
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
 LONG = DEV / "probe_long.jsonl"
@@ -280,6 +293,7 @@ RECALL2 = DEV / "probe_recall2.jsonl"
 FLAG2 = DEV / "probe_flag2.jsonl"
 RECALL3 = DEV / "probe_recall3.jsonl"
 FLAG3 = DEV / "probe_flag3.jsonl"
+RECALL4 = DEV / "probe_recall4.jsonl"
 PROBES = (
     ("probe", PROBE, PROBE_HELD),
     ("recall2", RECALL2, RECALL2_HELD),
@@ -287,6 +301,7 @@ PROBES = (
     ("flag2", FLAG2, FLAG2_HELD),
     ("recall3", RECALL3, RECALL3_HELD),
     ("flag3", FLAG3, FLAG3_HELD),
+    ("recall4", RECALL4, RECALL4_HELD),
 )
 """The probe files: (source key and id prefix, path, name of the held part). Each is read as two parts,
 ``<key> tune`` (ids ``<key>-tune-*``) and ``<key> held`` (``<key>-held-*``, never printed)."""
@@ -429,6 +444,7 @@ def main() -> None:
         "flag2",
         "recall3",
         "flag3",
+        "recall4",
         "shared",
     }
 
