@@ -272,7 +272,17 @@ RECALL2_HELD = "recall2 held"
 FLAG2_HELD = "flag2 held"
 RECALL3_HELD = "recall3 held"
 FLAG3_HELD = "flag3 held"
-HELD_OUT_SOURCES = (*HELD_OUT, PROBE_HELD, LONG_HELD, RECALL2_HELD, FLAG2_HELD, RECALL3_HELD, FLAG3_HELD)
+FLAG4_HELD = "flag4 held"
+HELD_OUT_SOURCES = (
+    *HELD_OUT,
+    PROBE_HELD,
+    LONG_HELD,
+    RECALL2_HELD,
+    FLAG2_HELD,
+    RECALL3_HELD,
+    FLAG3_HELD,
+    FLAG4_HELD,
+)
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
 LONG = DEV / "probe_long.jsonl"
@@ -280,6 +290,7 @@ RECALL2 = DEV / "probe_recall2.jsonl"
 FLAG2 = DEV / "probe_flag2.jsonl"
 RECALL3 = DEV / "probe_recall3.jsonl"
 FLAG3 = DEV / "probe_flag3.jsonl"
+FLAG4 = DEV / "probe_flag4.jsonl"
 PROBES = (
     ("probe", PROBE, PROBE_HELD),
     ("recall2", RECALL2, RECALL2_HELD),
@@ -287,6 +298,7 @@ PROBES = (
     ("flag2", FLAG2, FLAG2_HELD),
     ("recall3", RECALL3, RECALL3_HELD),
     ("flag3", FLAG3, FLAG3_HELD),
+    ("flag4", FLAG4, FLAG4_HELD),
 )
 """The probe files: (source key and id prefix, path, name of the held part). Each is read as two parts,
 ``<key> tune`` (ids ``<key>-tune-*``) and ``<key> held`` (``<key>-held-*``, never printed)."""
@@ -429,6 +441,7 @@ def main() -> None:
         "flag2",
         "recall3",
         "flag3",
+        "flag4",
         "shared",
     }
 
