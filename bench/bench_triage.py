@@ -276,6 +276,7 @@ FLAG2_HELD = "flag2 held"
 RECALL3_HELD = "recall3 held"
 FLAG3_HELD = "flag3 held"
 RECALL4_HELD = "recall4 held"
+FLAG4_HELD = "flag4 held"
 HELD_OUT_SOURCES = (
     *HELD_OUT,
     PROBE_HELD,
@@ -285,6 +286,7 @@ HELD_OUT_SOURCES = (
     RECALL3_HELD,
     FLAG3_HELD,
     RECALL4_HELD,
+    FLAG4_HELD,
 )
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
@@ -294,6 +296,7 @@ FLAG2 = DEV / "probe_flag2.jsonl"
 RECALL3 = DEV / "probe_recall3.jsonl"
 FLAG3 = DEV / "probe_flag3.jsonl"
 RECALL4 = DEV / "probe_recall4.jsonl"
+FLAG4 = DEV / "probe_flag4.jsonl"
 PROBES = (
     ("probe", PROBE, PROBE_HELD),
     ("recall2", RECALL2, RECALL2_HELD),
@@ -302,6 +305,7 @@ PROBES = (
     ("recall3", RECALL3, RECALL3_HELD),
     ("flag3", FLAG3, FLAG3_HELD),
     ("recall4", RECALL4, RECALL4_HELD),
+    ("flag4", FLAG4, FLAG4_HELD),
 )
 """The probe files: (source key and id prefix, path, name of the held part). Each is read as two parts,
 ``<key> tune`` (ids ``<key>-tune-*``) and ``<key> held`` (``<key>-held-*``, never printed)."""
@@ -445,6 +449,7 @@ def main() -> None:
         "recall3",
         "flag3",
         "recall4",
+        "flag4",
         "shared",
     }
 

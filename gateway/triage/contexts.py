@@ -24,10 +24,11 @@ class TriageRule:
     """Emergency rules only: a negated match ("no chest pain", "denies") does not fire. Set false for
     red flags where a denial must not be trusted (suicidal intent)."""
     denied_by: tuple[str, ...] = ()
-    """A rule that is not ``negatable``: the only denials it trusts, as patterns of the words just
-    before its match (matched up to where the match starts). For thoughts of suicide, a denial of the
-    thought or the plan ("no thoughts of harming myself", "I have no plans to hurt myself"), never a
-    "not" before the act ("a fight every day not to hurt myself", "I didn't kill myself tonight")."""
+    """Patterns of the words just before a match (matched up to where the match starts) that keep it
+    from firing: for a rule that is not ``negatable``, the only denials it trusts (for thoughts of
+    suicide, a denial of the thought or the plan, "no thoughts of harming myself", never a "not"
+    before the act, "I didn't kill myself tonight"); for a ``negatable`` one, beside negation (a
+    question about how to tell whether someone is suicidal)."""
 
 
 @with_config(FILE_CONFIG)

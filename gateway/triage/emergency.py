@@ -11,7 +11,7 @@ from gateway.triage.contexts import OperatingContext
 from gateway.triage.evidence import EvidenceReader, Reading, Signs, distinct, negated
 from gateway.triage.planning import TriagePlan
 from gateway.triage.policy import TriagePolicy
-from gateway.triage.red_flags import Emergency, bound_semantic
+from gateway.triage.red_flags import Emergency, bind_unbound, bound_semantic
 from gateway.triage.rule_layer import fired, first_rule, information_only
 from gateway.triage.semantic import SemanticScore
 from gateway.triage.tense import Memo
@@ -200,6 +200,10 @@ def emergency_of(
         found = bound_semantic(score, met, policy, terms, groups, denied)
         if found is not None and reader.reassured(reading, found.category, found.category in met):
             return None, found.category  # told as well now: answered with the red flag's safety note
+        if found is not None:
+            found, note = bind_unbound(found, reading, met, score, policy, denied)
+            if found is None:
+                return None, note  # no red flag's signs, no acuity or grave sign told: its note
     if found is None:
         # a question about a red flag whose signs it names, or a supposing clause naming them ("what
         # if I took ten of them?"): answered with the red flag's safety note

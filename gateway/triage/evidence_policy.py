@@ -210,6 +210,28 @@ class ReassurancePolicy:
 
 @with_config(FILE_CONFIG)
 @dataclass(frozen=True)
+class UnboundPolicy:
+    """What a red flag the semantic layers raise without its own signs needs (#31 item 2: the
+    exemplars and classifier may raise a category's score, not invent one): a red flag whose signs
+    the text holds takes the decision over (``rehome``), else a ``stands_on`` term told of now keeps
+    it, else the text is answered with the red flag's safety note (``red_flags.bind_unbound``)."""
+
+    enabled: bool = False
+    rehome: bool = True
+    """Move the decision to the nearest red flag whose signs (``requires``) or ``adopts_when`` groups
+    the text holds of now, with that flag's signs as evidence."""
+    rehome_ignores: tuple[str, ...] = ()
+    """Term groups too loose to re-home a decision on their own ("dark" for low mood)."""
+    stands_on: tuple[str, ...] = ()
+    """Term groups told of now (a worry counts, a topic asked about does not) on which an unbound raise
+    stands: severity, trajectory, onset, the grave signs of any red flag (an ingestion, green vomit, a
+    burn, a young infant, a face droop), and mood, the mind, drink or drugs."""
+    exempt: tuple[str, ...] = ()
+    """Red flags whose unbound read always stands (told in words of mood and intent no list covers)."""
+
+
+@with_config(FILE_CONFIG)
+@dataclass(frozen=True)
 class EvidencePolicy:
     terms: dict[str, TermGroup]
     health_gate: tuple[str, ...]
@@ -239,6 +261,8 @@ class EvidencePolicy:
     ``history_fires`` red flag then reads only what is told of now."""
     reassurance: ReassurancePolicy = field(default_factory=ReassurancePolicy)
     """What is well now, which keeps the semantic layers from deciding an emergency alone."""
+    unbound: UnboundPolicy = field(default_factory=UnboundPolicy)
+    """What a red flag raised by the semantic layers without its own signs needs to stand."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.window_sentences <= 10:
@@ -265,6 +289,15 @@ class EvidencePolicy:
                 if group not in self.terms:
                     where = f"reassurance.{key}[{i}]"
                     raise InvalidValue("EvidencePolicy", where, f"unknown term group {group!r}")
+        for key in ("stands_on", "rehome_ignores"):
+            for i, group in enumerate(getattr(self.unbound, key)):
+                if group not in self.terms:
+                    raise InvalidValue(
+                        "EvidencePolicy", f"unbound.{key}[{i}]", f"unknown term group {group!r}"
+                    )
+        for i, name in enumerate(self.unbound.exempt):
+            if name not in self.categories:
+                raise InvalidValue("EvidencePolicy", f"unbound.exempt[{i}]", f"unknown red flag {name!r}")
         for i, name in enumerate(self.reassurance.exempt):
             if name not in self.categories:
                 raise InvalidValue("EvidencePolicy", f"reassurance.exempt[{i}]", f"unknown red flag {name!r}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gateway.domain import TriageEvidence, TriageLayer
-from gateway.triage.evidence import Signs
+from gateway.triage.evidence import Reading, Signs
 from gateway.triage.evidence_policy import SignRule
 from gateway.triage.policy import TriagePolicy, TriageSettings
 from gateway.triage.semantic import SemanticScore
@@ -103,3 +103,49 @@ def _confident(score: SemanticScore, similarity: float, rule: SignRule, settings
     floor = settings.unbound_probability if rule.unbound_probability is None else rule.unbound_probability
     margin = settings.unbound_margin if rule.unbound_margin is None else rule.unbound_margin
     return score.emergency_probability >= floor and similarity - score.contrast >= margin
+
+
+def bind_unbound(
+    found: Emergency,
+    reading: Reading,
+    met: dict[str, Signs],
+    score: SemanticScore,
+    policy: TriagePolicy,
+    denied: frozenset[str] = frozenset(),
+) -> tuple[Emergency | None, str | None]:
+    """(the emergency, the red flag whose safety note answers instead) for a semantic decision.
+
+    A red flag raised without its own signs (``found.category`` not in ``met``; ``evidence.yaml``
+    ``unbound``) is moved to the nearest red flag whose signs the text holds, or whose ``adopts_when``
+    groups it names of now (a despairing post read as a physical red flag: thoughts of suicide;
+    ``rehome``, never on ``rehome_ignores`` groups alone); else it stands only on a ``stands_on`` term
+    (severity, trajectory, onset, a grave sign, mood) told of now, not denied, and not only asked
+    about as a topic; otherwise the text gets the safety note of the red flag it resembles."""
+    rule = policy.evidence.unbound
+    if not rule.enabled or found.category in met or found.category in rule.exempt:
+        return found, None
+    loose = frozenset(rule.rehome_ignores)
+    now = frozenset(
+        h.group
+        for h in reading.hits
+        if not (h.negated or h.background or h.supposed) and h.group not in loose
+    )
+    homes = [
+        c
+        for c, signs_rule in policy.evidence.categories.items()
+        if c in policy.categories
+        and c not in denied
+        and (
+            (c in met and any(h.group not in loose for h in met[c].hits))
+            or now.intersection(signs_rule.adopts_when)
+        )
+    ]
+    if rule.rehome and homes:
+        home = max(homes, key=score.similarity_of)
+        return Emergency(home, found.layer, met[home].evidence() if home in met else ()), None
+    stands_on = frozenset(rule.stands_on)
+    # a worry or a supposing clause still tells the sign ("I'm scared he won't wake up"); a question
+    # about a topic does not
+    if any(h.group in stands_on and not (h.negated or h.background or h.asked) for h in reading.hits):
+        return found, None
+    return None, found.category

@@ -38,10 +38,10 @@ def fired(rule: TriageRule, text: str, negation: NegationPolicy | None) -> str |
 
 
 def _denied(rule: TriageRule, text: str, start: int, negation: NegationPolicy) -> bool:
-    if rule.negatable:
-        return negated(text, start, negation)
     before = text[:start]
-    return any(compiled(p).search(before) for p in rule.denied_by)
+    if any(compiled(p).search(before) for p in rule.denied_by):
+        return True
+    return rule.negatable and negated(text, start, negation)
 
 
 def _flag_start(match: re.Match[str]) -> int:

@@ -15,7 +15,7 @@ from gateway.policies import load_policy
 from gateway.triage.evidence_policy import AskingPolicy
 from gateway.triage.policy import TriagePolicy
 from gateway.triage.semantic import SemanticScore
-from tests.support.triage import confident_read, decide_message, reader_of
+from tests.support.triage import confident_read, decide_message, reader_of, without_unbound_rule
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = load_policy(REPO / "policies", "general")
@@ -33,8 +33,9 @@ def judge(message: str, near: str, policy: TriagePolicy = TRIAGE) -> Triage:
 
 
 def asking_off() -> TriagePolicy:
+    """The asking rule off (and ``unbound``, which would give the note too: test_triage_unbound.py)."""
     settings = dataclasses.replace(TRIAGE.settings, asking_needs_current=False)
-    return dataclasses.replace(TRIAGE, settings=settings)
+    return dataclasses.replace(without_unbound_rule(TRIAGE), settings=settings)
 
 
 @pytest.mark.parametrize(

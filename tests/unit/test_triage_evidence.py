@@ -22,8 +22,11 @@ from gateway.triage.planning import plan
 from gateway.triage.policy import TriagePolicy, load_triage_policy
 from gateway.triage.vitals import check_vitals, read_age, read_durations, read_fever_days, read_vitals
 from tests.support.shipped_triage import GENERAL, REPO, TRIAGE, VITALS, copy_policies, judge, score
-from tests.support.triage import reader_of, readings_of
+from tests.support.triage import reader_of, readings_of, without_unbound_rule
 
+GATE_ONLY = without_unbound_rule(TRIAGE)
+"""The shipped policy without ``evidence.yaml`` ``unbound`` (test_triage_unbound.py): the gate, the
+bars and adoption as the semantic layers apply them before that rule."""
 CATEGORIES = tuple(dict.fromkeys(TRIAGE.categories))
 
 
@@ -146,8 +149,10 @@ def test_by_default_the_gate_alone_binds_the_semantic_layers(message: str, near:
     # beside the nearest category raises it once the text has health content, with no sign to name
     assert TRIAGE.evidence.categories[near].semantic == "gate"
     assert reader_of(TRIAGE).read(message).health_terms
-    result = judge(message, score(emergency=0.99, near=near, similarity=0.95))
+    result = judge(message, score(emergency=0.99, near=near, similarity=0.95), GATE_ONLY)
     assert (result.scope, result.rule, result.evidence) == (Scope.EMERGENCY, near, ()), result
+    # shipped, a raise with no red flag's signs and no acuity gets the safety note (``unbound``)
+    assert judge(message, score(emergency=0.99, near=near, similarity=0.95)).scope is not Scope.EMERGENCY
     assert result.layer in (TriageLayer.EXEMPLAR, TriageLayer.CLASSIFIER)
     # without the semantic layers' word the same text is an ordinary health question
     assert judge(message).scope is Scope.IN_SCOPE
@@ -191,7 +196,7 @@ def test_a_gate_bound_red_flag_is_raised_only_when_it_is_the_nearest_category() 
     sure_overdose = score(emergency=0.99, near="overdose", similarity=0.9)
     assert judge(message, sure_overdose, bound_by_signs("overdose")).scope is Scope.IN_SCOPE
     # the shipped policy binds overdose by the gate too: the nearest category is the one raised
-    result = judge(message, sure_overdose)
+    result = judge(message, sure_overdose, GATE_ONLY)
     assert (result.scope, result.rule) == (Scope.EMERGENCY, "overdose")
 
 
@@ -205,19 +210,19 @@ def test_every_red_flag_is_bound_by_the_gate_by_default() -> None:
 
 
 def with_bars(probability: float, margin: float) -> TriagePolicy:
-    """The shipped policy with the bars a red flag raised without its signs must pass."""
-    settings = dataclasses.replace(TRIAGE.settings, unbound_probability=probability, unbound_margin=margin)
+    """The shipped policy (``unbound`` off) with the bars a red flag raised without its signs must pass."""
+    settings = dataclasses.replace(GATE_ONLY.settings, unbound_probability=probability, unbound_margin=margin)
     rules = {c: dataclasses.replace(r, unbound_probability=None, unbound_margin=None)
              for c, r in TRIAGE.evidence.categories.items()}  # fmt: skip
-    evidence = dataclasses.replace(TRIAGE.evidence, categories=rules)
-    return dataclasses.replace(TRIAGE, settings=settings, evidence=evidence)
+    evidence = dataclasses.replace(GATE_ONLY.evidence, categories=rules)
+    return dataclasses.replace(GATE_ONLY, settings=settings, evidence=evidence)
 
 
 def test_a_red_flag_without_its_signs_needs_a_confident_read_under_strict_bars() -> None:
     strict = with_bars(0.95, 0.08)
     wrist = "fell off my bike onto my wrist, it is really swollen and hurts to move"
     unsure = score(emergency=0.9, near="stroke_signs", similarity=0.7)  # contrast 0.3
-    assert judge(wrist, unsure).rule == "stroke_signs"  # shipped: the layers' own bars
+    assert judge(wrist, unsure, GATE_ONLY).rule == "stroke_signs"  # the layers' own bars
     assert judge(wrist, unsure, strict).scope is not Scope.EMERGENCY
     sure = score(emergency=0.97, near="stroke_signs", similarity=0.7)
     assert judge(wrist, sure, strict).rule == "stroke_signs"
@@ -228,15 +233,15 @@ def test_a_red_flag_without_its_signs_needs_a_confident_read_under_strict_bars()
 
 def test_under_strict_bars_an_emergency_read_of_despair_is_adopted_by_thoughts_of_suicide() -> None:
     # the bars of triage.yaml only: suicidal_intent keeps its own (the layers' bars) and adopts_when
-    strict = dataclasses.replace(
-        TRIAGE, settings=dataclasses.replace(TRIAGE.settings, unbound_probability=0.95, unbound_margin=0.08)
-    )
+    bars = dataclasses.replace(TRIAGE.settings, unbound_probability=0.95, unbound_margin=0.08)
+    strict = dataclasses.replace(GATE_ONLY, settings=bars)
     despair = "I've been struggling so much since the divorce, I'm lonely and I can't handle anything"
     reader = reader_of(TRIAGE)
     assert reader.signs(reader.read(despair), "suicidal_intent") is None
     # the nearest exemplar is a physical red flag whose signs are absent, the read not sure enough
     physical = score(emergency=0.9, near="chest_pain", similarity=0.5)
-    assert judge(despair, physical).rule == "chest_pain"  # bars off: the nearest category
+    assert judge(despair, physical, GATE_ONLY).rule == "chest_pain"  # bars off: the nearest category
+    assert judge(despair, physical).rule == "suicidal_intent"  # shipped: re-homed (``unbound``)
     adopted = judge(despair, physical, strict)
     assert (adopted.scope, adopted.layer, adopted.rule) == (
         Scope.EMERGENCY,
@@ -252,7 +257,8 @@ def test_under_strict_bars_an_emergency_read_of_despair_is_adopted_by_thoughts_o
     # without adopts_when the read is dropped
     rules = dict(TRIAGE.evidence.categories)
     rules["suicidal_intent"] = dataclasses.replace(rules["suicidal_intent"], adopts_when=())
-    no_adoption = dataclasses.replace(strict, evidence=dataclasses.replace(TRIAGE.evidence, categories=rules))
+    evidence = dataclasses.replace(GATE_ONLY.evidence, categories=rules)
+    no_adoption = dataclasses.replace(strict, evidence=evidence)
     assert judge(despair, physical, no_adoption).scope is not Scope.EMERGENCY
 
 
@@ -700,7 +706,7 @@ def test_a_red_flag_named_only_in_denial_is_not_raised_by_the_semantic_layers() 
     # the same certainty with the sign present, or with the denial switched off, raises it
     assert judge("some chest pain and a sore throat for two days", sure).scope is Scope.EMERGENCY
     off = dataclasses.replace(
-        TRIAGE,
+        GATE_ONLY,
         settings=dataclasses.replace(
             TRIAGE.settings, negation=dataclasses.replace(TRIAGE.settings.negation, denials=False)
         ),
@@ -789,7 +795,9 @@ def test_without_its_signs_a_red_flag_needs_an_emergency_read_nearer_than_the_co
     # with the red flag's own signs, the same read may raise it
     assert judge("I've been a bit wheezy today", unsure).scope is Scope.EMERGENCY
     sure = score(emergency=0.9, near="breathing", similarity=0.8)
-    assert judge("my bisoprolol tablets look a different colour this month", sure).scope is Scope.EMERGENCY
+    tablets = "my bisoprolol tablets look a different colour this month"
+    assert judge(tablets, sure, GATE_ONLY).scope is Scope.EMERGENCY
+    assert judge(tablets, sure).scope is not Scope.EMERGENCY  # no sign, no acuity: the note (``unbound``)
 
 
 def test_the_reader_joins_sentences_again_with_their_own_stops() -> None:

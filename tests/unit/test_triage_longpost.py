@@ -14,7 +14,7 @@ from gateway.domain import Scope, TriageLayer
 from gateway.errors import ConfigurationError
 from gateway.triage.policy import load_triage_policy
 from tests.support.shipped_triage import TRIAGE, copy_policies, judge, score
-from tests.support.triage import reader_of
+from tests.support.triage import reader_of, without_unbound_rule
 
 
 def history(text: str) -> list[bool]:
@@ -86,7 +86,7 @@ def test_without_history_denies_the_semantic_layers_read_history_as_before(tmp_p
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     data["episode"]["history_denies"] = False
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
-    policy = load_triage_policy(directory)
+    policy = without_unbound_rule(load_triage_policy(directory))  # (test_triage_unbound.py)
     past = (
         "My son swallowed a magnet when he was two and started drooling, and we ended up in A&E.\n\n"
         "He is six now. What toys are safe for his age?"

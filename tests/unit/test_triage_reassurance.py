@@ -15,7 +15,7 @@ from gateway.policies import load_policy
 from gateway.triage.evidence_policy import ReassurancePolicy, TermGroup
 from gateway.triage.policy import TriagePolicy
 from gateway.triage.semantic import SemanticScore
-from tests.support.triage import confident_read, decide_message, reader_of
+from tests.support.triage import confident_read, decide_message, reader_of, without_unbound_rule
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = load_policy(REPO / "policies", "general")
@@ -35,7 +35,8 @@ def judge(message: str, near: str, policy: TriagePolicy = TRIAGE) -> Triage:
 def reassurance_off() -> TriagePolicy:
     evidence = TRIAGE.evidence
     off = dataclasses.replace(evidence.reassurance, enabled=False)
-    return dataclasses.replace(TRIAGE, evidence=dataclasses.replace(evidence, reassurance=off))
+    base = without_unbound_rule(TRIAGE)  # which would give the note too (test_triage_unbound.py)
+    return dataclasses.replace(base, evidence=dataclasses.replace(base.evidence, reassurance=off))
 
 
 @pytest.mark.parametrize(
