@@ -107,9 +107,15 @@ def escalated(policy: TriagePolicy, message: str, category: str) -> bool:
     return found is not None and found.escalated
 
 
+def with_unbound_rule(policy: TriagePolicy, *, enabled: bool = True, rehome: bool = True) -> TriagePolicy:
+    """``policy`` with ``evidence.yaml`` ``unbound`` switched (it ships off): on, a red flag the semantic
+    layers raise without its own signs is re-homed, stands on acuity, or gets the safety note."""
+    evidence = policy.evidence
+    unbound = dataclasses.replace(evidence.unbound, enabled=enabled, rehome=rehome)
+    return dataclasses.replace(policy, evidence=dataclasses.replace(evidence, unbound=unbound))
+
+
 def without_unbound_rule(policy: TriagePolicy) -> TriagePolicy:
     """``policy`` with ``evidence.yaml`` ``unbound`` off: the semantic layers' gate-bound raises as they
     were before it (the tests of the gate, the bars and adoption read them so)."""
-    evidence = policy.evidence
-    off = dataclasses.replace(evidence.unbound, enabled=False)
-    return dataclasses.replace(policy, evidence=dataclasses.replace(evidence, unbound=off))
+    return with_unbound_rule(policy, enabled=False)

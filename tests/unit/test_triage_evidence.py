@@ -22,11 +22,13 @@ from gateway.triage.planning import plan
 from gateway.triage.policy import TriagePolicy, load_triage_policy
 from gateway.triage.vitals import check_vitals, read_age, read_durations, read_fever_days, read_vitals
 from tests.support.shipped_triage import GENERAL, REPO, TRIAGE, VITALS, copy_policies, judge, score
-from tests.support.triage import reader_of, readings_of, without_unbound_rule
+from tests.support.triage import reader_of, readings_of, with_unbound_rule, without_unbound_rule
 
 GATE_ONLY = without_unbound_rule(TRIAGE)
 """The shipped policy without ``evidence.yaml`` ``unbound`` (test_triage_unbound.py): the gate, the
 bars and adoption as the semantic layers apply them before that rule."""
+BOUND = with_unbound_rule(TRIAGE)
+"""The shipped policy with ``unbound`` turned on (it ships off)."""
 CATEGORIES = tuple(dict.fromkeys(TRIAGE.categories))
 
 
@@ -151,8 +153,10 @@ def test_by_default_the_gate_alone_binds_the_semantic_layers(message: str, near:
     assert reader_of(TRIAGE).read(message).health_terms
     result = judge(message, score(emergency=0.99, near=near, similarity=0.95), GATE_ONLY)
     assert (result.scope, result.rule, result.evidence) == (Scope.EMERGENCY, near, ()), result
-    # shipped, a raise with no red flag's signs and no acuity gets the safety note (``unbound``)
-    assert judge(message, score(emergency=0.99, near=near, similarity=0.95)).scope is not Scope.EMERGENCY
+    # with ``unbound`` on, a raise with no red flag's signs and no acuity gets the safety note
+    assert (
+        judge(message, score(emergency=0.99, near=near, similarity=0.95), BOUND).scope is not Scope.EMERGENCY
+    )
     assert result.layer in (TriageLayer.EXEMPLAR, TriageLayer.CLASSIFIER)
     # without the semantic layers' word the same text is an ordinary health question
     assert judge(message).scope is Scope.IN_SCOPE
@@ -241,7 +245,7 @@ def test_under_strict_bars_an_emergency_read_of_despair_is_adopted_by_thoughts_o
     # the nearest exemplar is a physical red flag whose signs are absent, the read not sure enough
     physical = score(emergency=0.9, near="chest_pain", similarity=0.5)
     assert judge(despair, physical, GATE_ONLY).rule == "chest_pain"  # bars off: the nearest category
-    assert judge(despair, physical).rule == "suicidal_intent"  # shipped: re-homed (``unbound``)
+    assert judge(despair, physical, BOUND).rule == "suicidal_intent"  # ``unbound`` on: re-homed
     adopted = judge(despair, physical, strict)
     assert (adopted.scope, adopted.layer, adopted.rule) == (
         Scope.EMERGENCY,
@@ -797,7 +801,7 @@ def test_without_its_signs_a_red_flag_needs_an_emergency_read_nearer_than_the_co
     sure = score(emergency=0.9, near="breathing", similarity=0.8)
     tablets = "my bisoprolol tablets look a different colour this month"
     assert judge(tablets, sure, GATE_ONLY).scope is Scope.EMERGENCY
-    assert judge(tablets, sure).scope is not Scope.EMERGENCY  # no sign, no acuity: the note (``unbound``)
+    assert judge(tablets, sure, BOUND).scope is not Scope.EMERGENCY  # ``unbound`` on: no sign, no acuity
 
 
 def test_the_reader_joins_sentences_again_with_their_own_stops() -> None:

@@ -14,7 +14,7 @@ from gateway.errors import ConfigurationError, InvalidValue
 from gateway.policies import load_policy
 from gateway.triage.evidence_policy import UnboundPolicy
 from gateway.triage.policy import TriagePolicy
-from tests.support.triage import confident_read, decide_message, flagged_rule, sign_groups
+from tests.support.triage import confident_read, decide_message, flagged_rule, sign_groups, with_unbound_rule
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = load_policy(REPO / "policies", "general")
@@ -22,14 +22,24 @@ GENERAL = POLICY.context
 TRIAGE = POLICY.triage
 
 
-def judge(message: str, near: str, policy: TriagePolicy = TRIAGE) -> Triage:
+RULE_ON = with_unbound_rule(TRIAGE)
+"""The shipped policy with ``unbound`` turned on (it ships off: docs/safety.md, eighth pass)."""
+
+
+def judge(message: str, near: str, policy: TriagePolicy = RULE_ON) -> Triage:
     return decide_message(message, GENERAL, policy, confident_read(policy, near))
 
 
 def with_unbound(*, enabled: bool = True, rehome: bool = True) -> TriagePolicy:
-    evidence = TRIAGE.evidence
-    unbound = dataclasses.replace(evidence.unbound, enabled=enabled, rehome=rehome)
-    return dataclasses.replace(TRIAGE, evidence=dataclasses.replace(evidence, unbound=unbound))
+    return with_unbound_rule(TRIAGE, enabled=enabled, rehome=rehome)
+
+
+def test_the_rule_ships_off() -> None:
+    # a site turns it on knowingly: on, it lost two emergencies for eleven fewer false alarms
+    message = "I've been on bisoprolol for palpitations for a year, how do I come down off it?"
+    assert not TRIAGE.evidence.unbound.enabled
+    assert judge(message, "overdose", TRIAGE).scope is Scope.EMERGENCY
+    assert judge(message, "overdose").scope is not Scope.EMERGENCY
 
 
 @pytest.mark.parametrize(
