@@ -13,13 +13,20 @@ them.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from types import MappingProxyType
 
 from gateway.text import normalise, strip_markers
 from gateway.verification.checks.data import CheckData
-from gateway.verification.checks.entities import Entity, EntityWords, extract_entities, us_spelling
+from gateway.verification.checks.entities import (
+    Entity,
+    EntityWords,
+    extract_entities,
+    subjects,
+    us_spelling,
+)
 from gateway.verification.checks.polarity import (
     Negation,
     PolarityWords,
@@ -127,11 +134,10 @@ class AnalysedText:
 
     @cached_property
     def reading(self) -> Reading:
-        """The relation reading: relations and clause word order, read once (``checks.reading``)."""
+        """The relation reading: relations and clause word order, read once (``checks.reading``). Only
+        the word-order gate asks for the clauses, so they are read on first use, not with the relations."""
         data = self.data
-        return read(
-            self.clean, relations(self.clean, data.roles, data.grammar), data.grammar, data.verb_forms
-        )
+        return read(self.clean, self.relations, data.grammar, data.verb_forms)
 
     @property
     def role_lists(self) -> RolePatterns:
@@ -143,10 +149,11 @@ class AnalysedText:
         """The role reader's grammar (the word data's)."""
         return self.data.grammar
 
-    @property
+    @cached_property
     def relations(self) -> tuple[Relation, ...]:
         """Directed relations: who does what to whom ("A causes B", "A is more ... than B")."""
-        return self.reading.relations
+        data = self.data
+        return relations(self.clean, data.roles, data.grammar)
 
     @cached_property
     def entity_text(self) -> str:
@@ -165,6 +172,11 @@ class AnalysedText:
     @cached_property
     def entities(self) -> tuple[Entity, ...]:
         return self.entity_extractor(self.text, self.entity_text, self.data.entities)
+
+    @cached_property
+    def subjects(self) -> Mapping[str, str]:
+        """What the text says findings were observed in (``entities.subjects``)."""
+        return MappingProxyType(subjects(self))
 
 
 class Analyses:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -26,6 +26,10 @@ class NamedText(Protocol):
     def entity_words(self) -> tuple[str, ...]: ...
     @property
     def entity_lists(self) -> EntityWords: ...
+    @property
+    def subjects(self) -> Mapping[str, str]:
+        """``subjects`` of the text, read once per text."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -208,10 +212,10 @@ def check_subjects(claim: NamedText, evidence: NamedText) -> CheckResult:
     evidence names other subjects and none of the claim's is a population CLASH ("in patients" against
     a source on mice). Never MISSING: evidence that names no subject says nothing about it, and "people"
     or "patients" are too common to require."""
-    theirs = subjects(evidence)
+    theirs = evidence.subjects
     if not theirs:
         return pass_result(CheckName.ENTITY)
-    ours = subjects(claim)
+    ours = claim.subjects
     if not ours or ours.keys() & theirs.keys():
         return pass_result(CheckName.ENTITY)
     said, other = next(iter(ours.values())), next(iter(theirs.values()))

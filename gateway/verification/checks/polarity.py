@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from gateway.domain import ConflictKind
@@ -50,6 +50,12 @@ class PolarityWords:
     no_effect: re.Pattern[str]
     """"No difference" findings: a claim of one contradicts evidence of an effect, and vice versa."""
     effect: re.Pattern[str]
+    antonym_words: frozenset[str] = field(init=False)
+    """Every word of ``antonyms``: a text with none of them opposes no word (``check_antonyms``)."""
+
+    def __post_init__(self) -> None:
+        words = frozenset(w for pair in self.antonyms for side in pair for w in side)
+        object.__setattr__(self, "antonym_words", words)
 
 
 def polarity_words(found: Cues, lists: Lexicon) -> PolarityWords:
@@ -271,7 +277,10 @@ def check_antonyms(
     """
     claim_stems = claim.words
     evidence_stems = evidence.words
-    for left, right in claim.polarity_lists.antonyms:
+    lists = claim.polarity_lists
+    if claim_stems.isdisjoint(lists.antonym_words) or evidence_stems.isdisjoint(lists.antonym_words):
+        return _effect_clash(claim, evidence) or pass_result(CheckName.ANTONYM)
+    for left, right in lists.antonyms:
         for mine, other in ((left, right), (right, left)):
             said = claim_stems & mine - allowed
             if said and not evidence_stems & mine and evidence_stems & other - allowed:

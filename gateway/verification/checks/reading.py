@@ -115,7 +115,8 @@ def _is_verb(words: list[str], i: int, in_cue: bool, grammar: RoleGrammar, verbs
 
 
 def _clause(text: str, grammar: RoleGrammar, verbs: frozenset[str]) -> Clause:
-    pivots = [pattern for _, pattern, _ in grammar.cues] + [grammar.anchor]
+    cues = [pattern for _, pattern, _ in grammar.cues] if grammar.any_cue.search(text) else []
+    pivots = [*cues, grammar.anchor]
     found = list(WORD.finditer(text))
     words = [w.group(0) for w in found]
     starts = [w.start() for w in found]

@@ -119,6 +119,9 @@ class RoleGrammar:
     gate, though no content word ("an animal bites you" against "you bite an animal")."""
     words: WordData
     """The checks' words: a side's content words and their stems."""
+    any_cue: re.Pattern[str]
+    """Matches where any pattern of ``cues`` matches (their alternation): a text it finds nothing in
+    has no cue, and the cues are not looked for one by one (most sentences have none)."""
 
 
 def _words(entries: tuple[str, ...]) -> str:
@@ -168,6 +171,7 @@ def load_role_grammar(text_words: WordData, path: Path = ROLES_PATH) -> RoleGram
         frozenset(data.side_continuers),
         MappingProxyType({form: group[0] for group in data.person_pronouns for form in group}),
         text_words,
+        re.compile("|".join(f"(?:{pattern.pattern})" for _, pattern, _ in found)),
     )
 
 
@@ -373,6 +377,8 @@ def _frames(text: str, grammar: RoleGrammar) -> list[Relation]:
 def read_relations(clean: str, grammar: RoleGrammar) -> tuple[Relation, ...]:
     """The directed relations of the verbs of a normalised text (see the module docstring)."""
     text = _DOTTED.sub(lambda m: m.group(0).replace(".", "") + " ", PAREN.sub("", clean))
+    if grammar.any_cue.search(text) is None:
+        return tuple(_frames(text, grammar))
     found: list[Relation] = []
     taken: list[tuple[int, int]] = []
     for family, pattern, inverse in sorted(grammar.cues, key=lambda c: not c[2]):
