@@ -1,10 +1,10 @@
 """Vital signs, ages and durations as patients and clinicians write them, checked against published limits.
 
 Reads temperatures (°C and °F: "39.4", "102F", "temp of 38.5 degrees"), the Glasgow Coma Scale ("GCS 13"),
-heart rates ("pulse 135",
-"HR 140 bpm"), breathing rates ("breathing 60 times a minute", "RR 32"), blood pressures ("BP 82/50",
-"190/120 mmHg"), oxygen saturations ("sats 89%", "oxygen level 90"), blood glucose ("sugar 2.1",
-"glucose 45 mg/dL": mg/dL is converted to mmol/L), durations ("for 10 days") and ages ("my 2 year
+heart rates ("pulse 135", "HR 140 bpm"), breathing rates ("breathing 60 times a minute", "RR 32"), blood
+pressures ("BP 82/50", "190/120 mmHg", "210 over 125", "top number 218 bottom 128", a bare "190/125"),
+oxygen saturations ("sats 89%", "oxygen level 90"), blood glucose ("sugar 2.1", "glucose 45 mg/dL": mg/dL
+is converted to mmol/L), durations ("for 10 days") and ages ("my 2 year
 old", "6 weeks old", "68M", "a 45-year-old man", "aged 70"). The limits (``policies/triage/vitals.yaml``)
 are published early-warning tables by age; a value outside one is a red flag (layer ``vitals``).
 
@@ -71,8 +71,14 @@ _BREATHING = re.compile(
     re.IGNORECASE,
 )
 _PRESSURE = re.compile(
-    r"\b(?:bp|blood pressure|pressure)\b" + _GAP + r"(\d{2,3})\s*/\s*(\d{2,3})"
-    r"|\b(\d{2,3})\s*/\s*(\d{2,3})\s*(?:mm ?hg)",
+    r"\b(?:bp|blood pressure|pressure)\b" + _GAP + r"(\d{2,3})\s*(?:/|over)\s*(\d{2,3})"
+    r"|\b(\d{2,3})\s*/\s*(\d{2,3})\s*(?:mm ?hg)"
+    # lay wordings (#31 item 3): "top number 218 bottom 128", "210 over 125", a bare "190/125" (a
+    # three-digit top number, nothing of a date or fraction beside it: "12/10" is a date)
+    r"|\b(?:top|upper) (?:number|one|reading|figure)\b[^\d.!?\n]{0,15}(\d{2,3})\b[^\d.!?\n]{0,20}?"
+    r"\b(?:bottom|lower)(?: (?:number|one|reading|figure))?\b[^\d.!?\n]{0,15}(\d{2,3})\b"
+    r"|\b(1\d\d|2\d\d) over ([4-9]\d|1\d\d)\b"
+    r"|(?<![\d/.:])\b(1\d\d|2\d\d)\s*/\s*([4-9]\d|1\d\d)\b(?![/\d.:])",
     re.IGNORECASE,
 )
 _SPO2 = re.compile(
@@ -234,8 +240,8 @@ def read_vitals(text: str) -> list[Reading]:
         if 0 < value <= 150:
             found.append(Reading("breathing_rate", value, match.group(0).strip()))
     for match in _PRESSURE.finditer(text):
-        systolic = float(match.group(1) or match.group(3))
-        diastolic = float(match.group(2) or match.group(4))
+        top, bottom = (g for g in match.groups() if g is not None)
+        systolic, diastolic = float(top), float(bottom)
         if systolic > diastolic:
             found.append(Reading("systolic_bp", systolic, match.group(0).strip()))
     for match in _SPO2.finditer(text):

@@ -206,10 +206,12 @@ def test_a_gate_bound_red_flag_is_raised_only_when_it_is_the_nearest_category() 
 
 def test_every_red_flag_is_bound_by_the_gate_by_default() -> None:
     """Except cauda equina, bound by its signs: its exemplars sit near routine back-pain questions; and
-    hypothermia, whose exemplars the classifier was not trained on."""
+    hypothermia and a very high blood pressure with symptoms, whose exemplars the classifier was not
+    trained on."""
     bindings = {name: r.semantic for name, r in TRIAGE.evidence.categories.items()}
     assert bindings.pop("cauda_equina") == "signs"
     assert bindings.pop("hypothermia") == "signs"
+    assert bindings.pop("hypertensive_emergency") == "signs"
     assert set(bindings.values()) == {"gate"}
 
 
