@@ -56,6 +56,7 @@ def test_a_top_number_of_220_alone_stays_a_news2_red_score() -> None:
         "dad's blood pressure is 200/120 and he is confused",
         "BP 185/122 today and I'm short of breath",
         "my blood pressure is 170/125 and I've got a blinding headache",
+        "top number 218 bottom 128 on my machine, head feels like it's splitting and things look blurry",
     ],
 )
 def test_a_very_high_reading_with_symptoms_of_now_is_an_emergency(message: str) -> None:
