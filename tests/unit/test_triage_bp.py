@@ -87,3 +87,21 @@ def test_another_red_flag_escalated_beside_it_may_name_the_emergency() -> None:
 )
 def test_look_alikes_are_no_emergency(message: str) -> None:
     assert flagged(message) is None
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        # a usual-word elsewhere in the sentence does not make today's reading a usual one
+        ("My bp is normally fine and today it's 200/120 and I can't see properly", "hypertensive_emergency"),
+        (
+            "my blood pressure is usually ok but the machine says 210 over 125 and my head is splitting",
+            "hypertensive_emergency",
+        ),
+        # the usual-word governs the reading itself
+        ("my bp is usually around 190/120 and I get headaches", None),
+        ("190/125 as usual for me, and a bit of a headache", None),
+    ],
+)
+def test_a_usual_word_cancels_only_the_reading_it_governs(message: str, expected: str | None) -> None:
+    assert flagged_rule(message, POLICY) == expected
