@@ -21,7 +21,7 @@ from gateway.triage.vitals import check_vitals
 def evidence_reader(policy: TriagePolicy) -> EvidenceReader:
     """A new evidence reader of the policy: the triage component builds its own once, at start-up
     (``LayeredTriager.reader``), and hands it down; nothing here keeps one."""
-    return EvidenceReader(policy.evidence, policy.settings.negation)
+    return EvidenceReader(policy.evidence, policy.settings.negation, policy.vitals.pressure_signs)
 
 
 def exempt(category: str, context: OperatingContext, policy: TriagePolicy) -> bool:

@@ -20,17 +20,18 @@ patient's safety message and the clinician's view can say which signs decided.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from gateway import stemming
 from gateway.domain import TriageEvidence
 from gateway.triage.clauses import clauses
-from gateway.triage.evidence_policy import EvidencePolicy, SignRule
+from gateway.triage.evidence_policy import EvidencePolicy, PressureSign, SignRule
 from gateway.triage.policy import NegationPolicy
 from gateway.triage.prefilter import Needs, fold, may_match, needs
 from gateway.triage.tense import Matcher, Memo, SentenceTime, TenseReader, Time
+from gateway.triage.vitals import pressure_signs
 
 _POSSESSIVE = re.compile(r"\b(my|his|her|our|their)\s+(\S+\s+){0,2}$", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)*")
@@ -214,8 +215,12 @@ def _dashed(sentences: Sequence[Sentence], index: int) -> str:
 class EvidenceReader:
     """Reads texts against ``evidence.yaml`` (built once per policy)."""
 
-    def __init__(self, policy: EvidencePolicy, negation: NegationPolicy) -> None:
+    def __init__(
+        self, policy: EvidencePolicy, negation: NegationPolicy, pressures: Mapping[str, PressureSign]
+    ) -> None:
+        """``pressures``: ``vitals.yaml`` ``pressure_signs``, the limits of the groups reading a pressure."""
         self.policy = policy
+        self.pressures = pressures
         self.negation = negation
         self._phrases: dict[str, list[tuple[tuple[str, ...], str]]] = {}
         self._suffixes: list[tuple[str, tuple[str, ...]]] = []
@@ -347,7 +352,11 @@ class EvidenceReader:
         for group, pattern, needed in self._patterns:
             if not may_match(needed, folded):
                 continue
-            for match in pattern.finditer(text):
+            pressure = self.pressures.get(group)
+            # a blood pressure: only readings at or above its limits (``vitals.yaml`` ``pressure_signs``)
+            for match in (
+                pattern.finditer(text) if pressure is None else pressure_signs(pattern, text, pressure)
+            ):
                 last = _LAST_WORD.search(match.group(0))
                 yield (
                     match.start(),

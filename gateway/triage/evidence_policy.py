@@ -22,7 +22,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-from pydantic import with_config
+from pydantic import PositiveInt, with_config
 
 from gateway.errors import InvalidValue
 from gateway.validation import FILE_CONFIG, compile_all, read_yaml, refuse, validate
@@ -391,6 +391,28 @@ class SignDuration:
 
 @with_config(FILE_CONFIG)
 @dataclass(frozen=True)
+class PressureSign:
+    """A blood pressure that is a sign (``evidence.yaml`` term group of the same name): a reading its
+    patterns find, as named groups ``systolic...`` / ``diastolic...`` ("systolic_2" in another branch of
+    an alternation), counts when either number is at or above its limit (a number the reading does not
+    give is not compared)."""
+
+    systolic_at_or_above: PositiveInt
+    diastolic_at_or_above: PositiveInt
+    source: str
+    """A key of ``sources``."""
+
+    def met(self, numbers: dict[str, str | None]) -> bool:
+        """Whether a match's ``groupdict()`` holds a number at or above its limit."""
+        limits = {"systolic": self.systolic_at_or_above, "diastolic": self.diastolic_at_or_above}
+        return any(
+            number is not None and int(number) >= limits[name.split("_")[0]]
+            for name, number in numbers.items()
+        )
+
+
+@with_config(FILE_CONFIG)
+@dataclass(frozen=True)
 class VitalsPolicy:
     sources: dict[str, str]
     """Citations of the tables the limits come from."""
@@ -409,6 +431,8 @@ class VitalsPolicy:
     night" (1), "over the weekend" (2), "since Monday" (1: the weekday's distance depends on today)."""
     sign_durations: dict[Vital, SignDuration] = field(default_factory=dict)
     """Signs read with how long they have lasted, each as the vital it names (``seizure_minutes``)."""
+    pressure_signs: dict[str, PressureSign] = field(default_factory=dict)
+    """Term groups of ``evidence.yaml`` read as a blood pressure against these limits (``bp_crisis``)."""
 
     def __post_init__(self) -> None:
         compile_all(self, self.child_words, "child_words")
@@ -422,6 +446,11 @@ class VitalsPolicy:
                 raise InvalidValue("VitalsPolicy", f"limits[{i}].source", f"unknown source {limit.source!r}")
         for word in self.ages:
             compile_all(self, (word,), f"ages.{word}")
+        for name, sign in self.pressure_signs.items():
+            if sign.source not in self.sources:
+                raise InvalidValue(
+                    "VitalsPolicy", f"pressure_signs.{name}.source", f"unknown source {sign.source!r}"
+                )
 
 
 def load_evidence_policy(path: Path) -> EvidencePolicy:
@@ -430,6 +459,30 @@ def load_evidence_policy(path: Path) -> EvidencePolicy:
 
 def load_vitals_policy(path: Path) -> VitalsPolicy:
     return validate(VitalsPolicy, read_yaml(path), str(path))
+
+
+def check_pressure_signs(evidence: EvidencePolicy, vitals: VitalsPolicy, source: str) -> None:
+    """Every pressure sign (``vitals.yaml``) is a term group of patterns only, each naming its numbers and
+    nothing else (``systolic``, ``diastolic``, ``systolic_2``, ...), and every group naming one has its
+    limits: no reading is a sign unchecked."""
+    for name, group in evidence.terms.items():
+        names = [set(re.compile(p).groupindex) for p in group.patterns]
+        numbers = [{n for n in found if n.split("_")[0] in ("systolic", "diastolic")} for found in names]
+        if name in vitals.pressure_signs and (
+            group.words
+            or any(not found or found != number for found, number in zip(names, numbers, strict=True))
+        ):
+            reason = "its term group needs patterns only, each naming (?P<systolic>...) or (?P<diastolic>...)"
+            refuse(source, f"pressure_signs.{name}", reason)
+        if any(numbers) and name not in vitals.pressure_signs:
+            refuse(
+                source,
+                f"pressure_signs.{name}",
+                "missing: the term group reads a blood pressure, give its limits",
+            )
+    for name in vitals.pressure_signs:
+        if name not in evidence.terms:
+            refuse(source, f"pressure_signs.{name}", "unknown term group of evidence.yaml")
 
 
 def check_categories(evidence: EvidencePolicy, categories: set[str], source: str) -> None:

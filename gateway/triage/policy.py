@@ -28,6 +28,7 @@ from gateway.triage.evidence_policy import (
     EvidencePolicy,
     VitalsPolicy,
     check_categories,
+    check_pressure_signs,
     load_evidence_policy,
     load_vitals_policy,
 )
@@ -240,6 +241,7 @@ def load_triage_policy(directory: Path, dimensions: int = 384) -> TriagePolicy:
     evidence = load_evidence_policy(evidence_file)
     check_categories(evidence, set(categories), str(evidence_file))
     vitals = load_vitals_policy(directory / "vitals.yaml")
+    check_pressure_signs(evidence, vitals, str(directory / "vitals.yaml"))
     return TriagePolicy(settings, categories, banks, classifier, directory, evidence, vitals)
 
 

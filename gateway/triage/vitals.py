@@ -15,11 +15,11 @@ then only the limits for every age apply, since a child's limits depend on an ag
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from gateway.domain import TriageEvidence
-from gateway.triage.evidence_policy import Vital, VitalLimit, VitalsPolicy
+from gateway.triage.evidence_policy import PressureSign, Vital, VitalLimit, VitalsPolicy
 
 MG_DL_PER_MMOL_L = 18.0
 """Glucose: mg/dL per mmol/L (molar mass of glucose, 180 g/mol)."""
@@ -263,6 +263,22 @@ def read_vitals(text: str) -> list[Reading]:
             )
         )
     return found
+
+
+def pressure_signs(pattern: re.Pattern[str], text: str, sign: PressureSign) -> Iterator[re.Match[str]]:
+    """The readings of ``pattern`` (named groups ``systolic`` / ``diastolic``) at or above ``sign``'s
+    limits, as ``finditer`` would find them had the limits been written in the pattern: at one start, a
+    reading under them gives way to the next the pattern allows there, one ending before it ("top number
+    190 bottom 125 ... lower 95"); none there, the search goes on from the next character."""
+    pos = 0
+    while (match := pattern.search(text, pos)) is not None:
+        found: re.Match[str] | None = match
+        while found is not None and not sign.met(found.groupdict()):
+            numbers = [found.start(g) for g, number in found.groupdict().items() if number is not None]
+            found = pattern.match(text, match.start(), max(numbers)) if numbers else None
+        if found is not None:
+            yield found
+        pos = found.end() if found is not None else match.start() + 1
 
 
 def read_age(text: str, policy: VitalsPolicy) -> float | None:

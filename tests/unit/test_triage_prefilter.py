@@ -37,7 +37,7 @@ def spied_reader() -> tuple[EvidenceReader, Spy]:
         health_gate=("fever", "chest_discomfort"),
         categories={},
     )
-    reader = EvidenceReader(policy, NEGATION)
+    reader = EvidenceReader(policy, NEGATION, {})
     ((group, pattern, needed),) = reader._patterns
     spy = Spy(pattern)
     reader._patterns = [(group, spy, needed)]  # type: ignore[list-item]
@@ -103,8 +103,8 @@ SENTENCES = (
 
 
 def test_the_shipped_patterns_find_the_same_with_and_without_the_prefilter() -> None:
-    reader = EvidenceReader(TRIAGE.evidence, NEGATION)
-    unfiltered = EvidenceReader(TRIAGE.evidence, NEGATION)
+    reader = EvidenceReader(TRIAGE.evidence, NEGATION, TRIAGE.vitals.pressure_signs)
+    unfiltered = EvidenceReader(TRIAGE.evidence, NEGATION, TRIAGE.vitals.pressure_signs)
     unfiltered._patterns = [(group, pattern, ()) for group, pattern, _ in unfiltered._patterns]
     for sentence in SENTENCES:
         folded = fold(sentence)
