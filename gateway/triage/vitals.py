@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from gateway.domain import TriageEvidence
+from gateway.triage.clauses import clauses
 from gateway.triage.evidence_policy import PressureSign, Vital, VitalLimit, VitalsPolicy
 
 MG_DL_PER_MMOL_L = 18.0
@@ -357,7 +358,11 @@ def names_child(text: str, policy: VitalsPolicy) -> bool:
 _FEVER = re.compile(
     r"\b(fever\w*|temperatures?|temps?|febrile|pyrexi\w*|burning up|rigou?rs)\b", re.IGNORECASE
 )
-_SENTENCE = re.compile(r"(?:[^.!?\n]|\.(?=\d))+")
+
+
+def _split(text: str, sentences: Sequence[str] | None) -> Sequence[str]:
+    """``sentences`` when the caller has split the text, else its clauses by triage's one splitter."""
+    return sentences if sentences is not None else [c.text for c in clauses(text)]
 
 
 FEVER_DURATION_WINDOW = 40
@@ -379,7 +384,7 @@ def read_fever_days(
     a fever word it says is negated ("a cold for a week, no temperature") gives no days; ``named``:
     see ``read_durations``."""
     found: dict[str, Reading] = {}
-    for sentence in sentences if sentences is not None else [m.group(0) for m in _SENTENCE.finditer(text)]:
+    for sentence in _split(text, sentences):
         for fever in _FEVER.finditer(sentence):
             if denied is not None and denied(sentence, fever.start()):
                 continue
@@ -425,9 +430,9 @@ def check_vitals(
     """Values the text states that fall outside a limit for the age it gives (see the module docstring).
     ``sentences``: the text's sentences, when the caller has split them; ``denied``: see
     ``read_fever_days``."""
-    readings = read_vitals(text) + read_fever_days(text, sentences, denied, policy.durations)
+    split = _split(text, sentences)
+    readings = read_vitals(text) + read_fever_days(text, split, denied, policy.durations)
     if policy.sign_durations:
-        split = sentences if sentences is not None else [m.group(0) for m in _SENTENCE.finditer(text)]
         readings += read_sign_durations(split, policy, denied)
     if not readings:
         return []
