@@ -77,7 +77,9 @@ def test_rewrites_wait_for_the_drafts_concurrency_slots(build) -> None:  # type:
     with running_gateway(services) as url:
         caller = threading.Thread(target=lambda: result.update(ask(url)))
         caller.start()
-        # the draft, then one rewrite holding the single slot while the four others queue for it
+        # the draft, then one rewrite holding the single slot while the four others queue for it; the
+        # held rewrite takes its slot before its request reaches the upstream, so wait for both
+        scripted.wait_for_requests(2)
         wait_until(
             lambda: metric(url, "gateway_upstream_waiting") == 4,
             "four rewrites waiting for the slot the held rewrite has",
