@@ -70,7 +70,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
             json.dumps(
                 {
                     "answer": result.answer,
-                    "trust": trust_json(result, services.policy.tiers, services.today(), services.settings),
+                    "trust": trust_json(
+                        result, services.policy.tiers, services.today(), settings.trust_include_removed_text
+                    ),
                 },
                 indent=2,
             )

@@ -21,7 +21,9 @@ from gateway.errors import AuditError, StoreError
 from gateway.vocabulary import AuditOperation
 
 if TYPE_CHECKING:
-    from gateway.services import Services
+    from gateway.audit import AuditStore
+    from gateway.knowledge.store import KnowledgeStore
+    from gateway.metrics import GatewayMetrics
 
 CHROMA_DATABASE = "chroma.sqlite3"
 """The file an embedded Chroma directory must hold."""
@@ -50,29 +52,29 @@ def _directory_problem(path: Path) -> str | None:
     return None
 
 
-async def check_knowledge_store(services: Services) -> Check:
-    path = getattr(services.store, "path", None)
+async def check_knowledge_store(store: KnowledgeStore, metrics: GatewayMetrics) -> Check:
+    path = getattr(store, "path", None)
     if isinstance(path, Path):
         problem = _directory_problem(path)
         if problem is not None:
             return Check(False, problem)
-    probe = getattr(services.store, "probe", None)
+    probe = getattr(store, "probe", None)
     try:
-        passages = await (probe() if probe is not None else services.store.count())
+        passages = await (probe() if probe is not None else store.count())
     except StoreError as err:
         return Check(False, str(err), public="the knowledge store does not answer")
-    quarantined = getattr(services.store, "quarantined_count", None)
+    quarantined = getattr(store, "quarantined_count", None)
     if quarantined is not None:
-        services.metrics.knowledge_quarantined.set(quarantined())
+        metrics.knowledge_quarantined.set(quarantined())
     if passages == 0:
         return Check(False, "the knowledge store is empty", 0)
     return Check(True, "ok", passages)
 
 
-async def check_audit_store(services: Services) -> Check:
+async def check_audit_store(audit: AuditStore, metrics: GatewayMetrics) -> Check:
     try:
-        await anyio.to_thread.run_sync(services.audit.check)
+        await anyio.to_thread.run_sync(audit.check)
     except AuditError as err:
-        services.metrics.audit_errors.labels(operation=AuditOperation.CHECK).inc()
+        metrics.audit_errors.labels(operation=AuditOperation.CHECK).inc()
         return Check(False, str(err), public="the audit store cannot be written")
     return Check(True, "ok")

@@ -106,7 +106,7 @@ class Services:
     today: Callable[[], dt.date]
     """The process's one clock (``utc_today``): the badger's and the pages' (``bootstrap`` hands both the
     same one)."""
-    fetcher: SafeFetcher | None = None
+    fetcher: SafeFetcher
     """The process's SSRF-safe web fetcher (``bootstrap.build_fetcher``); shared so its cache is."""
     query_rewriter: QueryRewriter | None = None
     """The upstream model's query rewrite before retrieval (``GATEWAY_QUERY_REWRITE``; off: None)."""

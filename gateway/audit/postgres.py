@@ -15,7 +15,6 @@ cannot hold NUL characters, so in the question and answer summary columns NUL is
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -36,6 +35,7 @@ from gateway.audit.store import (
     RecordJson,
     check_row,
     filter_clauses,
+    record_json,
     record_text,
     to_row,
 )
@@ -153,11 +153,7 @@ class PostgresAuditStore:
         return [to_row((r[0], _iso(r[1]), *r[2:])) for r in rows]
 
     def get(self, request_id: str) -> dict[str, Any] | None:
-        text = self.get_text(request_id)
-        if text is None:
-            return None
-        record: dict[str, Any] = json.loads(text)
-        return record
+        return record_json(self.get_text(request_id))
 
     def get_text(self, request_id: str) -> str | None:
         rows = self._read(f"SELECT record FROM {TABLE} WHERE id = %s", [request_id])  # noqa: S608

@@ -29,7 +29,7 @@ import anyio.to_thread
 import gateway.audit.ledger as ledger
 from gateway.audit.chain import ChainHead, Checkpoint
 from gateway.audit.crypto import Keyring, KeyUnavailable, is_sealed
-from gateway.audit.store import AuditFilter, AuditRow, AuditStore, RecordJson, record_text
+from gateway.audit.store import AuditFilter, AuditRow, AuditStore, RecordJson, record_json, record_text
 from gateway.validation import refuse
 
 T = TypeVar("T")
@@ -134,11 +134,7 @@ class SealedStore:
         return None if text is None else self.unseal_text(request_id, text)
 
     def get(self, request_id: str) -> dict[str, Any] | None:
-        text = self.get_text(request_id)
-        if text is None:
-            return None
-        record: dict[str, Any] = json.loads(text)
-        return record
+        return record_json(self.get_text(request_id))
 
     def count(self) -> int:
         return self.inner.count()

@@ -13,7 +13,6 @@ is writable. ``check`` is a real committed write to a one-row health table.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import sqlite3
 import threading
@@ -32,6 +31,7 @@ from gateway.audit.store import (
     RecordJson,
     check_row,
     filter_clauses,
+    record_json,
     record_text,
     to_row,
 )
@@ -181,11 +181,7 @@ class AuditLog:
         return [to_row(r) for r in self._read(sql, [*params, flt.limit, flt.offset])]
 
     def get(self, request_id: str) -> dict[str, Any] | None:
-        text = self.get_text(request_id)
-        if text is None:
-            return None
-        record: dict[str, Any] = json.loads(text)
-        return record
+        return record_json(self.get_text(request_id))
 
     def get_text(self, request_id: str) -> str | None:
         rows = self._read("SELECT record FROM requests WHERE id = ?", [request_id])

@@ -132,6 +132,14 @@ def record_text(record: RecordJson) -> str:
     return json.dumps(record, ensure_ascii=False, default=str)
 
 
+def record_json(text: str | None) -> dict[str, Any] | None:
+    """A stored record's text as plain JSON values (every backend's ``get``), None for no record."""
+    if text is None:
+        return None
+    record: dict[str, Any] = json.loads(text)
+    return record
+
+
 def check_row(row: Mapping[str, Any]) -> None:
     """A row must carry exactly the summary columns: a programming error otherwise, caught in tests."""
     if set(row) != set(ROW_COLUMNS):

@@ -77,11 +77,16 @@ def _statement_support(r: EvalRecord, _: MetricContext) -> Unit:
     return _claim_share(r, r.check.supported_claims)
 
 
-def _response_support(r: EvalRecord, _: MetricContext) -> Unit:
-    supported = r.check.response_supported
-    if not r.check.scored or supported is None:
+def _response_share(r: EvalRecord, answer: bool | None) -> Unit:
+    """One answer, counted 1 of 1 when ``answer`` holds; None when it was not scored or ``answer`` is
+    unknown."""
+    if not r.check.scored or answer is None:
         return None
-    return (1.0 if supported else 0.0, 1.0)
+    return (1.0 if answer else 0.0, 1.0)
+
+
+def _response_support(r: EvalRecord, _: MetricContext) -> Unit:
+    return _response_share(r, r.check.response_supported)
 
 
 def _statement_support_possible(r: EvalRecord, _: MetricContext) -> Unit:
@@ -93,17 +98,12 @@ def _statement_undecided(r: EvalRecord, _: MetricContext) -> Unit:
 
 
 def _response_support_possible(r: EvalRecord, _: MetricContext) -> Unit:
-    possible = r.check.response_possibly_supported
-    if not r.check.scored or possible is None:
-        return None
-    return (1.0 if possible else 0.0, 1.0)
+    return _response_share(r, r.check.response_possibly_supported)
 
 
 def _response_undecided(r: EvalRecord, _: MetricContext) -> Unit:
     possible = r.check.response_possibly_supported
-    if not r.check.scored or possible is None:
-        return None
-    return (1.0 if possible and not r.check.response_supported else 0.0, 1.0)
+    return _response_share(r, None if possible is None else possible and not r.check.response_supported)
 
 
 def _faithfulness(r: EvalRecord, _: MetricContext) -> Unit:

@@ -312,15 +312,18 @@ class EvidenceReader:
 
     def _hits(self, sentences: Sequence[Sentence], index: int) -> Iterable[Hit]:
         """The hits of sentence ``index``; a group's ``unless`` is read (with the clauses a dash joins
-        to the sentence) only when that group is found in it."""
+        to the sentence, joined once) only when that group is found in it."""
         sentence = sentences[index]
         spans = sentence.when.supposed
         excepted: dict[str, bool] = {}
+        dashed: str | None = None
         for start, hit in self._words(sentence, index):
             matcher = self._unless.get(hit.group)
             if matcher is not None:
                 if hit.group not in excepted:
-                    excepted[hit.group] = matcher(_dashed(sentences, index))
+                    if dashed is None:
+                        dashed = _dashed(sentences, index)
+                    excepted[hit.group] = matcher(dashed)
                 if excepted[hit.group]:
                     continue  # not a sign in this sentence (``TermGroup.unless``)
             if any(a <= start < b for a, b in spans):

@@ -28,11 +28,13 @@ from gateway.web.auth import Access, failed_auth_throttle
 from gateway.web.auth_state import SessionRevocations
 from gateway.web.chat import chat_completions, list_models
 from gateway.web.chat_schema import check_json_content_type
+from gateway.web.clinician_auth import StaffAuth
 from gateway.web.disclosure import load_disclosure
 from gateway.web.errors import exception_handlers
 from gateway.web.heap import frozen_heap
 from gateway.web.ops import healthz, metrics, readyz
 from gateway.web.pages import page_handlers
+from gateway.web.parts import WebParts
 from gateway.web.rate_limits import LimiterHandle, build_rate_limiter
 from gateway.web.request_ids import add_request_id
 from gateway.web.responses_api import create_response
@@ -52,15 +54,29 @@ def json_bodies_only(request: Request[Any, Any, Any]) -> None:
 
 
 class ServiceHolder:
-    """Holds the Services built in the lifespan, so handlers receive them through ``Provide``."""
+    """Holds the Services built in the lifespan and the parts of them the handlers use (``WebParts``,
+    built once with them), so each handler receives its part through ``Provide``."""
 
-    def __init__(self, services: Services | None = None) -> None:
+    def __init__(self, parts_of: Callable[[Services], WebParts], services: Services | None = None) -> None:
+        self._parts_of = parts_of
+        self.services: Services | None = None
+        self._parts: WebParts | None = None
+        if services is not None:
+            self.hold(services)
+
+    def hold(self, services: Services) -> None:
         self.services = services
+        self._parts = self._parts_of(services)
 
     def get(self) -> Services:
         if self.services is None:
             raise ServiceUnavailableError("The gateway is still starting.", code="not_ready")
         return self.services
+
+    def parts(self) -> WebParts:
+        if self._parts is None:
+            raise ServiceUnavailableError("The gateway is still starting.", code="not_ready")
+        return self._parts
 
 
 def create_app(
@@ -72,10 +88,10 @@ def create_app(
 ) -> Litestar:
     """The gateway app. Pass ``services`` to reuse already-built ones (tests, benchmarks), and a
     ``tracer_provider`` to trace requests (``gateway.telemetry``; none: no tracing, no cost)."""
-    holder = ServiceHolder(services)
-
     sessions = SessionRevocations()
     throttle = failed_auth_throttle(settings)
+    staff = StaffAuth.from_settings(settings, sessions)  # the login handlers'; shares the rules' sessions
+    holder = ServiceHolder(lambda running: WebParts.of(running, staff, throttle), services)
 
     def current_metrics() -> GatewayMetrics | None:
         return holder.services.metrics if holder.services else None
@@ -91,8 +107,8 @@ def create_app(
     async def lifespan(_: Litestar) -> AsyncIterator[None]:
         owned = holder.services is None
         if owned:
-            holder.services = await anyio.to_thread.run_sync(build, settings)
-            await warm_up(holder.services)
+            holder.hold(await anyio.to_thread.run_sync(build, settings))
+            await warm_up(holder.get().answer_parts, settings.model_name)
         # A serving process freezes its start-up heap; tests and benches that pass services keep theirs.
         heap = frozen_heap() if owned else nullcontext(0)
         running = holder.get()
@@ -129,10 +145,16 @@ def create_app(
     app = Litestar(
         route_handlers=handlers,
         dependencies={
-            "services": Provide(holder.get, sync_to_thread=False),
+            # each handler's part of the Services (gateway.web.parts); 503 not_ready until they are built
+            "chat_parts": Provide(lambda: holder.parts().chat, sync_to_thread=False),
+            "verification": Provide(lambda: holder.parts().verification, sync_to_thread=False),
+            "search": Provide(lambda: holder.parts().search, sync_to_thread=False),
+            "readiness": Provide(lambda: holder.parts().readiness, sync_to_thread=False),
+            "records": Provide(lambda: holder.parts().records, sync_to_thread=False),
+            "patient": Provide(lambda: holder.parts().patient, sync_to_thread=False),
+            "login": Provide(lambda: holder.parts().login, sync_to_thread=False),
+            "gauges": Provide(lambda: holder.parts().metrics, sync_to_thread=False),
             "limiter": Provide(provide_limiter, sync_to_thread=False),
-            "sessions": Provide(lambda: sessions, sync_to_thread=False),
-            "auth_throttle": Provide(lambda: throttle, sync_to_thread=False),
             "disclosure": Provide(lambda: disclosure, sync_to_thread=False),
         },
         lifespan=[lifespan],

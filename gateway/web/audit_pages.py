@@ -12,6 +12,7 @@ empty means either), ``outcome`` (answered, rewritten, refused, emergency, error
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -20,14 +21,14 @@ import anyio.to_thread
 import structlog
 from litestar import MediaType, Request, Response, get
 
-from gateway.audit import AuditFilter
+from gateway.audit import AuditFilter, AuditStore
 from gateway.audit.ledger import access_now
 from gateway.audit.record import AuditRecord, UnreadableRecord, load_record
 from gateway.errors import NotFoundError, PermissionDeniedError
-from gateway.services import Services
+from gateway.trust.policy import TierPolicy
 from gateway.web.clinician_auth import ADMIN, Principal
 from gateway.web.rendering import SECURITY_HEADERS, PageRenderer
-from gateway.web.views import pipeline_data, request_view
+from gateway.web.views import RequestView, pipeline_data, request_view
 
 log = structlog.get_logger("gateway.audit")
 
@@ -107,20 +108,47 @@ def _date(values: dict[str, str], key: str, errors: list[str]) -> dt.date | None
         return None
 
 
-async def log_access(services: Services, staff: Principal, action: str, request_id: str | None) -> None:
-    """Record one view (or export) before it is shown: who, which credential, which record, when.
-    AuditError when it cannot be recorded, so nothing is shown without its trace (a 503)."""
-    entry = access_now(staff.role, staff.key_id, action, request_id)
-    await anyio.to_thread.run_sync(services.audit.log_access, entry)
+@dataclass(frozen=True)
+class AuditRecords:
+    """What the clinician and audit pages use (handed through ``gateway.web.parts``): the audit store,
+    and the tiers policy and clock a record's view is drawn with."""
+
+    audit: AuditStore
+    tiers: TierPolicy
+    today: Callable[[], dt.date]
+
+    async def log_access(self, staff: Principal, action: str, request_id: str | None) -> None:
+        """Record one view (or export) before it is shown: who, which credential, which record, when.
+        AuditError when it cannot be recorded, so nothing is shown without its trace (a 503)."""
+        entry = access_now(staff.role, staff.key_id, action, request_id)
+        await anyio.to_thread.run_sync(self.audit.log_access, entry)
+
+    async def text(self, request_id: str) -> str:
+        """The stored text of the request's record (404 when there is none)."""
+        text = await anyio.to_thread.run_sync(self.audit.get_text, request_id)
+        if text is None:
+            raise NotFoundError(f"No request {request_id!r} in the audit trail.", code="request_not_found")
+        return text
+
+    async def stored(self, request_id: str) -> AuditRecord | UnreadableRecord:
+        """The request's typed record (404 when there is none), or what makes it unreadable (logged)."""
+        record = load_record(request_id, await self.text(request_id))
+        if isinstance(record, UnreadableRecord):
+            log.warning("audit_record_unreadable", request_id=request_id, reason=record.reason)
+        return record
+
+    def view(self, record: AuditRecord) -> RequestView:
+        """The record as the pages show it, its sources' tiers as of today."""
+        return request_view(record, self.tiers, self.today())
 
 
 @get("/audit", summary="Audit trail: list of requests", include_in_schema=False)
 async def audit_list(
-    request: Request[Any, Any, Any], services: Services, pages: PageRenderer, staff: Principal
+    request: Request[Any, Any, Any], records: AuditRecords, pages: PageRenderer, staff: Principal
 ) -> Response[str]:
     parsed = parse_filter(dict(request.query_params))
-    await log_access(services, staff, "list:audit", None)
-    rows = await anyio.to_thread.run_sync(services.audit.list, parsed.flt)
+    await records.log_access(staff, "list:audit", None)
+    rows = await anyio.to_thread.run_sync(records.audit.list, parsed.flt)
     more = len(rows) > PAGE_SIZE
     rows = rows[:PAGE_SIZE]
     active = {k: v for k, v in parsed.values.items() if v}
@@ -142,21 +170,6 @@ async def audit_list(
     )
 
 
-async def _text(services: Services, request_id: str) -> str:
-    text = await anyio.to_thread.run_sync(services.audit.get_text, request_id)
-    if text is None:
-        raise NotFoundError(f"No request {request_id!r} in the audit trail.", code="request_not_found")
-    return text
-
-
-async def stored_record(services: Services, request_id: str) -> AuditRecord | UnreadableRecord:
-    """The request's typed record (404 when there is none), or what makes it unreadable (logged)."""
-    record = load_record(request_id, await _text(services, request_id))
-    if isinstance(record, UnreadableRecord):
-        log.warning("audit_record_unreadable", request_id=request_id, reason=record.reason)
-    return record
-
-
 def unreadable_page(
     pages: PageRenderer, unreadable: UnreadableRecord, staff: Principal, section: str
 ) -> Response[str]:
@@ -166,13 +179,13 @@ def unreadable_page(
 
 @get("/audit/{request_id:str}", summary="Audit trail: one request", include_in_schema=False)
 async def audit_detail(
-    request_id: str, services: Services, pages: PageRenderer, staff: Principal
+    request_id: str, records: AuditRecords, pages: PageRenderer, staff: Principal
 ) -> Response[str]:
-    record = await stored_record(services, request_id)
-    await log_access(services, staff, "view:audit", request_id)
+    record = await records.stored(request_id)
+    await records.log_access(staff, "view:audit", request_id)
     if isinstance(record, UnreadableRecord):
         return unreadable_page(pages, record, staff, "audit")
-    view = request_view(record, services.policy.tiers, services.today())
+    view = records.view(record)
     return pages.page(
         "audit_detail",
         {"view": view, "pretty": pipeline_data(record), "staff": staff, "section": "audit"},
@@ -180,10 +193,10 @@ async def audit_detail(
 
 
 @get("/audit/{request_id:str}/record.json", summary="Audit trail: one stored record", include_in_schema=False)
-async def audit_record_json(request_id: str, services: Services, staff: Principal) -> Response[str]:
+async def audit_record_json(request_id: str, records: AuditRecords, staff: Principal) -> Response[str]:
     """The stored text as written, decrypted (also for a record the pages cannot read)."""
-    text = await _text(services, request_id)
-    await log_access(services, staff, "view:record.json", request_id)
+    text = await records.text(request_id)
+    await records.log_access(staff, "view:record.json", request_id)
     return Response(
         text, media_type=MediaType.JSON, headers={"Cache-Control": SECURITY_HEADERS["Cache-Control"]}
     )
@@ -194,7 +207,7 @@ ACCESS_PAGE_SIZE = 100
 
 @get("/audit/access", summary="Audit trail: who viewed which record", include_in_schema=False)
 async def audit_access(
-    request: Request[Any, Any, Any], services: Services, pages: PageRenderer, staff: Principal
+    request: Request[Any, Any, Any], records: AuditRecords, pages: PageRenderer, staff: Principal
 ) -> Response[str]:
     """The access log, for administrators only (``GATEWAY_ADMIN_KEYS``)."""
     if staff.role != ADMIN:
@@ -205,7 +218,7 @@ async def audit_access(
         offset = min(MAX_OFFSET, max(0, int(request.query_params.get("offset") or 0)))
     except ValueError:
         offset = 0
-    entries = await anyio.to_thread.run_sync(services.audit.access_log, ACCESS_PAGE_SIZE + 1, offset)
+    entries = await anyio.to_thread.run_sync(records.audit.access_log, ACCESS_PAGE_SIZE + 1, offset)
     more = len(entries) > ACCESS_PAGE_SIZE
     return pages.page(
         "audit_access",

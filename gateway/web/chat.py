@@ -6,6 +6,7 @@ import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -18,18 +19,30 @@ from gateway.errors import AuditError
 from gateway.pipeline.delivery import stream_answer
 from gateway.pipeline.result import PipelineResult, StreamItem
 from gateway.pipeline.run import answer, open_request
-from gateway.services import Services
+from gateway.services import AnswerParts
 from gateway.tool_calls import ToolCallDelta
 from gateway.web.chat_schema import PublishedChatBody, RequestLimits, parse_chat_request
 from gateway.web.disclosure import Disclosure
 from gateway.web.errors import audit_unavailable_body, error_body
 from gateway.web.openapi_bodies import with_body
 from gateway.web.request_ids import request_id_of
-from gateway.web.serializers import chunk_payload, completion_json, finish_reason, tool_call_delta, trust_json
+from gateway.web.serializers import TrustView, chunk_payload, completion_json, finish_reason, tool_call_delta
 
 log = structlog.get_logger("gateway.http")
 
 REQUEST_ID_HEADER = "x-request-id"
+
+
+@dataclass(frozen=True)
+class ChatParts:
+    """What the chat completions, responses and models handlers use (handed through
+    ``gateway.web.parts``): what ``answer`` is handed (the audit trail among it), the request's size
+    limits, how the trust object is drawn, and the model name the gateway serves."""
+
+    answer: AnswerParts
+    limits: RequestLimits
+    trust: TrustView
+    model: str
 
 
 @post(
@@ -42,22 +55,22 @@ REQUEST_ID_HEADER = "x-request-id"
     ),
 )
 async def chat_completions(
-    request: Request[Any, Any, Any], services: Services, disclosure: Disclosure
+    request: Request[Any, Any, Any], chat_parts: ChatParts, disclosure: Disclosure
 ) -> Response[Any]:
     held = time.perf_counter()
-    chat = parse_chat_request(await request.body(), RequestLimits.from_settings(services.settings))
+    chat = parse_chat_request(await request.body(), chat_parts.limits)
     edge_id = request_id_of(request)  # the id the x-request-id middleware gave this request
     if chat.stream:  # verified streaming: headers go out before the result exists (no Server-Timing)
         opened = await open_request(
-            chat, services.trail, edge_id
+            chat, chat_parts.answer.run.trail, edge_id
         )  # the provisional row first; AuditError: a 503
         request_id = opened.request_id
         return Stream(
             _events(
-                stream_answer(chat, services.answer_parts, opened),
+                stream_answer(chat, chat_parts.answer, opened),
                 chat.model,
                 request_id,
-                services,
+                chat_parts.trust,
                 disclosure,
                 request,
             ),
@@ -66,9 +79,9 @@ async def chat_completions(
         )
     parsed = time.perf_counter()
     # the provisional row is written alongside triage; AuditError (then or at the end): a 503, no answer
-    result = await answer(chat, services.answer_parts, edge_id)
+    result = await answer(chat, chat_parts.answer, edge_id)
     serialising = time.perf_counter()
-    trust = trust_json(result, services.policy.tiers, services.today(), services.settings)
+    trust = chat_parts.trust.json(result)
     body = encode_json(disclosure.disclose(completion_json(result, chat.model, trust)))
     done = time.perf_counter()
     timing = server_timing(result, parse=parsed - held, serialise=done - serialising, held=done - held)
@@ -119,7 +132,7 @@ async def _events(
     pipeline: AsyncGenerator[StreamItem, None],
     model: str,
     request_id: str,
-    services: Services,
+    trust: TrustView,
     disclosure: Disclosure,
     request: Request[Any, Any, Any],
 ) -> AsyncIterator[str]:
@@ -146,7 +159,7 @@ async def _events(
                     notice = {"content": disclosure.suffix}
                     yield _sse(chunk_payload(request_id, created, model, notice, None))
                 final = chunk_payload(request_id, created, model, {}, finish_reason(item))
-                final["trust"] = trust_json(item, services.policy.tiers, services.today(), services.settings)
+                final["trust"] = trust.json(item)
                 final["trust"]["ai_disclosure"] = disclosure.trust_json()
                 yield _sse(final)
                 yield _sse("[DONE]")
@@ -161,12 +174,12 @@ async def _events(
 
 
 @get("/v1/models", summary="List the models the gateway serves")
-async def list_models(services: Services) -> dict[str, Any]:
+async def list_models(chat_parts: ChatParts) -> dict[str, Any]:
     return {
         "object": "list",
         "data": [
             {
-                "id": services.settings.model_name,
+                "id": chat_parts.model,
                 "object": "model",
                 "created": int(time.time()),
                 "owned_by": "trust-gateway",

@@ -46,7 +46,7 @@ from litestar.params import Parameter
 from litestar.response import Redirect
 
 from gateway.errors import AuthenticationError, LoginRequired, PermissionDeniedError
-from gateway.services import Services
+from gateway.metrics import GatewayMetrics
 from gateway.settings import Secret, Settings
 from gateway.vocabulary import AccessArea, AuthFailure
 from gateway.web.auth_state import FailedAuthThrottle, SessionRevocations
@@ -261,13 +261,24 @@ def login_location(next_path: str) -> str:
     return f"{LOGIN_PATH}?next={quote(next_path, safe='/')}"
 
 
+@dataclass(frozen=True)
+class StaffLogin:
+    """What the login and logout handlers use (handed through ``gateway.web.parts``): the staff keys and
+    sessions (a ``StaffAuth`` sharing the access rules' session revocations), the failed-authentication
+    throttle the access rules share, and the metrics that count failures."""
+
+    auth: StaffAuth
+    throttle: FailedAuthThrottle
+    metrics: GatewayMetrics
+
+
 @get(LOGIN_PATH, summary="Clinician login form", include_in_schema=False)
 async def login_page(
-    services: Services,
+    login: StaffLogin,
     pages: PageRenderer,
     next_path: Annotated[str | None, Parameter(query="next")] = None,
 ) -> Response[str]:
-    configured = StaffAuth.from_settings(services.settings).configured
+    configured = login.auth.configured
     return pages.page(
         "login",
         {"next": safe_next(next_path), "error": None, "configured": configured},
@@ -277,26 +288,22 @@ async def login_page(
 
 @post(LOGIN_PATH, summary="Clinician login", include_in_schema=False, status_code=303)
 async def login_submit(
-    request: Request[Any, Any, Any],
-    services: Services,
-    pages: PageRenderer,
-    sessions: SessionRevocations,
-    auth_throttle: FailedAuthThrottle,
+    request: Request[Any, Any, Any], login: StaffLogin, pages: PageRenderer
 ) -> Response[Any]:
     form = await request.form()
-    auth = StaffAuth.from_settings(services.settings, sessions)
+    auth, auth_throttle = login.auth, login.throttle
     next_path = safe_next(str(form.get("next") or ""))
     address = request.client.host if request.client is not None else "unknown"
     wait = auth_throttle.blocked_for(address)
     if wait > 0:
-        return _throttled_login(pages, next_path, auth.configured, wait, services)
+        return _throttled_login(pages, next_path, auth.configured, wait, login.metrics)
     principal = auth.verify_key(str(form.get("key") or "")) if auth.configured else None
     if principal is None or principal.role not in STAFF_ROLES:
         if auth.configured:
-            services.metrics.auth_failures.labels(area=AccessArea.STAFF, reason=AuthFailure.INVALID).inc()
+            login.metrics.auth_failures.labels(area=AccessArea.STAFF, reason=AuthFailure.INVALID).inc()
             wait = auth_throttle.failed(address)
             if wait > 0:
-                return _throttled_login(pages, next_path, auth.configured, wait, services)
+                return _throttled_login(pages, next_path, auth.configured, wait, login.metrics)
         return pages.page(
             "login",
             {
@@ -311,10 +318,10 @@ async def login_submit(
 
 
 def _throttled_login(
-    pages: PageRenderer, next_path: str, configured: bool, wait: float, services: Services
+    pages: PageRenderer, next_path: str, configured: bool, wait: float, metrics: GatewayMetrics
 ) -> Response[Any]:
     seconds = max(1, math.ceil(wait))
-    services.metrics.auth_throttled.inc()
+    metrics.auth_throttled.inc()
     return pages.page(
         "login",
         {
@@ -328,13 +335,11 @@ def _throttled_login(
 
 
 @post("/clinician/logout", summary="Clinician logout", include_in_schema=False, status_code=303)
-async def logout(
-    request: Request[Any, Any, Any], services: Services, sessions: SessionRevocations
-) -> Response[Any]:
+async def logout(request: Request[Any, Any, Any], login: StaffLogin) -> Response[Any]:
     """Revoke the session on the server (a copied cookie stops working), then clear the cookie."""
     token = _cookie(request)
     if token:
-        StaffAuth.from_settings(services.settings, sessions).revoke_session(token, dt.datetime.now(dt.UTC))
+        login.auth.revoke_session(token, dt.datetime.now(dt.UTC))
     cookie = Cookie(
         key=SESSION_COOKIE,
         value="",

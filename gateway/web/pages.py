@@ -9,6 +9,7 @@ access rule (``gateway.web.auth.Access``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import anyio.to_thread
@@ -19,36 +20,44 @@ from litestar.static_files import create_static_files_router
 from gateway.audit import AuditFilter
 from gateway.audit.record import UnreadableRecord
 from gateway.resources import bundled
-from gateway.services import Services
-from gateway.settings import Settings
+from gateway.settings import Secret, Settings
+from gateway.triage.contexts import OperatingContext
 from gateway.trust.badge import TIER_SHORT
 from gateway.web.audit_pages import (
+    AuditRecords,
     audit_access,
     audit_detail,
     audit_list,
     audit_record_json,
-    log_access,
-    stored_record,
     unreadable_page,
 )
 from gateway.web.auth import Access, provide_staff
 from gateway.web.clinician_auth import Principal, login_page, login_submit, logout
 from gateway.web.disclosure import Disclosure
 from gateway.web.rendering import PageRenderer
-from gateway.web.views import request_view
 
 RECENT_ANSWERS = 50
 
 
+@dataclass(frozen=True)
+class PatientPage:
+    """What the patient page shows (handed through ``gateway.web.parts``): the model its script asks
+    for, the key it sends (``GATEWAY_PAGE_API_KEY``), and the operating context's emergency number and
+    referral."""
+
+    model: str
+    page_api_key: Secret
+    context: OperatingContext
+
+
 @get("/", summary="Patient chat page", include_in_schema=False)
-async def patient_page(services: Services, pages: PageRenderer, disclosure: Disclosure) -> Response[str]:
-    settings = services.settings
-    context = services.policy.context
+async def patient_page(patient: PatientPage, pages: PageRenderer, disclosure: Disclosure) -> Response[str]:
+    context = patient.context
     return pages.page(
         "patient",
         {
-            "model": settings.model_name,
-            "page_api_key": settings.page_api_key.reveal(),
+            "model": patient.model,
+            "page_api_key": patient.page_api_key.reveal(),
             "emergency_number": context.emergency_number,
             "referral": context.referral,
             "tier_short": TIER_SHORT,
@@ -58,21 +67,21 @@ async def patient_page(services: Services, pages: PageRenderer, disclosure: Disc
 
 
 @get("/clinician", summary="Clinician view: recent answers", include_in_schema=False)
-async def clinician_index(services: Services, pages: PageRenderer, staff: Principal) -> Response[str]:
-    rows = await anyio.to_thread.run_sync(services.audit.list, AuditFilter(limit=RECENT_ANSWERS))
-    await log_access(services, staff, "list:clinician", None)
+async def clinician_index(records: AuditRecords, pages: PageRenderer, staff: Principal) -> Response[str]:
+    rows = await anyio.to_thread.run_sync(records.audit.list, AuditFilter(limit=RECENT_ANSWERS))
+    await records.log_access(staff, "list:clinician", None)
     return pages.page("clinician_index", {"rows": rows, "staff": staff, "section": "clinician"})
 
 
 @get("/clinician/requests/{request_id:str}", summary="Clinician view of one answer", include_in_schema=False)
 async def clinician_request(
-    request_id: str, services: Services, pages: PageRenderer, staff: Principal
+    request_id: str, records: AuditRecords, pages: PageRenderer, staff: Principal
 ) -> Response[str]:
-    record = await stored_record(services, request_id)
-    await log_access(services, staff, "view:clinician", request_id)
+    record = await records.stored(request_id)
+    await records.log_access(staff, "view:clinician", request_id)
     if isinstance(record, UnreadableRecord):
         return unreadable_page(pages, record, staff, "clinician")
-    view = request_view(record, services.policy.tiers, services.today())
+    view = records.view(record)
     return pages.page("clinician_request", {"view": view, "staff": staff, "section": "clinician"})
 
 

@@ -34,13 +34,11 @@ from gateway.errors import AuditError
 from gateway.pipeline.delivery import stream_answer
 from gateway.pipeline.result import PipelineResult, StreamItem
 from gateway.pipeline.run import answer, open_request
-from gateway.services import Services
-from gateway.web.chat import REQUEST_ID_HEADER, client_gone, server_timing
-from gateway.web.chat_schema import RequestLimits
+from gateway.web.chat import REQUEST_ID_HEADER, ChatParts, client_gone, server_timing
 from gateway.web.errors import audit_unavailable_body
 from gateway.web.openapi_bodies import with_body
 from gateway.web.responses_schema import ResponsesBody, ResponsesRequest, parse_responses_request
-from gateway.web.serializers import trust_json
+from gateway.web.serializers import TrustView
 
 log = structlog.get_logger("gateway.http")
 
@@ -56,19 +54,19 @@ STREAM_FAILED = "The gateway failed while answering; the answer is incomplete."
         "An OpenAI Responses API request (text only; no tools; no stored conversation state).",
     ),
 )
-async def create_response(request: Request[Any, Any, Any], services: Services) -> Response[Any]:
+async def create_response(request: Request[Any, Any, Any], chat_parts: ChatParts) -> Response[Any]:
     held = time.perf_counter()
-    parsed = parse_responses_request(await request.body(), RequestLimits.from_settings(services.settings))
+    parsed = parse_responses_request(await request.body(), chat_parts.limits)
     chat = parsed.chat
     if chat.stream:  # headers go out before the result exists: the provisional row first (AuditError: 503)
-        opened = await open_request(chat, services.trail)
+        opened = await open_request(chat, chat_parts.answer.run.trail)
         ids = ResponseIds(opened.request_id)
         events = _events(
-            stream_answer(chat, services.answer_parts, opened),
+            stream_answer(chat, chat_parts.answer, opened),
             parsed,
             ids,
             int(time.time()),
-            services,
+            chat_parts.trust,
             request,
         )
         return Stream(
@@ -81,12 +79,12 @@ async def create_response(request: Request[Any, Any, Any], services: Services) -
             },
         )
     parsing_done = time.perf_counter()
-    result = await answer(chat, services.answer_parts)  # AuditError (now or at the end): a 503, no answer
+    result = await answer(chat, chat_parts.answer)  # AuditError (now or at the end): a 503, no answer
     serialising = time.perf_counter()
     ids = ResponseIds(result.request_id)
     created = int(result.created_at.timestamp())
     body = response_json(ids, parsed, created, "completed", result.answer)
-    body["trust"] = trust_json(result, services.policy.tiers, services.today(), services.settings)
+    body["trust"] = chat_parts.trust.json(result)
     encoded = encode_json(body)
     done = time.perf_counter()
     timing = server_timing(result, parse=parsing_done - held, serialise=done - serialising, held=done - held)
@@ -167,7 +165,7 @@ async def _events(
     parsed: ResponsesRequest,
     ids: ResponseIds,
     created: int,
-    services: Services,
+    trust: TrustView,
     request: Request[Any, Any, Any],
 ) -> AsyncIterator[str]:
     """The typed events, as the pipeline releases verified text. Only translation happens here.
@@ -203,9 +201,7 @@ async def _events(
                     "response.output_item.done", output_index=0, item=message_item(ids, "completed", text)
                 )
                 completed = response_json(ids, parsed, created, "completed", text)
-                completed["trust"] = trust_json(
-                    item, services.policy.tiers, services.today(), services.settings
-                )
+                completed["trust"] = trust.json(item)
                 yield seq.event("response.completed", response=completed)
                 if await client_gone(request):
                     return  # never confirmed: the pipeline, closed, records client_disconnected

@@ -18,8 +18,8 @@ from gateway.domain import Passage
 from gateway.errors import RequestError
 from gateway.knowledge.search_options import SearchFilters
 from gateway.knowledge.store import KnowledgeStore
+from gateway.metrics import GatewayMetrics
 from gateway.pipeline.stages import Stage, StageRunner
-from gateway.services import Services
 from gateway.vocabulary import StageName
 from gateway.web.chat_schema import parse_json_object
 from gateway.web.openapi_bodies import with_body
@@ -88,6 +88,17 @@ async def _search(store: KnowledgeStore, parsed: RetrieveRequest) -> list[Passag
 SEARCH = Stage(StageName.RETRIEVE, _search)
 
 
+@dataclass(frozen=True)
+class Search:
+    """What ``POST /v1/retrieve`` uses (handed through ``gateway.web.parts``): the knowledge store, the
+    metrics, and its limits (``GATEWAY_RETRIEVE_MAX_K``, ``GATEWAY_MAX_MESSAGE_CHARS``)."""
+
+    store: KnowledgeStore
+    metrics: GatewayMetrics
+    max_k: int
+    max_chars: int
+
+
 def passage_json(passage: Passage) -> dict[str, Any]:
     return {
         "id": passage.id,
@@ -107,9 +118,8 @@ def passage_json(passage: Passage) -> dict[str, Any]:
     summary="Search the vetted knowledge base (hybrid dense + BM25)",
     operation_class=with_body(RetrieveBody, "A search of the vetted knowledge base."),
 )
-async def retrieve_passages(request: Request[Any, Any, Any], services: Services) -> Response[Any]:
-    settings = services.settings
-    parsed = parse_retrieve_request(await request.body(), settings.retrieve_max_k, settings.max_message_chars)
-    run = StageRunner(services.metrics)  # a failure: counted, then a 503 store_error (web/errors.py)
-    passages = await run(SEARCH, services.store, parsed)
+async def retrieve_passages(request: Request[Any, Any, Any], search: Search) -> Response[Any]:
+    parsed = parse_retrieve_request(await request.body(), search.max_k, search.max_chars)
+    run = StageRunner(search.metrics)  # a failure: counted, then a 503 store_error (web/errors.py)
+    passages = await run(SEARCH, search.store, parsed)
     return Response({"passages": [passage_json(p) for p in passages]}, media_type=MediaType.JSON)

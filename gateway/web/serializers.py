@@ -7,7 +7,9 @@ docs/api-trust.md); change them only with a CHANGELOG entry.
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from gateway.domain import Badge, ClaimOutcome, ClaimReport, Evidence, Passage, SourceTier, Span, TrustReport
 from gateway.pipeline.result import PipelineResult
@@ -15,9 +17,6 @@ from gateway.tool_calls import ToolCallDelta
 from gateway.triage.model_read import read_json
 from gateway.trust.policy import TierPolicy
 from gateway.trust.tiers import source_tier
-
-if TYPE_CHECKING:
-    from gateway.settings import Settings
 
 REMOVED_PLACEHOLDER = "[removed claim]"
 """Stands for a removed claim's text wherever the client-facing trust object would quote it."""
@@ -129,15 +128,29 @@ def redact(text: str, removed: list[str]) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class TrustView:
+    """How a reply's trust object is drawn: the tiers policy, the clock its sources are dated by, and
+    whether removed claims keep their text (``GATEWAY_TRUST_INCLUDE_REMOVED_TEXT``)."""
+
+    tiers: TierPolicy
+    today: Callable[[], dt.date]
+    include_removed_text: bool = False
+
+    def json(self, result: PipelineResult) -> dict[str, Any]:
+        """``trust_json`` of ``result``, its sources' tiers as of today."""
+        return trust_json(result, self.tiers, self.today(), self.include_removed_text)
+
+
 def trust_json(
-    result: PipelineResult, tiers: TierPolicy, today: dt.date, settings: Settings | None = None
+    result: PipelineResult, tiers: TierPolicy, today: dt.date, include_removed_text: bool = False
 ) -> dict[str, Any]:
     """The client-facing trust object. Unverified text never rides on it: removed claims lose their
-    text (unless ``settings.trust_include_removed_text``, for clinician-facing clients) and the
-    summary's ``detail`` has it replaced by a placeholder."""
+    text (unless ``include_removed_text``, ``GATEWAY_TRUST_INCLUDE_REMOVED_TEXT``, for clinician-facing
+    clients) and the summary's ``detail`` has it replaced by a placeholder."""
     report: TrustReport = result.report
     s = report.summary
-    include = settings.trust_include_removed_text if settings is not None else False
+    include = include_removed_text
     removed = [] if include else _unverified_texts(report)
     return {
         "request_id": result.request_id,

@@ -14,22 +14,22 @@ import time
 import structlog
 
 from gateway.domain import ChatRequest, Message, Role
-from gateway.services import Services
+from gateway.services import AnswerParts
 
 log = structlog.get_logger("gateway.startup")
 
 WARM_UP_QUESTION = "How much paracetamol can an adult take in one day?"
 
 
-async def warm_up(services: Services) -> None:
-    """Triage and retrieve ``WARM_UP_QUESTION`` once. A failure is logged, not raised: the request
-    path and ``/readyz`` report a broken dependency as they always do."""
+async def warm_up(parts: AnswerParts, model: str) -> None:
+    """Triage and retrieve ``WARM_UP_QUESTION`` once, as a request for ``model`` would. A failure is
+    logged, not raised: the request path and ``/readyz`` report a broken dependency as they always do."""
     started = time.perf_counter()
     question = Message(Role.USER, WARM_UP_QUESTION)
-    request = ChatRequest(messages=(question,), model=services.settings.model_name)
+    request = ChatRequest(messages=(question,), model=model)
     try:
-        await services.triager.run(request)
-        await services.retriever.search(WARM_UP_QUESTION)
+        await parts.triager.run(request)
+        await parts.retriever.search(WARM_UP_QUESTION)
     except Exception as err:
         log.warning("warm_up_failed", error_type=type(err).__name__, error=str(err)[:200])
         return

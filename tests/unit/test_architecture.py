@@ -9,6 +9,7 @@
 - No module name repeats where one name would do (``REPEATED_NAMES`` lists the justified ones).
 - No module over ``MAX_LINES`` lines, except the ones listed in ``LONG_MODULES`` with the reason.
 - Only ``gateway.validation`` builds a ``ConfigurationError`` (``configuration_error``, ``refuse``).
+- No web handler module sees the whole ``Services``: each handler is handed its part (``gateway.web.parts``).
 - The runtime package never imports offline tooling: ``bench`` (benchmarks, trainers, data builders),
   ``tests``, or a library only those use.
 
@@ -32,6 +33,10 @@ MAX_LINES = 500
 
 LONG_MODULES: dict[str, str] = {}
 """Justified exceptions to ``MAX_LINES``: path relative to the repository -> why."""
+
+SERVICES_IN_WEB = {"gateway.web.app", "gateway.web.parts"}
+"""The web modules that see the whole ``Services``: the app holds them, the parts builder picks each
+handler's part of them."""
 
 OFFLINE_ONLY = ("bench", "tests", "sklearn")
 """Top-level packages the runtime package must never import (offline tooling and what only it needs)."""
@@ -286,3 +291,12 @@ def test_only_validation_builds_a_configuration_error() -> None:
         == "ConfigurationError"
     }
     assert builders == {"gateway.validation"}, "raise it through gateway.validation.refuse"
+
+
+def test_no_web_handler_module_sees_the_whole_services() -> None:
+    seeing = {
+        name
+        for name, path in package_modules().items()
+        if name.startswith("gateway.web.") and "gateway.services.Services" in imported_names(name, path)
+    }
+    assert seeing == SERVICES_IN_WEB, "hand the handler its part (gateway.web.parts), not Services"
