@@ -40,6 +40,10 @@ Sources, each reported on its own:
 - ``bench/data/triage/probe_recall4.jsonl``: a fourth recall probe (#31, written before the fourth recall
   pass: clinicians' notes shorthand, carers of a child or an elderly parent, vitals alone, trajectories,
   two moderate signs together, and look-alikes), ``recall4 tune`` and ``recall4 held`` (never printed);
+- ``bench/data/triage/probe_recall5.jsonl``: a fifth recall probe (#31, written before the fifth recall
+  pass: text-speak and typos, non-native English, run-on posts with the emergency mid-post, carers,
+  recency words that make a past-tense event current, and look-alikes), ``recall5 tune`` and
+  ``recall5 held`` (never printed);
 - ``../shared/eval/triage/`` held-out split (``bench/triage_data.split_of``: the 30% of rows the
   classifier was not trained on): clinical.jsonl, non_clinical.jsonl, suicide_risk.jsonl. When the
   folder is absent they are skipped, and a line on stderr says so.
@@ -277,6 +281,7 @@ RECALL3_HELD = "recall3 held"
 FLAG3_HELD = "flag3 held"
 RECALL4_HELD = "recall4 held"
 FLAG4_HELD = "flag4 held"
+RECALL5_HELD = "recall5 held"
 HELD_OUT_SOURCES = (
     *HELD_OUT,
     PROBE_HELD,
@@ -287,6 +292,7 @@ HELD_OUT_SOURCES = (
     FLAG3_HELD,
     RECALL4_HELD,
     FLAG4_HELD,
+    RECALL5_HELD,
 )
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
@@ -297,6 +303,7 @@ RECALL3 = DEV / "probe_recall3.jsonl"
 FLAG3 = DEV / "probe_flag3.jsonl"
 RECALL4 = DEV / "probe_recall4.jsonl"
 FLAG4 = DEV / "probe_flag4.jsonl"
+RECALL5 = DEV / "probe_recall5.jsonl"
 PROBES = (
     ("probe", PROBE, PROBE_HELD),
     ("recall2", RECALL2, RECALL2_HELD),
@@ -306,6 +313,7 @@ PROBES = (
     ("flag3", FLAG3, FLAG3_HELD),
     ("recall4", RECALL4, RECALL4_HELD),
     ("flag4", FLAG4, FLAG4_HELD),
+    ("recall5", RECALL5, RECALL5_HELD),
 )
 """The probe files: (source key and id prefix, path, name of the held part). Each is read as two parts,
 ``<key> tune`` (ids ``<key>-tune-*``) and ``<key> held`` (``<key>-held-*``, never printed)."""
@@ -450,6 +458,7 @@ def main() -> None:
         "flag3",
         "recall4",
         "flag4",
+        "recall5",
         "shared",
     }
 

@@ -459,7 +459,7 @@ class EvidenceReader:
                 for h in reading.hits
                 if (h.sentence in window or self.policy.terms[h.group].anywhere)
                 and not h.negated
-                and (history or not h.background)
+                and (history or not h.background or self.policy.terms[h.group].history_counts)
                 and (supposed or (history and not h.asked) or not h.supposed)
             ]
             # a window never joins a sign told as history with one told of now (who the message is

@@ -63,6 +63,9 @@ class TermGroup:
     anywhere: bool = False
     """Who the message is about (a child, a pregnancy, diabetes): a mention anywhere in the message
     counts for every window of sentences ("My son is 2." opening a long post about his breathing)."""
+    history_counts: bool = False
+    """A risk, not an episode (a hospital stay, an operation): told in the past it still counts ("he was in
+    hospital for two weeks, now his leg is swollen"); its ``unless`` keeps out what is long past."""
     unless: tuple[str, ...] = ()
     """Patterns of a sentence in which this group's terms are not signs ("the scar feels numb along one
     side": numb skin by a scar is not a stroke's one-sided numbness)."""

@@ -125,6 +125,14 @@ _AGES = (
         r"(weeks?|wks?|months?|mths?)\b(?=\s*(?:[.,;!]|$|and\b|old\b))",
         re.IGNORECASE,
     ),
+    # "my son 4 years have fever", "daughter 18 months breathing fast" (non-native English): a child, then
+    # an age with its unit and no verb, followed by what is told of the child (#31 recall, fifth pass)
+    re.compile(
+        r"\b(?:son|daughter|boy|girl|child|kid|baby|toddler|grandson|granddaughter)\s+(\d{1,2}(?:\.\d)?)\s*"
+        r"(years?|yrs?|months?|mths?|weeks?|wks?)\b"
+        r"(?=\s*(?:[.,;!]|$|and\b|has\b|have\b|is\b|was\b|with\b|got\b|breath\w*|cough\w*|vomit\w*))",
+        re.IGNORECASE,
+    ),
     # "my son is 3", "our daughter, 2,", "toddler (2)", "my lil one is 2 n has": a child and a bare number
     re.compile(
         r"\b(?:son|daughter|boy|girl|child|kid|baby|toddler|grandson|granddaughter|little one|lil one|lo)"
@@ -144,7 +152,7 @@ _COUNT = (
 )
 _UNIT = r"(minutes?|mins?|hours?|hrs?|days?|weeks?|wks?|months?)"
 _DURATION = re.compile(
-    r"\b(?:for|over|in the (?:last|past)|since|about|almost|nearly)\s+(?:the\s+)?(?:last\s+|past\s+)?"
+    r"\b(?:for|over|in the (?:last|past)|since|about|almost|nearly|already)\s+(?:the\s+)?(?:last\s+|past\s+)?"
     rf"{_COUNT}\s+{_UNIT}\b"
     # "3 days now", "four days straight", "two days in a row", "5 days running", "2 days and counting"
     rf"|\b{_COUNT}\s+{_UNIT}\s+(?:now|straight|running|in a row|and counting|solid)\b",
