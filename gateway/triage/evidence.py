@@ -30,8 +30,8 @@ from gateway.triage.clauses import clauses
 from gateway.triage.evidence_policy import EvidencePolicy, PressureSign, SignRule
 from gateway.triage.policy import NegationPolicy
 from gateway.triage.prefilter import Needs, fold, may_match, needs
+from gateway.triage.pressure import pressure_signs
 from gateway.triage.tense import Matcher, Memo, SentenceTime, TenseReader, Time
-from gateway.triage.vitals import pressure_signs
 
 _POSSESSIVE = re.compile(r"\b(my|his|her|our|their)\s+(\S+\s+){0,2}$", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)*")
