@@ -1,67 +1,86 @@
-"""Blood pressures as patients and clinicians write them ("BP 82/50", "190/120 mmHg", "210 over 125",
-"top number 218 bottom 128", a bare "190/125"), read as numbers (#31 item 3).
+"""Blood pressures as patients and clinicians write them, read as numbers (#31 item 3): the one reader
+of blood-pressure wording, for NEWS2's limits (``vitals.py``) and for pressure signs (``bp_crisis``).
 
-The reader finds a reading's shape and names its numbers (``systolic``, ``diastolic``); the limits they
-are compared with are data (``policies/triage/vitals.yaml``), compared in code.
+Wordings: a labelled reading ("BP 82/50", "blood pressure 150 over 95", "my machine says 210 over 125",
+"cuff reading 190/120"), a reading in mmHg ("190/120 mmHg"), "210 over 125", a bare "190/125", the lay
+"top number 218 bottom 128", and a top or bottom number told alone ("top number 190", "systolic 85",
+"bottom number 125", "diastolic 130"). The reader finds a reading's shape and names its numbers; the
+limits they are compared with are data (``policies/triage/vitals.yaml``), compared in code.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 
-from gateway.triage.evidence_policy import PressureSign
+SYSTOLIC_READ = (40, 299)
+"""Top numbers (mmHg) read as a blood pressure; outside them a number is none ("bp on 12/8")."""
+DIASTOLIC_READ = (20, 199)
+"""Bottom numbers (mmHg) read as a blood pressure."""
 
 _GAP = r"[^\d.!?\n]{0,25}?"
+_NAMED = r"(?:number|one|reading|figure)"
+_TOP = r"\b(?:top|upper) " + _NAMED + r"\b[^\d.!?\n]{0,15}"
+_BOTTOM = r"\b(?:bottom|lower)(?: " + _NAMED + r")?\b[^\d.!?\n]{0,15}"
+_THREE = r"(?:1\d\d|2\d\d)"
+"""A top number told without a blood-pressure word or unit has three digits: "12/10" is a date."""
+_LOW = r"(?:[4-9]\d|1\d\d)"
+_SHAPES = (
+    # a blood-pressure word: any two- or three-digit numbers
+    r"\b(?:bp|b/p|blood pressure|pressure)\b"
+    + _GAP
+    + r"(?P<s>\d{2,3})\s*(?:/|over)\s*(?P<d>\d{2,3})\b(?![/\d])",
+    r"\b(?P<s>\d{2,3})\s*/\s*(?P<d>\d{2,3})\s*mm ?hg",
+    # a device or "it": a three-digit top number ("it was 22/10" is a date, "it's 60/40" odds)
+    r"\b(?:readings?|machine|monitor|cuff|it)\b"
+    + _GAP
+    + rf"(?P<s>{_THREE})\s*(?:/|over)\s*(?P<d>{_LOW})\b(?![/\d])",
+    _TOP + r"(?P<s>\d{2,3})\b[^\d.!?\n]{0,20}?" + _BOTTOM + r"(?P<d>\d{2,3})\b",
+    _TOP + r"(?P<s>\d{2,3})\b",
+    r"\bsystolic\b[^\d.!?\n]{0,15}(?P<s>\d{2,3})\b",
+    r"\b(?:bottom|lower) " + _NAMED + r"\b[^\d.!?\n]{0,15}(?P<d>\d{2,3})\b",
+    r"\bdiastolic\b[^\d.!?\n]{0,15}(?P<d>\d{2,3})\b",
+    rf"\b(?P<s>{_THREE}) over (?P<d>{_LOW})\b",
+    rf"(?<![\d/.:])\b(?P<s>{_THREE})\s*/\s*(?P<d>{_LOW})\b(?![/\d.:])",
+)
 _READING = re.compile(
-    r"\b(?:bp|blood pressure|pressure)\b" + _GAP + r"(?P<s1>\d{2,3})\s*(?:/|over)\s*(?P<d1>\d{2,3})"
-    r"|\b(?P<s2>\d{2,3})\s*/\s*(?P<d2>\d{2,3})\s*(?:mm ?hg)"
-    # lay wordings (#31 item 3): "top number 218 bottom 128", "210 over 125", a bare "190/125" (a
-    # three-digit top number, nothing of a date or fraction beside it: "12/10" is a date)
-    r"|\b(?:top|upper) (?:number|one|reading|figure)\b[^\d.!?\n]{0,15}(?P<s3>\d{2,3})\b[^\d.!?\n]{0,20}?"
-    r"\b(?:bottom|lower)(?: (?:number|one|reading|figure))?\b[^\d.!?\n]{0,15}(?P<d3>\d{2,3})\b"
-    r"|\b(?P<s4>1\d\d|2\d\d) over (?P<d4>[4-9]\d|1\d\d)\b"
-    r"|(?<![\d/.:])\b(?P<s5>1\d\d|2\d\d)\s*/\s*(?P<d5>[4-9]\d|1\d\d)\b(?![/\d.:])",
+    "|".join(
+        f"(?:{shape.replace('(?P<s>', f'(?P<s{i}>').replace('(?P<d>', f'(?P<d{i}>')})"
+        for i, shape in enumerate(_SHAPES)
+    ),
     re.IGNORECASE,
 )
-_BRANCHES = 5
+"""One alternation: at one place, the first shape that reads wins (a pair before a top number alone)."""
 
 
 @dataclass(frozen=True)
 class Pressure:
-    """One reading: its numbers (mmHg) and where the text wrote it."""
+    """One reading: its numbers (mmHg; a number it does not give is None) and where the text wrote it."""
 
-    systolic: int
-    diastolic: int
+    systolic: int | None
+    diastolic: int | None
     start: int
     end: int
     written: str
 
 
+def _number(match: re.Match[str], name: str, read: tuple[int, int]) -> int | None:
+    value = match.groupdict().get(name)
+    return int(value) if value is not None and read[0] <= int(value) <= read[1] else None
+
+
 def read_pressures(text: str) -> list[Pressure]:
-    """Every blood pressure the text states, in order; a reading whose top number is not above its bottom
-    one is none ("60/80")."""
+    """Every blood pressure the text states, in order. A number outside ``SYSTOLIC_READ`` /
+    ``DIASTOLIC_READ`` makes no reading, nor does a top number not above its bottom one ("60/80")."""
     found = []
     for match in _READING.finditer(text):
-        branch = next(i for i in range(1, _BRANCHES + 1) if match.group(f"s{i}") is not None)
-        systolic, diastolic = int(match.group(f"s{branch}")), int(match.group(f"d{branch}"))
-        if systolic > diastolic:
-            found.append(Pressure(systolic, diastolic, match.start(), match.end(), match.group(0).strip()))
+        shape = (match.lastgroup or "s")[1:]  # every shape ends with a number, named by its index
+        given = [g for g in (f"s{shape}", f"d{shape}") if g in match.groupdict()]
+        systolic = _number(match, f"s{shape}", SYSTOLIC_READ)
+        diastolic = _number(match, f"d{shape}", DIASTOLIC_READ)
+        if len([n for n in (systolic, diastolic) if n is not None]) < len(given):
+            continue
+        if systolic is not None and diastolic is not None and systolic <= diastolic:
+            continue
+        found.append(Pressure(systolic, diastolic, match.start(), match.end(), match.group(0).strip()))
     return found
-
-
-def pressure_signs(pattern: re.Pattern[str], text: str, sign: PressureSign) -> Iterator[re.Match[str]]:
-    """The readings of ``pattern`` (named groups ``systolic`` / ``diastolic``) at or above ``sign``'s
-    limits, as ``finditer`` would find them had the limits been written in the pattern: at one start, a
-    reading under them gives way to the next the pattern allows there, one ending before it ("top number
-    190 bottom 125 ... lower 95"); none there, the search goes on from the next character."""
-    pos = 0
-    while (match := pattern.search(text, pos)) is not None:
-        found: re.Match[str] | None = match
-        while found is not None and not sign.met(found.groupdict()):
-            numbers = [found.start(g) for g, number in found.groupdict().items() if number is not None]
-            found = pattern.match(text, match.start(), max(numbers)) if numbers else None
-        if found is not None:
-            yield found
-        pos = found.end() if found is not None else match.start() + 1

@@ -2,7 +2,8 @@
 
 Reads temperatures (°C and °F: "39.4", "102F", "temp of 38.5 degrees"), the Glasgow Coma Scale ("GCS 13"),
 heart rates ("pulse 135", "HR 140 bpm"), breathing rates ("breathing 60 times a minute", "RR 32"), blood
-pressures ("BP 82/50", "190/120 mmHg", "210 over 125", "top number 218 bottom 128", a bare "190/125"),
+pressures ("BP 82/50", "190/120 mmHg", "210 over 125", "top number 218 bottom 128", a bare "190/125",
+"systolic 85": ``pressure.py``, the one reader the blood-pressure signs use too),
 oxygen saturations ("sats 89%", "oxygen level 90"), blood glucose ("sugar 2.1", "glucose 45 mg/dL": mg/dL
 is converted to mmol/L), durations ("for 10 days") and ages ("my 2 year
 old", "6 weeks old", "68M", "a 45-year-old man", "aged 70"). The limits (``policies/triage/vitals.yaml``)
@@ -231,7 +232,8 @@ def read_vitals(text: str) -> list[Reading]:
         if 0 < value <= 150:
             found.append(Reading("breathing_rate", value, match.group(0).strip()))
     for pressure in read_pressures(text):
-        found.append(Reading("systolic_bp", float(pressure.systolic), pressure.written))
+        if pressure.systolic is not None:
+            found.append(Reading("systolic_bp", float(pressure.systolic), pressure.written))
     for match in _SPO2.finditer(text):
         value = float(match.group(1) or match.group(2))
         if 50 <= value <= 100:
