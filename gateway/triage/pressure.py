@@ -26,10 +26,9 @@ _THREE = r"(?:1\d\d|2\d\d)"
 """A top number told without a blood-pressure word or unit has three digits: "12/10" is a date."""
 _LOW = r"(?:[4-9]\d|1\d\d)"
 _SHAPES = (
-    # a blood-pressure word: any two- or three-digit numbers
-    r"\b(?:bp|b/p|blood pressure|pressure)\b"
-    + _GAP
-    + r"(?P<s>\d{2,3})\s*(?:/|over)\s*(?P<d>\d{2,3})\b(?![/\d])",
+    # a blood-pressure word: any two- or three-digit numbers, a third after them too ("BP 220/110/95": a
+    # date's day is under the top numbers read, "bp on 12/10/2024" is none)
+    r"\b(?:bp|b/p|blood pressure|pressure)\b" + _GAP + r"(?P<s>\d{2,3})\s*(?:/|over)\s*(?P<d>\d{2,3})\b",
     r"\b(?P<s>\d{2,3})\s*/\s*(?P<d>\d{2,3})\s*mm ?hg",
     # a device or "it": a three-digit top number ("it was 22/10" is a date, "it's 60/40" odds)
     r"\b(?:readings?|machine|monitor|cuff|it)\b"

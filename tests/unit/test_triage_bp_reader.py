@@ -36,6 +36,8 @@ POLICY = load_policy(REPO / "policies", "general")
         ("top number 230", 230, None),
         ("bottom number 125", None, 125),
         ("diastolic 130", None, 130),
+        ("BP 220/110/95", 220, 110),  # a clinician's third number (pulse, mean pressure)
+        ("bp 190/120/ and a headache", 190, 120),
     ],
 )
 def test_a_reading_gives_its_numbers(text: str, systolic: int | None, diastolic: int | None) -> None:
@@ -46,7 +48,9 @@ def test_a_reading_gives_its_numbers(text: str, systolic: int | None, diastolic:
     "text",
     [
         "on 12/10 I saw the GP",
-        "bp check on 12/8 was fine",  # a date after a blood-pressure word: "8" is no bottom number
+        "bp check on 12/8 was fine",
+        "bp checked on 12/10/2024",
+        "blood pressure 01/05/2024",  # a date after a blood-pressure word: "8" is no bottom number
         "bp 12/80",  # a top number under 40 is no reading
         "it was 22/10",
         "it's a 60/40 chance",  # two-digit top numbers need a blood-pressure word or a unit
