@@ -30,12 +30,13 @@ from gateway.triage.clauses import clauses
 from gateway.triage.evidence_policy import EvidencePolicy, PressureSign, SignRule
 from gateway.triage.policy import NegationPolicy
 from gateway.triage.prefilter import Needs, fold, may_match, needs
+from gateway.triage.pressure import read_pressures
 from gateway.triage.tense import Matcher, Memo, SentenceTime, TenseReader, Time
-from gateway.triage.vitals import pressure_signs
 
 _POSSESSIVE = re.compile(r"\b(my|his|her|our|their)\s+(\S+\s+){0,2}$", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)*")
 _LAST_WORD = re.compile(r"[A-Za-z0-9]+\W*$")
+_DIGIT = re.compile(r"\d")
 _LOOKAHEAD = 40
 """How many characters after a negation's scope a pseudo-negation pattern may look ahead at."""
 
@@ -243,6 +244,8 @@ class EvidenceReader:
                     self._phrases.setdefault(stems[0], []).append((stems, name))
             # each pattern compiled on its own: one alternation of them all defeats re's prefix scan
             patterns.extend((name, re.compile(p, re.IGNORECASE)) for p in group.patterns)
+            if group.reads is not None:  # read by ``pressure.py``, in the group's place: a text with a digit
+                patterns.append((name, _DIGIT))
         for entries in self._phrases.values():
             entries.sort(key=lambda entry: -len(entry[0]))
         # what each pattern's matches must contain: a sentence without it is not searched (prefilter)
@@ -353,26 +356,30 @@ class EvidenceReader:
                     yield start, self._hit(group, text, start, end, index, sentence.background)
         folded = fold(text)
         for group, pattern, needed in self._patterns:
-            if not may_match(needed, folded):
-                continue
-            pressure = self.pressures.get(group)
-            # a blood pressure: only readings at or above its limits (``vitals.yaml`` ``pressure_signs``)
-            for match in (
-                pattern.finditer(text) if pressure is None else pressure_signs(pattern, text, pressure)
-            ):
-                last = _LAST_WORD.search(match.group(0))
-                yield (
-                    match.start(),
-                    self._hit(
-                        group,
-                        text,
-                        match.start(),
-                        match.end(),
-                        index,
-                        sentence.background,
-                        match.start() + last.start() if last is not None else None,
-                    ),
-                )
+            for start, end in self._spans(group, pattern, text) if may_match(needed, folded) else ():
+                yield start, self._pattern_hit(group, text, start, end, index, sentence)
+
+    def _spans(self, group: str, pattern: re.Pattern[str], text: str) -> list[tuple[int, int]]:
+        """Where ``pattern`` matches; for a group read as a blood pressure (``_DIGIT``), the readings at or
+        above its limits (``vitals.yaml`` ``pressure_signs``; without limits, none)."""
+        if pattern is not _DIGIT:
+            return [match.span() for match in pattern.finditer(text)]
+        sign = self.pressures.get(group)
+        return [(r.start, r.end) for r in read_pressures(text) if sign and sign.met(r.systolic, r.diastolic)]
+
+    def _pattern_hit(
+        self, group: str, text: str, start: int, end: int, index: int, sentence: Sentence
+    ) -> Hit:
+        last = _LAST_WORD.search(text[start:end])
+        return self._hit(
+            group,
+            text,
+            start,
+            end,
+            index,
+            sentence.background,
+            start + last.start() if last is not None else None,
+        )
 
     def _hit(
         self,

@@ -25,6 +25,7 @@ from typing import Literal
 from pydantic import PositiveInt, with_config
 
 from gateway.errors import InvalidValue
+from gateway.triage.pressure import DIASTOLIC_READ, SYSTOLIC_READ
 from gateway.validation import FILE_CONFIG, compile_all, read_yaml, refuse, validate
 
 GROUP_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
@@ -69,9 +70,14 @@ class TermGroup:
     unless: tuple[str, ...] = ()
     """Patterns of a sentence in which this group's terms are not signs ("the scar feels numb along one
     side": numb skin by a scar is not a stroke's one-sided numbness)."""
+    reads: Literal["blood_pressure"] | None = None
+    """Read by a reader of numbers instead of words (``gateway/triage/pressure.py``), against limits
+    ``vitals.yaml`` gives the group (``pressure_signs``)."""
 
     def __post_init__(self) -> None:
-        if not self.words and not self.patterns:
+        if self.reads is not None and (self.words or self.patterns):
+            raise InvalidValue("TermGroup", "reads", "a group read by a reader has no words or patterns")
+        if not self.words and not self.patterns and self.reads is None:
             raise InvalidValue("TermGroup", "words", "a group needs at least one word or pattern")
         for i, word in enumerate(self.words):
             if (
@@ -395,22 +401,19 @@ class SignDuration:
 @with_config(FILE_CONFIG)
 @dataclass(frozen=True)
 class PressureSign:
-    """A blood pressure that is a sign (``evidence.yaml`` term group of the same name): a reading its
-    patterns find, as named groups ``systolic...`` / ``diastolic...`` ("systolic_2" in another branch of
-    an alternation), counts when either number is at or above its limit (a number the reading does not
-    give is not compared)."""
+    """A blood pressure that is a sign (``evidence.yaml`` term group of the same name, ``reads:
+    blood_pressure``): a reading counts when either number is at or above its limit (a number the reading
+    does not give is not compared)."""
 
     systolic_at_or_above: PositiveInt
     diastolic_at_or_above: PositiveInt
     source: str
     """A key of ``sources``."""
 
-    def met(self, numbers: dict[str, str | None]) -> bool:
-        """Whether a match's ``groupdict()`` holds a number at or above its limit."""
-        limits = {"systolic": self.systolic_at_or_above, "diastolic": self.diastolic_at_or_above}
-        return any(
-            number is not None and int(number) >= limits[name.split("_")[0]]
-            for name, number in numbers.items()
+    def met(self, systolic: int | None, diastolic: int | None) -> bool:
+        """Whether a reading's top or bottom number is at or above its limit."""
+        return (systolic is not None and systolic >= self.systolic_at_or_above) or (
+            diastolic is not None and diastolic >= self.diastolic_at_or_above
         )
 
 
@@ -454,6 +457,22 @@ class VitalsPolicy:
                 raise InvalidValue(
                     "VitalsPolicy", f"pressure_signs.{name}.source", f"unknown source {sign.source!r}"
                 )
+            _readable(f"pressure_signs.{name}.systolic_at_or_above", sign.systolic_at_or_above, SYSTOLIC_READ)
+            _readable(
+                f"pressure_signs.{name}.diastolic_at_or_above", sign.diastolic_at_or_above, DIASTOLIC_READ
+            )
+        for i, limit in enumerate(self.limits):
+            for key in ("below", "at_or_above"):
+                if limit.vital == "systolic_bp" and (value := getattr(limit, key)) is not None:
+                    _readable(f"limits[{i}].{key}", value, SYSTOLIC_READ)
+
+
+def _readable(key: str, value: float, read: tuple[int, int]) -> None:
+    """A blood-pressure limit lies inside the numbers the reader reads (``pressure.py``): one outside
+    them could never be met, or would be met by every reading."""
+    if not read[0] < value <= read[1]:
+        reason = f"must lie inside the numbers the reader reads ({read[0] + 1}-{read[1]} mmHg), got {value:g}"
+        raise InvalidValue("VitalsPolicy", key, reason)
 
 
 def load_evidence_policy(path: Path) -> EvidencePolicy:
@@ -465,27 +484,17 @@ def load_vitals_policy(path: Path) -> VitalsPolicy:
 
 
 def check_pressure_signs(evidence: EvidencePolicy, vitals: VitalsPolicy, source: str) -> None:
-    """Every pressure sign (``vitals.yaml``) is a term group of patterns only, each naming its numbers and
-    nothing else (``systolic``, ``diastolic``, ``systolic_2``, ...), and every group naming one has its
-    limits: no reading is a sign unchecked."""
+    """Every pressure sign (``vitals.yaml``) is a term group read as a blood pressure, and every such group
+    has its limits: no reading is a sign unchecked."""
     for name, group in evidence.terms.items():
-        names = [set(re.compile(p).groupindex) for p in group.patterns]
-        numbers = [{n for n in found if n.split("_")[0] in ("systolic", "diastolic")} for found in names]
-        if name in vitals.pressure_signs and (
-            group.words
-            or any(not found or found != number for found, number in zip(names, numbers, strict=True))
-        ):
-            reason = "its term group needs patterns only, each naming (?P<systolic>...) or (?P<diastolic>...)"
+        if group.reads == "blood_pressure" and name not in vitals.pressure_signs:
+            reason = "missing: the term group reads a blood pressure, give its limits"
             refuse(source, f"pressure_signs.{name}", reason)
-        if any(numbers) and name not in vitals.pressure_signs:
-            refuse(
-                source,
-                f"pressure_signs.{name}",
-                "missing: the term group reads a blood pressure, give its limits",
-            )
     for name in vitals.pressure_signs:
         if name not in evidence.terms:
             refuse(source, f"pressure_signs.{name}", "unknown term group of evidence.yaml")
+        if evidence.terms[name].reads != "blood_pressure":
+            refuse(source, f"pressure_signs.{name}", "its term group needs `reads: blood_pressure`")
 
 
 def check_categories(evidence: EvidencePolicy, categories: set[str], source: str) -> None:

@@ -2,7 +2,8 @@
 
 Reads temperatures (°C and °F: "39.4", "102F", "temp of 38.5 degrees"), the Glasgow Coma Scale ("GCS 13"),
 heart rates ("pulse 135", "HR 140 bpm"), breathing rates ("breathing 60 times a minute", "RR 32"), blood
-pressures ("BP 82/50", "190/120 mmHg", "210 over 125", "top number 218 bottom 128", a bare "190/125"),
+pressures ("BP 82/50", "190/120 mmHg", "210 over 125", "top number 218 bottom 128", a bare "190/125",
+"systolic 85": ``pressure.py``, the one reader the blood-pressure signs use too),
 oxygen saturations ("sats 89%", "oxygen level 90"), blood glucose ("sugar 2.1", "glucose 45 mg/dL": mg/dL
 is converted to mmol/L), durations ("for 10 days") and ages ("my 2 year
 old", "6 weeks old", "68M", "a 45-year-old man", "aged 70"). The limits (``policies/triage/vitals.yaml``)
@@ -15,12 +16,13 @@ then only the limits for every age apply, since a child's limits depend on an ag
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gateway.domain import TriageEvidence
 from gateway.triage.clauses import clauses
-from gateway.triage.evidence_policy import PressureSign, Vital, VitalLimit, VitalsPolicy
+from gateway.triage.evidence_policy import Vital, VitalLimit, VitalsPolicy
+from gateway.triage.pressure import read_pressures
 
 MG_DL_PER_MMOL_L = 18.0
 """Glucose: mg/dL per mmol/L (molar mass of glucose, 180 g/mol)."""
@@ -69,17 +71,6 @@ _BREATHING = re.compile(
     + r"(\d{1,3})\b"
     r"(?!\s*(?:%|mg|mcg|ml|kg|lb|years?|months?|weeks?|days?|hours?|mins?\b|minutes?\s+(?:ago|later)))"
     r"|\b(\d{1,3})\s*(?:breaths|times|breathes|bpm)\s*(?:a|per|each|/|in\s+(?:a|one|1)|every)\s*min",
-    re.IGNORECASE,
-)
-_PRESSURE = re.compile(
-    r"\b(?:bp|blood pressure|pressure)\b" + _GAP + r"(\d{2,3})\s*(?:/|over)\s*(\d{2,3})"
-    r"|\b(\d{2,3})\s*/\s*(\d{2,3})\s*(?:mm ?hg)"
-    # lay wordings (#31 item 3): "top number 218 bottom 128", "210 over 125", a bare "190/125" (a
-    # three-digit top number, nothing of a date or fraction beside it: "12/10" is a date)
-    r"|\b(?:top|upper) (?:number|one|reading|figure)\b[^\d.!?\n]{0,15}(\d{2,3})\b[^\d.!?\n]{0,20}?"
-    r"\b(?:bottom|lower)(?: (?:number|one|reading|figure))?\b[^\d.!?\n]{0,15}(\d{2,3})\b"
-    r"|\b(1\d\d|2\d\d) over ([4-9]\d|1\d\d)\b"
-    r"|(?<![\d/.:])\b(1\d\d|2\d\d)\s*/\s*([4-9]\d|1\d\d)\b(?![/\d.:])",
     re.IGNORECASE,
 )
 _SPO2 = re.compile(
@@ -248,11 +239,9 @@ def read_vitals(text: str) -> list[Reading]:
         value = float(match.group(1) or match.group(2))
         if 0 < value <= 150:
             found.append(Reading("breathing_rate", value, match.group(0).strip()))
-    for match in _PRESSURE.finditer(text):
-        top, bottom = (g for g in match.groups() if g is not None)
-        systolic, diastolic = float(top), float(bottom)
-        if systolic > diastolic:
-            found.append(Reading("systolic_bp", systolic, match.group(0).strip()))
+    for pressure in read_pressures(text):
+        if pressure.systolic is not None:
+            found.append(Reading("systolic_bp", float(pressure.systolic), pressure.written))
     for match in _SPO2.finditer(text):
         value = float(match.group(1) or match.group(2))
         if 50 <= value <= 100:
@@ -272,22 +261,6 @@ def read_vitals(text: str) -> list[Reading]:
             )
         )
     return found
-
-
-def pressure_signs(pattern: re.Pattern[str], text: str, sign: PressureSign) -> Iterator[re.Match[str]]:
-    """The readings of ``pattern`` (named groups ``systolic`` / ``diastolic``) at or above ``sign``'s
-    limits, as ``finditer`` would find them had the limits been written in the pattern: at one start, a
-    reading under them gives way to the next the pattern allows there, one ending before it ("top number
-    190 bottom 125 ... lower 95"); none there, the search goes on from the next character."""
-    pos = 0
-    while (match := pattern.search(text, pos)) is not None:
-        found: re.Match[str] | None = match
-        while found is not None and not sign.met(found.groupdict()):
-            numbers = [found.start(g) for g, number in found.groupdict().items() if number is not None]
-            found = pattern.match(text, match.start(), max(numbers)) if numbers else None
-        if found is not None:
-            yield found
-        pos = found.end() if found is not None else match.start() + 1
 
 
 def read_age(text: str, policy: VitalsPolicy) -> float | None:
