@@ -9,7 +9,7 @@ import jinja2
 
 from gateway.domain import RefusalReason, Scope, Triage
 from gateway.triage.contexts import OperatingContext
-from gateway.triage.outcome import red_flag_notes
+from gateway.triage.outcome import named_signs, red_flag_notes
 
 NOTES = ("ended_early", "model_urgent")
 """Notes a streamed answer may end with (docs/safety.md), checked at start-up like the refusals."""
@@ -58,5 +58,8 @@ class ReplyNotes:
             self.messages.render("declined_question", scope=q.scope.value, question=q.text)
             for q in triage.declined
         ]
-        notes += [self.messages.render("red_flag_information", rule=rule) for rule in red_flag_notes(triage)]
+        notes += [
+            self.messages.render("red_flag_information", rule=rule, signs=named_signs(triage, rule))
+            for rule in red_flag_notes(triage)
+        ]
         return " ".join(notes)

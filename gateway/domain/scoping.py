@@ -55,6 +55,12 @@ class QuestionTriage:
     reason: str
     rule: str | None = None
     layer: TriageLayer = TriageLayer.DEFAULT
+    unbound: bool = False
+    """The exemplar or classifier layer (``layer``) raised red flag ``rule`` without its own signs and
+    the unbound rule dropped the raise (``evidence.yaml`` ``unbound``): answered with its safety note,
+    which names ``signs``; logged (``triage_unbound_dropped``) and kept in the audit record."""
+    signs: tuple[str, ...] = ()
+    """A dropped raise: what the message tells of now (its symptoms and signs, in its own words)."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,11 @@ class Triage:
     @property
     def answerable(self) -> tuple[str, ...]:
         return tuple(q.text for q in self.questions if q.scope is Scope.IN_SCOPE)
+
+    @property
+    def dropped(self) -> tuple[QuestionTriage, ...]:
+        """Questions whose red flag, raised without its own signs, was dropped to its safety note."""
+        return tuple(q for q in self.questions if q.unbound)
 
     @property
     def declined(self) -> tuple[QuestionTriage, ...]:

@@ -307,6 +307,7 @@ def log_fields(result: PipelineResult, trail: AuditTrail) -> dict[str, Any]:
         "scope": result.triage.scope.value,
         "triage_layer": result.triage.layer.value,
         "triage_rule": result.triage.rule,
+        "triage_unbound_dropped": [q.rule for q in result.triage.dropped],
         "reason": summary.reason.value if summary.reason else None,
         "stream": result.request.stream,
         "passages": len(result.passages),

@@ -34,7 +34,7 @@ from gateway.triage.contexts import OperatingContext
 from gateway.triage.emergency import RuleReadings, emergency_of, exempt
 from gateway.triage.planning import TriagePlan
 from gateway.triage.policy import TriagePolicy
-from gateway.triage.red_flags import Emergency
+from gateway.triage.red_flags import Dropped, Emergency
 from gateway.triage.rule_layer import first_rule, matches
 from gateway.triage.semantic import SemanticScore
 
@@ -117,7 +117,7 @@ def _scope(
     context: OperatingContext,
     policy: TriagePolicy,
     conversation_clinical: bool,
-    note: str | None,
+    note: str | Dropped | None,
 ) -> QuestionTriage:
     rule = first_rule(context.non_clinical, text)
     if rule:
@@ -144,6 +144,9 @@ def _scope(
         return QuestionTriage(
             text, Scope.OUT_OF_SCOPE, f"outside the {context.name} service", None, TriageLayer.RULE
         )
+    if isinstance(note, Dropped):  # visible to clinicians: the raising layer, the red flag, the signs
+        reason = f"red flag raised without its signs ({note.layer.value}): {note.category}; its safety note"
+        return QuestionTriage(text, Scope.IN_SCOPE, reason, note.category, note.layer, True, note.signs)
     if note is not None:
         return QuestionTriage(text, Scope.IN_SCOPE, f"information about a red flag: {note}", note, layer)
     return QuestionTriage(text, Scope.IN_SCOPE, "in scope", None, layer)
@@ -206,6 +209,9 @@ def decide(
         )
     answered = next((q for q in result if q.scope is Scope.IN_SCOPE), None)
     if answered is not None:
+        dropped = next((q for q in result if q.unbound), None)
+        if dropped is not None:
+            return Triage(Scope.IN_SCOPE, dropped.reason, None, result, dropped.layer)
         return Triage(Scope.IN_SCOPE, "in scope", None, result, answered.layer)
     first = result[0]
     return Triage(first.scope, first.reason, first.rule, result, first.layer)

@@ -11,7 +11,7 @@ from gateway.triage.contexts import OperatingContext
 from gateway.triage.evidence import EvidenceReader, Reading, Signs, distinct, negated
 from gateway.triage.planning import TriagePlan
 from gateway.triage.policy import TriagePolicy
-from gateway.triage.red_flags import Emergency, bind_unbound, bound_semantic
+from gateway.triage.red_flags import Dropped, Emergency, bind_unbound, bound_semantic
 from gateway.triage.rule_layer import fired, first_rule, information_only
 from gateway.triage.semantic import SemanticScore
 from gateway.triage.tense import Memo
@@ -158,8 +158,9 @@ def _rule_evidence(
 
 def emergency_of(
     text: str, score: SemanticScore, readings: RuleReadings, of_message: bool = True
-) -> tuple[Emergency | None, str | None]:
-    """(the emergency this text reports, the red flag an information question asks about).
+) -> tuple[Emergency | None, str | Dropped | None]:
+    """(the emergency this text reports, the red flag an information question asks about or whose
+    raise without its signs was dropped to its safety note).
 
     The layers, in order (docs/safety.md): the health gate (no health content: never an emergency),
     the context's red-flag rules, vital signs out of range, a red flag's signs with a severity word,
@@ -201,9 +202,9 @@ def emergency_of(
         if found is not None and reader.reassured(reading, found.category, found.category in met):
             return None, found.category  # told as well now: answered with the red flag's safety note
         if found is not None:
-            found, note = bind_unbound(found, reading, met, score, policy, denied)
+            found, dropped = bind_unbound(found, reading, met, score, policy, denied)
             if found is None:
-                return None, note  # no red flag's signs, no acuity or grave sign told: its note
+                return None, dropped  # no red flag's signs, no acuity or grave sign told: its note
     if found is None:
         # a question about a red flag whose signs it names, or a supposing clause naming them ("what
         # if I took ten of them?"): answered with the red flag's safety note

@@ -237,6 +237,10 @@ class UnboundPolicy:
     burn, a young infant, a face droop), and mood, the mind, drink or drugs."""
     exempt: tuple[str, ...] = ()
     """Red flags whose unbound read always stands (told in words of mood and intent no list covers)."""
+    names: tuple[str, ...] = ()
+    """Groups, besides every red flag's signs, whose words a dropped raise's safety note names."""
+    note_signs: PositiveInt = 4
+    """At most this many of them, in the order told."""
 
 
 @with_config(FILE_CONFIG)
@@ -298,7 +302,7 @@ class EvidencePolicy:
                 if group not in self.terms:
                     where = f"reassurance.{key}[{i}]"
                     raise InvalidValue("EvidencePolicy", where, f"unknown term group {group!r}")
-        for key in ("stands_on", "rehome_ignores"):
+        for key in ("stands_on", "rehome_ignores", "names"):
             for i, group in enumerate(getattr(self.unbound, key)):
                 if group not in self.terms:
                     raise InvalidValue(

@@ -14,6 +14,13 @@ def red_flag_notes(result: Triage) -> tuple[str, ...]:
     return tuple(dict.fromkeys(rules))
 
 
+def named_signs(result: Triage, rule: str) -> tuple[str, ...]:
+    """The signs the safety note of ``rule`` names: what the message tells of now when a red flag
+    raised without its own signs was dropped to that note (none for an information question)."""
+    told = (s for q in result.questions if q.unbound and q.rule == rule for s in q.signs)
+    return tuple(dict.fromkeys(told))
+
+
 def deferred_questions(result: Triage) -> tuple[str, ...]:
     """In an emergency: the parts of the message that were not answered because of it."""
     return tuple(q.text for q in result.questions if q.scope is not Scope.EMERGENCY)

@@ -25,6 +25,16 @@ class Emergency:
     evidence: tuple[TriageEvidence, ...] = ()
 
 
+@dataclass(frozen=True)
+class Dropped:
+    """A red flag the exemplar or classifier layer (``layer``) raised without its own signs and the
+    unbound rule dropped: the text gets its safety note, naming ``signs`` (what it tells of now)."""
+
+    category: str
+    layer: TriageLayer
+    signs: tuple[str, ...] = ()
+
+
 def bound_semantic(
     score: SemanticScore,
     met: dict[str, Signs],
@@ -112,24 +122,25 @@ def bind_unbound(
     score: SemanticScore,
     policy: TriagePolicy,
     denied: frozenset[str] = frozenset(),
-) -> tuple[Emergency | None, str | None]:
-    """(the emergency, the red flag whose safety note answers instead) for a semantic decision.
+) -> tuple[Emergency | None, Dropped | None]:
+    """(the emergency, or the dropped raise whose safety note answers instead) for a semantic decision.
 
     A red flag raised without its own signs (``found.category`` not in ``met``; ``evidence.yaml``
     ``unbound``) is moved to the nearest red flag whose signs the text holds, or whose ``adopts_when``
     groups it names of now (a despairing post read as a physical red flag: thoughts of suicide;
     ``rehome``, never on ``rehome_ignores`` groups alone); else it stands only on a ``stands_on`` term
     (severity, trajectory, onset, a grave sign, mood) told of now, not denied, and not only asked
-    about as a topic; otherwise the text gets the safety note of the red flag it resembles."""
+    about as a topic; otherwise the text gets the safety note of the red flag it resembles, naming the
+    signs it tells of now."""
     rule = policy.evidence.unbound
     if not rule.enabled or found.category in met or found.category in rule.exempt:
         return found, None
     loose = frozenset(rule.rehome_ignores)
-    now = frozenset(
-        h.group
-        for h in reading.hits
-        if not (h.negated or h.background or h.supposed) and h.group not in loose
-    )
+    told = [h for h in reading.hits if not (h.negated or h.supposed) and h.group not in loose]
+    now = frozenset(h.group for h in told if not h.background)
+    # a red flag whose history fires (thoughts of suicide) adopts on its groups told as history too,
+    # unless the message says the episode is over ("I was suicidal at 16, I've been well for years")
+    ever = now if reading.resolved else frozenset(h.group for h in told)
     homes = [
         c
         for c, signs_rule in policy.evidence.categories.items()
@@ -137,7 +148,7 @@ def bind_unbound(
         and c not in denied
         and (
             (c in met and any(h.group not in loose for h in met[c].hits))
-            or now.intersection(signs_rule.adopts_when)
+            or (ever if signs_rule.history_fires else now).intersection(signs_rule.adopts_when)
         )
     ]
     if rule.rehome and homes:
@@ -148,4 +159,19 @@ def bind_unbound(
     # about a topic does not
     if any(h.group in stands_on and not (h.negated or h.background or h.asked) for h in reading.hits):
         return found, None
-    return None, found.category
+    return None, Dropped(found.category, found.layer, _named(reading, policy))
+
+
+def _named(reading: Reading, policy: TriagePolicy) -> tuple[str, ...]:
+    """What a dropped raise's safety note names: the text's own words for any red flag's signs or a
+    group of ``unbound.names`` (symptoms), told of now, first ``unbound.note_signs`` of them."""
+    rule = policy.evidence.unbound
+    groups = set(rule.names)
+    for signs_rule in policy.evidence.categories.values():
+        groups.update(g for need in (*signs_rule.requires, *signs_rule.escalate) for g in need)
+    told = (
+        h.text.lower()
+        for h in reading.hits
+        if h.group in groups and not (h.negated or h.background or h.supposed or h.asked)
+    )
+    return tuple(dict.fromkeys(told))[: rule.note_signs]
