@@ -6,8 +6,7 @@ patient's safety message and the clinician's view can say which signs decided.
 - **Terms** (``policies/triage/evidence.yaml``) are matched per sentence by the product's stem
   (``gateway.stemming``) or by pattern; a sign whose words are negated ("no bleeding", "denies chest
   pain", "without fever": ``NegationPolicy`` of ``triage.yaml``) does not count as a sign, but still
-  counts as health content. A pattern runs only on a sentence holding the literals its matches need
-  (``gateway.triage.prefilter``).
+  counts as health content. A pattern runs only on a sentence holding the literals it needs (``prefilter``).
 - **Time** (``gateway.triage.tense``, read once per sentence): a sentence of history ("had a bleed in
   2019", "we ended up in A&E"), a question about a topic, or a supposing clause ("what if") gives no
   signs of now.
@@ -27,11 +26,12 @@ from functools import lru_cache
 from gateway import stemming
 from gateway.domain import TriageEvidence
 from gateway.triage.clauses import clauses
-from gateway.triage.evidence_policy import EvidencePolicy, PressureSign, SignRule
+from gateway.triage.evidence_policy import EvidencePolicy, SignRule
 from gateway.triage.policy import NegationPolicy
 from gateway.triage.prefilter import Needs, fold, may_match, needs
 from gateway.triage.pressure import read_pressures
 from gateway.triage.tense import Matcher, Memo, SentenceTime, TenseReader, Time
+from gateway.triage.vitals_policy import PressureSign
 
 _POSSESSIVE = re.compile(r"\b(my|his|her|our|their)\s+(\S+\s+){0,2}$", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)*")

@@ -1,6 +1,6 @@
 """The evidence triage must find before it calls a message an emergency: ``policies/triage/``.
 
-Two operator-edited files, validated at start-up (a problem names the file and the dotted key):
+Operator-edited files, validated at start-up (a problem names the file and the dotted key):
 
 ``evidence.yaml``
     ``terms``: named groups of words and phrases (compared by their Snowball stems, so "bleeding",
@@ -10,41 +10,25 @@ Two operator-edited files, validated at start-up (a problem names the file and t
     the complaint now; ``categories``: per red flag, the signs it needs (``requires``) and the
     severity that makes those signs an emergency on their own (``escalate``).
 ``vitals.yaml``
-    published early-warning limits (NEWS2 for adults, NICE NG143 for fever in under 5s, ...) by age,
-    each naming its source, the red flag it raises and how a patient is told about it.
+    published early-warning limits: ``gateway.triage.vitals_policy``; this module checks that its
+    blood-pressure signs and the term groups reading them agree (``check_pressure_signs``).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
 from pydantic import PositiveInt, with_config
 
 from gateway.errors import InvalidValue
-from gateway.triage.pressure import DIASTOLIC_READ, SYSTOLIC_READ
+from gateway.triage.vitals_policy import VitalsPolicy
 from gateway.validation import FILE_CONFIG, compile_all, read_yaml, refuse, validate
 
 GROUP_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 Binding = Literal["signs", "gate", "free"]
-Vital = Literal[
-    "temperature_c",
-    "heart_rate",
-    "breathing_rate",
-    "systolic_bp",
-    "spo2",
-    "glucose_mmol",
-    "fever_days",
-    "gcs",
-    "seizure_minutes",
-]
-"""``fever_days``: how many days a fever stated in the same sentence has lasted ("a fever for 5 days");
-``seizure_minutes`` (and any vital named in ``VitalsPolicy.sign_durations``): how long a sign told
-beside a duration has lasted ("fitting for 6 minutes");
-``gcs``: the Glasgow Coma Scale (3-15) a clinician states ("GCS 13", "GCS 14/15")."""
 
 
 @with_config(FILE_CONFIG)
@@ -330,161 +314,8 @@ class EvidencePolicy:
                             )
 
 
-@with_config(FILE_CONFIG)
-@dataclass(frozen=True)
-class VitalLimit:
-    """One published limit: a value of ``vital`` outside it, at an age in [min, max), is a red flag."""
-
-    vital: Vital
-    category: str
-    """The red flag it raises (an emergency category, or a name of its own: ``label`` says it)."""
-    label: str
-    """How the patient and the clinician are told ("a temperature of 38 °C or more under 3 months")."""
-    source: str
-    """A key of ``sources``."""
-    below: float | None = None
-    at_or_above: float | None = None
-    min_age_years: float = 0.0
-    max_age_years: float = 200.0
-
-    def __post_init__(self) -> None:
-        if self.below is None and self.at_or_above is None:
-            raise InvalidValue("VitalLimit", "below", "set below, at_or_above or both")
-        if not 0.0 <= self.min_age_years < self.max_age_years:
-            raise InvalidValue("VitalLimit", "min_age_years", "must be at least 0 and below max_age_years")
-        if not self.label.strip():
-            raise InvalidValue("VitalLimit", "label", "must not be empty")
-
-    @property
-    def any_age(self) -> bool:
-        return self.min_age_years == 0.0 and self.max_age_years >= 120.0
-
-    def covers(self, age: float) -> bool:
-        return self.min_age_years <= age < self.max_age_years
-
-    def outside(self, value: float) -> bool:
-        return (self.below is not None and value < self.below) or (
-            self.at_or_above is not None and value >= self.at_or_above
-        )
-
-
-@with_config(FILE_CONFIG)
-@dataclass(frozen=True)
-class SignDuration:
-    """A sign whose duration published guidance reads against a limit ("a seizure lasting more than
-    5 minutes": NHS, call 999): a duration beside one of ``words`` in its sentence is a reading."""
-
-    words: tuple[str, ...]
-    """Patterns naming the sign ("fitting", "seizure")."""
-    unit: Literal["minutes", "hours", "days"]
-    """The unit of the reading (and of its limits)."""
-    habitual: tuple[str, ...] = ()
-    """Patterns of a known pattern told as history ("his fits usually last 10 minutes"): such a
-    sentence gives no reading."""
-    longest: float | None = None
-    """A duration above this (in ``unit``) is a span of illness with the sign, not one episode ("fits
-    for 3 days"): no reading."""
-
-    def __post_init__(self) -> None:
-        if not self.words:
-            raise InvalidValue("SignDuration", "words", "must not be empty")
-        compile_all(self, self.words, "words")
-        compile_all(self, self.habitual, "habitual")
-
-    @cached_property
-    def word_patterns(self) -> tuple[re.Pattern[str], ...]:
-        """``words`` compiled (any case), once per policy."""
-        return tuple(re.compile(p, re.IGNORECASE) for p in self.words)
-
-    @cached_property
-    def habit_patterns(self) -> tuple[re.Pattern[str], ...]:
-        """``habitual`` compiled (any case), once per policy."""
-        return tuple(re.compile(p, re.IGNORECASE) for p in self.habitual)
-
-
-@with_config(FILE_CONFIG)
-@dataclass(frozen=True)
-class PressureSign:
-    """A blood pressure that is a sign (``evidence.yaml`` term group of the same name, ``reads:
-    blood_pressure``): a reading counts when either number is at or above its limit (a number the reading
-    does not give is not compared)."""
-
-    systolic_at_or_above: PositiveInt
-    diastolic_at_or_above: PositiveInt
-    source: str
-    """A key of ``sources``."""
-
-    def met(self, systolic: int | None, diastolic: int | None) -> bool:
-        """Whether a reading's top or bottom number is at or above its limit."""
-        return (systolic is not None and systolic >= self.systolic_at_or_above) or (
-            diastolic is not None and diastolic >= self.diastolic_at_or_above
-        )
-
-
-@with_config(FILE_CONFIG)
-@dataclass(frozen=True)
-class VitalsPolicy:
-    sources: dict[str, str]
-    """Citations of the tables the limits come from."""
-    limits: tuple[VitalLimit, ...]
-    adult_age_years: float = 16.0
-    """A message that gives no age and names no child is read against the limits covering this age."""
-    child_words: tuple[str, ...] = ()
-    """Patterns naming a child without an age ("my baby", "toddler"): only limits for every age apply."""
-    ages: dict[str, float] = field(default_factory=dict)
-    """Ages (years) implied by words with no number ("newborn": 0.05)."""
-    exertion: tuple[str, ...] = ()
-    """Patterns of exercise: heart and breathing rates in such a message are not read against resting
-    limits."""
-    durations: dict[str, float] = field(default_factory=dict)
-    """Spans of time named without a count, read as durations (pattern -> days at least): "since last
-    night" (1), "over the weekend" (2), "since Monday" (1: the weekday's distance depends on today)."""
-    sign_durations: dict[Vital, SignDuration] = field(default_factory=dict)
-    """Signs read with how long they have lasted, each as the vital it names (``seizure_minutes``)."""
-    pressure_signs: dict[str, PressureSign] = field(default_factory=dict)
-    """Term groups of ``evidence.yaml`` read as a blood pressure against these limits (``bp_crisis``)."""
-
-    def __post_init__(self) -> None:
-        compile_all(self, self.child_words, "child_words")
-        for pattern, days in self.durations.items():
-            compile_all(self, (pattern,), f"durations.{pattern}")
-            if days <= 0:
-                raise InvalidValue("VitalsPolicy", f"durations.{pattern}", "days must be above 0")
-        compile_all(self, self.exertion, "exertion")
-        for i, limit in enumerate(self.limits):
-            if limit.source not in self.sources:
-                raise InvalidValue("VitalsPolicy", f"limits[{i}].source", f"unknown source {limit.source!r}")
-        for word in self.ages:
-            compile_all(self, (word,), f"ages.{word}")
-        for name, sign in self.pressure_signs.items():
-            if sign.source not in self.sources:
-                raise InvalidValue(
-                    "VitalsPolicy", f"pressure_signs.{name}.source", f"unknown source {sign.source!r}"
-                )
-            _readable(f"pressure_signs.{name}.systolic_at_or_above", sign.systolic_at_or_above, SYSTOLIC_READ)
-            _readable(
-                f"pressure_signs.{name}.diastolic_at_or_above", sign.diastolic_at_or_above, DIASTOLIC_READ
-            )
-        for i, limit in enumerate(self.limits):
-            for key in ("below", "at_or_above"):
-                if limit.vital == "systolic_bp" and (value := getattr(limit, key)) is not None:
-                    _readable(f"limits[{i}].{key}", value, SYSTOLIC_READ)
-
-
-def _readable(key: str, value: float, read: tuple[int, int]) -> None:
-    """A blood-pressure limit lies inside the numbers the reader reads (``pressure.py``): one outside
-    them could never be met, or would be met by every reading."""
-    if not read[0] < value <= read[1]:
-        reason = f"must lie inside the numbers the reader reads ({read[0] + 1}-{read[1]} mmHg), got {value:g}"
-        raise InvalidValue("VitalsPolicy", key, reason)
-
-
 def load_evidence_policy(path: Path) -> EvidencePolicy:
     return validate(EvidencePolicy, read_yaml(path), str(path))
-
-
-def load_vitals_policy(path: Path) -> VitalsPolicy:
-    return validate(VitalsPolicy, read_yaml(path), str(path))
 
 
 def check_pressure_signs(evidence: EvidencePolicy, vitals: VitalsPolicy, source: str) -> None:

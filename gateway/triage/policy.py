@@ -26,12 +26,11 @@ from pydantic import AfterValidator, ConfigDict, Field, Strict, ValidationInfo, 
 from gateway.errors import InvalidValue
 from gateway.triage.evidence_policy import (
     EvidencePolicy,
-    VitalsPolicy,
     check_categories,
     check_pressure_signs,
     load_evidence_policy,
-    load_vitals_policy,
 )
+from gateway.triage.vitals_policy import VitalsPolicy, load_vitals_policy
 from gateway.validation import FILE_CONFIG, load_file, read_yaml, validate
 
 CATEGORY_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")

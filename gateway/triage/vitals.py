@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 from gateway.domain import TriageEvidence
 from gateway.triage.clauses import clauses
-from gateway.triage.evidence_policy import Vital, VitalLimit, VitalsPolicy
 from gateway.triage.pressure import read_pressures
+from gateway.triage.vitals_policy import Vital, VitalLimit, VitalsPolicy
 
 MG_DL_PER_MMOL_L = 18.0
 """Glucose: mg/dL per mmol/L (molar mass of glucose, 180 g/mol)."""

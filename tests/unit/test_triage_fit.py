@@ -12,8 +12,8 @@ import pytest
 from gateway.domain import Scope, Triage, TriageLayer
 from gateway.errors import InvalidValue
 from gateway.policies import load_policy
-from gateway.triage.evidence_policy import SignDuration
 from gateway.triage.vitals import read_durations, read_sign_durations
+from gateway.triage.vitals_policy import SignDuration
 from tests.support.triage import reader_of, rules_only, sign_groups
 
 REPO = Path(__file__).resolve().parents[2]
