@@ -153,14 +153,15 @@ def test_upstream_failures_become_safe_refusals(start_gateway, reply, reason) ->
 
 
 def test_connection_refused_is_a_safe_refusal(make_services) -> None:  # type: ignore[no-untyped-def]
-    from gateway.testing import free_port
+    from gateway.testing import refused_port
 
-    services = make_services(upstream_base_url=f"http://127.0.0.1:{free_port()}/v1", upstream_retries=0)
-    with running_gateway(services) as url:
-        completion = openai_client(url).chat.completions.create(
-            model="m", messages=[{"role": "user", "content": "How much paracetamol can an adult take?"}]
-        )
-        metrics = httpx.get(f"{url}/metrics").text
+    with refused_port() as port:
+        services = make_services(upstream_base_url=f"http://127.0.0.1:{port}/v1", upstream_retries=0)
+        with running_gateway(services) as url:
+            completion = openai_client(url).chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "How much paracetamol can an adult take?"}]
+            )
+            metrics = httpx.get(f"{url}/metrics").text
     assert completion.model_extra["trust"]["summary"]["reason"] == "upstream_error"
     assert 'gateway_upstream_errors_total{type="connection"} 1.0' in metrics
 

@@ -22,7 +22,7 @@ from gateway.bootstrap import open_store
 from gateway.domain import Passage
 from gateway.errors import StoreError, VerifierError
 from gateway.retrieval.retrieve import Retriever
-from gateway.testing import Reply, ScriptedVerifier, contract_answer, free_port, running_upstream
+from gateway.testing import Reply, ScriptedVerifier, contract_answer, refused_port, running_upstream
 from gateway.verification.verify import ClaimChecker
 from tests.support.components import with_components
 from tests.support.fault_server import running_fault_server
@@ -177,9 +177,8 @@ def test_store_unavailable_is_refused_before_the_model_is_called(error, scripted
 def test_chroma_server_on_a_dead_port_stops_start_up_with_a_store_error(embedder, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from gateway.settings import Settings
 
-    settings = Settings(data_dir=tmp_path, chroma_url=f"http://127.0.0.1:{free_port()}")
-    with pytest.raises(StoreError, match="Chroma"):
-        open_store(settings, embedder)
+    with refused_port() as port, pytest.raises(StoreError, match="Chroma"):
+        open_store(Settings(data_dir=tmp_path, chroma_url=f"http://127.0.0.1:{port}"), embedder)
 
 
 def test_readyz_reports_a_failing_store(make_services) -> None:  # type: ignore[no-untyped-def]
