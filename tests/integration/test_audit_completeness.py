@@ -81,7 +81,11 @@ def test_client_disconnect_mid_stream_is_recorded_with_what_was_sent(gateway_ser
                     received += json.loads(line[6:])["choices"][0]["delta"].get("content") or ""
                 if received:
                     break  # the client goes away while the rewrite is still held
-        wait_until(lambda: rows(services) and rows(services)[0].outcome != "incomplete", "the row completed")
+        # the row says ``delivering`` from the first piece on (written ahead), so wait for what comes after
+        wait_until(
+            lambda: rows(services) and rows(services)[0].outcome not in {"incomplete", "delivering"},
+            "the row given its final outcome",
+        )
         release.set()
         disconnected = metric(url, 'gateway_requests_total{outcome="client_disconnected"}')
     (row,) = rows(services)

@@ -235,7 +235,8 @@ def _post_in_thread(url: str, results: list[dict[str, Any]]) -> threading.Thread
 def test_upstream_concurrency_limit_refuses_overflow(queue_size, kind, scripted, make_services) -> None:  # type: ignore[no-untyped-def]
     upstream, base_url = scripted
     upstream.reset()
-    upstream.queue(Reply(content=supported_answer(), delay=2.0))
+    release = threading.Event()  # the first call holds the one slot until the overflow was refused
+    upstream.queue(Reply(content=supported_answer(), hold_until=release))
     upstream.default = Reply(content=supported_answer())
     services = make_services(
         upstream_base_url=base_url,
@@ -248,7 +249,10 @@ def test_upstream_concurrency_limit_refuses_overflow(queue_size, kind, scripted,
         first: list[dict[str, Any]] = []
         thread = _post_in_thread(url, first)
         upstream.wait_for_requests(1)
-        _, content, _raw, trust = ask(url, stream=False)
+        try:
+            _, content, _raw, trust = ask(url, stream=False)
+        finally:
+            release.set()
         thread.join(timeout=30)
         overflow = metric(url, f'gateway_upstream_errors_total{{type="{kind}"}}')
     assert trust["summary"]["reason"] == "upstream_error"
