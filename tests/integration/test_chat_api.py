@@ -10,20 +10,10 @@ import pytest
 
 from gateway.testing import Reply, contract_answer
 from gateway.web.disclosure import Disclosure
+from tests.support.chat_answers import PARACETAMOL_DOSE, PARACETAMOL_MAX, supported_answer
 from tests.support.stack import openai_client, running_gateway
 
-PARACETAMOL_DOSE = "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours."
-PARACETAMOL_MAX = "Do not take more than 4 g of paracetamol in 24 hours."
-
-
 GATEWAY_SETTINGS = {"upstream_timeout": 5.0}
-
-
-def supported_answer() -> str:
-    return contract_answer(
-        f"{PARACETAMOL_DOSE[:-1]} [1]. {PARACETAMOL_MAX[:-1]} [1].",
-        [(PARACETAMOL_DOSE, [1], PARACETAMOL_DOSE), (PARACETAMOL_MAX, [1], PARACETAMOL_MAX)],
-    )
 
 
 def test_non_streaming_answer_parses_with_the_sdk_and_carries_trust(shared_gateway) -> None:  # type: ignore[no-untyped-def]

@@ -16,7 +16,7 @@ import pytest
 from gateway.errors import AuditError
 from gateway.settings import Secret
 from gateway.testing import Reply
-from tests.integration.test_chat_api import PARACETAMOL_DOSE, PARACETAMOL_MAX, supported_answer
+from tests.support.chat_answers import PARACETAMOL_DOSE, PARACETAMOL_MAX, supported_answer
 from tests.support.cleanup_scenarios import EMERGENCY_WITH_ROUTINE_Q
 from tests.support.stack import openai_client, running_gateway
 

@@ -14,7 +14,7 @@ from gateway.models import CallLimits, ChatModel, LimitedModel, MeteredModel, re
 from gateway.testing import ScriptedChatModel
 from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
 from gateway.vocabulary import VerdictCheck
-from tests.unit.test_limited_upstream import REQUEST
+from tests.support.model_limits import REQUEST
 
 PASSAGE = Passage(
     "p1", "d1", "Adults can take 500 mg.", "Paracetamol", "https://x.org", "org", "guideline", None, 1.0
