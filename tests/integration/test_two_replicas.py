@@ -108,8 +108,9 @@ def answered_after_kill(outcomes: list[Outcome], killed_at: float) -> bool:
 
 async def load(replicas: dict[str, str], victim: Any) -> tuple[list[Outcome], float]:
     """CLIENTS workers spread over the live replicas (as a Service would); A is SIGKILLed once both
-    replicas have answered, the workers go on LOAD_AFTER_KILL_SECONDS after it, and a worker whose
-    request to A failed moves to B (as the Service would once A's endpoint is gone)."""
+    replicas have answered, the workers go on at least LOAD_AFTER_KILL_SECONDS after it and until B
+    answered a request sent after it, and a worker whose request to A failed moves to B (as the
+    Service would once A's endpoint is gone)."""
     outcomes: list[Outcome] = []
     alive = dict(replicas)
     started = time.monotonic()
