@@ -158,9 +158,12 @@ def _observe_timings(result: PipelineResult, trail: AuditTrail) -> None:
 
 
 def _grounded_sentences(result: PipelineResult) -> dict[int, bool]:
-    """Per informative sentence of the draft: grounded when every claim in it was supported."""
+    """Per informative sentence of the draft: grounded when every claim in it was supported. A run that
+    ended while a part was being verified (a later stage failed, the client left) has claims without
+    verdicts: parts are judged in order and whole, so the judged claims come first and only their
+    sentences are counted."""
     grounded: dict[int, bool] = {}
-    claims = [s for s in result.statements if s.is_claim]
+    claims = [s for s in result.statements if s.is_claim][: len(result.verdicts)]
     for statement, verdict in zip(claims, result.verdicts, strict=True):
         grounded[statement.sentence_index] = (
             grounded.get(statement.sentence_index, True) and verdict.supported

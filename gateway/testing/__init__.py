@@ -10,7 +10,8 @@
   with ``Reply`` (``Reply.tool_calls``: the model calls tools), ``passages_sent`` (the passages the
   gateway sent), ``contract_reply`` (the reply a model following the citation contract writes for some
   claims) and ``contract_answer``;
-- ``servers``: ``serve_in_thread`` (any ASGI app on a free loopback port) and ``free_port``.
+- ``servers``: ``serve_in_thread`` (any ASGI app on a free loopback port, held from the start),
+  ``free_port`` and ``refused_port`` (a port that refuses connections).
 
 Nothing here is used by the running gateway.
 """
@@ -26,7 +27,7 @@ from gateway.testing.openai_server import (
     running_upstream,
     tokens,
 )
-from gateway.testing.servers import free_port, serve_in_thread
+from gateway.testing.servers import free_port, refused_port, serve_in_thread
 from gateway.testing.verifiers import ScriptedVerifier, SubstringVerifier
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "free_port",
     "passage_number",
     "passages_sent",
+    "refused_port",
     "running_upstream",
     "serve_in_thread",
     "tokens",

@@ -23,7 +23,7 @@ from gateway.web.app import create_app
 from tests.support import cleanup_scenarios as s
 from tests.support.cleanup_stack import pin_chat_verifier, policy_copy
 from tests.support.stack import running_gateway
-from tests.support.waiting import wait_until
+from tests.support.waiting import AuditWrites
 
 HELD_REWRITE = s.contract_answer(
     f"{s.m(s.DOSE, 1)} {s.m(s.FABRICATED, 1)} {s.m(s.GAP, 1)}",
@@ -68,6 +68,8 @@ def rows(services: Any) -> list[Any]:
 def test_client_disconnect_mid_stream_is_recorded_with_what_was_sent(gateway_services) -> None:  # type: ignore[no-untyped-def]
     scripted, build = gateway_services
     services = build()
+    writes = AuditWrites()
+    writes.watch(services.audit)
     release = threading.Event()
     scripted.queue(HELD_REWRITE, Reply(content="not the JSON asked for", hold_until=release))
     with running_gateway(services) as url:
@@ -81,7 +83,11 @@ def test_client_disconnect_mid_stream_is_recorded_with_what_was_sent(gateway_ser
                     received += json.loads(line[6:])["choices"][0]["delta"].get("content") or ""
                 if received:
                     break  # the client goes away while the rewrite is still held
-        wait_until(lambda: rows(services) and rows(services)[0].outcome != "incomplete", "the row completed")
+        # the row says ``delivering`` from the first piece on (written ahead), so wait for what comes after
+        writes.wait_for(
+            lambda outcomes: bool(outcomes) and outcomes[-1] not in {"incomplete", "delivering"},
+            "the row given its final outcome",
+        )
         release.set()
         disconnected = metric(url, 'gateway_requests_total{outcome="client_disconnected"}')
     (row,) = rows(services)

@@ -8,7 +8,7 @@ import httpx
 
 from gateway.audit import AuditFilter
 from gateway.settings import Secret
-from tests.integration.test_pages_and_audit import (
+from tests.support.page_keys import (
     CLINICIAN_KEY,
     PAGE_KEY,
     STAFF,

@@ -246,11 +246,12 @@ def test_a_database_at_the_first_version_is_brought_up_to_date(audit_url: str) -
 
 def test_unreachable_database_fails_start_up_with_a_redacted_reason() -> None:
     from gateway.audit.postgres import PostgresAuditStore
-    from gateway.testing import free_port
+    from gateway.testing import refused_port
 
-    url = f"postgresql://gateway:very-secret@127.0.0.1:{free_port()}/gateway"
-    with pytest.raises(AuditError) as caught:
-        PostgresAuditStore.open(url, pool_size=1, timeout=1)
+    with refused_port() as port, pytest.raises(AuditError) as caught:
+        PostgresAuditStore.open(
+            f"postgresql://gateway:very-secret@127.0.0.1:{port}/gateway", pool_size=1, timeout=1
+        )
     message = str(caught.value)
     assert "127.0.0.1" in message
     assert "very-secret" not in message

@@ -10,20 +10,10 @@ import pytest
 
 from gateway.testing import Reply, contract_answer
 from gateway.web.disclosure import Disclosure
+from tests.support.chat_answers import PARACETAMOL_DOSE, PARACETAMOL_MAX, supported_answer
 from tests.support.stack import openai_client, running_gateway
 
-PARACETAMOL_DOSE = "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours."
-PARACETAMOL_MAX = "Do not take more than 4 g of paracetamol in 24 hours."
-
-
 GATEWAY_SETTINGS = {"upstream_timeout": 5.0}
-
-
-def supported_answer() -> str:
-    return contract_answer(
-        f"{PARACETAMOL_DOSE[:-1]} [1]. {PARACETAMOL_MAX[:-1]} [1].",
-        [(PARACETAMOL_DOSE, [1], PARACETAMOL_DOSE), (PARACETAMOL_MAX, [1], PARACETAMOL_MAX)],
-    )
 
 
 def test_non_streaming_answer_parses_with_the_sdk_and_carries_trust(shared_gateway) -> None:  # type: ignore[no-untyped-def]
@@ -153,14 +143,15 @@ def test_upstream_failures_become_safe_refusals(start_gateway, reply, reason) ->
 
 
 def test_connection_refused_is_a_safe_refusal(make_services) -> None:  # type: ignore[no-untyped-def]
-    from gateway.testing import free_port
+    from gateway.testing import refused_port
 
-    services = make_services(upstream_base_url=f"http://127.0.0.1:{free_port()}/v1", upstream_retries=0)
-    with running_gateway(services) as url:
-        completion = openai_client(url).chat.completions.create(
-            model="m", messages=[{"role": "user", "content": "How much paracetamol can an adult take?"}]
-        )
-        metrics = httpx.get(f"{url}/metrics").text
+    with refused_port() as port:
+        services = make_services(upstream_base_url=f"http://127.0.0.1:{port}/v1", upstream_retries=0)
+        with running_gateway(services) as url:
+            completion = openai_client(url).chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "How much paracetamol can an adult take?"}]
+            )
+            metrics = httpx.get(f"{url}/metrics").text
     assert completion.model_extra["trust"]["summary"]["reason"] == "upstream_error"
     assert 'gateway_upstream_errors_total{type="connection"} 1.0' in metrics
 

@@ -142,4 +142,6 @@ def test_ingest_cli_and_two_gateways_share_one_chroma_server(
                 )
                 return str(found.json()["passages"][0]["document_id"])
 
-            wait_until(lambda: top() == "mouthwash", f"{url} retrieves the changed document first", 30, 0.2)
+            wait_until(
+                lambda: top() == "mouthwash", f"{url} retrieves the changed document first", interval=0.2
+            )

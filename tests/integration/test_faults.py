@@ -22,7 +22,7 @@ from gateway.bootstrap import open_store
 from gateway.domain import Passage
 from gateway.errors import StoreError, VerifierError
 from gateway.retrieval.retrieve import Retriever
-from gateway.testing import Reply, ScriptedVerifier, contract_answer, free_port, running_upstream
+from gateway.testing import Reply, ScriptedVerifier, contract_answer, refused_port, running_upstream
 from gateway.verification.verify import ClaimChecker
 from tests.support.components import with_components
 from tests.support.fault_server import running_fault_server
@@ -177,9 +177,8 @@ def test_store_unavailable_is_refused_before_the_model_is_called(error, scripted
 def test_chroma_server_on_a_dead_port_stops_start_up_with_a_store_error(embedder, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from gateway.settings import Settings
 
-    settings = Settings(data_dir=tmp_path, chroma_url=f"http://127.0.0.1:{free_port()}")
-    with pytest.raises(StoreError, match="Chroma"):
-        open_store(settings, embedder)
+    with refused_port() as port, pytest.raises(StoreError, match="Chroma"):
+        open_store(Settings(data_dir=tmp_path, chroma_url=f"http://127.0.0.1:{port}"), embedder)
 
 
 def test_readyz_reports_a_failing_store(make_services) -> None:  # type: ignore[no-untyped-def]
@@ -236,7 +235,8 @@ def _post_in_thread(url: str, results: list[dict[str, Any]]) -> threading.Thread
 def test_upstream_concurrency_limit_refuses_overflow(queue_size, kind, scripted, make_services) -> None:  # type: ignore[no-untyped-def]
     upstream, base_url = scripted
     upstream.reset()
-    upstream.queue(Reply(content=supported_answer(), delay=2.0))
+    release = threading.Event()  # the first call holds the one slot until the overflow was refused
+    upstream.queue(Reply(content=supported_answer(), hold_until=release))
     upstream.default = Reply(content=supported_answer())
     services = make_services(
         upstream_base_url=base_url,
@@ -249,7 +249,10 @@ def test_upstream_concurrency_limit_refuses_overflow(queue_size, kind, scripted,
         first: list[dict[str, Any]] = []
         thread = _post_in_thread(url, first)
         upstream.wait_for_requests(1)
-        _, content, _raw, trust = ask(url, stream=False)
+        try:
+            _, content, _raw, trust = ask(url, stream=False)
+        finally:
+            release.set()
         thread.join(timeout=30)
         overflow = metric(url, f'gateway_upstream_errors_total{{type="{kind}"}}')
     assert trust["summary"]["reason"] == "upstream_error"

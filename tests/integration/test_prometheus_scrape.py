@@ -114,5 +114,4 @@ def test_grounding_rate_recorded_by_prometheus(make_services, tmp_path) -> None:
                 lambda: (
                     f"the down and no-traffic alerts clear while the gateway answers (still {down_or_idle()})"
                 ),
-                timeout=20,
             )

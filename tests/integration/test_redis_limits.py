@@ -14,7 +14,7 @@ import pytest
 
 from gateway.errors import RateLimiterUnavailable
 from gateway.settings import Secret, Settings
-from gateway.testing import free_port
+from gateway.testing import refused_port
 from gateway.web.rate_limits import TokenBucketLimiter, build_rate_limiter
 from gateway.web.redis_limiter import RedisTokenBucketLimiter, redis_client
 from tests.support.waiting import wait_until
@@ -70,35 +70,38 @@ def test_concurrent_takes_never_exceed_the_burst(redis_server, prefix: str) -> N
 
 
 def test_tokens_refill_at_the_configured_rate(redis_server, prefix: str) -> None:  # type: ignore[no-untyped-def]
-    bucket = limiter(redis_server.url, prefix, per_minute=600, burst=1)  # one token per 0.1 s
+    # one token a second: the second take must find the bucket empty, so a pause between the two takes
+    # must stay under the refill time (at 0.1 s a scheduling pause on a busy machine refilled it)
+    bucket = limiter(redis_server.url, prefix, per_minute=60, burst=1)
     assert bucket.acquire("k") == 0.0
     wait = bucket.acquire("k")
-    assert 0 < wait <= 0.1
+    assert 0 < wait <= 1.0
     wait_until(lambda: bucket.acquire("k") == 0.0, "a token refilled", interval=wait / 2)
     ttl = redis_client(redis_server.url, 1).pttl(prefix + "k")
-    assert 0 < ttl <= 1100  # the bucket expires once it would be full again
+    assert 0 < ttl <= 2000  # the bucket expires once it would be full again (1 s), plus 1 s
     bucket.close()
 
 
 def test_disabled_limit_never_calls_redis(prefix: str) -> None:
-    dead = f"redis://127.0.0.1:{free_port()}/0"
-    bucket = limiter(dead, prefix, per_minute=0, burst=1)
-    assert not bucket.enabled
-    assert bucket.acquire("k") == 0.0
+    with refused_port() as port:
+        bucket = limiter(f"redis://127.0.0.1:{port}/0", prefix, per_minute=0, burst=1)
+        assert not bucket.enabled
+        assert bucket.acquire("k") == 0.0
 
 
 def test_redis_down_fails_closed_and_is_counted(prefix: str) -> None:
     errors: list[int] = []
-    bucket = limiter(f"redis://127.0.0.1:{free_port()}/0", prefix, 60, 5, on_error=lambda: errors.append(1))
-    started = time.monotonic()
-    with pytest.raises(RateLimiterUnavailable) as caught:
-        bucket.acquire("k")
-    assert time.monotonic() - started < 5  # no long back-off holds the request
-    assert caught.value.status_code == 503
-    assert caught.value.code == "rate_limiter_unavailable"
-    assert errors == [1]
-    with pytest.raises(RateLimiterUnavailable):
-        bucket.check()
+    with refused_port() as port:
+        bucket = limiter(f"redis://127.0.0.1:{port}/0", prefix, 60, 5, on_error=lambda: errors.append(1))
+        started = time.monotonic()
+        with pytest.raises(RateLimiterUnavailable) as caught:
+            bucket.acquire("k")
+        assert time.monotonic() - started < 5  # no long back-off holds the request
+        assert caught.value.status_code == 503
+        assert caught.value.code == "rate_limiter_unavailable"
+        assert errors == [1]
+        with pytest.raises(RateLimiterUnavailable):
+            bucket.check()
 
 
 def test_settings_choose_the_limiter(redis_server) -> None:  # type: ignore[no-untyped-def]

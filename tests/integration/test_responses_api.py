@@ -16,7 +16,7 @@ import pytest
 from gateway.errors import AuditError
 from gateway.settings import Secret
 from gateway.testing import Reply
-from tests.integration.test_chat_api import PARACETAMOL_DOSE, PARACETAMOL_MAX, supported_answer
+from tests.support.chat_answers import PARACETAMOL_DOSE, PARACETAMOL_MAX, supported_answer
 from tests.support.cleanup_scenarios import EMERGENCY_WITH_ROUTINE_Q
 from tests.support.stack import openai_client, running_gateway
 
@@ -236,7 +236,7 @@ def test_access_rules_and_rate_limit_are_those_of_chat(upstream, module_services
         upstream_base_url=base_url,
         api_keys=(Secret("client-key"),),
         rate_limit_burst=1,
-        rate_limit_per_minute=1,
+        rate_limit_per_minute=0.1,  # no refill while the first request runs, however slow the machine
     )
     with running_gateway(services) as url:
         with pytest.raises(openai.AuthenticationError):

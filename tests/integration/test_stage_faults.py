@@ -40,6 +40,7 @@ from gateway.pipeline.run import DRAFT, RECORD, answer
 from gateway.pipeline.stages import REASON_BY_STAGE, refusal_reason
 from gateway.retrieval.retrieve import Retriever
 from gateway.services import Services
+from gateway.testing import ScriptedVerifier
 from gateway.triage.triager import LayeredTriager, Triager
 from gateway.trust.badge import TierBadger
 from gateway.verification.verify import ClaimChecker
@@ -283,6 +284,40 @@ async def test_a_failing_audit_write_is_an_audit_error_and_sends_nothing(  # typ
     assert services.metrics.registry.get_sample_value("gateway_audit_errors_total", operation) == 1.0
     (row,) = services.audit.list(AuditFilter())
     assert row.outcome == "incomplete"
+
+
+class FailsAfterTheFirstPart:
+    """Supports the claims of the draft's first part; raises (a bug) for every later part."""
+
+    name = "fails-after-first"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
+        self.calls += 1
+        if self.calls > 1:
+            raise RuntimeError(BUG)
+        supported = ScriptedVerifier.supporting(self.name).each
+        assert supported is not None
+        return [supported for _ in claims]
+
+
+async def test_a_verify_failure_after_judged_parts_counts_what_was_judged(make_services) -> None:  # type: ignore[no-untyped-def]
+    """The run ends with claims split but not judged (a later part's verification failed, or the
+    client left while it ran): the request is counted with the sentences that were judged, and the
+    counting itself does not fail (no ``record`` stage error beside the ``verify`` one)."""
+    verifier = FailsAfterTheFirstPart()
+    services = with_components(make_services(), checker=ClaimChecker(verifier))
+    result = await answer(ask(), services.answer_parts)
+    assert verifier.calls == 2  # the first part judged, the second part's verification failed
+    claims = [s for s in result.statements if s.is_claim]
+    assert 0 < len(result.verdicts) < len(claims)
+    assert stage_errors(services.metrics) == {"verify": 1.0}
+    informative = services.metrics.registry.get_sample_value(
+        "gateway_informative_sentences_total", {"grounded": "true"}
+    )
+    assert informative == len({s.sentence_index for s in claims[: len(result.verdicts)]})
 
 
 class BrokenCounter(Counter):

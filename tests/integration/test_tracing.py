@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from gateway.testing import Reply
-from tests.integration.test_chat_api import supported_answer
+from tests.support.chat_answers import supported_answer
 from tests.support.stack import openai_client, running_gateway
 
 QUESTION = "How much paracetamol can an adult take?"

@@ -20,7 +20,7 @@ from gateway.errors import (
 )
 from gateway.models import Endpoint, ModelPool, OpenAIChatModel
 from gateway.settings import ResponseFormat, Secret, Settings
-from gateway.testing import Reply, free_port
+from gateway.testing import Reply, refused_port
 
 KEY = "sk-test-upstream"
 ASK = [{"role": "user", "content": "How much paracetamol can an adult take?"}]
@@ -200,11 +200,12 @@ async def test_a_slow_upstream_is_a_timeout(upstream, scripted) -> None:  # type
 
 
 async def test_a_refused_connection_is_unavailable() -> None:
-    client = OpenAIChatModel(
-        base_url=f"http://127.0.0.1:{free_port()}/v1", api_key=KEY, model="m", timeout=1.0, retries=0
-    )
-    with pytest.raises(UpstreamUnavailable):
-        await client.complete(ASK)
+    with refused_port() as port:
+        client = OpenAIChatModel(
+            base_url=f"http://127.0.0.1:{port}/v1", api_key=KEY, model="m", timeout=1.0, retries=0
+        )
+        with pytest.raises(UpstreamUnavailable):
+            await client.complete(ASK)
     await client.aclose()
 
 

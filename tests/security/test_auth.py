@@ -334,7 +334,7 @@ def test_no_secret_is_ever_logged(module_services, tmp_path_factory, caplog) -> 
         api_keys=(Secret(ENV_KEY),),
         clinician_keys=(Secret(CLINICIAN_KEY),),
         metrics_token=Secret(METRICS_TOKEN),
-        rate_limit_per_minute=6.0,
+        rate_limit_per_minute=0.1,  # no refill while the first chat request runs, however slow the machine
         rate_limit_burst=1,
     )
     rendered = io.StringIO()

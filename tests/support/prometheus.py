@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from gateway.testing import free_port
-from tests.support.waiting import answers_ok, wait_until
+from tests.support.waiting import DEADLINE_SECONDS, answers_ok, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 PROMETHEUS_DIR = REPO / "deploy" / "prometheus"
@@ -56,7 +56,7 @@ class PrometheusServer:
         assert len(result) <= 1, result
         return float(result[0]["value"][1]) if result else None
 
-    def wait_for(self, expr: str, predicate: Any, timeout: float = 20.0) -> float:
+    def wait_for(self, expr: str, predicate: Any, timeout: float = DEADLINE_SECONDS) -> float:
         """Poll ``expr`` until ``predicate(value)`` holds; returns the value (fails on timeout)."""
         last: list[float | None] = [None]
 
@@ -113,7 +113,7 @@ def running_prometheus(
                 pytest.fail(f"prometheus exited with {process.returncode}:\n{log_file.read_text()[-3000:]}")
             return answers_ok(f"{server.url}/-/ready", 1.0)
 
-        wait_until(ready, lambda: f"prometheus ready:\n{log_file.read_text()[-3000:]}", 30, 0.2)
+        wait_until(ready, lambda: f"prometheus ready:\n{log_file.read_text()[-3000:]}", DEADLINE_SECONDS, 0.2)
         yield server
     finally:
         server.close()

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from gateway.testing import free_port
-from tests.support.waiting import wait_until
+from tests.support.waiting import DEADLINE_SECONDS, wait_until
 
 PG_BIN = Path(os.environ.get("GATEWAY_TEST_PG_BIN", "/usr/lib/postgresql/15/bin"))
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
@@ -225,7 +225,7 @@ class RedisServer:
             except redis.RedisError:
                 return False
 
-        wait_until(pong, lambda: "redis-server started: " + self.log_text(), 30, 0.1)
+        wait_until(pong, lambda: "redis-server started: " + self.log_text(), DEADLINE_SECONDS, 0.1)
         client.close()
 
     def log_text(self) -> str:

@@ -8,7 +8,8 @@ is generous because it only bounds a failure; a passing test waits no longer tha
 
 Where the thing waited for can signal, the test waits on that signal instead, without polling:
 ``wait_for`` on a ``threading.Event`` the test's double sets, ``EventLog.reached`` on the event loop,
-``ScriptedChatModel.wait_for_calls`` and ``ScriptedUpstream.wait_for_requests`` for a model's calls.
+``ScriptedChatModel.wait_for_calls`` and ``ScriptedUpstream.wait_for_requests`` for a model's calls,
+``AuditWrites.wait_for`` for an outcome the audit store committed.
 ``wait_until`` and ``until`` are left for what gives no signal: another process's readiness, a counter or
 gauge of the gateway's own, a state that time changes.
 """
@@ -100,3 +101,32 @@ class EventLog(list[str]):
             await asyncio.wait_for(self._event(name).wait(), seconds)
         except TimeoutError:
             raise AssertionError(f"waited {seconds:g} s: {what}") from None
+
+
+class AuditWrites:
+    """The outcomes an audit store committed, in order: ``watch`` wraps its ``write_sync`` (every write,
+    on a worker thread or the loop's, goes through it), and ``wait_for`` blocks on a condition set by
+    each commit instead of polling the store."""
+
+    def __init__(self) -> None:
+        self.outcomes: list[str] = []
+        self._changed = threading.Condition()
+
+    def watch(self, store: object) -> None:
+        original = store.write_sync  # type: ignore[attr-defined]
+
+        def write_sync(row: dict[str, object], record: object) -> None:
+            original(row, record)
+            with self._changed:
+                self.outcomes.append(str(row["outcome"]))
+                self._changed.notify_all()
+
+        store.write_sync = write_sync  # type: ignore[attr-defined]
+
+    def wait_for(
+        self, condition: Callable[[list[str]], bool], what: str, timeout: float = DEADLINE_SECONDS
+    ) -> None:
+        """Block until ``condition(outcomes)`` holds; fail naming ``what`` after ``timeout`` seconds."""
+        with self._changed:
+            if not self._changed.wait_for(lambda: condition(self.outcomes), timeout):
+                raise AssertionError(f"waited {timeout:g} s: {what} (committed: {self.outcomes})")

@@ -162,9 +162,10 @@ async def test_fetch_raises_fetch_error_with_the_bounded_reason(site) -> None:  
 
 
 async def test_connection_refused_is_reported(site) -> None:  # type: ignore[no-untyped-def]
-    from gateway.testing import free_port
+    from gateway.testing import refused_port
 
-    result = await loopback_fetcher().check(f"http://127.0.0.1:{free_port()}/page/flu")
+    with refused_port() as port:
+        result = await loopback_fetcher().check(f"http://127.0.0.1:{port}/page/flu")
     assert result.reason is FetchReason.CONNECTION
 
 

@@ -11,15 +11,14 @@ from typing import Any
 
 import pytest
 
-from gateway.domain import ChatRequest, Draft, Message, Role
+from gateway.domain import Draft
 from gateway.drafting.model_upstream import ModelUpstream
 from gateway.errors import UpstreamBusy, UpstreamQueueTimeout, UpstreamTimeout, UpstreamUnavailable
 from gateway.metrics import GatewayMetrics
 from gateway.models import CallLimits, ChatModel, LimitedModel
 from gateway.testing import ScriptedChatModel
+from tests.support.model_limits import REQUEST
 from tests.support.waiting import until
-
-REQUEST = ChatRequest(messages=(Message(Role.USER, "q"),), model="m")
 
 
 def held(error: Exception | None = None) -> ScriptedChatModel:

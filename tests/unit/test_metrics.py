@@ -48,7 +48,7 @@ from gateway.testing import (
     ScriptedDrafts,
     ScriptedVerifier,
     contract_answer,
-    free_port,
+    refused_port,
 )
 from gateway.testing.models import ToolTurn
 from gateway.tool_calls import ToolCall
@@ -639,10 +639,11 @@ async def test_every_metric_is_recorded(make_services, tmp_path, monkeypatch) ->
             ]
             assert statuses == [401, 401, 429]  # the third failure finds the address's bucket (2) empty
 
-        nothing_listens = Secret(f"redis://127.0.0.1:{free_port()}/0")
-        redis_down = services.settings.model_copy(update={"redis_url": nothing_listens})
-        async with serving(create_app(redis_down, services=services)) as gateway:
-            assert (await gateway.get("/v1/models", headers=client_key)).status_code == 503
+        with refused_port() as port:
+            nothing_listens = Secret(f"redis://127.0.0.1:{port}/0")
+            redis_down = services.settings.model_copy(update={"redis_url": nothing_listens})
+            async with serving(create_app(redis_down, services=services)) as gateway:
+                assert (await gateway.get("/v1/models", headers=client_key)).status_code == 503
 
     observed.look()
     assert draft_model.calls == 5

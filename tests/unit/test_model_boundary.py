@@ -30,8 +30,8 @@ from gateway.settings import Secret, Settings
 from gateway.testing import ScriptedChatModel, ScriptedConnections, ScriptedVerifier
 from gateway.web.app import create_app
 from tests.conftest import FIXTURE_KB
+from tests.support.cleanup_claims import DOSE, PASSAGES, REQUEST, quoted
 from tests.support.waiting import until
-from tests.unit.test_cleanup import DOSE, PASSAGES, REQUEST, quoted
 
 UPSTREAM_URL = "http://127.0.0.1:9/v1"
 """Never contacted: the pools below connect to scripted models."""

@@ -14,11 +14,15 @@ from gateway.models import CallLimits, ChatModel, LimitedModel, MeteredModel, re
 from gateway.testing import ScriptedChatModel
 from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
 from gateway.vocabulary import VerdictCheck
-from tests.unit.test_limited_upstream import REQUEST
+from tests.support.model_limits import REQUEST
 
 PASSAGE = Passage(
     "p1", "d1", "Adults can take 500 mg.", "Paracetamol", "https://x.org", "org", "guideline", None, 1.0
 )
+
+
+CALL_DEADLINE_SECONDS = 600.0
+"""A per-call deadline past the test run's own time limit: a call it would end fails the test."""
 
 
 def limits(metrics: GatewayMetrics, deadline: float = 5.0) -> CallLimits:
@@ -53,12 +57,13 @@ async def test_a_judge_call_waits_for_the_drafts_slot_and_fails_closed_when_none
 
 
 async def test_every_call_of_a_request_ends_by_the_requests_deadline() -> None:
-    """Each call alone is allowed 5 s; the request's 0.3 s budget, started by its first call, wins."""
+    """Each call alone is allowed longer than the test may run; the request's 1 s budget, started by its
+    first call, wins: only it can end the rewrite, which the model holds until released (never)."""
     metrics = GatewayMetrics()
-    shared = limits(metrics)
-    drafts = held_by("draft", LimitedModel(ScriptedChatModel(default='["ok"]', delay=0.1), shared), metrics)
-    rewrites = held_by("rewrite", LimitedModel(ScriptedChatModel(default="{}", delay=5.0), shared), metrics)
-    with request_deadline(0.3):
+    shared = limits(metrics, deadline=CALL_DEADLINE_SECONDS)
+    drafts = held_by("draft", LimitedModel(ScriptedChatModel(default='["ok"]'), shared), metrics)
+    rewrites = held_by("rewrite", LimitedModel(ScriptedChatModel(default="{}", held=True), shared), metrics)
+    with request_deadline(1.0):
         await ModelUpstream(drafts).draft(REQUEST, ())  # the first call starts the request's clock
         with pytest.raises(UpstreamTimeout):
             await rewrites.complete([])
