@@ -202,7 +202,12 @@ class LocalEntailmentVerifier:
             v
             if v is not None
             else self.assess(
-                text, next(claim_vectors) if e else unused, claim.sources, sentence_vectors, analyses
+                text,
+                next(claim_vectors) if e else unused,
+                claim.sources,
+                sentence_vectors,
+                analyses,
+                verbatim_checked=True,
             )
             for text, claim, v, e in zip(texts, claims, verbatim, encoded, strict=True)
         ]
@@ -286,14 +291,17 @@ class LocalEntailmentVerifier:
         sources: Sequence[tuple[int, Passage]],
         sentence_vectors: dict[str, Vector],
         analyses: Analyses | None = None,
+        *,
+        verbatim_checked: bool = False,
     ) -> Assessment:
-        """The best-scoring candidate's assessment; ``analyses`` shares text analyses across claims."""
+        """The best-scoring candidate's assessment; ``analyses`` shares text analyses across claims.
+        ``verbatim_checked``: the caller found the claim stated verbatim by no cited passage."""
         analyses = Analyses(self.data) if analyses is None else analyses
         if not sources:
             return Assessment(
                 0.0, VerdictLabel.UNSUPPORTED, VerdictCheck.NO_SOURCE, "the claim cites no source", None, 0.0
             )
-        verbatim = self._verbatim(claim, sources, analyses)
+        verbatim = None if verbatim_checked else self._verbatim(claim, sources, analyses)
         if verbatim is not None:
             return verbatim
         scored = self._similarities(claim_vector, sources, sentence_vectors)
