@@ -71,7 +71,8 @@ def window_vectors(sentence_vectors: Vector, spans: Sequence[tuple[int, int]]) -
 
 def _summed(sentence_vectors: Vector, first: np.ndarray, last: np.ndarray) -> Vector:
     vectors = np.asarray(sentence_vectors, dtype=np.float32)
-    cumulative = np.vstack([np.zeros((1, vectors.shape[1]), dtype=np.float32), np.cumsum(vectors, axis=0)])
+    cumulative = np.zeros((vectors.shape[0] + 1, vectors.shape[1]), dtype=np.float32)
+    np.cumsum(vectors, axis=0, out=cumulative[1:])
     return unit_rows(cumulative[last] - cumulative[first])
 
 

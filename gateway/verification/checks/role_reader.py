@@ -390,7 +390,9 @@ def _may_frame(text: str, name: str) -> bool:
 
 def read_relations(clean: str, grammar: RoleGrammar) -> tuple[Relation, ...]:
     """The directed relations of the verbs of a normalised text (see the module docstring)."""
-    text = _DOTTED.sub(lambda m: m.group(0).replace(".", "") + " ", PAREN.sub("", clean))
+    text = PAREN.sub("", clean) if "(" in clean else clean  # both patterns need their character
+    if "." in text:
+        text = _DOTTED.sub(lambda m: m.group(0).replace(".", "") + " ", text)
     if grammar.any_cue.search(text) is None:
         return tuple(_frames(text, grammar))
     found: list[Relation] = []
