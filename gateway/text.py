@@ -218,17 +218,30 @@ def marker_numbers(text: str) -> tuple[int, ...]:
     return tuple(numbers)
 
 
+def collapse_spaces(text: str) -> str:
+    """Every run of whitespace as one space, none at either end (``\\s+`` -> " ", then ``strip``).
+
+    A printable text's only whitespace is the ASCII space (``str.isprintable``: every other space is
+    a Unicode separator or control character), so without two spaces in a row it has no run to
+    collapse, and the regular expression is skipped (most texts: checked once per text and analysis)."""
+    if "  " not in text and text.isprintable():
+        return text.strip()
+    return _SPACES.sub(" ", text).strip()
+
+
 def strip_markers(text: str) -> str:
     """Remove inline citation markers such as ``[1]``, ``[2, 3]`` or ``[1–3]``; collapse whitespace."""
     if "[" in text:  # every marker opens with one: most texts have none
         text = _MARKER_SPACED.sub("", text)
-    return _SPACES.sub(" ", text).strip()
+    return collapse_spaces(text)
 
 
 def normalise(text: str) -> str:
-    """Lower-case, unify quotes and dashes, collapse whitespace: for matching, never for display."""
-    text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
-    return _SPACES.sub(" ", text).strip().lower()
+    """Lower-case, unify quotes and dashes, collapse whitespace: for matching, never for display.
+    (An ASCII text is its own NFKC form and has none of the quotes and dashes unified.)"""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    return collapse_spaces(text).lower()
 
 
 def passage_from_text(

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from gateway.domain import Conflict, Passage, Span
 from gateway.text import sentence_spans, strip_markers
-from gateway.verification.checks.analysis import AnalysedText, Analyses
+from gateway.verification.checks.analysis import POSSESSIVE, WORD_PARTS, AnalysedText, Analyses
 from gateway.verification.checks.entities import check_entities
 from gateway.verification.checks.numbers import check_numbers
 from gateway.verification.checks.polarity import check_antonyms, check_negation
@@ -42,8 +42,8 @@ from gateway.verification.checks.roles import (
 from gateway.verification.checks.words import tokens
 from gateway.vocabulary import VerdictCheck
 
-_PARTS = re.compile(r"['’-]")
-_POSSESSIVE = re.compile(r"['’]s$")
+_PARTS = WORD_PARTS
+_POSSESSIVE = POSSESSIVE
 MAX_LISTED = 4
 """Missing words named in a reason (the rest are counted)."""
 
@@ -68,17 +68,10 @@ source must contain as written ("vitamin b6" is not "vitamin b12"); numbers with
 check's."""
 
 
-def _keys(text: AnalysedText) -> tuple[set[str], list[str]]:
-    """(keys of every word of ``text``, its content words in order), British spelling read as American."""
-    plain = text.entity_text
-    word_key = text.data.words.stem  # a word's matching key: its synonym group's head, stemmed
-    keys: set[str] = set()
-    for token in tokens(plain):
-        keys.add(word_key(token))
-        for part in _PARTS.split(_POSSESSIVE.sub("", token)):
-            if part:
-                keys.add(word_key(part))
-    return keys, list(text.data.words.content_words(plain))
+def _keys(text: AnalysedText) -> tuple[frozenset[str], tuple[str, ...]]:
+    """(keys of every word of ``text``, its content words in order), British spelling read as American
+    (``AnalysedText.word_keys``: read once per text)."""
+    return text.word_keys
 
 
 _ONE = "one"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -63,11 +64,32 @@ def windows(count: int, longest: int) -> list[tuple[int, int]]:
 
 def window_vectors(sentence_vectors: Vector, spans: Sequence[tuple[int, int]]) -> Vector:
     """Normalised sum of each window's sentence vectors (cumulative sums: no per-window Python loop)."""
-    vectors = np.asarray(sentence_vectors, dtype=np.float32)
-    cumulative = np.vstack([np.zeros((1, vectors.shape[1]), dtype=np.float32), np.cumsum(vectors, axis=0)])
     first = np.fromiter((a for a, _ in spans), dtype=np.intp, count=len(spans))
     last = np.fromiter((b for _, b in spans), dtype=np.intp, count=len(spans))
+    return _summed(sentence_vectors, first, last)
+
+
+def _summed(sentence_vectors: Vector, first: np.ndarray, last: np.ndarray) -> Vector:
+    vectors = np.asarray(sentence_vectors, dtype=np.float32)
+    cumulative = np.zeros((vectors.shape[0] + 1, vectors.shape[1]), dtype=np.float32)
+    np.cumsum(vectors, axis=0, out=cumulative[1:])
     return unit_rows(cumulative[last] - cumulative[first])
+
+
+Layout = tuple[tuple[tuple[int, int], ...], np.ndarray, np.ndarray, np.ndarray]
+
+
+@lru_cache(maxsize=128)
+def _layout(count: int, longest: int) -> Layout:
+    """``windows(count, longest)`` with its first and last-exclusive indices and which are single
+    sentences, as read-only arrays: the same for every passage of ``count`` sentences."""
+    bounds = tuple(windows(count, longest))
+    first = np.array([a for a, _ in bounds], dtype=np.intp)
+    last = np.array([b for _, b in bounds], dtype=np.intp)
+    singles = np.array([b - a == 1 for a, b in bounds], dtype=bool)
+    for array in (first, last, singles):
+        array.flags.writeable = False
+    return bounds, first, last, singles
 
 
 @dataclass(frozen=True)
@@ -82,8 +104,7 @@ class PassageIndex:
 
 def index_passage(passage: Passage, sentence_vectors: Vector, longest: int) -> PassageIndex:
     sentences = passage_sentences(passage)
-    bounds = windows(len(sentences), longest)
+    bounds, first, last, singles = _layout(len(sentences), longest)
     spans = tuple(Span(sentences[a][0].start, sentences[b - 1][0].end) for a, b in bounds)
     texts = tuple(passage.text[s.start : s.end] for s in spans)
-    singles = np.array([b - a == 1 for a, b in bounds], dtype=bool)
-    return PassageIndex(spans, texts, singles, window_vectors(sentence_vectors, bounds))
+    return PassageIndex(spans, texts, singles, _summed(sentence_vectors, first, last))

@@ -202,7 +202,12 @@ class LocalEntailmentVerifier:
             v
             if v is not None
             else self.assess(
-                text, next(claim_vectors) if e else unused, claim.sources, sentence_vectors, analyses
+                text,
+                next(claim_vectors) if e else unused,
+                claim.sources,
+                sentence_vectors,
+                analyses,
+                verbatim_checked=True,
             )
             for text, claim, v, e in zip(texts, claims, verbatim, encoded, strict=True)
         ]
@@ -286,14 +291,17 @@ class LocalEntailmentVerifier:
         sources: Sequence[tuple[int, Passage]],
         sentence_vectors: dict[str, Vector],
         analyses: Analyses | None = None,
+        *,
+        verbatim_checked: bool = False,
     ) -> Assessment:
-        """The best-scoring candidate's assessment; ``analyses`` shares text analyses across claims."""
+        """The best-scoring candidate's assessment; ``analyses`` shares text analyses across claims.
+        ``verbatim_checked``: the caller found the claim stated verbatim by no cited passage."""
         analyses = Analyses(self.data) if analyses is None else analyses
         if not sources:
             return Assessment(
                 0.0, VerdictLabel.UNSUPPORTED, VerdictCheck.NO_SOURCE, "the claim cites no source", None, 0.0
             )
-        verbatim = self._verbatim(claim, sources, analyses)
+        verbatim = None if verbatim_checked else self._verbatim(claim, sources, analyses)
         if verbatim is not None:
             return verbatim
         scored = self._similarities(claim_vector, sources, sentence_vectors)
@@ -310,10 +318,12 @@ class LocalEntailmentVerifier:
         top = np.argsort(-similarities)[: self._policy.local_candidates]
         analysed = analyses(claim)
         assessed = []
+        entities: dict[AnalysedText, CheckResult] = {}  # candidates of one passage share its result
         for i in top:
             number, passage, index, j = located[i]
             found = candidate(number, passage, index.spans[j], index.texts[j], analyses)
-            assessed.append(self.judge_candidate(analysed, found, float(similarities[i]), best_sentence))
+            similarity = float(similarities[i])
+            assessed.append(self.judge_candidate(analysed, found, similarity, best_sentence, entities))
         return max(assessed, key=lambda a: (a.score, a.similarity))
 
     def _similarities(
@@ -356,9 +366,15 @@ class LocalEntailmentVerifier:
         return features(analysed, found.evidence, float(similarities.max()), best_sentence, results)
 
     def judge_candidate(
-        self, claim: AnalysedText, candidate: Candidate, similarity: float, best_sentence: float | None = None
+        self,
+        claim: AnalysedText,
+        candidate: Candidate,
+        similarity: float,
+        best_sentence: float | None = None,
+        entities: dict[AnalysedText, CheckResult] | None = None,
     ) -> Assessment:
-        """Score one piece of evidence: similarity and coverage, then the explicit checks."""
+        """Score one piece of evidence: similarity and coverage, then the explicit checks.
+        ``entities``: the claim's entity check by passage (``_run_checks``), kept across its candidates."""
         if self._combiner is not None:
             return self._judge_learned(claim, candidate, similarity, best_sentence or similarity)
         p = self._policy
@@ -369,7 +385,7 @@ class LocalEntailmentVerifier:
         score = (
             p.local_similarity_weight * min(max(scaled, 0.0), 1.0) + (1 - p.local_similarity_weight) * covered
         )
-        results = self._run_checks(claim, candidate)
+        results = self._run_checks(claim, candidate, entities)
         clash = next((r for r in results if r.clash), None)
         if clash is not None:
             return self._clash(clash, min(score, p.clash_score), claim, candidate, similarity)
@@ -430,17 +446,28 @@ class LocalEntailmentVerifier:
             score, VerdictLabel.UNSUPPORTED, result.verdict_check, reason, candidate, similarity
         )
 
-    def _run_checks(self, claim: AnalysedText, candidate: Candidate) -> list[CheckResult]:
+    def _run_checks(
+        self,
+        claim: AnalysedText,
+        candidate: Candidate,
+        entities: dict[AnalysedText, CheckResult] | None = None,
+    ) -> list[CheckResult]:
         """The claim's form (``checks/form.py``: an incomplete statement is never supported here);
-        numbers, polarity and quantifiers against the candidate; entities against the whole passage."""
+        numbers, polarity and quantifiers against the candidate; entities against the whole passage
+        (the same for every candidate of the passage: ``entities`` keeps it by passage, for one claim)."""
         evidence = candidate.evidence
+        context = candidate.context
+        known = None if entities is None else entities.get(context)
+        entity = check_entities(claim, context) if known is None else known
+        if entities is not None:
+            entities[context] = entity
         return [
             self._form.run(claim),
             check_numbers(claim, evidence),
             check_negation(claim, evidence),
             check_antonyms(claim, evidence),
             check_quantifier(claim, evidence),
-            check_entities(claim, candidate.context),
+            entity,
             check_roles(claim, evidence),
         ]
 

@@ -13,6 +13,7 @@ them.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -39,13 +40,18 @@ from gateway.verification.checks.quantities import Quantity, QuantityPatterns, e
 from gateway.verification.checks.reading import Reading, read
 from gateway.verification.checks.role_reader import RoleGrammar
 from gateway.verification.checks.roles import Relation, RolePatterns, relations
-from gateway.verification.checks.words import WORD
+from gateway.verification.checks.words import WORD, tokens
 
 QuantityExtractor = Callable[[str, QuantityPatterns], tuple[Quantity, ...]]
 """Reads the quantities of a text (the raw text, and the number words and patterns)."""
 EntityExtractor = Callable[[str, str, EntityWords], tuple[Entity, ...]]
 """Reads the entities of a text (the raw text, its normalised text in American spelling, and the
 entity vocabulary)."""
+
+
+WORD_PARTS = re.compile(r"['’-]")
+"""What splits a word into parts ("covid-19", "patient's")."""
+POSSESSIVE = re.compile(r"['’]s$")
 
 
 def verbatim_key(text: str) -> str:
@@ -70,8 +76,9 @@ class AnalysedText:
 
     @cached_property
     def verbatim_key(self) -> str:
-        """Normal form for the verbatim test: case, quotes, spacing and final punctuation ignored."""
-        return verbatim_key(self.text)
+        """Normal form for the verbatim test: case, quotes, spacing and final punctuation ignored
+        (``verbatim_key`` of the text, read off ``clean``)."""
+        return self.clean.rstrip(" .!?;:")
 
     @cached_property
     def tokens(self) -> tuple[str, ...]:
@@ -163,6 +170,21 @@ class AnalysedText:
     @cached_property
     def entity_words(self) -> tuple[str, ...]:
         return tuple(WORD.findall(self.entity_text))
+
+    @cached_property
+    def word_keys(self) -> tuple[frozenset[str], tuple[str, ...]]:
+        """(the matching key of every word and word part, the content words in order) of
+        ``entity_text`` (British spelling read as American): what the binding compares."""
+        words = self.data.words
+        plain = self.entity_text
+        keys: set[str] = set()
+        every = tokens(plain)
+        for token in every:
+            keys.add(words.stem(token))
+            for part in WORD_PARTS.split(POSSESSIVE.sub("", token)):
+                if part:
+                    keys.add(words.stem(part))
+        return frozenset(keys), tuple(t for t in every if words.is_content(t))
 
     @property
     def entity_lists(self) -> EntityWords:

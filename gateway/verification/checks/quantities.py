@@ -198,6 +198,8 @@ _ORDINAL_HALF = re.compile(r"\b(?:first|second|latter|former)\s+half\b")
 
 def _numeric_text(text: str) -> str:
     """Typeset numbers in plain form: "781 000" (thin space) -> "781,000", "1·7" -> "1.7", "COVID‑19"."""
+    if text.isascii():  # every character these patterns replace is outside ASCII
+        return text
     text = _GROUP_SPACE.sub(",", text)
     text = _MIDDLE_DOT.sub(".", text)
     return _HYPHENS.sub("-", text)

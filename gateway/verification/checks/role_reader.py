@@ -91,6 +91,7 @@ class RoleGrammar:
     """The compiled reader data: (family name, cue pattern, inverse) per cue, and the word patterns."""
 
     cues: tuple[tuple[str, re.Pattern[str], bool], ...]
+    """Inverse cues first (``read_relations`` reads them before the others), each group in data order."""
     by: re.Pattern[str]
     relative: re.Pattern[str]
     opener: re.Pattern[str]
@@ -103,6 +104,7 @@ class RoleGrammar:
     phrase_end: re.Pattern[str]
     coordinator: re.Pattern[str]
     frames: tuple[tuple[str, re.Pattern[str]], ...]
+    """(name, pattern) per frame; the name is the frame's two words ("of with")."""
     anchor: re.Pattern[str]
     hard_break: re.Pattern[str]
     comma: re.Pattern[str]
@@ -148,7 +150,7 @@ def load_role_grammar(text_words: WordData, path: Path = ROLES_PATH) -> RoleGram
         found.append((owners[0], re.compile(rf"\b(?:{inverse.cue})\b"), True))
     breaks = words.clause_break_punctuation.replace(",", "")
     return RoleGrammar(
-        tuple(found),
+        tuple(sorted(found, key=lambda cue: not cue[2])),
         re.compile(rf"^\s*{_words(data.passive_agents)}\b"),
         re.compile(rf"\b{_words(data.relative_pronouns)}\b"),
         re.compile(rf"\b{_words(data.clause_openers)}\b"),
@@ -359,8 +361,11 @@ FRAME_WORDS = (2, 3)
 def _frames(text: str, grammar: RoleGrammar) -> list[Relation]:
     """The objects of each frame ("of A with B") within a clause, as agent and patient."""
     found: list[Relation] = []
+    frames = [(name, pattern) for name, pattern in grammar.frames if _may_frame(text, name)]
+    if not frames:
+        return found
     for part in grammar.hard_break.split(text):
-        for name, pattern in grammar.frames:
+        for name, pattern in frames:
             for match in pattern.finditer(part):
                 if grammar.anchor.search(match.group(0)):
                     continue  # "women with A have a higher risk than women with B": the comparison's
@@ -374,14 +379,25 @@ def _frames(text: str, grammar: RoleGrammar) -> list[Relation]:
     return found
 
 
+def _may_frame(text: str, name: str) -> bool:
+    """Whether the frame's second word follows its first one somewhere in ``text``: a frame pattern
+    matches only where it does (in a part of ``text``, so in ``text``), so a text failing this
+    cannot match it, and most texts are not searched with it at all."""
+    first, second = name.split()
+    start = text.find(first)
+    return start >= 0 and text.find(second, start + len(first)) >= 0
+
+
 def read_relations(clean: str, grammar: RoleGrammar) -> tuple[Relation, ...]:
     """The directed relations of the verbs of a normalised text (see the module docstring)."""
-    text = _DOTTED.sub(lambda m: m.group(0).replace(".", "") + " ", PAREN.sub("", clean))
+    text = PAREN.sub("", clean) if "(" in clean else clean  # both patterns need their character
+    if "." in text:
+        text = _DOTTED.sub(lambda m: m.group(0).replace(".", "") + " ", text)
     if grammar.any_cue.search(text) is None:
         return tuple(_frames(text, grammar))
     found: list[Relation] = []
     taken: list[tuple[int, int]] = []
-    for family, pattern, inverse in sorted(grammar.cues, key=lambda c: not c[2]):
+    for family, pattern, inverse in grammar.cues:  # inverse cues first
         for match in pattern.finditer(text):
             if any(s < match.end() and match.start() < e for s, e in taken):
                 continue  # an inverse cue ("treated with") already read these words

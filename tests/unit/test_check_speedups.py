@@ -1,0 +1,136 @@
+"""Shortcuts of the verifier's speed path read what the long way reads (#35 item 7, speed): whitespace
+collapsed without the regular expression where nothing is to collapse, frames searched only in texts
+holding their two words, typeset numbers only in non-ASCII texts, a text's word keys and a passage's
+window layout computed once, and one entity check per passage for a claim's candidates."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import unicodedata
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gateway.text import _MARKER_SPACED, _QUOTES, normalise, strip_markers
+from gateway.verification.candidates import _layout, windows
+from gateway.verification.checks import role_reader
+from gateway.verification.checks.analysis import POSSESSIVE, WORD_PARTS, AnalysedText, Analyses
+from gateway.verification.checks.quantities import _numeric_text
+from gateway.verification.checks.results import CheckResult
+from gateway.verification.checks.words import tokens
+from gateway.verification.local import LocalEntailmentVerifier
+from gateway.verification.policy import VerificationPolicy
+from tests.support.checks import CHECK_DATA
+
+RESTATEMENTS = Path(__file__).resolve().parents[2] / "bench" / "data" / "restatements"
+SPACES = re.compile(r"\s+")
+EDGES = [
+    "",
+    " ",
+    "a  b",
+    "a\tb",
+    "a\nb",
+    " x ",
+    "a\u00a0b",
+    "a\u2009b",
+    "a\u2028b",
+    "a\x1cb",
+    "a\x85b",
+    "\u3000x",
+    "ﬁne “quoted” — text",
+    "x [1] y",
+    "x[2, 3].",
+    "COVID\u201119 at 1\u00b77 mg, 781\u2009000 people",
+    "Treatment of asthma with steroids spreads from the lungs to the blood.",
+    "p.a.d. (peripheral artery disease) with with",
+]
+
+
+def _texts() -> list[str]:
+    rows = [json.loads(line) for line in (RESTATEMENTS / "medquad_restatements.jsonl").open(encoding="utf-8")]
+    generated = random.Random(35)
+    alphabet = " \t\n\u00a0\u2009\u3000ab[1]’“-x\x85\u2028É"
+    noise = [
+        "".join(generated.choice(alphabet) for _ in range(generated.randint(0, 12))) for _ in range(5000)
+    ]
+    return [t for r in rows for t in (r["claim"], r["evidence"])] + EDGES + noise
+
+
+TEXTS = _texts()
+
+
+def _strip_markers(text: str) -> str:
+    if "[" in text:
+        text = _MARKER_SPACED.sub("", text)
+    return SPACES.sub(" ", text).strip()
+
+
+def _normalise(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    return SPACES.sub(" ", text).strip().lower()
+
+
+def test_whitespace_is_collapsed_as_the_regular_expression_does() -> None:
+    assert [strip_markers(t) for t in TEXTS] == [_strip_markers(t) for t in TEXTS]
+    assert [normalise(t) for t in TEXTS] == [_normalise(t) for t in TEXTS]
+
+
+def test_frames_are_those_found_without_the_word_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    grammar = CHECK_DATA.grammar
+    clean = [normalise(t) for t in TEXTS]
+    shortcut = [role_reader.read_relations(t, grammar) for t in clean]
+    assert any(r.family.startswith("frame") for found in shortcut for r in found)
+    monkeypatch.setattr(role_reader, "_may_frame", lambda text, name: True)
+    assert [role_reader.read_relations(t, grammar) for t in clean] == shortcut
+
+
+def test_ascii_numbers_need_no_typesetting_fix() -> None:
+    assert _numeric_text("1\u00b77 and 781\u2009000, COVID\u201119") == "1.7 and 781,000, COVID-19"
+    ascii_texts = [t for t in TEXTS if t.isascii()]
+    assert ascii_texts
+    assert all(_numeric_text(t) == t for t in ascii_texts)
+
+
+def test_word_keys_are_the_binding_keys() -> None:
+    analyses = Analyses(CHECK_DATA)
+    stem = CHECK_DATA.words.stem
+    for text in TEXTS[:400] + EDGES:
+        analysed = analyses(text)
+        keys: set[str] = set()
+        for token in tokens(analysed.entity_text):
+            keys.add(stem(token))
+            keys.update(stem(p) for p in WORD_PARTS.split(POSSESSIVE.sub("", token)) if p)
+        assert analysed.word_keys == (frozenset(keys), CHECK_DATA.words.content_words(analysed.entity_text))
+        assert analyses(text).word_keys is analysed.word_keys
+
+
+def test_a_window_layout_is_the_windows_and_read_only() -> None:
+    for count in range(6):
+        bounds, first, last, singles = _layout(count, 3)
+        assert bounds == tuple(windows(count, 3))
+        assert first.tolist() == [a for a, _ in bounds]
+        assert last.tolist() == [b for _, b in bounds]
+        assert singles.tolist() == [b - a == 1 for a, b in bounds]
+        assert not any(array.flags.writeable for array in (first, last, singles))
+    assert _layout(4, 3) is _layout(4, 3)
+
+
+def test_a_passage_entity_check_is_shared_by_its_candidates() -> None:
+    from gateway.text import passage_from_text
+    from gateway.verification.candidates import candidate
+
+    verifier = LocalEntailmentVerifier(np.ones, VerificationPolicy(), CHECK_DATA)  # type: ignore[arg-type]
+    text = "Ibuprofen eases pain in adults. Paracetamol lowers fever. Children may take it."
+    passage = passage_from_text(text)
+    analyses = Analyses(CHECK_DATA)
+    claim = analyses("Ibuprofen lowers fever in children.")
+    shared: dict[AnalysedText, CheckResult] = {}
+    for span, sentence in passage.sentences():
+        found = candidate(1, passage, span, sentence, analyses)
+        assert verifier.judge_candidate(claim, found, 0.8, 0.8, shared) == verifier.judge_candidate(
+            claim, found, 0.8, 0.8
+        )
+    assert list(shared) == [analyses(text)]
