@@ -23,7 +23,7 @@ from tests.support import cleanup_scenarios as s
 from tests.support.cleanup_stack import pin_chat_verifier, policy_copy
 from tests.support.fault_server import running_fault_server
 from tests.support.stack import running_gateway
-from tests.support.waiting import wait_until
+from tests.support.waiting import DEADLINE_SECONDS, wait_until
 
 MIN_PROBES_DURING_DRAFT = 3
 """Liveness probes that must come back while the 1 MB draft is still being processed."""
@@ -137,16 +137,18 @@ def test_claims_past_the_cap_still_get_the_rewrite_to_their_source(build) -> Non
 
 
 def test_a_trickling_rewrite_is_cut_at_the_request_deadline_and_counted(build) -> None:  # type: ignore[no-untyped-def]
-    """The draft comes at once; the rewrite drips a byte every 0.1 s (each read well inside the
-    5 s read timeout, ~30 s in all): only the 2 s request deadline can stop it."""
+    """The draft comes at once; the rewrite drips a byte every 1 s (each read well inside the 30 s
+    read timeout, ~5 min in all): only the 20 s request deadline can stop it. The deadline runs from
+    the draft's start through the checks, so it is long enough for a slow machine to reach the
+    rewrite (2 s was not: a draft and checks slower than 2 s left no rewrite to cut)."""
     _scripted, make = build
     rewrite = json.dumps({"rewrite": "Paracetamol is a painkiller.", "quote": "painkiller"})
     with running_fault_server(
-        "drip", rewrite, interval=0.1, normal_first=1, normal_content=fabricated_answer(1)
+        "drip", rewrite, interval=1.0, normal_first=1, normal_content=fabricated_answer(1)
     ) as (fault, base_url):
-        services = make(base=base_url, upstream_timeout=5.0, upstream_deadline=2.0)
+        services = make(base=base_url, upstream_timeout=30.0, upstream_deadline=20.0)
         with running_gateway(services) as url:
-            trust = ask(url, timeout=20.0)["trust"]
+            trust = ask(url, timeout=120.0)["trust"]
             timeouts = metric(url, 'gateway_upstream_errors_total{type="timeout"}')
             failed = metric(url, 'gateway_model_calls_total{purpose="rewrite",result="error"}')
         assert fault.connections == 2
@@ -201,13 +203,14 @@ def test_healthz_answers_while_a_1mb_draft_is_processed(build) -> None:  # type:
 
     # The test process's heap stands for the serving process's start-up heap, frozen as serve freezes
     # it: a full collection over the whole test suite's objects holds the GIL for over half a second.
-    with frozen_heap(), running_gateway(services) as url, httpx.Client(timeout=10) as client:
+    with frozen_heap(), running_gateway(services) as url, httpx.Client(timeout=DEADLINE_SECONDS) as client:
         client.get(f"{url}/healthz")  # warm the connection
         caller = threading.Thread(target=call, args=(url,))
         caller.start()
         scripted.wait_for_requests(1)  # the gateway asked for the draft
         answered_during_draft = 0
         while not done.is_set():
+            # a probe may wait (a slow machine); only whether it came back before the answer counts
             assert client.get(f"{url}/healthz").status_code == 200
             answered_during_draft += not done.is_set()  # came back while the draft was still processed
             done.wait(PROBE_INTERVAL_SECONDS)  # a probe rate, not a wait for something: ends with the request

@@ -6,6 +6,7 @@ process holds is answered from the last committed version, as any search is betw
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,6 +27,8 @@ KEY = "chroma-down-key"
 QUESTION = "How much paracetamol can an adult take?"
 HEADERS = {"Authorization": f"Bearer {KEY}"}
 BODY = {"model": "m", "messages": [{"role": "user", "content": QUESTION}]}
+REFRESH_SECONDS = 60.0
+"""The longest index refresh the settings allow: how long a version read stands."""
 
 
 @contextmanager
@@ -95,17 +98,29 @@ def test_chroma_down_is_a_counted_audited_refusal_and_unready(embedder, tmp_path
 def test_between_two_version_reads_held_passages_answer_and_others_are_refused(
     embedder, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
-    with gateway_over_chroma(embedder, tmp_path, refresh_seconds=60) as (url, chroma, _, services):
+    with gateway_over_chroma(embedder, tmp_path, refresh_seconds=REFRESH_SECONDS) as (
+        url,
+        chroma,
+        _,
+        services,
+    ):
         first = httpx.post(f"{url}/v1/chat/completions", json=BODY, headers=HEADERS, timeout=60)
         assert first.json()["trust"]["summary"]["refused"] is False
         sources = {s["passage_id"] for s in first.json()["trust"]["sources"]}
         assert sources
 
+        # the version is read now (not back at the first request's search, before its draft and
+        # checks): it stands for the next REFRESH_SECONDS, as it does with Chroma up
+        version_read = time.monotonic()
+        services.store.committed_hashes()
         chroma.stop()
         try:
-            # the same question: its passages' vectors and records are held; the version read an
-            # instant ago stands for the next 60 s, as it does with Chroma up
+            # the same question: its passages' vectors and records are held
             held = httpx.post(f"{url}/v1/chat/completions", json=BODY, headers=HEADERS, timeout=120)
+            if time.monotonic() - version_read >= REFRESH_SECONDS:
+                # not a timing assertion: a machine paused that long may have read the version again
+                # (due, and refused for Chroma being down); what is tested here was not reached
+                pytest.skip(f"over {REFRESH_SECONDS:g} s from the version read to the held request")
             assert held.json()["trust"]["summary"]["refused"] is False
             assert {s["passage_id"] for s in held.json()["trust"]["sources"]} == sources
             # a question needing a record the process has not read yet cannot be answered

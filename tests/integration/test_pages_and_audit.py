@@ -251,11 +251,13 @@ def _ids(page: str) -> list[str]:
 
 
 def test_audit_list_filters_by_outcome_flags_and_dates(gateway) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, _ = gateway
+    scripted, url, services = gateway
     scripted.queue(answer_with_removed_claim())
+    before = dt.datetime.now(dt.UTC).date()
     removed_id = ask(url, "How much paracetamol can an adult take?")["trust"]["request_id"]
     emergency_id = ask(url, "I have crushing chest pain and my left arm is numb")["trust"]["request_id"]
     chatter_id = ask(url, "What is the capital of France?")["trust"]["request_id"]
+    after = dt.datetime.now(dt.UTC).date()
 
     def listed(query: str) -> list[str]:
         response = httpx.get(f"{url}/audit{query}", headers=STAFF)
@@ -271,10 +273,21 @@ def test_audit_list_filters_by_outcome_flags_and_dates(gateway) -> None:  # type
     assert listed("?removed=yes") == [removed_id]
     assert listed("?rewritten=yes") == []
     assert listed("?outcome=rewritten") == [removed_id]
-    today = dt.datetime.now(dt.UTC).date()
-    assert set(listed(f"?from={today}&to={today}")) == {removed_id, emergency_id, chatter_id}
-    assert listed(f"?to={today - dt.timedelta(days=1)}") == []
-    assert listed(f"?from={today + dt.timedelta(days=1)}") == []
+    # Each request's UTC day as its record says (not the wall clock after the fact: the three may
+    # straddle midnight); a day's filter lists exactly that day's requests.
+    created = {
+        request_id: dt.datetime.fromisoformat(services.audit.get(request_id)["created_at"])
+        .astimezone(dt.UTC)
+        .date()
+        for request_id in (removed_id, emergency_id, chatter_id)
+    }
+    first, last = min(created.values()), max(created.values())
+    assert before <= first <= last <= after  # dated when they were made, in UTC
+    for day in set(created.values()):
+        assert set(listed(f"?from={day}&to={day}")) == {i for i, d in created.items() if d == day}
+    assert set(listed(f"?from={first}&to={last}")) == {removed_id, emergency_id, chatter_id}
+    assert listed(f"?to={first - dt.timedelta(days=1)}") == []
+    assert listed(f"?from={last + dt.timedelta(days=1)}") == []
     bad = httpx.get(f"{url}/audit?from=yesterday&refused=maybe", headers=STAFF)
     assert bad.status_code == 400
     assert "must be a date" in bad.text

@@ -4,7 +4,6 @@ refilling, and failing closed (503, counted) when Redis does not answer."""
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack
@@ -89,14 +88,15 @@ def test_disabled_limit_never_calls_redis(prefix: str) -> None:
         assert bucket.acquire("k") == 0.0
 
 
-def test_redis_down_fails_closed_and_is_counted(prefix: str) -> None:
+def test_redis_down_fails_closed_and_is_counted(prefix: str, monkeypatch: pytest.MonkeyPatch) -> None:
     errors: list[int] = []
+    backoffs: list[float] = []  # redis-py's retries sleep through this name, and only when backing off
+    monkeypatch.setattr("redis.retry.sleep", backoffs.append)
     with refused_port() as port:
         bucket = limiter(f"redis://127.0.0.1:{port}/0", prefix, 60, 5, on_error=lambda: errors.append(1))
-        started = time.monotonic()
         with pytest.raises(RateLimiterUnavailable) as caught:
             bucket.acquire("k")
-        assert time.monotonic() - started < 5  # no long back-off holds the request
+        assert backoffs == []  # no back-off holds the request (not timed: a slow machine is no failure)
         assert caught.value.status_code == 503
         assert caught.value.code == "rate_limiter_unavailable"
         assert errors == [1]

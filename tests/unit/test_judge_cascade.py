@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import time
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -23,7 +23,10 @@ from gateway.verification.policy import VerificationPolicy
 from gateway.verification.verifier import operating_point
 
 TEXT = "Adults can take 500 mg every 4 to 6 hours. Do not take more than 4 g in 24 hours."
-SLOW_SECONDS = 3.0
+SLOW_RELEASED = threading.Event()
+"""The ``slow`` model's reply is held until the module's server stops: only a timeout ends its call."""
+CALL_SECONDS = 60.0
+"""The other calls' timeout: far longer than a slow machine takes, so they fail only as scripted."""
 
 
 VERDICTS = {
@@ -45,7 +48,7 @@ def by_model(body: dict[str, Any]) -> Reply:
     behaviour = body["model"]
     if behaviour == "error":
         return Reply(status=500, content="boom")
-    return Reply(content=VERDICTS[behaviour], delay=SLOW_SECONDS if behaviour == "slow" else 0.0)
+    return Reply(content=VERDICTS[behaviour], hold_until=SLOW_RELEASED if behaviour == "slow" else None)
 
 
 MODEL = ScriptedUpstream()
@@ -56,7 +59,10 @@ MODEL.responder = by_model
 @pytest.fixture(scope="module")
 def server_url() -> Iterator[str]:
     with serve_in_thread(MODEL.app()) as url:
-        yield f"{url}/v1"
+        try:
+            yield f"{url}/v1"
+        finally:
+            SLOW_RELEASED.set()  # let the held replies end before the server stops
 
 
 def passage() -> Passage:
@@ -77,7 +83,7 @@ def claim(text: str = "Adults may take 500 mg every 4 to 6 hours.", quote: str |
     return ClaimToCheck(text, quote, ((1, passage()),))
 
 
-def judge(url: str, model: str, timeout: float = 5.0) -> LLMJudgeVerifier:
+def judge(url: str, model: str, timeout: float = CALL_SECONDS) -> LLMJudgeVerifier:
     endpoint = Endpoint(base_url=url, api_key=Secret("test"), model=model, timeout=timeout, retries=0)
     return LLMJudgeVerifier(OpenAIChatModel.from_endpoint(endpoint), JudgeConfig(timeout=timeout))
 
@@ -118,9 +124,9 @@ async def test_bad_output_or_api_error_fails_closed(server_url: str, model: str)
 
 
 async def test_timeout_fails_closed(server_url: str) -> None:
-    began = time.perf_counter()
+    # the reply is held (a broken timeout would get the held "supported" after HOLD_LIMIT_SECONDS)
     [verdict] = await judge(server_url, "slow", timeout=0.5).verify([claim()])
-    assert time.perf_counter() - began < SLOW_SECONDS
+    assert not SLOW_RELEASED.is_set()
     assert verdict.label is VerdictLabel.UNSUPPORTED
     assert verdict.check == "judge_error"
 
@@ -133,9 +139,9 @@ async def test_unreachable_endpoint_fails_closed() -> None:
 @pytest.mark.parametrize(
     ("model", "seconds", "failure"),
     [
-        ("garbage", 5.0, "invalid_output"),
-        ("badverdict", 5.0, "invalid_output"),
-        ("error", 5.0, "error"),
+        ("garbage", CALL_SECONDS, "invalid_output"),
+        ("badverdict", CALL_SECONDS, "invalid_output"),
+        ("error", CALL_SECONDS, "error"),
         ("slow", 0.5, "timeout"),
     ],
 )
