@@ -12,7 +12,8 @@ a history word or a supposing clause governs only its own clause.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from collections.abc import Sequence
+from typing import NamedTuple, Protocol
 
 from gateway.text import sentence_spans
 
@@ -55,3 +56,21 @@ def clauses(text: str) -> list[Clause]:
             if match is not None:
                 start = match.end()
     return found
+
+
+class _Ended(Protocol):
+    @property
+    def text(self) -> str: ...
+    @property
+    def end(self) -> str: ...
+
+
+def joined_by_dash(parts: Sequence[_Ended], index: int) -> str:
+    """Clause ``index`` with its neighbours joined to it by a dash ("right arm numb - is it the
+    scarring"): the splitter cuts at " - ", but what excepts a sign (``TermGroup.unless``) may lie beside."""
+    first = last = index
+    while first > 0 and parts[first - 1].end == "-":
+        first -= 1
+    while last < len(parts) - 1 and parts[last].end == "-":
+        last += 1
+    return " - ".join(p.text for p in parts[first : last + 1])
