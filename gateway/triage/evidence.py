@@ -25,7 +25,7 @@ from functools import lru_cache
 
 from gateway import stemming
 from gateway.domain import TriageEvidence
-from gateway.triage.clauses import clauses, joined_by_dash
+from gateway.triage.clauses import attached, clauses, joined_by_dash
 from gateway.triage.evidence_policy import EvidencePolicy, SignRule
 from gateway.triage.policy import NegationPolicy
 from gateway.triage.prefilter import Needs, fold, may_match, needs
@@ -311,7 +311,10 @@ class EvidenceReader:
         dashed: str | None = None
         for start, hit in self._words(sentence, index):
             matcher = self._unless.get(hit.group)
-            if matcher is not None:
+            if matcher is not None and self.policy.terms[hit.group].unless_scope == "term":
+                if attached(sentence.text, start, start + len(hit.text), matcher):
+                    continue  # its date, where it is told, keeps it out (``TermGroup.unless_scope``)
+            elif matcher is not None:
                 if hit.group not in excepted:
                     if dashed is None:
                         dashed = joined_by_dash(sentences, index)
