@@ -12,7 +12,8 @@ a history word or a supposing clause governs only its own clause.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from typing import NamedTuple, Protocol
 
 from gateway.text import sentence_spans
 
@@ -55,3 +56,63 @@ def clauses(text: str) -> list[Clause]:
             if match is not None:
                 start = match.end()
     return found
+
+
+class _Ended(Protocol):
+    @property
+    def text(self) -> str: ...
+    @property
+    def end(self) -> str: ...
+
+
+def joined_by_dash(parts: Sequence[_Ended], index: int) -> str:
+    """Clause ``index`` with its neighbours joined to it by a dash ("right arm numb - is it the
+    scarring"): the splitter cuts at " - ", but what excepts a sign (``TermGroup.unless``) may lie beside."""
+    first = last = index
+    while first > 0 and parts[first - 1].end == "-":
+        first -= 1
+    while last < len(parts) - 1 and parts[last].end == "-":
+        last += 1
+    return " - ".join(p.text for p in parts[first : last + 1])
+
+
+_PART_BREAK = re.compile(
+    r"[,;:()]|\s-\s|\b(?:but|then|now|so|while|whereas|because|cos|plus|also|though|although|yet)\b"
+    r"|\band\b(?=\s+(?:i|i'm|i've|he|she|we|they|it|was|were|had|has|have|been|got|went|came|then|now|last"
+    r"|this|a|an|my|his|her|their|our|also|since|recently|just|yesterday|today)\b)",
+    re.IGNORECASE,
+)
+"""What parts a clause into the phrases a date can belong to ("had my knee done years ago | and | was in
+hospital last week"); an "and" only before a new subject, verb or time, not between nouns ("surgery on
+my hip and knee 5 years ago")."""
+_FILLER = re.compile(
+    r"^\s*(?:(?:which|that|this|it|was|were|is|about|around|over|some|like|roughly|nearly|almost|maybe"
+    r"|probably|well)\s+)*",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_SHORT = 3
+"""A neighbouring part this many words long at most (filler words first not counted) is the term's date
+told beside it: "had an operation, years ago", "..., which was many years ago", "in 2015, I had my hip
+done"."""
+
+
+def attached(text: str, start: int, end: int, matches: Callable[[str], bool]) -> bool:
+    """Whether ``matches`` (a group's ``unless``, ``TermGroup.unless_scope: term``) holds for the term at
+    ``text[start:end]`` alone: in its own part of the clause (between ``_PART_BREAK``s), or in a short
+    part right before or after it that is only the date; not in a part about something else ("had my knee
+    done years ago and was in hospital last week": the date is the knee's, not the stay's)."""
+    breaks = [
+        (m.start(), m.end()) for m in _PART_BREAK.finditer(text) if m.end() <= start or m.start() >= end
+    ]
+    before = [b for b in breaks if b[1] <= start]
+    after = [b for b in breaks if b[0] >= end]
+    own = (before[-1][1] if before else 0, after[0][0] if after else len(text))
+    if matches(text[own[0] : own[1]]):
+        return True
+    previous = text[before[-2][1] if len(before) > 1 else 0 : before[-1][0]] if before else ""
+    following = text[after[0][1] : after[1][0] if len(after) > 1 else len(text)] if after else ""
+    return any(
+        len(_WORD.findall(_FILLER.sub("", part))) <= _SHORT and matches(part)
+        for part in (previous, following)
+    )

@@ -25,7 +25,7 @@ from functools import lru_cache
 
 from gateway import stemming
 from gateway.domain import TriageEvidence
-from gateway.triage.clauses import clauses
+from gateway.triage.clauses import attached, clauses, joined_by_dash
 from gateway.triage.evidence_policy import EvidencePolicy, SignRule
 from gateway.triage.policy import NegationPolicy
 from gateway.triage.prefilter import Needs, fold, may_match, needs
@@ -202,17 +202,6 @@ def distinct(evidence: Iterable[TriageEvidence]) -> tuple[TriageEvidence, ...]:
     )
 
 
-def _dashed(sentences: Sequence[Sentence], index: int) -> str:
-    """Sentence ``index`` with its neighbours joined to it by a dash ("right arm numb - is it the
-    scarring"): the splitter cuts at " - ", but what excepts a sign (``TermGroup.unless``) may lie beside."""
-    first = last = index
-    while first > 0 and sentences[first - 1].end == "-":
-        first -= 1
-    while last < len(sentences) - 1 and sentences[last].end == "-":
-        last += 1
-    return " - ".join(s.text for s in sentences[first : last + 1])
-
-
 class EvidenceReader:
     """Reads texts against ``evidence.yaml`` (built once per policy)."""
 
@@ -322,10 +311,13 @@ class EvidenceReader:
         dashed: str | None = None
         for start, hit in self._words(sentence, index):
             matcher = self._unless.get(hit.group)
-            if matcher is not None:
+            if matcher is not None and self.policy.terms[hit.group].unless_scope == "term":
+                if attached(sentence.text, start, start + len(hit.text), matcher):
+                    continue  # its date, where it is told, keeps it out (``TermGroup.unless_scope``)
+            elif matcher is not None:
                 if hit.group not in excepted:
                     if dashed is None:
-                        dashed = _dashed(sentences, index)
+                        dashed = joined_by_dash(sentences, index)
                     excepted[hit.group] = matcher(dashed)
                 if excepted[hit.group]:
                     continue  # not a sign in this sentence (``TermGroup.unless``)

@@ -54,6 +54,10 @@ class TermGroup:
     unless: tuple[str, ...] = ()
     """Patterns of a sentence in which this group's terms are not signs ("the scar feels numb along one
     side": numb skin by a scar is not a stroke's one-sided numbness)."""
+    unless_scope: Literal["sentence", "term"] = "sentence"
+    """Where ``unless`` is read: anywhere in the sentence, or (``term``) only attached to the term it
+    excepts, in the term's own part of the clause or a short date beside it (``clauses.attached``): a
+    long-ago operation does not except a recent stay told beside it."""
     reads: Literal["blood_pressure"] | None = None
     """Read by a reader of numbers instead of words (``gateway/triage/pressure.py``), against limits
     ``vitals.yaml`` gives the group (``pressure_signs``)."""
@@ -72,6 +76,8 @@ class TermGroup:
                 raise InvalidValue("TermGroup", f"words[{i}]", "a word is non-empty; '*' only at one end")
         compile_all(self, self.patterns, "patterns")
         compile_all(self, self.unless, "unless")
+        if self.unless_scope == "term" and not self.unless:
+            raise InvalidValue("TermGroup", "unless_scope", "a term scope needs unless patterns")
 
 
 @with_config(FILE_CONFIG)

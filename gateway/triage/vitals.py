@@ -333,7 +333,7 @@ def _days(count: str, unit: str) -> float:
 
 
 def names_child(text: str, policy: VitalsPolicy) -> bool:
-    return any(re.search(p, text, re.IGNORECASE) for p in policy.child_words)
+    return any(p.search(text) for p in policy.child_patterns)
 
 
 _FEVER = re.compile(
@@ -417,7 +417,7 @@ def check_vitals(
         readings += read_sign_durations(split, policy, denied)
     if not readings:
         return []
-    if any(re.search(p, text, re.IGNORECASE) for p in policy.exertion):
+    if any(p.search(text) for p in policy.exertion_patterns):
         readings = [r for r in readings if r.vital not in ("heart_rate", "breathing_rate")]
     age = read_age(text, policy)
     child = age is None and names_child(text, policy)

@@ -176,6 +176,16 @@ class VitalsPolicy:
                 if limit.vital == "systolic_bp" and (value := getattr(limit, key)) is not None:
                     _readable(f"limits[{i}].{key}", value, SYSTOLIC_READ)
 
+    @cached_property
+    def child_patterns(self) -> tuple[re.Pattern[str], ...]:
+        """``child_words`` compiled (any case), once per policy."""
+        return tuple(re.compile(p, re.IGNORECASE) for p in self.child_words)
+
+    @cached_property
+    def exertion_patterns(self) -> tuple[re.Pattern[str], ...]:
+        """``exertion`` compiled (any case), once per policy."""
+        return tuple(re.compile(p, re.IGNORECASE) for p in self.exertion)
+
 
 def _readable(key: str, value: float, read: tuple[int, int]) -> None:
     """A blood-pressure limit lies inside the numbers the reader reads (``pressure.py``): one outside

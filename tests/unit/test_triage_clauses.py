@@ -1,10 +1,13 @@
 """Triage's clauses (#34 item 4): sentences from the product's one splitter, with triage's options, then
-cut at clause breaks. What ended each clause is kept (a rule matching within a sentence reads it)."""
+cut at clause breaks. What ended each clause is kept (a rule matching within a sentence reads it). A date
+excepting a term is read where it is attached to the term (#31, #34)."""
 
 from __future__ import annotations
 
+import re
+
 from gateway.text import MAX_SENTENCE_WORDS
-from gateway.triage.clauses import Clause, clauses
+from gateway.triage.clauses import Clause, attached, clauses, joined_by_dash
 
 
 def test_sentences_then_clauses_with_what_ended_each() -> None:
@@ -31,3 +34,31 @@ def test_a_stop_inside_closing_quotes_ends_the_clause_and_a_decimal_does_not() -
 def test_a_long_post_is_never_cut_by_the_word_limit() -> None:
     run = " ".join(["i feel like i cant go on"] * MAX_SENTENCE_WORDS)
     assert clauses(run) == [Clause(run, ".", 0)]
+
+
+def _dated(text: str) -> bool:
+    return re.search(r"\byears ago\b|\bin 20\d\d\b", text, re.IGNORECASE) is not None
+
+
+def _held(text: str, term: str) -> bool:
+    start = text.index(term)
+    return attached(text, start, start + len(term), _dated)
+
+
+def test_a_date_is_attached_to_the_term_of_its_own_part_or_told_right_beside_it() -> None:
+    told = "had my knee done years ago and was in hospital last week"
+    assert _held(told, "had my knee done")
+    assert not _held(told, "in hospital")  # the knee's date, not the stay's
+    assert _held("I had an operation, years ago", "operation")  # a short date after it
+    assert _held("In 2015, I had an operation", "operation")  # a short date before it
+    assert not _held("knee op years ago, in hospital last week", "in hospital")  # a part of its own
+    assert not _held("in hospital, my knee was done years ago", "in hospital")
+    assert not _held("in hospital last week", "in hospital")
+    assert _held("surgery on my hip and knee years ago", "surgery")  # an "and" between nouns
+    assert _held("had an operation, which was many years ago", "operation")
+
+
+def test_joined_by_dash_keeps_the_clauses_a_dash_joins() -> None:
+    parts = clauses("right arm numb - is it the scarring. fine")
+    assert joined_by_dash(parts, 0) == "right arm numb - is it the scarring"
+    assert joined_by_dash(parts, 2) == "fine"

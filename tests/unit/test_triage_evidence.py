@@ -20,7 +20,14 @@ from gateway.triage.evidence_policy import Binding
 from gateway.triage.outcome import red_flag_notes
 from gateway.triage.planning import plan
 from gateway.triage.policy import TriagePolicy, load_triage_policy
-from gateway.triage.vitals import check_vitals, read_age, read_durations, read_fever_days, read_vitals
+from gateway.triage.vitals import (
+    check_vitals,
+    names_child,
+    read_age,
+    read_durations,
+    read_fever_days,
+    read_vitals,
+)
 from tests.support.shipped_triage import GENERAL, REPO, TRIAGE, VITALS, copy_policies, judge, score
 from tests.support.triage import reader_of, readings_of, with_unbound_rule, without_unbound_rule
 
@@ -556,6 +563,15 @@ def test_a_small_childs_rate_is_read_against_its_age(message: str, category: str
 )
 def test_a_rate_within_the_limits_for_the_age_does_not_fire(message: str) -> None:
     assert not check_vitals(message, VITALS)
+
+
+def test_child_words_and_exercise_are_read_with_patterns_compiled_once() -> None:
+    assert VITALS.child_patterns is VITALS.child_patterns  # compiled once, with the policy
+    assert VITALS.exertion_patterns is VITALS.exertion_patterns
+    assert names_child("my TODDLER has a rash", VITALS)
+    assert not names_child("I have a rash", VITALS)
+    assert not check_vitals("heart rate 160 during my run", VITALS)  # exercise: not a resting rate
+    assert check_vitals("heart rate 160 sitting on the sofa", VITALS)
 
 
 @pytest.mark.parametrize(

@@ -2,9 +2,9 @@
 know where he was") is not denied by them; recency in text-speak ("this morn", "2day"); breath told as
 short; a sentence's inability to say long sentences; the gesture of chest pain; pink frothy phlegm with
 breathlessness (acute pulmonary oedema); pain told as having gone to the lower right and guarding in a
-parent's words; a clot risk told in the past (a hospital stay, an operation in lay words) unless months
-or years ago (NICE NG89); a child's age and a fever's days in non-native English. Each both ways. No
-model is loaded: only the rule layers decide."""
+parent's words; a clot risk told in the past (a hospital stay, an operation in lay words) unless dated
+months or years ago (NICE NG89; the date keeps out only the risk it dates, #34); a child's age and a
+fever's days in non-native English. Each both ways. No model is loaded: only the rule layers decide."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from gateway.errors import InvalidValue
 from gateway.policies import load_policy
+from gateway.triage.evidence_policy import TermGroup
 from gateway.triage.vitals import read_age, read_fever_days
 from tests.support.triage import flagged_rule, sign_groups
 
@@ -97,6 +99,28 @@ def test_a_clot_risk_counts_in_the_past_but_not_when_long_ago() -> None:
     assert flagged(old) is None
 
 
+@pytest.mark.parametrize(
+    ("message", "category"),
+    [
+        # a long-ago operation told beside a recent risk does not cancel it (#31, #34)
+        ("had my knee done years ago and was in hospital last week, now my calf is swollen", "blood_clot"),
+        (
+            "I had surgery 5 years ago and a long flight last week, now one calf is swollen and red",
+            "blood_clot",
+        ),
+        ("knee op 2 yrs ago, in hospital last week, now one calf is swollen and red", "blood_clot"),
+        # the date told with the risk, before or after it, still keeps it out
+        ("years ago I had surgery and now my calf is swollen and red", None),
+        ("I had an operation, many years ago, and my calf is swollen and red", None),
+        ("she was in hospital with pneumonia, back in 2016, now her left leg is swollen and red", None),
+        ("I had surgery on my hip and knee 5 years ago, now my calf is swollen and red", None),
+        ("I had an operation on my back, which was many years ago, now my calf is swollen and red", None),
+    ],
+)
+def test_a_clot_risks_date_keeps_out_only_the_risk_it_dates(message: str, category: str | None) -> None:
+    assert flagged(message) == category
+
+
 def test_a_non_native_age_and_fever_days_are_read() -> None:
     vitals = POLICY.triage.vitals
     assert read_age("my son 4 years have high fever", vitals) == 4.0
@@ -105,3 +129,9 @@ def test_a_non_native_age_and_fever_days_are_read() -> None:
     assert [r.value for r in read_fever_days("fever 40 degree already six days")] == [6.0]
     assert flagged("my daughter 3 years has fever 39.5 already 5 days, very tired") == "sick_infant"
     assert flagged("my son 9 years has fever 39 already 5 days") is None
+
+
+def test_a_term_scope_needs_unless_patterns() -> None:
+    with pytest.raises(InvalidValue):
+        TermGroup(words=("cast",), unless_scope="term")
+    assert TermGroup(words=("cast",), unless=(r"\byears ago\b",), unless_scope="term").unless_scope == "term"
