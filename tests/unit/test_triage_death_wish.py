@@ -1,0 +1,59 @@
+"""A wish to be dead told in the person's own words is thoughts of suicide (#31): the first item of the
+Columbia suicide severity scale ("wished you were dead or wished you could go to sleep and not wake
+up"), which crisis-line guidance answers with the crisis lines. Each both ways: a figure of speech
+about something else, a misspelt "dye", "rather be dead than ...", a topic question, a wish told as over and an ordinary wish
+not to wake up at night do not fire. No model is loaded: only the rule layers decide."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gateway.policies import load_policy
+from tests.support.triage import flagged_rule
+
+POLICIES = Path(__file__).resolve().parents[2] / "policies"
+GENERAL = load_policy(POLICIES, "general")
+CATARACT = load_policy(POLICIES, "cataract-followup")
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I wish I was dead",
+        "honestly some days i wish i were dead",
+        "sometimes I wish I could just die, my back never stops hurting",
+        "I'd rather be dead",
+        "I wish I had never been born",
+        "I'm so tired of being alive.",
+        "why am I even still alive",
+        "I hope I never wake up.",
+        "i just dont want to wake up anymore and my chest hurts",
+        "what's the point of living",
+    ],
+)
+def test_a_wish_to_be_dead_is_thoughts_of_suicide(message: str) -> None:
+    assert flagged_rule(message, GENERAL) == "suicidal_intent"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I wish I could die my hair purple",
+        "I'd rather be dead than go back to that dentist",
+        "why do some people wish they were dead?",
+        "I'm tired of living with constant pain, what can help?",
+        "I'm sick of living here",
+        "I don't want to wake up again at 3am to pee",
+        "I hope I don't wake up with a headache again",
+        "my tomatoes are dead",
+    ],
+)
+def test_figures_of_speech_topics_and_ordinary_wishes_do_not_fire(message: str) -> None:
+    assert flagged_rule(message, GENERAL) is None
+
+
+def test_every_context_reads_the_same_wishes() -> None:
+    assert flagged_rule("I wish I was dead", CATARACT) == "suicidal_intent"
+    assert flagged_rule("I wish I could die my hair purple", CATARACT) is None
