@@ -1,8 +1,9 @@
 """A wish to be dead told in the person's own words is thoughts of suicide (#31): the first item of the
 Columbia suicide severity scale ("wished you were dead or wished you could go to sleep and not wake
 up"), which crisis-line guidance answers with the crisis lines. Each both ways: a figure of speech
-about something else, a misspelt "dye", "rather be dead than ...", a topic question, a wish told as over and an ordinary wish
-not to wake up at night do not fire. No model is loaded: only the rule layers decide."""
+about something else, a misspelt "dye", "rather be dead than ...", a topic question, a wish told as
+over and an ordinary wish not to wake up at night do not fire. No model is loaded: only the rule
+layers decide."""
 
 from __future__ import annotations
 
