@@ -100,12 +100,12 @@ class SignDuration:
     @cached_property
     def word_patterns(self) -> tuple[re.Pattern[str], ...]:
         """``words`` compiled (any case), once per policy."""
-        return tuple(re.compile(p, re.IGNORECASE) for p in self.words)
+        return _any_case(self.words)
 
     @cached_property
     def habit_patterns(self) -> tuple[re.Pattern[str], ...]:
         """``habitual`` compiled (any case), once per policy."""
-        return tuple(re.compile(p, re.IGNORECASE) for p in self.habitual)
+        return _any_case(self.habitual)
 
 
 @with_config(FILE_CONFIG)
@@ -179,12 +179,16 @@ class VitalsPolicy:
     @cached_property
     def child_patterns(self) -> tuple[re.Pattern[str], ...]:
         """``child_words`` compiled (any case), once per policy."""
-        return tuple(re.compile(p, re.IGNORECASE) for p in self.child_words)
+        return _any_case(self.child_words)
 
     @cached_property
     def exertion_patterns(self) -> tuple[re.Pattern[str], ...]:
         """``exertion`` compiled (any case), once per policy."""
-        return tuple(re.compile(p, re.IGNORECASE) for p in self.exertion)
+        return _any_case(self.exertion)
+
+
+def _any_case(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(p, re.IGNORECASE) for p in patterns)
 
 
 def _readable(key: str, value: float, read: tuple[int, int]) -> None:
