@@ -242,6 +242,8 @@ class EvidenceReader:
             (name, pattern, needs(pattern.pattern, pattern.flags)) for name, pattern in patterns
         ]
         self._unless = {name: Matcher(group.unless) for name, group in policy.terms.items() if group.unless}
+        self._dated = frozenset(n for n, g in policy.terms.items() if g.unless and g.unless_scope == "term")
+        self._history_counts = frozenset(n for n, g in policy.terms.items() if g.history_counts)
         # a red flag's own signs are health content too
         required = {g for rule in policy.categories.values() for groups in rule.requires for g in groups}
         self._core = frozenset(policy.health_gate)
@@ -311,7 +313,7 @@ class EvidenceReader:
         dashed: str | None = None
         for start, hit in self._words(sentence, index):
             matcher = self._unless.get(hit.group)
-            if matcher is not None and self.policy.terms[hit.group].unless_scope == "term":
+            if matcher is not None and hit.group in self._dated:
                 if attached(sentence.text, start, start + len(hit.text), matcher):
                     continue  # its date, where it is told, keeps it out (``TermGroup.unless_scope``)
             elif matcher is not None:
@@ -458,7 +460,7 @@ class EvidenceReader:
                 for h in reading.hits
                 if (h.sentence in window or self.policy.terms[h.group].anywhere)
                 and not h.negated
-                and (history or not h.background or self.policy.terms[h.group].history_counts)
+                and (history or not h.background or h.group in self._history_counts)
                 and (supposed or (history and not h.asked) or not h.supposed)
             ]
             # a window never joins a sign told as history with one told of now (who the message is
