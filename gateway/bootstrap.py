@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import time
 from collections.abc import Callable
 
 import structlog
@@ -222,8 +223,10 @@ def open_store(
     policy: Policy | None = None,
     exact_max_passages: int = EXACT_MAX_PASSAGES,
     exact_max_titles: int = EXACT_MAX_TITLES,
+    clock: Callable[[], float] = time.monotonic,
 ) -> ChromaStore:
-    """``ChromaStore.open`` with the detector of ``policy`` (the configured one when not given)."""
+    """``ChromaStore.open`` with the detector of ``policy`` (the configured one when not given);
+    ``clock`` times the index refresh (tests drive it)."""
     return ChromaStore.open(
         settings,
         embedder,
@@ -232,6 +235,7 @@ def open_store(
         exact_max_passages,
         exact_max_titles,
         instructions=instruction_detector(settings, embedder, policy),
+        clock=clock,
     )
 
 

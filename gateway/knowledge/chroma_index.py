@@ -63,7 +63,10 @@ class ChromaIndex:
         reopen: Callable[[], Any] | None = None,
         title_weight: int = 1,
         exact_max_titles: int = EXACT_MAX_TITLES,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``clock``: seconds, for ``refresh_interval`` (tests drive it; default the monotonic clock)."""
+        self._clock = clock
         self._embedder = embedder
         self._exact_max_titles = exact_max_titles
         self._title_weight = title_weight
@@ -159,7 +162,7 @@ class ChromaIndex:
 
     def refresh(self) -> None:
         """Catch up with commits made by any process: registry snapshot and BM25 index."""
-        self._version_read_at = time.monotonic()
+        self._version_read_at = self._clock()
         version = self._read_version()
         if version == self._snapshot.version:
             return
@@ -177,7 +180,7 @@ class ChromaIndex:
         process's commit may be seen up to the interval late. Writes, counts and ``committed_hashes``
         refresh at once, so this process always sees its own commits.
         """
-        if time.monotonic() - self._version_read_at >= self._refresh_interval:
+        if self._clock() - self._version_read_at >= self._refresh_interval:
             self.refresh()
 
     def _catch_up(self, version: str) -> None:

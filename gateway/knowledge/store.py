@@ -36,6 +36,7 @@ and ``ChromaStore`` here (search).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from functools import partial
@@ -123,6 +124,7 @@ class ChromaStore(ChromaWriter):
         title_weight: int | None = None,
         exact_max_passages: int = EXACT_MAX_PASSAGES,
         exact_max_titles: int = EXACT_MAX_TITLES,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``title_weight``: BM25 weight of a document's title (default: the planner's ``query.yaml``
         ``bm25_title_weight``, 1 without a planner); ``exact_max_passages``: above this many passages
@@ -138,9 +140,8 @@ class ChromaStore(ChromaWriter):
             self._lexicons = LexiconKeeper(self._vocabulary, partial(planner.lexicon, dictionary=dictionary))
         if title_weight is None:
             title_weight = planner.words.bm25_title_weight if planner is not None else 1
-        super().__init__(
-            client, collection, embedder, cache_dir, refresh_interval, reopen, title_weight, exact_max_titles
-        )
+        index = (client, collection, embedder, cache_dir, refresh_interval, reopen, title_weight)
+        super().__init__(*index, exact_max_titles, clock)
         self._records = RecordCache(self._passages, self._vectors, embedder.dimensions)
         self._exact_passages = ExactVectors(self._passages, "passage")
 
@@ -161,6 +162,7 @@ class ChromaStore(ChromaWriter):
         exact_max_titles: int = EXACT_MAX_TITLES,
         *,
         instructions: InstructionDetector,
+        clock: Callable[[], float] = time.monotonic,
     ) -> ChromaStore:
         """Embedded (``chroma_path``) or server (``chroma_url``) store; ``options`` default from settings;
         ``instructions`` the quarantine's detector (``bootstrap.open_store`` builds it from the policy).
@@ -183,6 +185,7 @@ class ChromaStore(ChromaWriter):
             title_weight=(planner or _policy_planner(settings)).words.bm25_title_weight,
             exact_max_passages=exact_max_passages,
             exact_max_titles=exact_max_titles,
+            clock=clock,
         )
         store.path = None if settings.chroma_url else settings.resolved_chroma_path
         return store
