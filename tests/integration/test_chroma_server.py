@@ -14,45 +14,18 @@ import httpx
 import pytest
 
 from gateway.bootstrap import open_store
-from gateway.testing import free_port, serve_in_thread
+from gateway.testing import serve_in_thread
 from tests.conftest import FIXTURE_KB, REPO
-from tests.support.waiting import answers_ok, wait_until
+from tests.support.replicas import running_chroma
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.slow
-CHROMA = Path(sys.executable).parent / "chroma"
 
 
 @pytest.fixture(scope="module")
 def chroma_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if not CHROMA.is_file():
-        pytest.skip("the chroma CLI is not installed next to the interpreter")
-    port = free_port()
-    path = tmp_path_factory.mktemp("chroma-server")
-    log = (path / "server.log").open("wb")
-    process = subprocess.Popen(
-        [str(CHROMA), "run", "--path", str(path / "data"), "--host", "127.0.0.1", "--port", str(port)],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-
-        def up() -> bool:
-            if process.poll() is not None:
-                pytest.fail("chroma server exited: " + (path / "server.log").read_text(errors="replace"))
-            return answers_ok(f"{url}/api/v2/heartbeat", 1)
-
-        wait_until(
-            up, lambda: "chroma server did not start: " + (path / "server.log").read_text(errors="replace")
-        )
-        yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+    with running_chroma(tmp_path_factory.mktemp("chroma-server")) as chroma:
+        yield chroma.url
 
 
 def test_ingest_cli_and_two_gateways_share_one_chroma_server(

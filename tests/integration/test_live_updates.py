@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from tests.conftest import FIXTURE_KB, REPO
-from tests.support.replicas import running_chroma, start_replica, stop, wait_ready
+from tests.support.replicas import running_chroma, running_replicas
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 
@@ -84,12 +84,8 @@ async def ask_until(url: str, writer: subprocess.Popen[bytes], seen: Seen, index
 
 @contextmanager
 def serving_replica(env: dict[str, str], log: Path) -> Iterator[str]:
-    process, url = start_replica(env, log)
-    try:
-        wait_ready(process, url, log)
+    with running_replicas([(env, log)]) as [(_, url)]:
         yield url
-    finally:
-        stop(process)
 
 
 def exercise(url: str, store_env: dict[str, str], work: Path) -> None:

@@ -26,7 +26,7 @@ from gateway.testing import running_upstream
 from gateway.web.client_keys import hash_key
 from gateway.web.disclosure import Disclosure
 from tests.conftest import FIXTURE_KB
-from tests.support.replicas import running_chroma, start_replica, stop, wait_ready
+from tests.support.replicas import running_chroma, running_replicas
 from tests.support.waiting import until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
@@ -174,14 +174,9 @@ def test_two_replicas_share_store_audit_and_limits_and_survive_a_sigkill(
         }
         # A ingests the corpus into the shared Chroma at start-up; B never ingests anything.
         a_log, b_log = tmp_path / "a.log", tmp_path / "b.log"
-        a, a_url = start_replica({**common, "GATEWAY_DATA_DIR": str(tmp_path / "a")}, a_log)
-        b, b_url = start_replica(
-            {**common, "GATEWAY_DATA_DIR": str(tmp_path / "b"), "GATEWAY_BUILD_INDEX_IF_MISSING": "false"},
-            b_log,
-        )
-        try:
-            wait_ready(a, a_url, a_log)
-            wait_ready(b, b_url, b_log)
+        a_env = {**common, "GATEWAY_DATA_DIR": str(tmp_path / "a")}
+        b_env = {**common, "GATEWAY_DATA_DIR": str(tmp_path / "b"), "GATEWAY_BUILD_INDEX_IF_MISSING": "false"}
+        with running_replicas([(a_env, a_log), (b_env, b_log)]) as [(a, a_url), (_, b_url)]:
             assert "building_index" in a_log.read_text()
             assert "building_index" not in b_log.read_text()
             headers = {"Authorization": f"Bearer {KEY}"}
@@ -208,9 +203,6 @@ def test_two_replicas_share_store_audit_and_limits_and_survive_a_sigkill(
             staff = {"Authorization": f"Bearer {STAFF_KEY}"}
             page = httpx.get(f"{b_url}/audit/{answered_by_a.request_id}", headers=staff, timeout=30)
             assert page.status_code == 200
-        finally:
-            for process in (a, b):
-                stop(process)
 
     with psycopg.connect(audit_url) as conn:
         rows = conn.execute("SELECT id, outcome, question, answer, record FROM audit_requests").fetchall()

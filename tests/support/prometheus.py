@@ -18,7 +18,7 @@ import httpx
 import pytest
 import yaml
 
-from gateway.testing import free_port
+from tests.support.ports import on_fresh_port, serving
 from tests.support.waiting import DEADLINE_SECONDS, answers_ok, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -92,34 +92,48 @@ def running_prometheus(
     }
     config_file = tmp_path / "prometheus.yml"
     config_file.write_text(yaml.safe_dump(config))
-    port = free_port()
     log_file = tmp_path / "prometheus.log"
-    with log_file.open("wb") as log:
-        process = subprocess.Popen(
-            [
-                binary,
-                f"--config.file={config_file}",
-                f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-                f"--web.listen-address=127.0.0.1:{port}",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    server = PrometheusServer(f"http://127.0.0.1:{port}")
-    try:
+
+    def start(port: int) -> tuple[subprocess.Popen[bytes], PrometheusServer]:
+        with log_file.open("wb") as log:
+            process = subprocess.Popen(
+                [
+                    binary,
+                    f"--config.file={config_file}",
+                    f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                    f"--web.listen-address=127.0.0.1:{port}",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        server = PrometheusServer(f"http://127.0.0.1:{port}")
+
+        def log_text() -> str:
+            return log_file.read_text(errors="replace")
 
         def ready() -> bool:
-            if process.poll() is not None:
-                pytest.fail(f"prometheus exited with {process.returncode}:\n{log_file.read_text()[-3000:]}")
-            return answers_ok(f"{server.url}/-/ready", 1.0)
+            return serving(process, port, "prometheus", log_text) and answers_ok(f"{server.url}/-/ready", 1.0)
 
-        wait_until(ready, lambda: f"prometheus ready:\n{log_file.read_text()[-3000:]}", DEADLINE_SECONDS, 0.2)
+        try:
+            wait_until(ready, lambda: f"prometheus ready:\n{log_text()[-3000:]}", DEADLINE_SECONDS, 0.2)
+        except BaseException:
+            server.close()
+            _stop(process)
+            raise
+        return process, server
+
+    process, server = on_fresh_port(start)
+    try:
         yield server
     finally:
         server.close()
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=5)
+        _stop(process)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=5)

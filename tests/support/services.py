@@ -1,4 +1,5 @@
-"""Real PostgreSQL and Redis servers on loopback for the tests: throw-away, random free ports.
+"""Real PostgreSQL and Redis servers on loopback for the tests: throw-away, random free ports (a start
+that loses its port to another process starts again on a fresh one: ``tests.support.ports``).
 
 PostgreSQL refuses to run as root (and CI runs as root), so as root the server runs as the
 ``postgres`` system user (``runuser``) from a temporary directory that user owns. The data directory
@@ -22,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from gateway.testing import free_port
+from tests.support.ports import LogFile, on_fresh_port, serving
 from tests.support.waiting import DEADLINE_SECONDS, wait_until
 
 PG_BIN = Path(os.environ.get("GATEWAY_TEST_PG_BIN", "/usr/lib/postgresql/15/bin"))
@@ -42,7 +43,7 @@ class PostgresServer:
     """One running PostgreSQL cluster; ``url`` reaches its ``gateway`` database over TCP."""
 
     directory: Path
-    port: int
+    port: int = 0
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -55,6 +56,11 @@ class PostgresServer:
 
     def url(self, database: str = "gateway") -> str:
         return f"postgresql://gateway:test-password@127.0.0.1:{self.port}/{database}"
+
+    def start_on(self, port: int) -> None:
+        """The first start, on ``port`` (``on_fresh_port``); later starts (``start``) keep it."""
+        self.port = port
+        self.start()
 
     def start(self) -> None:
         command = [
@@ -72,20 +78,21 @@ class PostgresServer:
             "-c",
             "max_connections=100",
         ]
-        log = self.log.open("ab")
-        self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, **_as_postgres())
-        log.close()
-        self._wait_ready()
+        log = LogFile(self.log)
+        log.mark()
+        with self.log.open("ab") as out:
+            self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, **_as_postgres())
+        self._wait_ready(log)
 
-    def _wait_ready(self) -> None:
+    def _wait_ready(self, log: LogFile) -> None:
         def ready() -> bool:
             assert self.process is not None
-            if self.process.poll() is not None:
-                raise RuntimeError("postgres exited: " + self.log.read_text(errors="replace")[-2000:])
+            if not serving(self.process, self.port, "postgres", log.since_mark):
+                return False
             command = [str(PG_BIN / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port)]
             return subprocess.run(command, capture_output=True, check=False).returncode == 0
 
-        wait_until(ready, lambda: "postgres ready: " + self.log.read_text(errors="replace")[-2000:], 60, 0.2)
+        wait_until(ready, lambda: "postgres ready: " + log.since_mark()[-2000:], 60, 0.2)
 
     def stop(self, how: signal.Signals = signal.SIGINT) -> None:
         """SIGINT: fast shutdown (clients disconnected); SIGKILL: a crash."""
@@ -153,7 +160,7 @@ def running_postgres() -> Iterator[PostgresServer]:
     if os.geteuid() == 0:
         entry = pwd.getpwnam("postgres")
         os.chown(directory, entry.pw_uid, entry.pw_gid)
-    server = PostgresServer(directory, free_port())
+    server = PostgresServer(directory)
     try:
         init = subprocess.run(
             [
@@ -175,7 +182,7 @@ def running_postgres() -> Iterator[PostgresServer]:
         )
         if init.returncode != 0:
             raise RuntimeError(f"initdb failed: {init.stderr}")
-        server.start()
+        on_fresh_port(server.start_on)
         server.sql("CREATE ROLE gateway LOGIN PASSWORD 'test-password'", "postgres")
         server.sql("CREATE DATABASE gateway OWNER gateway", "postgres")
         yield server
@@ -187,7 +194,7 @@ def running_postgres() -> Iterator[PostgresServer]:
 @dataclass
 class RedisServer:
     directory: Path
-    port: int
+    port: int = 0
     process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -210,23 +217,31 @@ class RedisServer:
             "--protected-mode",
             "yes",
         ]
-        log = (self.directory / "redis.log").open("ab")
-        self.process = process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        log.close()
+        log = LogFile(self.directory / "redis.log")
+        log.mark()
+        with log.path.open("ab") as out:
+            self.process = process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
         import redis
 
         client = redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=1)
 
         def pong() -> bool:
-            if process.poll() is not None:
-                raise RuntimeError("redis-server exited: " + self.log_text())
+            if not serving(process, self.port, "redis-server", log.since_mark):
+                return False
             try:
                 return bool(client.ping())
             except redis.RedisError:
                 return False
 
-        wait_until(pong, lambda: "redis-server started: " + self.log_text(), DEADLINE_SECONDS, 0.1)
-        client.close()
+        try:
+            wait_until(pong, lambda: "redis-server started: " + self.log_text(), DEADLINE_SECONDS, 0.1)
+        finally:
+            client.close()
+
+    def start_on(self, port: int) -> None:
+        """The first start, on ``port`` (``on_fresh_port``); later starts (``start``) keep it."""
+        self.port = port
+        self.start()
 
     def log_text(self) -> str:
         return (self.directory / "redis.log").read_text(errors="replace")[-2000:]
@@ -246,9 +261,9 @@ def running_redis() -> Iterator[RedisServer]:
     if not Path(REDIS_SERVER).is_file():
         pytest.skip(f"redis-server is not installed ({REDIS_SERVER}): run `make system-deps`")
     directory = Path(tempfile.mkdtemp(prefix="gateway-redis-"))
-    server = RedisServer(directory, free_port())
+    server = RedisServer(directory)
     try:
-        server.start()
+        on_fresh_port(server.start_on)
         yield server
     finally:
         server.stop()
