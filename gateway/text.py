@@ -162,7 +162,7 @@ def split_sentences(text: str, *, typed: bool = False) -> list[str]:
 
 
 _SPACES = re.compile(r"\s+")
-_QUOTES = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "\u00a0": " "})
+QUOTE_FOLDS = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "\u00a0": " "})
 
 
 # --- citation markers: the one grammar ---------------------------------------------------------
@@ -172,7 +172,7 @@ MARKER = re.compile(rf"\[({_MARKER_BODY})\]")
 (``[2, 3]``), ranged with ``-``, ``–`` or ``—`` (``[1–3]``) or mixed (``[1, 3–5]``). The one grammar:
 the splitter, the repeat bound, the contract reader, cleanup and the streamed release all read markers
 through it."""
-_MARKER_SPACED = re.compile(r"\s*" + MARKER.pattern)
+MARKER_SPACED = re.compile(r"\s*" + MARKER.pattern)
 _MARKER_PART = re.compile(rf"(\d+)(?:\s*{_RANGE_DASH}\s*(\d+))?")
 MAX_MARKER_RANGE = 50
 """A range wider than this (``[1–5000]``) is read as its two ends only: no marker expands into
@@ -206,7 +206,7 @@ def find_markers(text: str) -> list[Marker]:
     """The citation markers of ``text`` in order; each span takes the blanks before the marker."""
     return [
         Marker(match.start(), match.end(), marker_body_numbers(match.group(1)))
-        for match in _MARKER_SPACED.finditer(text)
+        for match in MARKER_SPACED.finditer(text)
     ]
 
 
@@ -232,7 +232,7 @@ def collapse_spaces(text: str) -> str:
 def strip_markers(text: str) -> str:
     """Remove inline citation markers such as ``[1]``, ``[2, 3]`` or ``[1–3]``; collapse whitespace."""
     if "[" in text:  # every marker opens with one: most texts have none
-        text = _MARKER_SPACED.sub("", text)
+        text = MARKER_SPACED.sub("", text)
     return collapse_spaces(text)
 
 
@@ -240,7 +240,7 @@ def normalise(text: str) -> str:
     """Lower-case, unify quotes and dashes, collapse whitespace: for matching, never for display.
     (An ASCII text is its own NFKC form and has none of the quotes and dashes unified.)"""
     if not text.isascii():
-        text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+        text = unicodedata.normalize("NFKC", text).translate(QUOTE_FOLDS)
     return collapse_spaces(text).lower()
 
 

@@ -80,7 +80,7 @@ Layout = tuple[tuple[tuple[int, int], ...], np.ndarray, np.ndarray, np.ndarray]
 
 
 @lru_cache(maxsize=128)
-def _layout(count: int, longest: int) -> Layout:
+def window_layout(count: int, longest: int) -> Layout:
     """``windows(count, longest)`` with its first and last-exclusive indices and which are single
     sentences, as read-only arrays: the same for every passage of ``count`` sentences."""
     bounds = tuple(windows(count, longest))
@@ -104,7 +104,7 @@ class PassageIndex:
 
 def index_passage(passage: Passage, sentence_vectors: Vector, longest: int) -> PassageIndex:
     sentences = passage_sentences(passage)
-    bounds, first, last, singles = _layout(len(sentences), longest)
+    bounds, first, last, singles = window_layout(len(sentences), longest)
     spans = tuple(Span(sentences[a][0].start, sentences[b - 1][0].end) for a, b in bounds)
     texts = tuple(passage.text[s.start : s.end] for s in spans)
     return PassageIndex(spans, texts, singles, _summed(sentence_vectors, first, last))

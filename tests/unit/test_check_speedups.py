@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gateway.text import _MARKER_SPACED, _QUOTES, normalise, strip_markers
-from gateway.verification.candidates import _layout, windows
+from gateway.text import MARKER_SPACED, QUOTE_FOLDS, normalise, strip_markers
+from gateway.verification.candidates import window_layout, windows
 from gateway.verification.checks import role_reader
 from gateway.verification.checks.analysis import POSSESSIVE, WORD_PARTS, AnalysedText, Analyses
-from gateway.verification.checks.quantities import _numeric_text
+from gateway.verification.checks.quantities import numeric_text
 from gateway.verification.checks.results import CheckResult
 from gateway.verification.checks.words import tokens
 from gateway.verification.local import LocalEntailmentVerifier
@@ -64,12 +64,12 @@ TEXTS = _texts()
 
 def _strip_markers(text: str) -> str:
     if "[" in text:
-        text = _MARKER_SPACED.sub("", text)
+        text = MARKER_SPACED.sub("", text)
     return SPACES.sub(" ", text).strip()
 
 
 def _normalise(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    text = unicodedata.normalize("NFKC", text).translate(QUOTE_FOLDS)
     return SPACES.sub(" ", text).strip().lower()
 
 
@@ -83,15 +83,15 @@ def test_frames_are_those_found_without_the_word_test(monkeypatch: pytest.Monkey
     clean = [normalise(t) for t in TEXTS]
     shortcut = [role_reader.read_relations(t, grammar) for t in clean]
     assert any(r.family.startswith("frame") for found in shortcut for r in found)
-    monkeypatch.setattr(role_reader, "_may_frame", lambda text, name: True)
+    monkeypatch.setattr(role_reader, "may_frame", lambda text, name: True)
     assert [role_reader.read_relations(t, grammar) for t in clean] == shortcut
 
 
 def test_ascii_numbers_need_no_typesetting_fix() -> None:
-    assert _numeric_text("1\u00b77 and 781\u2009000, COVID\u201119") == "1.7 and 781,000, COVID-19"
+    assert numeric_text("1\u00b77 and 781\u2009000, COVID\u201119") == "1.7 and 781,000, COVID-19"
     ascii_texts = [t for t in TEXTS if t.isascii()]
     assert ascii_texts
-    assert all(_numeric_text(t) == t for t in ascii_texts)
+    assert all(numeric_text(t) == t for t in ascii_texts)
 
 
 def test_word_keys_are_the_binding_keys() -> None:
@@ -109,13 +109,13 @@ def test_word_keys_are_the_binding_keys() -> None:
 
 def test_a_window_layout_is_the_windows_and_read_only() -> None:
     for count in range(6):
-        bounds, first, last, singles = _layout(count, 3)
+        bounds, first, last, singles = window_layout(count, 3)
         assert bounds == tuple(windows(count, 3))
         assert first.tolist() == [a for a, _ in bounds]
         assert last.tolist() == [b for _, b in bounds]
         assert singles.tolist() == [b - a == 1 for a, b in bounds]
         assert not any(array.flags.writeable for array in (first, last, singles))
-    assert _layout(4, 3) is _layout(4, 3)
+    assert window_layout(4, 3) is window_layout(4, 3)
 
 
 def test_a_passage_entity_check_is_shared_by_its_candidates() -> None:

@@ -178,7 +178,7 @@ def extract_quantities(text: str, q: QuantityPatterns) -> tuple[Quantity, ...]:
     Frequencies become a rate per day ("twice a day" = "two times daily" = "every 12 hours"); numbers
     glued to letters (COVID-19, B12, H1N1) are names, not quantities, and are skipped.
     """
-    work = normalise(strip_markers(_numeric_text(text)))
+    work = normalise(strip_markers(numeric_text(text)))
     work = _DATE.sub(lambda m: " " * len(m.group(0)), work)
     work = _ORDINAL_HALF.sub(lambda m: " " * len(m.group(0)), work)
     found: list[Quantity] = []
@@ -196,7 +196,7 @@ _ORDINAL_HALF = re.compile(r"\b(?:first|second|latter|former)\s+half\b")
 """"The second half of January" names a period, not a proportion."""
 
 
-def _numeric_text(text: str) -> str:
+def numeric_text(text: str) -> str:
     """Typeset numbers in plain form: "781 000" (thin space) -> "781,000", "1·7" -> "1.7", "COVID‑19"."""
     if text.isascii():  # every character these patterns replace is outside ASCII
         return text

@@ -361,7 +361,7 @@ FRAME_WORDS = (2, 3)
 def _frames(text: str, grammar: RoleGrammar) -> list[Relation]:
     """The objects of each frame ("of A with B") within a clause, as agent and patient."""
     found: list[Relation] = []
-    frames = [(name, pattern) for name, pattern in grammar.frames if _may_frame(text, name)]
+    frames = [(name, pattern) for name, pattern in grammar.frames if may_frame(text, name)]
     if not frames:
         return found
     for part in grammar.hard_break.split(text):
@@ -379,7 +379,7 @@ def _frames(text: str, grammar: RoleGrammar) -> list[Relation]:
     return found
 
 
-def _may_frame(text: str, name: str) -> bool:
+def may_frame(text: str, name: str) -> bool:
     """Whether the frame's second word follows its first one somewhere in ``text``: a frame pattern
     matches only where it does (in a part of ``text``, so in ``text``), so a text failing this
     cannot match it, and most texts are not searched with it at all."""
