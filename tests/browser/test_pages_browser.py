@@ -54,7 +54,7 @@ def cited_answer(with_fabrication: bool = False) -> str:
 
 
 @pytest.fixture(scope="module")
-def stack(embedder, fixture_store, tmp_path_factory) -> Iterator[tuple[Any, str, Any]]:  # type: ignore[no-untyped-def]
+def browser_stack(embedder, fixture_store, tmp_path_factory) -> Iterator[tuple[Any, str, Any]]:  # type: ignore[no-untyped-def]
     from gateway.bootstrap import build_services
     from gateway.settings import Settings
     from tests.conftest import FIXTURE_KB
@@ -113,8 +113,8 @@ def browser_context(tmp_path_factory) -> Iterator[Any]:  # type: ignore[no-untyp
 
 
 @pytest.fixture
-def page(browser_context, stack) -> Iterator[Any]:  # type: ignore[no-untyped-def]
-    scripted, _, _ = stack
+def page(browser_context, browser_stack) -> Iterator[Any]:  # type: ignore[no-untyped-def]
+    scripted, _, _ = browser_stack
     scripted.reset()
     browser_context.clear_cookies()
     tab = browser_context.new_page()
@@ -143,8 +143,8 @@ def sign_in(page: Any, url: str, next_path: str) -> None:
     page.wait_for_url(f"{url}{next_path}")
 
 
-def test_patient_sees_a_streamed_cited_answer_with_tier_badges(page, stack, screenshots) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, _ = stack
+def test_patient_sees_a_streamed_cited_answer_with_tier_badges(page, browser_stack, screenshots) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = browser_stack
     scripted.queue(cited_answer())
     sent: list[dict[str, Any]] = []
     page.on(
@@ -188,8 +188,8 @@ def test_patient_sees_a_streamed_cited_answer_with_tier_badges(page, stack, scre
     save_screenshot(page, screenshots / "screenshot-patient.png")
 
 
-def test_refusal_and_emergency_messages_are_set_apart(page, stack) -> None:  # type: ignore[no-untyped-def]
-    _, url, _ = stack
+def test_refusal_and_emergency_messages_are_set_apart(page, browser_stack) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = browser_stack
     page.goto(f"{url}/")
     refusal = ask_on_page(page, "What is the capital of France?")
     notice = refusal.locator(".notice-refusal")
@@ -210,8 +210,8 @@ def test_refusal_and_emergency_messages_are_set_apart(page, stack) -> None:  # t
     assert len(set(colours)) == 2  # the emergency looks different from the refusal
 
 
-def test_clinician_selects_a_claim_and_sees_the_evidence_span(page, stack, screenshots) -> None:  # type: ignore[no-untyped-def]
-    scripted, url, _ = stack
+def test_clinician_selects_a_claim_and_sees_the_evidence_span(page, browser_stack, screenshots) -> None:  # type: ignore[no-untyped-def]
+    scripted, url, _ = browser_stack
     scripted.queue(cited_answer(with_fabrication=True))
     response = httpx.post(
         f"{url}/v1/chat/completions",
@@ -248,8 +248,8 @@ def test_clinician_selects_a_claim_and_sees_the_evidence_span(page, stack, scree
     save_screenshot(page, screenshots / "screenshot-clinician.png")
 
 
-def test_audit_list_filters_and_opens_a_detail_page(page, stack) -> None:  # type: ignore[no-untyped-def]
-    _, url, _ = stack
+def test_audit_list_filters_and_opens_a_detail_page(page, browser_stack) -> None:  # type: ignore[no-untyped-def]
+    _, url, _ = browser_stack
     httpx.post(
         f"{url}/v1/chat/completions",
         json={

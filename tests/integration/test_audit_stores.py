@@ -216,6 +216,16 @@ def test_replicas_starting_at_once_migrate_exactly_once(audit_url: str) -> None:
         assert applied_versions(conn) == [m.version for m in MIGRATIONS]
 
 
+FIRST_LEDGER = """
+CREATE TABLE audit_schema_migrations (
+    version INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    applied_at TIMESTAMPTZ NOT NULL DEFAULT now()
+)
+"""
+"""The migrations ledger as the first release created it (a database of that release has it)."""
+
+
 def test_a_database_at_the_first_version_is_brought_up_to_date(audit_url: str) -> None:
     """An older release's schema (version 1 only, with rows) is migrated without losing a row."""
     import psycopg
@@ -224,7 +234,7 @@ def test_a_database_at_the_first_version_is_brought_up_to_date(audit_url: str) -
     from gateway.audit.postgres import PostgresAuditStore
 
     with psycopg.connect(audit_url, autocommit=True) as conn:
-        conn.execute(migrations._CREATE_LEDGER)
+        conn.execute(FIRST_LEDGER)
         conn.execute(migrations.MIGRATIONS[0].sql.encode())
         conn.execute("INSERT INTO audit_schema_migrations (version, name) VALUES (1, 'requests table')")
         conn.execute(

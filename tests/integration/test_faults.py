@@ -22,7 +22,7 @@ from gateway.bootstrap import open_store
 from gateway.domain import Passage
 from gateway.errors import StoreError, VerifierError
 from gateway.retrieval.retrieve import Retriever
-from gateway.testing import Reply, ScriptedVerifier, contract_answer, refused_port, running_upstream
+from gateway.testing import Reply, ScriptedVerifier, contract_answer, refused_port
 from gateway.verification.verify import ClaimChecker
 from tests.support.components import with_components
 from tests.support.fault_server import running_fault_server
@@ -146,17 +146,11 @@ class FailingStore:
         return int(await self.inner.count())
 
 
-@pytest.fixture(scope="module")
-def scripted():  # type: ignore[no-untyped-def]
-    with running_upstream() as (upstream, base_url):
-        yield upstream, base_url
-
-
 @pytest.mark.parametrize(
     "error", [StoreError("chroma: connection refused"), RuntimeError("segfault-ish")], ids=["store", "bug"]
 )
-def test_store_unavailable_is_refused_before_the_model_is_called(error, scripted, make_services) -> None:  # type: ignore[no-untyped-def]
-    upstream, base_url = scripted
+def test_store_unavailable_is_refused_before_the_model_is_called(error, upstream, make_services) -> None:  # type: ignore[no-untyped-def]
+    upstream, base_url = upstream
     upstream.reset()
     upstream.default = Reply(content=unverified_answer())
     services = make_services(upstream_base_url=base_url, upstream_retries=0)
@@ -200,8 +194,8 @@ def test_readyz_reports_a_failing_store(make_services) -> None:  # type: ignore[
     [VerifierError("judge unreachable"), ZeroDivisionError("bug in a check")],
     ids=["verifier", "bug"],
 )
-def test_verifier_raising_refuses_the_verified_looking_draft(error, scripted, make_services) -> None:  # type: ignore[no-untyped-def]
-    upstream, base_url = scripted
+def test_verifier_raising_refuses_the_verified_looking_draft(error, upstream, make_services) -> None:  # type: ignore[no-untyped-def]
+    upstream, base_url = upstream
     upstream.reset()
     upstream.default = Reply(content=supported_answer())
     services = make_services(upstream_base_url=base_url, upstream_retries=0)
@@ -232,8 +226,8 @@ def _post_in_thread(url: str, results: list[dict[str, Any]]) -> threading.Thread
 @pytest.mark.parametrize(
     ("queue_size", "kind"), [(0, "queue_full"), (1, "queue_timeout")], ids=["full", "wait-timeout"]
 )
-def test_upstream_concurrency_limit_refuses_overflow(queue_size, kind, scripted, make_services) -> None:  # type: ignore[no-untyped-def]
-    upstream, base_url = scripted
+def test_upstream_concurrency_limit_refuses_overflow(queue_size, kind, upstream, make_services) -> None:  # type: ignore[no-untyped-def]
+    upstream, base_url = upstream
     upstream.reset()
     release = threading.Event()  # the first call holds the one slot until the overflow was refused
     upstream.queue(Reply(content=supported_answer(), hold_until=release))

@@ -83,15 +83,15 @@ def assert_refused(response: httpx.Response, cited: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def verify_gateway(module_services):  # type: ignore[no-untyped-def]
+def ssrf_gateway(module_services):  # type: ignore[no-untyped-def]
     services = module_services()
     with running_gateway(services) as url:
         yield url, services
 
 
-def test_cited_urls_to_loopback_in_any_spelling_are_never_fetched(site, verify_gateway) -> None:  # type: ignore[no-untyped-def]
+def test_cited_urls_to_loopback_in_any_spelling_are_never_fetched(site, ssrf_gateway) -> None:  # type: ignore[no-untyped-def]
     pages, site_url = site
-    url, _ = verify_gateway
+    url, _ = ssrf_gateway
     port = int(site_url.rsplit(":", 1)[1])
     before = sum(pages.hits.values())
     for cited in loopback_spellings(port):
@@ -100,14 +100,14 @@ def test_cited_urls_to_loopback_in_any_spelling_are_never_fetched(site, verify_g
 
 
 @pytest.mark.parametrize("cited", PRIVATE_URLS)
-def test_cited_urls_to_private_ranges_are_refused(verify_gateway, cited) -> None:  # type: ignore[no-untyped-def]
-    url, _ = verify_gateway
+def test_cited_urls_to_private_ranges_are_refused(ssrf_gateway, cited) -> None:  # type: ignore[no-untyped-def]
+    url, _ = ssrf_gateway
     assert_refused(verify(url, cited), cited)
 
 
 @pytest.mark.parametrize("cited", ODD_SCHEMES)
-def test_cited_urls_with_other_schemes_are_a_400_naming_the_field(verify_gateway, cited) -> None:  # type: ignore[no-untyped-def]
-    url, _ = verify_gateway
+def test_cited_urls_with_other_schemes_are_a_400_naming_the_field(ssrf_gateway, cited) -> None:  # type: ignore[no-untyped-def]
+    url, _ = ssrf_gateway
     response = verify(url, cited)
     assert response.status_code == 400
     assert response.json()["error"]["param"] == "sources[0].url"

@@ -5,6 +5,7 @@ the Kubernetes manifests against each other and against policies/."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import subprocess
 import sys
@@ -248,7 +249,7 @@ def schema_problems(doc: dict[str, Any]) -> list[str]:
         return [f"unknown apiVersion/kind {doc.get('apiVersion')}/{doc.get('kind')}"]
     api = ApiClient()
     try:
-        loaded = api._ApiClient__deserialize(doc, model)  # type: ignore[attr-defined]
+        loaded = api.deserialize(json.dumps(doc), model, "application/json")
     except (ValueError, TypeError) as err:
         return [f"{model}: {err}"]
     back = api.sanitize_for_serialization(loaded)

@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 import chromadb
+import pytest
 from chromadb.config import Settings as ChromaSettings
 
 from gateway.knowledge.embedded import LOCK_FILE, Locked, StoreLock, locked
@@ -68,6 +69,7 @@ def test_another_process_writing_holds_this_one_back(tmp_path: Path) -> None:
     reader.join(10)
 
 
+@pytest.mark.slow  # opens an embedded Chroma store
 def test_the_client_and_its_collections_are_wrapped(tmp_path: Path) -> None:
     settings = ChromaSettings(anonymized_telemetry=False)
     client = locked(tmp_path, lambda: chromadb.PersistentClient(str(tmp_path), settings))

@@ -35,20 +35,20 @@ SECRET_QUESTION = "my private question about warfarin"
 
 
 @pytest.fixture
-def exporter() -> InMemorySpanExporter:
+def span_exporter() -> InMemorySpanExporter:
     return InMemorySpanExporter()
 
 
 @pytest.fixture
-def provider(exporter: InMemorySpanExporter) -> Iterator[TracerProvider]:
+def provider(span_exporter: InMemorySpanExporter) -> Iterator[TracerProvider]:
     provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    provider.add_span_processor(SimpleSpanProcessor(span_exporter))
     yield provider
     provider.shutdown()
 
 
 @pytest.fixture
-def traced(provider: TracerProvider) -> Iterator[tracing.Tracing]:
+def tracing_set(provider: TracerProvider) -> Iterator[tracing.Tracing]:
     """Tracing set for the test, as the HTTP middleware sets it for a request."""
     handle = tracing.tracing_for(provider, Settings())
     token = tracing.CURRENT.set(handle)
@@ -64,11 +64,11 @@ async def explode(question: str) -> Triage:
     raise ValueError(f"could not read {question}")
 
 
-async def test_a_stage_runs_in_a_span_with_its_outcome(traced, exporter) -> None:  # type: ignore[no-untyped-def]
+async def test_a_stage_runs_in_a_span_with_its_outcome(tracing_set, span_exporter) -> None:  # type: ignore[no-untyped-def]
     run = StageRunner(GatewayMetrics())
     result = await run(Stage("triage", decide), SECRET_QUESTION)
     assert result.scope is Scope.EMERGENCY
-    (span,) = exporter.get_finished_spans()
+    (span,) = span_exporter.get_finished_spans()
     assert span.name == "triage"
     attributes = dict(span.attributes or {})
     assert attributes["gateway.stage"] == "triage"
@@ -100,11 +100,11 @@ def test_the_retrieve_and_split_outcomes_are_counts_not_text() -> None:
     }
 
 
-async def test_a_failed_stage_is_an_error_span_without_its_message(traced, exporter) -> None:  # type: ignore[no-untyped-def]
+async def test_a_failed_stage_is_an_error_span_without_its_message(tracing_set, span_exporter) -> None:  # type: ignore[no-untyped-def]
     metrics = GatewayMetrics()
     with pytest.raises(StageError):
         await StageRunner(metrics)(Stage("triage", explode), SECRET_QUESTION)
-    (span,) = exporter.get_finished_spans()
+    (span,) = span_exporter.get_finished_spans()
     assert span.status.status_code is StatusCode.ERROR
     assert span.attributes["gateway.stage.outcome"] == "error"
     assert span.attributes["error.type"] == "StageError"
@@ -113,10 +113,10 @@ async def test_a_failed_stage_is_an_error_span_without_its_message(traced, expor
     assert metrics.registry.get_sample_value("gateway_stage_errors_total", {"stage": "triage"}) == 1
 
 
-async def test_without_tracing_the_runner_makes_no_span(exporter) -> None:  # type: ignore[no-untyped-def]
+async def test_without_tracing_the_runner_makes_no_span(span_exporter) -> None:  # type: ignore[no-untyped-def]
     assert tracing.current() is None
     await StageRunner(GatewayMetrics())(Stage("triage", decide), SECRET_QUESTION)
-    assert exporter.get_finished_spans() == ()
+    assert span_exporter.get_finished_spans() == ()
 
 
 def test_the_log_processor_adds_the_trace_id_inside_a_span(provider) -> None:  # type: ignore[no-untyped-def]

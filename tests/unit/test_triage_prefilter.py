@@ -8,7 +8,10 @@ import string
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from gateway.policies import load_policy
+from gateway.triage import evidence
 from gateway.triage.evidence import EvidenceReader
 from gateway.triage.evidence_policy import EvidencePolicy, TermGroup
 from gateway.triage.prefilter import NON_ASCII_FOLDS, fold, may_match, needs
@@ -20,28 +23,27 @@ CHEST = r"\b(pain\w*|ache)\b[^.?!]{0,30}\bchest\b"
 
 
 class Spy:
-    """A compiled pattern that records the sentences it was run over."""
+    """Records the texts on which the prefilter let the chest pattern run (``evidence.may_match``)."""
 
-    def __init__(self, pattern: re.Pattern[str]) -> None:
-        self.pattern = pattern
+    def __init__(self) -> None:
         self.searched: list[str] = []
 
-    def finditer(self, text: str) -> Any:
-        self.searched.append(text)
-        return self.pattern.finditer(text)
+    def may_match(self, needed: Any, folded: str) -> bool:
+        allowed = may_match(needed, folded)
+        if allowed and needed == needs(CHEST):
+            self.searched.append(folded)
+        return allowed
 
 
-def spied_reader() -> tuple[EvidenceReader, Spy]:
+def spied_reader(monkeypatch: pytest.MonkeyPatch) -> tuple[EvidenceReader, Spy]:
     policy = EvidencePolicy(
         terms={"chest_discomfort": TermGroup(patterns=(CHEST,)), "fever": TermGroup(words=("fever",))},
         health_gate=("fever", "chest_discomfort"),
         categories={},
     )
-    reader = EvidenceReader(policy, NEGATION, {})
-    ((group, pattern, needed),) = reader._patterns
-    spy = Spy(pattern)
-    reader._patterns = [(group, spy, needed)]  # type: ignore[list-item]
-    return reader, spy
+    spy = Spy()
+    monkeypatch.setattr(evidence, "may_match", spy.may_match)
+    return EvidenceReader(policy, NEGATION, {}), spy
 
 
 def test_needs_are_the_literals_every_match_holds() -> None:
@@ -52,15 +54,17 @@ def test_needs_are_the_literals_every_match_holds() -> None:
     assert needs(r"(?<!pins and )\bpin") == (frozenset({"pin"}),)  # a lookbehind is no need
 
 
-def test_a_group_whose_needs_are_absent_is_skipped() -> None:
-    reader, spy = spied_reader()
+def test_a_group_whose_needs_are_absent_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    reader, spy = spied_reader(monkeypatch)
     reading = reader.read("I have had a fever since Monday.")
     assert [h.group for h in reading.hits] == ["fever"]
     assert spy.searched == []
 
 
-def test_a_group_whose_needs_are_present_still_matches_and_is_negated() -> None:
-    reader, spy = spied_reader()
+def test_a_group_whose_needs_are_present_still_matches_and_is_negated(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reader, spy = spied_reader(monkeypatch)
     (hit,) = reader.read("Crushing pain in my chest").hits
     assert (hit.group, hit.text, hit.negated) == ("chest_discomfort", "pain in my chest", False)
     (denied,) = reader.read("No pain in my chest at all").hits
@@ -68,9 +72,9 @@ def test_a_group_whose_needs_are_present_still_matches_and_is_negated() -> None:
     assert len(spy.searched) == 2
 
 
-def test_the_fold_keeps_what_re_matches_case_insensitively() -> None:
+def test_the_fold_keeps_what_re_matches_case_insensitively(monkeypatch: pytest.MonkeyPatch) -> None:
     # str.lower() turns "İ" into "i" and a combining dot: "PAİN" would lose its "pain"
-    reader, _ = spied_reader()
+    reader, _ = spied_reader(monkeypatch)
     assert [h.text for h in reader.read("PAİN across my CHEſT").hits] == ["PAİN across my CHEſT"]
     assert fold("PAİN ıſ K") == "pain is k"
     assert not may_match(needs(CHEST), fold("a fever and a cough"))
@@ -102,15 +106,21 @@ SENTENCES = (
 )
 
 
-def test_the_shipped_patterns_find_the_same_with_and_without_the_prefilter() -> None:
+def test_the_shipped_patterns_find_the_same_with_and_without_the_prefilter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     reader = EvidenceReader(TRIAGE.evidence, NEGATION, TRIAGE.vitals.pressure_signs)
-    unfiltered = EvidenceReader(TRIAGE.evidence, NEGATION, TRIAGE.vitals.pressure_signs)
-    unfiltered._patterns = [(group, pattern, ()) for group, pattern, _ in unfiltered._patterns]
+    patterns = [re.compile(p, re.IGNORECASE) for g in TRIAGE.evidence.terms.values() for p in g.patterns]
+    assert patterns
+    filtered = {}
     for sentence in SENTENCES:
         folded = fold(sentence)
-        for _, pattern, needed in reader._patterns:
+        for pattern in patterns:
             if pattern.search(sentence):
-                assert may_match(needed, folded), (pattern.pattern, sentence)
-        found = reader.read(sentence)
-        assert found.hits
-        assert found == unfiltered.read(sentence)
+                assert may_match(needs(pattern.pattern, pattern.flags), folded), (pattern.pattern, sentence)
+        filtered[sentence] = reader.read(sentence)
+        assert filtered[sentence].hits
+    monkeypatch.setattr(evidence, "may_match", lambda needed, folded: True)  # every pattern runs
+    unfiltered = EvidenceReader(TRIAGE.evidence, NEGATION, TRIAGE.vitals.pressure_signs)
+    for sentence in SENTENCES:
+        assert unfiltered.read(sentence) == filtered[sentence]
