@@ -164,10 +164,10 @@ def _files_changed_since(start: float) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--show", action="store_true", help="list the places, not only the counts")
-    parser.add_argument("--writes", nargs=argparse.REMAINDER, help="run pytest with these arguments")
-    args = parser.parse_args()
-    if args.writes is not None:
-        pytest_args = [a for a in args.writes if a != "--"]
+    parser.add_argument("--writes", action="store_true", help="run pytest with the arguments after --")
+    args, rest = parser.parse_known_args()
+    if args.writes:
+        pytest_args = [a for a in rest if a != "--"]
         start = time.time() - 1
         done = subprocess.run([sys.executable, "-m", "pytest", *pytest_args], cwd=REPO, check=False)
         changed = _files_changed_since(start)
