@@ -16,11 +16,10 @@ import httpx
 import pytest
 
 from gateway.bootstrap import open_store
-from gateway.policies import load_configured_policy
 from gateway.settings import Secret
 from gateway.testing import running_upstream
 from tests.conftest import FIXTURE_KB
-from tests.support.clock import ManualClock
+from tests.support.clock import ManualClock, services_on_clock
 from tests.support.stack import running_gateway
 from tests.support.waiting import answers_ok, wait_until
 
@@ -40,7 +39,7 @@ def gateway_over_chroma(
     """A gateway over a Chroma server holding the test corpus; yields (url, chroma, upstream, services).
     With ``clock``, the gateway's store times its index refresh on it (else on the real clock)."""
     from bench.bench_gateway import five_claim_answer
-    from gateway.bootstrap import build_planner, build_services, search_options
+    from gateway.bootstrap import build_services
     from gateway.knowledge.corpus import load_manifest
     from gateway.settings import Settings
     from tests.support.replicas import running_chroma
@@ -57,12 +56,10 @@ def gateway_over_chroma(
             index_refresh_seconds=refresh_seconds,
         )
         open_store(settings, embedder).upsert_documents(load_manifest(FIXTURE_KB))
-        store = None
-        if clock is not None:  # the store build_services opens, on the test's clock
-            policy = load_configured_policy(settings)
-            options, planner = search_options(settings, policy), build_planner(settings)
-            store = open_store(settings, embedder, options, planner, policy=policy, clock=clock)
-        services = build_services(settings, embedder=embedder, store=store)
+        if clock is None:
+            services = build_services(settings, embedder=embedder)
+        else:
+            services = services_on_clock(settings, embedder, clock)
         try:
             with running_gateway(services) as url:
                 yield url, chroma, scripted, services

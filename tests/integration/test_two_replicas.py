@@ -27,7 +27,7 @@ from gateway.web.client_keys import hash_key
 from gateway.web.disclosure import Disclosure
 from tests.conftest import FIXTURE_KB
 from tests.support.replicas import running_chroma, running_replicas
-from tests.support.waiting import until
+from tests.support.waiting import EventLog
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
@@ -116,13 +116,13 @@ async def load(replicas: dict[str, str], victim: Any) -> tuple[list[Outcome], fl
     started = time.monotonic()
     counter = iter(range(10**9))
     killed_at = 0.0
+    answered = EventLog()
+    """The replicas that answered a request whole, one entry per answer."""
 
     async def killer() -> None:
         nonlocal killed_at
-        await until(
-            lambda: {o.replica for o in outcomes if o.status == 200 and o.complete} == {"a", "b"},
-            "both replicas answered before the kill",
-        )
+        for name in ("a", "b"):
+            await answered.reached(name, f"replica {name} answered before the kill")
         victim.send_signal(signal.SIGKILL)
         killed_at = time.monotonic() - started
 
@@ -141,6 +141,8 @@ async def load(replicas: dict[str, str], victim: Any) -> tuple[list[Outcome], fl
             name = names[index % len(names)]
             outcome = await one_request(client, name, alive[name], index, started)
             outcomes.append(outcome)
+            if outcome.status == 200 and outcome.complete:
+                answered.append(name)
             if outcome.error and name == "a":
                 alive.pop("a", None)
 

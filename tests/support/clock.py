@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from typing import Any
 
 
 class ManualClock:
@@ -19,3 +21,14 @@ class ManualClock:
     def advance(self, seconds: float) -> None:
         with self._lock:
             self._now += seconds
+
+
+def services_on_clock(settings: Any, embedder: Any, clock: Callable[[], float]) -> Any:
+    """``build_services`` over the store it would open itself, its index refresh timed on ``clock``."""
+    from gateway.bootstrap import build_planner, build_services, open_store, search_options
+    from gateway.policies import load_configured_policy
+
+    policy = load_configured_policy(settings)
+    options, planner = search_options(settings, policy), build_planner(settings)
+    store = open_store(settings, embedder, options, planner, policy=policy, clock=clock)
+    return build_services(settings, embedder=embedder, store=store)

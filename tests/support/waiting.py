@@ -9,9 +9,11 @@ is generous because it only bounds a failure; a passing test waits no longer tha
 Where the thing waited for can signal, the test waits on that signal instead, without polling:
 ``wait_for`` on a ``threading.Event`` the test's double sets, ``EventLog.reached`` on the event loop,
 ``ScriptedChatModel.wait_for_calls`` and ``ScriptedUpstream.wait_for_requests`` for a model's calls,
-``AuditWrites.wait_for`` for an outcome the audit store committed.
+``AuditWrites.wait_for`` for an outcome the audit store committed. Where time is what changes the
+state, the test drives the clock if the product takes one (``tests.support.clock.ManualClock``).
 ``wait_until`` and ``until`` are left for what gives no signal: another process's readiness, a counter or
-gauge of the gateway's own, a state that time changes.
+gauge of the gateway's own, a state that another process's time changes. ``bench/audit_tests.py``
+lists them.
 """
 
 from __future__ import annotations
