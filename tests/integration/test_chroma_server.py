@@ -16,8 +16,8 @@ import pytest
 from gateway.bootstrap import open_store
 from gateway.testing import serve_in_thread
 from tests.conftest import FIXTURE_KB, REPO
+from tests.support.clock import ManualClock, services_on_clock
 from tests.support.replicas import running_chroma
-from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -33,7 +33,6 @@ def test_ingest_cli_and_two_gateways_share_one_chroma_server(
     embedder,
     tmp_path: Path,  # type: ignore[no-untyped-def]
 ) -> None:
-    from gateway.bootstrap import build_services
     from gateway.settings import Settings
     from gateway.web.app import create_app
 
@@ -60,6 +59,7 @@ def test_ingest_cli_and_two_gateways_share_one_chroma_server(
     #    serve /v1/retrieve from that one server.
     body = {"query": "How long do I use eye drops after cataract surgery?", "k": 4}
     answers = []
+    clock = ManualClock()  # the gateways' index refresh is timed on it
     with ExitStack() as stack:
         urls = []
         for name in ("a", "b"):
@@ -69,7 +69,7 @@ def test_ingest_cli_and_two_gateways_share_one_chroma_server(
                 knowledge_dir=FIXTURE_KB,
                 build_index_if_missing=False,
             )
-            services = build_services(settings, embedder=embedder)
+            services = services_on_clock(settings, embedder, clock)
             stack.callback(services.audit.close)
             urls.append(stack.enter_context(serve_in_thread(create_app(settings, services=services))))
         for url in urls:
@@ -107,14 +107,13 @@ def test_ingest_cli_and_two_gateways_share_one_chroma_server(
 
         writer = open_store(Settings(data_dir=tmp_path / "w", chroma_url=chroma_url), embedder)
         assert Ingestor(writer, embedder).run(iter_manifest(changed)).summary.added == 1
-        for url in urls:
 
-            def top(url: str = url) -> str:
-                found = httpx.post(
-                    f"{url}/v1/retrieve", json={"query": "tranexamic acid", "k": 1}, timeout=30
-                )
-                return str(found.json()["passages"][0]["document_id"])
+        def top(url: str) -> str:
+            found = httpx.post(f"{url}/v1/retrieve", json={"query": "tranexamic acid", "k": 1}, timeout=30)
+            return str(found.json()["passages"][0]["document_id"])
 
-            wait_until(
-                lambda: top() == "mouthwash", f"{url} retrieves the changed document first", interval=0.2
-            )
+        # until the refresh interval has passed on the gateways' clock, each searches the version it
+        # read; once it has, the next search reads the new version
+        assert "mouthwash" not in [top(url) for url in urls]
+        clock.advance(Settings().index_refresh_seconds)
+        assert [top(url) for url in urls] == ["mouthwash", "mouthwash"]
