@@ -28,10 +28,25 @@ CATARACT = load_policy(POLICIES, "cataract-followup")
     [
         "my laptop fan sounds like it's having a heart attack, how do I clean it?",
         "the old boiler is making a noise like it is having a heart attack",
+        "my printer keeps having seizures halfway through a page",
+        "the washing machine is having a fit on the spin cycle",
     ],
 )
 def test_a_thing_having_a_heart_attack_is_no_red_flag(message: str, policy: Policy) -> None:
     assert flagged_rule(message, policy) is None
+    assert "seizure" not in sign_groups(message, policy.triage)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "my dad keeps having seizures and now he won't wake up",
+        "she's having a fit and it won't stop",
+        "the baby has had a seizure, first one ever",
+    ],
+)
+def test_a_person_having_a_seizure_is_still_a_sign(message: str) -> None:
+    assert "seizure" in sign_groups(message, GENERAL.triage)
 
 
 @pytest.mark.parametrize("policy", [GENERAL, CATARACT], ids=["general", "cataract"])
