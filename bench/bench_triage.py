@@ -44,6 +44,9 @@ Sources, each reported on its own:
   pass: text-speak and typos, non-native English, run-on posts with the emergency mid-post, carers,
   recency words that make a past-tense event current, and look-alikes), ``recall5 tune`` and
   ``recall5 held`` (never printed);
+- ``bench/data/triage/probe_flag5.jsonl``: everyday requests in bodily idioms, medication information
+  questions, waiting-room and admin messages, and emergencies told in the same words (#31, written
+  before the ninth false-alarm pass); ``flag5 tune`` and ``flag5 held`` (never printed);
 - ``../shared/eval/triage/`` held-out split (``bench/triage_data.split_of``: the 30% of rows the
   classifier was not trained on): clinical.jsonl, non_clinical.jsonl, suicide_risk.jsonl. When the
   folder is absent they are skipped, and a line on stderr says so.
@@ -282,6 +285,7 @@ FLAG3_HELD = "flag3 held"
 RECALL4_HELD = "recall4 held"
 FLAG4_HELD = "flag4 held"
 RECALL5_HELD = "recall5 held"
+FLAG5_HELD = "flag5 held"
 HELD_OUT_SOURCES = (
     *HELD_OUT,
     PROBE_HELD,
@@ -293,6 +297,7 @@ HELD_OUT_SOURCES = (
     RECALL4_HELD,
     FLAG4_HELD,
     RECALL5_HELD,
+    FLAG5_HELD,
 )
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
@@ -304,6 +309,7 @@ FLAG3 = DEV / "probe_flag3.jsonl"
 RECALL4 = DEV / "probe_recall4.jsonl"
 FLAG4 = DEV / "probe_flag4.jsonl"
 RECALL5 = DEV / "probe_recall5.jsonl"
+FLAG5 = DEV / "probe_flag5.jsonl"
 PROBES = (
     ("probe", PROBE, PROBE_HELD),
     ("recall2", RECALL2, RECALL2_HELD),
@@ -314,6 +320,7 @@ PROBES = (
     ("recall4", RECALL4, RECALL4_HELD),
     ("flag4", FLAG4, FLAG4_HELD),
     ("recall5", RECALL5, RECALL5_HELD),
+    ("flag5", FLAG5, FLAG5_HELD),
 )
 """The probe files: (source key and id prefix, path, name of the held part). Each is read as two parts,
 ``<key> tune`` (ids ``<key>-tune-*``) and ``<key> held`` (``<key>-held-*``, never printed)."""
@@ -415,7 +422,7 @@ def main() -> None:
         "--only",
         default="",
         help="comma-separated sources: first, tune, test, probe, recall2, long, flag2, recall3, flag3,"
-        " shared",
+        " recall4, flag4, recall5, flag5, shared",
     )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument(
@@ -459,6 +466,7 @@ def main() -> None:
         "recall4",
         "flag4",
         "recall5",
+        "flag5",
         "shared",
     }
 

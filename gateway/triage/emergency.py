@@ -197,7 +197,9 @@ def emergency_of(
         denied = frozenset(
             c for c in policy.evidence.categories if c not in met and reader.denied(reading, c)
         ) | over.difference(met)
-        terms = _gate_terms(reading, policy) and not _only_asks(reading, score.category, policy)
+        terms = _gate_terms(reading, policy, score.category) and not _only_asks(
+            reading, score.category, policy
+        )
         found = bound_semantic(score, met, policy, terms, groups, denied)
         if found is not None and reader.reassured(reading, found.category, found.category in met):
             return None, found.category  # told as well now: answered with the red flag's safety note
@@ -233,13 +235,15 @@ def _only_asks(reading: Reading, category: str, policy: TriagePolicy) -> bool:
     )
 
 
-def _gate_terms(reading: Reading, policy: TriagePolicy) -> bool:
-    """Whether the text names what opens the gate for a red flag without its signs (triage.yaml
-    ``gate_needs_current``, ``gate_report_groups``)."""
+def _gate_terms(reading: Reading, policy: TriagePolicy, category: str) -> bool:
+    """Whether the text names what opens the gate for red flag ``category`` without its signs (its
+    ``gate_groups``, else triage.yaml ``gate_needs_current``, ``gate_report_groups``)."""
     settings = policy.settings
-    if not settings.gate_needs_current and not settings.gate_report_groups:
+    rule = policy.evidence.categories.get(category)
+    own = rule.gate_groups if rule is not None else ()
+    if not own and not settings.gate_needs_current and not settings.gate_report_groups:
         return reading.health_terms
-    groups = frozenset(settings.gate_report_groups or policy.evidence.health_gate)
+    groups = frozenset(own or settings.gate_report_groups or policy.evidence.health_gate)
     return any(
         hit.group in groups
         and not (settings.gate_needs_current and (hit.negated or hit.background or hit.supposed))

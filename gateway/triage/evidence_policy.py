@@ -114,6 +114,11 @@ class SignRule:
     raised (its signs absent and the read not confident enough for ``unbound_*``) and the text names a
     term of one of these groups, this category is a candidate instead, at its own bars (thoughts of
     suicide: a post about despair whose nearest exemplar is a physical red flag). Empty: never."""
+    gate_groups: tuple[str, ...] = ()
+    """For a ``gate`` category: the ``health_gate`` groups whose terms open its gate (empty: every one,
+    or triage.yaml's ``gate_report_groups``). Thoughts of suicide, raised at the semantic layers' own
+    bars, leave out ``clinical``: a care setting named ("3 hours in A&E") tells where someone is, not
+    how their mind or body is."""
 
     def __post_init__(self) -> None:
         if not self.requires or any(not alternatives for alternatives in self.requires):
@@ -287,6 +292,11 @@ class EvidencePolicy:
         for i, group in enumerate(self.health_gate):
             if group not in self.terms:
                 raise InvalidValue("EvidencePolicy", f"health_gate[{i}]", f"unknown term group {group!r}")
+        for name, rule in self.categories.items():
+            for i, group in enumerate(rule.gate_groups):
+                if group not in self.health_gate:
+                    where = f"categories.{name}.gate_groups[{i}]"
+                    raise InvalidValue("EvidencePolicy", where, f"not a health_gate group: {group!r}")
         for key in ("well", "denied", "acuity"):
             for i, group in enumerate(getattr(self.reassurance, key)):
                 if group not in self.terms:
