@@ -121,3 +121,57 @@ def test_a_superlative_of_my_life_is_not_despair(text: str) -> None:
 )
 def test_my_life_told_with_despair_is_despair(text: str) -> None:
     assert "despair" in sign_groups(text, TRIAGE)
+
+
+# --- a state told as it was on arrival, a discharge, "again" before a past time ----------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("When I went in my oxygen level was 88% and I was so breathless.", [True]),
+        ("I was discharged from hospital four days ago after pneumonia.", [True]),
+        (
+            "When he was 18 months old and again just after his second birthday he had febrile seizures.",
+            [True],
+        ),
+        ("In 2019 she had a fit and again in 2021.", [True]),
+        # "again" of now still brings it back
+        ("In 2019 she had a fit and she is fitting again.", [False]),
+        ("When I went in last month my sats were 85. Today my sats are 86.", [True, False]),
+    ],
+)
+def test_a_state_on_arrival_a_discharge_and_a_dated_again_are_history(
+    text: str, expected: list[bool]
+) -> None:
+    assert history(text) == expected
+
+
+def test_the_sats_on_admission_are_not_the_sats_now() -> None:
+    past = (
+        "I was discharged from hospital four days ago after being treated for pneumonia. When I went in "
+        "my oxygen level was 88% and I couldn't finish a sentence.\n\nNow I'm much better and my "
+        "oximeter reads 97% at rest. When can I go back to work?"
+    )
+    assert judge(past).scope is Scope.IN_SCOPE
+    now = (
+        "He was discharged from hospital two days ago after his hip operation. Since this morning he "
+        "is confused and breathing fast, oxygen 88%."
+    )
+    result = judge(now)
+    assert result.scope is Scope.EMERGENCY
+    assert result.layer is TriageLayer.VITALS
+
+
+def test_the_risk_of_another_fit_is_supposed_and_a_fit_now_is_not() -> None:
+    asked = (
+        "My son is nearly four. When he was 18 months old he had a febrile seizure. He's due his MMR "
+        "booster. "
+        "Is he at higher risk of another febrile seizure from the vaccine?"
+    )
+    assert judge(asked).scope is Scope.IN_SCOPE
+    now = (
+        "My son is 2 and has a fever. Is he at risk of another febrile seizure? He is fitting now and "
+        "won't wake up."
+    )
+    assert judge(now).scope is Scope.EMERGENCY
