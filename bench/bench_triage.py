@@ -23,6 +23,11 @@ Sources, each reported on its own:
 - ``bench/data/triage/probe_long.jsonl``: long multi-paragraph posts (#31 item 6): past emergencies told
   as background before a routine question of now, and emergencies buried after background; reported as
   ``long tune`` (``long-tune-*``) and ``long held`` (``long-held-*``, every third row, never printed);
+- ``bench/data/triage/probe_long2.jsonl``: a second set of long posts (#31 item 6, written before the
+  second long-post pass was tuned): chronic illness, recovery and carers' updates told with past
+  emergencies, medication lists and severity words of the past, of others or of a "what if", beside
+  emergencies buried mid-post or in the last line; ``long2 tune`` and ``long2 held`` (every second row,
+  never printed);
 - ``bench/data/triage/probe.jsonl``: a second untouched split (#31, false alarms), written before the
   fifth pass was tuned: information questions, medication questions, history, near misses and
   emergencies happening now; like ``test``, only its aggregate figures are printed;
@@ -278,6 +283,7 @@ HELD_OUT = ("project test", "project probe")
 """The project's untouched splits, named by source."""
 PROBE_HELD = "probe held"
 LONG_HELD = "long held"
+LONG2_HELD = "long2 held"
 RECALL2_HELD = "recall2 held"
 FLAG2_HELD = "flag2 held"
 RECALL3_HELD = "recall3 held"
@@ -290,6 +296,7 @@ HELD_OUT_SOURCES = (
     *HELD_OUT,
     PROBE_HELD,
     LONG_HELD,
+    LONG2_HELD,
     RECALL2_HELD,
     FLAG2_HELD,
     RECALL3_HELD,
@@ -302,6 +309,7 @@ HELD_OUT_SOURCES = (
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
 LONG = DEV / "probe_long.jsonl"
+LONG2 = DEV / "probe_long2.jsonl"
 RECALL2 = DEV / "probe_recall2.jsonl"
 FLAG2 = DEV / "probe_flag2.jsonl"
 RECALL3 = DEV / "probe_recall3.jsonl"
@@ -314,6 +322,7 @@ PROBES = (
     ("probe", PROBE, PROBE_HELD),
     ("recall2", RECALL2, RECALL2_HELD),
     ("long", LONG, LONG_HELD),
+    ("long2", LONG2, LONG2_HELD),
     ("flag2", FLAG2, FLAG2_HELD),
     ("recall3", RECALL3, RECALL3_HELD),
     ("flag3", FLAG3, FLAG3_HELD),
@@ -421,8 +430,8 @@ def main() -> None:
     parser.add_argument(
         "--only",
         default="",
-        help="comma-separated sources: first, tune, test, probe, recall2, long, flag2, recall3, flag3,"
-        " recall4, flag4, recall5, flag5, shared",
+        help="comma-separated sources: first, tune, test, probe, recall2, long, long2, flag2, recall3,"
+        " flag3, recall4, flag4, recall5, flag5, shared",
     )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument(
@@ -460,6 +469,7 @@ def main() -> None:
         "probe",
         "recall2",
         "long",
+        "long2",
         "flag2",
         "recall3",
         "flag3",

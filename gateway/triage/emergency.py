@@ -67,9 +67,11 @@ class RuleReadings:
         self.policy = policy
         self.reader = reader if reader is not None else evidence_reader(policy)
         self.tenses: Memo = {}
-        self._readings: dict[str, Reading] = {}
+        self._readings: dict[tuple[str, bool], Reading] = {}
+        """Each text read once, keyed by whether it is read as cut from the message."""
         self._evidence: dict[tuple[str, bool], RuleEvidence] = {}
         self._over: frozenset[str] | None = None
+        self._history: frozenset[str] | None = None
         self.resolved = self.reader.tense.resolved(message)
         """The message says an episode is over (``evidence.yaml`` ``resolved``): in each of its
         questions (which may not say so) no history fires."""
@@ -95,12 +97,26 @@ class RuleReadings:
     @property
     def texts(self) -> frozenset[str]:
         """The texts read so far."""
-        return frozenset(self._readings)
+        return frozenset(text for text, _ in self._readings)
 
-    def reading(self, text: str) -> Reading:
-        known = self._readings.get(text)
+    @property
+    def history(self) -> frozenset[str]:
+        """The message's sentences told as history (its tense alone is read, once)."""
+        if self._history is None:
+            sentences = self.reader.sentences(self.message, self.tenses)
+            self._history = frozenset(s.text.strip() for s in sentences if s.background)
+        return self._history
+
+    def reading(self, text: str, of_message: bool = True) -> Reading:
+        """``text`` read once. A question of a long post is read with the post's history: a sentence
+        the whole message tells as history (a dated episode, the run of past-tense sentences around
+        it) is history in the question cut from it too, where its date or frame may not be (#31 item
+        6: "in the October I took an overdose" stood alone after "In 2020, ...")."""
+        cut = of_message and text != self.message
+        known = self._readings.get((text, cut))
         if known is None:
-            known = self._readings[text] = self.reader.read(text, self.tenses)
+            history = self.history if cut else frozenset()
+            known = self._readings[(text, cut)] = self.reader.read(text, self.tenses, history)
         return known
 
     def evidence(self, text: str, of_message: bool = True) -> RuleEvidence:
@@ -109,7 +125,7 @@ class RuleReadings:
         resolved = self.resolved and of_message
         known = self._evidence.get((text, resolved))
         if known is None:
-            reading = self.reading(text)
+            reading = self.reading(text, of_message)
             if resolved and not reading.resolved:
                 reading = replace(reading, resolved=True)
             known = _rule_evidence(text, reading, self.context, self.policy, self.reader)

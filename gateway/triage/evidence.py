@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from gateway import stemming
@@ -258,12 +258,18 @@ class EvidenceReader:
             text = pattern.sub(lambda m: " " * len(m.group(0)), text)
         return text
 
-    def sentences(self, text: str, memo: Memo | None = None) -> list[Sentence]:
+    def sentences(
+        self, text: str, memo: Memo | None = None, history: frozenset[str] = frozenset()
+    ) -> list[Sentence]:
         """The text's sentences, each with when it speaks of (``gateway.triage.tense``); ``memo``: the
-        request's tense clues per sentence (``TenseReader.clues``)."""
+        request's tense clues per sentence (``TenseReader.clues``); ``history``: sentences read as
+        history in the text ``text`` was cut from (``RuleReadings.history``), history here too."""
         parts = clauses(self.literal(text))
         times = self.tense.read([p.text for p in parts], [p.paragraph for p in parts], memo)
-        return [Sentence(p.text, when, p.end) for p, when in zip(parts, times, strict=True)]
+        return [
+            Sentence(p.text, replace(when, history=True) if p.text.strip() in history else when, p.end)
+            for p, when in zip(parts, times, strict=True)
+        ]
 
     def _possessed(self, sentence: str) -> bool:
         """Whether a term of ``asking.possessed`` groups follows a possessive ("is my chest pain
@@ -275,10 +281,10 @@ class EvidenceReader:
                 return True
         return False
 
-    def read(self, text: str, memo: Memo | None = None) -> Reading:
-        """Every term of ``text``, each sentence read for when it speaks of (``memo``: see
+    def read(self, text: str, memo: Memo | None = None, history: frozenset[str] = frozenset()) -> Reading:
+        """Every term of ``text``, each sentence read for when it speaks of (``memo``, ``history``: see
         ``sentences``)."""
-        sentences = self.sentences(text, memo)
+        sentences = self.sentences(text, memo, history)
         hits: list[Hit] = []
         for index in range(len(sentences)):
             hits.extend(self._hits(sentences, index))
