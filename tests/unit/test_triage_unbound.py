@@ -37,7 +37,7 @@ def with_unbound(*, enabled: bool = True, rehome: bool = True) -> TriagePolicy:
 
 
 def test_the_rule_ships_off() -> None:
-    # a site turns it on knowingly: on, it lost two emergencies for eleven fewer false alarms
+    # a site turns it on knowingly: on, it loses one held emergency for eleven fewer false alarms
     message = "I've been on bisoprolol for palpitations for a year, how do I come down off it?"
     assert not TRIAGE.evidence.unbound.enabled
     assert judge(message, "overdose", TRIAGE).scope is Scope.EMERGENCY
