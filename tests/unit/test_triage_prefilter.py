@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import string
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from gateway.policies import load_policy
 from gateway.triage.evidence import EvidenceReader
 from gateway.triage.evidence_policy import EvidencePolicy, TermGroup
 from gateway.triage.prefilter import NON_ASCII_FOLDS, fold, may_match, needs
+from gateway.triage.term_search import PatternSearch
 
 REPO = Path(__file__).resolve().parents[2]
 TRIAGE = load_policy(REPO / "policies", "general").triage
@@ -38,9 +40,10 @@ def spied_reader() -> tuple[EvidenceReader, Spy]:
         categories={},
     )
     reader = EvidenceReader(policy, NEGATION, {})
-    ((group, pattern, needed),) = reader._patterns
-    spy = Spy(pattern)
-    reader._patterns = [(group, spy, needed)]  # type: ignore[list-item]
+    (search,) = reader._searches
+    assert isinstance(search, PatternSearch)
+    spy = Spy(search.pattern)
+    reader._searches = [replace(search, pattern=spy)]  # type: ignore[arg-type]
     return reader, spy
 
 
@@ -105,12 +108,15 @@ SENTENCES = (
 def test_the_shipped_patterns_find_the_same_with_and_without_the_prefilter() -> None:
     reader = EvidenceReader(TRIAGE.evidence, NEGATION, TRIAGE.vitals.pressure_signs)
     unfiltered = EvidenceReader(TRIAGE.evidence, NEGATION, TRIAGE.vitals.pressure_signs)
-    unfiltered._patterns = [(group, pattern, ()) for group, pattern, _ in unfiltered._patterns]
+    searches = [s for s in reader._searches if isinstance(s, PatternSearch)]
+    unfiltered._searches = [
+        replace(s, needed=()) if isinstance(s, PatternSearch) else s for s in unfiltered._searches
+    ]
     for sentence in SENTENCES:
         folded = fold(sentence)
-        for _, pattern, needed in reader._patterns:
-            if pattern.search(sentence):
-                assert may_match(needed, folded), (pattern.pattern, sentence)
+        for search in searches:
+            if search.pattern.search(sentence):
+                assert may_match(search.needed, folded), (search.pattern.pattern, sentence)
         found = reader.read(sentence)
         assert found.hits
         assert found == unfiltered.read(sentence)
