@@ -242,6 +242,7 @@ class EvidenceReader:
         self._unless = {name: Matcher(group.unless) for name, group in policy.terms.items() if group.unless}
         self._dated = frozenset(n for n, g in policy.terms.items() if g.unless and g.unless_scope == "term")
         self._history_counts = frozenset(n for n, g in policy.terms.items() if g.history_counts)
+        self._dates = policy.term_dates.parts
         # a red flag's own signs are health content too
         required = {g for rule in policy.categories.values() for groups in rule.requires for g in groups}
         self._core = frozenset(policy.health_gate)
@@ -312,7 +313,7 @@ class EvidenceReader:
         for start, hit in self._words(sentence, index):
             matcher = self._unless.get(hit.group)
             if matcher is not None and hit.group in self._dated:
-                if attached(sentence.text, start, start + len(hit.text), matcher):
+                if attached(sentence.text, start, start + len(hit.text), matcher, self._dates):
                     continue  # its date, where it is told, keeps it out (``TermGroup.unless_scope``)
             elif matcher is not None:
                 if hit.group not in excepted:
