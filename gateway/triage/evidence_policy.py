@@ -27,6 +27,7 @@ from pydantic import PositiveInt, with_config
 
 from gateway.errors import InvalidValue
 from gateway.triage.clauses import DateParts
+from gateway.triage.pattern_lists import PatternLists, evidence_with_lists
 from gateway.triage.vitals_policy import VitalsPolicy
 from gateway.validation import FILE_CONFIG, compile_all, read_yaml, refuse, validate
 
@@ -368,8 +369,10 @@ class EvidencePolicy:
                             )
 
 
-def load_evidence_policy(path: Path) -> EvidencePolicy:
-    return validate(EvidencePolicy, read_yaml(path), str(path))
+def load_evidence_policy(path: Path, lists: PatternLists | None = None) -> EvidencePolicy:
+    """``evidence.yaml``, its term groups' ``pattern_lists`` read in from ``lists``."""
+    data = evidence_with_lists(read_yaml(path), lists or PatternLists({}), str(path))
+    return validate(EvidencePolicy, data, str(path))
 
 
 def check_pressure_signs(evidence: EvidencePolicy, vitals: VitalsPolicy, source: str) -> None:
