@@ -29,9 +29,10 @@ from gateway.retrieval.policy import RetrievalPolicy
 from gateway.settings import Settings
 from gateway.tools.policy import ToolPolicy
 from gateway.triage.contexts import OperatingContext
+from gateway.triage.pattern_lists import context_with_lists, load_pattern_lists
 from gateway.triage.policy import TriagePolicy, load_triage_policy
 from gateway.trust.policy import TierPolicy
-from gateway.validation import FILE_CONFIG, load_file, refuse
+from gateway.validation import FILE_CONFIG, load_file, read_yaml, refuse, validate
 from gateway.verification.policy import VerificationPolicy
 
 
@@ -61,7 +62,9 @@ def load_policy(directory: Path, context: str) -> Policy:
     if not context_file.is_file():
         available = sorted(p.stem for p in (directory / "contexts").glob("*.yaml"))
         refuse(str(context_file), "context", f"no such operating context; available: {', '.join(available)}")
-    operating_context = load_file(context_file, OperatingContext)
+    lists = load_pattern_lists(directory / "triage")
+    raw = context_with_lists(read_yaml(context_file), lists, str(context_file))
+    operating_context = validate(OperatingContext, raw, str(context_file))
     tools = _tool_policy(directory / "tools.yaml", tiers)
     return Policy(
         thresholds=thresholds,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
 from gateway.text import sentence_spans
@@ -76,34 +77,48 @@ def joined_by_dash(parts: Sequence[_Ended], index: int) -> str:
     return " - ".join(p.text for p in parts[first : last + 1])
 
 
-_PART_BREAK = re.compile(
-    r"[,;:()]|\s-\s|\b(?:but|then|now|so|while|whereas|because|cos|plus|also|though|although|yet)\b"
-    r"|\band\b(?=\s+(?:i|i'm|i've|he|she|we|they|it|was|were|had|has|have|been|got|went|came|then|now|last"
-    r"|this|a|an|my|his|her|their|our|also|since|recently|just|yesterday|today)\b)",
-    re.IGNORECASE,
-)
-"""What parts a clause into the phrases a date can belong to ("had my knee done years ago | and | was in
-hospital last week"); an "and" only before a new subject, verb or time, not between nouns ("surgery on
-my hip and knee 5 years ago")."""
-_FILLER = re.compile(
-    r"^\s*(?:(?:which|that|this|it|was|were|is|about|around|over|some|like|roughly|nearly|almost|maybe"
-    r"|probably|well)\s+)*",
-    re.IGNORECASE,
-)
+_PUNCTUATION_BREAK = r"[,;:()]|\s-\s"
+"""Marks that part a clause into the phrases a date can belong to (its words: ``DateParts``)."""
+
+
+@dataclass(frozen=True)
+class DateParts:
+    """What parts a clause into the phrases a date can belong to ("had my knee done years ago | and | was
+    in hospital last week"), built from ``evidence.yaml`` ``term_dates`` (``TermDatesPolicy``)."""
+
+    breaks: re.Pattern[str]
+    """Punctuation, a break word, or an "and" only before a new subject, verb or time (``and_before``),
+    not between nouns ("surgery on my hip and knee 5 years ago")."""
+    filler: re.Pattern[str]
+    """Filler words at a part's start, not counted in its length."""
+    date_words: int
+    """A neighbouring part this many words long at most (filler first not counted) is the term's date
+    told beside it: "had an operation, years ago", "..., which was many years ago", "in 2015, I had my
+    hip done"."""
+
+    @classmethod
+    def of(
+        cls, break_words: Sequence[str], and_before: Sequence[str], filler: Sequence[str], date_words: int
+    ) -> DateParts:
+        breaks = [_PUNCTUATION_BREAK]
+        if break_words:
+            breaks.append(r"\b(?:" + "|".join(map(re.escape, break_words)) + r")\b")
+        if and_before:
+            breaks.append(r"\band\b(?=\s+(?:" + "|".join(map(re.escape, and_before)) + r")\b)")
+        filled = r"^\s*(?:(?:" + "|".join(map(re.escape, filler)) + r")\s+)*" if filler else r"^\s*"
+        return cls(re.compile("|".join(breaks), re.IGNORECASE), re.compile(filled, re.IGNORECASE), date_words)
+
+
 _WORD = re.compile(r"[A-Za-z0-9]+")
-_SHORT = 3
-"""A neighbouring part this many words long at most (filler words first not counted) is the term's date
-told beside it: "had an operation, years ago", "..., which was many years ago", "in 2015, I had my hip
-done"."""
 
 
-def attached(text: str, start: int, end: int, matches: Callable[[str], bool]) -> bool:
+def attached(text: str, start: int, end: int, matches: Callable[[str], bool], parts: DateParts) -> bool:
     """Whether ``matches`` (a group's ``unless``, ``TermGroup.unless_scope: term``) holds for the term at
-    ``text[start:end]`` alone: in its own part of the clause (between ``_PART_BREAK``s), or in a short
+    ``text[start:end]`` alone: in its own part of the clause (between ``parts.breaks``), or in a short
     part right before or after it that is only the date; not in a part about something else ("had my knee
     done years ago and was in hospital last week": the date is the knee's, not the stay's)."""
     breaks = [
-        (m.start(), m.end()) for m in _PART_BREAK.finditer(text) if m.end() <= start or m.start() >= end
+        (m.start(), m.end()) for m in parts.breaks.finditer(text) if m.end() <= start or m.start() >= end
     ]
     before = [b for b in breaks if b[1] <= start]
     after = [b for b in breaks if b[0] >= end]
@@ -113,6 +128,6 @@ def attached(text: str, start: int, end: int, matches: Callable[[str], bool]) ->
     previous = text[before[-2][1] if len(before) > 1 else 0 : before[-1][0]] if before else ""
     following = text[after[0][1] : after[1][0] if len(after) > 1 else len(text)] if after else ""
     return any(
-        len(_WORD.findall(_FILLER.sub("", part))) <= _SHORT and matches(part)
+        len(_WORD.findall(parts.filler.sub("", part))) <= parts.date_words and matches(part)
         for part in (previous, following)
     )

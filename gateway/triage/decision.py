@@ -64,10 +64,7 @@ def decide_by_evidence(
         ):
             return None  # the scores name the category, or give an information question its note
         if emergency is not None:
-            reason = f"red flag ({emergency.layer.value}): {emergency.category}"
-            questions.append(
-                QuestionTriage(shown, Scope.EMERGENCY, reason, emergency.category, emergency.layer)
-            )
+            questions.append(_emergency_question(shown, emergency))
             found = found or emergency
         else:
             questions.append(
@@ -77,12 +74,24 @@ def decide_by_evidence(
             )
     if found is None:
         return None
+    return _emergency(found, tuple(questions), policy)
+
+
+def _emergency_question(text: str, emergency: Emergency) -> QuestionTriage:
+    """A question the red flag ``emergency`` was found in."""
+    reason = f"red flag ({emergency.layer.value}): {emergency.category}"
+    return QuestionTriage(text, Scope.EMERGENCY, reason, emergency.category, emergency.layer)
+
+
+def _emergency(found: Emergency, questions: tuple[QuestionTriage, ...], policy: TriagePolicy) -> Triage:
+    """The message's decision when the red flag ``found`` was found in it (its first, by the layers'
+    order), with the emergency message's name for it."""
     reason = f"red flag ({found.layer.value}): {found.category}"
     return Triage(
         Scope.EMERGENCY,
         reason,
         found.category,
-        tuple(questions),
+        questions,
         found.layer,
         label(found.category, policy),
         found.evidence,
@@ -180,10 +189,7 @@ def decide(
     for text, score in zip(triage_plan.questions, question_scores, strict=True):
         emergency, note = emergency_of(text, score, readings)
         if emergency is not None:
-            reason = f"red flag ({emergency.layer.value}): {emergency.category}"
-            questions.append(
-                QuestionTriage(text, Scope.EMERGENCY, reason, emergency.category, emergency.layer)
-            )
+            questions.append(_emergency_question(text, emergency))
             found = found or emergency
             continue
         questions.append(_scope(text, score, context, policy, conversation_clinical, note))
@@ -197,16 +203,7 @@ def decide(
     written = triage_plan.written or triage_plan.questions
     result = tuple(replace(q, text=w) for q, w in zip(questions, written, strict=True))
     if found is not None:
-        reason = f"red flag ({found.layer.value}): {found.category}"
-        return Triage(
-            Scope.EMERGENCY,
-            reason,
-            found.category,
-            result,
-            found.layer,
-            label(found.category, policy),
-            found.evidence,
-        )
+        return _emergency(found, result, policy)
     answered = next((q for q in result if q.scope is Scope.IN_SCOPE), None)
     if answered is not None:
         dropped = next((q for q in result if q.unbound), None)

@@ -28,15 +28,14 @@ from gateway.domain import TriageEvidence
 from gateway.triage.clauses import attached, clauses, joined_by_dash
 from gateway.triage.evidence_policy import EvidencePolicy, SignRule
 from gateway.triage.policy import NegationPolicy
-from gateway.triage.prefilter import Needs, fold, may_match, needs
-from gateway.triage.pressure import read_pressures
+from gateway.triage.prefilter import fold
 from gateway.triage.tense import Matcher, Memo, SentenceTime, TenseReader, Time
+from gateway.triage.term_search import PatternSearch, PressureSearch, TermSearch
 from gateway.triage.vitals_policy import PressureSign
 
 _POSSESSIVE = re.compile(r"\b(my|his|her|our|their)\s+(\S+\s+){0,2}$", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)*")
 _LAST_WORD = re.compile(r"[A-Za-z0-9]+\W*$")
-_DIGIT = re.compile(r"\d")
 _LOOKAHEAD = 40
 """How many characters after a negation's scope a pseudo-negation pattern may look ahead at."""
 
@@ -210,40 +209,40 @@ class EvidenceReader:
     ) -> None:
         """``pressures``: ``vitals.yaml`` ``pressure_signs``, the limits of the groups reading a pressure."""
         self.policy = policy
-        self.pressures = pressures
         self.negation = negation
         self._phrases: dict[str, list[tuple[tuple[str, ...], str]]] = {}
         self._suffixes: list[tuple[str, tuple[str, ...]]] = []
-        patterns: list[tuple[str, re.Pattern[str]]] = []
+        # a group's patterns and readers, in the order of the groups (``term_search``)
+        self._searches: list[TermSearch] = []
         for name, group in policy.terms.items():
             prefixes = [re.escape(w.rstrip("*").lower()) for w in group.words if w.endswith("*")]
             suffixes = tuple(w.lstrip("*").lower() for w in group.words if w.startswith("*"))
             if suffixes:
                 self._suffixes.append((name, suffixes))
             if prefixes:
-                patterns.append((name, re.compile(r"\b(?:" + "|".join(prefixes) + r")\w*", re.IGNORECASE)))
+                prefixed = re.compile(r"\b(?:" + "|".join(prefixes) + r")\w*", re.IGNORECASE)
+                self._searches.append(PatternSearch.of(name, prefixed))
             for word in group.words:
                 if word.endswith("*") or word.startswith("*"):
                     continue
                 if _FUL.search(word):
-                    patterns.append((name, _whole(word)))
+                    self._searches.append(PatternSearch.of(name, _whole(word)))
                     continue
                 stems = tuple(stem(t) for t in _TOKEN.findall(word))
                 if stems:
                     self._phrases.setdefault(stems[0], []).append((stems, name))
             # each pattern compiled on its own: one alternation of them all defeats re's prefix scan
-            patterns.extend((name, re.compile(p, re.IGNORECASE)) for p in group.patterns)
-            if group.reads is not None:  # read by ``pressure.py``, in the group's place: a text with a digit
-                patterns.append((name, _DIGIT))
+            self._searches.extend(
+                PatternSearch.of(name, re.compile(p, re.IGNORECASE)) for p in group.patterns
+            )
+            if group.reads is not None:  # read by ``pressure.py``, in the group's place
+                self._searches.append(PressureSearch(name, pressures.get(name)))
         for entries in self._phrases.values():
             entries.sort(key=lambda entry: -len(entry[0]))
-        # what each pattern's matches must contain: a sentence without it is not searched (prefilter)
-        self._patterns: list[tuple[str, re.Pattern[str], Needs]] = [
-            (name, pattern, needs(pattern.pattern, pattern.flags)) for name, pattern in patterns
-        ]
         self._unless = {name: Matcher(group.unless) for name, group in policy.terms.items() if group.unless}
         self._dated = frozenset(n for n, g in policy.terms.items() if g.unless and g.unless_scope == "term")
         self._history_counts = frozenset(n for n, g in policy.terms.items() if g.history_counts)
+        self._dates = policy.term_dates.parts
         # a red flag's own signs are health content too
         required = {g for rule in policy.categories.values() for groups in rule.requires for g in groups}
         self._core = frozenset(policy.health_gate)
@@ -320,7 +319,7 @@ class EvidenceReader:
         for start, hit in self._words(sentence, index):
             matcher = self._unless.get(hit.group)
             if matcher is not None and hit.group in self._dated:
-                if attached(sentence.text, start, start + len(hit.text), matcher):
+                if attached(sentence.text, start, start + len(hit.text), matcher, self._dates):
                     continue  # its date, where it is told, keeps it out (``TermGroup.unless_scope``)
             elif matcher is not None:
                 if hit.group not in excepted:
@@ -355,17 +354,9 @@ class EvidenceReader:
                     end = tokens[i + len(phrase) - 1][1]
                     yield start, self._hit(group, text, start, end, index, sentence.background)
         folded = fold(text)
-        for group, pattern, needed in self._patterns:
-            for start, end in self._spans(group, pattern, text) if may_match(needed, folded) else ():
-                yield start, self._pattern_hit(group, text, start, end, index, sentence)
-
-    def _spans(self, group: str, pattern: re.Pattern[str], text: str) -> list[tuple[int, int]]:
-        """Where ``pattern`` matches; for a group read as a blood pressure (``_DIGIT``), the readings at or
-        above its limits (``vitals.yaml`` ``pressure_signs``; without limits, none)."""
-        if pattern is not _DIGIT:
-            return [match.span() for match in pattern.finditer(text)]
-        sign = self.pressures.get(group)
-        return [(r.start, r.end) for r in read_pressures(text) if sign and sign.met(r.systolic, r.diastolic)]
+        for search in self._searches:
+            for start, end in search.spans(text, folded):
+                yield start, self._pattern_hit(search.group, text, start, end, index, sentence)
 
     def _pattern_hit(
         self, group: str, text: str, start: int, end: int, index: int, sentence: Sentence

@@ -8,7 +8,8 @@ Operator-edited files, validated at start-up (a problem names the file and the d
     expressions; ``health_gate``: the groups that show a message is about health at all (no emergency
     layer fires without one); ``background`` / ``present``: what makes a sentence history rather than
     the complaint now; ``categories``: per red flag, the signs it needs (``requires``) and the
-    severity that makes those signs an emergency on their own (``escalate``).
+    severity that makes those signs an emergency on their own (``escalate``); ``term_dates``: the words
+    that part a clause where a term's own date is read (``unless_scope: term``).
 ``vitals.yaml``
     published early-warning limits: ``gateway.triage.vitals_policy``; this module checks that its
     blood-pressure signs and the term groups reading them agree (``check_pressure_signs``).
@@ -18,12 +19,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
 from pydantic import PositiveInt, with_config
 
 from gateway.errors import InvalidValue
+from gateway.triage.clauses import DateParts
+from gateway.triage.pattern_lists import PatternLists, evidence_with_lists
 from gateway.triage.vitals_policy import VitalsPolicy
 from gateway.validation import FILE_CONFIG, compile_all, read_yaml, refuse, validate
 
@@ -187,6 +191,44 @@ class EpisodePolicy:
         compile_all(self, self.now, "now")
 
 
+_WORD = re.compile(r"^[a-z][a-z']*$")
+
+
+@with_config(FILE_CONFIG)
+@dataclass(frozen=True)
+class TermDatesPolicy:
+    """Where a term's own date is read (``TermGroup.unless_scope: term``, ``clauses.attached``): a clause
+    is parted into the phrases a date can belong to, and a short part beside the term is its date."""
+
+    break_words: tuple[str, ...] = ()
+    """Words that part a clause ("but", "then", "because"), besides punctuation and a spaced dash."""
+    and_before: tuple[str, ...] = ()
+    """Words after which an "and" parts a clause (a new subject, verb or time: "and was in hospital last
+    week"); an "and" before any other word joins nouns ("my hip and knee") and parts nothing."""
+    filler: tuple[str, ...] = ()
+    """Words at a part's start not counted in its length ("which was", "about", "maybe")."""
+    date_words: int = 3
+    """A part beside the term this many words long at most (filler not counted) is the term's date told
+    beside it ("had an operation, years ago")."""
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.date_words <= 10:
+            raise InvalidValue("TermDatesPolicy", "date_words", "must be between 0 and 10")
+        for key in ("break_words", "and_before", "filler"):
+            for i, word in enumerate(getattr(self, key)):
+                if not _WORD.match(word):
+                    raise InvalidValue(
+                        "TermDatesPolicy",
+                        f"{key}[{i}]",
+                        "must be one lower-case word (letters, an apostrophe)",
+                    )
+
+    @cached_property
+    def parts(self) -> DateParts:
+        """The words compiled (``clauses.DateParts``), once per policy."""
+        return DateParts.of(self.break_words, self.and_before, self.filler, self.date_words)
+
+
 @with_config(FILE_CONFIG)
 @dataclass(frozen=True)
 class ReassurancePolicy:
@@ -251,6 +293,8 @@ class EvidencePolicy:
     """...unless it also says the complaint is here now ("now", "again", "still", "today")."""
     episode: EpisodePolicy = field(default_factory=EpisodePolicy)
     """Episodes told as completed without a date, and the sentences that go on telling them."""
+    term_dates: TermDatesPolicy = field(default_factory=TermDatesPolicy)
+    """Where a term's own date is read (``unless_scope: term``)."""
     window_sentences: int = 2
     """Signs are combined over at most this many consecutive sentences (the worst window decides)."""
     information_questions: tuple[str, ...] = ()
@@ -286,9 +330,14 @@ class EvidencePolicy:
                     "EvidencePolicy", f"asking.possessed[{i}]", f"unknown term group {group!r}"
                 )
         compile_all(self, self.information_questions, "information_questions")
-        for name in self.terms:
+        for name, term in self.terms.items():
             if not GROUP_ID.match(name):
                 raise InvalidValue("EvidencePolicy", f"terms.{name}", "ids are lower_snake_case")
+            if term.unless_scope == "term" and not self.term_dates.break_words:
+                reason = (
+                    "a term scope needs `term_dates.break_words` (else a term's part is its whole clause)"
+                )
+                raise InvalidValue("EvidencePolicy", f"terms.{name}.unless_scope", reason)
         for i, group in enumerate(self.health_gate):
             if group not in self.terms:
                 raise InvalidValue("EvidencePolicy", f"health_gate[{i}]", f"unknown term group {group!r}")
@@ -330,8 +379,10 @@ class EvidencePolicy:
                             )
 
 
-def load_evidence_policy(path: Path) -> EvidencePolicy:
-    return validate(EvidencePolicy, read_yaml(path), str(path))
+def load_evidence_policy(path: Path, lists: PatternLists | None = None) -> EvidencePolicy:
+    """``evidence.yaml``, its term groups' ``pattern_lists`` read in from ``lists``."""
+    data = evidence_with_lists(read_yaml(path), lists or PatternLists({}), str(path))
+    return validate(EvidencePolicy, data, str(path))
 
 
 def check_pressure_signs(evidence: EvidencePolicy, vitals: VitalsPolicy, source: str) -> None:

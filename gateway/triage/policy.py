@@ -30,6 +30,7 @@ from gateway.triage.evidence_policy import (
     check_pressure_signs,
     load_evidence_policy,
 )
+from gateway.triage.pattern_lists import load_pattern_lists
 from gateway.triage.vitals_policy import VitalsPolicy, load_vitals_policy
 from gateway.validation import FILE_CONFIG, load_file, read_yaml, validate
 
@@ -237,7 +238,7 @@ def load_triage_policy(directory: Path, dimensions: int = 384) -> TriagePolicy:
     banks = load_contrast_banks(directory / "contrast_exemplars.yaml")
     classifier = load_classifier(directory / settings.classifier_file, dimensions)
     evidence_file = directory / "evidence.yaml"
-    evidence = load_evidence_policy(evidence_file)
+    evidence = load_evidence_policy(evidence_file, load_pattern_lists(directory))
     check_categories(evidence, set(categories), str(evidence_file))
     vitals = load_vitals_policy(directory / "vitals.yaml")
     check_pressure_signs(evidence, vitals, str(directory / "vitals.yaml"))

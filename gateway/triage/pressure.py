@@ -44,12 +44,15 @@ _SHAPES = (
 )
 _READING = re.compile(
     "|".join(
-        f"(?:{shape.replace('(?P<s>', f'(?P<s{i}>').replace('(?P<d>', f'(?P<d{i}>')})"
+        f"(?P<shape{i}>{shape.replace('(?P<s>', f'(?P<s{i}>').replace('(?P<d>', f'(?P<d{i}>')})"
         for i, shape in enumerate(_SHAPES)
     ),
     re.IGNORECASE,
 )
-"""One alternation: at one place, the first shape that reads wins (a pair before a top number alone)."""
+"""One alternation: at one place, the first shape that reads wins (a pair before a top number alone).
+Each shape stands in a group of its own name (``shape<i>``), its numbers named ``s<i>`` and ``d<i>``."""
+_NUMBERS = tuple(tuple(name for name in ("s", "d") if f"(?P<{name}>" in shape) for shape in _SHAPES)
+"""The numbers each shape names: top (``s``), bottom (``d``) or both."""
 
 
 @dataclass(frozen=True)
@@ -73,8 +76,8 @@ def read_pressures(text: str) -> list[Pressure]:
     ``DIASTOLIC_READ`` makes no reading, nor does a top number not above its bottom one ("60/80")."""
     found = []
     for match in _READING.finditer(text):
-        shape = (match.lastgroup or "s")[1:]  # every shape ends with a number, named by its index
-        given = [g for g in (f"s{shape}", f"d{shape}") if g in match.groupdict()]
+        shape = next(i for i in range(len(_SHAPES)) if match.group(f"shape{i}") is not None)
+        given = [f"{name}{shape}" for name in _NUMBERS[shape]]
         systolic = _number(match, f"s{shape}", SYSTOLIC_READ)
         diastolic = _number(match, f"d{shape}", DIASTOLIC_READ)
         if len([n for n in (systolic, diastolic) if n is not None]) < len(given):

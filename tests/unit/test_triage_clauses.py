@@ -5,9 +5,18 @@ excepting a term is read where it is attached to the term (#31, #34)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+import pytest
+
+from gateway.errors import InvalidValue
+from gateway.policies import load_policy
 from gateway.text import MAX_SENTENCE_WORDS
 from gateway.triage.clauses import Clause, attached, clauses, joined_by_dash
+from gateway.triage.evidence_policy import EvidencePolicy, TermDatesPolicy, TermGroup
+
+REPO = Path(__file__).resolve().parents[2]
+PARTS = load_policy(REPO / "policies", "general").triage.evidence.term_dates.parts
 
 
 def test_sentences_then_clauses_with_what_ended_each() -> None:
@@ -42,7 +51,7 @@ def _dated(text: str) -> bool:
 
 def _held(text: str, term: str) -> bool:
     start = text.index(term)
-    return attached(text, start, start + len(term), _dated)
+    return attached(text, start, start + len(term), _dated, PARTS)
 
 
 def test_a_date_is_attached_to_the_term_of_its_own_part_or_told_right_beside_it() -> None:
@@ -56,6 +65,24 @@ def test_a_date_is_attached_to_the_term_of_its_own_part_or_told_right_beside_it(
     assert not _held("in hospital last week", "in hospital")
     assert _held("surgery on my hip and knee years ago", "surgery")  # an "and" between nouns
     assert _held("had an operation, which was many years ago", "operation")
+
+
+def test_the_words_that_part_a_clause_are_policy_checked_at_start_up() -> None:
+    with pytest.raises(InvalidValue, match="break_words"):
+        TermDatesPolicy(break_words=("but then",))
+    with pytest.raises(InvalidValue, match="date_words"):
+        TermDatesPolicy(date_words=11)
+    dated = TermGroup(words=("operation",), unless=(r"\byears ago\b",), unless_scope="term")
+    with pytest.raises(InvalidValue, match="term_dates"):
+        EvidencePolicy(terms={"risk": dated}, health_gate=(), categories={})
+    assert TermDatesPolicy(break_words=("but",)).parts is not None
+
+
+def test_without_break_words_a_term_part_ends_at_punctuation_alone() -> None:
+    bare = TermDatesPolicy(filler=("which",), date_words=3).parts
+    told = "had my knee done years ago and was in hospital last week"
+    assert attached(told, told.index("in hospital"), told.index("in hospital") + 11, _dated, bare)
+    assert not _held("in hospital, my knee was done years ago", "in hospital")
 
 
 def test_joined_by_dash_keeps_the_clauses_a_dash_joins() -> None:

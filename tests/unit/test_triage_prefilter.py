@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from gateway.policies import load_policy
-from gateway.triage import evidence
+from gateway.triage import term_search
 from gateway.triage.evidence import EvidenceReader
 from gateway.triage.evidence_policy import EvidencePolicy, TermGroup
 from gateway.triage.prefilter import NON_ASCII_FOLDS, fold, may_match, needs
@@ -23,7 +23,7 @@ CHEST = r"\b(pain\w*|ache)\b[^.?!]{0,30}\bchest\b"
 
 
 class Spy:
-    """Records the texts on which the prefilter let the chest pattern run (``evidence.may_match``)."""
+    """Records the texts on which the prefilter let the chest pattern run (``term_search.may_match``)."""
 
     def __init__(self) -> None:
         self.searched: list[str] = []
@@ -42,7 +42,7 @@ def spied_reader(monkeypatch: pytest.MonkeyPatch) -> tuple[EvidenceReader, Spy]:
         categories={},
     )
     spy = Spy()
-    monkeypatch.setattr(evidence, "may_match", spy.may_match)
+    monkeypatch.setattr(term_search, "may_match", spy.may_match)
     return EvidenceReader(policy, NEGATION, {}), spy
 
 
@@ -120,7 +120,7 @@ def test_the_shipped_patterns_find_the_same_with_and_without_the_prefilter(
                 assert may_match(needs(pattern.pattern, pattern.flags), folded), (pattern.pattern, sentence)
         filtered[sentence] = reader.read(sentence)
         assert filtered[sentence].hits
-    monkeypatch.setattr(evidence, "may_match", lambda needed, folded: True)  # every pattern runs
+    monkeypatch.setattr(term_search, "may_match", lambda needed, folded: True)  # every pattern runs
     unfiltered = EvidenceReader(TRIAGE.evidence, NEGATION, TRIAGE.vitals.pressure_signs)
     for sentence in SENTENCES:
         assert unfiltered.read(sentence) == filtered[sentence]

@@ -1,0 +1,55 @@
+"""How the evidence reader finds a term group's matches in a sentence that its words do not find: by a
+pattern of the group's (``TermGroup.patterns``), or, for a group that reads a blood pressure
+(``TermGroup.reads``), by the one reader of pressures (``pressure.py``) against the group's limits.
+
+The reader keeps one list of them in the order of the groups, so that hits come in the same order
+whichever way a group is read.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gateway.triage.prefilter import Needs, may_match, needs
+from gateway.triage.pressure import read_pressures
+from gateway.triage.vitals_policy import PressureSign
+
+
+@dataclass(frozen=True)
+class PatternSearch:
+    """A pattern of ``group``; a sentence without the literals its matches need (``prefilter``) is not
+    searched."""
+
+    group: str
+    pattern: re.Pattern[str]
+    needed: Needs
+
+    @classmethod
+    def of(cls, group: str, pattern: re.Pattern[str]) -> PatternSearch:
+        return cls(group, pattern, needs(pattern.pattern, pattern.flags))
+
+    def spans(self, text: str, folded: str) -> list[tuple[int, int]]:
+        """Where the pattern matches ``text`` (``folded``: ``prefilter.fold(text)``)."""
+        if not may_match(self.needed, folded):
+            return []
+        return [match.span() for match in self.pattern.finditer(text)]
+
+
+@dataclass(frozen=True)
+class PressureSearch:
+    """A group read as a blood pressure: the readings at or above its limits (``vitals.yaml``
+    ``pressure_signs``; without limits, none)."""
+
+    group: str
+    sign: PressureSign | None
+
+    def spans(self, text: str, folded: str) -> list[tuple[int, int]]:
+        """Where ``text`` states a reading that meets the limits (``folded`` is not needed)."""
+        sign = self.sign
+        if sign is None:
+            return []
+        return [(r.start, r.end) for r in read_pressures(text) if sign.met(r.systolic, r.diastolic)]
+
+
+TermSearch = PatternSearch | PressureSearch

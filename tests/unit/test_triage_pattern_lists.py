@@ -1,0 +1,57 @@
+"""Named pattern lists (#34): a list that an operating context's triage rule and an ``evidence.yaml`` term
+group both read is written once (``policies/triage/pattern_lists.yaml``) and named where it is read."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gateway.errors import ConfigurationError
+from gateway.policies import load_policy
+from gateway.triage.pattern_lists import PatternLists, evidence_with_lists, load_pattern_lists, with_lists
+
+REPO = Path(__file__).resolve().parents[2]
+LISTS = PatternLists({"wish": (r"\bwish i was dead\b", r"\bnever been born\b")})
+
+
+def test_a_named_list_is_read_after_the_own_patterns() -> None:
+    rule = {"id": "suicidal_intent", "patterns": [r"\bkill myself\b"], "pattern_lists": ["wish"]}
+    assert with_lists(rule, LISTS, "f.yaml", "emergency[0]") == {
+        "id": "suicidal_intent",
+        "patterns": [r"\bkill myself\b", r"\bwish i was dead\b", r"\bnever been born\b"],
+    }
+    group = {"negatable": False, "pattern_lists": ["wish"]}
+    assert evidence_with_lists({"terms": {"death": group}}, LISTS, "e.yaml")["terms"]["death"] == {
+        "negatable": False,
+        "patterns": [r"\bwish i was dead\b", r"\bnever been born\b"],
+    }
+
+
+def test_an_unknown_list_names_the_file_and_key() -> None:
+    with pytest.raises(ConfigurationError) as info:
+        with_lists({"patterns": [], "pattern_lists": ["wishes"]}, LISTS, "f.yaml", "emergency[2]")
+    assert (info.value.source, info.value.key) == ("f.yaml", "emergency[2].pattern_lists[0]")
+
+
+def test_a_bad_list_is_refused_at_start_up(tmp_path: Path) -> None:
+    shutil.copytree(REPO / "policies", tmp_path / "policies")
+    path = tmp_path / "policies" / "triage" / "pattern_lists.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["lists"]["death_wish"].append("(unclosed")
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(ConfigurationError) as info:
+        load_policy(tmp_path / "policies", "general")
+    assert info.value.source.endswith("pattern_lists.yaml")
+    assert info.value.key.startswith("lists.death_wish"), info.value.key
+
+
+def test_both_contexts_read_the_shipped_death_wish_list() -> None:
+    shipped = load_pattern_lists(REPO / "policies" / "triage").lists["death_wish"]
+    for name in ("general", "cataract-followup"):
+        rules = [
+            r for r in load_policy(REPO / "policies", name).context.emergency if r.id == "suicidal_intent"
+        ]
+        assert rules[0].patterns[-len(shipped) :] == shipped
