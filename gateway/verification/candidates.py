@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Protocol
 
 import numpy as np
 
@@ -108,3 +109,23 @@ def index_passage(passage: Passage, sentence_vectors: Vector, longest: int) -> P
     spans = tuple(Span(sentences[a][0].start, sentences[b - 1][0].end) for a, b in bounds)
     texts = tuple(passage.text[s.start : s.end] for s in spans)
     return PassageIndex(spans, texts, singles, _summed(sentence_vectors, first, last))
+
+
+class TextEncoder(Protocol):
+    """What the verifier needs of ``gateway.models.embedding.Embedder``: unit vectors per text."""
+
+    def encode(self, texts: Sequence[str]) -> Vector: ...
+
+
+def encode_distinct(encoder: TextEncoder, texts: Sequence[str]) -> Vector:
+    """One vector per text, in order, each distinct text encoded once. Without repeats the encoder
+    gets exactly ``texts`` (the same call, the same vectors); with them, the distinct texts in order
+    of first appearance."""
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32)
+    distinct = list(dict.fromkeys(texts))
+    encoded = encoder.encode(distinct)
+    if len(distinct) == len(texts):
+        return encoded
+    row = {text: i for i, text in enumerate(distinct)}
+    return encoded[[row[text] for text in texts]]

@@ -30,7 +30,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 import anyio.to_thread
 import numpy as np
@@ -52,7 +51,9 @@ from gateway.verification.binding import unshared_words
 from gateway.verification.candidates import (
     Candidate,
     PassageIndex,
+    TextEncoder,
     candidate,
+    encode_distinct,
     has_sentences,
     has_vectors,
     index_passage,
@@ -77,12 +78,6 @@ HARD_CLASHES = frozenset({CheckName.NUMBER, CheckName.NEGATION})
 """Clashes that stay contradictions whatever the learned combiner says (fail closed)."""
 PASSAGE_CACHE_SIZE = 2048
 """Passages whose candidate windows and vectors are kept between requests (keyed by id and text)."""
-
-
-class TextEncoder(Protocol):
-    """What the verifier needs of ``gateway.models.embedding.Embedder``: unit vectors per text."""
-
-    def encode(self, texts: Sequence[str]) -> Vector: ...
 
 
 @dataclass(frozen=True)
@@ -132,20 +127,6 @@ def contradicts(
     ):
         return False
     return len(unshared_words(claim, evidence, conflict)) <= policy.contradiction_max_unshared_words
-
-
-def encode_distinct(encoder: TextEncoder, texts: Sequence[str]) -> Vector:
-    """One vector per text, in order, each distinct text encoded once. Without repeats the encoder
-    gets exactly ``texts`` (the same call, the same vectors); with them, the distinct texts in order
-    of first appearance."""
-    if not texts:
-        return np.zeros((0, 0), dtype=np.float32)
-    distinct = list(dict.fromkeys(texts))
-    encoded = encoder.encode(distinct)
-    if len(distinct) == len(texts):
-        return encoded
-    row = {text: i for i, text in enumerate(distinct)}
-    return encoded[[row[text] for text in texts]]
 
 
 class LocalEntailmentVerifier:

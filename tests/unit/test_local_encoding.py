@@ -8,7 +8,8 @@ import numpy as np
 
 from gateway.domain import ClaimToCheck, Vector
 from gateway.text import passage_from_text
-from gateway.verification.local import LocalEntailmentVerifier, encode_distinct
+from gateway.verification.candidates import encode_distinct
+from gateway.verification.local import LocalEntailmentVerifier
 from gateway.verification.policy import VerificationPolicy
 from gateway.vocabulary import VerdictCheck
 
