@@ -88,12 +88,13 @@ from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.binding import unshared_words
 from gateway.verification.calibration import DEFAULT_PATH as DATA
 from gateway.verification.calibration import ScoreCalibration
+from gateway.verification.candidates import TextEncoder
 from gateway.verification.cascade import CascadeVerifier, restatement_score
 from gateway.verification.checks.analysis import Analyses
 from gateway.verification.checks.data import CheckData
 from gateway.verification.entailment import NLIStage, load_entailment_model
 from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
-from gateway.verification.local import LocalEntailmentVerifier, TextEncoder
+from gateway.verification.local import LocalEntailmentVerifier
 from gateway.verification.policy import VerificationPolicy
 from gateway.verification.verifier import Verifier
 from gateway.vocabulary import VerdictCheck, VerifierMethod
