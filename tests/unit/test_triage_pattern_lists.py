@@ -48,8 +48,9 @@ def test_a_bad_list_is_refused_at_start_up(tmp_path: Path) -> None:
     assert info.value.key.startswith("lists.death_wish"), info.value.key
 
 
-def test_both_contexts_read_the_shipped_death_wish_list() -> None:
-    shipped = load_pattern_lists(REPO / "policies" / "triage").lists["death_wish"]
+def test_both_contexts_read_the_shipped_suicide_lists_in_order() -> None:
+    lists = load_pattern_lists(REPO / "policies" / "triage").lists
+    shipped = lists["death_wish"] + lists["preparatory_acts"]
     for name in ("general", "cataract-followup"):
         rules = [
             r for r in load_policy(REPO / "policies", name).context.emergency if r.id == "suicidal_intent"
