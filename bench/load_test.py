@@ -251,7 +251,8 @@ def replicated(args: argparse.Namespace) -> int:
     from bench.bench_gateway import five_claim_answer
     from gateway.testing import running_upstream
     from gateway.web.client_keys import hash_key
-    from tests.support.replicas import running_chroma, start_replica, stop, wait_ready
+    from tests.support.ports import stop_process
+    from tests.support.replicas import running_chroma, start_replica, wait_ready
     from tests.support.services import running_postgres, running_redis
 
     with (
@@ -302,7 +303,7 @@ def replicated(args: argparse.Namespace) -> int:
             rows = audit_count() - before
         finally:
             for process, _, _ in processes:
-                stop(process)
+                stop_process(process)
     print_result("baseline: 1 replica (shared Chroma, PostgreSQL, Redis)", one, args.clients)
     print_result(f"{args.replicas} replicas (same services, round-robin)", many, args.clients)
     rps_one = one.statuses.get(200, 0) / one.seconds

@@ -96,3 +96,14 @@ class LogFile:
         with self.path.open("rb") as handle:
             handle.seek(self._start)
             return handle.read().decode(errors="replace")
+
+
+def stop_process(process: subprocess.Popen[bytes], grace: float = 30) -> None:
+    """Stops a server started as a separate process: SIGTERM, then SIGKILL after ``grace`` seconds."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)

@@ -18,7 +18,7 @@ import httpx
 import pytest
 import yaml
 
-from tests.support.ports import on_fresh_port, serving
+from tests.support.ports import on_fresh_port, serving, stop_process
 from tests.support.waiting import DEADLINE_SECONDS, answers_ok, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -118,7 +118,7 @@ def running_prometheus(
             wait_until(ready, lambda: f"prometheus ready:\n{log_text()[-3000:]}", DEADLINE_SECONDS, 0.2)
         except BaseException:
             server.close()
-            _stop(process)
+            stop_process(process, grace=10)
             raise
         return process, server
 
@@ -127,13 +127,4 @@ def running_prometheus(
         yield server
     finally:
         server.close()
-        _stop(process)
-
-
-def _stop(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=5)
+        stop_process(process, grace=10)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gateway.testing import free_port
-from tests.support.ports import PORT_ATTEMPTS, LogFile, PortTaken, on_fresh_port, serving
+from tests.support.ports import PORT_ATTEMPTS, LogFile, PortTaken, on_fresh_port, serving, stop_process
 from tests.support.waiting import answers_ok, wait_until
 
 BIN = Path(sys.executable).parent
@@ -132,14 +132,4 @@ def running_replicas(
         yield started
     finally:
         for process, _ in started:
-            stop(process)
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+            stop_process(process)
