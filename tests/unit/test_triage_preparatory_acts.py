@@ -45,6 +45,7 @@ def test_preparations_for_suicide_are_thoughts_of_suicide(message: str) -> None:
     [
         "I'm collecting my tablets from the pharmacy tomorrow",
         "I count out my pills into a dosette box every Sunday",
+        "saving up my tablets for the week in a dosette box",
         "is it ok to stockpile my meds before travelling abroad for three months?",
         "should I be saving up my inhaler doses?",
         "I've been saving up for a holiday",
