@@ -10,13 +10,15 @@ from gateway.domain import Triage
 from gateway.policies import load_policy
 from gateway.triage.policy import TriagePolicy
 from gateway.triage.semantic import SemanticScore
-from tests.support.triage import decide_message, semantic_read
+from tests.support.triage import confident_read, decide_message, semantic_read, with_unbound_rule
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = load_policy(REPO / "policies", "general")
 GENERAL = POLICY.context
 TRIAGE = POLICY.triage
 VITALS = TRIAGE.vitals
+RULE_ON = with_unbound_rule(TRIAGE)
+"""The shipped policy with ``unbound`` turned on (it ships off: docs/safety.md, "Unbound raises")."""
 
 
 def score(*, emergency: float = 0.0, near: str | None = None, similarity: float = 0.0) -> SemanticScore:
@@ -27,6 +29,12 @@ def score(*, emergency: float = 0.0, near: str | None = None, similarity: float 
 
 def judge(message: str, semantic: SemanticScore | None = None, policy: TriagePolicy = TRIAGE) -> Triage:
     return decide_message(message, GENERAL, policy, semantic or score())
+
+
+def judge_raise(message: str, near: str, policy: TriagePolicy = RULE_ON) -> Triage:
+    """The decision when the semantic layers confidently raise ``near`` (by default with the unbound rule
+    on)."""
+    return decide_message(message, GENERAL, policy, confident_read(policy, near))
 
 
 def copy_policies(tmp_path: Path) -> Path:

@@ -5,31 +5,18 @@ note. Each rule both ways; no model is loaded: the semantic read is given (``con
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 
-from gateway.domain import Scope, Triage, TriageLayer
+from gateway.domain import Scope, TriageLayer
 from gateway.errors import ConfigurationError, InvalidValue
 from gateway.messages import Messages, ReplyNotes
-from gateway.policies import load_policy
 from gateway.triage.evidence_policy import UnboundPolicy
 from gateway.triage.outcome import named_signs, red_flag_notes
 from gateway.triage.policy import TriagePolicy
-from tests.support.triage import confident_read, decide_message, flagged_rule, sign_groups, with_unbound_rule
-
-REPO = Path(__file__).resolve().parents[2]
-POLICY = load_policy(REPO / "policies", "general")
-GENERAL = POLICY.context
-TRIAGE = POLICY.triage
-
-
-RULE_ON = with_unbound_rule(TRIAGE)
-"""The shipped policy with ``unbound`` turned on (it ships off: docs/safety.md, eighth pass)."""
-
-
-def judge(message: str, near: str, policy: TriagePolicy = RULE_ON) -> Triage:
-    return decide_message(message, GENERAL, policy, confident_read(policy, near))
+from tests.support.shipped_triage import GENERAL, POLICY, REPO, TRIAGE
+from tests.support.shipped_triage import judge_raise as judge
+from tests.support.triage import flagged_rule, sign_groups, with_unbound_rule
 
 
 def with_unbound(*, enabled: bool = True, rehome: bool = True) -> TriagePolicy:

@@ -5,30 +5,12 @@ told by its aim. Each sign both ways; no model is loaded: the semantic read is g
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from gateway.domain import Scope, Triage
-from gateway.policies import load_policy
-from gateway.triage.policy import TriagePolicy
-from tests.support.triage import (
-    confident_read,
-    decide_message,
-    reader_of,
-    sign_groups,
-    with_unbound_rule,
-)
-
-REPO = Path(__file__).resolve().parents[2]
-POLICY = load_policy(REPO / "policies", "general")
-GENERAL = POLICY.context
-TRIAGE = POLICY.triage
-RULE_ON = with_unbound_rule(TRIAGE)
-
-
-def judge(message: str, near: str, policy: TriagePolicy = RULE_ON) -> Triage:
-    return decide_message(message, GENERAL, policy, confident_read(policy, near))
+from gateway.domain import Scope
+from tests.support.shipped_triage import TRIAGE
+from tests.support.shipped_triage import judge_raise as judge
+from tests.support.triage import reader_of, sign_groups
 
 
 def abdomen_met(message: str) -> bool:
