@@ -71,7 +71,7 @@ def load_policy(directory: Path, context: str) -> Policy:
         tiers=tiers,
         context=operating_context,
         directory=directory,
-        triage=load_triage_policy(directory / "triage"),
+        triage=load_triage_policy(directory / "triage", lists=lists),
         tools=tools,
     )
 

@@ -30,7 +30,7 @@ from gateway.triage.evidence_policy import (
     check_pressure_signs,
     load_evidence_policy,
 )
-from gateway.triage.pattern_lists import load_pattern_lists
+from gateway.triage.pattern_lists import PatternLists, load_pattern_lists
 from gateway.triage.vitals_policy import VitalsPolicy, load_vitals_policy
 from gateway.validation import FILE_CONFIG, load_file, read_yaml, validate
 
@@ -231,14 +231,20 @@ class TriagePolicy:
         return known.label if known else category.replace("_", " ")
 
 
-def load_triage_policy(directory: Path, dimensions: int = 384) -> TriagePolicy:
+def load_triage_policy(
+    directory: Path, dimensions: int = 384, lists: PatternLists | None = None
+) -> TriagePolicy:
+    """``directory``'s triage policy; ``evidence.yaml`` reads the named pattern lists from ``lists`` when
+    given (``load_policy`` has read them already for the operating context), else from the directory."""
     settings_file = directory / "triage.yaml"
     settings = validate(TriageSettings, read_yaml(settings_file), str(settings_file))
     categories = load_categories(directory / "emergency_exemplars.yaml")
     banks = load_contrast_banks(directory / "contrast_exemplars.yaml")
     classifier = load_classifier(directory / settings.classifier_file, dimensions)
     evidence_file = directory / "evidence.yaml"
-    evidence = load_evidence_policy(evidence_file, load_pattern_lists(directory))
+    evidence = load_evidence_policy(
+        evidence_file, lists if lists is not None else load_pattern_lists(directory)
+    )
     check_categories(evidence, set(categories), str(evidence_file))
     vitals = load_vitals_policy(directory / "vitals.yaml")
     check_pressure_signs(evidence, vitals, str(directory / "vitals.yaml"))

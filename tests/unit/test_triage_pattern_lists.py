@@ -12,6 +12,7 @@ import yaml
 from gateway.errors import ConfigurationError
 from gateway.policies import load_policy
 from gateway.triage.pattern_lists import PatternLists, evidence_with_lists, load_pattern_lists, with_lists
+from gateway.triage.policy import load_triage_policy
 
 REPO = Path(__file__).resolve().parents[2]
 LISTS = PatternLists({"wish": (r"\bwish i was dead\b", r"\bnever been born\b")})
@@ -56,3 +57,17 @@ def test_both_contexts_read_the_shipped_suicide_lists_in_order() -> None:
             r for r in load_policy(REPO / "policies", name).context.emergency if r.id == "suicidal_intent"
         ]
         assert rules[0].patterns[-len(shipped) :] == shipped
+
+
+def test_the_triage_policy_reads_the_lists_it_is_handed() -> None:
+    """``load_policy`` reads ``pattern_lists.yaml`` once and hands the lists to ``load_triage_policy``:
+    ``evidence.yaml`` reads the lists it is handed, not the directory's file again."""
+    directory = REPO / "policies" / "triage"
+    shipped = load_pattern_lists(directory).lists
+    handed = PatternLists({name: (rf"\bhanded {name}\b",) for name in shipped})
+    risk = load_triage_policy(directory, lists=handed).evidence.terms["risk_to_life"].patterns
+    assert risk[-2:] == (r"\bhanded death_wish\b", r"\bhanded preparatory_acts\b")
+    read = load_triage_policy(directory).evidence.terms["risk_to_life"].patterns
+    assert read[-len(shipped["death_wish"] + shipped["preparatory_acts"]) :] == (
+        shipped["death_wish"] + shipped["preparatory_acts"]
+    )
