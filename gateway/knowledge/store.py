@@ -30,7 +30,8 @@ or organisation filter, asks Chroma's HNSW index. Chroma runs embedded
 
 The store is layered by job: ``chroma_client.py`` (the embedded or server client), ``records.py``
 (record ids, metadata, encoded vectors), ``chroma_index.ChromaIndex`` (the collections and the
-committed state, BM25 kept in step), ``chroma_writer.ChromaWriter`` (write, commit, delete, collect)
+committed state, BM25 kept in step), ``chroma_writer.ChromaWriter`` (write, commit, delete, collect),
+``chroma_reader.ChromaReader`` (consistent reads of the committed records: by id, counts, the probe)
 and ``ChromaStore`` here (search).
 """
 
@@ -38,38 +39,31 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 import anyio.to_thread
 import numpy as np
-import structlog
 
 from gateway.domain import Passage, Vector
 from gateway.errors import StoreError
 from gateway.knowledge.chroma_client import connect
 from gateway.knowledge.chroma_index import Snapshot
-from gateway.knowledge.chroma_writer import ChromaWriter
+from gateway.knowledge.chroma_reader import ChromaReader
 from gateway.knowledge.corpus import SourceDocument
-from gateway.knowledge.exact import ExactVectors
 from gateway.knowledge.fusion import best_window_cosine, fuse_lists, relevance
 from gateway.knowledge.ingest import Ingestor
 from gateway.knowledge.instructions import InstructionDetector
 from gateway.knowledge.lexical import LexicalIndex, Vocabulary
 from gateway.knowledge.lexicons import LexiconKeeper
 from gateway.knowledge.query import PlannedQuery, QueryPlanner, load_planner, model_words
-from gateway.knowledge.record_cache import RecordCache
 from gateway.knowledge.records import (
     IndexMoved,
     IngestSummary,
     PreparedDocument,
     chunk_order,
     committed,
-    document_of_chunk,
-    document_of_record,
-    record_id,
     record_passage,
 )
 from gateway.knowledge.search_options import SearchFilters, SearchOptions
@@ -78,9 +72,6 @@ from gateway.models.embedding import Embedder
 from gateway.resources import bundled
 from gateway.settings import Settings
 from gateway.text import QUESTION_WORDS
-
-log = structlog.get_logger("gateway.knowledge")
-_T = TypeVar("_T")
 
 EXACT_MAX_PASSAGES = 10_000
 """Largest passage collection whose dense search is exact, in memory (15 MB of vectors). Chroma's query
@@ -107,8 +98,8 @@ def _policy_planner(settings: Settings) -> QueryPlanner:
     return load_planner(settings.policy_dir or bundled("policies"), fallback=bundled("policies"))
 
 
-class ChromaStore(ChromaWriter):
-    """The knowledge store the gateway searches: a ``ChromaWriter`` with hybrid search."""
+class ChromaStore(ChromaReader):
+    """The knowledge store the gateway searches: a ``ChromaReader`` with hybrid search."""
 
     def __init__(
         self,
@@ -132,8 +123,6 @@ class ChromaStore(ChromaWriter):
         self._exact_max_passages = exact_max_passages
         self.options = options or SearchOptions()
         self.planner = planner
-        self.instructions = instructions
-        """Drops instruction sentences from every passage returned (instructions.py); None: no check."""
         self._lexicons: LexiconKeeper | None = None
         if planner is not None:
             dictionary = model_words(getattr(embedder, "model_path", None))
@@ -141,15 +130,7 @@ class ChromaStore(ChromaWriter):
         if title_weight is None:
             title_weight = planner.words.bm25_title_weight if planner is not None else 1
         index = (client, collection, embedder, cache_dir, refresh_interval, reopen, title_weight)
-        super().__init__(*index, exact_max_titles, clock)
-        self._records = RecordCache(self._passages, self._vectors, embedder.dimensions)
-        self._exact_passages = ExactVectors(self._passages, "passage")
-
-    def _reopened(self) -> None:
-        records = getattr(self, "_records", None)
-        if records is not None:  # None during the first open, before the readers exist
-            records.rebind(self._passages, self._vectors)
-            self._exact_passages.rebind(self._passages)
+        super().__init__(*index, exact_max_titles, clock, instructions)
 
     @classmethod
     def open(
@@ -198,16 +179,6 @@ class ChromaStore(ChromaWriter):
         return self._titles
 
     @property
-    def record_cache(self) -> RecordCache:
-        """The cache of passage records searches read through (``record_cache.py``)."""
-        return self._records
-
-    @property
-    def exact_passages(self) -> ExactVectors:
-        """The passage vectors held in memory for the exact dense search (``exact.py``)."""
-        return self._exact_passages
-
-    @property
     def lexical(self) -> LexicalIndex:
         """The in-process BM25 index, at the committed version."""
         return self._lexical
@@ -220,58 +191,8 @@ class ChromaStore(ChromaWriter):
 
     # Searching ------------------------------------------------------------------------------------
 
-    async def count(self) -> int:
-        return await anyio.to_thread.run_sync(self.count_sync)
-
-    def count_sync(self) -> int:
-        """Committed passages (uncommitted or superseded records are not counted)."""
-        self.refresh()
-        return sum(self._snapshot.counts.values())
-
-    async def probe(self) -> int:
-        """Committed passages, after proving one can be read as a search reads it (``/readyz``)."""
-        return await anyio.to_thread.run_sync(self.probe_sync)
-
-    def quarantined_count(self) -> int:
-        """Sentences quarantined as instructions in the committed documents (ingest report)."""
-        return sum(self._snapshot.quarantined.values())
-
-    def _without_instructions(self, passages: list[Passage]) -> list[Passage]:
-        if self.instructions is None:
-            return passages
-        cleaned = [self.instructions.clean_passage(p) for p in passages]
-        return [p for p in cleaned if p is not None]
-
-    def probe_sync(self) -> int:
-        """Refresh, then read one committed passage record afresh (text, vector and sentence vectors);
-        StoreError when that fails. Returns the committed passages."""
-        passages = self.count_sync()
-        with self._read_lock:
-            sample = next((rids[0] for rids in self._records_by_document.values() if rids), None)
-        if sample is not None:
-            self._records.probe(sample)
-        return passages
-
     async def search(self, query: str, k: int, filters: SearchFilters | None = None) -> list[Passage]:
         return await anyio.to_thread.run_sync(self.search_sync, query, k, filters)
-
-    def _consistent(self, read: Callable[[], _T]) -> _T:
-        """``read()``; when it finds the index moved on or failed, refresh and, if another process
-        committed meanwhile, read once more at the new version (else the failure stands)."""
-        version = self._snapshot.version
-        try:
-            return read()
-        except (IndexMoved, StoreError) as err:
-            self.refresh()  # a store that cannot answer raises StoreError here
-            if self._snapshot.version == version:
-                if isinstance(err, StoreError):
-                    raise
-                raise StoreError("the knowledge index lost committed passages") from err
-            log.info("search_retried", reason="index version changed")
-        try:
-            return read()
-        except IndexMoved as err:
-            raise StoreError("the knowledge index changed twice during one search; try again") from err
 
     def search_sync(
         self,
@@ -454,40 +375,6 @@ class ChromaStore(ChromaWriter):
         return [
             [(rid, 1.0 - float(distance)) for rid, distance in zip(ids, distances, strict=True)]
             for ids, distances in zip(result["ids"], result["distances"], strict=True)
-        ]
-
-    def get_sync(self, passage_ids: Sequence[str]) -> list[Passage]:
-        """Committed passages by chunk id (score 1.0), in the order asked; unknown ids are skipped."""
-        self.refresh_if_due()
-        return self._without_instructions(self._consistent(lambda: self._get(passage_ids)))
-
-    def _get(self, passage_ids: Sequence[str]) -> list[Passage]:
-        hashes = self._snapshot.hashes
-        wanted = [
-            record_id(pid, hashes[document_of_chunk(pid)])
-            for pid in passage_ids
-            if document_of_chunk(pid) in hashes
-        ]
-        stored = self._records.get(wanted)
-        with self._read_lock:
-            known = {r for rid in wanted for r in self._records_by_document.get(document_of_record(rid), ())}
-        if any(rid not in stored and rid in known for rid in wanted):  # committed, yet gone: re-read
-            raise IndexMoved(self._snapshot.version)
-        found = {
-            str(r.meta["chunk_id"]): record_passage(r.meta, r.text, 1.0, r.sentence_vectors)
-            for r in stored.values()
-        }
-        return [found[p] for p in passage_ids if p in found]
-
-    def attach_sentence_vectors(self, passages: list[Passage]) -> list[Passage]:
-        """Compatibility: passages from ``search``/``get_sync`` already carry their sentence vectors."""
-        missing = [p.id for p in passages if p.sentence_vectors is None]
-        if not missing:
-            return passages
-        found = {p.id: p for p in self.get_sync(missing)}
-        return [
-            replace(p, sentence_vectors=found[p.id].sentence_vectors) if p.id in found else p
-            for p in passages
         ]
 
     # Writing --------------------------------------------------------------------------------------
