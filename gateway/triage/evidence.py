@@ -28,9 +28,9 @@ from gateway.domain import TriageEvidence
 from gateway.triage.clauses import attached, clauses, joined_by_dash
 from gateway.triage.evidence_policy import EvidencePolicy, SignRule
 from gateway.triage.policy import NegationPolicy
-from gateway.triage.prefilter import fold
+from gateway.triage.prefilter import fold, may_match
 from gateway.triage.tense import Matcher, Memo, SentenceTime, TenseReader, Time
-from gateway.triage.term_search import PatternSearch, PressureSearch, TermSearch
+from gateway.triage.term_search import PatternSearch, Prefilter, PressureSearch, TermSearch
 from gateway.triage.vitals_policy import PressureSign
 
 _POSSESSIVE = re.compile(r"\b(my|his|her|our|their)\s+(\S+\s+){0,2}$", re.IGNORECASE)
@@ -205,9 +205,14 @@ class EvidenceReader:
     """Reads texts against ``evidence.yaml`` (built once per policy)."""
 
     def __init__(
-        self, policy: EvidencePolicy, negation: NegationPolicy, pressures: Mapping[str, PressureSign]
+        self,
+        policy: EvidencePolicy,
+        negation: NegationPolicy,
+        pressures: Mapping[str, PressureSign],
+        prefilter: Prefilter = may_match,
     ) -> None:
-        """``pressures``: ``vitals.yaml`` ``pressure_signs``, the limits of the groups reading a pressure."""
+        """``pressures``: ``vitals.yaml`` ``pressure_signs``, the limits of the groups reading a pressure;
+        ``prefilter``: whether a pattern may match a sentence, asked before it is searched."""
         self.policy = policy
         self.negation = negation
         self._phrases: dict[str, list[tuple[tuple[str, ...], str]]] = {}
@@ -221,19 +226,19 @@ class EvidenceReader:
                 self._suffixes.append((name, suffixes))
             if prefixes:
                 prefixed = re.compile(r"\b(?:" + "|".join(prefixes) + r")\w*", re.IGNORECASE)
-                self._searches.append(PatternSearch.of(name, prefixed))
+                self._searches.append(PatternSearch.of(name, prefixed, prefilter))
             for word in group.words:
                 if word.endswith("*") or word.startswith("*"):
                     continue
                 if _FUL.search(word):
-                    self._searches.append(PatternSearch.of(name, _whole(word)))
+                    self._searches.append(PatternSearch.of(name, _whole(word), prefilter))
                     continue
                 stems = tuple(stem(t) for t in _TOKEN.findall(word))
                 if stems:
                     self._phrases.setdefault(stems[0], []).append((stems, name))
             # each pattern compiled on its own: one alternation of them all defeats re's prefix scan
             self._searches.extend(
-                PatternSearch.of(name, re.compile(p, re.IGNORECASE)) for p in group.patterns
+                PatternSearch.of(name, re.compile(p, re.IGNORECASE), prefilter) for p in group.patterns
             )
             if group.reads is not None:  # read by ``pressure.py``, in the group's place
                 self._searches.append(PressureSearch(name, pressures.get(name)))

@@ -9,11 +9,16 @@ whichever way a group is read.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gateway.triage.prefilter import Needs, may_match, needs
 from gateway.triage.pressure import read_pressures
 from gateway.triage.vitals_policy import PressureSign
+
+Prefilter = Callable[[Needs, str], bool]
+"""Whether a pattern needing the first argument can match a folded text (``prefilter.may_match``; a
+test hands the reader its own, to see which sentences a pattern ran on)."""
 
 
 @dataclass(frozen=True)
@@ -24,14 +29,15 @@ class PatternSearch:
     group: str
     pattern: re.Pattern[str]
     needed: Needs
+    prefilter: Prefilter = may_match
 
     @classmethod
-    def of(cls, group: str, pattern: re.Pattern[str]) -> PatternSearch:
-        return cls(group, pattern, needs(pattern.pattern, pattern.flags))
+    def of(cls, group: str, pattern: re.Pattern[str], prefilter: Prefilter = may_match) -> PatternSearch:
+        return cls(group, pattern, needs(pattern.pattern, pattern.flags), prefilter)
 
     def spans(self, text: str, folded: str) -> list[tuple[int, int]]:
         """Where the pattern matches ``text`` (``folded``: ``prefilter.fold(text)``)."""
-        if not may_match(self.needed, folded):
+        if not self.prefilter(self.needed, folded):
             return []
         return [match.span() for match in self.pattern.finditer(text)]
 

@@ -8,10 +8,7 @@ import string
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from gateway.policies import load_policy
-from gateway.triage import term_search
 from gateway.triage.evidence import EvidenceReader
 from gateway.triage.evidence_policy import EvidencePolicy, TermGroup
 from gateway.triage.prefilter import NON_ASCII_FOLDS, fold, may_match, needs
@@ -23,7 +20,8 @@ CHEST = r"\b(pain\w*|ache)\b[^.?!]{0,30}\bchest\b"
 
 
 class Spy:
-    """Records the texts on which the prefilter let the chest pattern run (``term_search.may_match``)."""
+    """Records the texts on which the prefilter let the chest pattern run (handed to the reader as its
+    ``prefilter``)."""
 
     def __init__(self) -> None:
         self.searched: list[str] = []
@@ -35,15 +33,14 @@ class Spy:
         return allowed
 
 
-def spied_reader(monkeypatch: pytest.MonkeyPatch) -> tuple[EvidenceReader, Spy]:
+def spied_reader() -> tuple[EvidenceReader, Spy]:
     policy = EvidencePolicy(
         terms={"chest_discomfort": TermGroup(patterns=(CHEST,)), "fever": TermGroup(words=("fever",))},
         health_gate=("fever", "chest_discomfort"),
         categories={},
     )
     spy = Spy()
-    monkeypatch.setattr(term_search, "may_match", spy.may_match)
-    return EvidenceReader(policy, NEGATION, {}), spy
+    return EvidenceReader(policy, NEGATION, {}, prefilter=spy.may_match), spy
 
 
 def test_needs_are_the_literals_every_match_holds() -> None:
@@ -54,17 +51,15 @@ def test_needs_are_the_literals_every_match_holds() -> None:
     assert needs(r"(?<!pins and )\bpin") == (frozenset({"pin"}),)  # a lookbehind is no need
 
 
-def test_a_group_whose_needs_are_absent_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
-    reader, spy = spied_reader(monkeypatch)
+def test_a_group_whose_needs_are_absent_is_skipped() -> None:
+    reader, spy = spied_reader()
     reading = reader.read("I have had a fever since Monday.")
     assert [h.group for h in reading.hits] == ["fever"]
     assert spy.searched == []
 
 
-def test_a_group_whose_needs_are_present_still_matches_and_is_negated(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    reader, spy = spied_reader(monkeypatch)
+def test_a_group_whose_needs_are_present_still_matches_and_is_negated() -> None:
+    reader, spy = spied_reader()
     (hit,) = reader.read("Crushing pain in my chest").hits
     assert (hit.group, hit.text, hit.negated) == ("chest_discomfort", "pain in my chest", False)
     (denied,) = reader.read("No pain in my chest at all").hits
@@ -72,9 +67,9 @@ def test_a_group_whose_needs_are_present_still_matches_and_is_negated(
     assert len(spy.searched) == 2
 
 
-def test_the_fold_keeps_what_re_matches_case_insensitively(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_fold_keeps_what_re_matches_case_insensitively() -> None:
     # str.lower() turns "İ" into "i" and a combining dot: "PAİN" would lose its "pain"
-    reader, _ = spied_reader(monkeypatch)
+    reader, _ = spied_reader()
     assert [h.text for h in reader.read("PAİN across my CHEſT").hits] == ["PAİN across my CHEſT"]
     assert fold("PAİN ıſ K") == "pain is k"
     assert not may_match(needs(CHEST), fold("a fever and a cough"))
@@ -106,9 +101,7 @@ SENTENCES = (
 )
 
 
-def test_the_shipped_patterns_find_the_same_with_and_without_the_prefilter(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_the_shipped_patterns_find_the_same_with_and_without_the_prefilter() -> None:
     reader = EvidenceReader(TRIAGE.evidence, NEGATION, TRIAGE.vitals.pressure_signs)
     patterns = [re.compile(p, re.IGNORECASE) for g in TRIAGE.evidence.terms.values() for p in g.patterns]
     assert patterns
@@ -120,7 +113,8 @@ def test_the_shipped_patterns_find_the_same_with_and_without_the_prefilter(
                 assert may_match(needs(pattern.pattern, pattern.flags), folded), (pattern.pattern, sentence)
         filtered[sentence] = reader.read(sentence)
         assert filtered[sentence].hits
-    monkeypatch.setattr(term_search, "may_match", lambda needed, folded: True)  # every pattern runs
-    unfiltered = EvidenceReader(TRIAGE.evidence, NEGATION, TRIAGE.vitals.pressure_signs)
+    every_pattern_runs = EvidenceReader(
+        TRIAGE.evidence, NEGATION, TRIAGE.vitals.pressure_signs, prefilter=lambda needed, folded: True
+    )
     for sentence in SENTENCES:
-        assert unfiltered.read(sentence) == filtered[sentence]
+        assert every_pattern_runs.read(sentence) == filtered[sentence]
