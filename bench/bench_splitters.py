@@ -335,7 +335,8 @@ def as_splitter(name: str, eval_dir: Path, out: Path) -> int:
 
     from bench import bench_verifier as bv
     from gateway.domain import VerdictLabel
-    from gateway.models.embedding import Embedder, serving_threads
+    from gateway.models.cpu import serving_threads
+    from gateway.models.embedding import Embedder
     from gateway.verification.anchoring import QuoteAnchoringVerifier
     from gateway.verification.cascade import CascadeVerifier
     from gateway.verification.checks.data import CheckData

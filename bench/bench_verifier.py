@@ -80,7 +80,8 @@ from gateway.domain import (
     VerdictLabel,
     VerificationStatus,
 )
-from gateway.models.embedding import Embedder, serving_threads
+from gateway.models.cpu import serving_threads
+from gateway.models.embedding import Embedder
 from gateway.text import passage_from_text, strip_markers
 from gateway.verification import binding as binding_module
 from gateway.verification import local as local_module

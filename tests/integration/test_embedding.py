@@ -9,7 +9,8 @@ import pytest
 
 from gateway.errors import ConfigurationError
 from gateway.knowledge.ingest import passage_vector
-from gateway.models.embedding import Embedder, native_bf16, resolve_precision
+from gateway.models.cpu import native_bf16, resolve_precision
+from gateway.models.embedding import Embedder
 from gateway.settings import Settings
 
 TEXTS = [

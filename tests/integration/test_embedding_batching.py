@@ -10,13 +10,12 @@ import pytest
 
 from gateway.domain import Vector
 from gateway.errors import ConfigurationError
+from gateway.models.cpu import bulk_threads, serving_threads
 from gateway.models.embedding import (
     CACHEABLE_CALL,
     CACHEABLE_CHARS,
     Embedder,
     ModelCall,
-    bulk_threads,
-    serving_threads,
 )
 from gateway.settings import Settings
 from tests.support.waiting import wait_for, wait_until

@@ -17,13 +17,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from gateway.models import onnx_encoder
-from gateway.models.embedding import (
-    ONNX_MAX_TEXTS,
-    Embedder,
-    default_model_path,
-    native_int8_dot,
-    resolve_onnx_weights,
-)
+from gateway.models.cpu import native_int8_dot, resolve_onnx_weights
+from gateway.models.embedding import ONNX_MAX_TEXTS, Embedder, default_model_path
 from gateway.models.onnx_encoder import (
     GraphMaking,
     OnnxEncoder,
