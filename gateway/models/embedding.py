@@ -44,6 +44,7 @@ from chromadb.utils.embedding_functions import register_embedding_function
 from threadpoolctl import threadpool_limits
 
 from gateway.domain import Vector, unit_rows
+from gateway.models.changes import Changes
 from gateway.models.cpu import bulk_threads, resolve_onnx_weights, resolve_precision, serving_threads
 from gateway.models.onnx_encoder import OnnxEncoder, OnnxUnavailable, OnnxWeights
 from gateway.models.packing import PackedForward
@@ -180,6 +181,8 @@ class Embedder:
         self._call_model: ModelCall = around_model(self._model_encode) if around_model else self._model_encode
         self._mutex = threading.Lock()
         self._queue: deque[_Pending] = deque()
+        self.changes = Changes()
+        """Notified whenever a caller joins or leaves the queue (``waiting``; a test waits for callers)."""
         self._busy = False
         self._cache: LRUCache[str, Vector] = LRUCache(maxsize=max(1, cache_size))
         self._cache_size = cache_size
@@ -337,6 +340,7 @@ class Embedder:
             self._queue.append(mine)
             lead = not self._busy
             self._busy = True
+        self.changes.notify()
         if not lead:
             mine.done.wait()
             if mine.lead:  # woken to run the next call, which will include our texts
@@ -356,6 +360,7 @@ class Embedder:
                 batch.append(pending)
                 count += len(pending.texts)
         try:
+            self.changes.notify()
             vectors = self._call_model([t for p in batch for t in p.texts])
             offset = 0
             for pending in batch:

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from gateway.errors import UpstreamBusy, UpstreamQueueTimeout, UpstreamTimeout
+from gateway.models.changes import Changes
 from gateway.models.chat_model import Call, ChatModel, StreamCall, StreamPiece, WrapperModel
 
 if TYPE_CHECKING:
@@ -96,6 +97,8 @@ class CallLimits:
         self._slots = asyncio.Semaphore(max_concurrency)
         self.in_flight = 0
         self.waiting = 0
+        self.changes = Changes()
+        """Notified whenever ``in_flight`` or ``waiting`` changes (a test waits for calls to queue)."""
 
     @classmethod
     def from_settings(cls, settings: Settings, metrics: GatewayMetrics | None = None) -> CallLimits:
@@ -166,11 +169,13 @@ class CallLimits:
         self.waiting += delta
         if self._metrics is not None:
             self._metrics.upstream_waiting.inc(delta)
+        self.changes.notify()
 
     def _set_in_flight(self, delta: int) -> None:
         self.in_flight += delta
         if self._metrics is not None:
             self._metrics.upstream_in_flight.inc(delta)
+        self.changes.notify()
 
 
 class LimitedModel(WrapperModel):

@@ -17,13 +17,14 @@ import httpx
 import pytest
 
 from gateway.audit import AuditFilter
+from gateway.models import Endpoint
 from gateway.testing import Reply
 from gateway.web.heap import frozen_heap
 from tests.support import cleanup_scenarios as s
 from tests.support.cleanup_stack import pin_chat_verifier, policy_copy
 from tests.support.fault_server import running_fault_server
 from tests.support.stack import running_gateway
-from tests.support.waiting import DEADLINE_SECONDS, wait_until
+from tests.support.waiting import DEADLINE_SECONDS, changed_until
 
 MIN_PROBES_DURING_DRAFT = 3
 """Liveness probes that must come back while the 1 MB draft is still being processed."""
@@ -80,8 +81,11 @@ def test_rewrites_wait_for_the_drafts_concurrency_slots(build) -> None:  # type:
         # the draft, then one rewrite holding the single slot while the four others queue for it; the
         # held rewrite takes its slot before its request reaches the upstream, so wait for both
         scripted.wait_for_requests(2)
-        wait_until(
-            lambda: metric(url, "gateway_upstream_waiting") == 4,
+        limits = services.models.limits(Endpoint.upstream(services.settings))
+        assert limits is not None
+        changed_until(
+            limits.changes,
+            lambda: limits.waiting == 4,
             "four rewrites waiting for the slot the held rewrite has",
         )
         waiting = metric(url, "gateway_upstream_waiting")

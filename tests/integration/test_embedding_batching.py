@@ -18,7 +18,7 @@ from gateway.models.embedding import (
     ModelCall,
 )
 from gateway.settings import Settings
-from tests.support.waiting import wait_for, wait_until
+from tests.support.waiting import changed_until, wait_for
 
 QUESTIONS = [
     "How much paracetamol can an adult take in one day?",
@@ -100,7 +100,7 @@ def _cosines(a: Vector, b: Vector) -> Vector:
 
 
 def _wait_for_queue(embedder: Embedder, length: int) -> None:
-    wait_until(lambda: embedder.waiting >= length, f"{length} callers queued")
+    changed_until(embedder.changes, lambda: embedder.waiting >= length, f"{length} callers queued")
 
 
 def test_concurrent_callers_are_encoded_in_one_call_and_get_exactly_their_own_vectors(

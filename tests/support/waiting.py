@@ -9,10 +9,12 @@ is generous because it only bounds a failure; a passing test waits no longer tha
 Where the thing waited for can signal, the test waits on that signal instead, without polling:
 ``wait_for`` on a ``threading.Event`` the test's double sets, ``EventLog.reached`` on the event loop,
 ``ScriptedChatModel.wait_for_calls`` and ``ScriptedUpstream.wait_for_requests`` for a model's calls,
-``AuditWrites.wait_for`` for an outcome the audit store committed. Where time is what changes the
+``AuditWrites.wait_for`` for an outcome the audit store committed, ``changed_until`` and ``reached`` for
+a state of the counters that notify a ``gateway.models.changes.Changes`` (``CallLimits``: calls in flight
+and waiting for a slot; ``Embedder``: callers queued for the model). Where time is what changes the
 state, the test drives the clock if the product takes one (``tests.support.clock.ManualClock``).
-``wait_until`` and ``until`` are left for what gives no signal: another process's readiness, a counter or
-gauge of the gateway's own, a state that another process's time changes. ``bench/audit_tests.py``
+``wait_until`` and ``until`` are left for what gives no signal: another process's readiness, a gauge read
+over HTTP, a state that another process's time changes. ``bench/audit_tests.py``
 lists them.
 """
 
@@ -25,6 +27,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import httpx
+
+from gateway.models.changes import Changes
 
 T = TypeVar("T")
 
@@ -74,6 +78,23 @@ async def until(
         if time.monotonic() > deadline:
             raise AssertionError(f"waited {seconds:g} s: {what}")
         await asyncio.sleep(interval)
+
+
+def changed_until(
+    changes: Changes, state: Callable[[], bool], what: str, timeout: float = DEADLINE_SECONDS
+) -> None:
+    """Block until ``state()`` holds, checked at each change ``changes`` is told of (no polling); fail
+    naming ``what`` after ``timeout`` seconds."""
+    if not changes.wait_for(state, timeout):
+        raise AssertionError(f"waited {timeout:g} s: {what}")
+
+
+async def reached(
+    changes: Changes, state: Callable[[], bool], what: str, seconds: float = DEADLINE_SECONDS
+) -> None:
+    """``changed_until`` on an event loop: the loop's tasks run (and change the counters) meanwhile."""
+    if not await changes.reached(state, seconds):
+        raise AssertionError(f"waited {seconds:g} s: {what}")
 
 
 def wait_for(event: threading.Event, what: str, timeout: float = DEADLINE_SECONDS) -> None:

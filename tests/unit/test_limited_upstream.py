@@ -18,7 +18,7 @@ from gateway.metrics import GatewayMetrics
 from gateway.models import CallLimits, ChatModel, LimitedModel
 from gateway.testing import ScriptedChatModel
 from tests.support.model_limits import REQUEST
-from tests.support.waiting import until
+from tests.support.waiting import reached
 
 
 def held(error: Exception | None = None) -> ScriptedChatModel:
@@ -78,7 +78,9 @@ async def test_a_waiter_gets_the_slot_when_it_frees() -> None:
     first = asyncio.create_task(draft(upstream))
     await inner.wait_for_calls(1)  # the first call holds the slot: it is inside the model
     second = asyncio.create_task(draft(upstream))
-    await until(lambda: upstream.waiting == 1, "the second call waits for the slot")
+    await reached(
+        upstream.limits.changes, lambda: upstream.waiting == 1, "the second call waits for the slot"
+    )
     assert upstream.in_flight == 1
     inner.release()
     assert [d.answer for d in await asyncio.gather(first, second)] == ["ok", "ok"]

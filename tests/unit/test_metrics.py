@@ -38,6 +38,7 @@ from gateway.drafting.drafter import Drafter
 from gateway.errors import AuditError, StoreError, UpstreamHTTPError, UpstreamTimeout, UpstreamUnavailable
 from gateway.metric_labels import CLAIM_RESULTS, CLAIM_STATUSES, OTHER, bounded, method_label, tier_label
 from gateway.metrics import GatewayMetrics
+from gateway.models import Endpoint
 from gateway.pipeline.record import LOG_EVENT, claim_labels
 from gateway.pipeline.run import answer
 from gateway.retrieval.retrieve import Retriever
@@ -58,7 +59,7 @@ from gateway.web.app import create_app
 from tests.support.cleanup_stack import policy_copy
 from tests.support.components import with_components
 from tests.support.pages import running_site
-from tests.support.waiting import until
+from tests.support.waiting import reached
 
 PARACETAMOL_DOSE = "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours."
 PARACETAMOL_MAX = "Do not take more than 4 g of paracetamol in 24 hours."
@@ -579,10 +580,15 @@ async def test_every_metric_is_recorded(make_services, tmp_path, monkeypatch) ->
             second = asyncio.create_task(
                 gateway.post("/v1/chat/completions", json=chat(), headers=client_key)
             )
-            await until(
-                lambda: draft_model.calls == 1 and upstream_gauges(services.metrics) == (1, 1),
+            await draft_model.wait_for_calls(1)  # the first request holds the slot: it is in the model
+            limits = services.models.limits(Endpoint.upstream(services.settings))
+            assert limits is not None
+            await reached(
+                limits.changes,
+                lambda: upstream_gauges(services.metrics) == (1, 1),
                 "one request holds the upstream slot and the other waits",
             )
+            assert draft_model.calls == 1
             held = (await gateway.get("/metrics")).text
             observed.look()
             draft_model.release()

@@ -31,7 +31,7 @@ from gateway.testing import ScriptedChatModel, ScriptedConnections, ScriptedVeri
 from gateway.web.app import create_app
 from tests.conftest import FIXTURE_KB
 from tests.support.cleanup_claims import DOSE, PASSAGES, REQUEST, quoted
-from tests.support.waiting import until
+from tests.support.waiting import reached
 
 UPSTREAM_URL = "http://127.0.0.1:9/v1"
 """Never contacted: the pools below connect to scripted models."""
@@ -147,7 +147,7 @@ async def test_a_rewrite_waits_for_the_slot_a_draft_holds_and_is_closed_with_it(
     await model.wait_for_calls(1)  # the draft reached the model
     claim = quoted("Adults can take 2 g of paracetamol every 2 hours.", "500 mg to 1 g of paracetamol")
     rewriting = asyncio.create_task(rewriter.rewrite(claim, PASSAGES, REQUEST))
-    await until(lambda: limits.waiting == 1, "the rewrite waits for the draft's slot")
+    await reached(limits.changes, lambda: limits.waiting == 1, "the rewrite waits for the draft's slot")
     assert (limits.in_flight, limits.waiting) == (1, 1)
     assert model.calls == 1  # the rewrite has not reached the model: it waits for the draft's slot
     model.release()
