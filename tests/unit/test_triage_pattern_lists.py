@@ -11,6 +11,7 @@ import yaml
 
 from gateway.errors import ConfigurationError
 from gateway.policies import load_policy
+from gateway.triage.evidence import EvidenceReader
 from gateway.triage.pattern_lists import PatternLists, evidence_with_lists, load_pattern_lists, with_lists
 from gateway.triage.policy import load_triage_policy
 
@@ -71,3 +72,15 @@ def test_the_triage_policy_reads_the_lists_it_is_handed() -> None:
     assert read[-len(shipped["death_wish"] + shipped["preparatory_acts"]) :] == (
         shipped["death_wish"] + shipped["preparatory_acts"]
     )
+
+
+def test_suicide_words_read_the_shipped_suicide_lists() -> None:
+    """``evidence.yaml`` ``suicide_words`` names ``death_wish`` and ``preparatory_acts``: a wish to be dead
+    or a preparation said only in the lists' words is a suicide word."""
+    triage = load_policy(REPO / "policies", "general").triage
+    lists = load_pattern_lists(REPO / "policies" / "triage").lists
+    shipped = lists["death_wish"] + lists["preparatory_acts"]
+    assert triage.evidence.terms["suicide_words"].patterns[-len(shipped) :] == shipped
+    reader = EvidenceReader(triage.evidence, triage.settings.negation, triage.vitals.pressure_signs)
+    for said in ("I'd sooner be dead.", "I'm weary of living.", "I've been hoarding my painkillers."):
+        assert "suicide_words" in {h.group for h in reader.read(said).hits}, said
