@@ -134,3 +134,42 @@ def test_a_passage_entity_check_is_shared_by_its_candidates() -> None:
             claim, found, 0.8, 0.8
         )
     assert list(shared) == [analyses(text)]
+
+
+def test_the_best_candidate_is_the_one_judging_every_candidate_picks() -> None:
+    """Candidates whose base score is below a judged score are not checked; the winner (ties to the
+    most similar) is the same as when every candidate is judged."""
+    from gateway.text import passage_from_text
+    from gateway.verification.candidates import candidate
+
+    verifier = LocalEntailmentVerifier(np.ones, VerificationPolicy(), CHECK_DATA)  # type: ignore[arg-type]
+    text = (
+        "Ibuprofen eases pain in 20% of adults. Paracetamol does not lower fever. Children may take it. "
+        "Aspirin raises the risk of bleeding in all patients."
+    )
+    passage = passage_from_text(text)
+    claims = [
+        "Ibuprofen eases pain in 30% of adults.",
+        "Paracetamol lowers fever.",
+        "Children may take it.",
+        "Aspirin always raises the risk of bleeding.",
+        "Aspirin lowers the risk of bleeding in children",
+    ]
+    generated = random.Random(7)
+    skipped = 0
+    for claim_text in claims:
+        for trial in range(40):
+            analyses = Analyses(CHECK_DATA)
+            claim = analyses(claim_text)
+            similarities = [round(generated.uniform(0.2, 0.9), 1 if trial % 2 else 6) for _ in range(4)]
+            found = [
+                (candidate(1, passage, span, sentence, analyses), s)
+                for (span, sentence), s in zip(passage.sentences(), similarities, strict=True)
+            ]
+            judged = [verifier.judge_candidate(claim, c, s, max(similarities)) for c, s in found]
+            assert verifier._best(claim, found, max(similarities)) == max(
+                judged, key=lambda a: (a.score, a.similarity)
+            )
+            best = max(a.score for a in judged)
+            skipped += sum(verifier._base(claim, c, s)[0] < best for c, s in found)
+    assert skipped > 0
