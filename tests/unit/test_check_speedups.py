@@ -201,3 +201,20 @@ def test_the_entity_patterns_match_what_the_longest_first_alternation_matches() 
             assert [(m.start(), m.group(0)) for m in trie.finditer(text)] == expected
             found += len(expected)
         assert found > 100
+
+
+def test_kept_readings_are_shared_across_requests_and_read_the_same() -> None:
+    from gateway.verification.checks.analysis import Readings
+
+    kept = Readings(CHECK_DATA, size=2)
+    text = "Paracetamol does not lower fever in 20% of children."
+    first, second = Analyses(CHECK_DATA, kept=kept), Analyses(CHECK_DATA, kept=kept)
+    assert first(text) is second(text)
+    fresh = AnalysedText(text, CHECK_DATA)
+    assert (first(text).negations, first(text).quantities, first(text).entities) == (
+        fresh.negations,
+        fresh.quantities,
+        fresh.entities,
+    )
+    with pytest.raises(ValueError, match="same word data"):
+        Analyses(CHECK_DATA, entities=lambda *_: (), kept=kept)
