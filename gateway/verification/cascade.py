@@ -47,7 +47,7 @@ from gateway.text import strip_markers
 from gateway.verification.anchoring import QuoteAnchoringVerifier
 from gateway.verification.binding import Binding, quote_context, restates, unshared_words
 from gateway.verification.calibration import ScoreCalibration
-from gateway.verification.checks.analysis import Analyses
+from gateway.verification.checks.analysis import Analyses, Readings
 from gateway.verification.checks.data import CheckData
 from gateway.verification.entailment import NLIRequest, NLIStage, load_entailment_model
 from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
@@ -91,6 +91,8 @@ class CascadeVerifier:
         self._policy = policy
         self._nli = nli
         self._calibration = calibration or ScoreCalibration.load()
+        self._readings = Readings(self._data)
+        """Analysed texts kept between requests (a cited passage is read once)."""
 
     @property
     def operating_point(self) -> str:
@@ -107,7 +109,7 @@ class CascadeVerifier:
 
     async def verify(self, claims: Sequence[ClaimToCheck]) -> list[Verdict]:
         anchors = await self._anchoring.verify(claims)
-        analyses = Analyses(self._data)
+        analyses = Analyses(self._data, kept=self._readings)
         local = await self._local.verify(claims, analyses)
         verdicts = [self.combine(c, a, v, analyses) for c, a, v in zip(claims, anchors, local, strict=True)]
         verdicts = await self._entail(claims, verdicts)

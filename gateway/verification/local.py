@@ -298,14 +298,50 @@ class LocalEntailmentVerifier:
         located, similarities, best_sentence = scored
         top = np.argsort(-similarities)[: self._policy.local_candidates]
         analysed = analyses(claim)
-        assessed = []
-        entities: dict[AnalysedText, CheckResult] = {}  # candidates of one passage share its result
+        found = []
         for i in top:
             number, passage, index, j = located[i]
-            found = candidate(number, passage, index.spans[j], index.texts[j], analyses)
-            similarity = float(similarities[i])
-            assessed.append(self.judge_candidate(analysed, found, similarity, best_sentence, entities))
-        return max(assessed, key=lambda a: (a.score, a.similarity))
+            found.append(
+                (candidate(number, passage, index.spans[j], index.texts[j], analyses), float(similarities[i]))
+            )
+        return self._best(analysed, found, best_sentence)
+
+    def _best(
+        self, claim: AnalysedText, found: list[tuple[Candidate, float]], best_sentence: float
+    ) -> Assessment:
+        """The first candidate (most similar first) of the highest (score, similarity).
+
+        With the rules, a candidate's score never exceeds its base (``_base``: a clash caps it, a
+        penalty is at most 1), so a candidate whose base is below a score already judged cannot win and
+        is not checked: the candidates are judged by base, highest first, and the winner is the one
+        judging every candidate would pick (ties go to the most similar, as before)."""
+        entities: dict[AnalysedText, CheckResult] = {}  # candidates of one passage share its result
+        if self._combiner is not None:
+            assessed = [self.judge_candidate(claim, c, s, best_sentence, entities) for c, s in found]
+            return max(assessed, key=lambda a: (a.score, a.similarity))
+        bases = [self._base(claim, c, s) for c, s in found]
+        best: tuple[float, float, int, Assessment] | None = None
+        for position in sorted(range(len(found)), key=lambda k: -bases[k][0]):
+            if best is not None and bases[position][0] < best[0]:
+                continue
+            c, similarity = found[position]
+            a = self.judge_candidate(claim, c, similarity, best_sentence, entities, bases[position])
+            key = (a.score, a.similarity, -position, a)
+            best = key if best is None or key[:3] > best[:3] else best
+        assert best is not None
+        return best[3]
+
+    def _base(self, claim: AnalysedText, candidate: Candidate, similarity: float) -> tuple[float, float]:
+        """The rule score before the checks (the rescaled cosine mixed with coverage), and coverage."""
+        p = self._policy
+        scaled = (similarity - p.local_similarity_floor) / (
+            p.local_similarity_ceiling - p.local_similarity_floor
+        )
+        covered = coverage(claim, candidate.evidence)
+        score = (
+            p.local_similarity_weight * min(max(scaled, 0.0), 1.0) + (1 - p.local_similarity_weight) * covered
+        )
+        return score, covered
 
     def _similarities(
         self,
@@ -353,19 +389,15 @@ class LocalEntailmentVerifier:
         similarity: float,
         best_sentence: float | None = None,
         entities: dict[AnalysedText, CheckResult] | None = None,
+        base: tuple[float, float] | None = None,
     ) -> Assessment:
         """Score one piece of evidence: similarity and coverage, then the explicit checks.
-        ``entities``: the claim's entity check by passage (``_run_checks``), kept across its candidates."""
+        ``entities``: the claim's entity check by passage (``_run_checks``), kept across its candidates;
+        ``base``: ``_base`` of this candidate when already computed."""
         if self._combiner is not None:
             return self._judge_learned(claim, candidate, similarity, best_sentence or similarity)
         p = self._policy
-        scaled = (similarity - p.local_similarity_floor) / (
-            p.local_similarity_ceiling - p.local_similarity_floor
-        )
-        covered = coverage(claim, candidate.evidence)
-        score = (
-            p.local_similarity_weight * min(max(scaled, 0.0), 1.0) + (1 - p.local_similarity_weight) * covered
-        )
+        score, covered = self._base(claim, candidate, similarity) if base is None else base
         results = self._run_checks(claim, candidate, entities)
         clash = next((r for r in results if r.clash), None)
         if clash is not None:

@@ -1,7 +1,8 @@
 """Shortcuts of the verifier's speed path read what the long way reads (#35 item 7, speed): whitespace
 collapsed without the regular expression where nothing is to collapse, frames searched only in texts
 holding their two words, typeset numbers only in non-ASCII texts, a text's word keys and a passage's
-window layout computed once, and one entity check per passage for a claim's candidates."""
+window layout computed once, one entity check per passage for a claim's candidates, only the candidates
+that can win checked, and the entity vocabulary matched by a trie."""
 
 from __future__ import annotations
 
@@ -134,3 +135,86 @@ def test_a_passage_entity_check_is_shared_by_its_candidates() -> None:
             claim, found, 0.8, 0.8
         )
     assert list(shared) == [analyses(text)]
+
+
+def test_the_best_candidate_is_the_one_judging_every_candidate_picks() -> None:
+    """Candidates whose base score is below a judged score are not checked; the winner (ties to the
+    most similar) is the same as when every candidate is judged."""
+    from gateway.text import passage_from_text
+    from gateway.verification.candidates import candidate
+
+    verifier = LocalEntailmentVerifier(np.ones, VerificationPolicy(), CHECK_DATA)  # type: ignore[arg-type]
+    text = (
+        "Ibuprofen eases pain in 20% of adults. Paracetamol does not lower fever. Children may take it. "
+        "Aspirin raises the risk of bleeding in all patients."
+    )
+    passage = passage_from_text(text)
+    claims = [
+        "Ibuprofen eases pain in 30% of adults.",
+        "Paracetamol lowers fever.",
+        "Children may take it.",
+        "Aspirin always raises the risk of bleeding.",
+        "Aspirin lowers the risk of bleeding in children",
+    ]
+    generated = random.Random(7)
+    skipped = 0
+    for claim_text in claims:
+        for trial in range(40):
+            analyses = Analyses(CHECK_DATA)
+            claim = analyses(claim_text)
+            similarities = [round(generated.uniform(0.2, 0.9), 1 if trial % 2 else 6) for _ in range(4)]
+            found = [
+                (candidate(1, passage, span, sentence, analyses), s)
+                for (span, sentence), s in zip(passage.sentences(), similarities, strict=True)
+            ]
+            judged = [verifier.judge_candidate(claim, c, s, max(similarities)) for c, s in found]
+            assert verifier._best(claim, found, max(similarities)) == max(
+                judged, key=lambda a: (a.score, a.similarity)
+            )
+            best = max(a.score for a in judged)
+            skipped += sum(verifier._base(claim, c, s)[0] < best for c, s in found)
+    assert skipped > 0
+
+
+def test_the_entity_patterns_match_what_the_longest_first_alternation_matches() -> None:
+    """The vocabulary and subject patterns are tries; they find what the plain alternation of the
+    forms, longest first, finds (same places, same forms), on real and generated texts."""
+    words = CHECK_DATA.entities
+    generated = random.Random(11)
+    forms = sorted(words.vocabulary, key=len, reverse=True)
+    pieces = [*forms[:200], " ", "-", "s", "x", ".", "\n"]
+    texts = [normalise(t) for t in _texts()[:3000]] + [
+        "".join(generated.choice(pieces) for _ in range(generated.randint(1, 8))) for _ in range(3000)
+    ]
+    for trie, listed in (
+        (words.vocabulary_pattern, words.vocabulary),
+        (words.subjects_pattern, words.subjects),
+    ):
+        plain = re.compile(
+            r"(?<![\w-])(?:"
+            + "|".join(re.escape(f) for f in sorted(listed, key=len, reverse=True))
+            + r")(?![\w-])"
+        )
+        found = 0
+        for text in texts:
+            expected = [(m.start(), m.group(0)) for m in plain.finditer(text)]
+            assert [(m.start(), m.group(0)) for m in trie.finditer(text)] == expected
+            found += len(expected)
+        assert found > 100
+
+
+def test_kept_readings_are_shared_across_requests_and_read_the_same() -> None:
+    from gateway.verification.checks.analysis import Readings
+
+    kept = Readings(CHECK_DATA, size=2)
+    text = "Paracetamol does not lower fever in 20% of children."
+    first, second = Analyses(CHECK_DATA, kept=kept), Analyses(CHECK_DATA, kept=kept)
+    assert first(text) is second(text)
+    fresh = AnalysedText(text, CHECK_DATA)
+    assert (first(text).negations, first(text).quantities, first(text).entities) == (
+        fresh.negations,
+        fresh.quantities,
+        fresh.entities,
+    )
+    with pytest.raises(ValueError, match="same word data"):
+        Analyses(CHECK_DATA, entities=lambda *_: (), kept=kept)

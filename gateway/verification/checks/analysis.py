@@ -4,7 +4,9 @@ A claim is checked against several evidence windows, and a passage against every
 The verifier builds one ``AnalysedText`` per distinct text of a request (``Analyses``) and passes it
 to the checks, so each text is tokenised, stemmed and searched for numbers, negations, quantifiers,
 entities and relations (``reading``: the role reader's and the word-order gate's one reading) at most
-once per request, with no module-level cache keyed by text. ``Analyses`` is given the checks' word
+once per request, with no module-level cache keyed by text. A passage is cited by many claims across
+requests: the cascade keeps its analysed texts between requests in a bounded LRU of its own
+(``Readings``, handed to each request's ``Analyses``). ``Analyses`` is given the checks' word
 data (``CheckData``, loaded once by the verifier) and hands it to each text. The number and entity
 extractors are given to ``Analyses`` too (the current ones by default), so a caller or a test can swap
 them.
@@ -14,10 +16,13 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
+
+from cachetools import LRUCache
 
 from gateway.text import normalise, strip_markers
 from gateway.verification.checks.data import CheckData
@@ -201,10 +206,33 @@ class AnalysedText:
         return MappingProxyType(subjects(self))
 
 
+READINGS_KEPT = 1024
+"""Analysed texts a ``Readings`` keeps between requests (least recently used dropped first)."""
+
+
+class Readings:
+    """Analysed texts kept across requests, by text (an LRU of ``size``; thread-safe): a passage and
+    its windows, cited by many claims, are read once, not once per request. An analysis depends only
+    on the text and the word data, so a kept one reads what a new one would."""
+
+    def __init__(self, data: CheckData, size: int = READINGS_KEPT) -> None:
+        self.data = data
+        self._texts: LRUCache[str, AnalysedText] = LRUCache(maxsize=size)
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str) -> AnalysedText:
+        with self._lock:
+            analysed = self._texts.get(text)
+            if analysed is None:
+                analysed = self._texts[text] = AnalysedText(text, self.data)
+        return analysed
+
+
 class Analyses:
     """The analysed texts of one request, by text: each distinct text is analysed once.
 
-    Scoped to one call (a verifier builds one per request); nothing outlives it.
+    Scoped to one call (a verifier builds one per request); ``kept``: a ``Readings`` to take texts
+    from and leave them in (only with the current extractors, which it uses).
     """
 
     def __init__(
@@ -212,14 +240,25 @@ class Analyses:
         data: CheckData,
         quantities: QuantityExtractor = extract_quantities,
         entities: EntityExtractor = extract_entities,
+        kept: Readings | None = None,
     ) -> None:
+        if kept is not None and (
+            kept.data is not data or quantities is not extract_quantities or entities is not extract_entities
+        ):
+            raise ValueError("kept readings are only shared with the same word data and extractors")
         self.data = data
         self._quantities = quantities
         self._entities = entities
+        self._kept = kept
         self._texts: dict[str, AnalysedText] = {}
 
     def __call__(self, text: str) -> AnalysedText:
         analysed = self._texts.get(text)
         if analysed is None:
-            analysed = self._texts[text] = AnalysedText(text, self.data, self._quantities, self._entities)
+            analysed = (
+                self._kept(text)
+                if self._kept is not None
+                else AnalysedText(text, self.data, self._quantities, self._entities)
+            )
+            self._texts[text] = analysed
         return analysed
