@@ -269,7 +269,9 @@ class EvidenceReader:
         request's tense clues per sentence (``TenseReader.clues``); ``history``: sentences read as
         history in the text ``text`` was cut from (``RuleReadings.history``), history here too."""
         parts = clauses(self.literal(text))
-        times = self.tense.read([p.text for p in parts], [p.paragraph for p in parts], memo)
+        times = self.tense.read(
+            [p.text for p in parts], [p.paragraph for p in parts], memo, [p.end for p in parts]
+        )
         return [
             Sentence(p.text, replace(when, history=True) if p.text.strip() in history else when, p.end)
             for p, when in zip(parts, times, strict=True)

@@ -180,6 +180,19 @@ class EpisodePolicy:
     holding one is never history by ``frames`` nor by being part of an episode's run."""
     across_paragraphs: bool = False
     """Whether an episode goes on past a blank line (off: a new paragraph starts a new frame)."""
+    changes_after: tuple[str, ...] = ()
+    """Clause breaks that set the next clause against the one before ("but", "now"): a history clause
+    followed, in its paragraph, by such a clause of now (``changed``) is not history; the complaint it
+    names is the one that changes ("vomiting blood on and off for a year, but tonight it's a bowlful")."""
+    continues: tuple[str, ...] = ()
+    """That next clause goes on about the same complaint ("it", "this", "they" near its start)."""
+    changed: tuple[str, ...] = ()
+    """A change of now in that next clause (a time of now, new, worse, different, "this time")."""
+    unchanged: tuple[str, ...] = ()
+    """A recovery in that next clause ("but I'm fine now"): no change."""
+    steady: tuple[str, ...] = ()
+    """A sign told as unchanged for long ("same as it has been for years", "no better and no worse"):
+    its clause is history, as a date makes it, unless it tells a change of now; ``unchanged`` too."""
     history_denies: bool = True
     """A red flag (not ``history_fires``) one of whose required signs the message names only as history
     is denied to the exemplar and classifier layers, like a sign named only in denial: an earlier
@@ -189,6 +202,10 @@ class EpisodePolicy:
         compile_all(self, self.frames, "frames")
         compile_all(self, self.past, "past")
         compile_all(self, self.now, "now")
+        compile_all(self, self.continues, "continues")
+        compile_all(self, self.changed, "changed")
+        compile_all(self, self.unchanged, "unchanged")
+        compile_all(self, self.steady, "steady")
 
 
 _WORD = re.compile(r"^[a-z][a-z']*$")

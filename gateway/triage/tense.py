@@ -140,6 +140,11 @@ class TenseReader:
         self._ends = Matcher(negation.terminators)
         self._possessed = possessed
         self._worries = Matcher(policy.asking.worries)
+        self._changes_after = frozenset(w.lower() for w in episode.changes_after)
+        self._changed = Matcher([*policy.present, *episode.changed])
+        self._unchanged = Matcher([*episode.unchanged, *episode.steady])
+        self._steady = Matcher(episode.steady)
+        self._continues = Matcher(episode.continues)
 
     def resolved(self, text: str) -> bool:
         """Whether ``text`` says an episode is over (``evidence.yaml`` ``resolved``)."""
@@ -153,7 +158,8 @@ class TenseReader:
         now = self._now(sentence)
         clues = Clues(
             now=now,
-            dated=self._background(sentence) and not self._present(sentence),
+            dated=(self._background(sentence) and not self._present(sentence))
+            or (self._steady(sentence) and not self._changed(sentence)),
             framed=not now and self._frames(sentence),
             past=self._past(sentence),
             opener=self._openers(sentence),
@@ -189,12 +195,19 @@ class TenseReader:
         return clues.opener and not clues.reports and not self._possesses(sentence, clues)
 
     def read(
-        self, sentences: Sequence[str], paragraphs: Sequence[int], memo: Memo | None = None
+        self,
+        sentences: Sequence[str],
+        paragraphs: Sequence[int],
+        memo: Memo | None = None,
+        ends: Sequence[str] = (),
     ) -> list[SentenceTime]:
         """When each sentence of one text speaks of. ``paragraphs``: each sentence's paragraph (an
-        episode's run never crosses a blank line unless ``episode.across_paragraphs``)."""
+        episode's run never crosses a blank line unless ``episode.across_paragraphs``); ``ends``: what
+        ended each (``Clause.end``), read for a change set against a history clause."""
         clues = [self.clues(s, memo) for s in sentences]
         history = self._history(clues, paragraphs)
+        if ends:
+            history = self._changes(sentences, paragraphs, ends, clues, history)
         asked = [self._asks(s, c) for s, c in zip(sentences, clues, strict=True)]
         if any(asked):
             # a report of now elsewhere: its questions are about it ("I took 40. How long until ...?");
@@ -214,6 +227,35 @@ class TenseReader:
             SentenceTime(h, a, ((0, len(s)),) if a else c.supposed, c.now)
             for s, c, a, h in zip(sentences, clues, asked, history, strict=True)
         ]
+
+    def _changes(
+        self,
+        sentences: Sequence[str],
+        paragraphs: Sequence[int],
+        ends: Sequence[str],
+        clues: Sequence[Clues],
+        history: list[bool],
+    ) -> list[bool]:
+        """A history clause (dated, not a completed episode's frame) that the next clause of its
+        paragraph, going on about it (``episode.continues``), sets against a change of now ("on and
+        off for a year, but tonight it's a bowlful") tells the complaint that changes: not history
+        (``episode.changes_after``, ``changed``)."""
+        kept = list(history)
+        for i in range(len(sentences) - 1):
+            after = ends[i].lstrip(",;- ").lower()
+            if (
+                history[i]
+                and not clues[i].framed
+                and not history[i + 1]
+                and paragraphs[i] == paragraphs[i + 1]
+                and after in self._changes_after
+                and self._changed(f"{after} {sentences[i + 1]}")
+                and self._continues(sentences[i + 1])
+                and not self._unchanged(sentences[i + 1])
+                and not self._resolved(sentences[i + 1])
+            ):
+                kept[i] = False
+        return kept
 
     def _history(self, clues: Sequence[Clues], paragraphs: Sequence[int]) -> list[bool]:
         """Each sentence's own history (dated or framed), widened to every sentence of an episode's
