@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from gateway.errors import ConfigurationError
 from gateway.policies import load_policy
+from gateway.triage.evidence_policy import load_evidence_policy
 from gateway.triage.vitals import read_age, read_vitals
-from tests.support.triage import flagged_rule, sign_groups
+from tests.support.triage import flagged_rule, reader_of, sign_groups
 
 POLICY = load_policy(Path(__file__).resolve().parents[2] / "policies", "general")
 
@@ -130,3 +132,23 @@ def test_ages_and_temperatures_in_notes_are_read() -> None:
     assert [
         r for r in read_vitals("I don't have 2 kids, it's been 3 days") if r.vital == "temperature_c"
     ] == []
+
+
+def test_a_term_group_given_a_key_twice_is_refused(tmp_path: Path) -> None:
+    """YAML keeps the last of a repeated key silently: two ``patterns`` lists of one group had dropped the
+    first (``suicide_core``, ``child_red``); the evidence file is now read refusing a repeated key."""
+    policy = tmp_path / "evidence.yaml"
+    policy.write_text("terms:\n  a:\n    patterns: ['x']\n    patterns: ['y']\n", encoding="utf-8")
+    with pytest.raises(ConfigurationError, match="duplicate key"):
+        load_evidence_policy(policy)
+
+
+@pytest.mark.parametrize(
+    ("message", "group"),
+    [
+        ("she's 5 weeks and won't take her bottle", "child_red"),
+        ("I not want to live more", "suicide_core"),
+    ],
+)
+def test_the_patterns_a_repeated_key_had_dropped_are_read(message: str, group: str) -> None:
+    assert group in {hit.group for hit in reader_of(POLICY.triage).read(message).hits}
