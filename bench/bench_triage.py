@@ -57,6 +57,10 @@ Sources, each reported on its own:
   historical (not emergencies), other people's news beside a routine question, and someone else's
   emergency happening now told by a bystander (#31 item 6, written before the fourth long-post pass);
   ``acute tune`` and ``acute held`` (never printed);
+- ``bench/data/triage/probe_vignette.jsonl``: clinicians' third-person vignettes ("68M", "3yo girl",
+  "presents with", "on examination", terse signs and vitals) of emergencies across organ systems, and
+  routine and urgent vignettes in the same register (#31 item 4, written before the vignette pass);
+  ``vignette tune`` and ``vignette held`` (never printed);
 - ``../shared/eval/triage/`` held-out split (``bench/triage_data.split_of``: the 30% of rows the
   classifier was not trained on): clinical.jsonl, non_clinical.jsonl, suicide_risk.jsonl. When the
   folder is absent they are skipped, and a line on stderr says so.
@@ -298,6 +302,7 @@ FLAG4_HELD = "flag4 held"
 RECALL5_HELD = "recall5 held"
 FLAG5_HELD = "flag5 held"
 ACUTE_HELD = "acute held"
+VIGNETTE_HELD = "vignette held"
 HELD_OUT_SOURCES = (
     *HELD_OUT,
     PROBE_HELD,
@@ -312,6 +317,7 @@ HELD_OUT_SOURCES = (
     RECALL5_HELD,
     FLAG5_HELD,
     ACUTE_HELD,
+    VIGNETTE_HELD,
 )
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
@@ -326,6 +332,7 @@ FLAG4 = DEV / "probe_flag4.jsonl"
 RECALL5 = DEV / "probe_recall5.jsonl"
 FLAG5 = DEV / "probe_flag5.jsonl"
 ACUTE = DEV / "probe_acute.jsonl"
+VIGNETTE = DEV / "probe_vignette.jsonl"
 PROBES = (
     ("probe", PROBE, PROBE_HELD),
     ("recall2", RECALL2, RECALL2_HELD),
@@ -339,6 +346,7 @@ PROBES = (
     ("recall5", RECALL5, RECALL5_HELD),
     ("flag5", FLAG5, FLAG5_HELD),
     ("acute", ACUTE, ACUTE_HELD),
+    ("vignette", VIGNETTE, VIGNETTE_HELD),
 )
 """The probe files: (source key and id prefix, path, name of the held part). Each is read as two parts,
 ``<key> tune`` (ids ``<key>-tune-*``) and ``<key> held`` (``<key>-held-*``, never printed)."""
@@ -440,7 +448,7 @@ def main() -> None:
         "--only",
         default="",
         help="comma-separated sources: first, tune, test, probe, recall2, long, long2, flag2, recall3,"
-        " flag3, recall4, flag4, recall5, flag5, acute, shared",
+        " flag3, recall4, flag4, recall5, flag5, acute, vignette, shared",
     )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument(
@@ -487,6 +495,7 @@ def main() -> None:
         "recall5",
         "flag5",
         "acute",
+        "vignette",
         "shared",
     }
 

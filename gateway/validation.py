@@ -97,6 +97,21 @@ def validate(
         raise configuration_error(err, cls, source, prefix) from None
 
 
+class UniqueKeyLoader(yaml.SafeLoader):
+    """A safe loader that refuses a mapping key given twice (YAML would keep the last silently)."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def read_yaml(path: Path, hint: str = "", *, loader: type[yaml.SafeLoader] = yaml.SafeLoader) -> Any:
     """A YAML file's value ({} when empty); ``hint`` follows "file not found"; ``loader``: a stricter
     safe loader (one that refuses a repeated key, say)."""

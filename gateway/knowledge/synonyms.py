@@ -9,13 +9,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
-import yaml
 from pydantic import AfterValidator, Field, model_validator, with_config
 
 from gateway.errors import InvalidValue
-from gateway.validation import FILE_CONFIG, read_yaml, refuse, validate
+from gateway.validation import FILE_CONFIG, UniqueKeyLoader, read_yaml, refuse, validate
 
 WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
 """A word of the message as spelling correction and the vocabulary read it."""
@@ -134,7 +133,7 @@ def load_vocabulary(
     (BM25 only: what a question asks, worded as the sources title their sections, is a ranking hint
     among one topic's sections, not a topic for MiniLM). Any problem names the file and the key; a
     phrase is listed once across both files."""
-    raw = read_yaml(path, loader=_UniqueKeyLoader)
+    raw = read_yaml(path, loader=UniqueKeyLoader)
     if isinstance(raw, dict) and "question_types" in raw:  # an override written before the fold
         refuse(
             str(path),
@@ -154,18 +153,3 @@ def load_vocabulary(
         terms[normal] = tuple(" ".join(w.split()) for w in words)
         lexical_only.add(normal)
     return Synonyms(terms, frozenset(lexical_only))
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A safe loader that refuses a mapping key given twice (YAML would keep the last silently)."""
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
-        seen: set[Any] = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark
-                )
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)

@@ -37,7 +37,7 @@ _NUMBER = r"(\d{1,3}(?:[.,]\d{1,2})?)"
 _GAP = r"[^\d.!?\n]{0,25}?"
 _TEMPERATURE_UNIT = r"(c|f|celsius|centigrade|fahrenheit)"
 _TEMPERATURE = re.compile(
-    r"\b(?:temp(?:erature)?s?|fever|feverish|pyrexi\w*|temps?|thermometer|running)\b"
+    r"\b(?:temp(?:erature)?s?|fever|feverish|febrile|pyrexi\w*|temps?|thermometer|running)\b"
     + _GAP
     + _NUMBER
     + r"\s*(?:°|º|degrees?|deg)?\s*"
@@ -55,7 +55,10 @@ _TEMPERATURE = re.compile(
     + r"|in (?:the|his|her|my|their) ear|(?:on|in) (?:the|his|her|my) (?:forehead|armpit|mouth|bum)"
     + r"|armpit|axillary|tympanic|orally|rectally)\b"
     # or after a word of heat ("feels hot, 38.0", "burning up 39.4"): with a decimal, never a count
-    + r"|\b(?:hot|burning up|boiling)\W{1,4}((?:3[4-9]|4[0-2])[.,]\d)\b",
+    + r"|\b(?:hot|burning up|boiling)\W{1,4}((?:3[4-9]|4[0-2])[.,]\d)\b"
+    # clinicians' "T 38.4", "T39": the letter right before a body temperature (#31 item 4)
+    + r"|(?<![\w'’])t\s?((?:3[4-9]|4[0-2])(?:[.,]\d)?)\b"
+    + r"(?!\s*(?:%|/|mins?|minutes?|hours?|hrs?|days?|weeks?))",
     re.IGNORECASE,
 )
 _HEART = re.compile(
@@ -104,7 +107,10 @@ _AGES = (
         r"(?<![\d.°º])\b(\d{1,3})(?:(m|f)|\s?(?:yo\s)?(male|female))\b(?!\s*(?:ahrenheit|eet|oot))",
         re.IGNORECASE,
     ),
-    re.compile(r"\baged?\s+(\d{1,3})()\b", re.IGNORECASE),
+    # "aged 70", and an age with its unit ("infant aged 8 weeks"): not read as 8 years (#31 item 4)
+    re.compile(r"\baged?\s+(\d{1,3}(?:\.\d)?)\s*" + _UNIT + r"?\b", re.IGNORECASE),
+    # a decade ("a man in his 50s", "in her late 80s"): the decade's first year
+    re.compile(r"\bin (?:his|her|their) (?:early |mid |mid-|late )?(\d0)'?s\b()", re.IGNORECASE),
     re.compile(
         r"\b(?:he|she|baby)(?:'s|\s+is)\s+(\d{1,2})\s*(weeks?|wks?|months?|mths?)\b"
         r"(?!\s+(?:pregnant|along|gone|ago|late|early))",
@@ -119,14 +125,15 @@ _AGES = (
     # "my son 4 years have fever", "daughter 18 months breathing fast" (non-native English): a child, then
     # an age with its unit and no verb, followed by what is told of the child (#31 recall, fifth pass)
     re.compile(
-        r"\b(?:son|daughter|boy|girl|child|kid|baby|toddler|grandson|granddaughter)\s+(\d{1,2}(?:\.\d)?)\s*"
+        r"\b(?:son|daughter|boy|girl|child|kid|baby|toddler|infant|neonate|grandson|granddaughter)\s+(\d{1,2}(?:\.\d)?)\s*"
         r"(years?|yrs?|months?|mths?|weeks?|wks?)\b"
         r"(?=\s*(?:[.,;!]|$|and\b|has\b|have\b|is\b|was\b|with\b|got\b|breath\w*|cough\w*|vomit\w*))",
         re.IGNORECASE,
     ),
     # "my son is 3", "our daughter, 2,", "toddler (2)", "my lil one is 2 n has": a child and a bare number
     re.compile(
-        r"\b(?:son|daughter|boy|girl|child|kid|baby|toddler|grandson|granddaughter|little one|lil one|lo)"
+        r"\b(?:son|daughter|boy|girl|child|kid|baby|toddler|infant|neonate|grandson|granddaughter"
+        r"|little one|lil one|lo)"
         r"(?:\s+(?:is|turned|who is|who'?s|aged)|'s|,|\s*\()\s*(\d{1,2}(?:\.\d)?)\s*"
         r"(years?|yrs?|months?|mths?|mos?|weeks?|wks?|days?)?\b"
         r"(?!\s*(?:(?:years?|yrs?|months?|mths?|mos?|weeks?|wks?|days?)\s*)?(?:%|kg|lbs?|cm|mg|ml|times?|hours?|hrs?|:|\.\d|am\b|pm\b|o'?clock|/|pregnant|along|gone|late|early|behind|ahead|ago))",
@@ -226,7 +233,7 @@ def read_vitals(text: str) -> list[Reading]:
     """Every vital sign value the text states (in the limits' units)."""
     found: list[Reading] = []
     for match in _TEMPERATURE.finditer(text):
-        number = match.group(1) or match.group(3) or match.group(6) or match.group(8)
+        number = match.group(1) or match.group(3) or match.group(6) or match.group(8) or match.group(9)
         unit = match.group(2) or match.group(4) or match.group(5)
         celsius = _temperature(_number(number), unit)
         if celsius is not None and celsius < FAHRENHEIT_AS_SEX_BELOW_C and not _DEGREE.search(match.group(0)):
