@@ -61,6 +61,9 @@ Sources, each reported on its own:
   "presents with", "on examination", terse signs and vitals) of emergencies across organ systems, and
   routine and urgent vignettes in the same register (#31 item 4, written before the vignette pass);
   ``vignette tune`` and ``vignette held`` (never printed);
+- ``bench/data/triage/probe_order.jsonl``: emergencies whose signs are told in predicate order, passive,
+  split across clauses or with the body part far from its state, beside look-alikes in the same words
+  (#31 items 2 and 4, written before the word-order pass); ``order tune`` and ``order held`` (never printed);
 - ``../shared/eval/triage/`` held-out split (``bench/triage_data.split_of``: the 30% of rows the
   classifier was not trained on): clinical.jsonl, non_clinical.jsonl, suicide_risk.jsonl. When the
   folder is absent they are skipped, and a line on stderr says so.
@@ -303,6 +306,7 @@ RECALL5_HELD = "recall5 held"
 FLAG5_HELD = "flag5 held"
 ACUTE_HELD = "acute held"
 VIGNETTE_HELD = "vignette held"
+ORDER_HELD = "order held"
 HELD_OUT_SOURCES = (
     *HELD_OUT,
     PROBE_HELD,
@@ -318,6 +322,7 @@ HELD_OUT_SOURCES = (
     FLAG5_HELD,
     ACUTE_HELD,
     VIGNETTE_HELD,
+    ORDER_HELD,
 )
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
@@ -333,6 +338,7 @@ RECALL5 = DEV / "probe_recall5.jsonl"
 FLAG5 = DEV / "probe_flag5.jsonl"
 ACUTE = DEV / "probe_acute.jsonl"
 VIGNETTE = DEV / "probe_vignette.jsonl"
+ORDER = DEV / "probe_order.jsonl"
 PROBES = (
     ("probe", PROBE, PROBE_HELD),
     ("recall2", RECALL2, RECALL2_HELD),
@@ -347,6 +353,7 @@ PROBES = (
     ("flag5", FLAG5, FLAG5_HELD),
     ("acute", ACUTE, ACUTE_HELD),
     ("vignette", VIGNETTE, VIGNETTE_HELD),
+    ("order", ORDER, ORDER_HELD),
 )
 """The probe files: (source key and id prefix, path, name of the held part). Each is read as two parts,
 ``<key> tune`` (ids ``<key>-tune-*``) and ``<key> held`` (``<key>-held-*``, never printed)."""
@@ -448,7 +455,7 @@ def main() -> None:
         "--only",
         default="",
         help="comma-separated sources: first, tune, test, probe, recall2, long, long2, flag2, recall3,"
-        " flag3, recall4, flag4, recall5, flag5, acute, vignette, shared",
+        " flag3, recall4, flag4, recall5, flag5, acute, vignette, order, shared",
     )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument(
@@ -496,6 +503,7 @@ def main() -> None:
         "flag5",
         "acute",
         "vignette",
+        "order",
         "shared",
     }
 

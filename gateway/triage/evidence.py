@@ -36,9 +36,7 @@ from gateway.triage.vitals_policy import PressureSign
 _POSSESSIVE = re.compile(r"\b(my|his|her|our|their)\s+(\S+\s+){0,2}$", re.IGNORECASE)
 _TOKEN = re.compile(r"[A-Za-z0-9]+(?:['\u2019][A-Za-z]+)*")
 _LAST_WORD = re.compile(r"[A-Za-z0-9]+\W*$")
-_LOOKAHEAD = 40
-"""How many characters after a negation's scope a pseudo-negation pattern may look ahead at."""
-
+_LOOKAHEAD = 40  # characters after a negation's scope a pseudo-negation pattern may look ahead at
 
 _FUL = re.compile(r"ful(s)?\b", re.IGNORECASE)
 """Snowball strips "-ful" ("handful" -> "hand", "cupful" -> "cup", "mouthful" -> "mouth"): a listed word
@@ -83,8 +81,7 @@ def negated(text: str, start: int, negation: NegationPolicy, since: int = 0) -> 
 @dataclass(frozen=True)
 class Hit:
     group: str
-    text: str
-    """The patient's own words that matched."""
+    text: str  # the patient's own words that matched
     sentence: int
     negated: bool
     background: bool
@@ -99,11 +96,10 @@ class Hit:
 @dataclass(frozen=True)
 class Sentence:
     text: str
-    when: SentenceTime
-    """When it speaks of (``gateway.triage.tense``): history, asked, its supposing clauses."""
+    when: SentenceTime  # when it speaks of (``gateway.triage.tense``): history, asked, supposing clauses
     end: str = "."
-    """What ended it in the message (".", "?", ", but", ...): kept when sentences are joined again, so
-    that a rule matching within a sentence ("[^.?!]") does not match across two."""
+    """What ended it (".", "?", ", but", ...): kept when sentences are joined again, so that a rule
+    matching within a sentence ("[^.?!]") does not match across two."""
 
     @property
     def background(self) -> bool:
@@ -158,8 +154,7 @@ class Reading:
         )
 
     def current(self, text_of_background: bool = False) -> str:
-        """The text without its background sentences and supposing clauses (with both when
-        ``text_of_background``)."""
+        """The text without its background sentences and supposing clauses (``text_of_background``: all)."""
         if text_of_background:
             return " ".join(s.text + s.end for s in self.sentences)
         return " ".join(s.reported + s.end for s in self.sentences if not s.background)
@@ -219,6 +214,7 @@ class EvidenceReader:
         self._suffixes: list[tuple[str, tuple[str, ...]]] = []
         # a group's patterns and readers, in the order of the groups (``term_search``)
         self._searches: list[TermSearch] = []
+        self._paired: list[PatternSearch] = []  # also read across a dash (``TermGroup.pairs``)
         for name, group in policy.terms.items():
             prefixes = [re.escape(w.rstrip("*").lower()) for w in group.words if w.endswith("*")]
             suffixes = tuple(w.lstrip("*").lower() for w in group.words if w.startswith("*"))
@@ -240,6 +236,11 @@ class EvidenceReader:
             self._searches.extend(
                 PatternSearch.of(name, re.compile(p, re.IGNORECASE), prefilter) for p in group.patterns
             )
+            paired = [
+                PatternSearch.of(name, _compiled(p), prefilter) for pair in group.pairs for p in pair.patterns
+            ]
+            self._searches.extend(paired)
+            self._paired.extend(paired)
             if group.reads is not None:  # read by ``pressure.py``, in the group's place
                 self._searches.append(PressureSearch(name, pressures.get(name)))
         for entries in self._phrases.values():
@@ -256,8 +257,8 @@ class EvidenceReader:
         self.tense = TenseReader(policy, negation, self._possessed)
 
     def literal(self, text: str) -> str:
-        """``text`` with its figurative wording (``evidence.yaml`` ``figurative``: "dying to see",
-        "heartbroken", a song's or film's title) blanked: idioms are not signs, nor health content."""
+        """``text`` with its figurative wording (``evidence.yaml`` ``figurative``) blanked: idioms are
+        not signs, nor health content."""
         for pattern in self._figurative:
             text = pattern.sub(lambda m: " " * len(m.group(0)), text)
         return text
@@ -288,8 +289,7 @@ class EvidenceReader:
         return False
 
     def read(self, text: str, memo: Memo | None = None, history: frozenset[str] = frozenset()) -> Reading:
-        """Every term of ``text``, each sentence read for when it speaks of (``memo``, ``history``: see
-        ``sentences``)."""
+        """Every term of ``text``, each sentence read for when it speaks of (see ``sentences``)."""
         sentences = self.sentences(text, memo, history)
         hits: list[Hit] = []
         for index in range(len(sentences)):
@@ -317,13 +317,13 @@ class EvidenceReader:
         return frozenset(found)
 
     def _hits(self, sentences: Sequence[Sentence], index: int) -> Iterable[Hit]:
-        """The hits of sentence ``index``; a group's ``unless`` is read (with the clauses a dash joins
-        to the sentence, joined once) only when that group is found in it."""
+        """The hits of sentence ``index``; a group's ``unless`` is read (with its dash-joined clauses)
+        only when that group is found in it; a pair is read across a dash too."""
         sentence = sentences[index]
         spans = sentence.when.supposed
         excepted: dict[str, bool] = {}
         dashed: str | None = None
-        for start, hit in self._words(sentence, index):
+        for start, hit in [*self._words(sentence, index), *self._across_dash(sentences, index)]:
             matcher = self._unless.get(hit.group)
             if matcher is not None and hit.group in self._dated:
                 if attached(sentence.text, start, start + len(hit.text), matcher, self._dates):
@@ -365,6 +365,17 @@ class EvidenceReader:
             for start, end in search.spans(text, folded):
                 yield start, self._pattern_hit(search.group, text, start, end, index, sentence)
 
+    def _across_dash(self, sentences: Sequence[Sentence], index: int) -> Iterable[tuple[int, Hit]]:
+        """A pair's part and state on either side of a dash ("my left arm - it's gone weak")."""
+        sentence = sentences[index]
+        if sentence.end != "-" or index + 1 >= len(sentences):
+            return
+        cut, joined = len(sentence.text), f"{sentence.text} - {sentences[index + 1].text}"
+        for search in self._paired:
+            for start, end in search.spans(joined, fold(joined)):
+                if start < cut < end:
+                    yield start, self._pattern_hit(search.group, joined, start, end, index, sentence)
+
     def _pattern_hit(
         self, group: str, text: str, start: int, end: int, index: int, sentence: Sentence
     ) -> Hit:
@@ -389,8 +400,8 @@ class EvidenceReader:
         background: bool,
         last: int | None = None,
     ) -> Hit:
-        """``last``: where a pattern's final word starts: a pattern spanning a negation ("poos for a day,
-        no blood", "breathing is not hard") is negated by what stands before its final word too."""
+        """``last``: where a pattern's final word starts: a pattern spanning a negation ("breathing is not
+        hard") is negated by what stands before its final word too."""
         negatable = self.policy.terms[group].negatable
         is_negated = negatable and (
             negated(text, start, self.negation)

@@ -37,6 +37,36 @@ Binding = Literal["signs", "gate", "free"]
 
 @with_config(FILE_CONFIG)
 @dataclass(frozen=True)
+class SignPair:
+    """A sign told as a part of the body (or a function) and its state, read in either order within a
+    clause: "slurred speech", "my speech is slurred", "his face, one side has dropped" (#31 item 4).
+    ``parts`` and ``states`` are regular expressions matched as whole words; at most ``gap`` characters
+    lie between them, with no sentence end, ";" or "but" among them. A negation before the first or
+    before the last word negates it ("speech isn't slurred")."""
+
+    parts: tuple[str, ...]
+    states: tuple[str, ...]
+    gap: int = 30
+
+    def __post_init__(self) -> None:
+        if not self.parts or not self.states:
+            raise InvalidValue("SignPair", "parts", "a pair needs parts and states")
+        if not 0 < self.gap <= 80:
+            raise InvalidValue("SignPair", "gap", "between 1 and 80 characters")
+        compile_all(self, self.parts, "parts")
+        compile_all(self, self.states, "states")
+
+    @property
+    def patterns(self) -> tuple[str, str]:
+        """The part before its state, and the state before its part: two patterns, so that the prefilter
+        reads that each needs a part and a state."""
+        parts, states = "|".join(self.parts), "|".join(self.states)
+        gap = rf"(?:(?!\bbut\b)[^.?!;]){{0,{self.gap}}}"
+        return rf"\b(?:{parts})\b{gap}\b(?:{states})\b", rf"\b(?:{states})\b{gap}\b(?:{parts})\b"
+
+
+@with_config(FILE_CONFIG)
+@dataclass(frozen=True)
 class TermGroup:
     """One named group of terms (e.g. ``bleeding``, ``at_rest``)."""
 
@@ -46,6 +76,9 @@ class TermGroup:
     "-ful" is matched as written (Snowball stems "handful" to "hand")."""
     patterns: tuple[str, ...] = ()
     """Case-insensitive regular expressions, for what words cannot say ("\\d+ (pills|tablets)")."""
+    pairs: tuple[SignPair, ...] = ()
+    """Signs told as a part and its state in either order (``SignPair``), read also across a dash
+    ("my left arm - it's gone completely weak")."""
     negatable: bool = True
     """A negated mention ("no bleeding", "denies chest pain") does not count as a sign. False for
     signs where a denial must not be trusted (thoughts of suicide)."""
@@ -67,9 +100,9 @@ class TermGroup:
     ``vitals.yaml`` gives the group (``pressure_signs``)."""
 
     def __post_init__(self) -> None:
-        if self.reads is not None and (self.words or self.patterns):
+        if self.reads is not None and (self.words or self.patterns or self.pairs):
             raise InvalidValue("TermGroup", "reads", "a group read by a reader has no words or patterns")
-        if not self.words and not self.patterns and self.reads is None:
+        if not self.words and not self.patterns and not self.pairs and self.reads is None:
             raise InvalidValue("TermGroup", "words", "a group needs at least one word or pattern")
         for i, word in enumerate(self.words):
             if (
