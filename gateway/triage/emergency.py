@@ -8,7 +8,8 @@ from dataclasses import dataclass, replace
 
 from gateway.domain import TriageEvidence, TriageLayer
 from gateway.triage.contexts import OperatingContext
-from gateway.triage.evidence import EvidenceReader, Reading, Signs, distinct, negated
+from gateway.triage.evidence import EvidenceReader, negated
+from gateway.triage.found import Reading, Signs, distinct
 from gateway.triage.planning import TriagePlan
 from gateway.triage.policy import TriagePolicy
 from gateway.triage.red_flags import Dropped, Emergency, bind_unbound, bound_semantic

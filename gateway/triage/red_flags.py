@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gateway.domain import TriageEvidence, TriageLayer
-from gateway.triage.evidence import Reading, Signs
 from gateway.triage.evidence_policy import SignRule
+from gateway.triage.found import Reading, Signs
 from gateway.triage.policy import TriagePolicy, TriageSettings
 from gateway.triage.semantic import SemanticScore
 
