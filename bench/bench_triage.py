@@ -52,6 +52,10 @@ Sources, each reported on its own:
 - ``bench/data/triage/probe_flag5.jsonl``: everyday requests in bodily idioms, medication information
   questions, waiting-room and admin messages, and emergencies told in the same words (#31, written
   before the ninth false-alarm pass); ``flag5 tune`` and ``flag5 held`` (never printed);
+- ``bench/data/triage/probe_unbound.jsonl``: emergencies told by what they do to the person in lay words
+  the sign lists may not know (doubled over, can't keep anything down, went grey), and guards in the
+  same words (#31 item 2, written before the fourth unbound pass); ``unbound tune`` and ``unbound held``
+  (never printed);
 - ``../shared/eval/triage/`` held-out split (``bench/triage_data.split_of``: the 30% of rows the
   classifier was not trained on): clinical.jsonl, non_clinical.jsonl, suicide_risk.jsonl. When the
   folder is absent they are skipped, and a line on stderr says so.
@@ -292,6 +296,7 @@ RECALL4_HELD = "recall4 held"
 FLAG4_HELD = "flag4 held"
 RECALL5_HELD = "recall5 held"
 FLAG5_HELD = "flag5 held"
+UNBOUND_HELD = "unbound held"
 HELD_OUT_SOURCES = (
     *HELD_OUT,
     PROBE_HELD,
@@ -305,6 +310,7 @@ HELD_OUT_SOURCES = (
     FLAG4_HELD,
     RECALL5_HELD,
     FLAG5_HELD,
+    UNBOUND_HELD,
 )
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
@@ -318,6 +324,7 @@ RECALL4 = DEV / "probe_recall4.jsonl"
 FLAG4 = DEV / "probe_flag4.jsonl"
 RECALL5 = DEV / "probe_recall5.jsonl"
 FLAG5 = DEV / "probe_flag5.jsonl"
+UNBOUND = DEV / "probe_unbound.jsonl"
 PROBES = (
     ("probe", PROBE, PROBE_HELD),
     ("recall2", RECALL2, RECALL2_HELD),
@@ -330,6 +337,7 @@ PROBES = (
     ("flag4", FLAG4, FLAG4_HELD),
     ("recall5", RECALL5, RECALL5_HELD),
     ("flag5", FLAG5, FLAG5_HELD),
+    ("unbound", UNBOUND, UNBOUND_HELD),
 )
 """The probe files: (source key and id prefix, path, name of the held part). Each is read as two parts,
 ``<key> tune`` (ids ``<key>-tune-*``) and ``<key> held`` (``<key>-held-*``, never printed)."""
@@ -431,7 +439,7 @@ def main() -> None:
         "--only",
         default="",
         help="comma-separated sources: first, tune, test, probe, recall2, long, long2, flag2, recall3,"
-        " flag3, recall4, flag4, recall5, flag5, shared",
+        " flag3, recall4, flag4, recall5, flag5, unbound, shared",
     )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument(
@@ -477,6 +485,7 @@ def main() -> None:
         "flag4",
         "recall5",
         "flag5",
+        "unbound",
         "shared",
     }
 
