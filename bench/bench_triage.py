@@ -64,6 +64,10 @@ Sources, each reported on its own:
 - ``bench/data/triage/probe_order.jsonl``: emergencies whose signs are told in predicate order, passive,
   split across clauses or with the body part far from its state, beside look-alikes in the same words
   (#31 items 2 and 4, written before the word-order pass); ``order tune`` and ``order held`` (never printed);
+- ``bench/data/triage/probe_unbound.jsonl``: emergencies told by what they do to the person in lay words
+  the sign lists may not know (doubled over, can't keep anything down, went grey), and guards in the
+  same words (#31 item 2, written before the fourth unbound pass); ``unbound tune`` and ``unbound held``
+  (never printed);
 - ``../shared/eval/triage/`` held-out split (``bench/triage_data.split_of``: the 30% of rows the
   classifier was not trained on): clinical.jsonl, non_clinical.jsonl, suicide_risk.jsonl. When the
   folder is absent they are skipped, and a line on stderr says so.
@@ -307,6 +311,7 @@ FLAG5_HELD = "flag5 held"
 ACUTE_HELD = "acute held"
 VIGNETTE_HELD = "vignette held"
 ORDER_HELD = "order held"
+UNBOUND_HELD = "unbound held"
 HELD_OUT_SOURCES = (
     *HELD_OUT,
     PROBE_HELD,
@@ -323,6 +328,7 @@ HELD_OUT_SOURCES = (
     ACUTE_HELD,
     VIGNETTE_HELD,
     ORDER_HELD,
+    UNBOUND_HELD,
 )
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
@@ -339,6 +345,7 @@ FLAG5 = DEV / "probe_flag5.jsonl"
 ACUTE = DEV / "probe_acute.jsonl"
 VIGNETTE = DEV / "probe_vignette.jsonl"
 ORDER = DEV / "probe_order.jsonl"
+UNBOUND = DEV / "probe_unbound.jsonl"
 PROBES = (
     ("probe", PROBE, PROBE_HELD),
     ("recall2", RECALL2, RECALL2_HELD),
@@ -354,6 +361,7 @@ PROBES = (
     ("acute", ACUTE, ACUTE_HELD),
     ("vignette", VIGNETTE, VIGNETTE_HELD),
     ("order", ORDER, ORDER_HELD),
+    ("unbound", UNBOUND, UNBOUND_HELD),
 )
 """The probe files: (source key and id prefix, path, name of the held part). Each is read as two parts,
 ``<key> tune`` (ids ``<key>-tune-*``) and ``<key> held`` (``<key>-held-*``, never printed)."""
@@ -455,7 +463,7 @@ def main() -> None:
         "--only",
         default="",
         help="comma-separated sources: first, tune, test, probe, recall2, long, long2, flag2, recall3,"
-        " flag3, recall4, flag4, recall5, flag5, acute, vignette, order, shared",
+        " flag3, recall4, flag4, recall5, flag5, acute, vignette, order, unbound, shared",
     )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument(
@@ -504,6 +512,7 @@ def main() -> None:
         "acute",
         "vignette",
         "order",
+        "unbound",
         "shared",
     }
 

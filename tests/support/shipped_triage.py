@@ -18,7 +18,7 @@ GENERAL = POLICY.context
 TRIAGE = POLICY.triage
 VITALS = TRIAGE.vitals
 RULE_ON = with_unbound_rule(TRIAGE)
-"""The shipped policy with ``unbound`` turned on (it ships off: docs/safety.md, "Unbound raises")."""
+"""The shipped policy with ``unbound`` on (it ships on since the fourth pass: docs/safety.md)."""
 
 
 def score(*, emergency: float = 0.0, near: str | None = None, similarity: float = 0.0) -> SemanticScore:

@@ -108,7 +108,7 @@ def escalated(policy: TriagePolicy, message: str, category: str) -> bool:
 
 
 def with_unbound_rule(policy: TriagePolicy, *, enabled: bool = True, rehome: bool = True) -> TriagePolicy:
-    """``policy`` with ``evidence.yaml`` ``unbound`` switched (it ships off): on, a red flag the semantic
+    """``policy`` with ``evidence.yaml`` ``unbound`` switched (it ships on): on, a red flag the semantic
     layers raise without its own signs is re-homed, stands on acuity, or gets the safety note."""
     evidence = policy.evidence
     unbound = dataclasses.replace(evidence.unbound, enabled=enabled, rehome=rehome)

@@ -35,7 +35,7 @@ GATE_ONLY = without_unbound_rule(TRIAGE)
 """The shipped policy without ``evidence.yaml`` ``unbound`` (test_triage_unbound.py): the gate, the
 bars and adoption as the semantic layers apply them before that rule."""
 BOUND = with_unbound_rule(TRIAGE)
-"""The shipped policy with ``unbound`` turned on (it ships off)."""
+"""The shipped policy with ``unbound`` on (as it ships)."""
 CATEGORIES = tuple(dict.fromkeys(TRIAGE.categories))
 
 

@@ -23,12 +23,12 @@ def with_unbound(*, enabled: bool = True, rehome: bool = True) -> TriagePolicy:
     return with_unbound_rule(TRIAGE, enabled=enabled, rehome=rehome)
 
 
-def test_the_rule_ships_off() -> None:
-    # a site turns it on knowingly: on, it loses one held emergency for eleven fewer false alarms
+def test_the_rule_ships_on() -> None:
+    # on since the fourth pass: eleven fewer false alarms for one held emergency (docs/safety.md)
     message = "I've been on bisoprolol for palpitations for a year, how do I come down off it?"
-    assert not TRIAGE.evidence.unbound.enabled
-    assert judge(message, "overdose", TRIAGE).scope is Scope.EMERGENCY
-    assert judge(message, "overdose").scope is not Scope.EMERGENCY
+    assert TRIAGE.evidence.unbound.enabled
+    assert judge(message, "overdose", TRIAGE).scope is not Scope.EMERGENCY
+    assert judge(message, "overdose", with_unbound(enabled=False)).scope is Scope.EMERGENCY
 
 
 @pytest.mark.parametrize(
