@@ -29,10 +29,12 @@ def _fires(rule: TriageRule, text: str, negation: NegationPolicy | None) -> bool
 
 def fired(rule: TriageRule, text: str, negation: NegationPolicy | None) -> str | None:
     """The words of the first match of ``rule`` that is not negated (or, for a rule that is not
-    ``negatable``, not denied as its ``denied_by`` says), if any."""
+    ``negatable``, not denied as its ``denied_by`` says), if any. A match is read at its start and at
+    its ``flag`` group: "sweating at the gym and had no chest pain" denies the chest pain it needs."""
     for pattern in rule.patterns:
         for match in compiled(pattern).finditer(text):
-            if negation is None or not _denied(rule, text, _flag_start(match), negation):
+            starts = {match.start(), _flag_start(match)}
+            if negation is None or not any(_denied(rule, text, start, negation) for start in starts):
                 return match.group(0)
     return None
 
@@ -46,7 +48,7 @@ def _denied(rule: TriageRule, text: str, start: int, negation: NegationPolicy) -
 
 def _flag_start(match: re.Match[str]) -> int:
     """Where the red flag itself starts: the named group ``flag`` when the pattern has one (so that
-    "30 weeks pregnant, no bleeding" checks the words before "bleeding"), else the whole match."""
+    "30 weeks pregnant, no bleeding" also checks the words before "bleeding"), else the whole match."""
     if "flag" in match.re.groupindex and match.start("flag") >= 0:
         return match.start("flag")
     return match.start()
