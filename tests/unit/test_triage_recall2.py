@@ -28,6 +28,9 @@ def flagged(message: str) -> str | None:
         "my back's been killing me and now I can't wee at all since this morning",
         "sciatica both legs and numbness around my back passage",
         "back pain with new bowel incontinence and numb inner thighs",
+        # both legs told with "both" after them or with "of" (stop 50)
+        "my legs have both gone numb and I can't feel my bum on the toilet, and I've wet myself",
+        "both of my legs are tingling and I have wet myself",
     ],
 )
 def test_cauda_equina_red_flags_fire(message: str) -> None:
@@ -43,6 +46,8 @@ def test_cauda_equina_red_flags_fire(message: str) -> None:
         "45M with mechanical low back pain, no saddle anaesthesia, no urinary retention, neuro intact",
         "my elderly dad keeps wetting himself at night, who can help",
         "I have stress incontinence and wet myself a bit when I sneeze, what exercises help",
+        "my legs both ache after the marathon",
+        "my legs have both gone numb from sitting cross-legged",
     ],
 )
 def test_cauda_equina_does_not_fire_on_look_alikes(message: str) -> None:
