@@ -79,3 +79,21 @@ def test_the_emergency_still_fires(message: str, rule: str, policy: Policy) -> N
 )
 def test_bleeding_in_pregnancy_still_fires(message: str) -> None:
     assert flagged_rule(message, GENERAL) == "pregnancy_bleeding"
+
+
+@pytest.mark.parametrize("message", ["my eye pain is not severe", "eye ache, not getting worse"])
+def test_eye_pain_denied_severe_does_not_fire(message: str) -> None:
+    assert flagged_rule(message, CATARACT) is None
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "the eye pain is severe",
+        "eye pain that isn't easing and is getting worse",
+        "my eye ache won't go away and it's unbearable",
+        "my eye ache is not going away, getting worse",
+    ],
+)
+def test_severe_eye_pain_still_fires(message: str) -> None:
+    assert flagged_rule(message, CATARACT) == "severe_eye_pain"
