@@ -30,10 +30,10 @@ def _fires(rule: TriageRule, text: str, negation: NegationPolicy | None) -> bool
 def fired(rule: TriageRule, text: str, negation: NegationPolicy | None) -> str | None:
     """The words of the first match of ``rule`` that is not negated (or, for a rule that is not
     ``negatable``, not denied as its ``denied_by`` says), if any. A match is read at its start and at
-    its ``flag`` group: "sweating at the gym and had no chest pain" denies the chest pain it needs."""
+    its ``flag`` groups: "sweating at the gym and had no chest pain" denies the chest pain it needs."""
     for pattern in rule.patterns:
         for match in compiled(pattern).finditer(text):
-            starts = {match.start(), _flag_start(match)}
+            starts = {match.start(), *_flag_starts(match)}
             if negation is None or not any(_denied(rule, text, start, negation) for start in starts):
                 return match.group(0)
     return None
@@ -46,12 +46,15 @@ def _denied(rule: TriageRule, text: str, start: int, negation: NegationPolicy) -
     return rule.negatable and negated(text, start, negation)
 
 
-def _flag_start(match: re.Match[str]) -> int:
-    """Where the red flag itself starts: the named group ``flag`` when the pattern has one (so that
-    "30 weeks pregnant, no bleeding" also checks the words before "bleeding"), else the whole match."""
-    if "flag" in match.re.groupindex and match.start("flag") >= 0:
-        return match.start("flag")
-    return match.start()
+def _flag_starts(match: re.Match[str]) -> list[int]:
+    """Where the red flag's own parts start: every named group ``flag`` or ``flag_<part>`` that took
+    part in the match ("30 weeks pregnant, no bleeding" checks the words before "bleeding"; "bleeding,
+    I'm not pregnant" the words before "pregnant"), none when the pattern names none."""
+    return [
+        match.start(name)
+        for name in match.re.groupindex
+        if (name == "flag" or name.startswith("flag_")) and match.start(name) >= 0
+    ]
 
 
 def first_rule(

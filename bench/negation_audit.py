@@ -1,0 +1,167 @@
+"""Audit (#31 item 2, negation respected): two-part patterns that still fire when their second part is denied.
+
+For every red-flag rule pattern of ``policies/contexts/*.yaml`` and every sign pattern of
+``policies/triage/evidence.yaml`` that spans two parts (``.*`` or ``[^.?!]{0,N}`` between them), an example of
+each part is generated from the pattern itself, and the second part is denied ("A and no B", "A, without B",
+...). A rule is checked through the rule layers alone (``flagged_rule``), a sign through the evidence reader
+(``sign_groups``). The undenied form ("A and B") must still fire, as must the signs patients write with a
+negation word in them ("can't breathe", "won't stop bleeding"). Run::
+
+    PYTHONPATH=. .venv/bin/python bench/negation_audit.py
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from re import _parser as sre  # type: ignore[attr-defined]
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from gateway.policies import Policy, load_policy
+from tests.support.triage import flagged_rule, sign_groups
+
+POLICIES = Path(__file__).resolve().parents[1] / "policies"
+GAP = re.compile(r"\.\*\??|\[\^[^\]]*\]\{0,\d+\}\??")
+DENIALS = (
+    "{a} and no {b}",
+    "{a}, without {b}",
+    "{a} but denies {b}",
+    "{a}, never had {b}",
+    "{a} but I don't have {b}",
+)
+SIGNS = (  # a negation word inside the sign: never a denial
+    ("I can't breathe", "breathing"),
+    ("my baby is not breathing", None),
+    ("the cut on my leg won't stop bleeding", "heavy_bleeding"),
+    ("my dad collapsed and is not responding", None),
+)
+
+
+def _gen(tokens: Any, choice: int) -> list[str]:
+    """Example strings for parsed ``tokens``: the first branch met is expanded (up to 8 ways)."""
+    outs = [""]
+    for op, av in tokens:
+        name = str(op)
+        if name == "LITERAL":
+            parts = [chr(av)]
+        elif name == "SUBPATTERN":
+            parts = _gen(av[-1], choice)
+        elif name == "BRANCH":
+            parts = [_gen(alt, choice)[0] for alt in av[1]][:8] if choice else [_gen(av[1][0], 0)[0]]
+            choice = 0
+        elif name == "IN":
+            first = av[0]
+            parts = [
+                chr(first[1])
+                if str(first[0]) == "LITERAL"
+                else chr(first[1][0])
+                if str(first[0]) == "RANGE"
+                else "x"
+            ]
+            if str(first[0]) == "NEGATE":
+                parts = [" "]
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            low, _high, sub = av
+            parts = ["".join(_gen(sub, 0)[0] for _ in range(low))]
+        elif name == "ANY":
+            parts = ["x"]
+        else:  # AT, ASSERT, ASSERT_NOT, GROUPREF...
+            parts = [""]
+        outs = [o + p for o in outs for p in parts] if len(parts) > 1 else [o + parts[0] for o in outs]
+    return outs
+
+
+def examples(pattern: str, many: bool) -> list[str]:
+    pattern = pattern.replace("(?P<flag>", "(")
+    try:
+        return [re.sub(r"\s+", " ", e).strip() for e in _gen(sre.parse(pattern), 1 if many else 0)]
+    except (re.error, TypeError, IndexError):
+        return []
+
+
+def split(pattern: str) -> tuple[str, str] | None:
+    """The pattern's parts before and after its last top-level gap, if any."""
+    depth, cuts = 0, []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif depth == 0 and (m := GAP.match(pattern, i)):
+            cuts.append((m.start(), m.end()))
+            i = m.end()
+            continue
+        i += 1
+    if not cuts:
+        return None
+    start, end = cuts[-1]
+    return pattern[:start], pattern[end:]
+
+
+def audit_rules(policy: Policy) -> list[str]:
+    found = []
+    for rule in policy.context.emergency:
+        for pattern in rule.patterns:
+            parts = split(pattern)
+            if parts is None:
+                continue
+            a = examples(parts[0], False)
+            for b in examples(parts[1], True):
+                if not a or not b:
+                    continue
+                plain = f"{a[0]} and {b}"
+                if flagged_rule(plain, policy) is None:
+                    found.append(f"  (not generated as a match) {rule.id}: {plain!r}")
+                    continue
+                for form in DENIALS:
+                    text = form.format(a=a[0], b=b)
+                    if flagged_rule(text, policy) == rule.id and re.search(pattern, text, re.I):
+                        found.append(f"  FIRES {rule.id}: {text!r}  [{pattern[:70]}]")
+    return found
+
+
+def audit_signs(policy: Policy) -> list[str]:
+    found = []
+    for group, terms in policy.triage.evidence.terms.items():
+        if not terms.negatable:
+            continue
+        for pattern in terms.patterns:
+            parts = split(pattern)
+            if parts is None:
+                continue
+            a = examples(parts[0], False)
+            for b in examples(parts[1], True):
+                if not a or not b:
+                    continue
+                plain = f"{a[0]} {b}"
+                if group not in sign_groups(plain, policy.triage):
+                    continue
+                for form in DENIALS:
+                    text = form.format(a=a[0], b=b)
+                    if group in sign_groups(text, policy.triage) and re.search(pattern, text, re.I):
+                        found.append(f"  FIRES {group}: {text!r}  [{pattern[:70]}]")
+    return found
+
+
+def main() -> None:
+    for name in ("general", "cataract-followup"):
+        policy = load_policy(POLICIES, name)
+        print(f"== {name}: rules")
+        print("\n".join(audit_rules(policy)) or "  none")
+        for text, rule in SIGNS:
+            got = flagged_rule(text, policy)
+            print(f"  sign {'ok ' if got is not None else 'LOST'} {text!r}: {got} (expected {rule or 'any'})")
+    print("== evidence.yaml signs (general)")
+    print("\n".join(audit_signs(load_policy(POLICIES, "general"))) or "  none")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""The audit of every two-part red-flag rule (``bench/negation_audit.py``, #31 item 2: negation respected):
+a rule whose second part is a sign the patient can deny names it ``flag`` (or ``flag_<part>``), so that
+"chest pain, no sweating", "some bleeding, not a lot", "a seizure, not his first" and "bleeding, I'm not
+pregnant" no longer fire; a sign that holds its own negation ("won't stop", "can't breathe", "not
+breathing") is never read as a denial.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gateway.policies import Policy, load_policy
+from tests.support.triage import flagged_rule
+
+POLICIES = Path(__file__).resolve().parents[2] / "policies"
+GENERAL = load_policy(POLICIES, "general")
+CATARACT = load_policy(POLICIES, "cataract-followup")
+CONTEXTS = pytest.mark.parametrize("policy", [GENERAL, CATARACT], ids=["general", "cataract"])
+
+
+@CONTEXTS
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I have chest pain when I press on it, no sweating or breathlessness",
+        "chest pain, not short of breath",
+        "chest pain but I'm not sweating",
+        "I took my tablets this morning, not too many",
+        "some bleeding after the smear, not a lot",
+        "bleeding, not heavily",
+        "he had a seizure, it's not his first",
+    ],
+)
+def test_a_denied_second_part_does_not_fire(message: str, policy: Policy) -> None:
+    assert flagged_rule(message, policy) is None
+
+
+def test_bleeding_when_not_pregnant_is_no_pregnancy_bleeding() -> None:
+    assert flagged_rule("light bleeding after sex, I'm not pregnant", GENERAL) is None
+    assert flagged_rule("bleeding heavily, not pregnant", GENERAL) == "heavy_bleeding"
+
+
+@CONTEXTS
+@pytest.mark.parametrize(
+    ("message", "rule"),
+    [
+        ("I have chest pain and I can't breathe", "chest_pain"),
+        ("chest tightness and I can't catch my breath", "chest_pain"),
+        ("chest pain going down my left arm", "chest_pain"),
+        ("chest pain and I'm not breathing properly", "unconscious_or_seizure"),
+        ("I took too many of my pills", "overdose"),
+        ("I took paracetamol and I don't know how many, maybe too many", "overdose"),
+        ("I swallowed all my pills", "overdose"),
+        ("I'm bleeding a lot from the cut", "heavy_bleeding"),
+        ("bleeding and it won't stop", "heavy_bleeding"),
+        ("the bleeding hasn't slowed and won't stop", "heavy_bleeding"),
+        ("the cut on my leg won't stop bleeding", "heavy_bleeding"),
+        ("he had a fit and it won't stop", "unconscious_or_seizure"),
+        ("my son had a seizure, I don't know if it's his first", "unconscious_or_seizure"),
+        ("she had a seizure and is still not waking up", "unconscious_or_seizure"),
+        ("my dad collapsed and is not responding", "unconscious_or_seizure"),
+        ("my baby is not breathing", "unconscious_or_seizure"),
+    ],
+)
+def test_the_emergency_still_fires(message: str, rule: str, policy: Policy) -> None:
+    assert flagged_rule(message, policy) == rule
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "bleeding and I'm 12 weeks pregnant",
+        "bleeding, I think I might be pregnant",
+        "bleeding and I don't know if I'm pregnant",
+        "I'm 30 weeks pregnant and bleeding",
+    ],
+)
+def test_bleeding_in_pregnancy_still_fires(message: str) -> None:
+    assert flagged_rule(message, GENERAL) == "pregnancy_bleeding"
+
+
+@pytest.mark.parametrize("message", ["my eye pain is not severe", "eye ache, not getting worse"])
+def test_eye_pain_denied_severe_does_not_fire(message: str) -> None:
+    assert flagged_rule(message, CATARACT) is None
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "the eye pain is severe",
+        "eye pain that isn't easing and is getting worse",
+        "my eye ache won't go away and it's unbearable",
+        "my eye ache is not going away, getting worse",
+    ],
+)
+def test_severe_eye_pain_still_fires(message: str) -> None:
+    assert flagged_rule(message, CATARACT) == "severe_eye_pain"
