@@ -38,6 +38,9 @@ def flagged(message: str) -> str | None:
         ("5yo, febrile, drooling and can't swallow, voice muffled", "breathing"),
         ("Adult with quinsy, hot potato voice and unable to swallow saliva", "breathing"),
         ("62F, diabetic, epigastric pain for 40 minutes, diaphoretic", "chest_pain"),
+        # "chest wall" still names a chest pain: patients say it of any (stop 50 review)
+        ("I have chest wall pain and I'm sweating and short of breath", "chest_pain"),
+        ("my chest wall hurts and the pain is going down my left arm", "chest_pain"),
         ("3yo found with her grandfather's tablets, now drowsy", "poisoning"),
         (
             "58F with a red painful left eye since this evening, seeing rainbows around lights",
