@@ -1,4 +1,7 @@
-"""The audit of every two-part red-flag rule (``bench/negation_audit.py``, #31 item 2: negation respected):
+"""Two-part red-flag rules read for denial at each part (#31 item 2: negation respected). A match was read
+only before its first word, so "I was sweating at the gym and had no chest pain" fired the chest-pain rule
+and "sudden urge to pee, no numbness" the stroke rule (stop 50). Then the audit of every two-part
+red-flag rule (``bench/negation_audit.py``):
 a rule whose second part is a sign the patient can deny names it ``flag`` (or ``flag_<part>``), so that
 "chest pain, no sweating", "some bleeding, not a lot", "a seizure, not his first" and "bleeding, I'm not
 pregnant" no longer fire; a sign that holds its own negation ("won't stop", "can't breathe", "not
@@ -97,3 +100,46 @@ def test_eye_pain_denied_severe_does_not_fire(message: str) -> None:
 )
 def test_severe_eye_pain_still_fires(message: str) -> None:
     assert flagged_rule(message, CATARACT) == "severe_eye_pain"
+
+
+@CONTEXTS
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I was sweating at the gym and had no chest pain, is that fine?",
+        "my arm aches from the jab, no chest pain",
+        "my breathing is too fast after climbing stairs since covid, no chest pain",
+        "I got up suddenly and felt dizzy, no weakness or numbness though",
+        "sudden urge to pee, no numbness",
+        "suddenly my wrist hurts when I type, no weakness",
+        "allergic reaction to a plaster, no swelling or breathing problems, just itchy",
+    ],
+)
+def test_a_denied_red_flag_after_its_companion_does_not_fire(message: str, policy: Policy) -> None:
+    assert flagged_rule(message, policy) is None
+
+
+@CONTEXTS
+@pytest.mark.parametrize(
+    ("message", "rule"),
+    [
+        ("I can't breathe and I have chest pain", "chest_pain"),
+        ("sweating and chest pain going into my jaw", "chest_pain"),
+        ("my arm is numb and I have chest tightness", "chest_pain"),
+        ("suddenly I have weakness down one side and can't lift my arm", "stroke_signs"),
+        ("sudden numbness in my face and arm", "stroke_signs"),
+        ("my face is drooping on one side", "stroke_signs"),
+        ("I'm having an allergic reaction and I can't breathe", "anaphylaxis"),
+        ("heavy period, bleeding through a pad every hour", "heavy_bleeding"),
+    ],
+)
+def test_the_same_rules_still_fire_when_nothing_is_denied(message: str, rule: str, policy: Policy) -> None:
+    assert flagged_rule(message, policy) == rule
+
+
+def test_a_denied_first_part_still_denies() -> None:
+    """The match's start is still read: a denied companion sign denies the combination."""
+    assert (
+        flagged_rule("no sweating or breathlessness, and the chest pain is only when I press on it", GENERAL)
+        != "chest_pain"
+    )
