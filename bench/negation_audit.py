@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from re import _parser as sre  # type: ignore[attr-defined]
 from typing import Any
@@ -106,25 +107,34 @@ def split(pattern: str) -> tuple[str, str] | None:
     return pattern[:start], pattern[end:]
 
 
+def denied_variants(pattern: str, joiner: str) -> Iterator[tuple[str, str]]:
+    """For a two-part pattern: (the plain example of its two parts, one denied form of it), for each
+    example of the second part and each form of ``DENIALS``, after the plain example itself ("")."""
+    parts = split(pattern)
+    if parts is None:
+        return
+    a = examples(parts[0], False)
+    for b in examples(parts[1], True):
+        if not a or not b:
+            continue
+        plain = f"{a[0]}{joiner}{b}"
+        yield plain, ""
+        for form in DENIALS:
+            yield plain, form.format(a=a[0], b=b)
+
+
 def audit_rules(policy: Policy) -> list[str]:
     found = []
     for rule in policy.context.emergency:
         for pattern in rule.patterns:
-            parts = split(pattern)
-            if parts is None:
-                continue
-            a = examples(parts[0], False)
-            for b in examples(parts[1], True):
-                if not a or not b:
-                    continue
-                plain = f"{a[0]} and {b}"
-                if flagged_rule(plain, policy) is None:
-                    found.append(f"  (not generated as a match) {rule.id}: {plain!r}")
-                    continue
-                for form in DENIALS:
-                    text = form.format(a=a[0], b=b)
-                    if flagged_rule(text, policy) == rule.id and re.search(pattern, text, re.I):
-                        found.append(f"  FIRES {rule.id}: {text!r}  [{pattern[:70]}]")
+            generated = True
+            for plain, text in denied_variants(pattern, " and "):
+                if not text:
+                    generated = flagged_rule(plain, policy) is not None
+                    if not generated:
+                        found.append(f"  (not generated as a match) {rule.id}: {plain!r}")
+                elif generated and flagged_rule(text, policy) == rule.id and re.search(pattern, text, re.I):
+                    found.append(f"  FIRES {rule.id}: {text!r}  [{pattern[:70]}]")
     return found
 
 
@@ -134,20 +144,14 @@ def audit_signs(policy: Policy) -> list[str]:
         if not terms.negatable:
             continue
         for pattern in terms.patterns:
-            parts = split(pattern)
-            if parts is None:
-                continue
-            a = examples(parts[0], False)
-            for b in examples(parts[1], True):
-                if not a or not b:
-                    continue
-                plain = f"{a[0]} {b}"
-                if group not in sign_groups(plain, policy.triage):
-                    continue
-                for form in DENIALS:
-                    text = form.format(a=a[0], b=b)
-                    if group in sign_groups(text, policy.triage) and re.search(pattern, text, re.I):
-                        found.append(f"  FIRES {group}: {text!r}  [{pattern[:70]}]")
+            generated = True
+            for plain, text in denied_variants(pattern, " "):
+                if not text:
+                    generated = group in sign_groups(plain, policy.triage)
+                elif (
+                    generated and group in sign_groups(text, policy.triage) and re.search(pattern, text, re.I)
+                ):
+                    found.append(f"  FIRES {group}: {text!r}  [{pattern[:70]}]")
     return found
 
 
