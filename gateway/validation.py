@@ -112,13 +112,14 @@ class UniqueKeyLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def read_yaml(path: Path, hint: str = "", *, loader: type[yaml.SafeLoader] = yaml.SafeLoader) -> Any:
-    """A YAML file's value ({} when empty); ``hint`` follows "file not found"; ``loader``: a stricter
-    safe loader (one that refuses a repeated key, say)."""
+def read_yaml(path: Path, hint: str = "") -> Any:
+    """A YAML file's value ({} when empty); ``hint`` follows "file not found". A key given twice in one
+    mapping is refused: YAML alone would keep the last one silently, and an operator who adds a second
+    ``patterns:`` list under a red flag would lose the first without a word."""
     if not path.is_file():
         refuse(str(path), "-", f"file not found{hint}")
     try:
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}  # noqa: S506  # a SafeLoader
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=UniqueKeyLoader) or {}  # noqa: S506  # a SafeLoader
     except yaml.YAMLError as err:
         refuse(str(path), "-", f"not valid YAML: {err}")
 

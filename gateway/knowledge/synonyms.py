@@ -14,7 +14,7 @@ from typing import Annotated
 from pydantic import AfterValidator, Field, model_validator, with_config
 
 from gateway.errors import InvalidValue
-from gateway.validation import FILE_CONFIG, UniqueKeyLoader, read_yaml, refuse, validate
+from gateway.validation import FILE_CONFIG, read_yaml, refuse, validate
 
 WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
 """A word of the message as spelling correction and the vocabulary read it."""
@@ -133,7 +133,7 @@ def load_vocabulary(
     (BM25 only: what a question asks, worded as the sources title their sections, is a ranking hint
     among one topic's sections, not a topic for MiniLM). Any problem names the file and the key; a
     phrase is listed once across both files."""
-    raw = read_yaml(path, loader=UniqueKeyLoader)
+    raw = read_yaml(path)
     if isinstance(raw, dict) and "question_types" in raw:  # an override written before the fold
         refuse(
             str(path),

@@ -29,7 +29,7 @@ from gateway.errors import InvalidValue
 from gateway.triage.clauses import DateParts
 from gateway.triage.pattern_lists import PatternLists, evidence_with_lists
 from gateway.triage.vitals_policy import VitalsPolicy
-from gateway.validation import FILE_CONFIG, UniqueKeyLoader, compile_all, read_yaml, refuse, validate
+from gateway.validation import FILE_CONFIG, compile_all, read_yaml, refuse, validate
 
 GROUP_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 Binding = Literal["signs", "gate", "free"]
@@ -432,7 +432,7 @@ class EvidencePolicy:
 def load_evidence_policy(path: Path, lists: PatternLists | None = None) -> EvidencePolicy:
     """``evidence.yaml``, its term groups' ``pattern_lists`` read in from ``lists``. A key given twice is
     refused: YAML would keep the last silently (two ``patterns`` lists of one group had dropped the first)."""
-    data = evidence_with_lists(read_yaml(path, loader=UniqueKeyLoader), lists or PatternLists({}), str(path))
+    data = evidence_with_lists(read_yaml(path), lists or PatternLists({}), str(path))
     return validate(EvidencePolicy, data, str(path))
 
 

@@ -17,7 +17,7 @@ from pydantic import PositiveInt, with_config
 
 from gateway.errors import InvalidValue
 from gateway.triage.pressure import DIASTOLIC_READ, SYSTOLIC_READ
-from gateway.validation import FILE_CONFIG, UniqueKeyLoader, compile_all, read_yaml, validate
+from gateway.validation import FILE_CONFIG, compile_all, read_yaml, validate
 
 Vital = Literal[
     "temperature_c",
@@ -200,4 +200,4 @@ def _readable(key: str, value: float, read: tuple[int, int]) -> None:
 
 
 def load_vitals_policy(path: Path) -> VitalsPolicy:
-    return validate(VitalsPolicy, read_yaml(path, loader=UniqueKeyLoader), str(path))
+    return validate(VitalsPolicy, read_yaml(path), str(path))

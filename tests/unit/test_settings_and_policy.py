@@ -130,6 +130,8 @@ def test_bundled_policy_loads() -> None:
             "regular expression",
         ),
         ("retrieval: [1, 2]\n", "retrieval", "expected a mapping"),
+        # YAML alone keeps the last of a repeated key silently; every policy file refuses it
+        ("retrieval:\n  top_k: 3\n  top_k: 30\n", "duplicate key 'top_k'", "not valid YAML"),
     ],
 )
 def test_bad_policy_names_file_key_and_reason(tmp_path: Path, yaml_text: str, key: str, reason: str) -> None:
