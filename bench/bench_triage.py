@@ -68,6 +68,9 @@ Sources, each reported on its own:
   the sign lists may not know (doubled over, can't keep anything down, went grey), and guards in the
   same words (#31 item 2, written before the fourth unbound pass); ``unbound tune`` and ``unbound held``
   (never printed);
+- ``bench/data/triage/probe_blind.jsonl``: a blind probe (#31 item 7) written by someone who never read
+  the rules, the exemplar banks or any other probe's rows; every row is held (``blind held``, never
+  printed, never tuned on); its per-style emergency recall is printed too;
 - ``../shared/eval/triage/`` held-out split (``bench/triage_data.split_of``: the 30% of rows the
   classifier was not trained on): clinical.jsonl, non_clinical.jsonl, suicide_risk.jsonl. When the
   folder is absent they are skipped, and a line on stderr says so.
@@ -229,6 +232,8 @@ def layer_of(result: Triage) -> str:
 def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> None:
     """Print one source's figures (and, with ``verbose``, its errors unless the source is held out)."""
     per_category: dict[str, list[bool]] = defaultdict(list)
+    per_style: dict[str, list[bool]] = defaultdict(list)
+    style_flagged: dict[str, list[bool]] = defaultdict(list)
     layers: Counter[str] = Counter()
     flagged: dict[str, list[bool]] = defaultdict(list)
     refused: list[bool] = []
@@ -241,12 +246,14 @@ def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> 
         wrong = False
         if row.label == "emergency":
             per_category[row.category or "-"].append(emergency)
+            per_style[row.kind or "-"].append(emergency)
             if emergency:
                 layers[layer_of(result)] += 1
             wrong = not emergency
         elif row.label in HEALTH:
             flagged["long" if row.long else "short"].append(emergency)
             flagged[row.label].append(emergency)
+            style_flagged[row.kind or "-"].append(emergency)
             refused.append(result.scope is Scope.NON_CLINICAL)
             wrong = emergency or result.scope is Scope.NON_CLINICAL
             if emergency:
@@ -289,6 +296,13 @@ def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> 
         print("per category recall:")
         for category, values in sorted(per_category.items()):
             print(f"  {category:<26} {rate(sum(values), len(values))}")
+    if len(per_style) > 1:
+        print("per style (emergency recall; health questions flagged):")
+        for style in sorted(set(per_style) | set(style_flagged)):
+            hit, flag = per_style.get(style, []), style_flagged.get(style, [])
+            recall = rate(sum(hit), len(hit)) if hit else "-"
+            false = rate(sum(flag), len(flag)) if flag else "-"
+            print(f"  {style:<26} {recall:<16} {false}")
     if verbose and not name.startswith(HELD_OUT_SOURCES):
         print("errors:")
         for error in errors:
@@ -312,6 +326,7 @@ ACUTE_HELD = "acute held"
 VIGNETTE_HELD = "vignette held"
 ORDER_HELD = "order held"
 UNBOUND_HELD = "unbound held"
+BLIND_HELD = "blind held"
 HELD_OUT_SOURCES = (
     *HELD_OUT,
     PROBE_HELD,
@@ -329,6 +344,7 @@ HELD_OUT_SOURCES = (
     VIGNETTE_HELD,
     ORDER_HELD,
     UNBOUND_HELD,
+    BLIND_HELD,
 )
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
@@ -346,6 +362,7 @@ ACUTE = DEV / "probe_acute.jsonl"
 VIGNETTE = DEV / "probe_vignette.jsonl"
 ORDER = DEV / "probe_order.jsonl"
 UNBOUND = DEV / "probe_unbound.jsonl"
+BLIND = DEV / "probe_blind.jsonl"
 PROBES = (
     ("probe", PROBE, PROBE_HELD),
     ("recall2", RECALL2, RECALL2_HELD),
@@ -362,9 +379,11 @@ PROBES = (
     ("vignette", VIGNETTE, VIGNETTE_HELD),
     ("order", ORDER, ORDER_HELD),
     ("unbound", UNBOUND, UNBOUND_HELD),
+    ("blind", BLIND, BLIND_HELD),
 )
 """The probe files: (source key and id prefix, path, name of the held part). Each is read as two parts,
-``<key> tune`` (ids ``<key>-tune-*``) and ``<key> held`` (``<key>-held-*``, never printed)."""
+``<key> tune`` (ids ``<key>-tune-*``) and ``<key> held`` (``<key>-held-*``, never printed); a part with
+no rows (``blind`` has no tune part) is skipped."""
 
 
 def run_source(
@@ -463,7 +482,7 @@ def main() -> None:
         "--only",
         default="",
         help="comma-separated sources: first, tune, test, probe, recall2, long, long2, flag2, recall3,"
-        " flag3, recall4, flag4, recall5, flag5, acute, vignette, order, unbound, shared",
+        " flag3, recall4, flag4, recall5, flag5, acute, vignette, order, unbound, blind, shared",
     )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument(
@@ -513,6 +532,7 @@ def main() -> None:
         "vignette",
         "order",
         "unbound",
+        "blind",
         "shared",
     }
 
@@ -556,6 +576,8 @@ def main() -> None:
         rows = project_rows(path)
         for part in ("tune", "held"):  # "<key> held" is in HELD_OUT_SOURCES: never printed
             chosen = [r for r in rows if r.id.startswith(f"{key}-{part}-")]
+            if not chosen:
+                continue
             run_source(f"{key} {part} ({path.name})", chosen, context, model, args.cache, args.verbose)
     if "shared" in only and not args.no_shared:
         if not EVAL.is_dir():

@@ -58,6 +58,8 @@ def sources() -> list[tuple[str, str, list[Row]]]:
             rows = project_rows(path)
             for part, name in (("tune", f"{prefix} tune"), ("held", parts)):
                 chosen = [r for r in rows if r.id.startswith(f"{prefix}-{part}-")]
+                if not chosen:  # a probe with one part only (``blind`` is all held)
+                    continue
                 found.append((name, name.replace(" ", "_"), chosen))
     if not EVAL.is_dir():
         print(f"triage_decisions: shared sets SKIPPED: no folder at {EVAL}", file=sys.stderr)
