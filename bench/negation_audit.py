@@ -5,13 +5,19 @@ For every red-flag rule pattern of ``policies/contexts/*.yaml`` and every sign p
 each part is generated from the pattern itself, and the second part is denied ("A and no B", "A, without B",
 ...). A rule is checked through the rule layers alone (``flagged_rule``), a sign through the evidence reader
 (``sign_groups``). The undenied form ("A and B") must still fire, as must the signs patients write with a
-negation word in them ("can't breathe", "won't stop bleeding"). Run::
+negation word in them ("can't breathe", "won't stop bleeding").
+
+The last section counts, per ``evidence.yaml`` sign pattern, the denied forms whose own match the reader
+still counts as a sign (a hit of its group, not negated, that the pattern matches: a word of the group
+found beside it does not count), with the patterns' red-flag parts (``(?P<flag>...)``,
+``gateway/triage/flag_parts.py``) unread (as before #31 item 2) and read. Run::
 
     PYTHONPATH=. .venv/bin/python bench/negation_audit.py
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from collections.abc import Iterator
@@ -22,9 +28,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gateway.policies import Policy, load_policy
-from tests.support.triage import flagged_rule, sign_groups
+from gateway.triage.policy import TriagePolicy
+from tests.support.triage import flagged_rule, reader_of, sign_groups
 
 POLICIES = Path(__file__).resolve().parents[1] / "policies"
+FLAG_PART = re.compile(r"\(\?P<flag\w*>")
 GAP = re.compile(r"\.\*\??|\[\^[^\]]*\]\{0,\d+\}\??")
 DENIALS = (
     "{a} and no {b}",
@@ -76,7 +84,7 @@ def _gen(tokens: Any, choice: int) -> list[str]:
 
 
 def examples(pattern: str, many: bool) -> list[str]:
-    pattern = pattern.replace("(?P<flag>", "(")
+    pattern = FLAG_PART.sub("(", pattern)
     try:
         return [re.sub(r"\s+", " ", e).strip() for e in _gen(sre.parse(pattern), 1 if many else 0)]
     except (re.error, TypeError, IndexError):
@@ -155,6 +163,53 @@ def audit_signs(policy: Policy) -> list[str]:
     return found
 
 
+def unread_flag_parts(policy: TriagePolicy) -> TriagePolicy:
+    """``policy`` with its sign patterns' red-flag parts unnamed: read as before #31 item 2."""
+    terms = {
+        name: dataclasses.replace(group, patterns=tuple(FLAG_PART.sub("(", p) for p in group.patterns))
+        for name, group in policy.evidence.terms.items()
+    }
+    return dataclasses.replace(policy, evidence=dataclasses.replace(policy.evidence, terms=terms))
+
+
+def own_sign(pattern: str, group: str, text: str, policy: TriagePolicy) -> bool:
+    """Whether the reader counts ``pattern``'s own match in ``text`` as a sign of ``group``: a match
+    reaching the second part, at the end of ``text`` (a pattern of alternatives may match its first part
+    alone, "very tender" of "very tender and no pulsing": that is no denied form)."""
+    compiled = re.compile(pattern, re.IGNORECASE)
+    hits = reader_of(policy).read(text).hits
+    return any(
+        h.group == group and not h.negated and text.endswith(h.text) and compiled.search(h.text) for h in hits
+    )
+
+
+def audit_sign_patterns(policy: TriagePolicy) -> tuple[list[str], list[int]]:
+    """Per two-part sign pattern: denied forms counted as its sign with its red-flag parts unread and
+    read, of the denied forms generated (lines for those that count any); and the totals."""
+    unread = unread_flag_parts(policy)
+    lines, totals = [], [0, 0, 0, 0]
+    for group, terms in policy.evidence.terms.items():
+        if not terms.negatable:
+            continue
+        for i, pattern in enumerate(terms.patterns):
+            before = after = forms = 0
+            generated = True
+            for plain, text in denied_variants(pattern, " "):
+                if not text:
+                    generated = own_sign(pattern, group, plain, policy)
+                    continue
+                if generated and re.search(pattern, text, re.IGNORECASE):
+                    forms += 1
+                    before += own_sign(pattern, group, text, unread)
+                    after += own_sign(pattern, group, text, policy)
+            named = FLAG_PART.search(pattern) is not None
+            totals = [totals[0] + before, totals[1] + after, totals[2] + forms, totals[3] + named]
+            if before or after:
+                mark = " (flag)" if named else ""
+                lines.append(f"  {group}[{i}]{mark}: {before} -> {after} of {forms}  [{pattern[:70]}]")
+    return lines, totals
+
+
 def main() -> None:
     for name in ("general", "cataract-followup"):
         policy = load_policy(POLICIES, name)
@@ -163,8 +218,14 @@ def main() -> None:
         for text, rule in SIGNS:
             got = flagged_rule(text, policy)
             print(f"  sign {'ok ' if got is not None else 'LOST'} {text!r}: {got} (expected {rule or 'any'})")
+    general = load_policy(POLICIES, "general")
     print("== evidence.yaml signs (general)")
-    print("\n".join(audit_signs(load_policy(POLICIES, "general"))) or "  none")
+    print("\n".join(audit_signs(general)) or "  none")
+    print("== evidence.yaml sign patterns (general): denied forms counted as the pattern's own sign,")
+    print("   red-flag parts unread -> read, of the denied forms generated")
+    lines, (before, after, forms, named) = audit_sign_patterns(general.triage)
+    print("\n".join(lines) or "  none")
+    print(f"  total: {before} -> {after} of {forms} denied forms ({named} patterns name a red-flag part)")
 
 
 if __name__ == "__main__":

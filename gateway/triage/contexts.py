@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from pydantic import with_config
 
+from gateway.triage.flag_parts import check_flag_groups
 from gateway.validation import FILE_CONFIG, compile_all
 
 
@@ -14,7 +15,9 @@ class TriageRule:
     id: str
     """Name of the rule, recorded in the trust report and the audit."""
     patterns: tuple[str, ...]
-    """Case-insensitive regular expressions matched against the question."""
+    """Case-insensitive regular expressions matched against the question. An emergency rule names the
+    red flag's own parts, which a patient can deny, as groups ``(?P<flag>...)`` or ``(?P<flag_<part>>...)``
+    (``flag_parts``): a negation before any of them keeps the match from firing. No other group is named."""
     message: str = ""
     """Template name of the message sent when this rule decides (default by category)."""
     information_exempt: bool = False
@@ -60,4 +63,5 @@ class OperatingContext:
         for group in ("emergency", "non_clinical", "out_of_scope"):
             for rule in getattr(self, group):
                 compile_all(self, rule.patterns, f"{group}[{rule.id}]")
+                check_flag_groups(self, rule.patterns, f"{group}[{rule.id}]")
                 compile_all(self, rule.denied_by, f"{group}[{rule.id}].denied_by")

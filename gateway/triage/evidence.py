@@ -30,7 +30,7 @@ from gateway.triage.found import Hit, Reading, Sentence, Signs
 from gateway.triage.policy import NegationPolicy
 from gateway.triage.prefilter import fold, may_match
 from gateway.triage.tense import Matcher, Memo, SentenceTime, TenseReader
-from gateway.triage.term_search import PatternSearch, Prefilter, PressureSearch, TermSearch
+from gateway.triage.term_search import PatternSearch, Prefilter, PressureSearch, Span, TermSearch
 from gateway.triage.vitals_policy import PressureSign
 
 _POSSESSIVE = re.compile(r"\b(my|his|her|our|their)\s+(\S+\s+){0,2}$", re.IGNORECASE)
@@ -244,8 +244,8 @@ class EvidenceReader:
                     yield start, self._hit(group, text, start, end, index, sentence.background)
         folded = fold(text)
         for search in self._searches:
-            for start, end in search.spans(text, folded):
-                yield start, self._pattern_hit(search.group, text, start, end, index, sentence)
+            for start, end, flags in search.spans(text, folded):
+                yield start, self._pattern_hit(search.group, text, (start, end, flags), index, sentence)
 
     def _across_dash(self, sentences: Sequence[Sentence], index: int) -> Iterable[tuple[int, Hit]]:
         """A pair's part and state on either side of a dash ("my left arm - it's gone weak")."""
@@ -254,13 +254,12 @@ class EvidenceReader:
             return
         cut, joined = len(sentence.text), f"{sentence.text} - {sentences[index + 1].text}"
         for search in self._paired:
-            for start, end in search.spans(joined, fold(joined)):
+            for start, end, flags in search.spans(joined, fold(joined)):
                 if start < cut < end:
-                    yield start, self._pattern_hit(search.group, joined, start, end, index, sentence)
+                    yield start, self._pattern_hit(search.group, joined, (start, end, flags), index, sentence)
 
-    def _pattern_hit(
-        self, group: str, text: str, start: int, end: int, index: int, sentence: Sentence
-    ) -> Hit:
+    def _pattern_hit(self, group: str, text: str, span: Span, index: int, sentence: Sentence) -> Hit:
+        start, end, flags = span
         last = _LAST_WORD.search(text[start:end])
         return self._hit(
             group,
@@ -270,6 +269,7 @@ class EvidenceReader:
             index,
             sentence.background,
             start + last.start() if last is not None else None,
+            flags,
         )
 
     def _hit(
@@ -281,12 +281,17 @@ class EvidenceReader:
         index: int,
         background: bool,
         last: int | None = None,
+        flags: tuple[int, ...] = (),
     ) -> Hit:
         """``last``: where a pattern's final word starts: a pattern spanning a negation ("breathing is not
-        hard") is negated by what stands before its final word too."""
+        hard") is negated by what stands before its final word too. ``flags``: where the pattern's
+        red-flag parts start (``flag_parts``): each is read as the rule layer reads it, so that a denial
+        further from the final word than the window still denies ("my leg has never been more swollen
+        than the other")."""
         negatable = self.policy.terms[group].negatable
         is_negated = negatable and (
             negated(text, start, self.negation)
+            or any(negated(text, flag, self.negation) for flag in flags if flag > start)
             or (last is not None and last > start and negated(text[:end], last, self.negation, since=start))
         )
         return Hit(group, text[start:end], index, is_negated, background)

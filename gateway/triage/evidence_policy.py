@@ -27,6 +27,7 @@ from pydantic import PositiveInt, with_config
 
 from gateway.errors import InvalidValue
 from gateway.triage.clauses import DateParts
+from gateway.triage.flag_parts import check_flag_groups
 from gateway.triage.pattern_lists import PatternLists, evidence_with_lists
 from gateway.triage.vitals_policy import VitalsPolicy
 from gateway.validation import FILE_CONFIG, compile_all, read_yaml, refuse, validate
@@ -75,7 +76,10 @@ class TermGroup:
     "*cillin" a suffix (any word of more than five letters ending so: "amoxicillin"). A word ending in
     "-ful" is matched as written (Snowball stems "handful" to "hand")."""
     patterns: tuple[str, ...] = ()
-    """Case-insensitive regular expressions, for what words cannot say ("\\d+ (pills|tablets)")."""
+    """Case-insensitive regular expressions, for what words cannot say ("\\d+ (pills|tablets)"). A pattern
+    whose red-flag part comes after another names it ``(?P<flag>...)`` or ``(?P<flag_<part>>...)``, as
+    the context rules do (``flag_parts``): a negation before it denies the sign ("my leg has never been
+    more swollen than the other"). No other group is named."""
     pairs: tuple[SignPair, ...] = ()
     """Signs told as a part and its state in either order (``SignPair``), read also across a dash
     ("my left arm - it's gone completely weak")."""
@@ -112,6 +116,7 @@ class TermGroup:
             ):
                 raise InvalidValue("TermGroup", f"words[{i}]", "a word is non-empty; '*' only at one end")
         compile_all(self, self.patterns, "patterns")
+        check_flag_groups(self, self.patterns, "patterns")
         compile_all(self, self.unless, "unless")
         if self.unless_scope == "term" and not self.unless:
             raise InvalidValue("TermGroup", "unless_scope", "a term scope needs unless patterns")

@@ -11,6 +11,7 @@ from functools import lru_cache
 
 from gateway.triage.contexts import OperatingContext, TriageRule
 from gateway.triage.evidence import negated
+from gateway.triage.flag_parts import flag_starts
 from gateway.triage.policy import NegationPolicy, TriagePolicy
 
 
@@ -33,7 +34,7 @@ def fired(rule: TriageRule, text: str, negation: NegationPolicy | None) -> str |
     its ``flag`` groups: "sweating at the gym and had no chest pain" denies the chest pain it needs."""
     for pattern in rule.patterns:
         for match in compiled(pattern).finditer(text):
-            starts = {match.start(), *_flag_starts(match)}
+            starts = {match.start(), *flag_starts(match)}
             if negation is None or not any(_denied(rule, text, start, negation) for start in starts):
                 return match.group(0)
     return None
@@ -44,17 +45,6 @@ def _denied(rule: TriageRule, text: str, start: int, negation: NegationPolicy) -
     if any(compiled(p).search(before) for p in rule.denied_by):
         return True
     return rule.negatable and negated(text, start, negation)
-
-
-def _flag_starts(match: re.Match[str]) -> list[int]:
-    """Where the red flag's own parts start: every named group ``flag`` or ``flag_<part>`` that took
-    part in the match ("30 weeks pregnant, no bleeding" checks the words before "bleeding"; "bleeding,
-    I'm not pregnant" the words before "pregnant"), none when the pattern names none."""
-    return [
-        match.start(name)
-        for name in match.re.groupindex
-        if (name == "flag" or name.startswith("flag_")) and match.start(name) >= 0
-    ]
 
 
 def first_rule(

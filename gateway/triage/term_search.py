@@ -12,9 +12,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gateway.triage.flag_parts import flag_starts
 from gateway.triage.prefilter import Needs, may_match, needs
 from gateway.triage.pressure import read_pressures
 from gateway.triage.vitals_policy import PressureSign
+
+Span = tuple[int, int, tuple[int, ...]]
+"""Where a group's match starts and ends, and where its red-flag parts start (``flag_parts``; none for a
+pattern that names none)."""
 
 Prefilter = Callable[[Needs, str], bool]
 """Whether a pattern needing the first argument can match a folded text (``prefilter.may_match``; a
@@ -35,11 +40,12 @@ class PatternSearch:
     def of(cls, group: str, pattern: re.Pattern[str], prefilter: Prefilter = may_match) -> PatternSearch:
         return cls(group, pattern, needs(pattern.pattern, pattern.flags), prefilter)
 
-    def spans(self, text: str, folded: str) -> list[tuple[int, int]]:
-        """Where the pattern matches ``text`` (``folded``: ``prefilter.fold(text)``)."""
+    def spans(self, text: str, folded: str) -> list[Span]:
+        """Where the pattern matches ``text`` (``folded``: ``prefilter.fold(text)``), with its red-flag
+        parts (``flag_parts.flag_starts``)."""
         if not self.prefilter(self.needed, folded):
             return []
-        return [match.span() for match in self.pattern.finditer(text)]
+        return [(m.start(), m.end(), tuple(flag_starts(m))) for m in self.pattern.finditer(text)]
 
 
 @dataclass(frozen=True)
@@ -50,12 +56,12 @@ class PressureSearch:
     group: str
     sign: PressureSign | None
 
-    def spans(self, text: str, folded: str) -> list[tuple[int, int]]:
+    def spans(self, text: str, folded: str) -> list[Span]:
         """Where ``text`` states a reading that meets the limits (``folded`` is not needed)."""
         sign = self.sign
         if sign is None:
             return []
-        return [(r.start, r.end) for r in read_pressures(text) if sign.met(r.systolic, r.diastolic)]
+        return [(r.start, r.end, ()) for r in read_pressures(text) if sign.met(r.systolic, r.diastolic)]
 
 
 TermSearch = PatternSearch | PressureSearch
