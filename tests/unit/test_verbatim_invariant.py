@@ -93,7 +93,7 @@ def test_own_sentence_scores_as_support_without_the_verbatim_rule(
             assert not any(r.clash for r in run_all(sentence, sentence)), sentence
             analyses = Analyses(verifier.data)
             found = candidate(1, passage, span, sentence, analyses)
-            assessment = verifier.judge_candidate(analyses(sentence), found, 1.0, 1.0)
+            assessment = verifier.evidence_judge.judge(analyses(sentence), found, 1.0, 1.0)
             if assessment.label is not VerdictLabel.SUPPORTED:
                 failures.append((sentence, assessment.check, assessment.reason))
     assert failures == []
