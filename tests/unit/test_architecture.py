@@ -84,7 +84,6 @@ REPEATED_NAMES: dict[str, str] = {
     "rendering.py": "check-only JSON rendering, and the web pages' template rendering",
     "report.py": "the check-only report, and the evaluation report",
     "result.py": "a fetch's result, and a pipeline run's result",
-    "run.py": "the pipeline's answer, and running the local checks",
     "store.py": "the audit store contract, and the knowledge store",
 }
 """Module file names kept in more than one package, each with the reason."""
