@@ -79,7 +79,6 @@ REPEATED_NAMES: dict[str, str] = {
     "policy.py": "each feature's pydantic policy model (#34: a feature owns its policy)",
     "errors.py": "the error tree, and web's one map of it to HTTP responses",
     "metrics.py": "the Prometheus metrics, and the evaluation's scores",
-    "record.py": "the audit record's schema, and the pipeline's record stage that writes it",
     "records.py": "the knowledge store's passage records, and the evaluation's result records",
     "rendering.py": "check-only JSON rendering, and the web pages' template rendering",
     "report.py": "the check-only report, and the evaluation report",
@@ -177,7 +176,7 @@ def test_the_cycle_finder_finds_a_loop_and_only_the_loop() -> None:
 
 def test_the_graph_sees_function_level_and_type_checking_imports() -> None:
     graph = import_graph(package_modules())
-    assert "gateway.pipeline.record" in graph["gateway.pipeline.run"]
+    assert "gateway.pipeline.recording" in graph["gateway.pipeline.run"]
     assert "gateway.services" in graph["gateway.pipeline.delivery"]  # under TYPE_CHECKING
 
 
