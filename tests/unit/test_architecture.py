@@ -74,7 +74,6 @@ UPWARD_IMPORTS: dict[tuple[str, str], str] = {
 """Known imports of a package above the importer: (module, imported module) -> why, and what removes it."""
 
 REPEATED_NAMES: dict[str, str] = {
-    "bootstrap.py": "building the process's services at start-up, and the evaluation's bootstrap intervals",
     "command.py": "each feature's trust-gateway subcommand (ingest, audit, eval); cli.py dispatches",
     "policy.py": "each feature's pydantic policy model (#34: a feature owns its policy)",
     "errors.py": "the error tree, and web's one map of it to HTTP responses",
