@@ -81,7 +81,6 @@ REPEATED_NAMES: dict[str, str] = {
     "records.py": "the knowledge store's passage records, and the evaluation's result records",
     "rendering.py": "check-only JSON rendering, and the web pages' template rendering",
     "report.py": "the check-only report, and the evaluation report",
-    "result.py": "a fetch's result, and a pipeline run's result",
     "store.py": "the audit store contract, and the knowledge store",
 }
 """Module file names kept in more than one package, each with the reason."""
