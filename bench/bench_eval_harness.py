@@ -53,8 +53,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gateway.evaluation.agreement import Call, labelled_claims
-from gateway.evaluation.bootstrap import BootstrapSpec
 from gateway.evaluation.command import checker_verifier
+from gateway.evaluation.intervals import BootstrapSpec
 from gateway.evaluation.metrics import MetricContext
 from gateway.evaluation.records import AnswerCheck, EvalRecord, Question, SystemAnswer
 from gateway.evaluation.runner import RunPaths, collect, open_run, records_by_system, summarise

@@ -17,7 +17,7 @@ chat claim citing its evidence as passage [1], written by one of four model beha
 
 Each claim goes through the gateway's verifier and SourceCleanup (``bench_cleanup.run_row``: the
 configured verifier and rewriter), and is counted into a real ``GatewayMetrics`` by the labelling code
-the chat path uses (``pipeline.record.claim_labels``). Printed per behaviour and set: the shares the
+the chat path uses (``pipeline.recording.claim_labels``). Printed per behaviour and set: the shares the
 alert rules compute (unanchored quotes, contradicted, removed, all claims), the shares kept as written
 and rewritten to the source, and the share of answers of ``--answer-size`` claims the refusal rules
 (``cleanup.stage.refusal_reason``) refuse. Then, for each alert's threshold, the share of a
@@ -62,7 +62,7 @@ from gateway.domain import (
 )
 from gateway.metric_labels import CLAIM_RESULTS, CLAIM_STATUSES
 from gateway.metrics import GatewayMetrics
-from gateway.pipeline.record import claim_labels
+from gateway.pipeline.recording import claim_labels
 from gateway.testing.openai_server import ANCHOR_MAX_WORDS
 from gateway.text import passage_from_text
 

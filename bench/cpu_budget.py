@@ -78,7 +78,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("verification", ("verification/", "verification/verify.py", "gateway/checkonly/")),
     ("cleanup", ("cleanup/stage.py", "gateway/cleanup/")),
     ("badge", ("trust/badge.py", "gateway/trust/tiers.py")),
-    ("audit + metrics + log", ("pipeline/record.py", "gateway/audit/", "prometheus_client", "structlog")),
+    ("audit + metrics + log", ("pipeline/recording.py", "gateway/audit/", "prometheus_client", "structlog")),
     ("JSON (response)", ("web/serializers.py", "encode_json", "msgspec")),
     (
         "request parsing + auth",

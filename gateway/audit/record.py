@@ -1,4 +1,4 @@
-"""The audit record's schema, stated once: what ``pipeline.record`` writes and the pages read back.
+"""The audit record's schema, stated once: what ``pipeline.recording`` writes and the pages read back.
 
 One ``AuditRecord`` per request, stored as JSON text by the ``AuditStore`` (``base.py``), encoded with
 ``msgspec.json.encode`` and decoded with ``load_record`` into these frozen types, so readers use typed
@@ -62,7 +62,7 @@ DELIVERING = "delivering"
 """``status`` (and outcome) of a streamed answer's record while it is being sent: the row holds, in
 ``sent``, every piece committed before it left (write-ahead; the last may not have arrived) and, once
 the answer is complete, the whole record; the final outcome replaces it only after the last chunk and
-``[DONE]`` were written to the connection (``gateway.pipeline.record.Delivery``)."""
+``[DONE]`` were written to the connection (``gateway.pipeline.recording.Delivery``)."""
 UNFINISHED = (INCOMPLETE, DELIVERING)
 """Outcomes of a row whose request never finished (the process died, or the audit store failed)."""
 

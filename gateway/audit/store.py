@@ -7,7 +7,7 @@ mapping is encoded by the backend. The store itself never interprets the record.
 idempotent upsert keyed by the request id, committed durably before it returns; every driver
 failure is raised as ``AuditError`` (never the driver's own exception), so the pipeline
 can refuse to answer without a trace. *When* to record is the pipeline's decision
-(``gateway.pipeline.record``), not the store's.
+(``gateway.pipeline.recording``), not the store's.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What recording a request needs, built once at start-up: the audit store, the metrics it counts in,
-and the names and settings every record carries (``gateway.pipeline.record`` and ``.delivery`` take
+and the names and settings every record carries (``gateway.pipeline.recording`` and ``.delivery`` take
 this instead of the whole ``Services``). The upstream's name is not among them: each record names the
 drafter that served its request (``RequestState.upstream``), so a swapped drafter is named truly."""
 

@@ -23,7 +23,7 @@ from gateway.domain import (
     VerdictLabel,
 )
 from gateway.errors import VerifierError
-from gateway.fetching.result import FetchResult
+from gateway.fetching.fetched import FetchResult
 from gateway.metric_labels import MODEL_FAILURES, MODEL_STAGES, bounded
 from gateway.metrics import GatewayMetrics
 from gateway.text import passage_from_text

@@ -17,7 +17,7 @@ from typing import Any
 from gateway.bootstrap import build_services, build_verifier
 from gateway.errors import ConfigurationError
 from gateway.evaluation.arguments import GATEWAY_KEY_VARIABLE
-from gateway.evaluation.bootstrap import BootstrapSpec
+from gateway.evaluation.intervals import BootstrapSpec
 from gateway.evaluation.metrics import RANGES, MetricContext
 from gateway.evaluation.questions import (
     BUNDLED_QUESTIONS,

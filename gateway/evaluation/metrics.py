@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.domain import RefusalReason, VerificationStatus
-from gateway.evaluation.bootstrap import (
+from gateway.evaluation.intervals import (
     BootstrapSpec,
     Estimate,
     FloatArray,

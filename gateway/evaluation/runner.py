@@ -24,7 +24,7 @@ from typing import Any
 from tqdm import tqdm
 
 from gateway.evaluation.agreement import agreement_report
-from gateway.evaluation.bootstrap import BootstrapSpec
+from gateway.evaluation.intervals import BootstrapSpec
 from gateway.evaluation.metrics import (
     LATENCY_METRICS,
     RATIO_METRICS,

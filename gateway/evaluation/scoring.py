@@ -36,7 +36,7 @@ from gateway.evaluation.records import (
     UrlCheck,
     UrlStatus,
 )
-from gateway.fetching.result import FetchResult
+from gateway.fetching.fetched import FetchResult
 from gateway.knowledge.corpus import SourceDocument
 from gateway.verification.policy import VerificationPolicy
 from gateway.verification.verifier import Verifier, operating_point

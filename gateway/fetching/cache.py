@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from cachetools import TTLCache
 
-from gateway.fetching.result import FetchResult
+from gateway.fetching.fetched import FetchResult
 from gateway.vocabulary import FetchReason
 
 

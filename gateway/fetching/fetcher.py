@@ -59,7 +59,7 @@ from gateway.fetching.addresses import (
 )
 from gateway.fetching.cache import CACHEABLE_FAILURES, FetchCache
 from gateway.fetching.extraction import HTML_TYPES, TEXT_TYPES, extract_text
-from gateway.fetching.result import FetchResult
+from gateway.fetching.fetched import FetchResult
 from gateway.vocabulary import FetchReason
 
 if TYPE_CHECKING:

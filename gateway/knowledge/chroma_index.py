@@ -50,40 +50,51 @@ class Snapshot:
     """Sentences quarantined as instructions, per committed document (instructions.py)."""
 
 
+@dataclass(frozen=True)
+class IndexSettings:
+    """What opening one knowledge index takes: stated once here, for ``ChromaIndex`` and every class
+    built on it (the writer, the reader, the store)."""
+
+    client: Any
+    """The Chroma client the collections are opened through (``chroma_client.connect``)."""
+    collection: str
+    embedder: Embedder
+    cache_dir: Path | None = None
+    """Where the BM25 index is cached on disk (None: not cached)."""
+    refresh_interval: float = 0.0
+    """Seconds between reads of the registry's version (0: before every read)."""
+    reopen: Callable[[], Any] | None = None
+    """A new client, for when the one in use fails (None: keep it)."""
+    title_weight: int = 1
+    """BM25 weight of a document's title."""
+    exact_max_titles: int = EXACT_MAX_TITLES
+    """Above this many titles Chroma answers the title search."""
+    clock: Callable[[], float] = time.monotonic
+    """Seconds, for ``refresh_interval`` (tests drive it; default the monotonic clock)."""
+
+
 class ChromaIndex:
     """The collections of one knowledge index and this process's view of what is committed."""
 
-    def __init__(
-        self,
-        client: Any,
-        collection: str,
-        embedder: Embedder,
-        cache_dir: Path | None = None,
-        refresh_interval: float = 0.0,
-        reopen: Callable[[], Any] | None = None,
-        title_weight: int = 1,
-        exact_max_titles: int = EXACT_MAX_TITLES,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        """``clock``: seconds, for ``refresh_interval`` (tests drive it; default the monotonic clock)."""
-        self._clock = clock
-        self._embedder = embedder
-        self._exact_max_titles = exact_max_titles
-        self._title_weight = title_weight
-        self._reopen = reopen
+    def __init__(self, index: IndexSettings) -> None:
+        self._clock = index.clock
+        self._embedder = index.embedder
+        self._exact_max_titles = index.exact_max_titles
+        self._title_weight = index.title_weight
+        self._reopen = index.reopen
         self._retired: list[Any] = []
-        self._refresh_interval = refresh_interval
+        self._refresh_interval = index.refresh_interval
         self._version_read_at = -float("inf")
-        self._collection = collection
-        self._cache_dir = cache_dir
+        self._collection = index.collection
+        self._cache_dir = index.cache_dir
         self._write_lock = threading.Lock()
         self._read_lock = threading.Lock()
         self._snapshot = Snapshot()
-        self._lexical = LexicalIndex(title_weight)
+        self._lexical = LexicalIndex(index.title_weight)
         self._records_by_document: dict[str, list[str]] = {}
         self.path: Path | None = None
         """The embedded store's directory (None for a Chroma server); ``gateway.health`` checks it."""
-        self._open_collections(client)
+        self._open_collections(index.client)
         self.refresh()
 
     def _open_collections(self, client: Any) -> None:

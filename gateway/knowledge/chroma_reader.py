@@ -8,17 +8,16 @@ The hybrid search over these reads is ``store.ChromaStore``; see ``store.py`` fo
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import anyio.to_thread
 import structlog
 
 from gateway.domain import Passage
 from gateway.errors import StoreError
+from gateway.knowledge.chroma_index import IndexSettings
 from gateway.knowledge.chroma_writer import ChromaWriter
 from gateway.knowledge.exact import ExactVectors
 from gateway.knowledge.instructions import InstructionDetector
@@ -30,8 +29,6 @@ from gateway.knowledge.records import (
     record_id,
     record_passage,
 )
-from gateway.knowledge.titles import EXACT_MAX_TITLES
-from gateway.models.embedding import Embedder
 
 _T = TypeVar("_T")
 
@@ -41,26 +38,13 @@ log = structlog.get_logger("gateway.knowledge")
 class ChromaReader(ChromaWriter):
     """A ``ChromaWriter`` whose committed passages are read consistently, through one record cache."""
 
-    def __init__(
-        self,
-        client: Any,
-        collection: str,
-        embedder: Embedder,
-        cache_dir: Path | None = None,
-        refresh_interval: float = 0.0,
-        reopen: Callable[[], Any] | None = None,
-        title_weight: int = 1,
-        exact_max_titles: int = EXACT_MAX_TITLES,
-        clock: Callable[[], float] = time.monotonic,
-        instructions: InstructionDetector | None = None,
-    ) -> None:
+    def __init__(self, index: IndexSettings, instructions: InstructionDetector | None = None) -> None:
         """``instructions``: the detector whose instruction sentences every passage returned drops (None:
-        no check); the rest as ``ChromaIndex``."""
+        no check)."""
         self.instructions = instructions
         """Drops instruction sentences from every passage returned (instructions.py); None: no check."""
-        index = (client, collection, embedder, cache_dir, refresh_interval, reopen, title_weight)
-        super().__init__(*index, exact_max_titles, clock)
-        self._records = RecordCache(self._passages, self._vectors, embedder.dimensions)
+        super().__init__(index)
+        self._records = RecordCache(self._passages, self._vectors, index.embedder.dimensions)
         self._exact_passages = ExactVectors(self._passages, "passage")
 
     def _reopened(self) -> None:

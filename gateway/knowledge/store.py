@@ -40,8 +40,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import anyio.to_thread
 import numpy as np
@@ -49,7 +48,7 @@ import numpy as np
 from gateway.domain import Passage, Vector
 from gateway.errors import StoreError
 from gateway.knowledge.chroma_client import connect
-from gateway.knowledge.chroma_index import Snapshot
+from gateway.knowledge.chroma_index import IndexSettings, Snapshot
 from gateway.knowledge.chroma_reader import ChromaReader
 from gateway.knowledge.corpus import SourceDocument
 from gateway.knowledge.fusion import best_window_cosine, fuse_lists, relevance
@@ -103,34 +102,24 @@ class ChromaStore(ChromaReader):
 
     def __init__(
         self,
-        client: Any,
-        collection: str,
-        embedder: Embedder,
+        index: IndexSettings,
         options: SearchOptions | None = None,
-        cache_dir: Path | None = None,
         planner: QueryPlanner | None = None,
-        refresh_interval: float = 0.0,
-        reopen: Callable[[], Any] | None = None,
         instructions: InstructionDetector | None = None,
-        title_weight: int | None = None,
         exact_max_passages: int = EXACT_MAX_PASSAGES,
-        exact_max_titles: int = EXACT_MAX_TITLES,
-        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        """``title_weight``: BM25 weight of a document's title (default: the planner's ``query.yaml``
-        ``bm25_title_weight``, 1 without a planner); ``exact_max_passages``: above this many passages
-        Chroma answers the dense search (``exact_max_titles``: the title search)."""
+        """``index``: the index to open (its ``title_weight``, the BM25 weight of a document's title, is
+        the planner's ``query.yaml`` ``bm25_title_weight``: ``open`` sets it); ``exact_max_passages``:
+        above this many passages Chroma answers the dense search (``index.exact_max_titles``: the title
+        search)."""
         self._exact_max_passages = exact_max_passages
         self.options = options or SearchOptions()
         self.planner = planner
         self._lexicons: LexiconKeeper | None = None
         if planner is not None:
-            dictionary = model_words(getattr(embedder, "model_path", None))
+            dictionary = model_words(getattr(index.embedder, "model_path", None))
             self._lexicons = LexiconKeeper(self._vocabulary, partial(planner.lexicon, dictionary=dictionary))
-        if title_weight is None:
-            title_weight = planner.words.bm25_title_weight if planner is not None else 1
-        index = (client, collection, embedder, cache_dir, refresh_interval, reopen, title_weight)
-        super().__init__(*index, exact_max_titles, clock, instructions)
+        super().__init__(index, instructions)
 
     @classmethod
     def open(
@@ -153,20 +142,23 @@ class ChromaStore(ChromaReader):
         if options is None:
             options = SearchOptions(mode=settings.retrieval_mode, rerank=settings.retrieval_rerank)
         connection = connect(settings)
-        store = cls(
+        index = IndexSettings(
             connection.client,
             settings.collection,
             embedder,
-            options=options,
             cache_dir=connection.cache_dir,
-            planner=planner,
             refresh_interval=settings.index_refresh_seconds,
             reopen=connection.reopen,
-            instructions=instructions,
             title_weight=(planner or _policy_planner(settings)).words.bm25_title_weight,
-            exact_max_passages=exact_max_passages,
             exact_max_titles=exact_max_titles,
             clock=clock,
+        )
+        store = cls(
+            index,
+            options=options,
+            planner=planner,
+            instructions=instructions,
+            exact_max_passages=exact_max_passages,
         )
         store.path = None if settings.chroma_url else settings.resolved_chroma_path
         return store

@@ -37,7 +37,7 @@ from gateway.audit.record import DELIVERING, encode_record, scrub
 from gateway.audit.trail import AuditTrail
 from gateway.domain import ChatRequest
 from gateway.errors import AuditError
-from gateway.pipeline.record import LOG_EVENT, provisional_record, record
+from gateway.pipeline.recording import LOG_EVENT, provisional_record, record
 from gateway.pipeline.result import PipelineResult, StreamItem
 from gateway.pipeline.run import OpenedRequest, answer
 from gateway.vocabulary import AuditOperation, RequestOutcome, StageName

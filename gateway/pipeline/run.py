@@ -56,7 +56,7 @@ from gateway.drafting.contract import DraftEnd, DraftSentence, UrgencyRead, asse
 from gateway.errors import AuditError, NothingToQuote, StageError
 from gateway.metrics import count_draft_failure
 from gateway.models.limits import request_deadline
-from gateway.pipeline.record import record, record_start
+from gateway.pipeline.recording import record, record_start
 from gateway.pipeline.result import PipelineResult
 from gateway.pipeline.stages import Stage, StageRunner, refusal_reason
 from gateway.pipeline.state import RequestState

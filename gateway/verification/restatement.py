@@ -45,12 +45,12 @@ from gateway.settings import Settings
 from gateway.text import strip_markers
 from gateway.validation import FILE_CONFIG, field_error, load_file
 from gateway.verification.binding import Binding, unshared_words
+from gateway.verification.checks.all_checks import run_all
 from gateway.verification.checks.analysis import Analyses
 from gateway.verification.checks.data import CheckData
 from gateway.verification.checks.quantifiers import stronger
 from gateway.verification.checks.quantities import extract_quantities
 from gateway.verification.checks.results import CheckOutcome, CheckResult
-from gateway.verification.checks.run import run_all
 from gateway.verification.checks.words import WORD, WordData
 from gateway.verification.policy import VerificationPolicy
 from gateway.vocabulary import VerdictCheck

@@ -100,7 +100,7 @@ def run_error_code(exc: RunError) -> str:
 
 def run_error_handler(_: Request[Any, Any, Any], exc: RunError) -> Response[Any]:
     """503: a run-time failure outside the chat pipeline's refusals. An AuditError means no answer
-    leaves without its trace (already counted and logged by ``gateway.pipeline.record``); a StageError
+    leaves without its trace (already counted and logged by ``gateway.pipeline.recording``); a StageError
     of a web call (``/v1/verify``, ``/v1/retrieve``) was named and counted by the stage runner."""
     if isinstance(exc, AuditError):
         body, headers = audit_unavailable_body(), {"Retry-After": "5"}

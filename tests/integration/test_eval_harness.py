@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from gateway.evaluation.bootstrap import BootstrapSpec
 from gateway.evaluation.command import checker_verifier
+from gateway.evaluation.intervals import BootstrapSpec
 from gateway.evaluation.metrics import MetricContext
 from gateway.evaluation.questions import GENERATION_PROMPT, load_questions, write_questions
 from gateway.evaluation.records import AnswerCheck, ExpectedScope, Question, RecordLog, SystemAnswer

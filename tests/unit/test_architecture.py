@@ -74,17 +74,13 @@ UPWARD_IMPORTS: dict[tuple[str, str], str] = {
 """Known imports of a package above the importer: (module, imported module) -> why, and what removes it."""
 
 REPEATED_NAMES: dict[str, str] = {
-    "bootstrap.py": "building the process's services at start-up, and the evaluation's bootstrap intervals",
     "command.py": "each feature's trust-gateway subcommand (ingest, audit, eval); cli.py dispatches",
     "policy.py": "each feature's pydantic policy model (#34: a feature owns its policy)",
     "errors.py": "the error tree, and web's one map of it to HTTP responses",
     "metrics.py": "the Prometheus metrics, and the evaluation's scores",
-    "record.py": "the audit record's schema, and the pipeline's record stage that writes it",
     "records.py": "the knowledge store's passage records, and the evaluation's result records",
     "rendering.py": "check-only JSON rendering, and the web pages' template rendering",
     "report.py": "the check-only report, and the evaluation report",
-    "result.py": "a fetch's result, and a pipeline run's result",
-    "run.py": "the pipeline's answer, and running the local checks",
     "store.py": "the audit store contract, and the knowledge store",
 }
 """Module file names kept in more than one package, each with the reason."""
@@ -178,7 +174,7 @@ def test_the_cycle_finder_finds_a_loop_and_only_the_loop() -> None:
 
 def test_the_graph_sees_function_level_and_type_checking_imports() -> None:
     graph = import_graph(package_modules())
-    assert "gateway.pipeline.record" in graph["gateway.pipeline.run"]
+    assert "gateway.pipeline.recording" in graph["gateway.pipeline.run"]
     assert "gateway.services" in graph["gateway.pipeline.delivery"]  # under TYPE_CHECKING
 
 

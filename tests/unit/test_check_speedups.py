@@ -79,13 +79,13 @@ def test_whitespace_is_collapsed_as_the_regular_expression_does() -> None:
     assert [normalise(t) for t in TEXTS] == [_normalise(t) for t in TEXTS]
 
 
-def test_frames_are_those_found_without_the_word_test(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_frames_are_those_found_without_the_word_test() -> None:
     grammar = CHECK_DATA.grammar
     clean = [normalise(t) for t in TEXTS]
     shortcut = [role_reader.read_relations(t, grammar) for t in clean]
     assert any(r.family.startswith("frame") for found in shortcut for r in found)
-    monkeypatch.setattr(role_reader, "may_frame", lambda text, name: True)
-    assert [role_reader.read_relations(t, grammar) for t in clean] == shortcut
+    every_frame = [role_reader.read_relations(t, grammar, prefilter=lambda text, name: True) for t in clean]
+    assert every_frame == shortcut
 
 
 def test_ascii_numbers_need_no_typesetting_fix() -> None:
@@ -131,7 +131,7 @@ def test_a_passage_entity_check_is_shared_by_its_candidates() -> None:
     shared: dict[AnalysedText, CheckResult] = {}
     for span, sentence in passage.sentences():
         found = candidate(1, passage, span, sentence, analyses)
-        assert verifier.judge_candidate(claim, found, 0.8, 0.8, shared) == verifier.judge_candidate(
+        assert verifier.evidence_judge.judge(claim, found, 0.8, 0.8, shared) == verifier.evidence_judge.judge(
             claim, found, 0.8, 0.8
         )
     assert list(shared) == [analyses(text)]
@@ -167,12 +167,12 @@ def test_the_best_candidate_is_the_one_judging_every_candidate_picks() -> None:
                 (candidate(1, passage, span, sentence, analyses), s)
                 for (span, sentence), s in zip(passage.sentences(), similarities, strict=True)
             ]
-            judged = [verifier.judge_candidate(claim, c, s, max(similarities)) for c, s in found]
-            assert verifier._best(claim, found, max(similarities)) == max(
+            judged = [verifier.evidence_judge.judge(claim, c, s, max(similarities)) for c, s in found]
+            assert verifier.evidence_judge.best(claim, found, max(similarities)) == max(
                 judged, key=lambda a: (a.score, a.similarity)
             )
             best = max(a.score for a in judged)
-            skipped += sum(verifier._base(claim, c, s)[0] < best for c, s in found)
+            skipped += sum(verifier.evidence_judge.base(claim, c, s)[0] < best for c, s in found)
     assert skipped > 0
 
 

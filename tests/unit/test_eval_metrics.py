@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gateway.errors import ConfigurationError
-from gateway.evaluation.bootstrap import (
+from gateway.evaluation.intervals import (
     BootstrapSpec,
     bootstrap_paired_difference,
     bootstrap_ratio,

@@ -13,7 +13,7 @@ import pytest
 
 from gateway.errors import ConfigurationError
 from gateway.evaluation.agreement import Call, agreement_report, labelled_claims
-from gateway.evaluation.bootstrap import BootstrapSpec
+from gateway.evaluation.intervals import BootstrapSpec
 from gateway.evaluation.metrics import MetricContext, counts, support_ranges, system_metrics
 from gateway.evaluation.records import (
     AnswerCheck,

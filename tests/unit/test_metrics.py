@@ -39,7 +39,7 @@ from gateway.errors import AuditError, StoreError, UpstreamHTTPError, UpstreamTi
 from gateway.metric_labels import CLAIM_RESULTS, CLAIM_STATUSES, OTHER, bounded, method_label, tier_label
 from gateway.metrics import GatewayMetrics
 from gateway.models import Endpoint
-from gateway.pipeline.record import LOG_EVENT, claim_labels
+from gateway.pipeline.recording import LOG_EVENT, claim_labels
 from gateway.pipeline.run import answer
 from gateway.retrieval.retrieve import Retriever
 from gateway.settings import Secret

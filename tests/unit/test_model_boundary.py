@@ -58,7 +58,7 @@ async def test_calls_are_counted_by_purpose_and_result() -> None:
     for purpose in ("draft", "rewrite"):
         for result in ("ok", "error"):
             assert value(metrics, "gateway_model_calls_total", purpose=purpose, result=result) == 1
-    # a draft's failure is counted with its request (pipeline.record), any other call's here
+    # a draft's failure is counted with its request (pipeline.recording), any other call's here
     assert value(metrics, "gateway_upstream_errors_total", type="http_status") == 0
     assert value(metrics, "gateway_upstream_errors_total", type="queue_full") == 1
 

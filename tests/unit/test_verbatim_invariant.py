@@ -16,13 +16,13 @@ import pytest
 from gateway.domain import ClaimToCheck, Passage, VerdictLabel
 from gateway.knowledge.chunking import chunk_document
 from gateway.knowledge.corpus import load_manifest
-from gateway.verification.checks import polarity, run
+from gateway.verification.checks import all_checks, polarity
 from gateway.verification.checks.analysis import Analyses
 from gateway.verification.local import LocalEntailmentVerifier, candidate
 from gateway.verification.policy import VerificationPolicy
 from tests.support.checks import on_texts
 
-run_all = on_texts(run.run_all)
+run_all = on_texts(all_checks.run_all)
 check_antonyms = on_texts(polarity.check_antonyms)
 KNOWLEDGE = Path(__file__).resolve().parents[2] / "knowledge"
 
@@ -93,7 +93,7 @@ def test_own_sentence_scores_as_support_without_the_verbatim_rule(
             assert not any(r.clash for r in run_all(sentence, sentence)), sentence
             analyses = Analyses(verifier.data)
             found = candidate(1, passage, span, sentence, analyses)
-            assessment = verifier.judge_candidate(analyses(sentence), found, 1.0, 1.0)
+            assessment = verifier.evidence_judge.judge(analyses(sentence), found, 1.0, 1.0)
             if assessment.label is not VerdictLabel.SUPPORTED:
                 failures.append((sentence, assessment.check, assessment.reason))
     assert failures == []

@@ -10,7 +10,7 @@ import numpy as np
 
 from gateway.domain import ClaimToCheck, unit_rows
 from gateway.text import passage_from_text
-from gateway.verification.checks import run
+from gateway.verification.checks import all_checks
 from gateway.verification.checks.analysis import Analyses
 from gateway.verification.checks.entities import Entity, EntityWords, extract_entities
 from gateway.verification.checks.quantities import Quantity, QuantityPatterns, extract_quantities
@@ -23,7 +23,7 @@ LEAFLET = (
     "Do not take more than 4 g in 24 hours. Children under 16 should not take aspirin."
 )
 
-run_all = on_texts(run.run_all)
+run_all = on_texts(all_checks.run_all)
 
 
 def test_paraphrase_passes_every_check() -> None:
