@@ -20,6 +20,8 @@ GUARDS = [
     "I have been vomiting blood for over a year now",
     "He's had headaches for 2 months and his neck is stiff and he has a rash that doesn't fade",
     "My neighbour had a stroke last week. She can't speak and her face is drooping.",
+    # not an emergency on main either: the date at the end made the whole clause history
+    "my dad's face has dropped on one side and he's talking rubbish, he had a stroke 3 years ago",
 ]
 
 NEW_OR_CHANGED_DEFICIT = [
@@ -55,6 +57,8 @@ BACKGROUND = [
     "Had a stroke in 2019 and my right hand is still clumsy with buttons. Any gadgets for shirts?",
     "Dad had a stroke four years ago and still drags his right foot when he's tired. Stick or frame?",
     "My left leg has been weak ever since the spinal surgery in 2020. Can I get a blue badge?",
+    "I had a stroke in 2019 and my face has drooped a bit ever since",
+    "He had a stroke in 2019 and he's still slurring a bit, can he fly?",
     # numbness or weakness with its local cause in the same clause
     "my speech isn't slurred but my face feels a bit numb after the dentist",
     "Half my face feels numb and a bit floppy after the local anaesthetic for a mole removal. How long?",
