@@ -71,6 +71,10 @@ Sources, each reported on its own:
 - ``bench/data/triage/probe_blind.jsonl``: a blind probe (#31 item 7) written by someone who never read
   the rules, the exemplar banks or any other probe's rows; every row is held (``blind held``, never
   printed, never tuned on); its per-style emergency recall is printed too;
+- ``bench/data/triage/probe_bystander.jsonl``: deficits that stayed after a dated event, numbness with a
+  local cause, jaw clenching from stress, other people's news beside a routine question, and their
+  emergency twins (a new or changed deficit, a bystander's emergency now, acute on chronic) (#31 items 2
+  and 6, written before the bystander pass); ``bystander tune`` and ``bystander held`` (never printed);
 - ``../shared/eval/triage/`` held-out split (``bench/triage_data.split_of``: the 30% of rows the
   classifier was not trained on): clinical.jsonl, non_clinical.jsonl, suicide_risk.jsonl. When the
   folder is absent they are skipped, and a line on stderr says so.
@@ -327,6 +331,7 @@ VIGNETTE_HELD = "vignette held"
 ORDER_HELD = "order held"
 UNBOUND_HELD = "unbound held"
 BLIND_HELD = "blind held"
+BYSTANDER_HELD = "bystander held"
 HELD_OUT_SOURCES = (
     *HELD_OUT,
     PROBE_HELD,
@@ -345,6 +350,7 @@ HELD_OUT_SOURCES = (
     ORDER_HELD,
     UNBOUND_HELD,
     BLIND_HELD,
+    BYSTANDER_HELD,
 )
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
@@ -363,6 +369,7 @@ VIGNETTE = DEV / "probe_vignette.jsonl"
 ORDER = DEV / "probe_order.jsonl"
 UNBOUND = DEV / "probe_unbound.jsonl"
 BLIND = DEV / "probe_blind.jsonl"
+BYSTANDER = DEV / "probe_bystander.jsonl"
 PROBES = (
     ("probe", PROBE, PROBE_HELD),
     ("recall2", RECALL2, RECALL2_HELD),
@@ -380,6 +387,7 @@ PROBES = (
     ("order", ORDER, ORDER_HELD),
     ("unbound", UNBOUND, UNBOUND_HELD),
     ("blind", BLIND, BLIND_HELD),
+    ("bystander", BYSTANDER, BYSTANDER_HELD),
 )
 """The probe files: (source key and id prefix, path, name of the held part). Each is read as two parts,
 ``<key> tune`` (ids ``<key>-tune-*``) and ``<key> held`` (``<key>-held-*``, never printed); a part with
@@ -483,6 +491,7 @@ def main() -> None:
         default="",
         help="comma-separated sources: first, tune, test, probe, recall2, long, long2, flag2, recall3,"
         " flag3, recall4, flag4, recall5, flag5, acute, vignette, order, unbound, blind, shared",
+        " flag3, recall4, flag4, recall5, flag5, acute, vignette, order, unbound, bystander, shared",
     )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument(
@@ -533,6 +542,7 @@ def main() -> None:
         "order",
         "unbound",
         "blind",
+        "bystander",
         "shared",
     }
 

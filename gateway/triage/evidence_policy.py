@@ -231,6 +231,18 @@ class EpisodePolicy:
     steady: tuple[str, ...] = ()
     """A sign told as unchanged for long ("same as it has been for years", "no better and no worse"):
     its clause is history, as a date makes it, unless it tells a change of now; ``unchanged`` too."""
+    residual: tuple[str, ...] = ()
+    """A state told as having stayed ("still", "ever since", "since my stroke", "never came back"): in a
+    sentence dated to a past event (``background``) it is what that event left (a deficit of the
+    past), history unless the sentence tells a change of now (``residual_breaks``): "I had a stroke in
+    2021, my left arm is still weak" (#31 items 2, 6)."""
+    residual_breaks: tuple[str, ...] = ()
+    """A change or a time of now that makes a ``residual`` sentence current ("today", "suddenly",
+    "worse", "an hour ago", "again")."""
+    story: tuple[str, ...] = ()
+    """Someone else's story told as news (a film, a TV drama, a novel, the news, a podcast): its
+    sentence is history whatever its tense, unless it tells a change or a time of now (``changed``,
+    ``residual_breaks``)."""
     history_denies: bool = True
     """A red flag (not ``history_fires``) one of whose required signs the message names only as history
     is denied to the exemplar and classifier layers, like a sign named only in denial: an earlier
@@ -244,6 +256,9 @@ class EpisodePolicy:
         compile_all(self, self.changed, "changed")
         compile_all(self, self.unchanged, "unchanged")
         compile_all(self, self.steady, "steady")
+        compile_all(self, self.residual, "residual")
+        compile_all(self, self.residual_breaks, "residual_breaks")
+        compile_all(self, self.story, "story")
 
 
 _WORD = re.compile(r"^[a-z][a-z']*$")

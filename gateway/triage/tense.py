@@ -9,7 +9,11 @@ one alternation:
 - **history**: a sentence dated or placed in the past (``background``) and not brought back to now
   (``present``), or framed as a completed episode (``episode.frames``) with nothing of now
   (``episode.now``); widened to the run of past-tense sentences (``episode.past``) of one paragraph
-  that tells the same episode ("He went stiff and his eyes rolled back. We ended up in A&E.");
+  that tells the same episode ("He went stiff and his eyes rolled back. We ended up in A&E."); a state
+  that stayed after a dated event ("I had a stroke in 2021, my arm is still weak": ``episode.residual``)
+  with no change of now (``episode.residual_breaks``), and someone else's story told as news (a film, a
+  TV drama, the news: ``episode.story``) with no change or time of now (``episode.changed``,
+  ``residual_breaks``), are history too;
 - **asked**: a question about a topic (``asking.openers``) that reports nothing of the person now
   (``asking.reports``, ``present``, ``negation.hypothetical_now``, a possessive before a complaint);
   read as a report when another sentence of the text reports now ("I took 40. How long until ...?");
@@ -145,6 +149,10 @@ class TenseReader:
         self._unchanged = Matcher([*episode.unchanged, *episode.steady])
         self._steady = Matcher(episode.steady)
         self._continues = Matcher(episode.continues)
+        self._residual = Matcher(episode.residual)
+        self._residual_breaks = Matcher(episode.residual_breaks)
+        self._story = Matcher(episode.story)
+        self._story_now = Matcher([*episode.changed, *episode.residual_breaks])
 
     def resolved(self, text: str) -> bool:
         """Whether ``text`` says an episode is over (``evidence.yaml`` ``resolved``)."""
@@ -156,10 +164,13 @@ class TenseReader:
         if memo is not None and (known := memo.get(sentence)) is not None:
             return known
         now = self._now(sentence)
+        background = self._background(sentence)
         clues = Clues(
             now=now,
-            dated=(self._background(sentence) and not self._present(sentence))
-            or (self._steady(sentence) and not self._changed(sentence)),
+            dated=(background and not self._present(sentence))
+            or (self._steady(sentence) and not self._changed(sentence))
+            or (background and self._residual(sentence) and not self._residual_breaks(sentence))
+            or (self._story(sentence) and not self._story_now(sentence)),
             framed=not now and self._frames(sentence),
             past=self._past(sentence),
             opener=self._openers(sentence),
