@@ -68,6 +68,10 @@ Sources, each reported on its own:
   the sign lists may not know (doubled over, can't keep anything down, went grey), and guards in the
   same words (#31 item 2, written before the fourth unbound pass); ``unbound tune`` and ``unbound held``
   (never printed);
+- ``bench/data/triage/probe_coverage.jsonl``: one lay (first person or carer) and one clinician's message
+  for each of 72 emergency presentations a published triage source names (``coverage.yaml``), whole
+  presentations alternating between the parts, and look-alikes in the same words (#31 items 2 and 4,
+  written before the coverage pass); ``coverage tune`` and ``coverage held`` (never printed);
 - ``../shared/eval/triage/`` held-out split (``bench/triage_data.split_of``: the 30% of rows the
   classifier was not trained on): clinical.jsonl, non_clinical.jsonl, suicide_risk.jsonl. When the
   folder is absent they are skipped, and a line on stderr says so.
@@ -312,6 +316,7 @@ ACUTE_HELD = "acute held"
 VIGNETTE_HELD = "vignette held"
 ORDER_HELD = "order held"
 UNBOUND_HELD = "unbound held"
+COVERAGE_HELD = "coverage held"
 HELD_OUT_SOURCES = (
     *HELD_OUT,
     PROBE_HELD,
@@ -329,6 +334,7 @@ HELD_OUT_SOURCES = (
     VIGNETTE_HELD,
     ORDER_HELD,
     UNBOUND_HELD,
+    COVERAGE_HELD,
 )
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
@@ -346,6 +352,7 @@ ACUTE = DEV / "probe_acute.jsonl"
 VIGNETTE = DEV / "probe_vignette.jsonl"
 ORDER = DEV / "probe_order.jsonl"
 UNBOUND = DEV / "probe_unbound.jsonl"
+COVERAGE = DEV / "probe_coverage.jsonl"
 PROBES = (
     ("probe", PROBE, PROBE_HELD),
     ("recall2", RECALL2, RECALL2_HELD),
@@ -362,6 +369,7 @@ PROBES = (
     ("vignette", VIGNETTE, VIGNETTE_HELD),
     ("order", ORDER, ORDER_HELD),
     ("unbound", UNBOUND, UNBOUND_HELD),
+    ("coverage", COVERAGE, COVERAGE_HELD),
 )
 """The probe files: (source key and id prefix, path, name of the held part). Each is read as two parts,
 ``<key> tune`` (ids ``<key>-tune-*``) and ``<key> held`` (``<key>-held-*``, never printed)."""
@@ -463,7 +471,8 @@ def main() -> None:
         "--only",
         default="",
         help="comma-separated sources: first, tune, test, probe, recall2, long, long2, flag2, recall3,"
-        " flag3, recall4, flag4, recall5, flag5, acute, vignette, order, unbound, shared",
+        " flag3, recall4, flag4, recall5, flag5, acute, vignette, order, unbound,"
+        " coverage, shared",
     )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument(
@@ -513,6 +522,7 @@ def main() -> None:
         "vignette",
         "order",
         "unbound",
+        "coverage",
         "shared",
     }
 
