@@ -75,6 +75,10 @@ Sources, each reported on its own:
   local cause, jaw clenching from stress, other people's news beside a routine question, and their
   emergency twins (a new or changed deficit, a bystander's emergency now, acute on chronic) (#31 items 2
   and 6, written before the bystander pass); ``bystander tune`` and ``bystander held`` (never printed);
+- ``bench/data/triage/probe_coverage.jsonl``: one lay (first person or carer) and one clinician's message
+  for each of 72 emergency presentations a published triage source names (``coverage.yaml``), whole
+  presentations alternating between the parts, and look-alikes in the same words (#31 items 2 and 4,
+  written before the coverage pass); ``coverage tune`` and ``coverage held`` (never printed);
 - ``../shared/eval/triage/`` held-out split (``bench/triage_data.split_of``: the 30% of rows the
   classifier was not trained on): clinical.jsonl, non_clinical.jsonl, suicide_risk.jsonl. When the
   folder is absent they are skipped, and a line on stderr says so.
@@ -332,6 +336,7 @@ ORDER_HELD = "order held"
 UNBOUND_HELD = "unbound held"
 BLIND_HELD = "blind held"
 BYSTANDER_HELD = "bystander held"
+COVERAGE_HELD = "coverage held"
 HELD_OUT_SOURCES = (
     *HELD_OUT,
     PROBE_HELD,
@@ -351,6 +356,7 @@ HELD_OUT_SOURCES = (
     UNBOUND_HELD,
     BLIND_HELD,
     BYSTANDER_HELD,
+    COVERAGE_HELD,
 )
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
@@ -370,6 +376,7 @@ ORDER = DEV / "probe_order.jsonl"
 UNBOUND = DEV / "probe_unbound.jsonl"
 BLIND = DEV / "probe_blind.jsonl"
 BYSTANDER = DEV / "probe_bystander.jsonl"
+COVERAGE = DEV / "probe_coverage.jsonl"
 PROBES = (
     ("probe", PROBE, PROBE_HELD),
     ("recall2", RECALL2, RECALL2_HELD),
@@ -388,6 +395,7 @@ PROBES = (
     ("unbound", UNBOUND, UNBOUND_HELD),
     ("blind", BLIND, BLIND_HELD),
     ("bystander", BYSTANDER, BYSTANDER_HELD),
+    ("coverage", COVERAGE, COVERAGE_HELD),
 )
 """The probe files: (source key and id prefix, path, name of the held part). Each is read as two parts,
 ``<key> tune`` (ids ``<key>-tune-*``) and ``<key> held`` (``<key>-held-*``, never printed); a part with
@@ -492,6 +500,8 @@ def main() -> None:
         help="comma-separated sources: first, tune, test, probe, recall2, long, long2, flag2, recall3,"
         " flag3, recall4, flag4, recall5, flag5, acute, vignette, order, unbound, blind, shared",
         " flag3, recall4, flag4, recall5, flag5, acute, vignette, order, unbound, bystander, shared",
+        " flag3, recall4, flag4, recall5, flag5, acute, vignette, order, unbound,"
+        " coverage, shared",
     )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument(
@@ -543,6 +553,7 @@ def main() -> None:
         "unbound",
         "blind",
         "bystander",
+        "coverage",
         "shared",
     }
 
