@@ -498,9 +498,7 @@ def main() -> None:
         "--only",
         default="",
         help="comma-separated sources: first, tune, test, probe, recall2, long, long2, flag2, recall3,"
-        " flag3, recall4, flag4, recall5, flag5, acute, vignette, order, unbound, blind, shared",
-        " flag3, recall4, flag4, recall5, flag5, acute, vignette, order, unbound, bystander, shared",
-        " flag3, recall4, flag4, recall5, flag5, acute, vignette, order, unbound,"
+        " flag3, recall4, flag4, recall5, flag5, acute, vignette, order, unbound, blind, bystander,"
         " coverage, shared",
     )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
