@@ -10,7 +10,8 @@ from gateway.domain import Triage
 from gateway.policies import load_policy
 from gateway.triage.policy import TriagePolicy
 from gateway.triage.semantic import SemanticScore
-from tests.support.triage import confident_read, decide_message, semantic_read, with_unbound_rule
+from gateway.triage.tense import Time
+from tests.support.triage import confident_read, decide_message, reader_of, semantic_read, with_unbound_rule
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = load_policy(REPO / "policies", "general")
@@ -42,3 +43,8 @@ def copy_policies(tmp_path: Path) -> Path:
     target = tmp_path / "triage"
     shutil.copytree(REPO / "policies" / "triage", target)
     return target
+
+
+def sentence_times(text: str) -> list[Time]:
+    """The time (now, history, ...) the shipped evidence reader gives each sentence of ``text``."""
+    return [s.time for s in reader_of(TRIAGE).read(text).sentences]

@@ -9,8 +9,7 @@ import pytest
 
 from gateway.domain import Scope
 from gateway.triage.tense import Time
-from tests.support.shipped_triage import TRIAGE, judge
-from tests.support.triage import reader_of
+from tests.support.shipped_triage import judge, sentence_times
 
 ACUTE_ON_CHRONIC = [
     # the guards of the last stop (docs/safety.md): main caught every one, and must keep catching them
@@ -48,22 +47,18 @@ def test_a_past_episode_told_with_its_recovery_is_history(message: str) -> None:
     assert result.scope is not Scope.EMERGENCY, (result.layer, result.rule, result.evidence)
 
 
-def _times(text: str) -> list[Time]:
-    return [s.time for s in reader_of(TRIAGE).read(text).sentences]
-
-
 def test_the_clause_a_change_is_set_against_is_not_history() -> None:
-    assert _times("coughing blood on and off for a year, but tonight it's pouring out") == [
+    assert sentence_times("coughing blood on and off for a year, but tonight it's pouring out") == [
         Time.NOW,
         Time.NOW,
     ]
     # no "but" or "now" between them: the dated clause stays history
-    assert _times("I coughed blood a year ago. Tonight I have a cold.")[0] is Time.HISTORY
+    assert sentence_times("I coughed blood a year ago. Tonight I have a cold.")[0] is Time.HISTORY
     # the next clause tells a recovery or no change: no change to read
-    assert _times("I coughed blood a year ago but it's fine now")[0] is Time.HISTORY
-    assert _times("I coughed blood a year ago but it's the same as always")[0] is Time.HISTORY
+    assert sentence_times("I coughed blood a year ago but it's fine now")[0] is Time.HISTORY
+    assert sentence_times("I coughed blood a year ago but it's the same as always")[0] is Time.HISTORY
     # a completed episode's frame is not brought back by a change of something else
-    assert _times("I was admitted with a bleed in 2019 but now I have a new cough")[0] is Time.HISTORY
+    assert sentence_times("I was admitted with a bleed in 2019 but now I have a new cough")[0] is Time.HISTORY
 
 
 STEADY_BACKGROUND = (

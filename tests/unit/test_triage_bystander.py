@@ -10,8 +10,7 @@ import pytest
 
 from gateway.domain import Scope
 from gateway.triage.tense import Time
-from tests.support.shipped_triage import TRIAGE, judge
-from tests.support.triage import reader_of
+from tests.support.shipped_triage import judge, sentence_times
 
 GUARDS = [
     # the guards a previous pass (long4) lost: they must keep firing
@@ -81,23 +80,22 @@ def test_background_and_others_news_are_not_an_emergency(message: str) -> None:
     assert result.scope is not Scope.EMERGENCY, (result.layer, result.rule, result.evidence)
 
 
-def _times(text: str) -> list[Time]:
-    return [s.time for s in reader_of(TRIAGE).read(text).sentences]
-
-
 def test_a_state_that_stayed_since_a_dated_event_is_history_unless_it_changes() -> None:
-    assert _times("I had a stroke in 2021 and my arm is still weak")[0] is Time.HISTORY
+    assert sentence_times("I had a stroke in 2021 and my arm is still weak")[0] is Time.HISTORY
     # no dated event: "still" keeps it of now
-    assert _times("my arm is still weak")[0] is Time.NOW
+    assert sentence_times("my arm is still weak")[0] is Time.NOW
     # a change or a time of now makes it current
-    assert _times("I had a stroke in 2021 and my arm is still weak and worse today")[0] is Time.NOW
-    assert _times("I had a stroke in 2021 and my arm is suddenly still weak")[0] is Time.NOW
+    assert sentence_times("I had a stroke in 2021 and my arm is still weak and worse today")[0] is Time.NOW
+    assert sentence_times("I had a stroke in 2021 and my arm is suddenly still weak")[0] is Time.NOW
 
 
 def test_a_story_told_as_news_is_history_unless_it_happens_now() -> None:
-    assert _times("In the film last night a man collapsed with chest pain")[0] is Time.HISTORY
-    assert _times("On the news a singer had a stroke on stage")[0] is Time.HISTORY
+    assert sentence_times("In the film last night a man collapsed with chest pain")[0] is Time.HISTORY
+    assert sentence_times("On the news a singer had a stroke on stage")[0] is Time.HISTORY
     # a change of now in the same sentence: the bystander is telling it as it happens
-    assert _times("In the film a man collapsed and suddenly my dad is clutching his chest")[0] is Time.NOW
+    assert (
+        sentence_times("In the film a man collapsed and suddenly my dad is clutching his chest")[0]
+        is Time.NOW
+    )
     # watching television is no story told
-    assert _times("We were watching TV when my husband's face dropped")[0] is Time.NOW
+    assert sentence_times("We were watching TV when my husband's face dropped")[0] is Time.NOW
