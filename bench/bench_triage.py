@@ -337,6 +337,7 @@ UNBOUND_HELD = "unbound held"
 BLIND_HELD = "blind held"
 BYSTANDER_HELD = "bystander held"
 COVERAGE_HELD = "coverage held"
+NEGATION_HELD = "negation held"
 HELD_OUT_SOURCES = (
     *HELD_OUT,
     PROBE_HELD,
@@ -357,6 +358,7 @@ HELD_OUT_SOURCES = (
     BLIND_HELD,
     BYSTANDER_HELD,
     COVERAGE_HELD,
+    NEGATION_HELD,
 )
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
@@ -377,6 +379,7 @@ UNBOUND = DEV / "probe_unbound.jsonl"
 BLIND = DEV / "probe_blind.jsonl"
 BYSTANDER = DEV / "probe_bystander.jsonl"
 COVERAGE = DEV / "probe_coverage.jsonl"
+NEGATION = DEV / "probe_negation.jsonl"
 PROBES = (
     ("probe", PROBE, PROBE_HELD),
     ("recall2", RECALL2, RECALL2_HELD),
@@ -396,6 +399,7 @@ PROBES = (
     ("blind", BLIND, BLIND_HELD),
     ("bystander", BYSTANDER, BYSTANDER_HELD),
     ("coverage", COVERAGE, COVERAGE_HELD),
+    ("negation", NEGATION, NEGATION_HELD),
 )
 """The probe files: (source key and id prefix, path, name of the held part). Each is read as two parts,
 ``<key> tune`` (ids ``<key>-tune-*``) and ``<key> held`` (``<key>-held-*``, never printed); a part with
@@ -499,7 +503,7 @@ def main() -> None:
         default="",
         help="comma-separated sources: first, tune, test, probe, recall2, long, long2, flag2, recall3,"
         " flag3, recall4, flag4, recall5, flag5, acute, vignette, order, unbound, blind, bystander,"
-        " coverage, shared",
+        " coverage, negation, shared",
     )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument(
@@ -552,6 +556,7 @@ def main() -> None:
         "blind",
         "bystander",
         "coverage",
+        "negation",
         "shared",
     }
 
