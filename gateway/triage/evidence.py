@@ -59,6 +59,12 @@ def stem(word: str) -> str:
     return stemming.stem(word.lower().replace("'", "").replace("\u2019", ""))
 
 
+def _pseudo(negation: NegationPolicy) -> tuple[str, ...]:
+    """The pseudo-negations: ``negation.pseudo`` and every other form of a negative a sign is told with
+    (``negation.forms``)."""
+    return (*negation.pseudo, *(p for forms in negation.forms.values() for p in forms))
+
+
 def negated(text: str, start: int, negation: NegationPolicy, since: int = 0) -> bool:
     """Whether the words just before ``start`` (same clause, within the window, from ``since`` on) negate
     what follows."""
@@ -71,7 +77,7 @@ def negated(text: str, start: int, negation: NegationPolicy, since: int = 0) -> 
     # a pseudo-negation is read with the words that follow it, so that its pattern can look ahead ("not
     # working hard to breathe" is no pseudo "not working"), but only one lying wholly in scope is removed
     after = f" {text[start : start + _LOOKAHEAD]}"
-    for pattern in negation.pseudo:
+    for pattern in _pseudo(negation):
         for match in list(_compiled(pattern).finditer(scope + after)):
             if match.end() <= len(scope):
                 scope = scope[: match.start()] + " " * (match.end() - match.start()) + scope[match.end() :]
@@ -127,6 +133,11 @@ class EvidenceReader:
                 self._searches.append(PressureSearch(name, pressures.get(name)))
         for entries in self._phrases.values():
             entries.sort(key=lambda entry: -len(entry[0]))
+        self._forms = [
+            (tuple(stem(t) for t in _TOKEN.findall(word)), _compiled(pattern))
+            for word, patterns in negation.forms.items()
+            for pattern in patterns
+        ]
         self._unless = {name: Matcher(group.unless) for name, group in policy.terms.items() if group.unless}
         self._dated = frozenset(n for n, g in policy.terms.items() if g.unless and g.unless_scope == "term")
         self._history_counts = frozenset(n for n, g in policy.terms.items() if g.history_counts)
@@ -227,7 +238,7 @@ class EvidenceReader:
     def _words(self, sentence: Sentence, index: int) -> Iterable[tuple[int, Hit]]:
         text = sentence.text
         matches = list(_TOKEN.finditer(text))
-        tokens = [(m.start(), m.end(), stem(m.group(0))) for m in matches]
+        tokens = self._told(text, [(m.start(), m.end(), stem(m.group(0))) for m in matches])
         stems = [t[2] for t in tokens]
         long_words = [(m, w) for m in matches if len(w := m.group(0).lower()) > 5]
         for group, suffixes in self._suffixes:
@@ -246,6 +257,23 @@ class EvidenceReader:
         for search in self._searches:
             for start, end, flags in search.spans(text, folded):
                 yield start, self._pattern_hit(search.group, text, (start, end, flags), index, sentence)
+
+    def _told(self, text: str, tokens: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+        """``tokens`` with each other form of a negative (``negation.forms``: "haven't been able to",
+        "no one can") read as its written form ("can't"): the tokens of the written form, each spanning
+        the whole match, stand for the tokens the match covers."""
+        found = sorted(((m, w) for w, p in self._forms for m in p.finditer(text)), key=lambda f: f[0].start())
+        done = 0
+        for match, written in found:
+            if match.start() < done:
+                continue  # overlaps a form already read
+            inside = [i for i, t in enumerate(tokens) if t[0] >= match.start() and t[1] <= match.end()]
+            if inside:
+                first, last = inside[0], inside[-1]
+                span = (tokens[first][0], tokens[last][1])
+                tokens = [*tokens[:first], *((*span, w) for w in written), *tokens[last + 1 :]]
+                done = match.end()
+        return tokens
 
     def _across_dash(self, sentences: Sequence[Sentence], index: int) -> Iterable[tuple[int, Hit]]:
         """A pair's part and state on either side of a dash ("my left arm - it's gone weak")."""

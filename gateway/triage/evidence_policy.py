@@ -239,6 +239,12 @@ class EpisodePolicy:
     residual_breaks: tuple[str, ...] = ()
     """A change or a time of now that makes a ``residual`` sentence current ("today", "suddenly",
     "worse", "an hour ago", "again")."""
+    residual_reach: int = 0
+    """How many clauses before a ``residual`` clause that tells no time of its own (no ``background``, no
+    ``residual_breaks``) its dated event may be told in ("I had a stroke in 2021. My arm is still weak."):
+    the clauses before are read back, over other such residual clauses, until one that ``background``
+    dates (the residual clause is history) or one that tells a change or a time of now (it is not); 0
+    reads the residual clause's own sentence only."""
     story: tuple[str, ...] = ()
     """Someone else's story told as news (a film, a TV drama, a novel, the news, a podcast): its
     sentence is history whatever its tense, unless it tells a change or a time of now (``changed``,
@@ -259,6 +265,8 @@ class EpisodePolicy:
         compile_all(self, self.residual, "residual")
         compile_all(self, self.residual_breaks, "residual_breaks")
         compile_all(self, self.story, "story")
+        if not 0 <= self.residual_reach <= 5:
+            raise InvalidValue("EpisodePolicy", "residual_reach", "must be between 0 and 5")
 
 
 _WORD = re.compile(r"^[a-z][a-z']*$")

@@ -46,6 +46,12 @@ class NegationPolicy:
     """Regular expressions of negation cues ("no", "denies", "without"); a cue in scope negates."""
     pseudo: tuple[str, ...] = ()
     """Phrases that contain a cue but do not negate ("not sure", "no longer"): removed before the check."""
+    forms: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
+    """Other ways of saying a negative a sign is told with (#31 item 2): for each written form ("can't",
+    "won't stop"), regular expressions of its other forms ("haven't been able to", "unable to", "no one
+    can", "nothing stops"). They never negate (each is a pseudo-negation), and the evidence reader reads
+    a match as the written form, so "I haven't been able to catch my breath" holds "can't catch my
+    breath"."""
     terminators: tuple[str, ...] = ()
     """Regular expressions that end a negation's scope ("but", a comma, "now")."""
     window_words: int = 5
@@ -70,8 +76,9 @@ class NegationPolicy:
         if not 1 <= self.window_words <= 20:
             raise InvalidValue("NegationPolicy", "window_words", "must be between 1 and 20")
         keys = ("cues", "pseudo", "terminators", "hypothetical", "hypothetical_object", "hypothetical_now")
-        for key in keys:
-            for i, pattern in enumerate(getattr(self, key)):
+        named = [(f"forms.{word}", patterns) for word, patterns in self.forms.items()]
+        for key, patterns in [*((k, getattr(self, k)) for k in keys), *named]:
+            for i, pattern in enumerate(patterns):
                 try:
                     re.compile(pattern)
                 except re.error as err:

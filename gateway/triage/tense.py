@@ -114,6 +114,11 @@ class Clues:
     opener: bool
     reports: bool
     supposed: tuple[tuple[int, int], ...]
+    residual: bool = False
+    """A state told as having stayed (``episode.residual``) with no time of its own (no ``background``,
+    no ``residual_breaks``): its dated event may be told in a clause before (``episode.residual_reach``)."""
+    breaks: bool = False
+    """A change or a time of now (``episode.residual_breaks``, ``changed``)."""
     possessed: bool | None = None
     """A possessive before a complaint; read only when needed (it reads the sentence's terms)."""
 
@@ -177,6 +182,8 @@ class TenseReader:
             reports=self._reports(sentence),
             supposed=self._supposed(sentence),
         )
+        clues.breaks = self._residual_breaks(sentence) or self._story_now(sentence)
+        clues.residual = not background and not clues.breaks and self._residual(sentence)
         if memo is not None:
             memo[sentence] = clues
         return clues
@@ -216,7 +223,7 @@ class TenseReader:
         episode's run never crosses a blank line unless ``episode.across_paragraphs``); ``ends``: what
         ended each (``Clause.end``), read for a change set against a history clause."""
         clues = [self.clues(s, memo) for s in sentences]
-        history = self._history(clues, paragraphs)
+        history = self._carried(clues, self._history(clues, paragraphs))
         if ends:
             history = self._changes(sentences, paragraphs, ends, clues, history)
         asked = [self._asks(s, c) for s, c in zip(sentences, clues, strict=True)]
@@ -266,6 +273,25 @@ class TenseReader:
                 and not self._resolved(sentences[i + 1])
             ):
                 kept[i] = False
+        return kept
+
+    def _carried(self, clues: Sequence[Clues], history: list[bool]) -> list[bool]:
+        """A residual clause with no time of its own is history when a clause at most
+        ``episode.residual_reach`` before it (read back over other such clauses) is dated history and no
+        clause between tells a change or a time of now ("I had a stroke in 2021. My arm is still weak.")."""
+        reach = self.policy.episode.residual_reach
+        kept = list(history)
+        for i, clue in enumerate(clues):
+            if not clue.residual or history[i]:
+                continue
+            left, j = reach, i - 1
+            while j >= 0 and left > 0 and not clues[j].breaks:
+                if history[j] and clues[j].dated:
+                    kept[i] = True
+                    break
+                if not clues[j].residual:
+                    left -= 1
+                j -= 1
         return kept
 
     def _history(self, clues: Sequence[Clues], paragraphs: Sequence[int]) -> list[bool]:
