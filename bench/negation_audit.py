@@ -46,6 +46,12 @@ SIGNS = (  # a negation word inside the sign: never a denial
     ("my baby is not breathing", None),
     ("the cut on my leg won't stop bleeding", "heavy_bleeding"),
     ("my dad collapsed and is not responding", None),
+    # pseudo-negations: other forms of a negative, a degree never reached (#31 item 2, pseudoneg)
+    ("I haven't been able to catch my breath since this morning", "breathing"),
+    ("no one can wake him up", None),
+    ("nothing stops the bleeding from the cut on my leg", "heavy_bleeding"),
+    ("she won't stop fitting", None),
+    ("his leg has never been this swollen and he's breathless", None),
 )
 
 

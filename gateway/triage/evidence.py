@@ -238,8 +238,7 @@ class EvidenceReader:
     def _words(self, sentence: Sentence, index: int) -> Iterable[tuple[int, Hit]]:
         text = sentence.text
         matches = list(_TOKEN.finditer(text))
-        tokens = self._told(text, [(m.start(), m.end(), stem(m.group(0))) for m in matches])
-        stems = [t[2] for t in tokens]
+        written = [(m.start(), m.end(), stem(m.group(0))) for m in matches]
         long_words = [(m, w) for m in matches if len(w := m.group(0).lower()) > 5]
         for group, suffixes in self._suffixes:
             for match, word in long_words:
@@ -248,11 +247,19 @@ class EvidenceReader:
                         match.start(),
                         self._hit(group, text, match.start(), match.end(), index, sentence.background),
                     )
-        for i, (start, _, first) in enumerate(tokens):
-            for phrase, group in self._phrases.get(first, ()):
-                if tuple(stems[i : i + len(phrase)]) == phrase:
-                    end = tokens[i + len(phrase) - 1][1]
-                    yield start, self._hit(group, text, start, end, index, sentence.background)
+        # the phrases of the words as written, and those the other forms of a negative add ("nobody can
+        # wake him": "can't wake him"); the words as written still count ("nobody can" is despair's too)
+        seen: set[tuple[int, int, str]] = set()
+        told = self._told(text, written)
+        for tokens in (written, told) if told != written else (written,):
+            stems = [t[2] for t in tokens]
+            for i, (start, _, first) in enumerate(tokens):
+                for phrase, group in self._phrases.get(first, ()):
+                    if tuple(stems[i : i + len(phrase)]) == phrase:
+                        end = tokens[i + len(phrase) - 1][1]
+                        if (start, end, group) not in seen:
+                            seen.add((start, end, group))
+                            yield start, self._hit(group, text, start, end, index, sentence.background)
         folded = fold(text)
         for search in self._searches:
             for start, end, flags in search.spans(text, folded):
