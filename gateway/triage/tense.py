@@ -223,7 +223,7 @@ class TenseReader:
         episode's run never crosses a blank line unless ``episode.across_paragraphs``); ``ends``: what
         ended each (``Clause.end``), read for a change set against a history clause."""
         clues = [self.clues(s, memo) for s in sentences]
-        history = self._carried(sentences, clues, self._history(clues, paragraphs))
+        history = self._carried(clues, self._history(clues, paragraphs))
         if ends:
             history = self._changes(sentences, paragraphs, ends, clues, history)
         asked = [self._asks(s, c) for s, c in zip(sentences, clues, strict=True)]
@@ -275,20 +275,19 @@ class TenseReader:
                 kept[i] = False
         return kept
 
-    def _carried(self, sentences: Sequence[str], clues: Sequence[Clues], history: list[bool]) -> list[bool]:
+    def _carried(self, clues: Sequence[Clues], history: list[bool]) -> list[bool]:
         """A residual clause with no time of its own is history when a clause at most
         ``episode.residual_reach`` before it (read back over other such clauses) is dated history and no
         clause between tells a change or a time of now ("I had a stroke in 2021. My arm is still weak."),
-        unless the next clause sets a change of now against it ("But in the last half hour ...")."""
+        unless the next clause tells a change or a time of now ("But in the last hour ...", "Today she's
+        suddenly slurring"): safety first, the deficit may be part of that change."""
         reach = self.policy.episode.residual_reach
         kept = list(history)
         for i, clue in enumerate(clues):
             if not clue.residual or history[i]:
                 continue
             if i + 1 < len(clues) and clues[i + 1].breaks:
-                opening = sentences[i + 1].split(maxsplit=1)[:1]
-                if opening and opening[0].strip(",").lower() in self._changes_after:
-                    continue
+                continue  # a change of now told next: the deficit may be part of it
             left, j = reach, i - 1
             while j >= 0 and left > 0 and not clues[j].breaks:
                 if history[j] and clues[j].dated:
