@@ -18,6 +18,7 @@ import argparse
 import hashlib
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -118,24 +119,42 @@ def dump(cache: Path, out: Path, only: str = "") -> None:
 
 
 def compare(before: Path, after: Path) -> int:
+    """Print every decision that differs on the messages both dumps hold, then, per source, how many
+    messages became or stopped being emergencies (sources only one dump holds are named, not compared).
+    Exit 1 when anything differs."""
+
     def load(path: Path) -> dict[tuple[str, int], dict[str, object]]:
         lines = (json.loads(line) for line in path.open(encoding="utf-8"))
         return {(d["source"], d["index"]): d for d in lines}
 
     a, b = load(before), load(after)
-    if a.keys() != b.keys():
-        print(f"different messages: {len(a)} vs {len(b)}")
-        return 1
+    for name, only in (("before", a.keys() - b.keys()), ("after", b.keys() - a.keys())):
+        sources = Counter(source for source, _ in only)
+        if sources:
+            print(f"only {name}: " + ", ".join(f"{s} ({n})" for s, n in sorted(sources.items())))
     changed = 0
-    for key in a:
+    raised: Counter[str] = Counter()
+    lowered: Counter[str] = Counter()
+    for key in sorted(a.keys() & b.keys()):
         for view in ("served", "bench"):
             if a[key][view] != b[key][view]:
                 changed += 1
                 source, index = key
                 label = f"{source}#{index}" + ("" if a[key]["id"] is None else f" {a[key]['id']}")
                 print(f"{label} [{view}]: {a[key][view]} -> {b[key][view]}")
-    print(f"{len(a)} messages, {changed} differences")
+        was, now = (_is_emergency(d["served"]) for d in (a[key], b[key]))
+        if now and not was:
+            raised[key[0]] += 1
+        if was and not now:
+            lowered[key[0]] += 1
+    for source in sorted(raised.keys() | lowered.keys()):
+        print(f"served, {source}: not -> emergency {raised[source]}, emergency -> not {lowered[source]}")
+    print(f"{len(a.keys() & b.keys())} messages in both, {changed} differences")
     return 1 if changed else 0
+
+
+def _is_emergency(decision: object) -> bool:
+    return isinstance(decision, dict) and decision.get("scope") == "emergency"
 
 
 def main() -> None:
