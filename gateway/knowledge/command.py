@@ -16,6 +16,7 @@ from gateway.validation import refuse
 
 if TYPE_CHECKING:
     from gateway.knowledge.ingest import IngestReport
+    from gateway.policies import Policy
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,12 +54,14 @@ def _tier_map(pairs: list[str]) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def safe_fetch(settings: Settings) -> Iterator[Fetch]:
-    """A synchronous ``Fetch`` over the SSRF-safe SafeFetcher the policy describes."""
+def safe_fetch(settings: Settings, policy: Policy | None = None) -> Iterator[Fetch]:
+    """A synchronous ``Fetch`` over the SSRF-safe SafeFetcher ``policy`` describes (the configured policy
+    when none is given)."""
     from gateway.fetching.fetcher import SafeFetcher
     from gateway.policies import load_configured_policy
 
-    fetcher = SafeFetcher.from_policy(load_configured_policy(settings).thresholds.verification, settings)
+    policy = policy or load_configured_policy(settings)
+    fetcher = SafeFetcher.from_policy(policy.thresholds.verification, settings)
     with asyncio.Runner() as runner:
 
         def fetch(url: str) -> FetchedPage:
@@ -110,7 +113,8 @@ def _ingest(
     from gateway.policies import load_configured_policy
 
     embedder = Embedder.from_settings(settings, bulk=True)
-    planted = load_configured_policy(settings).thresholds.cleanup.planted_instruction
+    policy = load_configured_policy(settings)
+    planted = policy.thresholds.cleanup.planted_instruction
     store = ChromaStore.open(
         settings, embedder, instructions=InstructionDetector.configured(settings, planted, embedder)
     )
@@ -122,7 +126,7 @@ def _ingest(
         source=",".join(args.sources),
         detector=store.instructions,
     )
-    with safe_fetch(settings) as fetch:
+    with safe_fetch(settings, policy) as fetch:
         report = ingestor.run(
             iter_sources(paths, fetch, tiers_by_org),
             prune=args.prune,

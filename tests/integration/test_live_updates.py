@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +28,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 
 ROUNDS = 2
 CLIENTS = 3
+PACE_SECONDS = 0.25
+"""Between two requests of one client: a steady stream that overlaps every write, rather than as many
+requests as the server can take (which starved the writer of CPU and made one run take minutes)."""
 QUESTION = "How much water should adults drink in hot weather?"
 EDITIONS = ("edition alpha", "edition beta")
 
@@ -50,10 +53,14 @@ def editions_of(passages: list[dict[str, object]]) -> set[str]:
     return found
 
 
-async def ask_until(url: str, writer: subprocess.Popen[bytes], seen: Seen, index: int) -> None:
+async def ask_until(url: str, written: asyncio.Event, seen: Seen, index: int) -> None:
+    """Alternate retrievals and chat questions, one every ``PACE_SECONDS``, until the writer has exited."""
     async with httpx.AsyncClient(base_url=url, timeout=120) as client:
         turn = index
-        while writer.poll() is None:
+        while not written.is_set():
+            if turn > index:
+                with suppress(TimeoutError):
+                    await asyncio.wait_for(written.wait(), PACE_SECONDS)
             turn += 1
             if turn % 2:
                 response = await client.post("/v1/retrieve", json={"query": QUESTION, "k": 10})
@@ -104,7 +111,13 @@ def exercise(url: str, store_env: dict[str, str], work: Path) -> None:
 
         async def clients() -> Seen:
             seen = Seen()
-            await asyncio.gather(*(ask_until(url, writer, seen, i) for i in range(CLIENTS)))
+            written = asyncio.Event()
+
+            async def watch() -> None:
+                await asyncio.to_thread(writer.wait)
+                written.set()
+
+            await asyncio.gather(watch(), *(ask_until(url, written, seen, i) for i in range(CLIENTS)))
             return seen
 
         seen = asyncio.run(clients())
