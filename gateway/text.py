@@ -6,6 +6,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import islice
 from pathlib import Path
 
@@ -296,6 +297,8 @@ class QuestionWords:
         return words
 
 
-QUESTION_WORDS = frozenset(load_file(QUESTION_WORDS_PATH, QuestionWords).words)
-"""Words that make a line or query that starts with them ask something (extractive headings, store
-queries without a planner)."""
+@lru_cache(maxsize=1)
+def question_words() -> frozenset[str]:
+    """Words that make a line or query that starts with them ask something (extractive headings, store
+    queries without a planner); read on first use, not at import (a pure function of a bundled file)."""
+    return frozenset(load_file(QUESTION_WORDS_PATH, QuestionWords).words)

@@ -42,7 +42,7 @@ from gateway.errors import NothingToQuote
 from gateway.knowledge.lexical import STOPWORDS
 from gateway.models.embedding import Embedder
 from gateway.stemming import stem
-from gateway.text import QUESTION_WORDS
+from gateway.text import question_words
 
 MAX_SENTENCES = 3
 """Sentences in an extractive answer: enough to answer, few enough to read."""
@@ -57,7 +57,8 @@ _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 def _stems(text: str, ignored: frozenset[str] = frozenset()) -> set[str]:
     words = _WORD.findall(text.lower())
-    return {stem(w) for w in words if w not in STOPWORDS and w not in QUESTION_WORDS and w not in ignored}
+    asking = question_words()
+    return {stem(w) for w in words if w not in STOPWORDS and w not in asking and w not in ignored}
 
 
 def is_heading_question(sentence: str) -> bool:
@@ -71,7 +72,7 @@ def is_heading_question(sentence: str) -> bool:
         bool(words)
         and len(words) <= HEADING_MAX_WORDS
         and text[-1] not in ".!:;"
-        and words[0].lower().strip("*_#") in QUESTION_WORDS
+        and words[0].lower().strip("*_#") in question_words()
     )
 
 

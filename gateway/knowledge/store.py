@@ -70,7 +70,7 @@ from gateway.knowledge.titles import EXACT_MAX_TITLES, TitleIndex
 from gateway.models.embedding import Embedder
 from gateway.resources import bundled
 from gateway.settings import Settings
-from gateway.text import QUESTION_WORDS
+from gateway.text import question_words
 
 EXACT_MAX_PASSAGES = 10_000
 """Largest passage collection whose dense search is exact, in memory (15 MB of vectors). Chroma's query
@@ -89,7 +89,7 @@ def _looks_asked(query: str, planner: QueryPlanner | None) -> bool:
     if planner is not None:
         return planner.asks(query)
     first = query.strip().split(" ", 1)[0].lower()
-    return "?" in query or first in QUESTION_WORDS
+    return "?" in query or first in question_words()
 
 
 def _policy_planner(settings: Settings) -> QueryPlanner:

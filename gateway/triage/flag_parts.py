@@ -43,5 +43,5 @@ def flag_starts(match: re.Match[str]) -> list[int]:
     return [
         match.start(name)
         for name in match.re.groupindex
-        if (name == "flag" or name.startswith("flag_")) and match.start(name) >= 0
+        if _NAME.fullmatch(name) and match.start(name) >= 0
     ]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
@@ -34,9 +35,13 @@ from gateway.trust.tiers import resolved_tier
 from gateway.validation import load_file
 
 TIER_BADGES_PATH = Path(__file__).parents[1] / "data" / "tier_badges.yaml"
-TIER_SHORT = load_file(TIER_BADGES_PATH, TierBadgeTexts).short
-"""The short text of each shipped tier's badge (the patient page's script reads this map too); another
-tier shows its policy label."""
+
+
+@lru_cache(maxsize=1)
+def tier_short() -> dict[str, str]:
+    """The short text of each shipped tier's badge (the patient page's script reads this map too); another
+    tier shows its policy label. Read on first use, not at import (a pure function of a bundled file)."""
+    return dict(load_file(TIER_BADGES_PATH, TierBadgeTexts).short)
 
 
 @dataclass(frozen=True)
@@ -61,7 +66,7 @@ def source_badge(tier: SourceTier | Badge | None) -> SourceBadge:
     return SourceBadge(
         tier=tier.tier,
         label=tier.tier_label,
-        short=TIER_SHORT.get(tier.tier, tier.tier_label),
+        short=tier_short().get(tier.tier, tier.tier_label),
         trust_score=tier.trust_score,
     )
 

@@ -22,7 +22,7 @@ from gateway.audit.record import UnreadableRecord
 from gateway.resources import bundled
 from gateway.settings import Secret, Settings
 from gateway.triage.contexts import OperatingContext
-from gateway.trust.badge import TIER_SHORT
+from gateway.trust.badge import tier_short
 from gateway.web.audit_pages import (
     AuditRecords,
     audit_access,
@@ -60,7 +60,7 @@ async def patient_page(patient: PatientPage, pages: PageRenderer, disclosure: Di
             "page_api_key": patient.page_api_key.reveal(),
             "emergency_number": context.emergency_number,
             "referral": context.referral,
-            "tier_short": TIER_SHORT,
+            "tier_short": tier_short(),
             "disclosure": disclosure,
         },
     )

@@ -23,7 +23,7 @@ from gateway.domain import (
 )
 from gateway.errors import ConfigurationError
 from gateway.resources import bundled
-from gateway.trust.badge import NO_SOURCE, TIER_SHORT, badge, badges_for, response_trust, source_badge
+from gateway.trust.badge import NO_SOURCE, badge, badges_for, response_trust, source_badge, tier_short
 from gateway.trust.policy import AgeStep, Tier, TierBadgeTexts, TierPolicy, TierRule
 from gateway.trust.tiers import resolve_tier, trust_score
 from gateway.validation import load_file
@@ -406,7 +406,7 @@ def test_a_source_badge_is_decided_once_from_its_tier() -> None:
 
 
 def test_every_shipped_tier_has_a_short_badge_text(tiers: TierPolicy) -> None:
-    assert set(TIER_SHORT) == {t.id for t in tiers.tiers}
+    assert set(tier_short()) == {t.id for t in tiers.tiers}
 
 
 @pytest.mark.parametrize(
