@@ -237,6 +237,25 @@ def layer_of(result: Triage) -> str:
     return f"{layer}/unbound" if semantic and not result.evidence else layer
 
 
+SMALLEST_HELD_CATEGORY = 3
+"""An untouched source's categories with fewer emergencies are printed pooled: the recall of a category
+of one or two messages would tell each message's outcome, which is what never looking at a row means."""
+
+
+def pool_small(per_category: dict[str, list[bool]]) -> dict[str, list[bool]]:
+    """``per_category`` with the categories of fewer than ``SMALLEST_HELD_CATEGORY`` results pooled under
+    one line."""
+    pooled: dict[str, list[bool]] = {}
+    for category, values in per_category.items():
+        key = (
+            category
+            if len(values) >= SMALLEST_HELD_CATEGORY
+            else f"(pooled: < {SMALLEST_HELD_CATEGORY} each)"
+        )
+        pooled.setdefault(key, []).extend(values)
+    return pooled
+
+
 def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> None:
     """Print one source's figures (and, with ``verbose``, its errors unless the source is held out)."""
     per_category: dict[str, list[bool]] = defaultdict(list)
@@ -300,6 +319,8 @@ def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> 
         print(
             f"depression posts flagged            {rate(sum(depression), len(depression))}   (noisy labels)"
         )
+    if name.startswith(HELD_OUT_SOURCES):
+        per_category = pool_small(per_category)
     if len(per_category) > 1:
         print("per category recall:")
         for category, values in sorted(per_category.items()):
