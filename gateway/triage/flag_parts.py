@@ -41,7 +41,5 @@ def flag_starts(match: re.Match[str]) -> list[int]:
     part in the match ("30 weeks pregnant, no bleeding" checks the words before "bleeding"; "bleeding,
     I'm not pregnant" the words before "pregnant"), none when the pattern names none."""
     return [
-        match.start(name)
-        for name in match.re.groupindex
-        if _NAME.fullmatch(name) and match.start(name) >= 0
+        match.start(name) for name in match.re.groupindex if _NAME.fullmatch(name) and match.start(name) >= 0
     ]
