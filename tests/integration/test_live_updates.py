@@ -27,8 +27,8 @@ from tests.support.replicas import running_chroma, running_replicas
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 
 ROUNDS = 2
-CLIENTS = 3
-PACE_SECONDS = 0.25
+CLIENTS = 2
+PACE_SECONDS = 0.5
 """Between two requests of one client: a steady stream that overlaps every write, rather than as many
 requests as the server can take (which starved the writer of CPU and made one run take minutes)."""
 QUESTION = "How much water should adults drink in hot weather?"
