@@ -359,6 +359,7 @@ BLIND_HELD = "blind held"
 BYSTANDER_HELD = "bystander held"
 COVERAGE_HELD = "coverage held"
 NEGATION_HELD = "negation held"
+MIND_HELD = "mind held"
 HELD_OUT_SOURCES = (
     *HELD_OUT,
     PROBE_HELD,
@@ -380,6 +381,7 @@ HELD_OUT_SOURCES = (
     BYSTANDER_HELD,
     COVERAGE_HELD,
     NEGATION_HELD,
+    MIND_HELD,
 )
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
@@ -401,6 +403,7 @@ BLIND = DEV / "probe_blind.jsonl"
 BYSTANDER = DEV / "probe_bystander.jsonl"
 COVERAGE = DEV / "probe_coverage.jsonl"
 NEGATION = DEV / "probe_negation.jsonl"
+MIND = DEV / "probe_mind.jsonl"
 PROBES = (
     ("probe", PROBE, PROBE_HELD),
     ("recall2", RECALL2, RECALL2_HELD),
@@ -421,6 +424,7 @@ PROBES = (
     ("bystander", BYSTANDER, BYSTANDER_HELD),
     ("coverage", COVERAGE, COVERAGE_HELD),
     ("negation", NEGATION, NEGATION_HELD),
+    ("mind", MIND, MIND_HELD),
 )
 """The probe files: (source key and id prefix, path, name of the held part). Each is read as two parts,
 ``<key> tune`` (ids ``<key>-tune-*``) and ``<key> held`` (``<key>-held-*``, never printed); a part with
@@ -524,7 +528,7 @@ def main() -> None:
         default="",
         help="comma-separated sources: first, tune, test, probe, recall2, long, long2, flag2, recall3,"
         " flag3, recall4, flag4, recall5, flag5, acute, vignette, order, unbound, blind, bystander,"
-        " coverage, negation, shared",
+        " coverage, negation, mind, shared",
     )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument(
@@ -578,6 +582,7 @@ def main() -> None:
         "bystander",
         "coverage",
         "negation",
+        "mind",
         "shared",
     }
 
