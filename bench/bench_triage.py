@@ -338,6 +338,7 @@ BLIND_HELD = "blind held"
 BYSTANDER_HELD = "bystander held"
 COVERAGE_HELD = "coverage held"
 NEGATION_HELD = "negation held"
+NONCLIN_HELD = "nonclin held"
 HELD_OUT_SOURCES = (
     *HELD_OUT,
     PROBE_HELD,
@@ -359,6 +360,7 @@ HELD_OUT_SOURCES = (
     BYSTANDER_HELD,
     COVERAGE_HELD,
     NEGATION_HELD,
+    NONCLIN_HELD,
 )
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
@@ -380,6 +382,7 @@ BLIND = DEV / "probe_blind.jsonl"
 BYSTANDER = DEV / "probe_bystander.jsonl"
 COVERAGE = DEV / "probe_coverage.jsonl"
 NEGATION = DEV / "probe_negation.jsonl"
+NONCLIN = DEV / "probe_nonclin.jsonl"
 PROBES = (
     ("probe", PROBE, PROBE_HELD),
     ("recall2", RECALL2, RECALL2_HELD),
@@ -400,6 +403,7 @@ PROBES = (
     ("bystander", BYSTANDER, BYSTANDER_HELD),
     ("coverage", COVERAGE, COVERAGE_HELD),
     ("negation", NEGATION, NEGATION_HELD),
+    ("nonclin", NONCLIN, NONCLIN_HELD),
 )
 """The probe files: (source key and id prefix, path, name of the held part). Each is read as two parts,
 ``<key> tune`` (ids ``<key>-tune-*``) and ``<key> held`` (``<key>-held-*``, never printed); a part with
@@ -503,7 +507,7 @@ def main() -> None:
         default="",
         help="comma-separated sources: first, tune, test, probe, recall2, long, long2, flag2, recall3,"
         " flag3, recall4, flag4, recall5, flag5, acute, vignette, order, unbound, blind, bystander,"
-        " coverage, negation, shared",
+        " coverage, negation, nonclin, shared",
     )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument(
@@ -557,6 +561,7 @@ def main() -> None:
         "bystander",
         "coverage",
         "negation",
+        "nonclin",
         "shared",
     }
 
