@@ -360,6 +360,7 @@ BYSTANDER_HELD = "bystander held"
 COVERAGE_HELD = "coverage held"
 NEGATION_HELD = "negation held"
 MIND_HELD = "mind held"
+NONCLIN_HELD = "nonclin held"
 HELD_OUT_SOURCES = (
     *HELD_OUT,
     PROBE_HELD,
@@ -382,6 +383,7 @@ HELD_OUT_SOURCES = (
     COVERAGE_HELD,
     NEGATION_HELD,
     MIND_HELD,
+    NONCLIN_HELD,
 )
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 PROBE = DEV / "probe_recall.jsonl"
@@ -404,6 +406,7 @@ BYSTANDER = DEV / "probe_bystander.jsonl"
 COVERAGE = DEV / "probe_coverage.jsonl"
 NEGATION = DEV / "probe_negation.jsonl"
 MIND = DEV / "probe_mind.jsonl"
+NONCLIN = DEV / "probe_nonclin.jsonl"
 PROBES = (
     ("probe", PROBE, PROBE_HELD),
     ("recall2", RECALL2, RECALL2_HELD),
@@ -425,6 +428,7 @@ PROBES = (
     ("coverage", COVERAGE, COVERAGE_HELD),
     ("negation", NEGATION, NEGATION_HELD),
     ("mind", MIND, MIND_HELD),
+    ("nonclin", NONCLIN, NONCLIN_HELD),
 )
 """The probe files: (source key and id prefix, path, name of the held part). Each is read as two parts,
 ``<key> tune`` (ids ``<key>-tune-*``) and ``<key> held`` (``<key>-held-*``, never printed); a part with
@@ -528,7 +532,7 @@ def main() -> None:
         default="",
         help="comma-separated sources: first, tune, test, probe, recall2, long, long2, flag2, recall3,"
         " flag3, recall4, flag4, recall5, flag5, acute, vignette, order, unbound, blind, bystander,"
-        " coverage, negation, mind, shared",
+        " coverage, negation, mind, nonclin, shared",
     )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument(
@@ -583,6 +587,7 @@ def main() -> None:
         "coverage",
         "negation",
         "mind",
+        "nonclin",
         "shared",
     }
 
