@@ -28,6 +28,12 @@ def score(*, emergency: float = 0.0, near: str | None = None, similarity: float 
     return semantic_read(TRIAGE, near=near, similarity=similarity, emergency=emergency, classifier=fired)
 
 
+def suicide_read() -> SemanticScore:
+    """A classifier read of thoughts of suicide below any confident bar (P 0.66, as the model reads a
+    waiting-room message), with no exemplar firing: the gate and the words decide."""
+    return semantic_read(TRIAGE, near="suicidal_intent", similarity=0.32, emergency=0.66, classifier=True)
+
+
 def judge(message: str, semantic: SemanticScore | None = None, policy: TriagePolicy = TRIAGE) -> Triage:
     return decide_message(message, GENERAL, policy, semantic or score())
 

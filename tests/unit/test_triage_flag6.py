@@ -14,8 +14,8 @@ import pytest
 from gateway.domain import Scope
 from gateway.errors import InvalidValue
 from gateway.policies import Policy, load_policy
-from gateway.triage.semantic import SemanticScore
-from tests.support.triage import decide_message, flagged_rule, semantic_read, sign_groups
+from tests.support.shipped_triage import suicide_read
+from tests.support.triage import decide_message, flagged_rule, sign_groups
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
 GENERAL = load_policy(POLICIES, "general")
@@ -112,14 +112,6 @@ def test_a_life_told_as_unbearable_is_still_low_mood(message: str) -> None:
 
 
 WAITING = "why am I still here after 3 hours in A&E? nobody has told me anything"
-
-
-def suicide_read() -> SemanticScore:
-    """A classifier read of thoughts of suicide below any confident bar (P 0.66, as the model reads the
-    waiting-room message), with no exemplar firing."""
-    return semantic_read(
-        GENERAL.triage, near="suicidal_intent", similarity=0.32, emergency=0.66, classifier=True
-    )
 
 
 @pytest.mark.parametrize(

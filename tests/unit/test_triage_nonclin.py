@@ -4,54 +4,35 @@ game's character. The same words said of a person's life or body are still read.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from gateway.domain import Scope
-from gateway.policies import load_policy
-from gateway.triage.semantic import SemanticScore
-from tests.support.triage import decide_message, semantic_read, sign_groups
-
-GENERAL = load_policy(Path(__file__).resolve().parents[2] / "policies", "general")
-
-
-def suicide_read() -> SemanticScore:
-    """A classifier read of thoughts of suicide below any confident bar, no exemplar firing."""
-    return semantic_read(
-        GENERAL.triage, near="suicidal_intent", similarity=0.32, emergency=0.66, classifier=True
-    )
+from tests.support.shipped_triage import GENERAL, TRIAGE, suicide_read
+from tests.support.triage import decide_message, sign_groups
 
 
 @pytest.mark.parametrize(
-    "message",
+    ("message", "emergency"),
     [
-        "i don't want you to speak any more for now",
-        "are you a live being",
-        "i believe it looks like my luggage has disappeared",
-        "i actually don't want this anymore, please abort",
-        "cancel the subscription, I don't need it any more",
+        ("i don't want you to speak any more for now", False),
+        ("are you a live being", False),
+        ("i believe it looks like my luggage has disappeared", False),
+        ("i actually don't want this anymore, please abort", False),
+        ("cancel the subscription, I don't need it any more", False),
+        ("I don't want to live any more", True),
+        ("I just want to disappear, nobody would miss me", True),
+        ("I don't want this anymore, I want it all to end", True),
     ],
 )
-def test_speech_to_the_assistant_or_a_lost_thing_opens_no_gate(message: str) -> None:
-    result = decide_message(message, GENERAL.context, GENERAL.triage, suicide_read())
-    assert result.scope is not Scope.EMERGENCY
-
-
-@pytest.mark.parametrize(
-    "message",
-    [
-        "I don't want to live any more",
-        "I just want to disappear, nobody would miss me",
-        "I don't want this anymore, I want it all to end",
-    ],
-)
-def test_the_same_words_of_a_life_still_open_it(message: str) -> None:
-    result = decide_message(message, GENERAL.context, GENERAL.triage, suicide_read())
-    assert result.scope is Scope.EMERGENCY
-    assert result.rule == "suicidal_intent"
+def test_words_of_a_life_open_the_gate_and_the_same_words_of_a_thing_do_not(
+    message: str, emergency: bool
+) -> None:
+    result = decide_message(message, GENERAL, TRIAGE, suicide_read())
+    assert (result.scope is Scope.EMERGENCY) is emergency
+    if emergency:
+        assert result.rule == "suicidal_intent"
 
 
 def test_a_game_character_bleeding_is_no_sign_but_a_person_is() -> None:
-    assert "bleeding" not in sign_groups("my character keeps bleeding out in Elden Ring", GENERAL.triage)
-    assert "bleeding" in sign_groups("my brother keeps bleeding from a cut on his arm", GENERAL.triage)
+    assert "bleeding" not in sign_groups("my character keeps bleeding out in Elden Ring", TRIAGE)
+    assert "bleeding" in sign_groups("my brother keeps bleeding from a cut on his arm", TRIAGE)
