@@ -13,7 +13,12 @@ Counts, each with its places:
 * ``unit_heavy``: unit test modules that name a model or store loader (MiniLM, Chroma, the services)
   without any ``slow`` mark in the module;
 * ``free_ports``: ``free_port()`` calls under tests/ (a port free a moment ago: a server started on it
-  later may lose it to another process).
+  later may lose it to another process);
+* ``product_patches``: ``monkeypatch.setattr`` (or a ``monkeypatch.context()``'s) on the product's
+  objects: an attribute of a running object (a target rooted at a fixture or local, not at an import:
+  ``services.audit``), of a gateway module (``run_module``), or a ``"gateway.…"`` path (a test builds
+  the services with the component it wants: ``tests.support.components``). A gateway class patched by
+  the unit tests' guard against loading models (``Embedder.__init__``) is not a product object.
 
 Whether a run writes into the repository is checked by running it (``--writes -- <pytest args>``):
 files under the repository changed or created by the run, ``.git`` excluded.
@@ -98,6 +103,57 @@ def _is_fixture(decorator: ast.expr) -> bool:
     )
 
 
+def _imports(tree: ast.Module) -> dict[str, str]:
+    """The module's imported names, each with the dotted path it names (``from a import b``: ``a.b``)."""
+    names: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                names[alias.asname or alias.name.split(".")[0]] = (
+                    alias.name if alias.asname else alias.name.split(".")[0]
+                )
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return names
+
+
+def _gateway_module(dotted: str) -> bool:
+    """``dotted`` names a module or package of the gateway (not a class or function in one)."""
+    if dotted != "gateway" and not dotted.startswith("gateway."):
+        return False
+    path = REPO.joinpath(*dotted.split("."))
+    return path.is_dir() or path.with_suffix(".py").is_file()
+
+
+def _patches_product(node: ast.Call, imports: dict[str, str]) -> bool:
+    """``node`` is ``<monkeypatch>.setattr(target, ...)`` whose target is a product object."""
+    func = node.func
+    if not (isinstance(func, ast.Attribute) and func.attr == "setattr" and node.args):
+        return False
+    if isinstance(func.value, ast.Name) and func.value.id in imports:
+        return False  # a module's own setattr, not a monkeypatch
+    target = node.args[0]
+    if isinstance(target, ast.Constant) and isinstance(target.value, str):
+        return target.value.startswith("gateway.")
+    root = target
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return False
+    if root.id not in imports:
+        return True  # a fixture or a local: a running object
+    return _gateway_module(imports[root.id] + "".join(f".{a}" for a in _attribute_path(target)))
+
+
+def _attribute_path(node: ast.expr) -> list[str]:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.insert(0, node.attr)
+        node = node.value
+    return parts
+
+
 def _marks_slow(tree: ast.Module) -> bool:
     return any(isinstance(n, ast.Attribute) and n.attr == "slow" for n in ast.walk(tree))
 
@@ -109,9 +165,12 @@ def audit() -> dict[str, list[str]]:
     fixtures: dict[str, list[str]] = defaultdict(list)
     for path, tree in trees.items():
         heavy: set[str] = set()
+        imports = _imports(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
                 owner, name = _call_name(node)
+                if _patches_product(node, imports):
+                    found["product_patches"].append(_where(path, node))
                 if (owner, name) in SLEEPS or (owner == "" and name == "sleep"):
                     found["sleeps"].append(_where(path, node))
                 if name in POLLS and owner in {"", "waiting"}:
@@ -176,7 +235,7 @@ def main() -> int:
             print(f"  {name}")
         return 1 if changed else done.returncode
     found = audit()
-    for key in ("sleeps", "polled", "private", "fixtures", "unit_heavy", "free_ports"):
+    for key in ("sleeps", "polled", "private", "fixtures", "unit_heavy", "free_ports", "product_patches"):
         print(f"{key}: {len(found[key])}")
         if args.show:
             for place in found[key]:

@@ -45,6 +45,7 @@ from gateway.validation import refuse
 from gateway.verification.cascade import build_verifier as build_verification_cascade
 from gateway.verification.verifier import Verifier
 from gateway.verification.verify import ClaimChecker
+from gateway.vocabulary import ModelCallPurpose
 
 log = structlog.get_logger("gateway.startup")
 
@@ -64,7 +65,7 @@ def build_upstream(
     metrics), or the extractive responder, which calls no model, when no endpoint is configured; it
     quotes only passages at or above ``min_relevance`` (the policy's relevance gate)."""
     if settings.upstream_base_url:
-        model = models.model(Endpoint.upstream(settings), "draft")
+        model = models.model(Endpoint.upstream(settings), ModelCallPurpose.DRAFT)
         return ModelUpstream(model, settings.upstream_max_reply_chars, settings.upstream_max_line_chars)
     return ExtractiveResponder(embedder, min_relevance, policy_dir=settings.policy_dir)
 
@@ -103,7 +104,9 @@ def build_rewriter(
             refuse("thresholds.yaml", "cleanup.rewriter", reason)
         if models is None:
             raise ValueError("the upstream rewriter is configured: pass the ModelPool its model comes from")
-        first = UpstreamRewriter(models.model(Endpoint.upstream(settings), "rewrite"), verifier, cleanup)
+        first = UpstreamRewriter(
+            models.model(Endpoint.upstream(settings), ModelCallPurpose.REWRITE), verifier, cleanup
+        )
     return SourceRewriter(
         verifier, cleanup, verification.quote_fuzzy_threshold, verification.quote_min_chars, first
     )
@@ -191,7 +194,9 @@ def build_query_rewriter(settings: Settings, models: ModelPool) -> QueryRewriter
         return None
     words = build_planner(settings).words.model_rewrite
     return QueryRewriter(
-        models.model(Endpoint.upstream(settings), "query"), words, settings.query_rewrite_deadline
+        models.model(Endpoint.upstream(settings), ModelCallPurpose.QUERY),
+        words,
+        settings.query_rewrite_deadline,
     )
 
 

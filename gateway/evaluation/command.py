@@ -40,6 +40,7 @@ from gateway.services import Services
 from gateway.settings import Settings
 from gateway.validation import refuse
 from gateway.verification.verifier import Verifier
+from gateway.vocabulary import ModelCallPurpose
 
 
 def run_command(args: argparse.Namespace, settings: Settings) -> int:
@@ -270,7 +271,7 @@ def _raw_model(args: argparse.Namespace, settings: Settings, models: ModelPool) 
     endpoint = replace(
         Endpoint.upstream(settings), base_url=base_url, model=args.raw_model or settings.upstream_model
     )
-    return models.model(endpoint, "draft")
+    return models.model(endpoint, ModelCallPurpose.DRAFT)
 
 
 def _documents(args: argparse.Namespace, settings: Settings, notes: list[str]) -> list[SourceDocument]:

@@ -20,11 +20,12 @@ class MeteredModel(WrapperModel):
     other than a draft in ``gateway_upstream_errors_total{type}`` (a draft's failure is counted once,
     by the pipeline when its draft stage fails: ``metrics.count_draft_failure``).
 
-    ``purpose`` (draft, rewrite, judge) is the holder's: each holder of a shared model gets its own
-    ``MeteredModel`` around it. Outside ``LimitedModel``, so refusals for want of a slot are counted.
+    ``purpose`` (a ``ModelCallPurpose``: draft, rewrite, judge, query) is the holder's: each holder of a
+    shared model gets its own ``MeteredModel`` around it; a value outside the enum is counted as ``other``.
+    Outside ``LimitedModel``, so refusals for want of a slot are counted.
     """
 
-    def __init__(self, wrapped: ChatModel, metrics: GatewayMetrics, purpose: str) -> None:
+    def __init__(self, wrapped: ChatModel, metrics: GatewayMetrics, purpose: ModelCallPurpose) -> None:
         super().__init__(wrapped)
         self.metrics = metrics
         self.purpose = bounded(purpose, MODEL_CALL_PURPOSES)

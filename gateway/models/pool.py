@@ -24,6 +24,7 @@ from gateway.models.closing import ClosingModel
 from gateway.models.limits import CallLimits, LimitedModel
 from gateway.models.metered import MeteredModel
 from gateway.models.openai_compatible import Endpoint, OpenAIChatModel
+from gateway.vocabulary import ModelCallPurpose
 
 if TYPE_CHECKING:
     from gateway.metrics import GatewayMetrics
@@ -47,8 +48,8 @@ class ModelPool:
         self._limits: dict[str, CallLimits] = {}
         self._models: dict[Endpoint, ClosingModel] = {}
 
-    def model(self, endpoint: Endpoint, purpose: str) -> ChatModel:
-        """The endpoint's model, for calls made for ``purpose`` (draft, rewrite, judge)."""
+    def model(self, endpoint: Endpoint, purpose: ModelCallPurpose) -> ChatModel:
+        """The endpoint's model, for calls made for ``purpose`` (draft, rewrite, judge, query)."""
         shared = self._models.get(endpoint)
         if shared is None:
             limits = self._limits.get(endpoint.base_url)

@@ -55,7 +55,7 @@ from gateway.verification.local import LocalEntailmentVerifier
 from gateway.verification.policy import VerificationPolicy
 from gateway.verification.restatement import Restatement, build_restatement
 from gateway.verification.verifier import LocalVerifier, Verifier
-from gateway.vocabulary import VerdictCheck, VerifierMethod
+from gateway.vocabulary import ModelCallPurpose, VerdictCheck, VerifierMethod
 
 ANCHORED_CHECKS = frozenset({VerdictCheck.QUOTE_EXACT, VerdictCheck.QUOTE_FUZZY})
 RESTATED_FLOOR = 0.5
@@ -302,7 +302,7 @@ def build_verifier(
         if models is None:
             raise ValueError("the LLM judge is configured: pass the ModelPool its model comes from")
         judge = LLMJudgeVerifier(
-            models.model(Endpoint.judge(settings), "judge"),
+            models.model(Endpoint.judge(settings), ModelCallPurpose.JUDGE),
             JudgeConfig(
                 timeout=settings.judge_timeout,
                 quote_threshold=policy.quote_fuzzy_threshold,

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from gateway.audit.crypto import new_key_text
 from gateway.audit.integrity import verify_store
-from gateway.errors import AuditError
 from gateway.settings import Secret
 from gateway.testing import contract_answer
 from gateway.web.disclosure import Disclosure
+from tests.support.audit import FailingAuditStore
+from tests.support.components import with_components
 
 CLINICIAN_KEY = "clin-key-for-tests-1"
 ADMIN_KEY = "admin-key-for-tests-1"
@@ -94,8 +96,13 @@ def test_every_view_is_in_the_access_log_which_only_admins_read(gateway) -> None
         assert who in rows
 
 
-def test_every_response_has_a_request_id_errors_included(gateway, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    _, url, services = gateway
+def with_audit_down(services: Any) -> Any:
+    """``services`` whose audit store fails every write (``FailingAuditStore``)."""
+    return with_components(services, audit=FailingAuditStore(services.audit))
+
+
+def test_every_response_has_a_request_id_errors_included(start_gateway) -> None:  # type: ignore[no-untyped-def]
+    _, url, services = start_gateway(prepare=with_audit_down, **GATEWAY_SETTINGS)
     client = {"authorization": f"Bearer {CLIENT_KEY}"}
     body = {"model": "m", "messages": [{"role": "user", "content": "How much paracetamol?"}]}
     responses = {
@@ -112,16 +119,11 @@ def test_every_response_has_a_request_id_errors_included(gateway, monkeypatch) -
     assert len(ids) == len(responses)  # one id per request
     assert responses["400"].json()["error"]["param"] == "top_p"
 
-    async def audit_down(*_: object) -> None:
-        raise AuditError("disk full")
-
-    before = services.audit.count()
-    monkeypatch.setattr(services.audit, "write", audit_down)
+    before = services.audit.count()  # the audit store is down: the answer is refused, nothing written
     refused = httpx.post(f"{url}/v1/chat/completions", json=body, headers=client, timeout=30)
     assert refused.status_code == 503
     assert refused.json()["error"]["code"] == "audit_unavailable"
     assert refused.headers["x-request-id"].startswith("req_")
-    monkeypatch.undo()
     assert services.audit.count() == before
 
 

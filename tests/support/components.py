@@ -16,8 +16,12 @@ def with_components(services: Services, **components: Any) -> Services:
     """``services`` with ``components`` (fields of ``Services`` by name) in place of its own: a new
     Services, so what the constructor derives from its components (``Services.answer_parts``) is derived
     from these. Another drafter gets the tool steps told whether it reaches a tool-calling model, as
-    ``bootstrap.build_tools`` does at start-up."""
+    ``bootstrap.build_tools`` does at start-up; another audit store is the one the record side (``trail``)
+    writes to, as ``bootstrap.build_trail`` hands it."""
     drafter = components.get("drafter")
     if drafter is not None and "tools" not in components:
         components["tools"] = dataclasses.replace(services.tools, calls_tools=drafter.calls_tools)
+    audit = components.get("audit")
+    if audit is not None and "trail" not in components:
+        components["trail"] = dataclasses.replace(services.trail, store=audit)
     return dataclasses.replace(services, **components)

@@ -56,6 +56,7 @@ from gateway.tool_calls import ToolCall
 from gateway.verification.verify import ClaimChecker
 from gateway.vocabulary import VerdictCheck, VerifierMethod
 from gateway.web.app import create_app
+from tests.support.audit import FailingAuditStore
 from tests.support.cleanup_stack import policy_copy
 from tests.support.components import with_components
 from tests.support.pages import running_site
@@ -317,24 +318,16 @@ async def test_upstream_errors_by_type(services, error, error_type) -> None:  # 
     ],
 )
 async def test_a_failed_draft_is_counted_even_when_its_record_fails(  # type: ignore[no-untyped-def]
-    services, monkeypatch, reply, series, labels
+    services, reply, series, labels
 ) -> None:
     """The draft's failure is counted where it is handled, not when the request's record is written."""
-    services = with_components(services, drafter=Drafter(ScriptedDrafts(reply)))
-    provisional = services.audit.write
-    writes: list[Any] = []
-
-    async def completion_fails(row: Any, record: Any) -> None:
-        writes.append(row)
-        if len(writes) == 2:
-            raise OSError("disk full")
-        await provisional(row, record)
-
-    monkeypatch.setattr(services.audit, "write", completion_fails)
+    completion_fails = FailingAuditStore(services.audit, writes_ok=1, error=OSError)  # the provisional one
+    services = with_components(services, drafter=Drafter(ScriptedDrafts(reply)), audit=completion_fails)
     with pytest.raises(AuditError):
         await answer(ask(), services.answer_parts)
     m = services.metrics
     assert value(m, "gateway_audit_errors_total", operation="complete") == 1
+    assert completion_fails.written == 1
     assert value(m, series, **labels) == 1
     assert value(m, "gateway_stage_errors_total", stage="draft") == 1
 
@@ -515,14 +508,6 @@ def upstream_gauges(metrics: GatewayMetrics) -> tuple[float, float]:
     return value(metrics, "gateway_upstream_in_flight"), value(metrics, "gateway_upstream_waiting")
 
 
-def audit_check_down() -> None:
-    raise AuditError("the audit disk is full")
-
-
-async def audit_write_down(row: Any, record: Any) -> None:
-    raise AuditError("the audit disk is full")
-
-
 @asynccontextmanager
 async def serving(app: Litestar, address: str = "127.0.0.1") -> AsyncIterator[httpx.AsyncClient]:
     """``app`` in this event loop (its lifespan run), called from client ``address``."""
@@ -532,7 +517,7 @@ async def serving(app: Litestar, address: str = "127.0.0.1") -> AsyncIterator[ht
 
 
 @pytest.mark.slow  # loads MiniLM, Chroma or the services
-async def test_every_metric_is_recorded(make_services, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+async def test_every_metric_is_recorded(make_services, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """One scenario through the real app (``create_app`` over one ``Services``, hence one registry)
     drives every path that records a metric; every collector of that registry must have moved. No
     exemption: a metric this scenario cannot move is a metric to drive here, or to delete."""
@@ -630,13 +615,14 @@ async def test_every_metric_is_recorded(make_services, tmp_path, monkeypatch) ->
                 (await gateway.get("/v1/models", headers=bearer(LIMITED_KEY))) for _ in range(BURST + 1)
             ]
             assert [r.status_code for r in limited] == [200] * BURST + [429]
+            observed.look()
 
-            with monkeypatch.context() as broken:  # the audit store fails: begin (a 503), check (not ready)
-                broken.setattr(services.audit, "write", audit_write_down)
-                broken.setattr(services.audit, "check", audit_check_down)
-                refused = await gateway.post("/v1/chat/completions", json=chat(), headers=client_key)
-                assert refused.status_code == 503
-                assert (await gateway.get("/readyz")).status_code == 503
+        # the audit store fails: begin (a 503), check (not ready); the same services but for their audit
+        audit_down = with_components(services, audit=FailingAuditStore(services.audit))
+        async with serving(create_app(services.settings, services=audit_down)) as gateway:
+            refused = await gateway.post("/v1/chat/completions", json=chat(), headers=client_key)
+            assert refused.status_code == 503
+            assert (await gateway.get("/readyz")).status_code == 503
             observed.look()
 
         async with serving(create_app(services.settings, services=services), "192.0.2.7") as gateway:
