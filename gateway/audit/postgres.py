@@ -26,8 +26,9 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
 import gateway.audit.ledger as ledger
-from gateway.audit.chain import ChainHead, Checkpoint, canonical_content
+from gateway.audit.chain import canonical_content
 from gateway.audit.columns import ROW_COLUMNS
+from gateway.audit.ledger_store import LedgerStore
 from gateway.audit.migrations import TABLE, migrate
 from gateway.audit.store import (
     AuditFilter,
@@ -70,10 +71,12 @@ def _text(value: str) -> str:
     return value.replace("\x00", "\ufffd")
 
 
-class PostgresAuditStore:
+class PostgresAuditStore(LedgerStore):
     """The PostgreSQL ``AuditStore``. Build it with ``open``."""
 
     backend = "postgres"
+    _mark = "%s"
+    _table = TABLE
 
     def __init__(self, pool: ConnectionPool[Any], where: str, timeout: float) -> None:
         self._pool = pool
@@ -162,10 +165,7 @@ class PostgresAuditStore:
     def count(self) -> int:
         return int(self._read(f"SELECT COUNT(*) FROM {TABLE}", [])[0][0])  # noqa: S608
 
-    # --- the chain, retention, holds and the access log (``gateway.audit.ledger``) ---------------
-
-    def chain_head(self) -> ChainHead:
-        return self._with(ledger.head)
+    # --- the chain, retention, holds and the access log: ``LedgerStore`` over these runners ------
 
     def read_chain(self, consume: Callable[[ledger.ChainSnapshot], T]) -> T:
         """``consume`` one REPEATABLE READ snapshot of the chain, its rows and its newest checkpoint."""
@@ -173,46 +173,17 @@ class PostgresAuditStore:
         def snapshot(conn: psycopg.Connection[Any]) -> T:
             with conn.transaction():
                 conn.execute(b"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                run = _runner(conn)
-                return consume(
-                    ledger.ChainSnapshot(
-                        entries=ledger.entries(run, "%s"),
-                        contents=ledger.contents(run, "%s", TABLE),
-                        checkpoint=ledger.latest_checkpoint(run),
-                    )
-                )
+                return consume(self._snapshot(_runner(conn)))
 
         return self._on_connection(snapshot)
 
-    def records_between(self, since: dt.datetime, until: dt.datetime) -> ledger.RecordTexts:
-        return self._with(lambda run: list(ledger.records(run, "%s", TABLE, since, until)))
-
-    def prune(
-        self, cutoff: dt.datetime, sign: Callable[[Checkpoint], tuple[Checkpoint, str]]
-    ) -> ledger.PruneResult:
-        return self._locked(lambda run: ledger.prune(run, "%s", TABLE, cutoff, cutoff.isoformat(), sign))
-
-    def hold(self, request_id: str, reason: str, held_by: str) -> None:
-        self._locked(lambda run: ledger.hold(run, "%s", request_id, reason, held_by))
-
-    def release(self, request_id: str) -> bool:
-        return self._locked(lambda run: ledger.release(run, "%s", request_id))
-
-    def holds(self) -> ledger.Holds:
-        return self._with(ledger.holds)
-
-    def log_access(self, entry: ledger.AccessEntry) -> None:
-        self._with(lambda run: ledger.log_access(run, "%s", entry))
-
-    def access_log(self, limit: int, offset: int = 0) -> ledger.AccessEntries:
-        return self._with(lambda run: ledger.access_entries(run, "%s", limit, offset))
-
-    def _with(self, work: Callable[[ledger.Run], T]) -> T:
+    def _reading(self, work: Callable[[ledger.Run], T]) -> T:
         return self._on_connection(lambda conn: work(_runner(conn)))
 
-    def _locked(self, work: Callable[[ledger.Run], T]) -> T:
-        """``work`` in one transaction holding the chain lock (prune and holds change what is kept)."""
+    _logging = _reading
+    """Autocommit: an access is logged in its own statement, without the chain lock."""
 
+    def _changing(self, work: Callable[[ledger.Run], T]) -> T:
         def locked(conn: psycopg.Connection[Any]) -> T:
             with conn.transaction():
                 _lock_chain(conn)

@@ -23,8 +23,9 @@ from typing import Any, TypeVar
 import anyio.to_thread
 
 import gateway.audit.ledger as ledger
-from gateway.audit.chain import ChainEntry, ChainHead, Checkpoint, canonical_content
+from gateway.audit.chain import ChainEntry, canonical_content
 from gateway.audit.columns import ROW_COLUMNS
+from gateway.audit.ledger_store import LedgerStore
 from gateway.audit.store import (
     AuditFilter,
     AuditRow,
@@ -80,10 +81,12 @@ _UPSERT = (
 """Idempotent by request id: writing the same id again replaces its row (begin/complete pairs)."""
 
 
-class AuditLog:
+class AuditLog(LedgerStore):
     """The SQLite ``AuditStore``."""
 
     backend = "sqlite"
+    _mark = "?"
+    _table = _TABLE
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -190,69 +193,31 @@ class AuditLog:
     def count(self) -> int:
         return int(self._read("SELECT COUNT(*) FROM requests", [])[0][0])
 
-    # --- the chain, retention, holds and the access log (``gateway.audit.ledger``) ---------------
-
-    def chain_head(self) -> ChainHead:
-        return self._reading(ledger.head)
+    # --- the chain, retention, holds and the access log: ``LedgerStore`` over these runners ------
 
     def read_chain(self, consume: Callable[[ledger.ChainSnapshot], T]) -> T:
         """``consume`` a consistent snapshot of the chain, its rows and its newest checkpoint."""
-
-        def snapshot(run: ledger.Run) -> T:
-            return consume(
-                ledger.ChainSnapshot(
-                    entries=ledger.entries(run, "?"),
-                    contents=ledger.contents(run, "?", _TABLE),
-                    checkpoint=ledger.latest_checkpoint(run),
-                )
-            )
-
         with self._lock:
             self._db.execute("BEGIN")  # a read transaction: one snapshot of the WAL
             try:
-                return self._catching(snapshot)
+                return self._catching(lambda run: consume(self._snapshot(run)))
             finally:
                 self._db.execute("COMMIT")
 
-    def records_between(self, since: dt.datetime, until: dt.datetime) -> ledger.RecordTexts:
-        return self._reading(
-            lambda run: list(ledger.records(run, "?", _TABLE, since.isoformat(), until.isoformat()))
-        )
-
-    def prune(
-        self, cutoff: dt.datetime, sign: Callable[[Checkpoint], tuple[Checkpoint, str]]
-    ) -> ledger.PruneResult:
-        with self._lock:
-            self._ensure_same_file()
-            return self._catching(
-                lambda _: self._in_transaction(
-                    lambda run: ledger.prune(run, "?", _TABLE, cutoff.isoformat(), cutoff.isoformat(), sign)
-                )
-            )
-
-    def hold(self, request_id: str, reason: str, held_by: str) -> None:
-        self._writing(lambda run: ledger.hold(run, "?", request_id, reason, held_by))
-
-    def release(self, request_id: str) -> bool:
-        return self._writing(lambda run: ledger.release(run, "?", request_id))
-
-    def holds(self) -> ledger.Holds:
-        return self._reading(ledger.holds)
-
-    def log_access(self, entry: ledger.AccessEntry) -> None:
-        self._writing(lambda run: ledger.log_access(run, "?", entry))
-
-    def access_log(self, limit: int, offset: int = 0) -> ledger.AccessEntries:
-        return self._reading(lambda run: ledger.access_entries(run, "?", limit, offset))
+    def _moment(self, when: dt.datetime) -> str:
+        return when.isoformat()
 
     def _reading(self, work: Callable[[ledger.Run], T]) -> T:
         with self._lock:
             return self._catching(work)
 
-    def _writing(self, work: Callable[[ledger.Run], T]) -> T:
+    def _changing(self, work: Callable[[ledger.Run], T]) -> T:
         with self._lock:
             self._ensure_same_file()
             return self._catching(lambda _: self._in_transaction(work))
+
+    _logging = _changing
+    """Every write takes the file's write lock (``BEGIN IMMEDIATE``)."""
 
     def _catching(self, work: Callable[[ledger.Run], T]) -> T:
         try:
