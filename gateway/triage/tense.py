@@ -66,6 +66,11 @@ class Matcher:
         return min(starts, default=None)
 
 
+def _names(sentence: str, event: str) -> bool:
+    """Whether ``sentence`` names ``event`` as a word of its own."""
+    return re.search(rf"\b{re.escape(event)}\b", sentence, re.IGNORECASE) is not None
+
+
 Memo = dict[str, "Clues"]
 """One request's clues per sentence (``TenseReader.clues``), made per request and dropped with it."""
 
@@ -118,7 +123,10 @@ class Clues:
     """A state told as having stayed (``episode.residual``) with no time of its own (no ``background``,
     no ``residual_breaks``): its dated event may be told in a clause before (``episode.residual_reach``)."""
     breaks: bool = False
-    """A change or a time of now (``episode.residual_breaks``, ``changed``)."""
+    """A change or a time of now (``episode.residual_breaks``, ``changed``), a regained function's words
+    (``episode.recovered``) aside."""
+    anchor: str = ""
+    """The event a ``residual`` clause says it stayed since (``episode.residual_anchor``), lower-cased."""
     possessed: bool | None = None
     """A possessive before a complaint; read only when needed (it reads the sentence's terms)."""
 
@@ -157,6 +165,8 @@ class TenseReader:
         self._residual = Matcher(episode.residual)
         self._residual_breaks = Matcher(episode.residual_breaks)
         self._story = Matcher(episode.story)
+        self._anchors = [re.compile(p, re.IGNORECASE) for p in episode.residual_anchor]
+        self._recovered = [re.compile(p, re.IGNORECASE) for p in episode.recovered]
         self._story_now = Matcher([*episode.changed, *episode.residual_breaks])
 
     def resolved(self, text: str) -> bool:
@@ -170,11 +180,12 @@ class TenseReader:
             return known
         now = self._now(sentence)
         background = self._background(sentence)
+        unrecovered = self._without_recovery(sentence)
         clues = Clues(
             now=now,
             dated=(background and not self._present(sentence))
             or (self._steady(sentence) and not self._changed(sentence))
-            or (background and self._residual(sentence) and not self._residual_breaks(sentence))
+            or (background and self._residual(sentence) and not self._residual_breaks(unrecovered))
             or (self._story(sentence) and not self._story_now(sentence)),
             framed=not now and self._frames(sentence),
             past=self._past(sentence),
@@ -182,11 +193,20 @@ class TenseReader:
             reports=self._reports(sentence),
             supposed=self._supposed(sentence),
         )
-        clues.breaks = self._residual_breaks(sentence) or self._story_now(sentence)
+        clues.breaks = self._residual_breaks(unrecovered) or self._story_now(unrecovered)
         clues.residual = not background and not clues.breaks and self._residual(sentence)
+        if clues.residual:
+            anchored = (m for p in self._anchors if (m := p.search(sentence)) is not None)
+            clues.anchor = next((m.group("event").lower() for m in anchored), "")
         if memo is not None:
             memo[sentence] = clues
         return clues
+
+    def _without_recovery(self, sentence: str) -> str:
+        """``sentence`` with each regained function's words blanked ("she's walking again")."""
+        for pattern in self._recovered:
+            sentence = pattern.sub(lambda m: " " * len(m.group(0)), sentence)
+        return sentence
 
     def _supposed(self, sentence: str) -> tuple[tuple[int, int], ...]:
         """Clauses that suppose, ask or worry: from the cue to the end of its clause, unless the
@@ -223,7 +243,7 @@ class TenseReader:
         episode's run never crosses a blank line unless ``episode.across_paragraphs``); ``ends``: what
         ended each (``Clause.end``), read for a change set against a history clause."""
         clues = [self.clues(s, memo) for s in sentences]
-        history = self._carried(clues, self._history(clues, paragraphs))
+        history = self._carried(sentences, clues, self._history(clues, paragraphs))
         if ends:
             history = self._changes(sentences, paragraphs, ends, clues, history)
         asked = [self._asks(s, c) for s, c in zip(sentences, clues, strict=True)]
@@ -275,12 +295,14 @@ class TenseReader:
                 kept[i] = False
         return kept
 
-    def _carried(self, clues: Sequence[Clues], history: list[bool]) -> list[bool]:
+    def _carried(self, sentences: Sequence[str], clues: Sequence[Clues], history: list[bool]) -> list[bool]:
         """A residual clause with no time of its own is history when a clause at most
         ``episode.residual_reach`` before it (read back over other such clauses) is dated history and no
         clause between tells a change or a time of now ("I had a stroke in 2021. My arm is still weak."),
         unless the next clause tells a change or a time of now ("But in the last hour ...", "Today she's
-        suddenly slurring"): safety first, the deficit may be part of that change."""
+        suddenly slurring"): safety first, the deficit may be part of that change. A residual clause
+        that names its event ("since the stroke", ``episode.residual_anchor``) reads back any number
+        of clauses for a dated one naming that event."""
         reach = self.policy.episode.residual_reach
         kept = list(history)
         for i, clue in enumerate(clues):
@@ -289,8 +311,8 @@ class TenseReader:
             if i + 1 < len(clues) and clues[i + 1].breaks:
                 continue  # a change of now told next: the deficit may be part of it
             left, j = reach, i - 1
-            while j >= 0 and left > 0 and not clues[j].breaks:
-                if history[j] and clues[j].dated:
+            while j >= 0 and (left > 0 or clue.anchor) and not clues[j].breaks:
+                if history[j] and clues[j].dated and (left > 0 or _names(sentences[j], clue.anchor)):
                     kept[i] = True
                     break
                 if not clues[j].residual:

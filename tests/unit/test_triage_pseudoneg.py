@@ -106,3 +106,49 @@ def test_bad_settings_are_named() -> None:
         EpisodePolicy(residual_reach=9)
     with pytest.raises(InvalidValue, match="forms"):
         NegationPolicy(forms={"can't": ("(unclosed",)})
+
+
+ANCHORED = (
+    "My dad had a stroke two years ago, at 71. He was in hospital for six weeks. He talks normally again "
+    "and he can walk with a stick. His right hand has stayed weak since the stroke. "
+    "Is private physio worth it?"
+)
+
+
+def test_a_residual_clause_naming_its_event_reads_back_to_where_that_event_is_dated() -> None:
+    # three clauses back, past a recovery: beyond residual_reach, read because the clause names the stroke
+    times = sentence_times(ANCHORED)
+    assert times[3] is Time.HISTORY
+    assert flagged_rule(ANCHORED, POLICY) is None
+
+
+def test_an_anchored_residual_clause_needs_that_event_dated() -> None:
+    # the dated clause names another event: beyond residual_reach the anchor finds nothing, so of now
+    message = (
+        "I broke my wrist in 2019. It healed well. I play tennis again. I swim every week. "
+        "My arm has been weak since the stroke."
+    )
+    assert sentence_times(message)[4] is Time.NOW
+
+
+def test_a_change_of_now_between_still_stops_an_anchored_reading() -> None:
+    message = (
+        "My mum had a stroke in 2022. She is walking again. This morning her face dropped. "
+        "Her arm has been weak since the stroke."
+    )
+    assert sentence_times(message)[3] is Time.NOW
+    assert flagged_rule(message, POLICY) == "stroke_signs"
+
+
+def test_a_regained_function_is_no_change_of_now_but_a_lost_one_is() -> None:
+    recovered = "Had a stroke in 2020. She's walking again. Her arm is still weak."
+    assert sentence_times(recovered)[2] is Time.HISTORY
+    lost = "Had a stroke in 2020. She can't walk again. Her arm is still weak."
+    assert sentence_times(lost)[2] is Time.NOW
+    again = "Had a stroke in 2020. Her face is drooping again. Her arm is still weak."
+    assert sentence_times(again)[2] is Time.NOW
+
+
+def test_an_anchor_pattern_without_its_event_group_is_named() -> None:
+    with pytest.raises(InvalidValue, match="residual_anchor"):
+        EpisodePolicy(residual_anchor=(r"\bsince the stroke\b",))
