@@ -141,3 +141,32 @@ def test_an_unknown_possessed_group_is_refused() -> None:
     asking = AskingPolicy(openers=("^what",), possessed=("no_such_group",))
     with pytest.raises((InvalidValue, ConfigurationError)):
         dataclasses.replace(TRIAGE.evidence, asking=asking)
+
+
+SOMEONE_RECOVERED = (
+    "My brother tried to end his life three years ago and was in intensive care. He's had a lot of support "
+    "and he's doing much better. How slowly do people usually come off antidepressants?"
+)
+
+
+def test_someone_elses_past_attempt_told_with_their_recovery_does_not_fire() -> None:
+    assert reader_of(TRIAGE).read(SOMEONE_RECOVERED).resolved
+    assert judge(SOMEONE_RECOVERED, "suicidal_intent").scope is Scope.IN_SCOPE
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # the writer's own "doing better" is how a crisis is played down: not read as over
+        "Everyone thinks I'm doing so much better since my overdose. I'm not. I want to end my life.",
+        # an episode's outcome is not a recovery
+        "I took an overdose ten years ago and survived.",
+    ],
+)
+def test_the_writers_own_recovery_and_a_bare_outcome_are_not_read_as_over(message: str) -> None:
+    assert not reader_of(TRIAGE).read(message).resolved
+
+
+def test_someone_elses_recovery_does_not_hide_their_crisis_of_now() -> None:
+    message = "He's doing much better on the new tablets, but last night he told me he wants to kill himself."
+    assert judge(message, "suicidal_intent").scope is Scope.EMERGENCY
