@@ -144,11 +144,16 @@ class _Entries:
 
 
 def load_manifest(directory: Path) -> list[SourceDocument]:
-    """Read ``manifest.yaml`` and the Markdown files it lists. Errors name the entry and the field."""
+    """Read ``manifest.yaml`` and the Markdown files it lists. Errors name the entry and the field.
+
+    Each entry inherits the manifest's ``defaults`` and, naming no tier, its org's ``tiers_by_org``
+    tier, as ``trust-gateway ingest`` reads the same file (``loaders.iter_manifest``)."""
     manifest = manifest_path(directory)
+    parsed = read_manifest(manifest)
+    documents = [{**parsed.defaults, **e} if isinstance(e, dict) else e for e in parsed.documents]
     entries = validate(
         _Entries,
-        {"documents": read_manifest(manifest).documents},
+        {"documents": documents},
         str(manifest),
         context={"base": manifest.parent},
     ).documents
@@ -159,7 +164,7 @@ def load_manifest(directory: Path) -> list[SourceDocument]:
             text=plain_text((manifest.parent / entry.file).read_text(encoding="utf-8")),
             org=entry.org,
             url=entry.url,
-            tier=entry.tier or "",
+            tier=entry.tier or parsed.tiers_by_org.get(entry.org, ""),
             reviewed_on=entry.reviewed_on,
             doc_type=entry.doc_type or "article",
         )

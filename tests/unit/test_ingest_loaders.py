@@ -273,3 +273,35 @@ def test_the_start_up_manifest_loader_refuses_a_bad_entry_naming_it(
         load_manifest(tmp_path)
     assert (info.value.source, info.value.key) == (str(manifest), key)
     assert reason in info.value.reason
+
+
+def test_start_up_and_ingest_read_a_manifest_s_defaults_and_tiers_alike(tmp_path: Path) -> None:
+    (tmp_path / "colds.md").write_text("# Colds\n\nRest and fluids help.\n", encoding="utf-8")
+    (tmp_path / "flu.md").write_text("# Flu\n\nMost people get better in a week.\n", encoding="utf-8")
+    manifest = {
+        "defaults": {"org": "NHS", "reviewed_on": "2024-01-01"},
+        "tiers_by_org": {"NHS": "clinical_reference"},
+        "documents": [
+            {"id": "colds", "file": "colds.md", "title": "Colds", "url": "https://www.nhs.uk/c/"},
+            {
+                "id": "flu",
+                "file": "flu.md",
+                "title": "Flu",
+                "url": "https://www.gov.uk/flu",
+                "org": "UKHSA",
+                "tier": "guideline",
+                "reviewed_on": "2025-03-04",
+            },
+        ],
+    }
+    (tmp_path / "manifest.yaml").write_text(json.dumps(manifest), encoding="utf-8")
+
+    def provenance(documents: list[SourceDocument]) -> dict[str, tuple[str, str, str]]:
+        return {d.id: (d.org, d.tier, str(d.reviewed_on)) for d in documents}
+
+    started = provenance(load_manifest(tmp_path))
+    ingested = provenance([d for d in iter_manifest(tmp_path) if isinstance(d, SourceDocument)])
+    assert started == ingested == {
+        "colds": ("NHS", "clinical_reference", "2024-01-01"),  # org and date from defaults, tier by org
+        "flu": ("UKHSA", "guideline", "2025-03-04"),  # an entry's own fields win
+    }
