@@ -301,7 +301,11 @@ def test_start_up_and_ingest_read_a_manifest_s_defaults_and_tiers_alike(tmp_path
 
     started = provenance(load_manifest(tmp_path))
     ingested = provenance([d for d in iter_manifest(tmp_path) if isinstance(d, SourceDocument)])
-    assert started == ingested == {
-        "colds": ("NHS", "clinical_reference", "2024-01-01"),  # org and date from defaults, tier by org
-        "flu": ("UKHSA", "guideline", "2025-03-04"),  # an entry's own fields win
-    }
+    assert (
+        started
+        == ingested
+        == {
+            "colds": ("NHS", "clinical_reference", "2024-01-01"),  # org and date from defaults, tier by org
+            "flu": ("UKHSA", "guideline", "2025-03-04"),  # an entry's own fields win
+        }
+    )
