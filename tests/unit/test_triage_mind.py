@@ -45,3 +45,32 @@ def test_the_thought_alone_is_a_sign_of_thoughts_of_suicide(message: str) -> Non
 def test_a_thing_that_disappears_is_no_sign(message: str) -> None:
     assert not escalated(TRIAGE, message, "suicidal_intent")
     assert flagged_rule(message, POLICY) is None
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I feel numb",
+        "I'm just numb and tired all the time",
+        "emotionally numb since he died",
+        "I feel so numb to everything",
+        "numb inside, every single day",
+    ],
+)
+def test_numb_said_of_feelings_is_a_word_of_despair(message: str) -> None:
+    assert "despair_negatable" in sign_groups(message, TRIAGE)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "my face is numb after the dentist",
+        "my arm feels numb when I wake up",
+        "I have numbness in my fingers in the cold",
+        "I have numb toes after a long run",
+        "I feel numb down my left side",
+    ],
+)
+def test_numb_said_of_a_body_part_is_no_despair(message: str) -> None:
+    # "numbness" stemmed to "numb" adopted a physical read as thoughts of suicide (long2-tune-0069)
+    assert "despair_negatable" not in sign_groups(message, TRIAGE)
