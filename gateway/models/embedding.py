@@ -11,7 +11,9 @@ calls (requests coalesced under load, ingestion) stay on torch bf16, as fast at 
 from eight up. A small torch call (claims, coalesced questions) runs padding-free: its texts are
 packed end to end (``packing``), since a padded call costs its longest text for every text (without
 packing, it is split into runs of similar length, ``length_groups``). With torch in fp32, ONNX Runtime
-takes every call. If ONNX Runtime cannot be set up, torch encodes everything and a warning says why.
+takes every call, and splits a call of up to ``GROUPED_MAX_TEXTS`` texts the same way (one session
+call per run, padded to that run's longest text). If ONNX Runtime cannot be set up, torch encodes
+everything and a warning says why.
 ``MiniLMEmbeddingFunction`` adapts it to Chroma's embedding-function interface and is registered
 under a fixed name, so a persisted collection reopens without Chroma's default model (which
 downloads from a hub and cannot work here).
@@ -74,8 +76,9 @@ is faster at every size, so with fp32 it encodes every call.
 
 
 GROUPED_MAX_TEXTS = 64
-"""torch calls of up to this many texts (claims, questions) are split into groups of similar length
-(``length_groups``); larger calls (ingestion) keep sentence-transformers' sorted batches."""
+"""torch calls (unpacked) and ONNX Runtime calls of up to this many texts (claims, questions) are split
+into groups of similar length (``length_groups``); larger calls (ingestion) keep sentence-transformers'
+sorted batches, or ONNX Runtime's one padded call per slice."""
 GROUP_CALL_TOKENS = 40
 """A model call's fixed cost in padded token positions, for ``length_groups``. Measured on the verifier
 bench's claims in calls of 8 (docs/benchmarks.md): 20 to 80 cost the same within noise; 0 splits too
@@ -401,7 +404,8 @@ class Embedder:
     def _model_encode(self, texts: list[str]) -> Vector:
         self.model_calls += 1
         if self._onnx is not None and (self._model is None or len(texts) <= ONNX_MAX_TEXTS):
-            return self._onnx.encode(texts)
+            grouped = len(texts) <= GROUPED_MAX_TEXTS
+            return self._onnx.encode(texts, length_groups if grouped else None)
         if len(texts) <= 1 or len(texts) > GROUPED_MAX_TEXTS:
             return self._torch_encode(texts)
         if self._packed is not None:

@@ -52,6 +52,8 @@ PROBE_TEXTS = ("hi", "How much paracetamol can an adult take in one day?", "Fiè
 """Texts the exported graph must encode like torch before it is used or cached (padded in one call)."""
 PROBE_MIN_COSINE = 0.9999
 OnnxWeights = Literal["int8", "fp32"]
+LengthGroups = Callable[[Sequence[int]], list[list[int]]]
+"""Splits a call's texts, given their token lengths, into groups of indices encoded one call each."""
 INT8_BLOCK = 16
 """Weights quantised per block of 16 input rows (32 and 128 were measured: further from fp32)."""
 INT8_FP32_LAYERS = 2
@@ -203,13 +205,31 @@ class OnnxEncoder:
             log.warning("onnx_int8_unavailable", fallback="fp32", reason=f"{type(err).__name__}: {err}")
             return fp32
 
-    def encode(self, texts: Sequence[str]) -> Vector:
-        """One unit float32 vector per text, in order (like ``Embedder._model_encode``)."""
+    def encode(self, texts: Sequence[str], groups: LengthGroups | None = None) -> Vector:
+        """One unit float32 vector per text, in order (like ``Embedder._model_encode``).
+
+        ``groups``: splits the call's texts by token length (``embedding.length_groups``) into runs
+        that are each one session call padded only to its own longest text: a padded call costs its
+        longest text for every text. The texts are tokenised once; None: one call for all.
+        """
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         encodings = self._tokenizer.encode_batch(list(texts))
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        if groups is None or len(texts) < 2:
+            return self._run(ids, mask)
+        lengths = mask.sum(axis=1)
+        split = groups([int(n) for n in lengths])
+        if len(split) == 1:
+            return self._run(ids, mask)
+        out = np.empty((len(texts), self.dimensions), dtype=np.float32)
+        for group in split:
+            width = int(lengths[group].max())  # padding is on the right: the columns beyond are padding
+            out[group] = self._run(ids[group, :width], mask[group, :width])
+        return out
+
+    def _run(self, ids: np.ndarray, mask: np.ndarray) -> Vector:
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         (vectors,) = self._session.run(["embedding"], feeds)
         return unit_rows(vectors)

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +19,7 @@ from structlog.testing import capture_logs
 
 from gateway.models import onnx_encoder
 from gateway.models.cpu import native_int8_dot, resolve_onnx_weights
-from gateway.models.embedding import ONNX_MAX_TEXTS, Embedder, default_model_path
+from gateway.models.embedding import ONNX_MAX_TEXTS, Embedder, default_model_path, length_groups
 from gateway.models.onnx_encoder import (
     GraphMaking,
     OnnxEncoder,
@@ -86,6 +87,26 @@ def test_truncation_limit_is_the_model_directorys(encoder: OnnxEncoder) -> None:
     long, longer = "gout " * (limit + 20), "gout " * (limit + 400)
     both = encoder.encode([long, longer])
     assert np.array_equal(both[0], both[1])  # both cut at the same token
+
+
+def test_a_grouped_call_pads_each_group_only_to_its_own_longest_text(encoder: OnnxEncoder) -> None:
+    texts = ["Take it with food.", "Gout is a form of arthritis. " * 20, "hi", "Rest and drink water."]
+    seen: list[list[int]] = []
+
+    def each_alone(lengths: Sequence[int]) -> list[list[int]]:
+        seen.append(list(lengths))
+        return [[i] for i in range(len(lengths))]
+
+    alone = encoder.encode(texts, each_alone)
+    assert len(seen) == 1  # one call of the grouping, with each text's own token count
+    assert seen[0][0] == seen[0][3] == 7  # [CLS] four words and a full stop [SEP]
+    assert seen[0][2] == 3
+    assert seen[0][1] > 100
+    assert np.array_equal(alone, np.concatenate([encoder.encode([t]) for t in texts]))
+    grouped = encoder.encode(texts, length_groups)
+    assert np.all((grouped * encoder.encode(texts)).sum(axis=1) >= 0.99999)  # padding barely moves one
+    assert np.array_equal(encoder.encode(texts[:1], each_alone), encoder.encode(texts[:1]))
+    assert len(seen) == 1  # one text: nothing to group
 
 
 def test_a_second_start_reuses_the_cached_export(encoder: OnnxEncoder, onnx_cache: Path) -> None:
