@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 from pathlib import Path
 
+import msgspec
+import numpy as np
 import pytest
 
-from gateway.audit.record import AuditRecord, UnreadableRecord, encode_record, load_record
+from gateway.audit.record import AuditRecord, PassageRecord, UnreadableRecord, encode_record, load_record
+from gateway.domain import Passage, Span
 from gateway.vocabulary import VerdictCheck, VerifierFailure, VerifierMethod
 from gateway.web.views import pipeline_data, request_view
 
@@ -156,3 +160,27 @@ def test_the_export_names_an_old_records_outcome_as_before(name: str, outcome: s
     record = load_record("req", old(name))
     assert isinstance(record, AuditRecord)
     assert fhir_resources(record)[0]["outcomeDesc"] == outcome
+
+
+def test_a_stored_passage_keeps_every_field_of_the_retrieved_one_but_its_vectors() -> None:
+    # PassageRecord restates Passage's fields by hand: a field added to one and not the other would be
+    # lost from the audit record (or fail to build) without this check
+    passage_fields = [f.name for f in dataclasses.fields(Passage)]
+    assert list(PassageRecord.__struct_fields__) == passage_fields
+    passage = Passage(
+        id="p1",
+        document_id="d1",
+        text="Rest helps. Fluids help.",
+        title="Colds",
+        url="https://www.nhs.uk/c/",
+        org="NHS",
+        tier="clinical_reference",
+        reviewed_on=dt.date(2024, 1, 2),
+        score=0.75,
+        doc_type="leaflet",
+        sentence_spans=(Span(0, 11), Span(12, 24)),
+        sentence_vectors=np.ones((2, 3), dtype=np.float32),
+    )
+    stored = msgspec.structs.asdict(PassageRecord.of(passage))
+    kept = {name: getattr(passage, name) for name in passage_fields if name != "sentence_vectors"}
+    assert stored == {**kept, "sentence_vectors": None}
