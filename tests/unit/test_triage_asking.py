@@ -107,9 +107,17 @@ RESOLVED = (
 )
 
 
-def test_thoughts_of_suicide_told_as_over_do_not_fire() -> None:
-    assert reader_of(TRIAGE).read(RESOLVED).resolved
-    assert judge(RESOLVED, "suicidal_intent").scope is Scope.IN_SCOPE
+SOMEONE_RECOVERED = (
+    "My brother tried to end his life three years ago and was in intensive care. He's had a lot of support "
+    "and he's doing much better. How slowly do people usually come off antidepressants?"
+)
+
+
+# the writer's own episode told as over, and someone else's past attempt told with their recovery
+@pytest.mark.parametrize("message", [RESOLVED, SOMEONE_RECOVERED])
+def test_thoughts_of_suicide_told_as_over_do_not_fire(message: str) -> None:
+    assert reader_of(TRIAGE).read(message).resolved
+    assert judge(message, "suicidal_intent").scope is Scope.IN_SCOPE
 
 
 @pytest.mark.parametrize(
@@ -121,6 +129,8 @@ def test_thoughts_of_suicide_told_as_over_do_not_fire() -> None:
         "I've been well for three years since my overdose but tonight I want to end my life",
         # thoughts of suicide asked as a question are not a topic
         "what's the point of going on anymore?",
+        # someone else's recovery does not hide their crisis of now
+        "He's doing much better on the new tablets, but last night he told me he wants to kill himself.",
     ],
 )
 def test_thoughts_of_suicide_now_or_not_told_as_over_still_fire(message: str) -> None:
@@ -143,17 +153,6 @@ def test_an_unknown_possessed_group_is_refused() -> None:
         dataclasses.replace(TRIAGE.evidence, asking=asking)
 
 
-SOMEONE_RECOVERED = (
-    "My brother tried to end his life three years ago and was in intensive care. He's had a lot of support "
-    "and he's doing much better. How slowly do people usually come off antidepressants?"
-)
-
-
-def test_someone_elses_past_attempt_told_with_their_recovery_does_not_fire() -> None:
-    assert reader_of(TRIAGE).read(SOMEONE_RECOVERED).resolved
-    assert judge(SOMEONE_RECOVERED, "suicidal_intent").scope is Scope.IN_SCOPE
-
-
 @pytest.mark.parametrize(
     "message",
     [
@@ -165,8 +164,3 @@ def test_someone_elses_past_attempt_told_with_their_recovery_does_not_fire() -> 
 )
 def test_the_writers_own_recovery_and_a_bare_outcome_are_not_read_as_over(message: str) -> None:
     assert not reader_of(TRIAGE).read(message).resolved
-
-
-def test_someone_elses_recovery_does_not_hide_their_crisis_of_now() -> None:
-    message = "He's doing much better on the new tablets, but last night he told me he wants to kill himself."
-    assert judge(message, "suicidal_intent").scope is Scope.EMERGENCY

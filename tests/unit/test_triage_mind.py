@@ -48,29 +48,22 @@ def test_a_thing_that_disappears_is_no_sign(message: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "message",
+    ("message", "despair"),
     [
-        "I feel numb",
-        "I'm just numb and tired all the time",
-        "emotionally numb since he died",
-        "I feel so numb to everything",
-        "numb inside, every single day",
+        # said of feelings
+        ("I feel numb", True),
+        ("I'm just numb and tired all the time", True),
+        ("emotionally numb since he died", True),
+        ("I feel so numb to everything", True),
+        ("numb inside, every single day", True),
+        # said of a body part: "numbness" stemmed to "numb" adopted a physical read as thoughts of
+        # suicide (long2-tune-0069)
+        ("my face is numb after the dentist", False),
+        ("my arm feels numb when I wake up", False),
+        ("I have numbness in my fingers in the cold", False),
+        ("I have numb toes after a long run", False),
+        ("I feel numb down my left side", False),
     ],
 )
-def test_numb_said_of_feelings_is_a_word_of_despair(message: str) -> None:
-    assert "despair_negatable" in sign_groups(message, TRIAGE)
-
-
-@pytest.mark.parametrize(
-    "message",
-    [
-        "my face is numb after the dentist",
-        "my arm feels numb when I wake up",
-        "I have numbness in my fingers in the cold",
-        "I have numb toes after a long run",
-        "I feel numb down my left side",
-    ],
-)
-def test_numb_said_of_a_body_part_is_no_despair(message: str) -> None:
-    # "numbness" stemmed to "numb" adopted a physical read as thoughts of suicide (long2-tune-0069)
-    assert "despair_negatable" not in sign_groups(message, TRIAGE)
+def test_numb_is_a_word_of_despair_only_when_said_of_feelings(message: str, despair: bool) -> None:
+    assert ("despair_negatable" in sign_groups(message, TRIAGE)) is despair
