@@ -91,6 +91,9 @@ class Settings(BaseSettings):
     """Directory of Jinja2 templates (default: the bundled templates)."""
     chroma_path: Path | None = None
     """Embedded Chroma directory (default: ``<data_dir>/chroma``)."""
+    model_cache_dir: Path | None = None
+    """Directory of the exported ONNX graphs of MiniLM (default: ``<data_dir>/cache``). A directory
+    kept across restarts or shared by replicas spares each start the export (about 10 s)."""
     chroma_url: str = ""
     """URL of a Chroma server (``http://host:port``); empty means the embedded store."""
     collection: str = "vetted_passages"
@@ -244,6 +247,7 @@ class Settings(BaseSettings):
         "policy_dir",
         "templates_dir",
         "chroma_path",
+        "model_cache_dir",
         "nli_model",
         "audit_path",
         "audit_key_file",
@@ -285,6 +289,10 @@ class Settings(BaseSettings):
     @property
     def resolved_chroma_path(self) -> Path:
         return self.chroma_path or self.data_dir / "chroma"
+
+    @property
+    def resolved_model_cache_dir(self) -> Path:
+        return self.model_cache_dir or self.data_dir / "cache"
 
     @property
     def resolved_audit_path(self) -> Path:

@@ -21,6 +21,19 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_EVAL = REPO.parent / "shared" / "eval"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def shared_model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One ONNX graph cache for the run (``GATEWAY_MODEL_CACHE_DIR``), shared by every gateway the tests
+    start, in process or not, and by both xdist workers (the parent of their base directories): each
+    gateway with a fresh data directory exported MiniLM again, 10 to 20 s apiece. Exports are written
+    beside their target and renamed, so two workers exporting at once never read a partial graph."""
+    root = tmp_path_factory.getbasetemp()
+    shared = (root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root) / "model-cache"
+    shared.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("GATEWAY_MODEL_CACHE_DIR", str(shared))
+    return Path(os.environ["GATEWAY_MODEL_CACHE_DIR"])
+
+
 @pytest.fixture(scope="session")
 def embedder():  # type: ignore[no-untyped-def]
     from gateway.models.embedding import Embedder

@@ -203,14 +203,14 @@ class Embedder:
     def from_settings(cls, settings: Settings, *, bulk: bool = False) -> Embedder:
         """The configured embedder: ONNX Runtime when serving, torch for ``bulk`` (ingestion, batch jobs).
 
-        ``bulk`` also defaults to every core. The exported graph is cached under ``<data_dir>/cache``.
+        ``bulk`` also defaults to every core. The exported graph is cached in ``model_cache_dir``.
         """
         threads = settings.embedding_threads or (bulk_threads() if bulk else serving_threads())
         return cls(
             precision=settings.embedding_precision,
             threads=threads,
             cache_size=settings.embedding_cache_size,
-            onnx_dir=None if bulk else settings.data_dir / "cache",
+            onnx_dir=None if bulk else settings.resolved_model_cache_dir,
             onnx_weights=resolve_onnx_weights(settings.embedding_onnx_weights),
         )
 

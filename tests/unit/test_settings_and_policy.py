@@ -31,6 +31,9 @@ def test_settings_read_prefixed_environment_variables() -> None:
     assert settings.log_patient_text is True
     assert settings.data_dir == Path("/tmp/x")
     assert settings.resolved_audit_path == Path("/tmp/x/audit.sqlite3")
+    assert settings.resolved_model_cache_dir == Path("/tmp/x/cache")
+    shared = Settings.from_env({"GATEWAY_DATA_DIR": "/tmp/x", "GATEWAY_MODEL_CACHE_DIR": "~/graphs"})
+    assert shared.resolved_model_cache_dir == Path("~/graphs").expanduser()
 
 
 def test_cli_overrides_win_over_environment() -> None:
