@@ -10,8 +10,15 @@ import pytest
 
 from gateway.errors import ConfigurationError, FetchError
 from gateway.knowledge.chunking import chunk_document
-from gateway.knowledge.corpus import SourceDocument, load_manifest, read_manifest
-from gateway.knowledge.loaders import FetchedPage, LoadFailure, iter_jsonl, iter_manifest, iter_sources
+from gateway.knowledge.corpus import SourceDocument, read_manifest
+from gateway.knowledge.loaders import (
+    FetchedPage,
+    LoadFailure,
+    iter_jsonl,
+    iter_manifest,
+    iter_sources,
+    load_manifest,
+)
 
 
 def tiny_pdf(text: str) -> bytes:
@@ -242,20 +249,31 @@ def test_the_typed_manifest_keeps_defaults_and_tiers_by_org(corpus: Path) -> Non
 @pytest.mark.parametrize(
     ("change", "key", "reason"),
     [
-        (lambda e: e[0].pop("org"), "documents[0].org", "missing required key"),
-        (lambda e: e[0].update(url=""), "documents[0].url", "at least 1 character"),
+        (lambda e: e[0].pop("org"), "documents[0].org", "missing org"),
+        (lambda e: e[0].update(url=""), "documents[0].url", "missing url"),
         (lambda e: e[0].update(title="<b>Colds</b>"), "documents[0].title", "contains markup"),
         (lambda e: e[0].update(url="ftp://x.org/a"), "documents[0].url", "not an http(s) URL"),
         (lambda e: e[0].update(file="gone.md"), "documents[0].file", "not found"),
         (lambda e: e[0].update(reviewed_on="last spring"), "documents[0].reviewed_on", "not an ISO date"),
         (lambda e: e.append(dict(e[0])), "documents[1].id", "duplicate id 'colds'"),
+        # read as `trust-gateway ingest` reads an entry (the one interpreter, loaders._manifest_entries):
+        (lambda e: e[0].pop("id"), "documents[0].id", "missing id"),
+        (lambda e: e[0].update(id="colds@2"), "documents[0].id", "may not contain '@'"),
+        (lambda e: e[0].update(file="empty.md"), "documents[0]", "empty text"),
+        (lambda e: e[0].update(file="colds.rst"), "documents[0].file", "cannot tell the format"),
+        (lambda e: e[0].update(format="docx"), "documents[0].format", "unknown format 'docx'"),
+        (lambda e: e[0].pop("file"), "documents[0].url", "need a fetcher"),
+        (lambda e: e.append("colds.md"), "documents[1]", "expected a mapping"),
+        (lambda e: e.append({"file": "rows.jsonl"}), "documents[1].file", "trust-gateway ingest"),
     ],
 )
 def test_the_start_up_manifest_loader_refuses_a_bad_entry_naming_it(
-    tmp_path: Path, change: Callable[[list[dict[str, object]]], object], key: str, reason: str
+    tmp_path: Path, change: Callable[[list[object]], object], key: str, reason: str
 ) -> None:
     (tmp_path / "colds.md").write_text("# Colds\n\nRest and fluids help.\n", encoding="utf-8")
-    entries: list[dict[str, object]] = [
+    (tmp_path / "colds.rst").write_text("Colds\n=====\n\nRest and fluids help.\n", encoding="utf-8")
+    (tmp_path / "empty.md").write_text("\n", encoding="utf-8")
+    entries: list[object] = [
         {"id": "colds", "file": "colds.md", "title": "Colds", "org": "NHS", "url": "https://www.nhs.uk/c/"}
     ]
     manifest = tmp_path / "manifest.yaml"
@@ -309,3 +327,19 @@ def test_start_up_and_ingest_read_a_manifest_s_defaults_and_tiers_alike(tmp_path
             "flu": ("UKHSA", "guideline", "2025-03-04"),  # an entry's own fields win
         }
     )
+
+
+def test_start_up_reads_every_local_format_as_ingest_does(corpus: Path) -> None:
+    manifest = corpus / "manifest.yaml"
+    written = json.loads(manifest.read_text(encoding="utf-8"))
+    written["documents"] = [e for e in written["documents"] if e.get("id") in ("colds", "gout", "leaflet")]
+    manifest.write_text(json.dumps(written), encoding="utf-8")
+
+    started = load_manifest(corpus)
+    assert started == list(iter_manifest(corpus))
+    documents = {d.id: d for d in started}
+    assert list(documents) == ["colds", "gout", "leaflet"]
+    # HTML through trafilatura, its page title where the entry names none; a PDF through pypdf
+    assert documents["gout"].title.startswith("Gout")
+    assert "Cookies" not in documents["gout"].text
+    assert "one tablet twice a day" in documents["leaflet"].text
