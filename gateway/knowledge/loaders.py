@@ -234,11 +234,11 @@ def load_manifest(path: Path) -> list[SourceDocument]:
 
     Each entry is read as ``trust-gateway ingest`` reads it (``iter_manifest``), without a fetcher;
     the first that fails, or an id given twice, stops start-up naming the manifest, the entry's key
-    (``documents[0].org``) and the reason. A JSONL entry is refused: its rows are ingested only.
+    (``documents[0].org``, a JSONL entry's row: ``documents[6] line 2.org``) and the reason.
     """
     manifest = manifest_path(path)
     documents: dict[str, SourceDocument] = {}
-    for place, item in _manifest_entries(manifest, None, rows=False):
+    for place, item in _manifest_entries(manifest, None):
         if isinstance(item, LoadFailure):
             refuse(str(manifest), place, item.reason)
         if item.id in documents:
@@ -247,14 +247,13 @@ def load_manifest(path: Path) -> list[SourceDocument]:
     return list(documents.values())
 
 
-def _manifest_entries(manifest: Path, fetch: Fetch | None, *, rows: bool = True) -> Iterator[_Placed]:
+def _manifest_entries(manifest: Path, fetch: Fetch | None) -> Iterator[_Placed]:
     """``iter_manifest``'s items, each with its key in the manifest: the entry (``documents[3]``), a
     failure's field (``documents[3].org``), a JSONL entry's row (``documents[6] line 2``).
 
     The one reading of a manifest entry, for ``trust-gateway ingest`` and for start-up
     (``load_manifest``) alike: the entry inherits the manifest's ``defaults``, and, naming no tier,
-    its org's ``tiers_by_org`` tier; its file is read by its format. ``rows``: whether a JSONL
-    entry's rows are read (start-up refuses the entry).
+    its org's ``tiers_by_org`` tier; its file is read by its format.
     """
     parsed = read_manifest(manifest)
     defaults, tiers_by_org = parsed.defaults, parsed.tiers_by_org
@@ -272,10 +271,6 @@ def _manifest_entries(manifest: Path, fetch: Fetch | None, *, rows: bool = True)
             fmt = _format(entry, file_path)
             if fmt == "jsonl":
                 assert file_path is not None
-                if not rows:
-                    raise _Bad(
-                        "a JSONL entry's rows are loaded by `trust-gateway ingest`, not at start-up", "file"
-                    )
                 loaded = _jsonl_rows(
                     file_path,
                     {k: v for k, v in fields.items() if k not in ("file", "format")},
