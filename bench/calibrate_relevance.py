@@ -43,7 +43,7 @@ def main() -> None:
     add_serving_encoder_arguments(parser, "the queries (small calls)")
     args = parser.parse_args()
 
-    from gateway.knowledge.corpus import load_manifest
+    from gateway.knowledge.loaders import load_manifest
     from gateway.knowledge.query import load_planner
     from gateway.knowledge.search_options import SearchOptions
     from gateway.models.embedding import Embedder

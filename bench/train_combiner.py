@@ -62,7 +62,7 @@ class Pair:
 
 def bundled_passages() -> list[Passage]:
     from gateway.knowledge.chunking import chunk_document
-    from gateway.knowledge.corpus import load_manifest
+    from gateway.knowledge.loaders import load_manifest
 
     passages = []
     for document in load_manifest(REPO / "knowledge"):

@@ -20,8 +20,8 @@ from gateway.drafting.extractive import ExtractiveResponder
 from gateway.drafting.model_upstream import ModelUpstream
 from gateway.drafting.upstream import Upstream
 from gateway.fetching.fetcher import SafeFetcher
-from gateway.knowledge.corpus import load_manifest
 from gateway.knowledge.instructions import InstructionDetector
+from gateway.knowledge.loaders import load_manifest
 from gateway.knowledge.query import QueryPlanner, load_planner
 from gateway.knowledge.rewrite import QueryRewriter
 from gateway.knowledge.search_options import SearchOptions

@@ -92,7 +92,7 @@ FIXTURE_KB = REPO / "tests" / "fixtures" / "kb"
 @pytest.fixture(scope="session")
 def fixture_store(embedder, tmp_path_factory):  # type: ignore[no-untyped-def]
     """The small test corpus, ingested once into an embedded Chroma store."""
-    from gateway.knowledge.corpus import load_manifest
+    from gateway.knowledge.loaders import load_manifest
     from gateway.settings import Settings
 
     settings = Settings(data_dir=tmp_path_factory.mktemp("fixture-index"))

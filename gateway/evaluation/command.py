@@ -31,7 +31,8 @@ from gateway.evaluation.runner import RunPaths, collect, open_run, records_by_sy
 from gateway.evaluation.scoring import AnswerChecker, KnowledgeBaseFirst, OperatingPoint, StatementChecker
 from gateway.evaluation.systems import HttpGateway, InProcessGateway, RawModelSystem, System, load_replay
 from gateway.fetching.fetcher import SafeFetcher
-from gateway.knowledge.corpus import SourceDocument, load_manifest
+from gateway.knowledge.corpus import SourceDocument
+from gateway.knowledge.loaders import load_manifest
 from gateway.models import ChatModel, Endpoint, ModelPool
 from gateway.models.embedding import Embedder
 from gateway.policies import Policy, load_configured_policy

@@ -6,21 +6,11 @@ import datetime as dt
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import (
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    ValidationInfo,
-    field_validator,
-    model_validator,
-    with_config,
-)
+from pydantic import ConfigDict, field_validator, with_config
 
-from gateway.errors import InvalidValue
-from gateway.knowledge.plaintext import plain_text, provenance_problem
-from gateway.validation import load_file, validate
+from gateway.validation import load_file
 
 
 @dataclass(frozen=True)
@@ -66,8 +56,9 @@ MANIFEST = "manifest.yaml"
 class Manifest:
     """A corpus manifest (``manifest.yaml``), read once by ``read_manifest`` for every loader.
 
-    ``documents`` are kept as written: the start-up loader (``load_manifest``) refuses a bad entry,
-    the ingestion loader (``loaders.iter_manifest``) reports it and goes on with the others.
+    ``documents`` are kept as written: each entry is read by one interpreter (``loaders``), which
+    ``trust-gateway ingest`` (``iter_manifest``) asks to report a bad entry and go on with the others,
+    and start-up (``load_manifest``) to refuse it.
     """
 
     documents: tuple[Any, ...]
@@ -92,81 +83,3 @@ def manifest_path(path: Path) -> Path:
 def read_manifest(path: Path) -> Manifest:
     """Parse and validate a manifest (``path``: the file or its directory); errors name the file and key."""
     return load_file(manifest_path(path), Manifest)
-
-
-_Required = Annotated[str, Field(min_length=1)]
-
-
-@with_config(ConfigDict(coerce_numbers_to_str=True))
-@dataclass(frozen=True)
-class ManifestEntry:
-    """One document of a manifest as the start-up loader requires it: a Markdown file next to the
-    manifest, with its provenance (other keys, for ``trust-gateway ingest``, are ignored here)."""
-
-    id: _Required
-    file: _Required
-    title: _Required
-    org: _Required
-    url: _Required
-    tier: str | None = None
-    reviewed_on: Annotated[dt.date | None, BeforeValidator(as_date)] = None
-    doc_type: str | None = None
-
-    @field_validator("title", "org", "url", mode="after")
-    @classmethod
-    def _provenance(cls, value: str, info: ValidationInfo) -> str:
-        problem = provenance_problem(str(info.field_name), value)
-        if problem is not None:
-            raise ValueError(problem)
-        return value
-
-    @field_validator("file", mode="after")
-    @classmethod
-    def _exists(cls, value: str, info: ValidationInfo) -> str:
-        path = (info.context or {}).get("base", Path()) / value
-        if not path.is_file():
-            raise ValueError(f"{path} not found")
-        return value
-
-
-@dataclass(frozen=True)
-class _Entries:
-    documents: tuple[ManifestEntry, ...]
-
-    @model_validator(mode="after")
-    def _unique(self) -> _Entries:
-        seen: set[str] = set()
-        for index, entry in enumerate(self.documents):
-            if entry.id in seen:
-                raise InvalidValue("Manifest", f"documents[{index}].id", f"duplicate id {entry.id!r}")
-            seen.add(entry.id)
-        return self
-
-
-def load_manifest(directory: Path) -> list[SourceDocument]:
-    """Read ``manifest.yaml`` and the Markdown files it lists. Errors name the entry and the field.
-
-    Each entry inherits the manifest's ``defaults`` and, naming no tier, its org's ``tiers_by_org``
-    tier, as ``trust-gateway ingest`` reads the same file (``loaders.iter_manifest``)."""
-    manifest = manifest_path(directory)
-    parsed = read_manifest(manifest)
-    documents = [{**parsed.defaults, **e} if isinstance(e, dict) else e for e in parsed.documents]
-    entries = validate(
-        _Entries,
-        {"documents": documents},
-        str(manifest),
-        context={"base": manifest.parent},
-    ).documents
-    return [
-        SourceDocument(
-            id=entry.id,
-            title=entry.title,
-            text=plain_text((manifest.parent / entry.file).read_text(encoding="utf-8")),
-            org=entry.org,
-            url=entry.url,
-            tier=entry.tier or parsed.tiers_by_org.get(entry.org, ""),
-            reviewed_on=entry.reviewed_on,
-            doc_type=entry.doc_type or "article",
-        )
-        for entry in entries
-    ]

@@ -40,7 +40,7 @@ def gateway_over_chroma(
     With ``clock``, the gateway's store times its index refresh on it (else on the real clock)."""
     from bench.bench_gateway import five_claim_answer
     from gateway.bootstrap import build_services
-    from gateway.knowledge.corpus import load_manifest
+    from gateway.knowledge.loaders import load_manifest
     from gateway.settings import Settings
     from tests.support.replicas import running_chroma
 

@@ -25,7 +25,7 @@ from gateway.evaluation.runner import RunPaths, collect, open_run, records_by_sy
 from gateway.evaluation.scoring import KnowledgeBaseFirst, StatementChecker
 from gateway.evaluation.systems import RAW_PROMPT, HttpGateway, InProcessGateway, RawModelSystem, load_replay
 from gateway.fetching.fetcher import SafeFetcher
-from gateway.knowledge.corpus import load_manifest
+from gateway.knowledge.loaders import load_manifest
 from gateway.models import ModelPool, OpenAIChatModel
 from gateway.resources import bundled
 from gateway.settings import Settings

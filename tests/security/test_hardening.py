@@ -209,7 +209,7 @@ def test_failed_authentication_is_throttled_per_address(module_services) -> None
 
 
 def test_a_deleted_knowledge_store_makes_readyz_not_ready(module_services, embedder, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from gateway.knowledge.corpus import load_manifest
+    from gateway.knowledge.loaders import load_manifest
     from gateway.settings import Settings
     from tests.conftest import FIXTURE_KB
 

@@ -332,7 +332,7 @@ def test_question_sets_validate_fields(tmp_path: Path) -> None:
 
 def test_bundled_question_set_is_valid_and_balanced() -> None:
     from gateway.evaluation.questions import BUNDLED_QUESTIONS
-    from gateway.knowledge.corpus import load_manifest
+    from gateway.knowledge.loaders import load_manifest
     from gateway.resources import bundled
 
     questions = load_questions(BUNDLED_QUESTIONS)

@@ -10,8 +10,15 @@ import pytest
 
 from gateway.errors import ConfigurationError, FetchError
 from gateway.knowledge.chunking import chunk_document
-from gateway.knowledge.corpus import SourceDocument, load_manifest, read_manifest
-from gateway.knowledge.loaders import FetchedPage, LoadFailure, iter_jsonl, iter_manifest, iter_sources
+from gateway.knowledge.corpus import SourceDocument, read_manifest
+from gateway.knowledge.loaders import (
+    FetchedPage,
+    LoadFailure,
+    iter_jsonl,
+    iter_manifest,
+    iter_sources,
+    load_manifest,
+)
 
 
 def tiny_pdf(text: str) -> bytes:
@@ -242,20 +249,30 @@ def test_the_typed_manifest_keeps_defaults_and_tiers_by_org(corpus: Path) -> Non
 @pytest.mark.parametrize(
     ("change", "key", "reason"),
     [
-        (lambda e: e[0].pop("org"), "documents[0].org", "missing required key"),
-        (lambda e: e[0].update(url=""), "documents[0].url", "at least 1 character"),
+        (lambda e: e[0].pop("org"), "documents[0].org", "missing org"),
+        (lambda e: e[0].update(url=""), "documents[0].url", "missing url"),
         (lambda e: e[0].update(title="<b>Colds</b>"), "documents[0].title", "contains markup"),
         (lambda e: e[0].update(url="ftp://x.org/a"), "documents[0].url", "not an http(s) URL"),
         (lambda e: e[0].update(file="gone.md"), "documents[0].file", "not found"),
         (lambda e: e[0].update(reviewed_on="last spring"), "documents[0].reviewed_on", "not an ISO date"),
         (lambda e: e.append(dict(e[0])), "documents[1].id", "duplicate id 'colds'"),
+        # read as `trust-gateway ingest` reads an entry (the one interpreter, loaders._manifest_entries):
+        (lambda e: e[0].pop("id"), "documents[0].id", "missing id"),
+        (lambda e: e[0].update(id="colds@2"), "documents[0].id", "may not contain '@'"),
+        (lambda e: e[0].update(file="empty.md"), "documents[0]", "empty text"),
+        (lambda e: e[0].update(file="colds.rst"), "documents[0].file", "cannot tell the format"),
+        (lambda e: e[0].update(format="docx"), "documents[0].format", "unknown format 'docx'"),
+        (lambda e: e[0].pop("file"), "documents[0].url", "need a fetcher"),
+        (lambda e: e.append("colds.md"), "documents[1]", "expected a mapping"),
     ],
 )
 def test_the_start_up_manifest_loader_refuses_a_bad_entry_naming_it(
-    tmp_path: Path, change: Callable[[list[dict[str, object]]], object], key: str, reason: str
+    tmp_path: Path, change: Callable[[list[object]], object], key: str, reason: str
 ) -> None:
     (tmp_path / "colds.md").write_text("# Colds\n\nRest and fluids help.\n", encoding="utf-8")
-    entries: list[dict[str, object]] = [
+    (tmp_path / "colds.rst").write_text("Colds\n=====\n\nRest and fluids help.\n", encoding="utf-8")
+    (tmp_path / "empty.md").write_text("\n", encoding="utf-8")
+    entries: list[object] = [
         {"id": "colds", "file": "colds.md", "title": "Colds", "org": "NHS", "url": "https://www.nhs.uk/c/"}
     ]
     manifest = tmp_path / "manifest.yaml"
@@ -309,3 +326,62 @@ def test_start_up_and_ingest_read_a_manifest_s_defaults_and_tiers_alike(tmp_path
             "flu": ("UKHSA", "guideline", "2025-03-04"),  # an entry's own fields win
         }
     )
+
+
+def test_start_up_reads_every_local_format_as_ingest_does(corpus: Path) -> None:
+    manifest = corpus / "manifest.yaml"
+    written = json.loads(manifest.read_text(encoding="utf-8"))
+    written["documents"] = [e for e in written["documents"] if e.get("id") in ("colds", "gout", "leaflet")]
+    manifest.write_text(json.dumps(written), encoding="utf-8")
+
+    started = load_manifest(corpus)
+    assert started == list(iter_manifest(corpus))
+    documents = {d.id: d for d in started}
+    assert list(documents) == ["colds", "gout", "leaflet"]
+    # HTML through trafilatura, its page title where the entry names none; a PDF through pypdf
+    assert documents["gout"].title.startswith("Gout")
+    assert "Cookies" not in documents["gout"].text
+    assert "one tablet twice a day" in documents["leaflet"].text
+
+
+def test_start_up_loads_a_jsonl_entry_s_rows_as_ingest_does(tmp_path: Path) -> None:
+    def row(doc_id: str, **fields: str) -> str:
+        written = {
+            "id": doc_id,
+            "title": doc_id.title(),
+            "url": f"https://www.cdc.gov/{doc_id}",
+            "text": "Rest.",
+        }
+        return json.dumps({**written, **fields}) + "\n"
+
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(row("asthma", source_org="CDC") + "\n" + row("flu", org="NHS", tier="guideline"))
+    manifest = {
+        "defaults": {"reviewed_on": "2024-01-01"},
+        "tiers_by_org": {"CDC": "clinical_reference"},
+        "documents": [{"file": "rows.jsonl", "doc_type": "faq"}],
+    }
+    (tmp_path / "manifest.yaml").write_text(json.dumps(manifest), encoding="utf-8")
+
+    started = load_manifest(tmp_path)
+    assert started == list(iter_manifest(tmp_path))
+    assert [(d.id, d.org, d.tier, str(d.reviewed_on), d.doc_type) for d in started] == [
+        ("asthma", "CDC", "clinical_reference", "2024-01-01", "faq"),
+        ("flu", "NHS", "guideline", "2024-01-01", "faq"),
+    ]
+
+    # a bad row stops start-up naming the entry and the row's line (blank lines count)
+    for text, key, reason in [
+        (row("gout", org="CDC", text=""), "documents[0] line 4", "empty text"),
+        (row("gout", org="CDC", url="ftp://x.org"), "documents[0] line 4.url", "not an http(s) URL"),
+        ("{not json\n", "documents[0] line 4", "invalid JSON"),
+        (row("flu", org="NHS"), "documents[0] line 4.id", "duplicate id 'flu'"),
+    ]:
+        rows.write_text(row("asthma", source_org="CDC") + "\n" + row("flu", org="NHS") + text)
+        with pytest.raises(ConfigurationError) as info:
+            load_manifest(tmp_path)
+        assert (info.value.source, info.value.key) == (str(tmp_path / "manifest.yaml"), key)
+        assert reason in info.value.reason
+    rows.unlink()
+    with pytest.raises(ConfigurationError, match=r"documents\[0\]\.file: cannot open"):
+        load_manifest(tmp_path)

@@ -15,7 +15,7 @@ import pytest
 
 from gateway.domain import ClaimToCheck, Passage, VerdictLabel
 from gateway.knowledge.chunking import chunk_document
-from gateway.knowledge.corpus import load_manifest
+from gateway.knowledge.loaders import load_manifest
 from gateway.verification.checks import all_checks, polarity
 from gateway.verification.checks.analysis import Analyses
 from gateway.verification.local import LocalEntailmentVerifier, candidate
