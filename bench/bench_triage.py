@@ -360,6 +360,7 @@ BYSTANDER_HELD = "bystander held"
 COVERAGE_HELD = "coverage held"
 NEGATION_HELD = "negation held"
 MIND_HELD = "mind held"
+CRISIS_HELD = "crisis held"
 NONCLIN_HELD = "nonclin held"
 HELD_OUT_SOURCES = (
     *HELD_OUT,
@@ -383,6 +384,7 @@ HELD_OUT_SOURCES = (
     COVERAGE_HELD,
     NEGATION_HELD,
     MIND_HELD,
+    CRISIS_HELD,
     NONCLIN_HELD,
 )
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
@@ -406,6 +408,7 @@ BYSTANDER = DEV / "probe_bystander.jsonl"
 COVERAGE = DEV / "probe_coverage.jsonl"
 NEGATION = DEV / "probe_negation.jsonl"
 MIND = DEV / "probe_mind.jsonl"
+CRISIS = DEV / "probe_crisis.jsonl"
 NONCLIN = DEV / "probe_nonclin.jsonl"
 PROBES = (
     ("probe", PROBE, PROBE_HELD),
@@ -428,6 +431,7 @@ PROBES = (
     ("coverage", COVERAGE, COVERAGE_HELD),
     ("negation", NEGATION, NEGATION_HELD),
     ("mind", MIND, MIND_HELD),
+    ("crisis", CRISIS, CRISIS_HELD),
     ("nonclin", NONCLIN, NONCLIN_HELD),
 )
 """The probe files: (source key and id prefix, path, name of the held part). Each is read as two parts,
@@ -587,6 +591,7 @@ def main() -> None:
         "coverage",
         "negation",
         "mind",
+        "crisis",
         "nonclin",
         "shared",
     }
