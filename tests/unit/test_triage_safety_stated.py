@@ -64,3 +64,20 @@ def test_a_wish_to_die_a_plan_or_a_means_outweighs_it(message: str) -> None:
 def test_a_supposition_told_as_done_is_a_report(message: str, emergency: bool) -> None:
     """``asking.confirms``: what the message supposed, told as done, makes its supposing clause a report."""
     assert (judge(message).scope is Scope.EMERGENCY) is emergency
+
+
+@pytest.mark.parametrize(
+    ("message", "emergency"),
+    [
+        ("My grandad died by suicide when I was small. How do I explain it to my 9 year old?", False),
+        ("I'm writing a play where the mum dies by suicide offstage. How do I write it with care?", False),
+        ("our school is running a suicide prevention week, what should the leaflet say?", False),
+        # the clause beside the death still tells the speaker's own wish
+        ("my sister died by suicide and now I want to die too", True),
+        ("since my friend's suicide I can't stop thinking about ending my life", True),
+    ],
+)
+def test_someones_death_by_suicide_is_no_sign_of_the_speakers_risk(message: str, emergency: bool) -> None:
+    """``unless`` on suicide_words, suicide_core and risk_to_life: a read of thoughts of suicide has no
+    sign or gate to stand on in a death told as a death; the clause beside it is read on its own."""
+    assert (judge(message, suicide_read()).scope is Scope.EMERGENCY) is emergency
