@@ -365,7 +365,10 @@ class EvidenceReader:
         """Whether the text tells what is well now (``reassurance.well`` said, or ``reassurance.denied``
         denied) and no sign of acuity (``reassurance.acuity``) said of now: the semantic layers may not
         decide ``category`` alone (``evidence.yaml`` ``reassurance``; ``signs_met``: its own signs
-        are present, which ``applies_to: unbound`` leaves to the semantic layers)."""
+        are present, which ``applies_to: unbound`` leaves to the semantic layers); or the person states
+        they are safe now (the category's ``safe_when``, ``states_safe``)."""
+        if self.states_safe(reading, category):
+            return True
         policy = self.policy.reassurance
         if not policy.enabled or category in policy.exempt:
             return False
@@ -377,6 +380,19 @@ class EvidenceReader:
             return False
         well, denied = frozenset(policy.well), frozenset(policy.denied)
         return any((h.group in well and not h.negated) or (h.group in denied and h.negated) for h in now)
+
+    def states_safe(self, reading: Reading, category: str) -> bool:
+        """The person states they are safe now (the category's ``safe_when``) and tells nothing of
+        ``safe_unless`` of now: "not thinking of hurting myself, I just can't function"."""
+        rule = self.policy.categories.get(category)
+        if rule is None or not rule.safe_when:
+            return False
+        now = [h for h in reading.hits if not (h.background or h.supposed or h.negated)]
+        unless = frozenset(rule.safe_unless)
+        if any(h.group in unless for h in now):
+            return False
+        safe = frozenset(rule.safe_when)
+        return any(h.group in safe for h in now)
 
     def signs(self, reading: Reading, category: str, supposed: bool = False) -> Signs | None:
         """The category's signs in the worst window of sentences (escalated first), if met; with

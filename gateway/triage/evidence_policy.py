@@ -161,6 +161,13 @@ class SignRule:
     or triage.yaml's ``gate_report_groups``). Thoughts of suicide, raised at the semantic layers' own
     bars, leave out ``clinical``: a care setting named ("3 hours in A&E") tells where someone is, not
     how their mind or body is."""
+    safe_when: tuple[str, ...] = ()
+    """Term groups in which the person states they are safe now ("no thoughts of harming myself",
+    "I'm not going to do anything stupid"): told of now, the semantic layers may not raise this
+    category alone (the text gets its safety note), unless a group of ``safe_unless`` is told of now
+    too. Rules and escalated signs are untouched. Empty: off."""
+    safe_unless: tuple[str, ...] = ()
+    """Term groups that outweigh a statement of safety (a wish to die, a plan, a means at hand)."""
 
     def __post_init__(self) -> None:
         if not self.requires or any(not alternatives for alternatives in self.requires):
@@ -193,8 +200,12 @@ class AskingPolicy:
     worries: tuple[str, ...] = ()
     """Patterns of a sentence that only tells a worry ("I'm so anxious it will happen again"): not a
     report of now that makes a question about it."""
+    confirms: tuple[str, ...] = ()
+    """Patterns of a sentence that says what the message supposed has happened ("what happens if you
+    take 50 paracetamol? I already took them"): its supposing clauses and questions are then reports."""
 
     def __post_init__(self) -> None:
+        compile_all(self, self.confirms, "confirms")
         compile_all(self, self.openers, "openers")
         compile_all(self, self.reports, "reports")
         compile_all(self, self.worries, "worries")
@@ -456,10 +467,11 @@ class EvidencePolicy:
             if name not in self.categories:
                 raise InvalidValue("EvidencePolicy", f"reassurance.exempt[{i}]", f"unknown red flag {name!r}")
         for name, rule in self.categories.items():
-            for i, group in enumerate(rule.adopts_when):
-                if group not in self.terms:
-                    key = f"categories.{name}.adopts_when[{i}]"
-                    raise InvalidValue("EvidencePolicy", key, f"unknown term group {group!r}")
+            for field_name in ("adopts_when", "safe_when", "safe_unless"):
+                for i, group in enumerate(getattr(rule, field_name)):
+                    if group not in self.terms:
+                        key = f"categories.{name}.{field_name}[{i}]"
+                        raise InvalidValue("EvidencePolicy", key, f"unknown term group {group!r}")
             for key in ("requires", "escalate"):
                 for i, groups in enumerate(getattr(rule, key)):
                     for group in groups:

@@ -59,13 +59,17 @@ def _is_question(sentence: str) -> bool:
 
 def information_only(text: str, context: OperatingContext, policy: TriagePolicy | None = None) -> bool:
     """A general question that reports nothing personal ("what are the signs of a stroke?"); with a
-    policy, vignette and third-person reports (``evidence.yaml`` ``information_personal``) are personal."""
+    policy, vignette and third-person reports (``evidence.yaml`` ``information_personal``) are personal,
+    and so is a question whose supposition is told as done (``asking.confirms``: "I already took them")."""
     extra = policy.evidence.information_questions if policy is not None else ()
     if not (matches(context.information_questions, text) or matches(extra, text)):
         return False
     if matches(context.personal_report, text):
         return False
-    return policy is None or not matches(policy.evidence.information_personal, text)
+    if policy is None:
+        return True
+    evidence = policy.evidence
+    return not (matches(evidence.information_personal, text) or matches(evidence.asking.confirms, text))
 
 
 def red_flag(

@@ -157,6 +157,7 @@ class TenseReader:
         self._ends = Matcher(negation.terminators)
         self._possessed = possessed
         self._worries = Matcher(policy.asking.worries)
+        self._confirms = Matcher(policy.asking.confirms)
         self._changes_after = frozenset(w.lower() for w in episode.changes_after)
         self._changed = Matcher([*policy.present, *episode.changed])
         self._unchanged = Matcher([*episode.unchanged, *episode.steady])
@@ -241,11 +242,14 @@ class TenseReader:
     ) -> list[SentenceTime]:
         """When each sentence of one text speaks of. ``paragraphs``: each sentence's paragraph (an
         episode's run never crosses a blank line unless ``episode.across_paragraphs``); ``ends``: what
-        ended each (``Clause.end``), read for a change set against a history clause."""
+        ended each (``Clause.end``), read for a change set against a history clause. A text that says
+        what it supposed has happened (``asking.confirms``) asks and supposes nothing."""
         clues = [self.clues(s, memo) for s in sentences]
         history = self._carried(sentences, clues, self._history(clues, paragraphs))
         if ends:
             history = self._changes(sentences, paragraphs, ends, clues, history)
+        if any(self._confirms(s) for s in sentences):  # what was supposed has happened: "I already took them"
+            return [SentenceTime(h, False, (), c.now) for c, h in zip(clues, history, strict=True)]
         asked = [self._asks(s, c) for s, c in zip(sentences, clues, strict=True)]
         if any(asked):
             # a report of now elsewhere: its questions are about it ("I took 40. How long until ...?");
