@@ -18,6 +18,7 @@ Operator-edited files, validated at start-up (a problem names the file and the d
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -449,38 +450,27 @@ class EvidencePolicy:
                 if group not in self.health_gate:
                     where = f"categories.{name}.gate_groups[{i}]"
                     raise InvalidValue("EvidencePolicy", where, f"not a health_gate group: {group!r}")
+        for section in ("unbound", "reassurance"):
+            for i, name in enumerate(getattr(self, section).exempt):
+                if name not in self.categories:
+                    key = f"{section}.exempt[{i}]"
+                    raise InvalidValue("EvidencePolicy", key, f"unknown red flag {name!r}")
+        for key, group in self._group_references():
+            if group not in self.terms:
+                raise InvalidValue("EvidencePolicy", key, f"unknown term group {group!r}")
+
+    def _group_references(self) -> Iterator[tuple[str, str]]:
+        """Every term group named outside ``terms`` (but the health gate's), with its dotted key."""
         for key in ("well", "denied", "acuity"):
-            for i, group in enumerate(getattr(self.reassurance, key)):
-                if group not in self.terms:
-                    where = f"reassurance.{key}[{i}]"
-                    raise InvalidValue("EvidencePolicy", where, f"unknown term group {group!r}")
+            yield from ((f"reassurance.{key}[{i}]", g) for i, g in enumerate(getattr(self.reassurance, key)))
         for key in ("stands_on", "rehome_ignores", "names"):
-            for i, group in enumerate(getattr(self.unbound, key)):
-                if group not in self.terms:
-                    raise InvalidValue(
-                        "EvidencePolicy", f"unbound.{key}[{i}]", f"unknown term group {group!r}"
-                    )
-        for i, name in enumerate(self.unbound.exempt):
-            if name not in self.categories:
-                raise InvalidValue("EvidencePolicy", f"unbound.exempt[{i}]", f"unknown red flag {name!r}")
-        for i, name in enumerate(self.reassurance.exempt):
-            if name not in self.categories:
-                raise InvalidValue("EvidencePolicy", f"reassurance.exempt[{i}]", f"unknown red flag {name!r}")
+            yield from ((f"unbound.{key}[{i}]", g) for i, g in enumerate(getattr(self.unbound, key)))
         for name, rule in self.categories.items():
-            for field_name in ("adopts_when", "safe_when", "safe_unless"):
-                for i, group in enumerate(getattr(rule, field_name)):
-                    if group not in self.terms:
-                        key = f"categories.{name}.{field_name}[{i}]"
-                        raise InvalidValue("EvidencePolicy", key, f"unknown term group {group!r}")
+            for key in ("adopts_when", "safe_when", "safe_unless"):
+                yield from ((f"categories.{name}.{key}[{i}]", g) for i, g in enumerate(getattr(rule, key)))
             for key in ("requires", "escalate"):
                 for i, groups in enumerate(getattr(rule, key)):
-                    for group in groups:
-                        if group not in self.terms:
-                            raise InvalidValue(
-                                "EvidencePolicy",
-                                f"categories.{name}.{key}[{i}]",
-                                f"unknown term group {group!r}",
-                            )
+                    yield from ((f"categories.{name}.{key}[{i}]", g) for g in groups)
 
 
 def load_evidence_policy(path: Path, lists: PatternLists | None = None) -> EvidencePolicy:
