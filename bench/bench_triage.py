@@ -361,6 +361,7 @@ COVERAGE_HELD = "coverage held"
 NEGATION_HELD = "negation held"
 MIND_HELD = "mind held"
 CRISIS_HELD = "crisis held"
+CRISIS2_HELD = "crisis2 held"
 NONCLIN_HELD = "nonclin held"
 HELD_OUT_SOURCES = (
     *HELD_OUT,
@@ -385,6 +386,7 @@ HELD_OUT_SOURCES = (
     NEGATION_HELD,
     MIND_HELD,
     CRISIS_HELD,
+    CRISIS2_HELD,
     NONCLIN_HELD,
 )
 """Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
@@ -409,6 +411,7 @@ COVERAGE = DEV / "probe_coverage.jsonl"
 NEGATION = DEV / "probe_negation.jsonl"
 MIND = DEV / "probe_mind.jsonl"
 CRISIS = DEV / "probe_crisis.jsonl"
+CRISIS2 = DEV / "probe_crisis2.jsonl"
 NONCLIN = DEV / "probe_nonclin.jsonl"
 PROBES = (
     ("probe", PROBE, PROBE_HELD),
@@ -432,6 +435,7 @@ PROBES = (
     ("negation", NEGATION, NEGATION_HELD),
     ("mind", MIND, MIND_HELD),
     ("crisis", CRISIS, CRISIS_HELD),
+    ("crisis2", CRISIS2, CRISIS2_HELD),
     ("nonclin", NONCLIN, NONCLIN_HELD),
 )
 """The probe files: (source key and id prefix, path, name of the held part). Each is read as two parts,
@@ -592,6 +596,7 @@ def main() -> None:
         "negation",
         "mind",
         "crisis",
+        "crisis2",
         "nonclin",
         "shared",
     }

@@ -247,7 +247,11 @@ class EpisodePolicy:
     """A state told as having stayed ("still", "ever since", "since my stroke", "never came back"): in a
     sentence dated to a past event (``background``) it is what that event left (a deficit of the
     past), history unless the sentence tells a change of now (``residual_breaks``): "I had a stroke in
-    2021, my left arm is still weak" (#31 items 2, 6)."""
+    2021, my left arm is still weak" (#31 items 2, 6). A pattern that names the event in a group
+    ``event`` ("since the stroke") anchors its clause: the dated event may be told any number of
+    clauses before it (``residual_reach`` does not bound it), in a ``background``-dated clause naming
+    the same event ("My dad had a stroke two years ago. [...] His hand has stayed weak since the
+    stroke."); a change or a time of now between still stops the reading."""
     residual_breaks: tuple[str, ...] = ()
     """A change or a time of now that makes a ``residual`` sentence current ("today", "suddenly",
     "worse", "an hour ago", "again")."""
@@ -257,12 +261,6 @@ class EpisodePolicy:
     the clauses before are read back, over other such residual clauses, until one that ``background``
     dates (the residual clause is history) or one that tells a change or a time of now (it is not); 0
     reads the residual clause's own sentence only."""
-    residual_anchor: tuple[str, ...] = ()
-    """A ``residual`` clause that names the event it stayed since, in a group ``event`` ("weak since
-    the stroke"): its dated event may be told any number of clauses before it (``residual_reach`` does
-    not bound it), in a ``background``-dated clause naming the same event ("My dad had a stroke two
-    years ago. [...] His hand has stayed weak since the stroke."); a change or a time of now between
-    still stops the reading."""
     recovered: tuple[str, ...] = ()
     """A function told as regained ("walking again", "back to normal", "recovered"): its words are not
     a change of now, so its "again" does not make a clause of now for ``residual_breaks``."""
@@ -285,11 +283,7 @@ class EpisodePolicy:
         compile_all(self, self.steady, "steady")
         compile_all(self, self.residual, "residual")
         compile_all(self, self.residual_breaks, "residual_breaks")
-        compile_all(self, self.residual_anchor, "residual_anchor")
         compile_all(self, self.recovered, "recovered")
-        for pattern in self.residual_anchor:
-            if "event" not in re.compile(pattern).groupindex:
-                raise InvalidValue("EpisodePolicy", "residual_anchor", f"{pattern!r} has no group 'event'")
         compile_all(self, self.story, "story")
         if not 0 <= self.residual_reach <= 5:
             raise InvalidValue("EpisodePolicy", "residual_reach", "must be between 0 and 5")

@@ -126,7 +126,7 @@ class Clues:
     """A change or a time of now (``episode.residual_breaks``, ``changed``), a regained function's words
     (``episode.recovered``) aside."""
     anchor: str = ""
-    """The event a ``residual`` clause says it stayed since (``episode.residual_anchor``), lower-cased."""
+    """The event a ``residual`` clause says it stayed since (a ``residual`` group ``event``), lower-cased."""
     possessed: bool | None = None
     """A possessive before a complaint; read only when needed (it reads the sentence's terms)."""
 
@@ -166,7 +166,8 @@ class TenseReader:
         self._residual = Matcher(episode.residual)
         self._residual_breaks = Matcher(episode.residual_breaks)
         self._story = Matcher(episode.story)
-        self._anchors = [re.compile(p, re.IGNORECASE) for p in episode.residual_anchor]
+        residual = (re.compile(p, re.IGNORECASE) for p in episode.residual)
+        self._anchors = [p for p in residual if "event" in p.groupindex]
         self._recovered = [re.compile(p, re.IGNORECASE) for p in episode.recovered]
         self._story_now = Matcher([*episode.changed, *episode.residual_breaks])
 
@@ -305,7 +306,7 @@ class TenseReader:
         clause between tells a change or a time of now ("I had a stroke in 2021. My arm is still weak."),
         unless the next clause tells a change or a time of now ("But in the last hour ...", "Today she's
         suddenly slurring"): safety first, the deficit may be part of that change. A residual clause
-        that names its event ("since the stroke", ``episode.residual_anchor``) reads back any number
+        that names its event ("since the stroke", a ``residual`` group ``event``) reads back any number
         of clauses for a dated one naming that event."""
         reach = self.policy.episode.residual_reach
         kept = list(history)

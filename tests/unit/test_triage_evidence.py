@@ -645,6 +645,8 @@ def test_an_age_and_sex_is_not_a_fahrenheit_temperature(message: str) -> None:
          "categories.burns.semantic"),
         ("evidence.yaml", lambda d: d["categories"]["suicidal_intent"].update(adopts_when=["no_such_group"]),
          "categories.suicidal_intent.adopts_when[0]"),
+        # folded into episode.residual (a pattern's group `event`): an old policy naming it is told so
+        ("evidence.yaml", lambda d: d["episode"].update(residual_anchor=["x"]), "episode.residual_anchor"),
         ("evidence.yaml", lambda d: d["categories"]["suicidal_intent"].update(safe_unless=["no_such_group"]),
          "categories.suicidal_intent.safe_unless[0]"),
         ("evidence.yaml", lambda d: d["asking"].update(confirms=["(unclosed"]), "asking.confirms"),

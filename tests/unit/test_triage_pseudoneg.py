@@ -149,6 +149,15 @@ def test_a_regained_function_is_no_change_of_now_but_a_lost_one_is() -> None:
     assert sentence_times(again)[2] is Time.NOW
 
 
-def test_an_anchor_pattern_without_its_event_group_is_named() -> None:
-    with pytest.raises(InvalidValue, match="residual_anchor"):
-        EpisodePolicy(residual_anchor=(r"\bsince the stroke\b",))
+def test_only_a_residual_pattern_naming_its_event_anchors() -> None:
+    """The anchor is the ``residual`` pattern's group ``event``: without the group, the same clause
+    reads back only ``residual_reach`` clauses, and the stroke three clauses back is not found."""
+    episode = TRIAGE.evidence.episode
+    unnamed = tuple(p.replace("?P<event>", "") for p in episode.residual)
+    assert unnamed != episode.residual
+    policy = dataclasses.replace(
+        TRIAGE,
+        evidence=dataclasses.replace(TRIAGE.evidence, episode=dataclasses.replace(episode, residual=unnamed)),
+    )
+    assert [s.time for s in reader_of(policy).read(ANCHORED).sentences][3] is Time.NOW
+    assert sentence_times(ANCHORED)[3] is Time.HISTORY
