@@ -118,6 +118,7 @@ class Clues:
     past: bool
     opener: bool
     reports: bool
+    confirms: bool
     supposed: tuple[tuple[int, int], ...]
     residual: bool = False
     """A state told as having stayed (``episode.residual``) with no time of its own (no ``background``,
@@ -193,6 +194,7 @@ class TenseReader:
             past=self._past(sentence),
             opener=self._openers(sentence),
             reports=self._reports(sentence),
+            confirms=self._confirms(sentence),
             supposed=self._supposed(sentence),
         )
         clues.breaks = self._residual_breaks(unrecovered) or self._story_now(unrecovered)
@@ -249,7 +251,7 @@ class TenseReader:
         history = self._carried(sentences, clues, self._history(clues, paragraphs))
         if ends:
             history = self._changes(sentences, paragraphs, ends, clues, history)
-        if any(self._confirms(s) for s in sentences):  # what was supposed has happened: "I already took them"
+        if any(c.confirms for c in clues):  # what was supposed has happened: "I already took them"
             return [SentenceTime(h, False, (), c.now) for c, h in zip(clues, history, strict=True)]
         asked = [self._asks(s, c) for s, c in zip(sentences, clues, strict=True)]
         if any(asked):
