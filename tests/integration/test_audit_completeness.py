@@ -101,7 +101,10 @@ def test_client_disconnect_mid_stream_is_recorded_with_what_was_sent(gateway_ser
 
 def test_hanging_upstream_and_hanging_rewriter_each_leave_one_row(gateway_services) -> None:  # type: ignore[no-untyped-def]
     scripted, build = gateway_services
-    services = build(upstream_deadline=1.0, upstream_timeout=30.0)
+    # The deadline is the request's, and the draft's own sentences are verified inside it: on a loaded
+    # two-core CI machine 1 s was not always enough to read the (instant) draft of the second request
+    # before the held rewrite used the budget up, and the draft failed instead of the rewrite.
+    services = build(upstream_deadline=3.0, upstream_timeout=30.0)
     hang = threading.Event()  # never set: both calls hang until the deadline cancels them
     with running_gateway(services) as url:
         scripted.queue(Reply(content=s.SUPPORTED, hold_until=hang))
