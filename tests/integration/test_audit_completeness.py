@@ -102,16 +102,17 @@ def test_client_disconnect_mid_stream_is_recorded_with_what_was_sent(gateway_ser
 def test_hanging_upstream_and_hanging_rewriter_each_leave_one_row(gateway_services) -> None:  # type: ignore[no-untyped-def]
     scripted, build = gateway_services
     # The deadline is the request's, and the draft's own sentences are verified inside it: on a loaded
-    # two-core CI machine 1 s was not always enough to read the (instant) draft of the second request
-    # before the held rewrite used the budget up, and the draft failed instead of the rewrite.
+    # two-core CI machine 1 s was not always enough for the second request (its draft failed instead of
+    # its rewrite), so 3 s.
     services = build(upstream_deadline=3.0, upstream_timeout=30.0)
-    hang = threading.Event()  # never set: both calls hang until the deadline cancels them
+    draft_held, rewrite_held = threading.Event(), threading.Event()  # each set only after its request ended
     with running_gateway(services) as url:
-        scripted.queue(Reply(content=s.SUPPORTED, hold_until=hang))
+        scripted.queue(Reply(content=s.SUPPORTED, hold_until=draft_held))
         drafted = httpx.post(f"{url}/v1/chat/completions", json=body(), timeout=30).json()
-        scripted.queue(HELD_REWRITE, Reply(content="{}", hold_until=hang))
+        draft_held.set()  # the cancelled draft's call ends upstream too, before the next request
+        scripted.queue(HELD_REWRITE, Reply(content="{}", hold_until=rewrite_held))
         rewritten = httpx.post(f"{url}/v1/chat/completions", json=body(), timeout=30).json()
-    hang.set()
+    rewrite_held.set()
     assert drafted["trust"]["summary"]["reason"] == "upstream_error"
     assert [c["outcome"] for c in rewritten["trust"]["claims"]] == ["verified", "removed", "verified"]
     assert len(rows(services)) == 2
