@@ -51,6 +51,8 @@ def test_a_bad_list_is_refused_at_start_up(tmp_path: Path) -> None:
 
 
 def test_both_contexts_read_the_shipped_suicide_lists_in_order() -> None:
+    """The contexts' rule reads the wish and the preparations, not ``intent_told`` (its lethality question
+    is a topic until told as the asker's own, which the rule, firing on any mention, cannot tell)."""
     lists = load_pattern_lists(REPO / "policies" / "triage").lists
     shipped = lists["death_wish"] + lists["preparatory_acts"]
     for name in ("general", "cataract-followup"):
@@ -75,12 +77,17 @@ def test_the_triage_policy_reads_the_lists_it_is_handed() -> None:
 
 
 def test_suicide_words_read_the_shipped_suicide_lists() -> None:
-    """``evidence.yaml`` ``suicide_words`` names ``death_wish`` and ``preparatory_acts``: a wish to be dead
-    or a preparation said only in the lists' words is a suicide word."""
+    """``evidence.yaml`` ``suicide_words`` names ``death_wish``, ``preparatory_acts`` and ``intent_told``: a
+    wish to be dead, a preparation or an intent said only in the lists' words is a suicide word."""
     triage = load_policy(REPO / "policies", "general").triage
     lists = load_pattern_lists(REPO / "policies" / "triage").lists
-    shipped = lists["death_wish"] + lists["preparatory_acts"]
+    shipped = lists["death_wish"] + lists["preparatory_acts"] + lists["intent_told"]
     assert triage.evidence.terms["suicide_words"].patterns[-len(shipped) :] == shipped
     reader = EvidenceReader(triage.evidence, triage.settings.negation, triage.vitals.pressure_signs)
-    for said in ("I'd sooner be dead.", "I'm weary of living.", "I've been hoarding my painkillers."):
+    for said in (
+        "I'd sooner be dead.",
+        "I'm weary of living.",
+        "I've been hoarding my painkillers.",
+        "I have the rifle and I'm going to turn it on myself",
+    ):
         assert "suicide_words" in {h.group for h in reader.read(said).hits}, said
