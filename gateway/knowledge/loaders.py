@@ -125,8 +125,15 @@ def read_text(path: Path, fmt: str) -> tuple[str, str]:
     return raw, ""
 
 
-def _format(entry: Mapping[str, Any], path: Path | None) -> str:
-    declared = str(entry.get("format") or "").lower()
+def _format(entry: Mapping[str, Any], defaults: Mapping[str, Any], path: Path | None) -> str:
+    """An entry's format: its own ``format:``, else the manifest's ``defaults``, else its file's suffix. A
+    URL entry has none (its response says what it is): its own ``format:`` is refused by name, and a
+    default one does not apply to it."""
+    if path is None:
+        if entry.get("format"):
+            raise _Bad("format: applies to a file; a fetched URL is read by what its response is", "format")
+        return "url"
+    declared = str(entry.get("format") or defaults.get("format") or "").lower()
     if declared:
         if declared not in (*TEXT_FORMATS, "jsonl"):
             raise _Bad(
@@ -134,8 +141,6 @@ def _format(entry: Mapping[str, Any], path: Path | None) -> str:
                 "format",
             )
         return declared
-    if path is None:
-        return "url"
     fmt = _SUFFIXES.get(path.suffix.lower())
     if fmt is None:
         raise _Bad(
@@ -268,7 +273,7 @@ def _manifest_entries(manifest: Path, fetch: Fetch | None) -> Iterator[_Placed]:
         try:
             file = entry.get("file")
             file_path = base / str(file) if file else None
-            fmt = _format(entry, file_path)
+            fmt = _format(entry, defaults, file_path)
             if fmt == "jsonl":
                 assert file_path is not None
                 loaded = _jsonl_rows(
@@ -280,7 +285,7 @@ def _manifest_entries(manifest: Path, fetch: Fetch | None) -> Iterator[_Placed]:
                     yield (_key(place, "file") if row == "-" else f"{place} {row}"), item
                 continue
             if fmt == "url":
-                yield place, _fetched(fields, fetch, name, tiers_by_org)
+                yield place, _fetched(fields, fetch, tiers_by_org)
                 continue
             assert file_path is not None
             text, title = read_text(file_path, fmt)
@@ -295,7 +300,7 @@ def _key(place: str, field: str) -> str:
 
 
 def _fetched(
-    fields: Mapping[str, Any], fetch: Fetch | None, name: str, tiers_by_org: Mapping[str, str]
+    fields: Mapping[str, Any], fetch: Fetch | None, tiers_by_org: Mapping[str, str]
 ) -> SourceDocument:
     url = str(fields.get("url") or "")
     if not url:

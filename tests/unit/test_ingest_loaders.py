@@ -385,3 +385,40 @@ def test_start_up_loads_a_jsonl_entry_s_rows_as_ingest_does(tmp_path: Path) -> N
     rows.unlink()
     with pytest.raises(ConfigurationError, match=r"documents\[0\]\.file: cannot open"):
         load_manifest(tmp_path)
+
+
+def test_a_default_format_reads_every_file_entry_and_leaves_fetched_urls_alone(tmp_path: Path) -> None:
+    """``defaults: {format: html}`` reads files whose suffix says nothing (an export of ``.page`` files)
+    as HTML at start-up and at ingestion alike; a URL entry is read by its response, and a ``format:`` of
+    its own is refused naming the field (it used to stop with an AssertionError)."""
+    page = "<html><head><title>Gout</title></head><body><p>Gout causes sudden joint pain.</p></body></html>"
+    (tmp_path / "gout.page").write_text(page, encoding="utf-8")
+    documents_listed: list[dict[str, str]] = [
+        {"id": "gout", "file": "gout.page", "url": "https://www.nhs.uk/gout/"},
+        {"id": "flu", "url": "https://www.nhs.uk/flu/", "title": "Flu"},
+        {"id": "cold", "url": "https://www.nhs.uk/cold/", "title": "Cold", "format": "pdf"},
+    ]
+    manifest = {"defaults": {"org": "NHS", "format": "html"}, "documents": documents_listed}
+    (tmp_path / "manifest.yaml").write_text(json.dumps(manifest), encoding="utf-8")
+
+    def fetch(url: str) -> FetchedPage:
+        return FetchedPage(
+            final_url=url, content_type="text/html", text="Flu lasts about a week.", title="Flu"
+        )
+
+    loaded = list(iter_manifest(tmp_path, fetch))
+    documents = {d.id: d for d in loaded if isinstance(d, SourceDocument)}
+    failures = {f.name: f.reason for f in loaded if isinstance(f, LoadFailure)}
+    assert documents["gout"].title == "Gout"
+    assert "sudden joint pain" in documents["gout"].text
+    assert "<p>" not in documents["gout"].text
+    assert documents["flu"].text == "Flu lasts about a week."
+    assert failures == {"cold": "format: applies to a file; a fetched URL is read by what its response is"}
+    # start-up reads the file entry by the default format too, and names the refused field
+    del documents_listed[1]
+    (tmp_path / "manifest.yaml").write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(ConfigurationError, match=r"documents\[1\]\.format: format: applies to a file"):
+        load_manifest(tmp_path)
+    del documents_listed[1]
+    (tmp_path / "manifest.yaml").write_text(json.dumps(manifest), encoding="utf-8")
+    assert [d.title for d in load_manifest(tmp_path)] == ["Gout"]
