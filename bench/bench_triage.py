@@ -262,6 +262,7 @@ def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> 
     per_style: dict[str, list[bool]] = defaultdict(list)
     style_flagged: dict[str, list[bool]] = defaultdict(list)
     layers: Counter[str] = Counter()
+    missed: Counter[str] = Counter()
     flagged: dict[str, list[bool]] = defaultdict(list)
     refused: list[bool] = []
     non_clinical: list[bool] = []
@@ -276,6 +277,8 @@ def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> 
             per_style[row.kind or "-"].append(emergency)
             if emergency:
                 layers[layer_of(result)] += 1
+            else:
+                missed[result.scope.value] += 1
             wrong = not emergency
         elif row.label in HEALTH:
             flagged["long" if row.long else "short"].append(emergency)
@@ -302,6 +305,9 @@ def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> 
         print(f"emergency recall                    {rate(sum(hits), len(hits))}   target >= 0.95")
     if layers:
         print(f"  deciding layer                    {dict(sorted(layers.items()))}")
+    if missed:
+        # a missed emergency declined as no health question is the worse miss: no safety note at all
+        print(f"  missed, decided as                {dict(sorted(missed.items()))}")
     for key, title in (("short", "short"), ("long", "long posts")):
         if flagged[key]:
             figure = rate(sum(flagged[key]), len(flagged[key]))
