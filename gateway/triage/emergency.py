@@ -224,7 +224,7 @@ def emergency_of(
             found, dropped = bind_unbound(found, reading, met, score, policy, denied)
             if found is None:
                 return None, dropped  # no red flag's signs, no acuity or grave sign told: its note
-            if reader.states_safe(reading, found.category):  # moved to a red flag they say they are safe from
+            if reader.states_safe(reading, found.category):  # they say they are safe from it now
                 return None, found.category
     if found is None:
         # a question about a red flag whose signs it names, or a supposing clause naming them ("what

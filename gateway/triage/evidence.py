@@ -365,10 +365,8 @@ class EvidenceReader:
         """Whether the text tells what is well now (``reassurance.well`` said, or ``reassurance.denied``
         denied) and no sign of acuity (``reassurance.acuity``) said of now: the semantic layers may not
         decide ``category`` alone (``evidence.yaml`` ``reassurance``; ``signs_met``: its own signs
-        are present, which ``applies_to: unbound`` leaves to the semantic layers); or the person states
-        they are safe now (the category's ``safe_when``, ``states_safe``)."""
-        if self.states_safe(reading, category):
-            return True
+        are present, which ``applies_to: unbound`` leaves to the semantic layers). A statement of safety
+        is read apart, once, for the red flag that would be raised (``states_safe``)."""
         policy = self.policy.reassurance
         if not policy.enabled or category in policy.exempt:
             return False
