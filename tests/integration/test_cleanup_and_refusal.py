@@ -161,9 +161,10 @@ def test_emergency_with_a_routine_question_gets_only_the_safety_message(module_p
         (
             "What is the capital of France?",
             "I can only help with health questions that our vetted medical sources cover. Is there something "
-            "about your health I can help you with?\n\nIf you are going through a hard time or feel unsafe, you "
-            f"do not have to wait for a health question: call {s.EMERGENCY_NUMBER}, or a crisis line (in the UK, "
-            "Samaritans on 116 123; in the US, call or text 988).",
+            "about your health I can help you with?\n\nIf you are going through a hard time or feel unsafe, "
+            "you do not have to wait for a health question: call "
+            f"{s.EMERGENCY_NUMBER}, or a crisis line (in the UK, Samaritans on 116 123; in the US, call or "
+            "text 988).",
             "non_clinical",
         ),
         (
