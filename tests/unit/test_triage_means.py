@@ -136,3 +136,20 @@ def test_other_families_of_means_with_a_farewell_or_a_resolve_are_an_emergency(m
 )
 def test_other_families_of_means_told_of_everyday_life_are_no_plan(message: str) -> None:
     assert not escalated(TRIAGE, message, "suicidal_intent")
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "my exhaust pipe is rattling and I've decided. I'm taking it to the garage tomorrow",
+        "the car is on the drive by the garage, is it ok to leave it there?",
+    ],
+)
+def test_a_car_s_own_exhaust_or_a_car_parked_by_a_garage_is_no_means(message: str) -> None:
+    assert "suicide_means" not in {h.group for h in _hits(message)}
+
+
+def test_a_hose_run_to_the_exhaust_is_a_means() -> None:
+    assert "suicide_means" in {
+        h.group for h in _hits("taped a hose to the exhaust and fed it through the window")
+    }
