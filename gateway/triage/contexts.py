@@ -50,6 +50,10 @@ class OperatingContext:
     referral: str = "your clinician"
     """Who the patient is told to ask about out-of-scope questions."""
     emergency_number: str = "your local emergency number"
+    crisis_lines: str = "a crisis line (in the UK, Samaritans on 116 123; in the US, call or text 988)"
+    """The crisis lines named beside the emergency number where thoughts of suicide or self-harm may be
+    in question (the emergency and safety messages, the non-clinical decline): a site outside the UK and
+    the US names its own."""
     information_questions: tuple[str, ...] = ()
     """Patterns of general information questions ("what are the signs of ...")."""
     personal_report: tuple[str, ...] = ()
