@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.triage.found import Hit
 from tests.support.shipped_triage import POLICY, TRIAGE, judge
-from tests.support.triage import escalated, flagged_rule, reader_of
+from tests.support.triage import escalated, flagged_rule, sign_groups
 
 
 @pytest.mark.parametrize(
@@ -30,6 +29,11 @@ from tests.support.triage import escalated, flagged_rule, reader_of
         "the shotgun is loaded on the kitchen table. I know what I have to do now.",
         # cutting
         "razor blades are laid out by the bath. I've written to everyone.",
+        # drowning, heights, vehicles, poisons
+        "walking into the sea tonight with stones in my pockets. it's been nice knowing you all",
+        "I'm on the wrong side of the railings on the top floor. I feel calm now.",
+        "going to drive into a tree on the bypass before anyone wakes up. I've decided.",
+        "bought antifreeze today. found a new home for my cat. this is my last post.",
     ],
 )
 def test_a_means_set_up_with_a_farewell_or_a_resolve_is_an_emergency(message: str) -> None:
@@ -48,6 +52,11 @@ def test_a_means_set_up_with_a_farewell_or_a_resolve_is_an_emergency(message: st
         "I've decided. I'm going to ask my GP about the menopause clinic.",
         "I'll post the birthday card after I send this email",
         "tell my husband it wasn't his fault the car got scratched",
+        "can my dog go into the sea? it's his first trip to the beach",
+        "I swerved into a wall on the ice last night, my neck hurts",
+        "left the cat with my sister while we're on holiday, she's been sick",
+        "cancel my physio, I won't be needing it any more, my knee is better",
+        "I feel calm now after the breathing exercises, thank you",
     ],
 )
 def test_the_same_set_ups_in_everyday_life_are_no_plan(message: str) -> None:
@@ -70,8 +79,8 @@ def test_intent_told_in_other_words_with_a_farewell_or_a_time_is_an_emergency(me
 def test_how_lethal_a_method_is_is_a_question_unless_told_as_the_askers_own() -> None:
     asked = "how many paracetamol does it take to die?"
     own = "how many paracetamol does it take to die? asking for myself"
-    assert not [h for h in _hits(asked) if h.group == "suicide_core" and not h.asked]
-    assert [h for h in _hits(own) if h.group == "suicide_core" and not h.asked]
+    assert "suicide_core" not in sign_groups(asked, TRIAGE, of_now=True)
+    assert "suicide_core" in sign_groups(own, TRIAGE, of_now=True)
 
 
 @pytest.mark.parametrize(
@@ -107,37 +116,6 @@ def test_an_age_told_with_now_does_not_bring_a_past_overdose_to_now() -> None:
     assert triage.scope.value != "emergency"
 
 
-def _hits(message: str) -> list[Hit]:
-    return list(reader_of(TRIAGE).read(message).hits)
-
-
-@pytest.mark.parametrize(
-    "message",
-    [
-        "walking into the sea tonight with stones in my pockets. it's been nice knowing you all",
-        "I'm on the wrong side of the railings on the top floor. I feel calm now.",
-        "going to drive into a tree on the bypass before anyone wakes up. I've decided.",
-        "bought antifreeze today. found a new home for my cat. this is my last post.",
-    ],
-)
-def test_other_families_of_means_with_a_farewell_or_a_resolve_are_an_emergency(message: str) -> None:
-    assert escalated(TRIAGE, message, "suicidal_intent")
-
-
-@pytest.mark.parametrize(
-    "message",
-    [
-        "can my dog go into the sea? it's his first trip to the beach",
-        "I swerved into a wall on the ice last night, my neck hurts",
-        "left the cat with my sister while we're on holiday, she's been sick",
-        "cancel my physio, I won't be needing it any more, my knee is better",
-        "I feel calm now after the breathing exercises, thank you",
-    ],
-)
-def test_other_families_of_means_told_of_everyday_life_are_no_plan(message: str) -> None:
-    assert not escalated(TRIAGE, message, "suicidal_intent")
-
-
 @pytest.mark.parametrize(
     "message",
     [
@@ -146,10 +124,8 @@ def test_other_families_of_means_told_of_everyday_life_are_no_plan(message: str)
     ],
 )
 def test_a_car_s_own_exhaust_or_a_car_parked_by_a_garage_is_no_means(message: str) -> None:
-    assert "suicide_means" not in {h.group for h in _hits(message)}
+    assert "suicide_means" not in sign_groups(message, TRIAGE)
 
 
 def test_a_hose_run_to_the_exhaust_is_a_means() -> None:
-    assert "suicide_means" in {
-        h.group for h in _hits("taped a hose to the exhaust and fed it through the window")
-    }
+    assert "suicide_means" in sign_groups("taped a hose to the exhaust and fed it through the window", TRIAGE)
