@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -19,6 +21,25 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_EVAL = REPO.parent / "shared" / "eval"
+
+_hypothesis_storage: Path | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Hypothesis's storage out of the checkout (#34 item 6): even with ``database=None`` it caches its
+    Unicode tables and the constants of the modules it reads under ``./.hypothesis``. It reads
+    ``HYPOTHESIS_STORAGE_DIRECTORY`` once, at its first use of storage, which its pytest plugin makes
+    while collecting (``pytest_collection_modifyitems`` reads the constants of the test modules), before
+    any fixture: so the directory is made here, and xdist workers inherit it from the controller."""
+    global _hypothesis_storage
+    if "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ:
+        _hypothesis_storage = Path(tempfile.mkdtemp(prefix="hypothesis-"))
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(_hypothesis_storage)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _hypothesis_storage is not None:
+        shutil.rmtree(_hypothesis_storage, ignore_errors=True)
 
 
 @pytest.fixture(scope="session", autouse=True)
