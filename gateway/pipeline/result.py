@@ -48,6 +48,24 @@ class Timings:
             case StageName.RECORD:
                 self.record += seconds
 
+    def of(self, stage: StageName) -> float:
+        """Seconds counted under a stage timed on its own (verify's include cleanup's); a stage not
+        counted on its own (split, cleanup, rewrite) is refused."""
+        match stage:
+            case StageName.TRIAGE:
+                return self.triage
+            case StageName.RETRIEVE:
+                return self.retrieval
+            case StageName.DRAFT:
+                return self.upstream
+            case StageName.VERIFY:
+                return self.verification
+            case StageName.BADGE:
+                return self.badge
+            case StageName.RECORD:
+                return self.record
+        raise ValueError(f"the {stage} stage is not timed on its own")
+
     @property
     def added(self) -> float:
         return max(0.0, self.total - self.upstream)

@@ -87,7 +87,9 @@ async def create_response(request: Request[Any, Any, Any], chat_parts: ChatParts
     body["trust"] = chat_parts.trust.json(result)
     encoded = encode_json(body)
     done = time.perf_counter()
-    timing = server_timing(result, parse=parsing_done - held, serialise=done - serialising, held=done - held)
+    timing = server_timing(
+        result.timings, parse=parsing_done - held, serialise=done - serialising, held=done - held
+    )
     headers = {REQUEST_ID_HEADER: result.request_id, "Server-Timing": timing}
     return Response(encoded, media_type=MediaType.JSON, headers=headers)
 
