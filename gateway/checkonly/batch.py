@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from tqdm import tqdm
 
@@ -29,19 +29,24 @@ from gateway.models.pool import ModelPool
 from gateway.settings import Settings
 from gateway.verification.verifier import Verifier
 
+if TYPE_CHECKING:
+    from gateway.models.embedding import Embedder
+
 Components = Callable[[Settings, ModelPool], tuple[Verifier, SafeFetcher]]
 """Builds ``trust-gateway verify``'s verifier and web fetcher (``build_components``, or a test's)."""
 
 
-def build_components(settings: Settings, models: ModelPool) -> tuple[Verifier, SafeFetcher]:
+def build_components(
+    settings: Settings, models: ModelPool, *, embedder: Embedder | None = None
+) -> tuple[Verifier, SafeFetcher]:
     """The configured verifier (its judge's model from ``models``) and web fetcher, without opening the
-    knowledge store."""
+    knowledge store. ``embedder``: one already loaded (a test's), instead of the configured bulk one."""
     from gateway.bootstrap import build_fetcher, build_verifier
     from gateway.models.embedding import Embedder
     from gateway.policies import load_configured_policy
 
     policy = load_configured_policy(settings)
-    embedder = Embedder.from_settings(settings, bulk=True)
+    embedder = embedder or Embedder.from_settings(settings, bulk=True)
     return build_verifier(settings, policy, embedder, models), build_fetcher(settings, policy)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -12,11 +13,16 @@ from gateway.checkonly import batch as verify_batch
 from gateway.cli import main
 from gateway.fetching.fetcher import SafeFetcher
 from gateway.models.pool import ModelPool
+from gateway.policies import load_configured_policy
 from gateway.settings import Settings
 from gateway.testing import SubstringVerifier
 from gateway.verification.verifier import Verifier
 
 FLU = "Flu symptoms come on quickly. Most people feel better within a week."
+PARACETAMOL = (
+    "Adults can take 500 mg to 1 g of paracetamol every 4 to 6 hours. "
+    "Do not take more than 4 g of paracetamol in 24 hours."
+)
 
 
 def verify(argv: list[str], verifier: Verifier, fetcher: SafeFetcher) -> int:
@@ -126,6 +132,56 @@ def test_verifier_failure_skips_the_row(tmp_path, capsys) -> None:  # type: igno
 def test_missing_input_file_is_a_usage_error(tmp_path, verify_rows, capsys) -> None:  # type: ignore[no-untyped-def]
     assert verify_rows([str(tmp_path / "absent.jsonl")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+@pytest.mark.slow  # loads MiniLM, Chroma or the services
+def test_the_configured_verifier_gives_the_three_outcomes_and_the_report_counts_them(
+    tmp_path,  # type: ignore[no-untyped-def]
+    embedder,
+    capsys,
+) -> None:
+    """The configured verifier and fetcher (``build_components``, over the session's MiniLM): a claim
+    restating its source is supported, one changing its number contradicted (both numbers named), a
+    paraphrase not verified; the row carries the report's counts, range and operating point
+    (docs/verify-api.md, "Three outcomes")."""
+    answer = (
+        "Do not take more than 4 g of paracetamol in 24 hours [1]. "
+        "Do not take more than 8 g of paracetamol in 24 hours [1]. "
+        "A day's paracetamol should stay under four grams for grown-ups [1]."
+    )
+    source = write_rows(
+        tmp_path / "in.jsonl",
+        [{"id": "dose", "answer": answer, "sources": [{"id": "1", "text": PARACETAMOL}]}],
+    )
+    out = tmp_path / "out.jsonl"
+    components = partial(verify_batch.build_components, embedder=embedder)
+    argv = ["verify", str(source), "--out", str(out), "--no-progress"]
+    assert main(argv, configure=lambda: None, verify_components=components) == 0
+    assert "verified 1 of 1 rows; 0 skipped" in capsys.readouterr().err
+    [row] = read_jsonl(out)
+    restated, changed, paraphrase = row["claims"]
+    assert [c["kind"] for c in row["claims"]] == ["claim"] * 3
+    assert [c["status"] for c in row["claims"]] == ["supported", "contradicted", "not_verified"]
+    assert [c["verdict"] for c in row["claims"]] == ["supported", "contradicted", "unsupported"]
+    assert restated["contradiction"] is None
+    assert paraphrase["contradiction"] is None
+    contradiction = changed["contradiction"]
+    assert contradiction["kind"] == "number"
+    assert contradiction["claim"] == "8 g"
+    assert "4 g" in contradiction["source"]
+    assert "8 g" in contradiction["detail"]
+    assert "4 g" in contradiction["detail"]
+    assert row["claims_by_status"] == {"supported": 1, "contradicted": 1, "unsupported": 0, "not_verified": 1}
+    assert row["statement_support"] == pytest.approx(1 / 3, abs=1e-4)
+    support = row["statement_support_range"]
+    assert support["low"] == row["statement_support"]
+    assert (support["high"], support["undecided"]) == pytest.approx((2 / 3, 1 / 3), abs=1e-4)
+    assert row["response_supported"] is False
+    assert row["response_support_possible"] is False  # a contradiction rules the answer out
+    policy = load_configured_policy(Settings()).thresholds.verification
+    assert row["operating_point"].startswith("cascade[local] support: ")  # no judge configured
+    assert f"check_support_probability {policy.check_support_probability:g}" in row["operating_point"]
+    assert f"contradiction: {','.join(policy.contradiction_kinds)} " in row["operating_point"]
 
 
 async def test_progress_bar_counts_rows(capsys) -> None:  # type: ignore[no-untyped-def]
