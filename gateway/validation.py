@@ -2,9 +2,11 @@
 ``configuration_error`` turns its ``ValidationError`` into the one ``ConfigurationError`` naming the
 variable or the file and dotted key (``retrieval.min_relevance``, ``units[21]``) with a readable reason.
 
-A dataclass's own checks (``__post_init__``) raise ``InvalidValue``: a ConfigurationError when the
-dataclass is built directly, and, being a ValueError too, recorded by pydantic at the dataclass's
-location when it is validated from a file, so the key still names where it sits in the file.
+A value's range is a bound on its field (``Annotated[int, Field(ge=1, le=50)]``, ``UnitInterval``),
+checked by pydantic when the file is validated. A dataclass's own checks (``__post_init__``: a
+pattern that must compile, one field against another) raise ``InvalidValue``: a ConfigurationError
+when the dataclass is built directly, and, being a ValueError too, recorded by pydantic at the
+dataclass's location when it is validated from a file, so the key still names where it sits in the file.
 
 This module is the one place that builds a ``ConfigurationError``: a value pydantic can check goes
 through ``configuration_error``; a condition that is not a value's validity (a file missing, a model
@@ -19,10 +21,20 @@ import json
 import re
 import types
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    NoReturn,
+    TypeVar,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 import yaml
-from pydantic import ConfigDict, TypeAdapter, ValidationError
+from pydantic import ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
 from gateway.errors import ConfigurationError, InvalidValue
@@ -32,6 +44,11 @@ T = TypeVar("T")
 FILE_CONFIG = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 """Config of a dataclass read from a file (``@with_config(FILE_CONFIG)``; the dataclasses inside it
 inherit it): an unknown key is an error, and a number where text is expected is taken as text."""
+
+UnitInterval = Annotated[float, Field(ge=0.0, le=1.0)]
+"""A share, a probability, a score or a threshold on one: 0..1 (a bound pydantic checks and names)."""
+SignedUnitInterval = Annotated[float, Field(ge=-1.0, le=1.0)]
+"""A cosine similarity, or a margin between two: -1..1."""
 
 _REASONS = {
     "int_type": "expected an integer, got {input!r}",
@@ -148,12 +165,6 @@ def load_file(path: Path, cls: type[T], *, context: dict[str, Any] | None = None
     and the dotted key."""
     data = read_json(path, hint) if path.suffix.lower() == ".json" else read_yaml(path, hint)
     return validate(cls, data, str(path), context=context)
-
-
-def check_range(obj: object, name: str, lo: float, hi: float) -> None:
-    value = getattr(obj, name)
-    if not lo <= value <= hi:
-        raise field_error(obj, name, f"must be between {lo} and {hi}, got {value}")
 
 
 def field_error(obj: object, name: str, reason: str) -> InvalidValue:

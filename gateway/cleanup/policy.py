@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from gateway.validation import check_range, compile_all
+from gateway.validation import SignedUnitInterval, UnitInterval, compile_all
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class SafetyRule:
 class CleanupPolicy:
     rewrite: bool = True
     """Try to rewrite an unsupported claim before removing it."""
-    max_removed_share: float = 0.5
+    max_removed_share: UnitInterval = 0.5
     """Refuse the whole answer when more than this share of claims is removed."""
     safety_critical: tuple[SafetyRule, ...] = ()
     """Claims matching these rules refuse the whole answer when they fail verification."""
@@ -30,7 +30,7 @@ class CleanupPolicy:
     quote, at once and without a model call, so a failing claim does not hold a streamed answer;
     ``upstream`` (or ``auto`` with an upstream configured) the model's rewrite first, which the
     sentences after it wait for; the source is always the fallback."""
-    rewrite_min_similarity: float = 0.8
+    rewrite_min_similarity: SignedUnitInterval = 0.8
     """Unused since rewrites are bound to the claim's anchored quote; kept so policy files still load."""
     allow_rewritten_safety_critical: bool = True
     """A failing safety-critical claim whose rewrite passes verification is shown instead of refusing."""
@@ -38,8 +38,6 @@ class CleanupPolicy:
     """Patterns of instructions planted in sources: never evidence; a claim resting on one refuses."""
 
     def __post_init__(self) -> None:
-        check_range(self, "max_removed_share", 0.0, 1.0)
-        check_range(self, "rewrite_min_similarity", -1.0, 1.0)
         for rule in self.safety_critical:
             compile_all(self, rule.patterns, f"safety_critical[{rule.id}]")
         compile_all(self, self.planted_instruction, "planted_instruction")

@@ -28,11 +28,12 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Annotated
 
 from confusable_homoglyphs import confusables
-from pydantic import with_config
+from pydantic import Field, with_config
 
-from gateway.validation import FILE_CONFIG, check_range
+from gateway.validation import FILE_CONFIG
 
 
 @with_config(FILE_CONFIG)
@@ -44,11 +45,10 @@ class FoldingPolicy:
     """Digit or symbol -> the letter it stands for inside a word ("0": "o")."""
     homoglyphs: dict[str, str] = field(default_factory=dict)
     """Look-alike character -> Latin letter, taking precedence over the confusables table."""
-    min_spaced_letters: int = 4
+    min_spaced_letters: Annotated[int, Field(ge=2, le=50)] = 4
     """Fewest single letters in a spaced or dotted run that is joined into a word."""
 
     def __post_init__(self) -> None:
-        check_range(self, "min_spaced_letters", 2, 50)
         for table in ("leet", "homoglyphs"):
             for key, value in getattr(self, table).items():
                 if len(key) != 1 or not value.isascii() or not value.isalpha():

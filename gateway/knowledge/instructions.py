@@ -26,9 +26,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import Annotated
 
 import numpy as np
-from pydantic import with_config
+from pydantic import Field, with_config
 
 from gateway.domain import Passage, Span, Vector
 from gateway.errors import InvalidValue
@@ -37,7 +38,7 @@ from gateway.knowledge.disguise import FoldingPolicy, disguised, fold
 from gateway.models.embedding import Embedder
 from gateway.resources import bundled
 from gateway.settings import Settings
-from gateway.validation import FILE_CONFIG, check_range, load_file
+from gateway.validation import FILE_CONFIG, SignedUnitInterval, load_file
 
 POLICY_FILE = "instructions.yaml"
 
@@ -68,23 +69,20 @@ class InstructionPolicy:
     """Sentences that command an answering system (written for the project, never copied)."""
     ordinary: tuple[str, ...] = ()
     """Ordinary leaflet imperatives: a sentence nearer to these than to the exemplars is not flagged."""
-    min_similarity: float = 0.8
+    min_similarity: SignedUnitInterval = 0.8
     """Cosine to the nearest exemplar from which a sentence is flagged."""
-    margin: float = 0.05
+    margin: Annotated[float, Field(ge=-2.0, le=2.0)] = 0.05
     """How much nearer the nearest exemplar must be than the nearest ordinary sentence."""
     own_action: tuple[str, ...] = ()
     """Patterns (case-insensitive) of a sentence that tells the reader to do something about their own
     health ("Do not double up on doses ...", "Ask your pharmacist ..."): the addressee is the patient
     and the act a health action, so the bank flags it only ``own_action_margin`` more surely."""
-    own_action_margin: float = 0.0
+    own_action_margin: Annotated[float, Field(ge=0.0, le=2.0)] = 0.0
     """Added to ``margin`` for a sentence matching ``own_action``."""
     folding: FoldingPolicy = field(default_factory=FoldingPolicy)
     """How disguised text is read before detection (``gateway.knowledge.disguise``)."""
 
     def __post_init__(self) -> None:
-        check_range(self, "min_similarity", -1.0, 1.0)
-        check_range(self, "margin", -2.0, 2.0)
-        check_range(self, "own_action_margin", 0.0, 2.0)
         for pattern in self.own_action:
             try:
                 re.compile(pattern)

@@ -24,8 +24,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import with_config
+from pydantic import Field, with_config
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import JaroWinkler
 
@@ -39,7 +40,7 @@ from gateway.knowledge.synonyms import WORD as _WORD
 from gateway.knowledge.synonyms import Synonyms, load_vocabulary
 from gateway.stemming import stem
 from gateway.text import split_sentences
-from gateway.validation import FILE_CONFIG, load_file
+from gateway.validation import FILE_CONFIG, UnitInterval, load_file
 
 _SPACES = re.compile(r"\s+")
 _ALPHA = re.compile(r"^[a-z]+$")
@@ -60,23 +61,23 @@ class QueryWords:
     question_starts: tuple[str, ...] = ()
     question_cues: tuple[str, ...] = ()
     backstory_words: tuple[str, ...] = ()
-    max_questions: int = 4
-    long_message_words: int = 80
-    min_topic_terms: int = 2
-    max_carried_terms: int = 6
-    max_carried_document_share: float = 0.05
-    spelling_min_length: int = 5
-    spelling_min_score: float = 84.0
-    spelling_near_score: float = 74.0
-    spelling_near_jaro_winkler: float = 0.92
-    spelling_max_length_difference: int = 3
+    max_questions: Annotated[int, Field(ge=1, le=20)] = 4
+    long_message_words: Annotated[int, Field(ge=10, le=1000)] = 80
+    min_topic_terms: Annotated[int, Field(ge=0, le=20)] = 2
+    max_carried_terms: Annotated[int, Field(ge=0, le=50)] = 6
+    max_carried_document_share: UnitInterval = 0.05
+    spelling_min_length: Annotated[int, Field(ge=2, le=50)] = 5
+    spelling_min_score: Annotated[float, Field(ge=50.0, le=100.0)] = 84.0
+    spelling_near_score: Annotated[float, Field(ge=50.0, le=100.0)] = 74.0
+    spelling_near_jaro_winkler: Annotated[float, Field(ge=0.5, le=1.0)] = 0.92
+    spelling_max_length_difference: Annotated[int, Field(ge=0, le=10)] = 3
     spelling_variants: tuple[tuple[str, str], ...] = ()
     """(pattern, replacement) pairs turning one spelling convention into the knowledge base's
     ("haemorrhage" -> "hemorrhage"): applied to a word the index does not hold, kept when the
     result is indexed."""
-    min_question_words: int = 1
+    min_question_words: Annotated[int, Field(ge=1, le=10)] = 1
     """A question of fewer words is a fragment ("Bread?") when the message asks a longer one."""
-    bm25_title_weight: int = 1
+    bm25_title_weight: Annotated[int, Field(ge=1, le=20)] = 1
     """How many times a document's title counts in BM25 (lexical.py)."""
     model_rewrite: RewriteWords = field(default_factory=RewriteWords)
     """The optional query rewrite by the upstream model (rewrite.py): its prompt and bounds."""
@@ -91,23 +92,6 @@ class QueryWords:
                     raise InvalidValue(
                         "QueryWords", key, f"bad regular expression {pattern!r}: {err}"
                     ) from None
-        for key, lo, hi in (
-            ("max_questions", 1, 20),
-            ("long_message_words", 10, 1000),
-            ("min_topic_terms", 0, 20),
-            ("max_carried_terms", 0, 50),
-            ("max_carried_document_share", 0.0, 1.0),
-            ("spelling_min_length", 2, 50),
-            ("spelling_min_score", 50.0, 100.0),
-            ("spelling_near_score", 50.0, 100.0),
-            ("spelling_near_jaro_winkler", 0.5, 1.0),
-            ("spelling_max_length_difference", 0, 10),
-            ("bm25_title_weight", 1, 20),
-            ("min_question_words", 1, 10),
-        ):
-            value = getattr(self, key)
-            if not lo <= value <= hi:
-                raise InvalidValue("QueryWords", key, f"must be between {lo} and {hi}, got {value}")
 
     @cached_property
     def courtesy(self) -> re.Pattern[str]:

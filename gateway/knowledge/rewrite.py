@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Annotated
 
 import anyio
 import structlog
-from pydantic import with_config
+from pydantic import Field, with_config
 
 from gateway.errors import InvalidValue, UpstreamError
 from gateway.models.chat_model import ChatModel
@@ -50,24 +51,16 @@ class RewriteWords:
     """``model_rewrite`` in ``policies/query.yaml``: what the model is asked, and how much it may say."""
 
     prompt: str = DEFAULT_PROMPT
-    max_tokens: int = 64
+    max_tokens: Annotated[int, Field(ge=8, le=512)] = 64
     """Longest reply asked for (the call's ``max_tokens``)."""
-    max_reply_chars: int = 300
+    max_reply_chars: Annotated[int, Field(ge=20, le=2000)] = 300
     """A longer reply is not a query: it is dropped (the message is searched as it is)."""
-    max_message_chars: int = 4000
+    max_message_chars: Annotated[int, Field(ge=200, le=100_000)] = 4000
     """The message sent to the model is cut to this many characters (the opening and the end kept)."""
 
     def __post_init__(self) -> None:
         if not self.prompt.strip():
             raise InvalidValue("RewriteWords", "prompt", "must be non-empty text")
-        for key, lo, hi in (
-            ("max_tokens", 8, 512),
-            ("max_reply_chars", 20, 2000),
-            ("max_message_chars", 200, 100_000),
-        ):
-            value = getattr(self, key)
-            if not lo <= value <= hi:
-                raise InvalidValue("RewriteWords", key, f"must be between {lo} and {hi}, got {value}")
 
 
 @dataclass(frozen=True)

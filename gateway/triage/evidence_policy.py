@@ -22,16 +22,24 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import PositiveInt, with_config
+from pydantic import Field, PositiveInt, with_config
 
 from gateway.errors import InvalidValue
 from gateway.triage.clauses import DateParts
 from gateway.triage.flag_parts import check_flag_groups
 from gateway.triage.pattern_lists import PatternLists, evidence_with_lists
 from gateway.triage.vitals_policy import VitalsPolicy
-from gateway.validation import FILE_CONFIG, compile_all, read_yaml, refuse, validate
+from gateway.validation import (
+    FILE_CONFIG,
+    SignedUnitInterval,
+    UnitInterval,
+    compile_all,
+    read_yaml,
+    refuse,
+    validate,
+)
 
 GROUP_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 Binding = Literal["signs", "gate", "free"]
@@ -48,13 +56,11 @@ class SignPair:
 
     parts: tuple[str, ...]
     states: tuple[str, ...]
-    gap: int = 30
+    gap: Annotated[int, Field(ge=1, le=80)] = 30
 
     def __post_init__(self) -> None:
         if not self.parts or not self.states:
             raise InvalidValue("SignPair", "parts", "a pair needs parts and states")
-        if not 0 < self.gap <= 80:
-            raise InvalidValue("SignPair", "gap", "between 1 and 80 characters")
         compile_all(self, self.parts, "parts")
         compile_all(self, self.states, "states")
 
@@ -148,9 +154,9 @@ class SignRule:
     ``evidence.yaml`` sets every red flag to ``gate``: binding to signs lost emergencies main's semantic
     layers caught (docs/safety.md). ``requires`` still gives the evidence shown and counts as health
     content for the rule layers."""
-    unbound_probability: float | None = None
+    unbound_probability: UnitInterval | None = None
     """This category's own bar for a raise without its signs (None: ``triage.yaml``'s)."""
-    unbound_margin: float | None = None
+    unbound_margin: SignedUnitInterval | None = None
     """This category's own margin for a raise without its signs (None: ``triage.yaml``'s)."""
     adopts_when: tuple[str, ...] = ()
     """Term groups: when the semantic layers recognise an emergency whose nearest category may not be
@@ -175,10 +181,6 @@ class SignRule:
             raise InvalidValue("SignRule", "requires", "needs at least one non-empty list of groups")
         if any(not groups for groups in self.escalate):
             raise InvalidValue("SignRule", "escalate", "every alternative needs at least one group")
-        for name, low in (("unbound_probability", 0.0), ("unbound_margin", -1.0)):
-            value = getattr(self, name)
-            if value is not None and not low <= value <= 1.0:
-                raise InvalidValue("SignRule", name, f"must be between {low:g} and 1, got {value}")
 
 
 @with_config(FILE_CONFIG)
@@ -255,7 +257,7 @@ class EpisodePolicy:
     residual_breaks: tuple[str, ...] = ()
     """A change or a time of now that makes a ``residual`` sentence current ("today", "suddenly",
     "worse", "an hour ago", "again")."""
-    residual_reach: int = 0
+    residual_reach: Annotated[int, Field(ge=0, le=5)] = 0
     """How many clauses before a ``residual`` clause that tells no time of its own (no ``background``, no
     ``residual_breaks``) its dated event may be told in ("I had a stroke in 2021. My arm is still weak."):
     the clauses before are read back, over other such residual clauses, until one that ``background``
@@ -285,8 +287,6 @@ class EpisodePolicy:
         compile_all(self, self.residual_breaks, "residual_breaks")
         compile_all(self, self.recovered, "recovered")
         compile_all(self, self.story, "story")
-        if not 0 <= self.residual_reach <= 5:
-            raise InvalidValue("EpisodePolicy", "residual_reach", "must be between 0 and 5")
 
 
 _WORD = re.compile(r"^[a-z][a-z']*$")
@@ -305,13 +305,11 @@ class TermDatesPolicy:
     week"); an "and" before any other word joins nouns ("my hip and knee") and parts nothing."""
     filler: tuple[str, ...] = ()
     """Words at a part's start not counted in its length ("which was", "about", "maybe")."""
-    date_words: int = 3
+    date_words: Annotated[int, Field(ge=0, le=10)] = 3
     """A part beside the term this many words long at most (filler not counted) is the term's date told
     beside it ("had an operation, years ago")."""
 
     def __post_init__(self) -> None:
-        if not 0 <= self.date_words <= 10:
-            raise InvalidValue("TermDatesPolicy", "date_words", "must be between 0 and 10")
         for key in ("break_words", "and_before", "filler"):
             for i, word in enumerate(getattr(self, key)):
                 if not _WORD.match(word):
@@ -393,7 +391,7 @@ class EvidencePolicy:
     """Episodes told as completed without a date, and the sentences that go on telling them."""
     term_dates: TermDatesPolicy = field(default_factory=TermDatesPolicy)
     """Where a term's own date is read (``unless_scope: term``)."""
-    window_sentences: int = 2
+    window_sentences: Annotated[int, Field(ge=1, le=10)] = 2
     """Signs are combined over at most this many consecutive sentences (the worst window decides)."""
     information_questions: tuple[str, ...] = ()
     """Extra patterns of a general information question, added to the context's ``information_questions``
@@ -415,8 +413,6 @@ class EvidencePolicy:
     """What a red flag raised by the semantic layers without its own signs needs to stand."""
 
     def __post_init__(self) -> None:
-        if not 1 <= self.window_sentences <= 10:
-            raise InvalidValue("EvidencePolicy", "window_sentences", "must be between 1 and 10")
         compile_all(self, self.background, "background")
         compile_all(self, self.present, "present")
         compile_all(self, self.figurative, "figurative")

@@ -32,7 +32,7 @@ from gateway.triage.evidence_policy import (
 )
 from gateway.triage.pattern_lists import PatternLists, load_pattern_lists
 from gateway.triage.vitals_policy import VitalsPolicy, load_vitals_policy
-from gateway.validation import FILE_CONFIG, load_file, read_yaml, validate
+from gateway.validation import FILE_CONFIG, SignedUnitInterval, UnitInterval, load_file, read_yaml, validate
 
 CATEGORY_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 CLASSIFIER_HEADS = ("emergency", "clinical")
@@ -54,7 +54,7 @@ class NegationPolicy:
     breath"."""
     terminators: tuple[str, ...] = ()
     """Regular expressions that end a negation's scope ("but", a comma, "now")."""
-    window_words: int = 5
+    window_words: Annotated[int, Field(ge=1, le=20)] = 5
     """A cue negates a match only when it is at most this many words before it."""
     hypothetical: tuple[str, ...] = ()
     """Regular expressions of a sentence that supposes, asks or worries rather than reports ("what
@@ -73,8 +73,6 @@ class NegationPolicy:
     nowhere as present cannot be raised by the exemplar and classifier layers either."""
 
     def __post_init__(self) -> None:
-        if not 1 <= self.window_words <= 20:
-            raise InvalidValue("NegationPolicy", "window_words", "must be between 1 and 20")
         keys = ("cues", "pseudo", "terminators", "hypothetical", "hypothetical_object", "hypothetical_now")
         named = [(f"forms.{word}", patterns) for word, patterns in self.forms.items()]
         for key, patterns in [*((k, getattr(self, k)) for k in keys), *named]:
@@ -90,19 +88,19 @@ class NegationPolicy:
 @with_config(FILE_CONFIG)
 @dataclass(frozen=True)
 class TriageSettings:
-    exemplar_threshold: float = 0.62
+    exemplar_threshold: UnitInterval = 0.62
     """Exemplar layer: least cosine to a category's nearest exemplar (unless the category sets its own)."""
-    exemplar_margin: float = 0.02
+    exemplar_margin: UnitInterval = 0.02
     """Exemplar layer: the emergency neighbour must beat the nearest contrast exemplar by this much."""
-    emergency_probability: float = 0.5
+    emergency_probability: UnitInterval = 0.5
     """Classifier layer: probability at or above which a message is an emergency."""
-    classifier_veto_margin: float = 0.15
+    classifier_veto_margin: UnitInterval = 0.15
     """Classifier layer: does not fire when the nearest contrast exemplar is nearer than the nearest
     emergency exemplar by more than this (cosine): the exemplar banks veto a confidently wrong style."""
-    unbound_probability: float = 0.0
+    unbound_probability: UnitInterval = 0.0
     """A red flag raised without its own signs (``semantic: gate`` or ``free``) needs an emergency
     probability at least this high (0: the classifier layer's own bar)..."""
-    unbound_margin: float = 0.0
+    unbound_margin: SignedUnitInterval = 0.0
     """...and its nearest exemplar must beat the nearest contrast exemplar by at least this (cosine)."""
     gate_needs_current: bool = False
     """A red flag bound by the gate (``semantic: gate``) is raised without its signs only when a term of
@@ -116,15 +114,15 @@ class TriageSettings:
     """The ``evidence.yaml`` groups whose terms let a gate-bound red flag be raised without its signs
     (a report of illness: symptoms, injuries, ...); empty: every ``health_gate`` group (a medicine or a
     body part named alone included)."""
-    clinical_probability: float = 0.2
+    clinical_probability: UnitInterval = 0.2
     """A message is non-clinical only when its health probability is below this..."""
-    health_similarity: float = 0.6
+    health_similarity: UnitInterval = 0.6
     """...and its nearest health exemplar (any bank but non_health) is less similar than this (cosine)."""
-    inherit_probability: float = 0.01
+    inherit_probability: UnitInterval = 0.01
     """A follow-up whose own health probability is at least this inherits a clinical conversation."""
-    context_turns: int = 3
+    context_turns: Annotated[int, Field(ge=0, le=20)] = 3
     """Earlier user turns triage reads (an emergency in one is not forgotten; a follow-up inherits)."""
-    context_max_chars: int = 1500
+    context_max_chars: Annotated[int, Field(ge=100, le=20_000)] = 1500
     """Each earlier turn is cut to its last this-many characters."""
     encode_max_words: int = 0
     """Each text triage encodes (``TriagePlan.texts``) is cut to its first this-many words; 0: whole (up
@@ -139,25 +137,6 @@ class TriageSettings:
     negation: NegationPolicy = field(default_factory=NegationPolicy)
 
     def __post_init__(self) -> None:
-        for name in (
-            "exemplar_threshold",
-            "exemplar_margin",
-            "emergency_probability",
-            "classifier_veto_margin",
-            "unbound_probability",
-            "clinical_probability",
-            "health_similarity",
-            "inherit_probability",
-        ):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 1.0:
-                raise InvalidValue("TriageSettings", name, f"must be between 0 and 1, got {value}")
-        if not -1.0 <= self.unbound_margin <= 1.0:
-            raise InvalidValue("TriageSettings", "unbound_margin", "must be between -1 and 1")
-        if not 0 <= self.context_turns <= 20:
-            raise InvalidValue("TriageSettings", "context_turns", "must be between 0 and 20")
-        if not 100 <= self.context_max_chars <= 20_000:
-            raise InvalidValue("TriageSettings", "context_max_chars", "must be between 100 and 20000")
         if not (self.encode_max_words == 0 or 16 <= self.encode_max_words <= 256):
             raise InvalidValue("TriageSettings", "encode_max_words", "must be 0 (off) or between 16 and 256")
         if not (self.encode_max_tokens == 0 or 16 <= self.encode_max_tokens <= 256):
@@ -172,7 +151,7 @@ class EmergencyCategory:
     exemplars: tuple[str, ...]
     information_exempt: bool = False
     """A general information question about it is answered with the safety note."""
-    threshold: float | None = None
+    threshold: UnitInterval | None = None
     """Cosine needed for this category (default ``exemplar_threshold``)."""
 
     def __post_init__(self) -> None:
@@ -180,8 +159,6 @@ class EmergencyCategory:
             raise InvalidValue("EmergencyCategory", "label", "must not be empty")
         if not self.exemplars or any(not e.strip() for e in self.exemplars):
             raise InvalidValue("EmergencyCategory", "exemplars", "needs at least one non-empty exemplar")
-        if self.threshold is not None and not 0.0 <= self.threshold <= 1.0:
-            raise InvalidValue("EmergencyCategory", "threshold", "must be between 0 and 1")
 
 
 @with_config(FILE_CONFIG)

@@ -11,9 +11,9 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import PositiveInt, with_config
+from pydantic import Field, PositiveInt, with_config
 
 from gateway.errors import InvalidValue
 from gateway.triage.pressure import DIASTOLIC_READ, SYSTOLIC_READ
@@ -142,7 +142,7 @@ class VitalsPolicy:
     exertion: tuple[str, ...] = ()
     """Patterns of exercise: heart and breathing rates in such a message are not read against resting
     limits."""
-    durations: dict[str, float] = field(default_factory=dict)
+    durations: dict[str, Annotated[float, Field(gt=0)]] = field(default_factory=dict)
     """Spans of time named without a count, read as durations (pattern -> days at least): "since last
     night" (1), "over the weekend" (2), "since Monday" (1: the weekday's distance depends on today)."""
     sign_durations: dict[Vital, SignDuration] = field(default_factory=dict)
@@ -152,10 +152,8 @@ class VitalsPolicy:
 
     def __post_init__(self) -> None:
         compile_all(self, self.child_words, "child_words")
-        for pattern, days in self.durations.items():
+        for pattern in self.durations:
             compile_all(self, (pattern,), f"durations.{pattern}")
-            if days <= 0:
-                raise InvalidValue("VitalsPolicy", f"durations.{pattern}", "days must be above 0")
         compile_all(self, self.exertion, "exertion")
         for i, limit in enumerate(self.limits):
             if limit.source not in self.sources:

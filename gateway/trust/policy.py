@@ -3,33 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
-from pydantic import ConfigDict, field_validator, with_config
+from pydantic import ConfigDict, Field, field_validator, with_config
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
-from gateway.validation import FILE_CONFIG, check_range, field_error
+from gateway.validation import FILE_CONFIG, UnitInterval, field_error
 
 
 @dataclass(frozen=True)
 class Tier:
     id: str
     label: str
-    base_score: float
-
-    def __post_init__(self) -> None:
-        check_range(self, "base_score", 0.0, 1.0)
+    base_score: UnitInterval
 
 
 @dataclass(frozen=True)
 class AgeStep:
-    older_than_years: float
+    older_than_years: Annotated[float, Field(ge=0.0, le=200.0)]
     """Applies when the source was last reviewed more than this many years ago."""
-    penalty: float
+    penalty: UnitInterval
     """Subtracted from the base score (the largest matching step applies)."""
-
-    def __post_init__(self) -> None:
-        check_range(self, "older_than_years", 0.0, 200.0)
-        check_range(self, "penalty", 0.0, 1.0)
 
 
 @dataclass(frozen=True)
@@ -46,7 +40,7 @@ class TierPolicy:
     tiers: tuple[Tier, ...]
     default_tier: str = "unknown"
     age_steps: tuple[AgeStep, ...] = ()
-    undated_penalty: float = 0.0
+    undated_penalty: UnitInterval = 0.0
     """Subtracted when a source carries no date."""
     rules: tuple[TierRule, ...] = ()
 
@@ -54,7 +48,6 @@ class TierPolicy:
         ids = {t.id for t in self.tiers}
         if len(ids) != len(self.tiers):
             raise field_error(self, "tiers", "tier ids must be unique")
-        check_range(self, "undated_penalty", 0.0, 1.0)
         if self.default_tier not in ids:
             raise field_error(self, "default_tier", f"{self.default_tier!r} is not a declared tier")
         for rule in self.rules:

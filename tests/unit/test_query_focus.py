@@ -134,7 +134,7 @@ def test_query_file_errors_name_the_file_and_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match=r"query.yaml: filler_phrases: bad regular expression"):
         load_query_words(path)
     path.write_text("max_questions: 0\n")
-    with pytest.raises(ConfigurationError, match=r"query.yaml: max_questions: must be between"):
+    with pytest.raises(ConfigurationError, match=r"query.yaml: max_questions: must be >= 1, got 0"):
         load_query_words(path)
     path.write_text("greetings: [hi]\n")
     with pytest.raises(ConfigurationError, match=r"query.yaml: greetings: unknown key"):

@@ -124,7 +124,7 @@ def test_bundled_policy_loads() -> None:
     ("yaml_text", "key", "reason"),
     [
         ("retrieval:\n  top_k: many\n", "retrieval.top_k", "expected an integer"),
-        ("retrieval:\n  top_k: 0\n", "retrieval.top_k", "between"),
+        ("retrieval:\n  top_k: 0\n", "retrieval.top_k", "must be >= 1, got 0"),
         ("retrieval:\n  topk: 3\n", "retrieval.topk", "unknown key"),
         ("verification:\n  uncertain_band: [0.9, 0.1]\n", "verification.uncertain_band", "low <= high"),
         (
@@ -179,7 +179,7 @@ def test_a_type_error_names_the_variable_or_the_file_and_key(tmp_path: Path) -> 
     with pytest.raises(ConfigurationError) as info:
         load_file(path, TierPolicy)
     assert (info.value.source, info.value.key) == (str(path), "tiers[0].base_score")
-    assert info.value.reason.startswith("must be between")
+    assert info.value.reason == "must be <= 1.0, got 2"
 
 
 def test_an_unknown_policy_key_is_still_refused(tmp_path: Path) -> None:

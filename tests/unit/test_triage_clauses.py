@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from gateway.errors import InvalidValue
+from gateway.errors import ConfigurationError, InvalidValue
 from gateway.policies import load_policy
 from gateway.text import MAX_SENTENCE_WORDS
 from gateway.triage.clauses import Clause, attached, clauses, joined_by_dash
 from gateway.triage.evidence_policy import EvidencePolicy, TermDatesPolicy, TermGroup
+from gateway.validation import validate
 
 REPO = Path(__file__).resolve().parents[2]
 PARTS = load_policy(REPO / "policies", "general").triage.evidence.term_dates.parts
@@ -70,8 +71,8 @@ def test_a_date_is_attached_to_the_term_of_its_own_part_or_told_right_beside_it(
 def test_the_words_that_part_a_clause_are_policy_checked_at_start_up() -> None:
     with pytest.raises(InvalidValue, match="break_words"):
         TermDatesPolicy(break_words=("but then",))
-    with pytest.raises(InvalidValue, match="date_words"):
-        TermDatesPolicy(date_words=11)
+    with pytest.raises(ConfigurationError, match="date_words: must be <= 10, got 11"):
+        validate(TermDatesPolicy, {"date_words": 11}, "evidence.yaml")
     dated = TermGroup(words=("operation",), unless=(r"\byears ago\b",), unless_scope="term")
     with pytest.raises(InvalidValue, match="term_dates"):
         EvidencePolicy(terms={"risk": dated}, health_gate=(), categories={})

@@ -13,13 +13,13 @@ import pytest
 import yaml
 
 from gateway.domain import ChatRequest, Message, Role, Scope, Triage, TriageLayer
-from gateway.errors import ConfigurationError, InvalidValue
+from gateway.errors import ConfigurationError
 from gateway.messages import Messages
 from gateway.triage.decision import decide, decide_by_evidence
-from gateway.triage.evidence_policy import Binding
+from gateway.triage.evidence_policy import Binding, SignRule
 from gateway.triage.outcome import red_flag_notes
 from gateway.triage.planning import plan
-from gateway.triage.policy import TriagePolicy, load_triage_policy
+from gateway.triage.policy import TriagePolicy, TriageSettings, load_triage_policy
 from gateway.triage.vitals import (
     check_vitals,
     names_child,
@@ -28,6 +28,7 @@ from gateway.triage.vitals import (
     read_fever_days,
     read_vitals,
 )
+from gateway.validation import validate
 from tests.support.shipped_triage import GENERAL, REPO, TRIAGE, VITALS, copy_policies, judge, score
 from tests.support.triage import reader_of, readings_of, with_unbound_rule, without_unbound_rule
 
@@ -276,10 +277,10 @@ def test_under_strict_bars_an_emergency_read_of_despair_is_adopted_by_thoughts_o
 
 
 def test_the_bars_are_validated_with_the_key_named() -> None:
-    with pytest.raises(InvalidValue, match="unbound_probability"):
-        dataclasses.replace(TRIAGE.settings, unbound_probability=1.5)
-    with pytest.raises(InvalidValue, match="unbound_margin"):
-        dataclasses.replace(TRIAGE.evidence.categories["overdose"], unbound_margin=-2.0)
+    with pytest.raises(ConfigurationError, match=r"unbound_probability: must be <= 1\.0, got 1\.5"):
+        validate(TriageSettings, {"unbound_probability": 1.5}, "triage.yaml")
+    with pytest.raises(ConfigurationError, match=r"unbound_margin: must be >= -1\.0, got -2\.0"):
+        validate(SignRule, {"requires": [["overdose"]], "unbound_margin": -2.0}, "evidence.yaml")
 
 
 @pytest.mark.parametrize(

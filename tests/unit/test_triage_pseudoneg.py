@@ -8,10 +8,11 @@ import dataclasses
 
 import pytest
 
-from gateway.errors import InvalidValue
+from gateway.errors import ConfigurationError, InvalidValue
 from gateway.triage.evidence_policy import EpisodePolicy
 from gateway.triage.policy import NegationPolicy
 from gateway.triage.tense import Time
+from gateway.validation import validate
 from tests.support.shipped_triage import POLICY, TRIAGE, sentence_times
 from tests.support.triage import flagged_rule, reader_of, sign_groups
 
@@ -102,8 +103,8 @@ def test_residual_reach_zero_reads_the_residual_clause_alone() -> None:
 
 
 def test_bad_settings_are_named() -> None:
-    with pytest.raises(InvalidValue, match="residual_reach"):
-        EpisodePolicy(residual_reach=9)
+    with pytest.raises(ConfigurationError, match="residual_reach: must be <= 5, got 9"):
+        validate(EpisodePolicy, {"residual_reach": 9}, "evidence.yaml")
     with pytest.raises(InvalidValue, match="forms"):
         NegationPolicy(forms={"can't": ("(unclosed",)})
 
