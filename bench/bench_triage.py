@@ -144,11 +144,11 @@ def triage_all(
     name: str,
 ) -> list[Triage]:
     correct = spelling_corrector(model)
-    plans: list[TriagePlan] = [plan(r, context, model.policy, correct) for r in requests]
+    reader = evidence_reader(model.policy)  # built once, as the triage component does
+    plans: list[TriagePlan] = [plan(r, context, model.policy, reader, correct) for r in requests]
     texts = [t for p in plans for t in model.encoded(p.texts)]
     vectors = encode_cached(model.encoder, texts, cache, name, one_by_one=one_by_one(model.encoder))  # type: ignore[arg-type]
     scores = model.score(vectors)
-    reader = evidence_reader(model.policy)  # built once, as the triage component does
     results, start = [], 0
     for p in plans:
         n = len(p.texts)
@@ -494,14 +494,14 @@ def bench_latency(
                 loop.run_until_complete(triager.run(request))
                 full.append(time.perf_counter() - started)
                 cpu.append(time.process_time() - cpu_started)
-                p = plan(request, context, model.policy, spelling_corrector(model))
+                p = plan(request, context, model.policy, reader, spelling_corrector(model))
                 early = decide_by_evidence(
                     p, context, model.policy, RuleReadings.of(p, context, model.policy, reader)
                 )
                 skipped += early is not None
                 continue
             started, cpu_started = time.perf_counter(), time.process_time()
-            p = plan(request, context, model.policy, spelling_corrector(model))
+            p = plan(request, context, model.policy, reader, spelling_corrector(model))
             readings = RuleReadings.of(p, context, model.policy, reader)
             vectors = model.encode(model.encoded(p.texts))
             encoded = time.perf_counter()

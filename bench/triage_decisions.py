@@ -92,7 +92,7 @@ def dump(cache: Path, out: Path, only: str = "") -> None:
             if only and not name.startswith(tuple(only.split(","))):
                 continue
             held = name.startswith(HELD_OUT_SOURCES)
-            plans = [plan(request_of(list(r.turns)), context, model.policy, correct) for r in rows]
+            plans = [plan(request_of(list(r.turns)), context, model.policy, reader, correct) for r in rows]
             texts = [t for p in plans for t in p.texts]
             vectors = encode_cached(model.encoder, texts, cache, key, one_by_one=one_by_one(model.encoder))  # type: ignore[arg-type]
             scores = model.score(vectors)

@@ -53,6 +53,7 @@ def main() -> None:
     policy = load_policy(ROOT / "policies", "general")
     model = SemanticTriage(policy.triage, Embedder(), load_planner(ROOT / "policies").words)
     correct = spelling_corrector(model)
+    planning_reader = evidence_reader(model.policy)  # the plan is the shipped policy's for every variant
     sources: dict[str, list[Row]] = {
         "first": first_set_rows(),
         "tune": project_rows(DEV / "tune.jsonl"),
@@ -62,7 +63,10 @@ def main() -> None:
     }
     prepared = {}
     for name, rows in sources.items():
-        plans = [plan(request_of(list(r.turns)), policy.context, model.policy, correct) for r in rows]
+        plans = [
+            plan(request_of(list(r.turns)), policy.context, model.policy, planning_reader, correct)
+            for r in rows
+        ]
         texts = [t for p in plans for t in p.texts]
         key = {"first": "bench_data_triage_messages.jsonl", "tune": "project_tune"}.get(name, "")
         key = key or f"shared_{name if name != 'suicide' else 'suicide_risk'}.jsonl"

@@ -28,10 +28,10 @@ class TriageRule:
     red flags where a denial must not be trusted (suicidal intent)."""
     denied_by: tuple[str, ...] = ()
     """Patterns of the words just before a match (matched up to where the match starts) that keep it
-    from firing: for a rule that is not ``negatable``, the only denials it trusts (for thoughts of
-    suicide, a denial of the thought or the plan, "no thoughts of harming myself", never a "not"
-    before the act, "I didn't kill myself tonight"); for a ``negatable`` one, beside negation (a
-    question about how to tell whether someone is suicidal)."""
+    from firing: for a rule that is not ``negatable``, the only denials it trusts; for a ``negatable``
+    one, beside negation (a question about how to tell whether someone is suicidal). A statement of
+    safety ("no thoughts of harming myself", "I'm not going to hurt myself") is not written here: every
+    layer reads it from the red flag's ``safe_when`` in ``evidence.yaml``."""
 
 
 @with_config(FILE_CONFIG)

@@ -149,13 +149,14 @@ def _rule_evidence(
         history = signs_rule is not None and signs_rule.history_fires and not reading.resolved
         target = whole if history else current
         matched = fired(rule, target, negation)
-        if matched is not None:
-            signs = reader.signs(reading, rule.id)
-            found_signs = signs.evidence() if signs else ()
-            extra = () if any(matched.lower() in e.text.lower() for e in found_signs) else (matched,)
-            evidence = distinct((*(TriageEvidence("rule", m) for m in extra), *found_signs))
-            found = Emergency(rule.id, TriageLayer.RULE, evidence)
-            break
+        if matched is None or reader.states_safe(reading, rule.id):
+            continue  # a statement of safety is read once, for every layer (``evidence.yaml`` ``safe_when``)
+        signs = reader.signs(reading, rule.id)
+        found_signs = signs.evidence() if signs else ()
+        extra = () if any(matched.lower() in e.text.lower() for e in found_signs) else (matched,)
+        evidence = distinct((*(TriageEvidence("rule", m) for m in extra), *found_signs))
+        found = Emergency(rule.id, TriageLayer.RULE, evidence)
+        break
     if found is None:
         reported = [s.reported for s in reading.sentences if not s.background]
         findings = check_vitals(

@@ -381,16 +381,18 @@ class EvidenceReader:
 
     def states_safe(self, reading: Reading, category: str) -> bool:
         """The person states they are safe now (the category's ``safe_when``) and tells nothing of
-        ``safe_unless`` of now: "not thinking of hurting myself, I just can't function"."""
+        ``safe_unless`` of now: "not thinking of hurting myself, I just can't function". The statement's
+        own words are not told of now ("kill myself" of "I'm not going to kill myself")."""
         rule = self.policy.categories.get(category)
         if rule is None or not rule.safe_when:
             return False
         now = [h for h in reading.hits if not (h.background or h.supposed or h.negated)]
-        unless = frozenset(rule.safe_unless)
-        if any(h.group in unless for h in now):
-            return False
         safe = frozenset(rule.safe_when)
-        return any(h.group in safe for h in now)
+        statements = [h for h in now if h.group in safe]
+        if not statements:
+            return False
+        unless = frozenset(rule.safe_unless)
+        return not any(h.group in unless and not _within(h, statements) for h in now)
 
     def signs(self, reading: Reading, category: str, supposed: bool = False) -> Signs | None:
         """The category's signs in the worst window of sentences (escalated first), if met; with
@@ -443,3 +445,10 @@ def _met(rule: SignRule, hits: list[Hit]) -> _Met | None:
             used = needed | set(alternative)
             return _Met(tuple(h for h in hits if h.group in used), True)
     return _Met(tuple(h for h in hits if h.group in needed), False)
+
+
+def _within(hit: Hit, statements: list[Hit]) -> bool:
+    """``hit``'s words are among those of a statement of its sentence (by text: words told twice in one
+    sentence, once in the statement, are read as the statement's)."""
+    words = hit.text.lower()
+    return any(s.sentence == hit.sentence and words in s.text.lower() for s in statements)

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from gateway.domain import ChatRequest, Role
 from gateway.text import sentence_spans
-from gateway.triage.contexts import OperatingContext
+from gateway.triage.contexts import OperatingContext, TriageRule
+from gateway.triage.evidence import EvidenceReader
 from gateway.triage.policy import NegationPolicy, TriagePolicy
 from gateway.triage.rule_layer import red_flag
 
@@ -25,12 +26,14 @@ def split_questions(
     context: OperatingContext,
     negation: NegationPolicy | None = None,
     correct: Callable[[str], str] | None = None,
+    reader: EvidenceReader | None = None,
 ) -> list[str]:
     """Group sentences into questions: each group ends at a question mark and carries the statements
     before it (their context). A statement that raises a red flag on its own stands alone, so it
-    cannot drag a routine question into the emergency and that question can be declined explicitly.
-    Statements after the last question join it."""
-    return [written for written, _ in _question_groups(message, context, negation, correct)]
+    cannot drag a routine question into the emergency and that question can be declined explicitly;
+    a statement of safety from that red flag (``reader``'s ``states_safe``: "I'm not going to hurt
+    myself") raises none and stays with its question. Statements after the last question join it."""
+    return [written for written, _ in _question_groups(message, context, negation, correct, reader)]
 
 
 def _question_groups(
@@ -38,6 +41,7 @@ def _question_groups(
     context: OperatingContext,
     negation: NegationPolicy | None,
     correct: Callable[[str], str] | None,
+    reader: EvidenceReader | None,
 ) -> list[tuple[str, str]]:
     """``split_questions`` as (the patient's words, the spelling-corrected words) per question."""
     text = message.strip()
@@ -46,7 +50,7 @@ def _question_groups(
     for span in sentence_spans(text):
         written = text[span.start : span.end]
         read = correct(written) if correct else written
-        if not _is_question(written) and red_flag(read, context, negation):
+        if not _is_question(written) and red_flag(read, context, negation, _safe_in(read, reader)):
             groups.extend([pending, ([written], [read])] if pending[0] else [([written], [read])])
             pending = ([], [])
             continue
@@ -100,20 +104,30 @@ def first_words(text: str, limit: int) -> str:
     return text if len(words) <= limit else " ".join(words[:limit])
 
 
+def _safe_in(text: str, reader: EvidenceReader | None) -> Callable[[TriageRule], bool] | None:
+    """Whether ``text`` states itself safe from a rule's red flag (read only when a rule fires)."""
+    if reader is None:
+        return None
+    return lambda rule: reader.states_safe(reader.read(text), rule.id)
+
+
 def plan(
     request: ChatRequest,
     context: OperatingContext,
     policy: TriagePolicy,
+    reader: EvidenceReader,
     correct: Callable[[str], str] | None = None,
 ) -> TriagePlan:
-    """The texts triage reads; ``correct`` (a ``TriageSpeller``) fixes misspellings in all of them."""
+    """The texts triage reads; ``reader``: the rule layers' evidence reader (a statement of safety keeps
+    its sentence with its question: ``split_questions``); ``correct`` (a ``TriageSpeller``) fixes
+    misspellings in all of them."""
     settings = policy.settings
     fix = correct or (lambda text: text)
     users = [m.content for m in request.messages if m.role is Role.USER]
     message = (users[-1] if users else "").strip()
     earlier = users[:-1][-settings.context_turns :] if settings.context_turns else []
     history = tuple(fix(t.strip()[-settings.context_max_chars :]) for t in earlier if t.strip())
-    groups = _question_groups(message, context, settings.negation, correct)
+    groups = _question_groups(message, context, settings.negation, correct, reader)
     questions = tuple(read for _, read in groups)
     written = tuple(w for w, _ in groups)
     return TriagePlan(questions, fix(message), history, written, settings.encode_max_words)

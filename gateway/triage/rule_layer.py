@@ -7,6 +7,7 @@ information question about a red flag ("what are the signs of a stroke?") is tol
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 from gateway.triage.contexts import OperatingContext, TriageRule
@@ -48,9 +49,14 @@ def _denied(rule: TriageRule, text: str, start: int, negation: NegationPolicy) -
 
 
 def first_rule(
-    rules: tuple[TriageRule, ...], text: str, negation: NegationPolicy | None = None
+    rules: tuple[TriageRule, ...],
+    text: str,
+    negation: NegationPolicy | None = None,
+    safe: Callable[[TriageRule], bool] | None = None,
 ) -> TriageRule | None:
-    return next((rule for rule in rules if _fires(rule, text, negation)), None)
+    """The first rule that fires on ``text`` and whose red flag the text does not state itself safe
+    from (``safe``: the evidence reader's ``states_safe``, where the caller has one)."""
+    return next((rule for rule in rules if _fires(rule, text, negation) and not (safe and safe(rule))), None)
 
 
 def _is_question(sentence: str) -> bool:
@@ -73,10 +79,13 @@ def information_only(text: str, context: OperatingContext, policy: TriagePolicy 
 
 
 def red_flag(
-    text: str, context: OperatingContext, negation: NegationPolicy | None = None
+    text: str,
+    context: OperatingContext,
+    negation: NegationPolicy | None = None,
+    safe: Callable[[TriageRule], bool] | None = None,
 ) -> TriageRule | None:
     """The emergency rule this text reports, if any (information questions excepted)."""
-    rule = first_rule(context.emergency, text, negation)
+    rule = first_rule(context.emergency, text, negation, safe)
     if rule is None or (rule.information_exempt and information_only(text, context)):
         return None
     return rule

@@ -52,7 +52,7 @@ class LayeredTriager:
         (``_encode``), then the layered decision. An emergency the rules decide costs no encode: the
         semantic layers can only raise urgency. (Starting the encode alongside the rule reading was
         measured slower at p95 and costlier in CPU on one serving worker: docs/benchmarks.md.)"""
-        triage_plan = plan(request, self.context, self.model.policy, self._correct)
+        triage_plan = plan(request, self.context, self.model.policy, self.reader, self._correct)
         readings, early = self._early(triage_plan)
         if early is not None:
             return early
@@ -61,7 +61,7 @@ class LayeredTriager:
 
     def run_sync(self, request: ChatRequest) -> Triage:
         """``run`` encoding in the calling thread: the CLI and tests."""
-        triage_plan = plan(request, self.context, self.model.policy, self._correct)
+        triage_plan = plan(request, self.context, self.model.policy, self.reader, self._correct)
         readings, early = self._early(triage_plan)
         if early is not None:
             return early

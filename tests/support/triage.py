@@ -78,7 +78,7 @@ def decide_message(
 ) -> Triage:
     """The layered decision on one patient message whose every planned text reads ``semantic``."""
     request = ChatRequest(messages=(Message(Role.USER, message),), model="m")
-    triage_plan = plan(request, context, policy)
+    triage_plan = plan(request, context, policy, reader_of(policy))
     readings = readings_of(triage_plan, context, policy)
     return decide(triage_plan, [semantic] * len(triage_plan.texts), context, policy, readings)
 

@@ -14,7 +14,7 @@ from gateway.testing.conversations import conversation
 from gateway.triage.decision import decide_by_evidence
 from gateway.triage.planning import first_words, plan
 from gateway.triage.policy import TriagePolicy, TriageSettings
-from tests.support.triage import readings_of
+from tests.support.triage import reader_of, readings_of
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = load_policy(REPO / "policies", "general")
@@ -34,16 +34,22 @@ def capped(words: int) -> TriagePolicy:
 
 
 def test_a_one_question_message_is_encoded_once_and_a_several_question_one_also_whole() -> None:
-    one = plan(conversation("I have had a cough for a week. Can I take honey?"), GENERAL, TRIAGE)
+    one = plan(
+        conversation("I have had a cough for a week. Can I take honey?"), GENERAL, TRIAGE, reader_of(TRIAGE)
+    )
     assert one.texts == [*one.questions]
     assert len(one.questions) == 1
-    several = plan(conversation("Can I take ibuprofen? Is honey ok for kids?"), GENERAL, TRIAGE)
+    several = plan(
+        conversation("Can I take ibuprofen? Is honey ok for kids?"), GENERAL, TRIAGE, reader_of(TRIAGE)
+    )
     assert several.texts == [*several.questions, several.message]
     assert len(several.questions) == 2
 
 
 def test_earlier_turns_are_encoded_alone_and_with_the_latest_message_first() -> None:
-    triage_plan = plan(conversation("I'm on sertraline 50mg", "what are other causes?"), GENERAL, TRIAGE)
+    triage_plan = plan(
+        conversation("I'm on sertraline 50mg", "what are other causes?"), GENERAL, TRIAGE, reader_of(TRIAGE)
+    )
     assert triage_plan.texts == [
         "what are other causes?",
         "I'm on sertraline 50mg",
@@ -58,8 +64,8 @@ def test_first_words_keeps_a_short_text_byte_for_byte_and_cuts_a_long_one() -> N
 
 
 def test_the_cap_cuts_what_is_encoded_and_never_what_the_rules_read() -> None:
-    whole = plan(conversation(LONG_POST), GENERAL, TRIAGE)
-    cut = plan(conversation(LONG_POST), GENERAL, capped(24))
+    whole = plan(conversation(LONG_POST), GENERAL, TRIAGE, reader_of(TRIAGE))
+    cut = plan(conversation(LONG_POST), GENERAL, capped(24), reader_of(TRIAGE))
     assert whole.texts == [LONG_POST]
     assert cut.questions == whole.questions
     assert cut.message == whole.message
@@ -71,7 +77,10 @@ def test_the_cap_cuts_what_is_encoded_and_never_what_the_rules_read() -> None:
 
 def test_short_texts_are_encoded_the_same_with_the_cap() -> None:
     message = conversation("my knee hurts after running", "Can I take ibuprofen? Is honey ok for kids?")
-    assert plan(message, GENERAL, capped(24)).texts == plan(message, GENERAL, TRIAGE).texts
+    assert (
+        plan(message, GENERAL, capped(24), reader_of(TRIAGE)).texts
+        == plan(message, GENERAL, TRIAGE, reader_of(TRIAGE)).texts
+    )
 
 
 @pytest.mark.parametrize("words", [-1, 1, 15, 257])

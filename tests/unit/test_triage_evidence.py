@@ -680,7 +680,7 @@ def test_signs_can_be_replaced_by_the_operator() -> None:
     rules["breathing"] = dataclasses.replace(rules["breathing"], escalate=())
     policy = dataclasses.replace(TRIAGE, evidence=dataclasses.replace(TRIAGE.evidence, categories=rules))
     request = ChatRequest(messages=(Message(Role.USER, "I'm gasping even at rest"),), model="m")
-    triage_plan = plan(request, GENERAL, policy)
+    triage_plan = plan(request, GENERAL, policy, reader_of(policy))
     result = decide(
         triage_plan,
         [score()] * len(triage_plan.texts),
@@ -771,7 +771,7 @@ def test_an_emergency_the_rule_layers_decide_needs_no_semantic_score() -> None:
         messages=(Message(Role.USER, "my breathing has become really hard even at rest. Is it my asthma?"),),
         model="m",
     )
-    triage_plan = plan(request, GENERAL, TRIAGE)
+    triage_plan = plan(request, GENERAL, TRIAGE, reader_of(TRIAGE))
     early = decide_by_evidence(triage_plan, GENERAL, TRIAGE, readings_of(triage_plan, GENERAL, TRIAGE))
     scores = [score()] * len(triage_plan.texts)
     full = decide(triage_plan, scores, GENERAL, TRIAGE, readings_of(triage_plan, GENERAL, TRIAGE))
@@ -791,7 +791,7 @@ def test_the_rule_evidence_read_before_encoding_is_reused_and_decides_the_same(m
     # each text is read by the rule layers once per request (#31, latency): what decide_by_evidence read
     # is handed to decide, which reads only the texts it adds (the whole message), with the same outcome
     request = ChatRequest(messages=(Message(Role.USER, message),), model="m")
-    triage_plan = plan(request, GENERAL, TRIAGE)
+    triage_plan = plan(request, GENERAL, TRIAGE, reader_of(TRIAGE))
     readings = readings_of(triage_plan, GENERAL, TRIAGE)
     decide_by_evidence(triage_plan, GENERAL, TRIAGE, readings)
     assert readings.texts == set(triage_plan.questions)
@@ -809,7 +809,7 @@ def test_the_rule_evidence_read_before_encoding_is_reused_and_decides_the_same(m
 )
 def test_without_a_rule_layer_emergency_the_semantic_layers_are_asked(message: str) -> None:
     request = ChatRequest(messages=(Message(Role.USER, message),), model="m")
-    triage_plan = plan(request, GENERAL, TRIAGE)
+    triage_plan = plan(request, GENERAL, TRIAGE, reader_of(TRIAGE))
     assert decide_by_evidence(triage_plan, GENERAL, TRIAGE, readings_of(triage_plan, GENERAL, TRIAGE)) is None
 
 

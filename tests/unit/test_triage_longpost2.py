@@ -14,7 +14,9 @@ from tests.support.triage import reader_of, readings_of, sign_groups
 
 
 def plan_of(message: str) -> TriagePlan:
-    return plan(ChatRequest(messages=(Message(Role.USER, message),), model="m"), GENERAL, TRIAGE)
+    return plan(
+        ChatRequest(messages=(Message(Role.USER, message),), model="m"), GENERAL, TRIAGE, reader_of(TRIAGE)
+    )
 
 
 # --- a question cut from a long post keeps the post's history ----------------------------------------

@@ -15,6 +15,7 @@ from gateway.triage.rule_layer import red_flag
 from gateway.triage.semantic import SemanticTriage
 from gateway.triage.spelling import TriageSpeller
 from gateway.triage.triager import spelling_corrector, triage_texts
+from tests.support.triage import reader_of
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
 POLICY = load_policy(POLICIES, "general")
@@ -80,7 +81,13 @@ def test_a_misspelt_febrile_floppy_infant_is_an_emergency(
 @pytest.mark.slow  # loads MiniLM, Chroma or the services
 def test_questions_keep_the_patients_own_words(spelling_semantic_triage: SemanticTriage) -> None:
     message = "what is a normal temprature for a baby? and how much calpol can she have?"
-    triage_plan = plan(ask(message), GENERAL, POLICY.triage, spelling_corrector(spelling_semantic_triage))
+    triage_plan = plan(
+        ask(message),
+        GENERAL,
+        POLICY.triage,
+        reader_of(POLICY.triage),
+        spelling_corrector(spelling_semantic_triage),
+    )
     assert "temperature" in triage_plan.questions[0]
     result = triage_texts(ask(message), GENERAL, spelling_semantic_triage)
     assert [q.text for q in result.questions] == list(triage_plan.written)

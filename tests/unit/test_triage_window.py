@@ -22,6 +22,7 @@ from gateway.triage.planning import plan
 from gateway.triage.policy import TriagePolicy, TriageSettings
 from gateway.triage.semantic import SemanticTriage, TokenWindow
 from gateway.triage.triager import LayeredTriager
+from tests.support.triage import reader_of
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = load_policy(REPO / "policies", "general")
@@ -118,7 +119,7 @@ async def test_each_planned_text_is_encoded_in_its_own_call_in_order() -> None:
     triager = LayeredTriager(GENERAL, semantic, encoder)
     message = "My knee is stiff after running. Should I rest it? And is ibuprofen gel any use for it?"
     request = conversation("I run three times a week.", "Thanks.", message)
-    planned = semantic.encoded(plan(request, GENERAL, TRIAGE).texts)
+    planned = semantic.encoded(plan(request, GENERAL, TRIAGE, reader_of(TRIAGE)).texts)
     await triager.run(request)
     assert len(planned) > 3
     assert encoder.calls == [[text] for text in planned]
