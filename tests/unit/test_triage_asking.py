@@ -113,8 +113,18 @@ SOMEONE_RECOVERED = (
 )
 
 
-# the writer's own episode told as over, and someone else's past attempt told with their recovery
-@pytest.mark.parametrize("message", [RESOLVED, SOMEONE_RECOVERED])
+# the writer's own episode told as over, and someone else's past attempt told with their recovery, in
+# the words a carer uses for it (s57)
+@pytest.mark.parametrize(
+    "message",
+    [
+        RESOLVED,
+        SOMEONE_RECOVERED,
+        "My son attempted suicide last year. He seems better now. What should I watch for?",
+        "My wife tried to end her life in 2021; she's much better these days. Can we go travelling?",
+        "Dad tried to kill himself two years ago. He's stable again on lithium. Is it safe long term?",
+    ],
+)
 def test_thoughts_of_suicide_told_as_over_do_not_fire(message: str) -> None:
     assert reader_of(TRIAGE).read(message).resolved
     assert judge(message, "suicidal_intent").scope is Scope.IN_SCOPE
@@ -131,6 +141,8 @@ def test_thoughts_of_suicide_told_as_over_do_not_fire(message: str) -> None:
         "what's the point of going on anymore?",
         # someone else's recovery does not hide their crisis of now
         "He's doing much better on the new tablets, but last night he told me he wants to kill himself.",
+        "My son attempted suicide last night. He seems better now.",
+        "My son tried to kill himself last year. He seems better than he was but says he wants to die",
     ],
 )
 def test_thoughts_of_suicide_now_or_not_told_as_over_still_fire(message: str) -> None:
