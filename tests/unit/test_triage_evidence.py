@@ -347,8 +347,25 @@ def test_background_history_and_resolved_episodes_do_not_fire() -> None:
         "I had a DVT in my leg in 2020, can I take the combined pill now?",
         "When I was 17 I took an overdose. I've been well since and I'd like to try for a baby.",
         "Last winter my mum had a urine infection and became really confused, it cleared with antibiotics.",
+        # a month named as the date, without its year (s57)
+        "My sister took an overdose last March. Can she take paracetamol for a headache now?",
+        "I had a heavy bleed after my miscarriage back in May. Is it safe to try again?",
     ):
         assert judge(message).scope is not Scope.EMERGENCY, message
+
+
+def test_a_date_does_not_make_what_happens_now_history() -> None:
+    """A month named as a past date is history, as a year is (a bare "in June" may be to come);
+    neither outweighs a time of now in its sentence (minutes or hours ago were read as history beside a
+    year before s57)."""
+    for message in (
+        "My due date is in March and I'm bleeding heavily now",
+        "I took 30 paracetamol an hour ago, last March I was fine",
+        "expecting our first baby in june, i'm losing a lot of blood with big clots",
+        "I took 30 paracetamol an hour ago, in 2023 I was fine",
+        "in may i get hay fever but today my throat is swelling and i can't breathe",
+    ):
+        assert judge(message).scope is Scope.EMERGENCY, message
 
 
 def test_a_long_post_is_judged_by_its_worst_current_complaint() -> None:
