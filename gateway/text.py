@@ -6,7 +6,6 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import islice
 from pathlib import Path
 
@@ -297,8 +296,9 @@ class QuestionWords:
         return words
 
 
-@lru_cache(maxsize=1)
-def question_words() -> frozenset[str]:
-    """Words that make a line or query that starts with them ask something (extractive headings, store
-    queries without a planner); read on first use, not at import (a pure function of a bundled file)."""
-    return frozenset(load_file(QUESTION_WORDS_PATH, QuestionWords).words)
+def load_question_words(path: Path | None = None) -> frozenset[str]:
+    """Words that make a line or query that starts with them ask something (``QUESTION_WORDS_PATH``
+    unless ``path``): read when a component that uses them is built at start-up (the extractive
+    responder, a knowledge store without a query planner) and held by it; a bad file stops the build
+    with a ConfigurationError naming it."""
+    return frozenset(load_file(path or QUESTION_WORDS_PATH, QuestionWords).words)

@@ -42,7 +42,7 @@ from gateway.errors import NothingToQuote
 from gateway.knowledge.lexical import STOPWORDS
 from gateway.models.embedding import Embedder
 from gateway.stemming import stem
-from gateway.text import question_words
+from gateway.text import load_question_words
 
 MAX_SENTENCES = 3
 """Sentences in an extractive answer: enough to answer, few enough to read."""
@@ -55,15 +55,15 @@ HEADING_MAX_WORDS = 12
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 
 
-def _stems(text: str, ignored: frozenset[str] = frozenset()) -> set[str]:
+def _stems(text: str, asking: frozenset[str], ignored: frozenset[str] = frozenset()) -> set[str]:
     words = _WORD.findall(text.lower())
-    asking = question_words()
     return {stem(w) for w in words if w not in STOPWORDS and w not in asking and w not in ignored}
 
 
-def is_heading_question(sentence: str) -> bool:
+def is_heading_question(sentence: str, asking: frozenset[str]) -> bool:
     """A question, or a heading that asks one (MedQuAD: "What is (are) Gout ?", "How to prevent
-    Gout"): never quoted as a fact, since it states nothing."""
+    Gout"): never quoted as a fact, since it states nothing. ``asking``: the question words
+    (``load_question_words``)."""
     text = sentence.strip().rstrip("*_#").strip()
     if text.endswith("?"):
         return True
@@ -72,7 +72,7 @@ def is_heading_question(sentence: str) -> bool:
         bool(words)
         and len(words) <= HEADING_MAX_WORDS
         and text[-1] not in ".!:;"
-        and words[0].lower().strip("*_#") in question_words()
+        and words[0].lower().strip("*_#") in asking
     )
 
 
@@ -90,12 +90,14 @@ class ExtractiveResponder:
         min_similarity: float = MIN_SIMILARITY,
     ) -> None:
         """``policy``: how sentences are ranked (default: ``extractive.yaml`` of ``policy_dir``, else
-        the bundled one); ``min_similarity``: the floor below which no sentence is chosen."""
+        the bundled one); ``min_similarity``: the floor below which no sentence is chosen. The question
+        words are read here, when the responder is built at start-up (a bad file stops it)."""
         self._embedder = embedder
         self._min_similarity = min_similarity
         self._min_relevance = min_relevance
         self._policy = policy or load_extractive_policy(policy_dir)
         self._ignored = frozenset(w.lower() for w in self._policy.ignored_words)
+        self._asking = load_question_words()
 
     async def stream(
         self, request: ChatRequest, passages: Sequence[Passage]
@@ -133,7 +135,7 @@ class ExtractiveResponder:
             if matrix is None or len(matrix) != len(sentences):
                 matrix = self._embedder.encode([text for _, text in sentences])
             for index, (_, text) in enumerate(sentences):
-                if is_heading_question(text):
+                if is_heading_question(text, self._asking):
                     continue
                 candidates.append((number, index, text))
                 documents.append(passage.document_id)
@@ -166,12 +168,12 @@ class ExtractiveResponder:
         """Per sentence: ``focus_weight`` x its share of the question's focus words, plus
         ``cue_weight`` when it answers a kind of question the question asks."""
         policy = self._policy
-        focus = _stems(question, self._ignored)
+        focus = _stems(question, self._asking, self._ignored)
         kinds = policy.kinds(question)
         bonus = np.zeros(len(sentences), dtype=np.float32)
         for i, sentence in enumerate(sentences):
             if focus:
-                bonus[i] += policy.focus_weight * len(focus & _stems(sentence)) / len(focus)
+                bonus[i] += policy.focus_weight * len(focus & _stems(sentence, self._asking)) / len(focus)
             if any(kind.answered.search(sentence) for kind in kinds):
                 bonus[i] += policy.cue_weight
         return bonus

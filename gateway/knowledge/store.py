@@ -70,7 +70,7 @@ from gateway.knowledge.titles import EXACT_MAX_TITLES, TitleIndex
 from gateway.models.embedding import Embedder
 from gateway.resources import bundled
 from gateway.settings import Settings
-from gateway.text import question_words
+from gateway.text import load_question_words
 
 EXACT_MAX_PASSAGES = 10_000
 """Largest passage collection whose dense search is exact, in memory (15 MB of vectors). Chroma's query
@@ -84,12 +84,13 @@ class KnowledgeStore(Protocol):
     async def count(self) -> int: ...
 
 
-def _looks_asked(query: str, planner: QueryPlanner | None) -> bool:
-    """Whether an unplanned query asks something (see ``PlannedQuery.question``)."""
+def _looks_asked(query: str, planner: QueryPlanner | None, asking: frozenset[str]) -> bool:
+    """Whether an unplanned query asks something (see ``PlannedQuery.question``): the planner's reading,
+    else a question mark or one of the ``asking`` words first."""
     if planner is not None:
         return planner.asks(query)
     first = query.strip().split(" ", 1)[0].lower()
-    return "?" in query or first in question_words()
+    return "?" in query or first in asking
 
 
 def _policy_planner(settings: Settings) -> QueryPlanner:
@@ -111,10 +112,11 @@ class ChromaStore(ChromaReader):
         """``index``: the index to open (its ``title_weight``, the BM25 weight of a document's title, is
         the planner's ``query.yaml`` ``bm25_title_weight``: ``open`` sets it); ``exact_max_passages``:
         above this many passages Chroma answers the dense search (``index.exact_max_titles``: the title
-        search)."""
+        search). Without a ``planner`` the question words are read here, when the store is built."""
         self._exact_max_passages = exact_max_passages
         self.options = options or SearchOptions()
         self.planner = planner
+        self._asking = load_question_words() if planner is None else frozenset()
         self._lexicons: LexiconKeeper | None = None
         if planner is not None:
             dictionary = model_words(getattr(index.embedder, "model_path", None))
@@ -270,7 +272,7 @@ class ChromaStore(ChromaReader):
             plans = self.planner.plan(query, lexicon)
             if plans:
                 return plans
-        return [PlannedQuery(query, query, _looks_asked(query, self.planner))]
+        return [PlannedQuery(query, query, _looks_asked(query, self.planner, self._asking))]
 
     # Keeping the planner's lexicon (lexicons.py) in step with the committed index ------------------
 

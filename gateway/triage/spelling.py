@@ -17,26 +17,54 @@ model are the patient's own.
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import json
 import re
+import zlib
 from collections.abc import Iterable
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
-from spellchecker import SpellChecker
+import spellchecker
 
 from gateway.knowledge.lexical import Vocabulary
 from gateway.knowledge.query import Lexicon, QueryWords, model_words
 from gateway.triage.policy import TriagePolicy
+from gateway.validation import refuse
 
+ENGLISH_DICTIONARY = Path(spellchecker.__file__).with_name("resources") / "en.json.gz"
+"""pyspellchecker's English dictionary: gzipped JSON, each word with its count."""
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
 _NO_INDEX = Vocabulary((), (), np.zeros(0, dtype=np.int64), 0)
 
 
-@lru_cache(maxsize=1)
-def english_words() -> frozenset[str]:
-    """pyspellchecker's English dictionary (loaded once per process, about 0.2 s), with each
-    contraction also as patients type it without the apostrophe ("doesnt": never "does")."""
-    words = frozenset(SpellChecker(language="en").word_frequency.dictionary.keys())
+def load_english_words(path: Path | None = None) -> frozenset[str]:
+    """The words of the English dictionary (``ENGLISH_DICTIONARY`` unless ``path``), lower-case, with each
+    contraction also as patients type it without the apostrophe ("doesnt": never "does"). Read when the
+    speller is built (at start-up: ``bootstrap.build_triager``); a file that cannot be read stops it
+    with a ConfigurationError naming the file. The same file with the same bytes gives the same set
+    (parsed once per process per content, about 0.2 s, like ``CheckData.load``)."""
+    resolved = (path or ENGLISH_DICTIONARY).resolve()
+    try:
+        digest = hashlib.sha256(resolved.read_bytes()).hexdigest()
+    except OSError as err:
+        refuse(str(resolved), "-", f"cannot be read: {err.strerror or err}")
+    return _english_words(resolved, digest)
+
+
+@lru_cache(maxsize=2)
+def _english_words(path: Path, digest: str) -> frozenset[str]:
+    """The words of the dictionary at ``path`` (``digest``, its SHA-256, is the memo's key with it: a
+    changed file is another key). A failed read raises and is not kept."""
+    try:
+        counts = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError, ValueError) as err:
+        refuse(str(path), "-", f"not a gzipped JSON word list: {err}")
+    if not isinstance(counts, dict) or not counts:
+        refuse(str(path), "-", "must be a JSON object of words and their counts, at least one word")
+    words = frozenset(str(word).lower() for word in counts)
     return words | {w.replace("'", "") for w in words if "'" in w}
 
 
@@ -59,7 +87,8 @@ class TriageSpeller:
     """Corrects a message's misspelt words to the triage banks' vocabulary (see the module docstring)."""
 
     def __init__(self, policy: TriagePolicy, words: QueryWords, model_path: str | None = None) -> None:
-        self._english = english_words() | model_words(model_path)
+        """The English dictionary is read here (``load_english_words``), once, when the triage is built."""
+        self._english = load_english_words() | model_words(model_path)
         self._lexicon = Lexicon(_NO_INDEX, words, bank_words(policy), self._english)
 
     def correct(self, text: str) -> str:

@@ -7,7 +7,9 @@ of each delivered claim's first badge's score, weighted by that score itself, so
 best supporting sources count the most.
 
 ``source_badge`` decides how a source's tier is shown on the clinician and audit pages (its text and
-colour), once per source; the templates read it and compute nothing.
+colour), once per source; the templates read it and compute nothing. Its short texts
+(``data/tier_badges.yaml``) are read at start-up (``load_tier_badges``, by ``web.app.create_app``) and
+handed to the pages that show badges.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
@@ -37,11 +38,12 @@ from gateway.validation import load_file
 TIER_BADGES_PATH = Path(__file__).parents[1] / "data" / "tier_badges.yaml"
 
 
-@lru_cache(maxsize=1)
-def tier_short() -> dict[str, str]:
-    """The short text of each shipped tier's badge (the patient page's script reads this map too); another
-    tier shows its policy label. Read on first use, not at import (a pure function of a bundled file)."""
-    return dict(load_file(TIER_BADGES_PATH, TierBadgeTexts).short)
+def load_tier_badges(path: Path | None = None) -> TierBadgeTexts:
+    """The short text of each shipped tier's badge (``TIER_BADGES_PATH`` unless ``path``; the patient
+    page's script reads this map too); another tier shows its policy label. Read once at start-up
+    (``web.app.create_app``) and held by the pages that show badges; a bad file stops start-up with a
+    ConfigurationError naming it."""
+    return load_file(path or TIER_BADGES_PATH, TierBadgeTexts)
 
 
 @dataclass(frozen=True)
@@ -59,14 +61,15 @@ NO_SOURCE = SourceBadge(tier="unknown", label="No source", short="No source", tr
 """The badge of a claim that cites no source."""
 
 
-def source_badge(tier: SourceTier | Badge | None) -> SourceBadge:
-    """The badge of a source from its resolved tier (or a claim's first badge); ``NO_SOURCE`` for None."""
+def source_badge(tier: SourceTier | Badge | None, texts: TierBadgeTexts) -> SourceBadge:
+    """The badge of a source from its resolved tier (or a claim's first badge), its text from ``texts``
+    (``load_tier_badges``); ``NO_SOURCE`` for None."""
     if tier is None:
         return NO_SOURCE
     return SourceBadge(
         tier=tier.tier,
         label=tier.tier_label,
-        short=tier_short().get(tier.tier, tier.tier_label),
+        short=texts.short.get(tier.tier, tier.tier_label),
         trust_score=tier.trust_score,
     )
 

@@ -24,6 +24,7 @@ from gateway.services import Services
 from gateway.settings import Settings
 from gateway.telemetry.http import tracing_middleware
 from gateway.telemetry.tracing import tracing_for
+from gateway.trust.badge import load_tier_badges
 from gateway.web.auth import Access, failed_auth_throttle
 from gateway.web.auth_state import SessionRevocations
 from gateway.web.chat import chat_completions, list_models
@@ -91,7 +92,8 @@ def create_app(
     sessions = SessionRevocations()
     throttle = failed_auth_throttle(settings)
     staff = StaffAuth.from_settings(settings, sessions)  # the login handlers'; shares the rules' sessions
-    holder = ServiceHolder(lambda running: WebParts.of(running, staff, throttle), services)
+    badges = load_tier_badges()  # a bad gateway/data/tier_badges.yaml stops start-up here
+    holder = ServiceHolder(lambda running: WebParts.of(running, staff, throttle, badges), services)
 
     def current_metrics() -> GatewayMetrics | None:
         return holder.services.metrics if holder.services else None

@@ -25,7 +25,7 @@ from gateway.audit import AuditFilter, AuditStore
 from gateway.audit.ledger import access_now
 from gateway.audit.record import AuditRecord, UnreadableRecord, load_record
 from gateway.errors import NotFoundError, PermissionDeniedError
-from gateway.trust.policy import TierPolicy
+from gateway.trust.policy import TierBadgeTexts, TierPolicy
 from gateway.web.clinician_auth import ADMIN, Principal
 from gateway.web.rendering import SECURITY_HEADERS, PageRenderer
 from gateway.web.views import RequestView, pipeline_data, request_view
@@ -111,11 +111,12 @@ def _date(values: dict[str, str], key: str, errors: list[str]) -> dt.date | None
 @dataclass(frozen=True)
 class AuditRecords:
     """What the clinician and audit pages use (handed through ``gateway.web.parts``): the audit store,
-    and the tiers policy and clock a record's view is drawn with."""
+    and the tiers policy, clock and badge texts (read at start-up) a record's view is drawn with."""
 
     audit: AuditStore
     tiers: TierPolicy
     today: Callable[[], dt.date]
+    badges: TierBadgeTexts
 
     async def log_access(self, staff: Principal, action: str, request_id: str | None) -> None:
         """Record one view (or export) before it is shown: who, which credential, which record, when.
@@ -139,7 +140,7 @@ class AuditRecords:
 
     def view(self, record: AuditRecord) -> RequestView:
         """The record as the pages show it, its sources' tiers as of today."""
-        return request_view(record, self.tiers, self.today())
+        return request_view(record, self.tiers, self.today(), self.badges)
 
 
 @get("/audit", summary="Audit trail: list of requests", include_in_schema=False)

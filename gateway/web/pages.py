@@ -9,6 +9,7 @@ access rule (``gateway.web.auth.Access``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,6 @@ from gateway.audit.record import UnreadableRecord
 from gateway.resources import bundled
 from gateway.settings import Secret, Settings
 from gateway.triage.contexts import OperatingContext
-from gateway.trust.badge import tier_short
 from gateway.web.audit_pages import (
     AuditRecords,
     audit_access,
@@ -42,12 +42,13 @@ RECENT_ANSWERS = 50
 @dataclass(frozen=True)
 class PatientPage:
     """What the patient page shows (handed through ``gateway.web.parts``): the model its script asks
-    for, the key it sends (``GATEWAY_PAGE_API_KEY``), and the operating context's emergency number and
-    referral."""
+    for, the key it sends (``GATEWAY_PAGE_API_KEY``), the operating context's emergency number and
+    referral, and the tiers' short badge texts its script shows (read at start-up)."""
 
     model: str
     page_api_key: Secret
     context: OperatingContext
+    tier_short: Mapping[str, str]
 
 
 @get("/", summary="Patient chat page", include_in_schema=False)
@@ -60,7 +61,7 @@ async def patient_page(patient: PatientPage, pages: PageRenderer, disclosure: Di
             "page_api_key": patient.page_api_key.reveal(),
             "emergency_number": context.emergency_number,
             "referral": context.referral,
-            "tier_short": tier_short(),
+            "tier_short": patient.tier_short,
             "disclosure": disclosure,
         },
     )

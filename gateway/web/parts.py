@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from gateway.metrics import GatewayMetrics
 from gateway.services import Services
+from gateway.trust.policy import TierBadgeTexts
 from gateway.web.audit_pages import AuditRecords
 from gateway.web.auth_state import FailedAuthThrottle
 from gateway.web.chat import ChatParts
@@ -38,8 +39,11 @@ class WebParts:
     metrics: GatewayMetrics
 
     @classmethod
-    def of(cls, services: Services, staff: StaffAuth, throttle: FailedAuthThrottle) -> WebParts:
-        """``staff`` and ``throttle`` are the app's (built with its access rules, before the Services)."""
+    def of(
+        cls, services: Services, staff: StaffAuth, throttle: FailedAuthThrottle, badges: TierBadgeTexts
+    ) -> WebParts:
+        """``staff``, ``throttle`` and ``badges`` (the tiers' badge texts) are the app's (built, or read,
+        at start-up before the Services)."""
         settings, policy, metrics = services.settings, services.policy, services.metrics
         trust = TrustView(policy.tiers, services.today, settings.trust_include_removed_text)
         return cls(
@@ -59,8 +63,8 @@ class WebParts:
                 context=policy.context.name,
                 rate_limits="redis" if settings.redis_url else "process",
             ),
-            records=AuditRecords(services.audit, policy.tiers, services.today),
-            patient=PatientPage(settings.model_name, settings.page_api_key, policy.context),
+            records=AuditRecords(services.audit, policy.tiers, services.today, badges),
+            patient=PatientPage(settings.model_name, settings.page_api_key, policy.context, badges.short),
             login=StaffLogin(staff, throttle, metrics),
             metrics=metrics,
         )

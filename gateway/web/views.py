@@ -18,7 +18,7 @@ from msgspec import UNSET
 from gateway.audit.record import DELIVERING, INCOMPLETE, AuditRecord, PassageRecord, builtins
 from gateway.domain import Badge, ClaimReport, Evidence, SourceTier, TriageEvidence, TrustSummary
 from gateway.trust.badge import SourceBadge, source_badge
-from gateway.trust.policy import TierPolicy
+from gateway.trust.policy import TierBadgeTexts, TierPolicy
 from gateway.trust.tiers import source_tier
 from gateway.vocabulary import RequestOutcome
 
@@ -128,9 +128,11 @@ def source_views(
     passages: Sequence[PassageRecord],
     tiers: TierPolicy,
     today: dt.date,
+    texts: TierBadgeTexts,
     resolved: Sequence[SourceTier] = (),
 ) -> list[SourceView]:
-    """One view per source; ``resolved`` are the tiers recorded at badge time (see ``tiers.source_tier``)."""
+    """One view per source, its badge's text from ``texts``; ``resolved`` are the tiers recorded at badge
+    time (see ``tiers.source_tier``)."""
     views = []
     for number, stored in enumerate(passages, start=1):
         passage = stored.passage()
@@ -142,7 +144,7 @@ def source_views(
                 title=passage.title,
                 org=passage.org,
                 url=passage.url,
-                badge=source_badge(tier),
+                badge=source_badge(tier, texts),
                 reviewed_on=passage.reviewed_on.isoformat() if passage.reviewed_on else None,
                 text=passage.text,
                 relevance=round(passage.score, 3),
@@ -165,7 +167,9 @@ def mark_evidence(text: str, evidence: Evidence | None) -> MarkedPassage | None:
     return None
 
 
-def _claim_views(claims: Sequence[ClaimReport], sources: Sequence[SourceView]) -> list[ClaimView]:
+def _claim_views(
+    claims: Sequence[ClaimReport], sources: Sequence[SourceView], texts: TierBadgeTexts
+) -> list[ClaimView]:
     by_passage = {s.passage_id: s for s in sources}
     views = []
     for number, claim in enumerate(claims, start=1):
@@ -187,7 +191,7 @@ def _claim_views(claims: Sequence[ClaimReport], sources: Sequence[SourceView]) -
                 check=claim.check,
                 reason=claim.reason,
                 source_numbers=claim.source_numbers,
-                badge=source_badge(first),
+                badge=source_badge(first, texts),
                 badges=claim.badges,
                 evidence_text=evidence.text if evidence else None,
                 passage=passage,
@@ -218,15 +222,18 @@ def _segments(answer: str, claims: Sequence[ClaimReport], views: Sequence[ClaimV
     return segments
 
 
-def request_view(record: AuditRecord, tiers: TierPolicy, today: dt.date) -> RequestView:
+def request_view(
+    record: AuditRecord, tiers: TierPolicy, today: dt.date, texts: TierBadgeTexts
+) -> RequestView:
+    """The record as the pages show it: its sources' tiers as of ``today``, their badges' texts ``texts``."""
     trust = record.trust if record.trust is not UNSET else None
     summary = trust.summary if trust is not None else EMPTY_SUMMARY
     claims = trust.claims if trust is not None else ()
     if trust is not None and trust.sources:
-        sources = source_views(trust.sources, tiers, today, trust.source_tiers)
+        sources = source_views(trust.sources, tiers, today, texts, trust.source_tiers)
     else:  # as before: the retrieved passages when the report kept no sources (no tier was resolved)
-        sources = source_views(record.passages if record.passages is not UNSET else (), tiers, today)
-    views = _claim_views(claims, sources)
+        sources = source_views(record.passages if record.passages is not UNSET else (), tiers, today, texts)
+    views = _claim_views(claims, sources, texts)
     answer = record.answer if record.answer is not UNSET else record.sent if record.sent is not UNSET else ""
     triage = record.triage if record.triage is not UNSET else None
     return RequestView(

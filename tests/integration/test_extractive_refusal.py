@@ -15,7 +15,7 @@ from gateway.drafting.extractive import ExtractiveResponder, is_heading_question
 from gateway.drafting.extractive_policy import ExtractivePolicy, load_extractive_policy
 from gateway.errors import ConfigurationError, NothingToQuote
 from gateway.pipeline.run import answer
-from gateway.text import sentence_spans
+from gateway.text import load_question_words, sentence_spans
 from tests.support.components import with_components
 
 GOUT = (
@@ -45,12 +45,13 @@ def passage(text: str) -> Passage:
 
 
 def test_headings_and_questions_are_recognised() -> None:
-    assert is_heading_question("What is (are) Gout ?")
-    assert is_heading_question("How is gout diagnosed?")
-    assert is_heading_question("What causes gout")  # a heading without its question mark
-    assert not is_heading_question("Gout causes sudden, severe pain in a joint.")
+    asking = load_question_words()
+    assert is_heading_question("What is (are) Gout ?", asking)
+    assert is_heading_question("How is gout diagnosed?", asking)
+    assert is_heading_question("What causes gout", asking)  # a heading without its question mark
+    assert not is_heading_question("Gout causes sudden, severe pain in a joint.", asking)
     assert not is_heading_question(
-        "What you eat can raise the level of uric acid in the blood, so eat less red meat."
+        "What you eat can raise the level of uric acid in the blood, so eat less red meat.", asking
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,3 +19,13 @@ def assert_refused(path: Path, body: str, model: type, reason: str) -> None:
         load_file(path, model)
     assert str(path) in str(caught.value)
     assert reason in str(caught.value)
+
+
+def broken_copy(source: Path, directory: Path, old: str, new: str) -> Path:
+    """A copy of the bundled data file ``source`` in ``directory``, ``old`` (which it must contain)
+    replaced by ``new``: for a test that points the gateway at it and expects start-up to stop."""
+    copy = Path(shutil.copy(source, directory / source.name))
+    text = copy.read_text(encoding="utf-8")
+    assert old in text, f"{source} no longer contains {old!r}"
+    copy.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return copy

@@ -13,6 +13,7 @@ import pytest
 
 from gateway.audit.record import AuditRecord, PassageRecord, UnreadableRecord, encode_record, load_record
 from gateway.domain import Passage, Span
+from gateway.trust.badge import load_tier_badges
 from gateway.vocabulary import VerdictCheck, VerifierFailure, VerifierMethod
 from gateway.web.views import pipeline_data, request_view
 
@@ -53,7 +54,7 @@ def test_an_old_record_renders_with_tiers_resolved_from_its_stored_passages(name
     tiers = make_services().policy.tiers
     record = load_record("req", old(name))
     assert isinstance(record, AuditRecord)
-    view = request_view(record, tiers, TODAY)
+    view = request_view(record, tiers, TODAY, load_tier_badges())
     stored = json.loads(old(name))
     assert view.request_id == stored["request_id"]
     assert view.question == stored["question"]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import gateway.trust.badge
 from gateway.domain import (
     ClaimOutcome,
     ClaimResult,
@@ -23,12 +24,23 @@ from gateway.domain import (
 )
 from gateway.errors import ConfigurationError
 from gateway.resources import bundled
-from gateway.trust.badge import NO_SOURCE, badge, badges_for, response_trust, source_badge, tier_short
+from gateway.services import Services
+from gateway.settings import Settings
+from gateway.trust.badge import (
+    NO_SOURCE,
+    TIER_BADGES_PATH,
+    badge,
+    badges_for,
+    load_tier_badges,
+    response_trust,
+    source_badge,
+)
 from gateway.trust.policy import AgeStep, Tier, TierBadgeTexts, TierPolicy, TierRule
 from gateway.trust.tiers import resolve_tier, trust_score
 from gateway.validation import load_file
+from gateway.web.app import create_app
 from gateway.web.serializers import badge_json, claim_json, source_json
-from tests.support.data_files import assert_refused
+from tests.support.data_files import assert_refused, broken_copy
 
 TODAY = dt.date(2026, 6, 1)
 
@@ -393,20 +405,21 @@ def test_claim_badge_and_source_json_carry_every_documented_field(tiers: TierPol
 
 def test_a_source_badge_is_decided_once_from_its_tier() -> None:
     """The pages' badge text and colour: the short text of a shipped tier, else the tier's label."""
-    shipped = source_badge(SourceTier("clinical_reference", "Curated clinical reference", 0.9))
+    texts = load_tier_badges()
+    shipped = source_badge(SourceTier("clinical_reference", "Curated clinical reference", 0.9), texts)
     assert (shipped.tier, shipped.short, shipped.label, shipped.trust_score) == (
         "clinical_reference",
         "Clinical reference",
         "Curated clinical reference",
         0.9,
     )
-    assert source_badge(SourceTier("local_protocol", "Local protocol", 0.8)).short == "Local protocol"
-    assert source_badge(None) == NO_SOURCE
+    assert source_badge(SourceTier("local_protocol", "Local protocol", 0.8), texts).short == "Local protocol"
+    assert source_badge(None, texts) == NO_SOURCE
     assert (NO_SOURCE.short, NO_SOURCE.trust_score) == ("No source", None)
 
 
 def test_every_shipped_tier_has_a_short_badge_text(tiers: TierPolicy) -> None:
-    assert set(tier_short()) == {t.id for t in tiers.tiers}
+    assert set(load_tier_badges().short) == {t.id for t in tiers.tiers}
 
 
 @pytest.mark.parametrize(
@@ -415,3 +428,18 @@ def test_every_shipped_tier_has_a_short_badge_text(tiers: TierPolicy) -> None:
 )
 def test_a_bad_badge_text_file_is_refused_naming_the_file(tmp_path: Path, body: str, reason: str) -> None:
     assert_refused(tmp_path / "tier_badges.yaml", body, TierBadgeTexts, reason)
+
+
+def test_a_broken_badge_text_file_stops_start_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read when the app is made (``create_app``), before the services are built: not when a page first
+    shows a badge."""
+    broken = broken_copy(TIER_BADGES_PATH, tmp_path, 'educational: "Educational"', 'educational: ""')
+    monkeypatch.setattr(gateway.trust.badge, "TIER_BADGES_PATH", broken)
+
+    def never(_: Settings) -> Services:
+        raise AssertionError("the services are not built when the badge texts are bad")
+
+    with pytest.raises(ConfigurationError) as info:
+        create_app(Settings(data_dir=tmp_path), build=never)
+    assert str(broken) in str(info.value)
+    assert "must not be empty" in str(info.value)

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import gzip
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+import gateway.triage.spelling
 from gateway.domain import ChatRequest, Message, Role, Scope, TriageLayer
+from gateway.errors import ConfigurationError
 from gateway.knowledge.query import load_planner
 from gateway.models.embedding import default_model_path
 from gateway.policies import load_policy
 from gateway.triage.planning import plan
 from gateway.triage.rule_layer import red_flag
 from gateway.triage.semantic import SemanticTriage
-from gateway.triage.spelling import TriageSpeller
+from gateway.triage.spelling import ENGLISH_DICTIONARY, TriageSpeller
 from gateway.triage.triager import spelling_corrector, triage_texts
 from tests.support.triage import reader_of
 
@@ -189,3 +193,27 @@ def test_a_child_who_swallowed_a_chemical_or_someone_elses_medicine_fires_poison
 ) -> None:
     fired = red_flag(message, GENERAL, NEGATION)
     assert (fired is not None and fired.id == "poisoning") is fires
+
+
+@pytest.mark.parametrize(
+    ("damage", "reason"),
+    [
+        (lambda data: data[: len(data) // 2], "not a gzipped JSON word list"),
+        (lambda _: b"", "not a gzipped JSON word list"),
+        (lambda _: gzip.compress(b'["fever"]'), "must be a JSON object of words"),
+        (None, "cannot be read"),
+    ],
+    ids=["truncated", "empty", "not-an-object", "missing"],
+)
+def test_a_broken_english_dictionary_stops_the_speller_being_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: Callable[[bytes], bytes] | None, reason: str
+) -> None:
+    """Read when the speller is built (with the triage, at start-up), not on a patient's first message."""
+    broken = tmp_path / ENGLISH_DICTIONARY.name
+    if damage is not None:
+        broken.write_bytes(damage(ENGLISH_DICTIONARY.read_bytes()))
+    monkeypatch.setattr(gateway.triage.spelling, "ENGLISH_DICTIONARY", broken)
+    with pytest.raises(ConfigurationError) as info:
+        TriageSpeller(POLICY.triage, WORDS, default_model_path())
+    assert str(broken.resolve()) in str(info.value)
+    assert reason in str(info.value)
