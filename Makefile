@@ -31,7 +31,7 @@ system-deps:
 
 lint: install
 	$(BIN)/ruff check gateway tests bench
-	$(BIN)/ruff format --check gateway
+	$(BIN)/ruff format --check gateway tests bench
 
 typecheck: install
 	$(BIN)/mypy
