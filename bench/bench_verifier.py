@@ -453,7 +453,12 @@ def raw_scores(rows: list[dict[str, Any]]) -> np.ndarray:
 
 
 def leak_recall(passed: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
-    return float(passed[~truth].mean()), float(passed[truth].mean())
+    """(leak, supported recall); nan where a split holds no claim of that side (a small sample)."""
+
+    def share(chosen: np.ndarray) -> float:
+        return float(chosen.mean()) if chosen.size else float("nan")
+
+    return share(passed[~truth]), share(passed[truth])
 
 
 def auc(truth: np.ndarray, score: np.ndarray) -> float:
@@ -700,7 +705,7 @@ async def accuracy(
     for config, (cascade, counted) in configs.items():
         print(f"\n[{config}]")
         print(header)
-        worst = {"leak": 0.0, "precision": 1.0}
+        worst = {"leak": 0.0, "precision": math.inf}  # inf: no split marked any claim contradicted
         for name in names:
             subset = [r for r in rows if r["set"] == name]
             if not subset:
@@ -718,12 +723,15 @@ async def accuracy(
                         worst["precision"] = min(worst["precision"], f.contradiction_precision)
                 speed = speeds.get(name) if part == "all" and counted is None and nli is None else None
                 timing = f"{speed.per_second:>10.0f}{speed.per_cpu_second:>14.0f}" if speed else ""
+                # a split with none marked contradicted has no precision: "none", not nan% or 100%
+                precision = f"{f.contradiction_precision:>10.1%}" if f.contradicted else f"{'none':>10}"
                 print(
                     f"{name if part == 'tune' else '':<20}{part:<6}{f.n:>5}{f.leak:>7.1%}{f.recall:>8.1%}"
-                    f"{f.contradiction_precision:>10.1%}{f.contradicted:>9}{f.contradiction_coverage:>9.1%}"
+                    f"{precision}{f.contradicted:>9}{f.contradiction_coverage:>9.1%}"
                     f"{f.undecided:>10.1%}{timing}"
                 )
-        print(f"worst split: leak {worst['leak']:.1%}, contradiction precision {worst['precision']:.1%}")
+        marked = "none marked" if math.isinf(worst["precision"]) else f"{worst['precision']:.1%}"
+        print(f"worst split: leak {worst['leak']:.1%}, contradiction precision {marked}")
         if counted is not None:
             total = len(rows)
             print(
