@@ -46,6 +46,9 @@ class RuleEvidence:
     info: bool
     ambiguous: bool = False
     """Several red flags' signs escalate: the semantic scores pick the category."""
+    stated_safe: str | None = None
+    """A red flag the text states itself safe from ("I won't hurt myself", ``safe_when``): no layer
+    raises it, and the text is answered with its safety note (crisis lines) unless another decides."""
 
 
 class RuleReadings:
@@ -144,13 +147,15 @@ def _rule_evidence(
     whole = reading.current(text_of_background=True)
     negation = policy.settings.negation
     found: Emergency | None = None
+    # the red flags the text states itself safe from ("I won't hurt myself"), read once for every layer
+    safe = [category for category in policy.evidence.categories if reader.states_safe(reading, category)]
     for rule in context.emergency:
         signs_rule = policy.evidence.categories.get(rule.id)
         history = signs_rule is not None and signs_rule.history_fires and not reading.resolved
         target = whole if history else current
         matched = fired(rule, target, negation)
-        if matched is None or reader.states_safe(reading, rule.id):
-            continue  # a statement of safety is read once, for every layer (``evidence.yaml`` ``safe_when``)
+        if matched is None or rule.id in safe:
+            continue
         signs = reader.signs(reading, rule.id)
         found_signs = signs.evidence() if signs else ()
         extra = () if any(matched.lower() in e.text.lower() for e in found_signs) else (matched,)
@@ -166,12 +171,13 @@ def _rule_evidence(
             evidence = tuple(f.evidence() for f in findings)
             found = Emergency(findings[0].limit.category, TriageLayer.VITALS, evidence)
     met = {c: signs for c in policy.evidence.categories if (signs := reader.signs(reading, c)) is not None}
+    stated_safe = safe[0] if safe else None
     if found is None:
         escalated = [signs for signs in met.values() if signs.escalated]
         if escalated:
             found = Emergency(escalated[0].category, TriageLayer.SIGNS, escalated[0].evidence())
-            return RuleEvidence(found, reading, met, info, len(escalated) > 1)
-    return RuleEvidence(found, reading, met, info)
+            return RuleEvidence(found, reading, met, info, len(escalated) > 1, stated_safe)
+    return RuleEvidence(found, reading, met, info, stated_safe=stated_safe)
 
 
 def emergency_of(
@@ -237,7 +243,7 @@ def emergency_of(
         if asked:
             category = max(asked, key=score.similarity_of)
             return None, category if exempt(category, context, policy) else None
-        return None, None
+        return None, seen.stated_safe  # a red flag they state themselves safe from: its safety note
     if info and exempt(found.category, context, policy):
         return None, found.category
     return found, None

@@ -56,9 +56,10 @@ def test_the_rules_read_the_same_statement_of_safety_as_the_semantic_layers(mess
     """The contexts' rule fires on the act's own words ("hurt myself", "end my life"); the statement
     that holds them denies the rule as it denies the classifier's raise, and the safety note is shown."""
     assert flagged_rule(message, POLICY) is None
-    triage = judge(message, suicide_read())
-    assert triage.scope is Scope.IN_SCOPE
-    assert any(q.rule == "suicidal_intent" for q in triage.questions)
+    for read in (suicide_read(), None):  # the classifier reading thoughts of suicide, or nothing
+        triage = judge(message, read)
+        assert triage.scope is Scope.IN_SCOPE
+        assert any(q.rule == "suicidal_intent" for q in triage.questions)  # its note, crisis lines
 
 
 @pytest.mark.parametrize(
