@@ -15,6 +15,19 @@ from gateway.errors import StageError
 from gateway.tool_calls import ToolCall, ToolCallDelta
 from gateway.vocabulary import RequestOutcome, StageName
 
+_FIELDS: dict[StageName, str] = {
+    StageName.TRIAGE: "triage",
+    StageName.RETRIEVE: "retrieval",
+    StageName.DRAFT: "upstream",
+    StageName.VERIFY: "verification",
+    StageName.BADGE: "badge",
+    StageName.RECORD: "record",
+}
+"""The ``Timings`` field of each stage timed on its own."""
+
+_COUNTED_WITH = {StageName.CLEANUP: StageName.VERIFY}
+"""A stage whose time is counted under another's."""
+
 
 @dataclass
 class Timings:
@@ -33,38 +46,17 @@ class Timings:
 
     def add(self, stage: StageName, seconds: float) -> None:
         """Count a stage's run time (``StageRunner``). Verification is verify and cleanup together;
-        splitting is not reported on its own."""
-        match stage:
-            case StageName.TRIAGE:
-                self.triage += seconds
-            case StageName.RETRIEVE:
-                self.retrieval += seconds
-            case StageName.DRAFT:
-                self.upstream += seconds
-            case StageName.VERIFY | StageName.CLEANUP:
-                self.verification += seconds
-            case StageName.BADGE:
-                self.badge += seconds
-            case StageName.RECORD:
-                self.record += seconds
+        splitting and rewrites are not reported on their own."""
+        name = _FIELDS.get(_COUNTED_WITH.get(stage, stage))
+        if name is not None:
+            setattr(self, name, getattr(self, name) + seconds)
 
     def of(self, stage: StageName) -> float:
         """Seconds counted under a stage timed on its own (verify's include cleanup's); a stage not
         counted on its own (split, cleanup, rewrite) is refused."""
-        match stage:
-            case StageName.TRIAGE:
-                return self.triage
-            case StageName.RETRIEVE:
-                return self.retrieval
-            case StageName.DRAFT:
-                return self.upstream
-            case StageName.VERIFY:
-                return self.verification
-            case StageName.BADGE:
-                return self.badge
-            case StageName.RECORD:
-                return self.record
-        raise ValueError(f"the {stage} stage is not timed on its own")
+        if stage not in _FIELDS:
+            raise ValueError(f"the {stage} stage is not timed on its own")
+        return float(getattr(self, _FIELDS[stage]))
 
     @property
     def added(self) -> float:
