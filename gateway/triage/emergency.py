@@ -46,9 +46,10 @@ class RuleEvidence:
     info: bool
     ambiguous: bool = False
     """Several red flags' signs escalate: the semantic scores pick the category."""
-    stated_safe: str | None = None
-    """A red flag the text states itself safe from ("I won't hurt myself", ``safe_when``): no layer
-    raises it, and the text is answered with its safety note (crisis lines) unless another decides."""
+    safe: tuple[str, ...] = ()
+    """The red flags the text states itself safe from ("I won't hurt myself", ``safe_when``), read once
+    for every layer: none raises them, and the text is answered with the first one's safety note
+    (crisis lines) unless another layer decides."""
 
 
 class RuleReadings:
@@ -148,7 +149,7 @@ def _rule_evidence(
     negation = policy.settings.negation
     found: Emergency | None = None
     # the red flags the text states itself safe from ("I won't hurt myself"), read once for every layer
-    safe = [category for category in policy.evidence.categories if reader.states_safe(reading, category)]
+    safe = tuple(c for c in policy.evidence.categories if reader.states_safe(reading, c))
     for rule in context.emergency:
         signs_rule = policy.evidence.categories.get(rule.id)
         history = signs_rule is not None and signs_rule.history_fires and not reading.resolved
@@ -171,13 +172,12 @@ def _rule_evidence(
             evidence = tuple(f.evidence() for f in findings)
             found = Emergency(findings[0].limit.category, TriageLayer.VITALS, evidence)
     met = {c: signs for c in policy.evidence.categories if (signs := reader.signs(reading, c)) is not None}
-    stated_safe = safe[0] if safe else None
     if found is None:
         escalated = [signs for signs in met.values() if signs.escalated]
         if escalated:
             found = Emergency(escalated[0].category, TriageLayer.SIGNS, escalated[0].evidence())
-            return RuleEvidence(found, reading, met, info, len(escalated) > 1, stated_safe)
-    return RuleEvidence(found, reading, met, info, stated_safe=stated_safe)
+            return RuleEvidence(found, reading, met, info, len(escalated) > 1, safe)
+    return RuleEvidence(found, reading, met, info, safe=safe)
 
 
 def emergency_of(
@@ -231,7 +231,7 @@ def emergency_of(
             found, dropped = bind_unbound(found, reading, met, score, policy, denied)
             if found is None:
                 return None, dropped  # no red flag's signs, no acuity or grave sign told: its note
-            if reader.states_safe(reading, found.category):  # they say they are safe from it now
+            if found.category in seen.safe:  # they say they are safe from it now
                 return None, found.category
     if found is None:
         # a question about a red flag whose signs it names, or a supposing clause naming them ("what
@@ -243,7 +243,7 @@ def emergency_of(
         if asked:
             category = max(asked, key=score.similarity_of)
             return None, category if exempt(category, context, policy) else None
-        return None, seen.stated_safe  # a red flag they state themselves safe from: its safety note
+        return None, next(iter(seen.safe), None)  # a red flag they state themselves safe from: its note
     if info and exempt(found.category, context, policy):
         return None, found.category
     return found, None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from gateway.domain import ChatRequest, Role
 from gateway.text import sentence_spans
@@ -108,7 +109,8 @@ def _safe_in(text: str, reader: EvidenceReader | None) -> Callable[[TriageRule],
     """Whether ``text`` states itself safe from a rule's red flag (read only when a rule fires)."""
     if reader is None:
         return None
-    return lambda rule: reader.states_safe(reader.read(text), rule.id)
+    reading = cache(lambda: reader.read(text))  # read once, and only if a rule fires
+    return lambda rule: reader.states_safe(reading(), rule.id)
 
 
 def plan(
