@@ -17,9 +17,7 @@ model are the patient's own.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import json
 import re
 import zlib
 from collections.abc import Iterable
@@ -28,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import spellchecker
+from spellchecker import SpellChecker
 
 from gateway.knowledge.lexical import Vocabulary
 from gateway.knowledge.query import Lexicon, QueryWords, model_words
@@ -57,13 +56,14 @@ def load_english_words(path: Path | None = None) -> frozenset[str]:
 @lru_cache(maxsize=2)
 def _english_words(path: Path, digest: str) -> frozenset[str]:
     """The words of the dictionary at ``path`` (``digest``, its SHA-256, is the memo's key with it: a
-    changed file is another key). A failed read raises and is not kept."""
+    changed file is another key), read by pyspellchecker's own loader (``local_dictionary``: a
+    gzipped or plain JSON object of words and their counts). A failed read raises and is not kept."""
     try:
-        counts = json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
-    except (OSError, EOFError, zlib.error, UnicodeDecodeError, ValueError) as err:
-        refuse(str(path), "-", f"not a gzipped JSON word list: {err}")
-    if not isinstance(counts, dict) or not counts:
-        refuse(str(path), "-", "must be a JSON object of words and their counts, at least one word")
+        counts = SpellChecker(language=None, local_dictionary=str(path)).word_frequency.dictionary
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError, ValueError, TypeError, AttributeError) as err:
+        refuse(str(path), "-", f"not a gzipped JSON object of words and their counts: {err}")
+    if not counts:
+        refuse(str(path), "-", "holds no words: at least one word and its count is needed")
     words = frozenset(str(word).lower() for word in counts)
     return words | {w.replace("'", "") for w in words if "'" in w}
 

@@ -198,12 +198,13 @@ def test_a_child_who_swallowed_a_chemical_or_someone_elses_medicine_fires_poison
 @pytest.mark.parametrize(
     ("damage", "reason"),
     [
-        (lambda data: data[: len(data) // 2], "not a gzipped JSON word list"),
-        (lambda _: b"", "not a gzipped JSON word list"),
-        (lambda _: gzip.compress(b'["fever"]'), "must be a JSON object of words"),
+        (lambda data: data[: len(data) // 2], "not a gzipped JSON object of words"),
+        (lambda _: b"", "not a gzipped JSON object of words"),
+        (lambda _: gzip.compress(b'{"fever": "many"}'), "not a gzipped JSON object of words"),
+        (lambda _: gzip.compress(b"{}"), "holds no words"),
         (None, "cannot be read"),
     ],
-    ids=["truncated", "empty", "not-an-object", "missing"],
+    ids=["truncated", "empty", "counts-not-numbers", "no-words", "missing"],
 )
 def test_a_broken_english_dictionary_stops_the_speller_being_built(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: Callable[[bytes], bytes] | None, reason: str
