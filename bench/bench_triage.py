@@ -80,8 +80,11 @@ Sources, each reported on its own:
   presentations alternating between the parts, and look-alikes in the same words (#31 items 2 and 4,
   written before the coverage pass); ``coverage tune`` and ``coverage held`` (never printed);
 - ``../shared/eval/triage/`` held-out split (``bench/triage_data.split_of``: the 30% of rows the
-  classifier was not trained on): clinical.jsonl, non_clinical.jsonl, suicide_risk.jsonl. When the
-  folder is absent they are skipped, and a line on stderr says so.
+  classifier was not trained on): clinical.jsonl, non_clinical.jsonl, suicide_risk.jsonl; its errors
+  are never printed. When the folder is absent they are skipped, and a line on stderr says so.
+  ``--shared-split train`` reads the other 70% instead (errors printed): the classifier was fit on it,
+  so its figures flatter the classifier, but it is a fair tune set for rules and exemplar banks, which
+  were not (#31, s58).
 
 "Health questions" are the rows labelled routine or urgent (or ``clinical``): flagged = given the
 emergency message, refused = declined as non-clinical. Accuracy runs the production decision
@@ -218,9 +221,9 @@ def first_set_rows() -> list[Row]:
     return rows
 
 
-def shared_set_rows(name: str) -> list[Row]:
+def shared_set_rows(name: str, split: str = "test") -> list[Row]:
     rows = []
-    for r in shared_rows(name, "test"):
+    for r in shared_rows(name, split):
         if name == "suicide_risk":
             label, category = ("emergency", "suicide") if r.label == "suicide" else ("depression", "")
         else:
@@ -325,7 +328,7 @@ def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> 
         print(
             f"depression posts flagged            {rate(sum(depression), len(depression))}   (noisy labels)"
         )
-    if name.startswith(HELD_OUT_SOURCES):
+    if held_out(name):
         per_category = pool_small(per_category)
     if len(per_category) > 1:
         print("per category recall:")
@@ -338,12 +341,19 @@ def report(name: str, rows: list[Row], results: list[Triage], verbose: bool) -> 
             recall = rate(sum(hit), len(hit)) if hit else "-"
             false = rate(sum(flag), len(flag)) if flag else "-"
             print(f"  {style:<26} {recall:<16} {false}")
-    if verbose and not name.startswith(HELD_OUT_SOURCES):
+    if verbose and not held_out(name):
         print("errors:")
         for error in errors:
             print("  ", error)
 
 
+def held_out(name: str) -> bool:
+    """A source whose errors are never printed: the project's untouched splits and the shared sets'
+    held-out split (its rows were printed under ``-v`` before s58)."""
+    return name.startswith(HELD_OUT_SOURCES) or SHARED_HELD in name
+
+
+SHARED_HELD = "(held-out split)"
 HELD_OUT = ("project test", "project probe")
 """The project's untouched splits, named by source."""
 PROBE_HELD = "probe held"
@@ -542,6 +552,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--no-shared", action="store_true")
     parser.add_argument(
+        "--shared-split",
+        choices=("test", "train"),
+        default="test",
+        help="which split of ../shared/eval/triage/ to read: test (held out: report it) or train (the"
+        " classifier was fit on it, so its classifier figures flatter; a fair tune set for rules and"
+        " exemplars)",
+    )
+    parser.add_argument(
         "--only",
         default="",
         help="comma-separated sources: first, tune, test, probe, recall2, long, long2, flag2, recall3,"
@@ -655,9 +673,10 @@ def main() -> None:
             print("\n(../shared/eval/triage absent: shared sets skipped)")
             print(f"bench_triage: shared sets SKIPPED: no folder at {EVAL}", file=sys.stderr)
         for shared in ("non_clinical", "clinical", "suicide_risk") if EVAL.is_dir() else ():
+            held = args.shared_split == "test"
             run_source(
-                f"shared {shared}.jsonl (held-out split)",
-                shared_set_rows(shared),
+                f"shared {shared}.jsonl {SHARED_HELD if held else '(training split)'}",
+                shared_set_rows(shared, args.shared_split),
                 context,
                 model,
                 args.cache,

@@ -8,8 +8,9 @@ Run (from the revision's root, with a copy of a bench cache so that nothing is e
 One line per message: source, index, id, and the decision as the gateway makes it
 (``LayeredTriager``: the rule layers' early decision, else the layered decision) and as
 ``bench_triage.py`` scores it (``decide`` alone): scope, category or rule, layer, evidence. For the
-untouched sources (``bench_triage.HELD_OUT_SOURCES``) neither ids nor evidence words are written (a
-digest of the evidence only), and ``--compare`` names their differences by index alone.
+untouched sources (``bench_triage.held_out``: the probes' held parts and the shared sets' held-out
+split) neither ids nor evidence words are written (a digest of the evidence only),
+and ``--compare`` names their differences by index alone.
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.bench_triage import (
     DEV,
     HELD_OUT,
-    HELD_OUT_SOURCES,
     PROBES,
+    SHARED_HELD,
     Row,
     first_set_rows,
+    held_out,
     one_by_one,
     project_rows,
     request_of,
@@ -65,7 +67,7 @@ def sources() -> list[tuple[str, str, list[Row]]]:
     if not EVAL.is_dir():
         print(f"triage_decisions: shared sets SKIPPED: no folder at {EVAL}", file=sys.stderr)
     for shared in ("non_clinical", "clinical", "suicide_risk") if EVAL.is_dir() else ():
-        found.append((f"shared {shared}", f"shared_{shared}.jsonl", shared_set_rows(shared)))
+        found.append((f"shared {shared} {SHARED_HELD}", f"shared_{shared}.jsonl", shared_set_rows(shared)))
     return found
 
 
@@ -91,7 +93,7 @@ def dump(cache: Path, out: Path, only: str = "") -> None:
         for name, key, rows in sources():
             if only and not name.startswith(tuple(only.split(","))):
                 continue
-            held = name.startswith(HELD_OUT_SOURCES)
+            held = held_out(name)
             plans = [plan(request_of(list(r.turns)), context, model.policy, reader, correct) for r in rows]
             texts = [t for p in plans for t in p.texts]
             vectors = encode_cached(model.encoder, texts, cache, key, one_by_one=one_by_one(model.encoder))  # type: ignore[arg-type]
