@@ -43,7 +43,7 @@ from gateway.triage.triager import LayeredTriager, Triager
 from gateway.trust.badge import TierBadger
 from gateway.validation import refuse
 from gateway.verification.cascade import build_verifier as build_verification_cascade
-from gateway.verification.verifier import Verifier
+from gateway.verification.verifier import Verifier, operating_point
 from gateway.verification.verify import ClaimChecker
 from gateway.vocabulary import ModelCallPurpose
 
@@ -291,7 +291,7 @@ def build_services(
         splitter=build_splitter(settings, policy),
         checker=ClaimChecker(verifier),
         cleaner=build_cleaner(settings, policy, rewriter, metrics),
-        badger=TierBadger(policy.tiers, today),
+        badger=TierBadger(policy.tiers, today, operating_point(verifier)),  # what /v1/verify names
         tools=build_tools(policy, metrics, today, drafter),
         notes=ReplyNotes(messages),
         trail=build_trail(settings, policy, audit, metrics, verifier),

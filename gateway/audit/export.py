@@ -3,7 +3,8 @@
 - ``jsonl``: one line per record: ``{"record": <the stored record>, "rebuild": {...}}`` where
   ``rebuild`` gathers what is needed to rebuild the answer: the gateway version and the policy files'
   hash (``provenance``, recorded with the answer; ``null`` in records written before it existed), the
-  model, upstream, verifier and operating context, each passage's id, document id and version, and
+  model, upstream, verifier, its operating point (``trust.operating_point``; ``null`` in records
+  written before it) and operating context, each passage's id, document id and version, and
   each claim's verdict, score, method and outcome.
 - ``fhir``: FHIR NDJSON, two resources per record, each validated by ``fhir.resources`` (the R4B
   models; ``AuditEvent`` and ``Provenance`` are the same in R4 and R4B): an ``AuditEvent`` (the
@@ -52,6 +53,7 @@ def rebuild(record: AuditRecord) -> dict[str, Any]:
         "model": record.model,
         "upstream": _text(record.upstream),
         "verifier": _text(record.verifier),
+        "operating_point": _operating_point(record),
         "context": _text(record.context),
         "passages": [
             {"id": p.id, "document_id": p.document_id, "version": passage_version(p.text), "title": p.title}
@@ -73,6 +75,11 @@ def rebuild(record: AuditRecord) -> dict[str, Any]:
 
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def _operating_point(record: AuditRecord) -> str | None:
+    """The verifier's operating point the record names; None when it names none (written before it)."""
+    return None if record.trust is UNSET or not record.trust.operating_point else record.trust.operating_point
 
 
 def _records(
@@ -123,7 +130,15 @@ def fhir_resources(record: AuditRecord) -> list[dict[str, Any]]:
     gateway = {"display": f"clinical trust gateway {details['gateway_version'] or ''}".strip()}
     entity_details = [
         {"type": key, "valueString": str(details[key])}
-        for key in ("gateway_version", "policy_hash", "model", "upstream", "verifier", "context")
+        for key in (
+            "gateway_version",
+            "policy_hash",
+            "model",
+            "upstream",
+            "verifier",
+            "operating_point",
+            "context",
+        )
         if details[key]
     ]
     entity_details += [

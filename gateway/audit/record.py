@@ -16,7 +16,10 @@ decodes them):
   fields with ``sent`` (the text committed before each piece left), then the whole record; the final
   write leaves ``status`` out again;
 - ``trust.source_tiers`` (each source's tier as resolved at badge time) is new: a record written
-  before it decodes with ``()``, and readers fall back to ``tiers.source_tier``.
+  before it decodes with ``()``, and readers fall back to ``tiers.source_tier``;
+- ``trust.operating_point`` (the verifier and thresholds that checked the claims, as ``/v1/verify``
+  names them; ``TrustReport.operating_point``) is new too: a record written before it decodes with
+  ``""``, which the pages show as not recorded.
 
 A stored record that does not match decodes to an ``UnreadableRecord`` naming where and why, which the
 pages show for that request instead of failing.
@@ -115,6 +118,9 @@ class TrustRecord(msgspec.Struct, frozen=True, kw_only=True):
     source_tiers: tuple[SourceTier, ...] = ()
     """Each source's tier as resolved at badge time; ``()`` in records written before it existed and
     for reports built without badging (a failed stage's refusal)."""
+    operating_point: str = ""
+    """The operating point of the verifier that checked the claims (``TrustReport.operating_point``);
+    ``""`` in records written before it existed."""
 
     @classmethod
     def of(cls, report: TrustReport) -> TrustRecord:
@@ -123,6 +129,7 @@ class TrustRecord(msgspec.Struct, frozen=True, kw_only=True):
             summary=report.summary,
             sources=tuple(PassageRecord.of(p) for p in report.sources),
             source_tiers=report.source_tiers,
+            operating_point=report.operating_point,
         )
 
     def source_tier(self, number: int) -> SourceTier | None:

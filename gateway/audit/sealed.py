@@ -8,7 +8,8 @@ With an audit key configured, ``open_audit_store`` wraps the backend in this. On
   ``{"sealed": TOKEN, "clear": {...}}`` whose ``clear`` part keeps what must stay queryable without
   the key: ids, times, status, model, triage scope and layer, each claim's verdict, score, method,
   check, reason and evidence passage id, each claim's outcome, the trust summary, the passages' ids
-  and scores, timings, the error's type and stage, the upstream, verifier and operating context.
+  and scores, timings, the error's type and stage, the upstream, verifier (and the operating point it
+  checked at) and operating context.
 
 Reads (``get``, ``get_text``, ``list``) decrypt, so the pages and the export see plaintext; a value
 under a key that is not configured raises ``KeyUnavailable`` naming the key id. The chain hashes what
@@ -63,6 +64,8 @@ def clear_part(record: Mapping[str, Any]) -> dict[str, Any]:
         summary = trust.get("summary")
         if isinstance(summary, Mapping):
             clear["summary"] = {k: v for k, v in summary.items() if k != "detail"}
+        if "operating_point" in trust:
+            clear["operating_point"] = trust["operating_point"]
     clear["passages"] = [
         {k: p.get(k) for k in ("id", "document_id", "score")}
         for p in record.get("passages") or []

@@ -68,7 +68,6 @@ from gateway.tools.passages import no_vetted_passage, returned
 from gateway.triage import model_read as model_triage
 from gateway.triage.outcome import answerable_request, deferred_questions
 from gateway.triage.triager import Triager
-from gateway.trust.badge import unbadged
 from gateway.vocabulary import RequestOutcome, StageName
 
 log = structlog.get_logger("gateway.pipeline")
@@ -342,7 +341,9 @@ class _Run:
         detail = f"the request was interrupted ({label}) after {len(self.state.sent)} characters were sent"
         outcome = Outcome(self.state.sent, self.state.statements, (), False, None, detail)
         try:
-            await self._record(outcome, unbadged(outcome, self.state.passages), None, label, blocking=True)
+            await self._record(
+                outcome, self.parts.badger.unbadged(outcome, self.state.passages), None, label, blocking=True
+            )
         except Exception as err:  # counted and logged by the runner and record(); nothing more to do
             log.error("interrupted_record_failed", request_id=self.state.request_id, error=type(err).__name__)
 
@@ -373,7 +374,7 @@ class _Run:
         if not outcome.refused and model_triage.raises_urgent(state.urgency, state.triage):
             outcome = outcome.with_declined(self.parts.messages.render("model_urgent"))
         if error is not None and not outcome.ended_early:  # a failed stage's refusal: nothing to badge
-            report = unbadged(outcome, state.passages)
+            report = self.parts.badger.unbadged(outcome, state.passages)
         else:
             try:
                 badge = Stage(StageName.BADGE, self.parts.badger.run)  # built at start-up
@@ -381,7 +382,7 @@ class _Run:
             except StageError as err:
                 if not outcome.refused and not outcome.ended_early:
                     return await self.fail(err)
-                report, error = unbadged(outcome, state.passages), err
+                report, error = self.parts.badger.unbadged(outcome, state.passages), err
         rest = self._rest(outcome.answer)
         state.sent += rest
         state.tools.hand_over(returned(outcome, error))

@@ -6,6 +6,11 @@ evidence quote) comes first, then the others by trust score. The response's trus
 of each delivered claim's first badge's score, weighted by that score itself, so that the answer's
 best supporting sources count the most.
 
+The report names the operating point of the verifier that checked its claims (``TrustReport.
+operating_point``): the badge stage is handed that string at start-up (``TierBadger``; ``bootstrap``
+gives it ``verification.verifier.operating_point`` of the chat path's verifier, the one ``/v1/verify``
+uses), and puts it on every report it builds, with badges (``run``) or without (``unbadged``).
+
 ``source_badge`` decides how a source's tier is shown on the clinician and audit pages (its text and
 colour), once per source; the templates read it and compute nothing. Its short texts
 (``data/tier_badges.yaml``) are read at start-up (``load_tier_badges``, by ``web.app.create_app``) and
@@ -150,7 +155,15 @@ def claim_report(result: ClaimResult, badges: tuple[Badge, ...], refused: bool) 
     )
 
 
-def badge(outcome: Outcome, passages: Sequence[Passage], policy: TierPolicy, today: dt.date) -> TrustReport:
+def badge(
+    outcome: Outcome,
+    passages: Sequence[Passage],
+    policy: TierPolicy,
+    today: dt.date,
+    operating_point: str = "",
+) -> TrustReport:
+    """The trust report of ``outcome``: per-claim badges and the summary, naming ``operating_point`` (the
+    verifier's that checked the claims; empty when the caller does not know it)."""
     reports = []
     best_scores = []
     tiers = source_tiers(passages, policy, today)
@@ -160,35 +173,58 @@ def badge(outcome: Outcome, passages: Sequence[Passage], policy: TierPolicy, tod
             best_scores.append(badges[0].trust_score)
         reports.append(claim_report(result, badges, outcome.refused))
     summary = summarise(outcome, best_scores)
-    return TrustReport(claims=tuple(reports), summary=summary, sources=tuple(passages), source_tiers=tiers)
+    return TrustReport(
+        claims=tuple(reports),
+        summary=summary,
+        sources=tuple(passages),
+        source_tiers=tiers,
+        operating_point=operating_point,
+    )
 
 
 class Badger(Protocol):
-    """The badge stage as the pipeline uses it."""
+    """The badge stage as the pipeline uses it: every trust report of a chat request comes from it."""
 
     async def run(self, outcome: Outcome, passages: Sequence[Passage]) -> TrustReport:
         """The trust report of ``outcome``, whose claims cite ``passages``."""
         ...
 
+    def unbadged(self, outcome: Outcome, passages: Sequence[Passage]) -> TrustReport:
+        """The report without per-claim badges (``unbadged``): never fails, reads no clock."""
+        ...
+
 
 class TierBadger:
-    """The gateway's badge stage: built once at start-up with the tiers policy and the clock that
-    dates each source's review (``bootstrap``)."""
+    """The gateway's badge stage: built once at start-up with the tiers policy, the clock that dates
+    each source's review and the operating point of the verifier that checks the claims it badges
+    (``bootstrap``: ``verification.verifier.operating_point`` of the chat path's verifier)."""
 
-    def __init__(self, policy: TierPolicy, today: Callable[[], dt.date]) -> None:
+    def __init__(self, policy: TierPolicy, today: Callable[[], dt.date], operating_point: str) -> None:
         self.policy = policy
         self.today = today
+        self.operating_point = operating_point
 
     async def run(self, outcome: Outcome, passages: Sequence[Passage]) -> TrustReport:
-        return badge(outcome, passages, self.policy, self.today())
+        return badge(outcome, passages, self.policy, self.today(), self.operating_point)
+
+    def unbadged(self, outcome: Outcome, passages: Sequence[Passage]) -> TrustReport:
+        """``unbadged`` naming this stage's operating point: the verifier is the same whether or not
+        the claims could be badged (and an interrupted run's recorded verdicts are that verifier's)."""
+        return unbadged(outcome, passages, self.operating_point)
 
 
-def unbadged(outcome: Outcome, passages: Sequence[Passage]) -> TrustReport:
+def unbadged(outcome: Outcome, passages: Sequence[Passage], operating_point: str = "") -> TrustReport:
     """The report without per-claim badges: of an outcome with no claim (a failed stage's refusal, an
     interrupted run), the same as ``badge`` gives without its tier lookups; of a refusal whose badging
     failed, its summary (an answer whose badging fails is refused instead). Its sources carry no
-    resolved tier: readers resolve them through ``tiers.source_tier``."""
-    return TrustReport(claims=(), summary=summarise(outcome, ()), sources=tuple(passages))
+    resolved tier: readers resolve them through ``tiers.source_tier``. It names ``operating_point``
+    like ``badge`` (the pipeline's come from ``TierBadger.unbadged``; empty when not known)."""
+    return TrustReport(
+        claims=(),
+        summary=summarise(outcome, ()),
+        sources=tuple(passages),
+        operating_point=operating_point,
+    )
 
 
 def summarise(outcome: Outcome, best_scores: Sequence[float]) -> TrustSummary:

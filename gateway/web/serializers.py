@@ -147,7 +147,9 @@ def trust_json(
 ) -> dict[str, Any]:
     """The client-facing trust object. Unverified text never rides on it: removed claims lose their
     text (unless ``include_removed_text``, ``GATEWAY_TRUST_INCLUDE_REMOVED_TEXT``, for clinician-facing
-    clients) and the summary's ``detail`` has it replaced by a placeholder."""
+    clients) and the summary's ``detail`` has it replaced by a placeholder. ``operating_point`` names
+    the verifier and thresholds that checked the claims: the string ``/v1/verify`` gives for the same
+    gateway (``TrustReport.operating_point``)."""
     report: TrustReport = result.report
     s = report.summary
     include = include_removed_text
@@ -175,6 +177,7 @@ def trust_json(
             source_json(n, p, tiers, today, _resolved(report, n))
             for n, p in enumerate(report.sources, start=1)
         ],
+        "operating_point": report.operating_point,
     }
 
 

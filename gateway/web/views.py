@@ -102,6 +102,9 @@ class RequestView:
     """The upstream, verifier and operating context that served it (empty while incomplete)."""
     verifier: str
     context: str
+    operating_point: str
+    """The verifier's operating point, its stages and thresholds (``TrustRecord.operating_point``; empty
+    while incomplete and in records written before it was recorded)."""
     user: str | None
     metadata: Mapping[str, str] | None
     record: AuditRecord = field(repr=False)
@@ -256,6 +259,7 @@ def request_view(
         upstream=_text(record.upstream),
         verifier=_text(record.verifier),
         context=_text(record.context),
+        operating_point=trust.operating_point if trust is not None else "",
         user=record.user,
         metadata=record.metadata,
         record=record,

@@ -14,6 +14,7 @@ from gateway.audit.crypto import new_key_text
 from gateway.audit.integrity import verify_store
 from gateway.settings import Secret
 from gateway.testing import contract_answer
+from gateway.verification.verifier import operating_point
 from gateway.web.disclosure import Disclosure
 from tests.support.audit import FailingAuditStore
 from tests.support.components import with_components
@@ -199,11 +200,14 @@ def test_export_as_json_lines_and_fhir_carries_what_rebuilds_each_answer(
     assert rebuild["passages"]
     assert all(len(p["version"]) == 16 for p in rebuild["passages"])
     assert rebuild["claims"][0]["verdict"] == "supported"
+    point = operating_point(services.checker.verifier)
+    assert rebuild["operating_point"] == point == line["record"]["trust"]["operating_point"]
     event, provenance = [json.loads(x) for x in fhir_path.read_text().splitlines()]
     assert (event["resourceType"], provenance["resourceType"]) == ("AuditEvent", "Provenance")
     assert event["entity"][0]["what"]["identifier"]["value"] == request_id
     details = {d["type"]: d["valueString"] for d in event["entity"][0]["detail"]}
     assert details["policy_hash"] == rebuild["policy_hash"]
+    assert details["operating_point"] == point
     assert details["claim[1]"].startswith("verdict=supported")
     sources = [e["what"]["identifier"]["value"] for e in provenance["entity"]]
     assert sources == [f"{p['id']}@{p['version']}" for p in rebuild["passages"]]

@@ -43,6 +43,7 @@ from gateway.services import Services
 from gateway.testing import ScriptedVerifier
 from gateway.triage.triager import LayeredTriager, Triager
 from gateway.trust.badge import TierBadger
+from gateway.verification.verifier import operating_point
 from gateway.verification.verify import ClaimChecker
 from gateway.vocabulary import DraftLimit, StageName
 from tests.support.components import with_components
@@ -157,7 +158,8 @@ def break_cleanup(services: Services) -> Services:
 
 
 def break_badge(services: Services) -> Services:
-    return with_components(services, badger=TierBadger(services.policy.tiers, bug))  # its clock fails
+    point = operating_point(services.checker.verifier)
+    return with_components(services, badger=TierBadger(services.policy.tiers, bug, point))  # its clock fails
 
 
 FAULTS: dict[str, tuple[Callable[[Services], Services], RefusalReason]] = {
@@ -215,6 +217,8 @@ async def test_a_failing_stage_is_refused_counted_and_audited_under_its_name(  #
     assert record is not None
     assert record["error"] == {"type": "StageError", "message": str(result.error), "stage": stage}
     assert record["trust"]["summary"]["reason"] == reason.value
+    # the refusal's report is built without badges, and still names the verifier of the chat path
+    assert record["trust"]["operating_point"] == operating_point(services.checker.verifier) != ""
 
 
 async def test_a_badge_failure_after_the_answer_was_released_ends_it_with_a_note(  # type: ignore[no-untyped-def]
@@ -242,6 +246,7 @@ async def test_a_refusal_whose_badging_fails_keeps_its_reason(make_services) -> 
     )
     assert result.outcome.refusal_reason is RefusalReason.EMERGENCY
     assert result.report.claims == ()
+    assert result.report.operating_point == operating_point(services.checker.verifier) != ""  # unbadged
     assert result.error is not None
     assert result.error.stage == "badge"
     assert set(stage_errors(services.metrics)) == {"badge"}  # the ended-early outcome is badged again

@@ -11,9 +11,21 @@ import msgspec
 import numpy as np
 import pytest
 
-from gateway.audit.record import AuditRecord, PassageRecord, UnreadableRecord, encode_record, load_record
-from gateway.domain import Passage, Span
+from gateway.audit.export import fhir_resources, rebuild
+from gateway.audit.record import (
+    AuditRecord,
+    PassageRecord,
+    TrustRecord,
+    UnreadableRecord,
+    encode_record,
+    load_record,
+)
+from gateway.audit.sealed import clear_part
+from gateway.domain import Passage, Span, TrustReport
+from gateway.resources import bundled
 from gateway.trust.badge import load_tier_badges
+from gateway.trust.policy import TierPolicy
+from gateway.validation import load_file
 from gateway.vocabulary import VerdictCheck, VerifierFailure, VerifierMethod
 from gateway.web.views import pipeline_data, request_view
 
@@ -33,9 +45,12 @@ def test_a_record_written_before_the_schema_decodes_and_encodes_to_the_same_json
     assert isinstance(record, AuditRecord), record
     stored = json.loads(old(name))
     again = json.loads(encode_record(record))
-    if "trust" in stored and "source_tiers" not in stored["trust"]:  # the one addition: the tiers
-        # resolved at badge time (none recorded then)
+    if "trust" in stored and "source_tiers" not in stored["trust"]:  # an addition: the tiers resolved
+        # at badge time (none recorded then)
         assert again["trust"].pop("source_tiers") == []
+    if "trust" in stored and "operating_point" not in stored["trust"]:  # an addition: the verifier's
+        # operating point (none recorded then)
+        assert again["trust"].pop("operating_point") == ""
     assert again == stored
     assert list(again) == list(stored)  # same fields, same order
 
@@ -156,8 +171,6 @@ def test_values_no_vocabulary_names_still_decode_as_written() -> None:
     ],
 )
 def test_the_export_names_an_old_records_outcome_as_before(name: str, outcome: str) -> None:
-    from gateway.audit.export import fhir_resources
-
     record = load_record("req", old(name))
     assert isinstance(record, AuditRecord)
     assert fhir_resources(record)[0]["outcomeDesc"] == outcome
@@ -185,3 +198,59 @@ def test_a_stored_passage_keeps_every_field_of_the_retrieved_one_but_its_vectors
     stored = msgspec.structs.asdict(PassageRecord.of(passage))
     kept = {name: getattr(passage, name) for name in passage_fields if name != "sentence_vectors"}
     assert stored == {**kept, "sentence_vectors": None}
+
+
+POINT = (
+    "cascade[local] support: check_support_probability 0.84 (check-only), quote binding (chat); "
+    "contradiction: number,negation at similarity >= 0.8"
+)
+
+
+def test_a_record_written_before_the_operating_point_decodes_without_one() -> None:
+    """Records written before the trust report named its verifier's operating point decode, with ``""``,
+    and every reader says it was not recorded (the pages, the export) instead of failing."""
+    stored = json.loads(old("rewritten_removed.json"))
+    assert "operating_point" not in stored["trust"]  # an old-shaped record
+    record = load_record("req", old("rewritten_removed.json"))
+    assert isinstance(record, AuditRecord), record
+    assert isinstance(record.trust, TrustRecord)
+    assert record.trust.operating_point == ""
+    view = request_view(
+        record, load_file(bundled("policies") / "tiers.yaml", TierPolicy), TODAY, load_tier_badges()
+    )
+    assert view.operating_point == ""
+    assert rebuild(record)["operating_point"] is None
+    details = {d["type"] for d in fhir_resources(record)[0]["entity"][0]["detail"]}
+    assert "operating_point" not in details
+    assert "verifier" in details  # the name was recorded before: it is still exported
+
+
+def test_a_new_record_keeps_the_operating_point_of_its_trust_report() -> None:
+    old_record = load_record("req", old("rewritten_removed.json"))
+    assert isinstance(old_record, AuditRecord)
+    assert isinstance(old_record.trust, TrustRecord)
+    trust = old_record.trust
+    report = TrustReport(
+        claims=trust.claims,
+        summary=trust.summary,
+        sources=tuple(p.passage() for p in trust.sources),
+        operating_point=POINT,
+    )
+    record = msgspec.structs.replace(old_record, trust=TrustRecord.of(report))
+    written = json.loads(encode_record(record))
+    assert written["trust"]["operating_point"] == POINT
+    assert clear_part(written)["operating_point"] == POINT  # no patient text: readable without the key
+    assert "operating_point" not in clear_part(json.loads(old("rewritten_removed.json")))
+    again = load_record("req", encode_record(record))
+    assert isinstance(again, AuditRecord)
+    assert isinstance(again.trust, TrustRecord)
+    assert again.trust.operating_point == POINT
+    assert rebuild(again)["operating_point"] == POINT
+    details = {d["type"]: d["valueString"] for d in fhir_resources(again)[0]["entity"][0]["detail"]}
+    assert details["operating_point"] == POINT
+
+
+def test_the_stored_trust_record_keeps_every_field_of_the_trust_report() -> None:
+    # TrustRecord restates TrustReport's fields by hand (its passages without vectors): a field added to
+    # the report and not to the record would not be stored
+    assert list(TrustRecord.__struct_fields__) == [f.name for f in dataclasses.fields(TrustReport)]

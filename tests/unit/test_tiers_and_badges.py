@@ -29,11 +29,13 @@ from gateway.settings import Settings
 from gateway.trust.badge import (
     NO_SOURCE,
     TIER_BADGES_PATH,
+    TierBadger,
     badge,
     badges_for,
     load_tier_badges,
     response_trust,
     source_badge,
+    unbadged,
 )
 from gateway.trust.policy import AgeStep, Tier, TierBadgeTexts, TierPolicy, TierRule
 from gateway.trust.tiers import resolve_tier, trust_score
@@ -336,6 +338,27 @@ def test_no_claims_means_no_support_figures(tiers: TierPolicy) -> None:
     assert report.summary.statement_support is None
     assert report.summary.response_supported is False
     assert report.summary.trust_score is None
+
+
+async def test_every_report_of_the_badge_stage_names_its_verifiers_operating_point(tiers: TierPolicy) -> None:
+    """The badge stage is handed the chat verifier's operating point at start-up and puts it on every
+    report it builds: badged, and without badges (a failed stage's refusal, an interrupted run)."""
+    point = "cascade[local] support: quote binding (chat)"
+    verified = ClaimResult(
+        statement("Dose.", (1,)), supported(1, "doc1:0"), ClaimOutcome.VERIFIED, "Dose.", Span(0, 5)
+    )
+    badger = TierBadger(tiers, lambda: TODAY, point)
+    badged = await badger.run(outcome_of([verified]), sources())
+    assert badged.operating_point == point
+    assert badged.claims  # badged, with its claims
+    refusal = Outcome("", (), (), True, RefusalReason.UPSTREAM_ERROR, "UpstreamError: down")
+    bare = badger.unbadged(refusal, sources())
+    assert (bare.operating_point, bare.claims, bare.source_tiers) == (point, (), ())
+    other = await TierBadger(tiers, lambda: TODAY, "judge").run(outcome_of([verified]), sources())
+    assert other.operating_point == "judge"  # the stage's own, not a constant
+    # built outside a badge stage, a report knows no verifier: empty, as in records written before
+    assert badge(outcome_of([verified]), sources(), tiers, TODAY).operating_point == ""
+    assert unbadged(refusal, sources()).operating_point == ""
 
 
 # --- the JSON contract (docs/api-trust.md) ------------------------------------------------------
