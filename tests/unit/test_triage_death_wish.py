@@ -57,6 +57,39 @@ def test_figures_of_speech_topics_and_ordinary_wishes_do_not_fire(message: str) 
     assert flagged_rule(message, GENERAL) is None
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        "i just want to sleep and never wake up",
+        "some nights I want to fall asleep forever and not wake up.",
+        "honestly there's nothing left to live for",
+        "I've got nobody to live for any more",
+        "no point to keep on living like this",
+        "maybe it's better if I didn't wake up",
+        "it would be for the best if I didn't exist anymore",
+        "I'm going to set myself on fire",
+    ],
+)
+def test_a_wish_to_be_dead_in_other_words_is_thoughts_of_suicide(message: str) -> None:
+    """(#31, s58) Sleep with no waking, nothing left to live for, better that I did not live, a means
+    turned on oneself by fire: each at the end of its clause or told of oneself."""
+    assert flagged_rule(message, GENERAL) == "suicidal_intent"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "how do I sleep and not wake up at 3am every night",
+        "my toddler fell asleep and didn't wake up until 9, is that normal",
+        "it's better if I don't live near my parents, they fuss",
+        "I light myself a candle when I'm anxious",
+        "is it better if I don't exercise with a cold?",
+    ],
+)
+def test_sleep_troubles_and_a_place_to_live_do_not_fire(message: str) -> None:
+    assert flagged_rule(message, GENERAL) is None
+
+
 def test_every_context_reads_the_same_wishes() -> None:
     assert flagged_rule("I wish I was dead", CATARACT) == "suicidal_intent"
     assert flagged_rule("I wish I could die my hair purple", CATARACT) is None
