@@ -35,9 +35,10 @@ def utc_today() -> dt.date:
 
 @dataclass(frozen=True)
 class RunParts:
-    """The components a request's run (``pipeline.run._Run``) uses after triage and retrieval, and nothing
-    more of the ``Services``: handed to it at construction, so the request's state never reaches past
-    them. Built once, with the ``Services`` that hold them (``Services.answer_parts.run``)."""
+    """The components a request's run (``pipeline.run.answer``: ``draft_and_check``, ``Ending``) uses
+    after triage and retrieval, and nothing more of the ``Services``: handed to them, so the request's
+    state never reaches past them. Built once, with the ``Services`` that hold them
+    (``Services.answer_parts.run``)."""
 
     drafter: Drafter
     splitter: Splitter

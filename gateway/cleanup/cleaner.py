@@ -7,7 +7,8 @@ the claims and rewrites the failing ones: without a model (the rewrite to the so
 the next sentence is read; with a model (``rewriter: upstream``/``auto`` with an upstream), up to
 ``max_rewrites`` rewrites run as tasks alongside the stream (the rest get the source rewrite at once),
 each resolved when done; ``finish`` waits for the last ones within what is left of the request's model
-deadline (then they are removed). The caller releases what ``Cleanup.ready`` says is final.
+deadline (then they are removed), releasing in order as each is resolved. Both return a ``CleanupStep``:
+the sentences now final, for the caller to release, and the refusal to stop at, if any.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import structlog
 from gateway.cleanup.policy import CleanupPolicy
 from gateway.cleanup.rewriter import Rewriter
 from gateway.cleanup.stage import Cleanup, judge_claims
-from gateway.domain import ChatRequest, ClaimResult, Passage, Statement, Verdict
+from gateway.domain import ChatRequest, ClaimResult, Passage, RefusalReason, Statement, Verdict
 from gateway.metrics import GatewayMetrics
 from gateway.vocabulary import RewriteSkipReason, StageName
 
@@ -37,6 +38,22 @@ Release = Callable[..., Awaitable[None]]
 """Hands final sentences to the patient (``release(*pieces)``, the run's)."""
 Attribute = Callable[[Sequence[ClaimResult]], list[ClaimResult]]
 """Names, in a failing claim's reason, the untrusted tool result it restates (``tools.ToolCalls``)."""
+
+
+@dataclass(frozen=True)
+class CleanupStep:
+    """What a cleanup step leaves the caller to do: release ``ready``, then stop when ``stop`` says so."""
+
+    ready: tuple[str, ...]
+    """The next sentences that are final, one piece each, in order (``Cleanup.ready``)."""
+    stop: tuple[RefusalReason, str] | None
+    """A refusal no later sentence can undo (``Cleanup.stop_reason``): the answer stops here."""
+
+    @classmethod
+    def of(cls, cleaning: Cleanup) -> CleanupStep:
+        """Where ``cleaning`` stands now: the sentences it has just made final (``Cleanup.ready`` hands
+        each out once) and its stop."""
+        return cls(tuple(cleaning.ready()), cleaning.stop_reason())
 
 
 @dataclass
@@ -94,13 +111,14 @@ class SentenceCleaner:
         answer: str,
         statements: Sequence[Statement],
         verdicts: Sequence[Verdict],
-    ) -> None:
-        """The cleanup stage of one sentence: judge its claims and rewrite the failing ones (the caller
-        releases what is final)."""
+    ) -> CleanupStep:
+        """The cleanup stage of one sentence: judge its claims and rewrite the failing ones; returns
+        what is final (for the caller to release) and whether the answer stops."""
         judged = state.attribute(judge_claims(statements, verdicts, state.passages, self.policy))
         for index in state.cleaning.extend(answer, statements, judged):
             await self._start(state, index)
         self._harvest(state)
+        return CleanupStep.of(state.cleaning)
 
     async def _start(self, state: CleanupState, index: int) -> None:
         cleaning = state.cleaning
@@ -124,8 +142,12 @@ class SentenceCleaner:
                 del state.tasks[index]
                 state.cleaning.resolve(index, task.result())
 
-    async def finish(self, state: CleanupState) -> None:
-        """Wait for the running rewrites, releasing in order as each is resolved; within the deadline."""
+    async def finish(self, state: CleanupState, removals_refuse: bool) -> CleanupStep:
+        """Wait for the running rewrites, releasing in order as each is resolved; within the deadline.
+
+        Then ``removals_refuse`` applies (``Cleanup.removals_refuse``: False for a reply that calls
+        tools) and the last step is returned: the rest that is final, and whether the answer stops.
+        """
         cleaning, tasks = state.cleaning, state.tasks
         budget = self.deadline + REWRITE_GRACE_SECONDS - (time.perf_counter() - state.model_started)
         with anyio.move_on_after(budget):
@@ -139,6 +161,8 @@ class SentenceCleaner:
         for index in sorted(tasks):
             self._skip(cleaning, index, RewriteSkipReason.DEADLINE, reason)
         self.cancel(state)
+        cleaning.removals_refuse = removals_refuse
+        return CleanupStep.of(cleaning)
 
     @staticmethod
     def cancel(state: CleanupState) -> None:

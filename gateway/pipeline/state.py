@@ -1,4 +1,5 @@
-"""What one chat request has accumulated so far, stage by stage (``run._Run`` fills it in).
+"""What one chat request has accumulated so far, stage by stage (``run.answer`` and the pieces it
+builds fill it in).
 
 Typed and in one place, so that what a stage may read and what the audit record holds can be read off
 one class: ``result`` turns it, with the outcome and its trust report, into the ``PipelineResult``.

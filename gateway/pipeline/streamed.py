@@ -1,5 +1,5 @@
-"""The draft stage's step: the next part of the upstream's stream (``run._Run.draft_and_check`` wires
-it with the split, verify and cleanup components, one sentence at a time)."""
+"""The draft stage's step: the next part of the upstream's stream (``draft_check.draft_and_check``
+wires it with the split, verify and cleanup components, one sentence at a time)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ import pytest
 from prometheus_client import Counter
 
 from gateway.audit import AuditFilter
-from gateway.cleanup.cleaner import SentenceCleaner
+from gateway.cleanup.cleaner import CleanupStep, SentenceCleaner
 from gateway.domain import (
     ChatRequest,
     ClaimToCheck,
@@ -36,7 +36,9 @@ from gateway.drafting.drafter import Drafter
 from gateway.errors import AuditError, DraftLimitExceeded, StageError, StoreError
 from gateway.metric_labels import PIPELINE_STAGES
 from gateway.metrics import GatewayMetrics
-from gateway.pipeline.run import DRAFT, RECORD, answer
+from gateway.pipeline.draft_check import DRAFT
+from gateway.pipeline.ending import RECORD
+from gateway.pipeline.run import answer
 from gateway.pipeline.stages import REASON_BY_STAGE, refusal_reason
 from gateway.retrieval.retrieve import Retriever
 from gateway.services import Services
@@ -147,7 +149,7 @@ def break_verify(services: Services) -> Services:
 
 
 class BrokenCleaner(SentenceCleaner):
-    async def run(self, *_: Any) -> None:
+    async def run(self, *_: Any) -> CleanupStep:
         raise RuntimeError(BUG)
 
 

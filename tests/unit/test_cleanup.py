@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,9 @@ from typing import Any
 import pytest
 
 from gateway.cleanup import SourceRewriter, UpstreamRewriter
+from gateway.cleanup.cleaner import CleanupStep, SentenceCleaner
 from gateway.cleanup.policy import CleanupPolicy
+from gateway.cleanup.rewriter import NoRewriter
 from gateway.cleanup.stage import Cleanup, judge_claims, refusal_reason
 from gateway.domain import (
     ClaimOutcome,
@@ -25,6 +28,7 @@ from gateway.domain import (
 )
 from gateway.drafting.contract import with_markers as cite
 from gateway.errors import UpstreamTimeout
+from gateway.metrics import GatewayMetrics
 from gateway.policies import load_policy
 from gateway.testing import ScriptedChatModel
 from gateway.text import sentence_spans
@@ -218,6 +222,48 @@ def test_release_holds_everything_while_the_worst_case_would_refuse() -> None:
     assert "".join(cleaning.ready()) == ""  # 2 of 3 could still be removed: refusal possible, nothing is sent
     cleaning.resolve(1, rewritten(cleaning.results[1], "Paracetamol is a painkiller."))
     assert "".join(cleaning.ready()) == f"{GAP[:-1]} [1]. Paracetamol is a painkiller [1]."
+
+
+async def cleaned_steps(
+    sentences: list[str], verdicts: list[Verdict], removals_refuse: bool = True
+) -> tuple[list[CleanupStep], CleanupStep, list[str]]:
+    """Each sentence through the cleaner's ``run``, then its ``finish``: the steps, the last one, and
+    what the cleaner released itself (only while a model rewrite resolves: none here)."""
+    cleaner = SentenceCleaner(NoRewriter(), POLICY, GatewayMetrics(), max_rewrites=0, deadline=5.0)
+    released: list[str] = []
+
+    async def release(*pieces: str) -> None:
+        released.extend(pieces)
+
+    state = cleaner.start(REQUEST, "req_steps", PASSAGES, release, list, time.perf_counter())
+    stated = statements(" ".join(sentences))
+    steps = []
+    for index, verdict in enumerate(verdicts):
+        answer = " ".join(sentences[: index + 1])
+        steps.append(await cleaner.run(state, answer, stated[index : index + 1], [verdict]))
+    return steps, await cleaner.finish(state, removals_refuse), released
+
+
+async def test_each_cleanup_step_says_what_to_release_and_where_to_stop() -> None:
+    dose, wrong = f"{DOSE[:-1]} [1].", "Adults can take 8 g a day [1]."
+    steps, _, released = await cleaned_steps([dose, wrong], [SUPPORTED, UNSUPPORTED])
+    assert steps[0] == CleanupStep((dose,), None)
+    # a safety-critical claim that failed for good: nothing more is final, and the answer stops here
+    assert steps[1].ready == ()
+    assert steps[1].stop is not None
+    assert steps[1].stop[0] is RefusalReason.SAFETY_CRITICAL_FAILED
+    assert released == []
+
+
+async def test_the_last_cleanup_step_applies_whether_removals_refuse() -> None:
+    answer = ["Paracetamol is a painkiller [1].", "It is blue [1].", f"{GAP[:-1]} [1]."]
+    verdicts = [UNSUPPORTED, UNSUPPORTED, SUPPORTED]
+    steps, last, _ = await cleaned_steps(answer, verdicts)
+    assert [step.ready for step in steps] == [(), (), ()]  # 2 of 3 removed: refused, nothing released
+    assert last == CleanupStep((), None)
+    # a reply that calls tools: the failing claims are removed and the rest is released at the end
+    _, last, _ = await cleaned_steps(answer, verdicts, removals_refuse=False)
+    assert last == CleanupStep((f"{GAP[:-1]} [1].",), None)
 
 
 def test_a_rewrite_repeating_another_sentence_is_removed() -> None:
