@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from gateway.domain import Scope
 from gateway.policies import load_policy
+from tests.support.shipped_triage import judge
 from tests.support.triage import flagged_rule
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
@@ -93,3 +95,47 @@ def test_sleep_troubles_and_a_place_to_live_do_not_fire(message: str) -> None:
 def test_every_context_reads_the_same_wishes() -> None:
     assert flagged_rule("I wish I was dead", CATARACT) == "suicidal_intent"
     assert flagged_rule("I wish I could die my hair purple", CATARACT) is None
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "there is no point living anymore",
+        "no point carrying on.",
+        "I just don't see the point in going on anymore",
+        "honestly there's no reason to live without her",
+        "no point in going on like this",
+        # with a means at hand (before s59 the means made it an emergency; now the wish alone does)
+        "honestly can't see the point in carrying on, the tablets are lined up on my desk",
+        "I can't see any point in being alive anymore. I've saved up my mum's pills",
+    ],
+)
+def test_no_point_or_reason_to_live_is_a_wish_to_be_dead(message: str) -> None:
+    """(#31, s59) Seeing no point or reason in living or going on is the C-SSRS wish to be dead told as
+    hopelessness: one pattern list (``death_wish``) for every context and every group that reads it."""
+    assert flagged_rule(message, GENERAL) == "suicidal_intent"
+    assert flagged_rule(message, CATARACT) == "suicidal_intent"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "there's no point going on about it, the GP won't change the dose",
+        "no point carrying on with the diet if I'm not losing weight",
+        "there's no point in living in London any more, the rent is too high",
+        "no reason to live with flatmates once you can afford your own place",
+        "I don't see the point of this new diet",
+        "no point in going on holiday if my knee is this bad",
+    ],
+)
+def test_no_point_in_a_place_a_diet_or_a_trip_does_not_fire(message: str) -> None:
+    assert flagged_rule(message, GENERAL) is None
+
+
+def test_no_point_in_going_on_with_a_promise_of_safety_is_the_safety_note() -> None:
+    """A wish to be dead told beside a promise not to act is kept to the safety note, as "I wish I was
+    dead" is: the wish is C-SSRS item 1, not intent or a plan (#31, s59; before, this wording alone
+    outweighed the promise because it was written among the words of intent)."""
+    message = "I don't see the point in going on but I'm not going to hurt myself, I promise"
+    assert judge(message).scope is not Scope.EMERGENCY
+    assert judge("I don't see the point in going on, I've got the pills ready").scope is Scope.EMERGENCY

@@ -134,30 +134,23 @@ def test_a_hose_run_to_the_exhaust_is_a_means() -> None:
 @pytest.mark.parametrize(
     "message",
     [
-        # no point in living, with the means at hand
-        "honestly can't see the point in carrying on, the tablets are lined up on my desk",
-        "I can't see any point in being alive anymore. I've saved up my mum's pills",
         # a means with the others' absence awaited
         "the belt will take my weight from the loft hatch, just waiting until my wife is asleep",
         "got a rope in the boot. waiting for the house to be empty",
     ],
 )
-def test_no_point_in_living_with_a_means_or_a_means_awaiting_the_others_absence_is_an_emergency(
-    message: str,
-) -> None:
-    """(#31, s58) Hopelessness about living told as seeing no point in it is a wish to die (C-SSRS item
-    1); a means with the others' sleep or absence awaited is a time of acting chosen so no one can stop it."""
+def test_a_means_awaiting_the_others_absence_is_an_emergency(message: str) -> None:
+    """(#31, s58) A means with the others' sleep or absence awaited is a time of acting chosen so no one
+    can stop it. (No point in living, with or without a means: test_triage_death_wish.py.)"""
     assert escalated(TRIAGE, message, "suicidal_intent")
 
 
 @pytest.mark.parametrize(
     "message",
     [
-        "I don't see the point of this new diet, I've saved up for a gym membership instead",
-        "can't see the point in living in London any more, the rent is too high. where is cheaper?",
         "waiting for the kids to go to bed so I can finally watch the film",
         "I'm waiting until my husband is out to wrap his birthday present",
     ],
 )
-def test_no_point_in_something_else_and_waiting_for_the_others_alone_are_no_plan(message: str) -> None:
+def test_waiting_for_the_others_alone_is_no_plan(message: str) -> None:
     assert not escalated(TRIAGE, message, "suicidal_intent")
