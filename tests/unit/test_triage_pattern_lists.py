@@ -51,10 +51,11 @@ def test_a_bad_list_is_refused_at_start_up(tmp_path: Path) -> None:
 
 
 def test_both_contexts_read_the_shipped_suicide_lists_in_order() -> None:
-    """The contexts' rule reads the wish and the preparations, not ``intent_told`` (its lethality question
-    is a topic until told as the asker's own, which the rule, firing on any mention, cannot tell)."""
+    """The contexts' rule reads the wish, the preparations and a method asked by its pain or ease
+    (``method_asked``: researching a method, s59), not ``intent_told`` (its lethality question is a
+    topic until told as the asker's own, which the rule, firing on any mention, cannot tell)."""
     lists = load_pattern_lists(REPO / "policies" / "triage").lists
-    shipped = lists["death_wish"] + lists["preparatory_acts"]
+    shipped = lists["death_wish"] + lists["preparatory_acts"] + lists["method_asked"]
     for name in ("general", "cataract-followup"):
         rules = [
             r for r in load_policy(REPO / "policies", name).context.emergency if r.id == "suicidal_intent"
@@ -77,11 +78,12 @@ def test_the_triage_policy_reads_the_lists_it_is_handed() -> None:
 
 
 def test_suicide_words_read_the_shipped_suicide_lists() -> None:
-    """``evidence.yaml`` ``suicide_words`` names ``death_wish``, ``preparatory_acts`` and ``intent_told``: a
-    wish to be dead, a preparation or an intent said only in the lists' words is a suicide word."""
+    """``evidence.yaml`` ``suicide_words`` names ``death_wish``, ``preparatory_acts``, ``intent_told`` and
+    ``method_asked``: a wish to be dead, a preparation, an intent or a method asked said only in the
+    lists' words is a suicide word."""
     triage = load_policy(REPO / "policies", "general").triage
     lists = load_pattern_lists(REPO / "policies" / "triage").lists
-    shipped = lists["death_wish"] + lists["preparatory_acts"] + lists["intent_told"]
+    shipped = lists["death_wish"] + lists["preparatory_acts"] + lists["intent_told"] + lists["method_asked"]
     assert triage.evidence.terms["suicide_words"].patterns[-len(shipped) :] == shipped
     reader = EvidenceReader(triage.evidence, triage.settings.negation, triage.vitals.pressure_signs)
     for said in (
