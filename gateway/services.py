@@ -34,37 +34,56 @@ def utc_today() -> dt.date:
 
 
 @dataclass(frozen=True)
-class RunParts:
-    """The components a request's run (``pipeline.run.answer``: ``draft_and_check``, ``Ending``) uses
-    after triage and retrieval, and nothing more of the ``Services``: handed to them, so the request's
-    state never reaches past them. Built once, with the ``Services`` that hold them
-    (``Services.answer_parts.run``)."""
+class DraftParts:
+    """What the draft and its checks (``pipeline.draft_check.draft_and_check``) use, and nothing more of
+    the ``Services``: the draft stage's drafter and the split, verify and cleanup components."""
 
     drafter: Drafter
     splitter: Splitter
     checker: ClaimChecker
     cleaner: SentenceCleaner
+
+
+@dataclass(frozen=True)
+class EndingParts:
+    """What a run's ending (``pipeline.ending.Ending``: refuse, fail, finish, interrupted) uses, and
+    nothing more of the ``Services``: the badge stage, the notes and messages an answer ends with, and
+    the record side."""
+
     badger: Badger
-    tools: ToolPassages
     notes: ReplyNotes
     messages: Messages
     """The refusal messages and the notes an answer ends with."""
     metrics: GatewayMetrics
+    """A failed draft is counted by its type (``metrics.count_draft_failure``)."""
+    tools: ToolPassages
+    """Counts the request's tool calls when it is recorded."""
     trail: AuditTrail
 
 
 @dataclass(frozen=True)
 class AnswerParts:
     """What ``pipeline.run.answer`` uses, and nothing more of the ``Services``: the two stages before the
-    run, the request's model deadline and the run's components. Built once, with the ``Services`` that
-    hold them (``Services.answer_parts``)."""
+    draft, the request's model deadline, what ``answer`` reads itself, and the parts it hands the draft
+    (``DraftParts``) and the ending (``EndingParts``). Built once, with the ``Services`` that hold them
+    (``Services.answer_parts``)."""
 
     triager: Triager
     retriever: Retriever
     deadline: float
     """Seconds within which every model call of one request must end (``GATEWAY_UPSTREAM_DEADLINE``)."""
-    run: RunParts
-    """What the request's run is handed after triage and retrieval (the record side among them)."""
+    tools: ToolPassages
+    """The tool steps: the calls a request asks for, triage lifted for them, the passages offered."""
+    messages: Messages
+    """The refusal message of an answer its cleanup refused."""
+    metrics: GatewayMetrics
+    """What the request's stage runner and its sink count into."""
+    trail: AuditTrail
+    """The record side: the provisional row is written with it (``record_start``)."""
+    draft: DraftParts
+    """What the draft read as it streams, and checked sentence by sentence, is handed."""
+    ending: EndingParts
+    """What the run's ending (badge, hand over, record) is handed."""
 
 
 @dataclass(frozen=True)
@@ -115,20 +134,19 @@ class Services:
     """What ``answer`` is handed (``AnswerParts``), built here from the fields above."""
 
     def __post_init__(self) -> None:
-        parts = RunParts(
-            drafter=self.drafter,
-            splitter=self.splitter,
-            checker=self.checker,
-            cleaner=self.cleaner,
-            badger=self.badger,
+        draft = DraftParts(self.drafter, self.splitter, self.checker, self.cleaner)
+        ending = EndingParts(self.badger, self.notes, self.messages, self.metrics, self.tools, self.trail)
+        answer_parts = AnswerParts(
+            triager=self.triager,
+            retriever=self.retriever,
+            deadline=self.settings.upstream_deadline,
             tools=self.tools,
-            notes=self.notes,
             messages=self.messages,
             metrics=self.metrics,
             trail=self.trail,
+            draft=draft,
+            ending=ending,
         )
-        deadline = self.settings.upstream_deadline
-        answer_parts = AnswerParts(self.triager, self.retriever, deadline, parts)
         object.__setattr__(self, "answer_parts", answer_parts)  # frozen: the one place it is set
 
     async def aclose_models(self) -> None:

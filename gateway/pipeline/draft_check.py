@@ -18,7 +18,7 @@ from gateway.drafting.contract import DraftEnd, DraftSentence, UrgencyRead, asse
 from gateway.pipeline.stages import Stage, StageRunner
 from gateway.pipeline.state import RequestState
 from gateway.pipeline.streamed import next_part
-from gateway.services import RunParts
+from gateway.services import DraftParts
 from gateway.tool_calls import ToolCallDelta
 from gateway.triage import model_read as model_triage
 from gateway.vocabulary import StageName
@@ -29,7 +29,7 @@ cleanup are components of the services, built at start-up)."""
 
 
 async def draft_and_check(
-    request: ChatRequest, state: RequestState, stage: StageRunner, parts: RunParts, release: Release
+    request: ChatRequest, state: RequestState, stage: StageRunner, parts: DraftParts, release: Release
 ) -> Outcome | None:
     """Read the draft of ``request`` as it streams and check each sentence the moment it is complete.
 

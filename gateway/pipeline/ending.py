@@ -26,7 +26,7 @@ from gateway.pipeline.recording import record
 from gateway.pipeline.result import PipelineResult
 from gateway.pipeline.stages import Stage, StageRunner, refusal_reason
 from gateway.pipeline.state import RequestState
-from gateway.services import RunParts
+from gateway.services import EndingParts
 from gateway.tools.passages import returned
 from gateway.triage import model_read as model_triage
 from gateway.triage.outcome import deferred_questions
@@ -45,7 +45,7 @@ class Ending:
         self,
         state: RequestState,
         stage: StageRunner,
-        parts: RunParts,
+        parts: EndingParts,
         outlet: Outlet,
         provisional: asyncio.Future[None] | None = None,
     ) -> None:

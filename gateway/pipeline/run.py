@@ -95,14 +95,13 @@ async def answer(
     if opened is None:
         opened = new_opened(request_id)
         provisional = asyncio.ensure_future(
-            record_start(opened.request_id, opened.created_at, request, parts.run.trail)
+            record_start(opened.request_id, opened.created_at, request, parts.trail)
         )
-    run = parts.run
-    calls = run.tools.calls(request)
-    state = RequestState(request, opened.request_id, opened.created_at, calls, run.drafter.name)
-    stage = StageRunner(run.metrics, state.timings)
-    outlet = Outlet(state, run.metrics, sink, delivery)
-    ending = Ending(state, stage, run, outlet, provisional)
+    calls = parts.tools.calls(request)
+    state = RequestState(request, opened.request_id, opened.created_at, calls, parts.draft.drafter.name)
+    stage = StageRunner(parts.metrics, state.timings)
+    outlet = Outlet(state, parts.metrics, sink, delivery)
+    ending = Ending(state, stage, parts.ending, outlet, provisional)
     try:
         with request_deadline(parts.deadline):
             return await _answer(state, stage, parts, outlet, ending)
@@ -116,10 +115,10 @@ async def answer(
 async def _answer(
     state: RequestState, stage: StageRunner, parts: AnswerParts, outlet: Outlet, ending: Ending
 ) -> PipelineResult:
-    request, run = state.request, parts.run
+    request = state.request
     try:
         triaged = await stage(Stage(StageName.TRIAGE, parts.triager.run), request)  # built at start-up
-        state.triage = run.tools.lift(triaged, request)
+        state.triage = parts.tools.lift(triaged, request)
         await ending.opened()  # the provisional row is committed before the model is asked or text sent
         if state.triage.scope is not Scope.IN_SCOPE:
             return await ending.refuse(RefusalReason(state.triage.scope.value), state.triage.reason)
@@ -128,7 +127,7 @@ async def _answer(
         retrieve = Stage(StageName.RETRIEVE, parts.retriever.run)  # built at start-up
         retrieval = await stage(retrieve, question)
         state.passages, state.best_relevance = retrieval.passages, retrieval.best_relevance
-        if (offered := run.tools.offered(retrieval, request)) is None:
+        if (offered := parts.tools.offered(retrieval, request)) is None:
             return await ending.refuse(
                 RefusalReason.NO_RELEVANT_CONTEXT, "no vetted passage is relevant enough"
             )
@@ -136,7 +135,7 @@ async def _answer(
 
         state.model_started = time.perf_counter()  # the request's model deadline counts from here
         asked = answerable_request(request, state.triage)  # what the model is asked to answer
-        outcome = await draft_and_check(asked, state, stage, run, outlet.release)
+        outcome = await draft_and_check(asked, state, stage, parts.draft, outlet.release)
     except StageError as err:  # named and counted by the runner; fail closed: refused, never sent
         return await ending.fail(err)
 
@@ -145,5 +144,5 @@ async def _answer(
     if not state.passages and not state.tools:  # it reached the model for a tool call only, and made none
         outcome = no_vetted_passage(outcome, state.triage)
     if outcome.refused and outcome.refusal_reason is not None:
-        return await ending.finish(outcome, refusal_message=run.messages.refusal(outcome.refusal_reason))
+        return await ending.finish(outcome, refusal_message=parts.messages.refusal(outcome.refusal_reason))
     return await ending.finish(outcome)
