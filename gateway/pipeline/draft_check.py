@@ -15,6 +15,7 @@ from gateway.claims.splitter import DraftBounds
 from gateway.cleanup.cleaner import Release
 from gateway.domain import ChatRequest, Outcome, RefusalReason
 from gateway.drafting.contract import DraftEnd, DraftSentence, UrgencyRead, assemble
+from gateway.errors import AuditError
 from gateway.pipeline.stages import Stage, StageRunner
 from gateway.pipeline.state import RequestState
 from gateway.pipeline.streamed import next_part
@@ -35,8 +36,10 @@ async def draft_and_check(
 
     Per sentence: split (bounded), verify, judge, and a failing claim rewritten at once (to its
     source: no model call; a model rewrite, where the policy asks for one, runs alongside and holds
-    only the sentences after it); then ``release`` what is final. Stops the model early on a refusal
-    no later sentence can undo (``CleanupStep.stop``, an instruction-like sentence). Fills in
+    only the sentences after it); then ``release`` what is final. At the draft's end the cleanup's
+    last step (``SentenceCleaner.finish``, run as the cleanup stage too) waits for the model rewrites
+    still running and releases the rest. Stops the model early on a refusal no later sentence can undo
+    (``CleanupStep.stop``, an instruction-like sentence). Fills in
     ``state``; returns the outcome, or None when the model's urgency read raised the request to an
     emergency. A failing stage raises StageError (named, counted); what was released stays released
     (``Ending.finish``).
@@ -45,6 +48,7 @@ async def draft_and_check(
     split = Stage(StageName.SPLIT, parts.splitter.run)  # the components: built at start-up
     verify = Stage(StageName.VERIFY, parts.checker.run)
     clean = Stage(StageName.CLEANUP, cleaner.run)
+    finish = Stage(StageName.CLEANUP, cleaner.finish, passes=(AuditError,))  # it releases: write-ahead
     bounds = DraftBounds()
     cleanup = cleaner.start(
         state.request, state.request_id, state.passages, release, state.tools.attributed, state.model_started
@@ -86,7 +90,7 @@ async def draft_and_check(
                 if step.stop is not None:
                     return _stopped(state, *step.stop)
         # a reply that calls tools: failing claims are removed, and removals do not refuse it
-        step = await cleaner.finish(cleanup, removals_refuse=not state.tools)
+        step = await stage(finish, cleanup, removals_refuse=not state.tools)
         await release(*step.ready)
         return _stopped(state, *step.stop) if step.stop is not None else cleaning.outcome()
     finally:

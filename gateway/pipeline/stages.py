@@ -48,6 +48,10 @@ class Stage(Generic[P, T]):
     failure: type[RunError] = StageError
     """What an unexpected exception becomes: a StageError (the request is refused with a reason) or,
     for the record stage, an AuditError (nothing may be sent without its record)."""
+    passes: tuple[type[Exception], ...] = ()
+    """Errors that are not this stage's failure: passed on untouched and not counted here (the
+    cleanup's last step releases sentences, and a stream's write-ahead failing there, an AuditError,
+    is counted where it fails: ``delivery.Delivery.ahead``)."""
 
 
 class StageRunner:
@@ -71,6 +75,8 @@ class StageRunner:
         try:
             return await stage.run(*args, **kwargs)
         except NothingToQuote:  # a refusal the pipeline makes, not a failure: not counted here
+            raise
+        except stage.passes:  # not this stage's failure (none unless the stage names some)
             raise
         except Exception as err:  # a cancellation is not an Exception: it passes untouched
             failure = err if isinstance(err, RunError) else stage.failure.from_exception(stage.name, err)

@@ -39,7 +39,7 @@ from gateway.metrics import GatewayMetrics
 from gateway.pipeline.draft_check import DRAFT
 from gateway.pipeline.ending import RECORD
 from gateway.pipeline.run import answer
-from gateway.pipeline.stages import REASON_BY_STAGE, refusal_reason
+from gateway.pipeline.stages import REASON_BY_STAGE, Stage, StageRunner, refusal_reason
 from gateway.retrieval.retrieve import Retriever
 from gateway.services import Services
 from gateway.testing import ScriptedVerifier
@@ -159,6 +159,19 @@ def break_cleanup(services: Services) -> Services:
     return with_components(services, cleaner=broken)
 
 
+class FailingFinishCleaner(SentenceCleaner):
+    """A cleanup stage whose last step fails: every sentence was judged and released before it."""
+
+    async def finish(self, *_: Any, **__: Any) -> CleanupStep:
+        raise RuntimeError(BUG)
+
+
+def break_cleanup_finish(services: Services) -> Services:
+    c = services.cleaner
+    broken = FailingFinishCleaner(c.rewriter, c.policy, c.metrics, c.max_rewrites, c.deadline)
+    return with_components(services, cleaner=broken)
+
+
 def break_badge(services: Services) -> Services:
     point = operating_point(services.checker.verifier)
     return with_components(services, badger=TierBadger(services.policy.tiers, bug, point))  # its clock fails
@@ -238,6 +251,54 @@ async def test_a_badge_failure_after_the_answer_was_released_ends_it_with_a_note
     assert set(stage_errors(services.metrics)) == {"badge"}  # the ended-early outcome is badged again
     (row,) = services.audit.list(AuditFilter())
     assert (row.id, row.reason) == (result.request_id, RefusalReason.VERIFIER_ERROR.value)
+
+
+async def test_a_failing_cleanup_finish_is_a_cleanup_failure_ending_the_answer_with_a_note(  # type: ignore[no-untyped-def]
+    make_services,
+) -> None:
+    """The cleanup's last step (``SentenceCleaner.finish``) runs through the stage runner like its
+    ``run``: a bug there is named (cleanup), counted and refused, never an unhandled error. Its
+    sentences were released before it, so the answer ends with the note naming the refusal."""
+    services = break_cleanup_finish(make_services())
+    pieces: list[str] = []
+
+    async def sink(piece: object) -> None:
+        pieces.append(str(piece))
+
+    result = await answer(ask(), services.answer_parts, sink=sink)
+
+    assert result.outcome.ended_early
+    assert result.outcome.refusal_reason is RefusalReason.VERIFIER_ERROR
+    assert result.report.summary.reason is RefusalReason.VERIFIER_ERROR
+    assert "I have stopped this answer here" in pieces[-1]
+    assert "".join(pieces) == result.answer
+    assert isinstance(result.error, StageError)
+    assert result.error.stage == StageName.CLEANUP
+    assert BUG in str(result.error)
+
+    assert stage_errors(services.metrics) == {"cleanup": 1.0}
+    m = services.metrics.registry
+    assert m.get_sample_value("gateway_requests_total", {"outcome": "error"}) == 1.0
+    (row,) = services.audit.list(AuditFilter())
+    assert (row.id, row.outcome, row.reason) == (result.request_id, "error", "verifier_error")
+    record = services.audit.get(result.request_id)
+    assert record is not None
+    assert record["error"] == {"type": "StageError", "message": str(result.error), "stage": "cleanup"}
+    assert record["answer"] == result.answer
+
+
+async def test_an_error_a_stage_passes_on_is_neither_wrapped_nor_counted_again() -> None:
+    """The cleanup's last step releases sentences: a stream's write-ahead failing there is an
+    AuditError already counted by the write-ahead, passed on as it is (``Stage.passes``)."""
+    metrics = GatewayMetrics()
+
+    async def write_ahead_fails() -> None:
+        raise AuditError("cannot write the audit record")
+
+    with pytest.raises(AuditError) as caught:
+        await StageRunner(metrics)(Stage(StageName.CLEANUP, write_ahead_fails, passes=(AuditError,)))
+    assert caught.value.stage == StageName.RECORD
+    assert stage_errors(metrics) == {}
 
 
 async def test_a_refusal_whose_badging_fails_keeps_its_reason(make_services) -> None:  # type: ignore[no-untyped-def]
