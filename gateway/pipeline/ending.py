@@ -152,7 +152,7 @@ class Ending:
         blocking: bool = False,
     ) -> PipelineResult:
         await self.opened()  # the final record comes after the provisional one (AuditError: no answer)
-        delivering = self.outlet.streams and interruption is None
+        delivering = self.outlet.delivery is not None and interruption is None  # Delivery completes it
         self.state.recorded = not delivering
         self.state.timings.total = time.perf_counter() - self.state.timings.started
         result = self.state.result(outcome, report, error, interruption)

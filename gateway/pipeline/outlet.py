@@ -53,12 +53,8 @@ class Outlet:
         self.metrics = metrics
         self.sink = sink
         self.delivery = delivery
-        """A stream's audit side: text is written ahead to the row before the sink gets it."""
-
-    @property
-    def streams(self) -> bool:
-        """A stream's outlet: its final record is written as ``delivering`` (``Delivery`` completes it)."""
-        return self.delivery is not None
+        """A stream's audit side (None: not a stream): text is written ahead to the row before the sink
+        gets it, and its final record is written as ``delivering`` (``Delivery`` completes it)."""
 
     async def release(self, *pieces: str) -> None:
         """Hand verified sentences to the sink; the first stamps the time to the first verified token.
