@@ -53,7 +53,7 @@ def rebuild(record: AuditRecord) -> dict[str, Any]:
         "model": record.model,
         "upstream": _text(record.upstream),
         "verifier": _text(record.verifier),
-        "operating_point": _operating_point(record),
+        "operating_point": record.operating_point or None,  # null when it names none
         "context": _text(record.context),
         "passages": [
             {"id": p.id, "document_id": p.document_id, "version": passage_version(p.text), "title": p.title}
@@ -75,11 +75,6 @@ def rebuild(record: AuditRecord) -> dict[str, Any]:
 
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def _operating_point(record: AuditRecord) -> str | None:
-    """The verifier's operating point the record names; None when it names none (written before it)."""
-    return None if record.trust is UNSET or not record.trust.operating_point else record.trust.operating_point
 
 
 def _records(

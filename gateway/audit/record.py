@@ -210,6 +210,12 @@ class AuditRecord(msgspec.Struct, frozen=True, kw_only=True):
         """False for the provisional record (the request never completed it)."""
         return self.status is UNSET
 
+    @property
+    def operating_point(self) -> str:
+        """The operating point of the verifier that checked its claims (``TrustRecord.operating_point``);
+        empty when it names none (a provisional record, or one written before it was recorded)."""
+        return self.trust.operating_point if self.trust is not UNSET else ""
+
 
 @dataclass(frozen=True)
 class UnreadableRecord:

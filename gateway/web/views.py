@@ -259,7 +259,7 @@ def request_view(
         upstream=_text(record.upstream),
         verifier=_text(record.verifier),
         context=_text(record.context),
-        operating_point=trust.operating_point if trust is not None else "",
+        operating_point=record.operating_point,
         user=record.user,
         metadata=record.metadata,
         record=record,

@@ -214,7 +214,7 @@ def test_a_record_written_before_the_operating_point_decodes_without_one() -> No
     record = load_record("req", old("rewritten_removed.json"))
     assert isinstance(record, AuditRecord), record
     assert isinstance(record.trust, TrustRecord)
-    assert record.trust.operating_point == ""
+    assert record.trust.operating_point == record.operating_point == ""
     view = request_view(
         record, load_file(bundled("policies") / "tiers.yaml", TierPolicy), TODAY, load_tier_badges()
     )
@@ -244,7 +244,7 @@ def test_a_new_record_keeps_the_operating_point_of_its_trust_report() -> None:
     again = load_record("req", encode_record(record))
     assert isinstance(again, AuditRecord)
     assert isinstance(again.trust, TrustRecord)
-    assert again.trust.operating_point == POINT
+    assert again.trust.operating_point == again.operating_point == POINT
     assert rebuild(again)["operating_point"] == POINT
     details = {d["type"]: d["valueString"] for d in fhir_resources(again)[0]["entity"][0]["detail"]}
     assert details["operating_point"] == POINT
