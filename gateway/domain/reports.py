@@ -76,11 +76,11 @@ class TrustReport:
     sources: tuple[Passage, ...]
     source_tiers: tuple[SourceTier, ...] = ()
     """One per source, in order, resolved when the claims were badged; empty for a report built
-    without badging (``trust.badge.unbadged``): readers then use ``tiers.source_tier``."""
+    without badging (``TierBadger.unbadged``): readers then use ``tiers.source_tier``."""
     operating_point: str = ""
     """The operating point of the verifier that checks the chat path's claims, as ``/v1/verify`` and
     the eval name it (``verification.verifier.operating_point``): handed to the badge stage at start-up
     (``trust.badge.TierBadger``), so every report the pipeline builds names it, with badges or without
     (``TierBadger.unbadged``: a refusal or an interrupted run, whose recorded verdicts, if any, that
-    verifier gave). Empty only in a report built without one (``trust.badge.unbadged`` called bare) and
+    verifier gave). Empty only in a report built without one (``trust.badge.badge`` called bare) and
     in audit records written before it existed."""

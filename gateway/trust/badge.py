@@ -190,7 +190,8 @@ class Badger(Protocol):
         ...
 
     def unbadged(self, outcome: Outcome, passages: Sequence[Passage]) -> TrustReport:
-        """The report without per-claim badges (``unbadged``): never fails, reads no clock."""
+        """The report without per-claim badges (a failed stage's refusal, an interrupted run): never
+        fails, reads no clock, names the same operating point as ``run``."""
         ...
 
 
@@ -208,23 +209,18 @@ class TierBadger:
         return badge(outcome, passages, self.policy, self.today(), self.operating_point)
 
     def unbadged(self, outcome: Outcome, passages: Sequence[Passage]) -> TrustReport:
-        """``unbadged`` naming this stage's operating point: the verifier is the same whether or not
-        the claims could be badged (and an interrupted run's recorded verdicts are that verifier's)."""
-        return unbadged(outcome, passages, self.operating_point)
-
-
-def unbadged(outcome: Outcome, passages: Sequence[Passage], operating_point: str = "") -> TrustReport:
-    """The report without per-claim badges: of an outcome with no claim (a failed stage's refusal, an
-    interrupted run), the same as ``badge`` gives without its tier lookups; of a refusal whose badging
-    failed, its summary (an answer whose badging fails is refused instead). Its sources carry no
-    resolved tier: readers resolve them through ``tiers.source_tier``. It names ``operating_point``
-    like ``badge`` (the pipeline's come from ``TierBadger.unbadged``; empty when not known)."""
-    return TrustReport(
-        claims=(),
-        summary=summarise(outcome, ()),
-        sources=tuple(passages),
-        operating_point=operating_point,
-    )
+        """The report without per-claim badges: of an outcome with no claim (a failed stage's refusal,
+        an interrupted run), the same as ``run`` gives without its tier lookups; of a refusal whose
+        badging failed, its summary (an answer whose badging fails is refused instead). Its sources
+        carry no resolved tier: readers resolve them through ``tiers.source_tier``. It names this
+        stage's operating point, as ``run`` does: the verifier is the same whether or not the claims
+        could be badged (and an interrupted run's recorded verdicts are that verifier's)."""
+        return TrustReport(
+            claims=(),
+            summary=summarise(outcome, ()),
+            sources=tuple(passages),
+            operating_point=self.operating_point,
+        )
 
 
 def summarise(outcome: Outcome, best_scores: Sequence[float]) -> TrustSummary:

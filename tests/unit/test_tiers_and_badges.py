@@ -35,7 +35,6 @@ from gateway.trust.badge import (
     load_tier_badges,
     response_trust,
     source_badge,
-    unbadged,
 )
 from gateway.trust.policy import AgeStep, Tier, TierBadgeTexts, TierPolicy, TierRule
 from gateway.trust.tiers import resolve_tier, trust_score
@@ -358,7 +357,6 @@ async def test_every_report_of_the_badge_stage_names_its_verifiers_operating_poi
     assert other.operating_point == "judge"  # the stage's own, not a constant
     # built outside a badge stage, a report knows no verifier: empty, as in records written before
     assert badge(outcome_of([verified]), sources(), tiers, TODAY).operating_point == ""
-    assert unbadged(refusal, sources()).operating_point == ""
 
 
 # --- the JSON contract (docs/api-trust.md) ------------------------------------------------------
