@@ -15,10 +15,10 @@ from typing import Protocol, runtime_checkable
 
 from opentelemetry.util.types import AttributeValue
 
+from gateway.cleanup.cleaner import CleanupStep
 from gateway.domain import (
     ChatRequest,
     Draft,
-    Outcome,
     Retrieval,
     SplitReply,
     Triage,
@@ -95,7 +95,7 @@ def outcome_attributes(
             "gateway.split.claims": sum(1 for s in result.statements if s.is_claim),
             "gateway.split.instruction": result.instruction,
         }
-    if isinstance(result, Outcome):
+    if isinstance(result, CleanupStep):
         return _cleanup(result)
     if isinstance(result, TrustReport):
         return _badge(result)
@@ -155,12 +155,15 @@ def _verify(verdicts: Sequence[Verdict]) -> Attributes:
     return attributes
 
 
-def _cleanup(outcome: Outcome) -> Attributes:
-    attributes: Attributes = {"gateway.cleanup.refused": outcome.refused}
-    if outcome.refusal_reason is not None:
-        attributes["gateway.cleanup.reason"] = outcome.refusal_reason.value
-    counts = Counter(claim.outcome.value for claim in outcome.claims)
-    attributes.update({f"gateway.cleanup.{name}": count for name, count in counts.items()})
+def _cleanup(step: CleanupStep) -> Attributes:
+    """One cleanup step (a sentence judged, or the draft's end): the sentences it made final, and the
+    refusal it stopped the answer on, if any."""
+    attributes: Attributes = {
+        "gateway.cleanup.released": len(step.ready),
+        "gateway.cleanup.stopped": step.stop is not None,
+    }
+    if step.stop is not None:
+        attributes["gateway.cleanup.reason"] = step.stop[0].value
     return attributes
 
 

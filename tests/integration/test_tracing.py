@@ -134,6 +134,9 @@ def test_a_request_is_one_trace_with_a_span_per_stage(traced, exporter, log_stre
         assert draft.attributes["gen_ai.request.model"] == services.settings.upstream_model
     assert total(spans_of(exporter, "split"), "gateway.split.claims") == 2
     assert total(spans_of(exporter, "verify"), "gateway.verify.supported") == 2
+    cleanups = spans_of(exporter, "cleanup")  # each sentence's step, then the draft's end
+    assert total(cleanups, "gateway.cleanup.released") == 2
+    assert not any((c.attributes or {}).get("gateway.cleanup.stopped") for c in cleanups)
     assert stages["badge"].attributes["gateway.badge.supported"] == 2
     assert stages["record"].attributes["gateway.request.id"] == request_id
     # no patient text in any span by default

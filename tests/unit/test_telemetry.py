@@ -10,8 +10,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
+from gateway.cleanup.cleaner import CleanupStep
 from gateway.domain import (
     Passage,
+    RefusalReason,
     Retrieval,
     Scope,
     Span,
@@ -97,6 +99,19 @@ def test_the_retrieve_and_split_outcomes_are_counts_not_text() -> None:
         "gateway.split.statements": 2,
         "gateway.split.claims": 1,
         "gateway.split.instruction": False,
+    }
+
+
+def test_a_cleanup_step_is_counted_by_what_it_released_and_where_it_stopped() -> None:
+    """Each cleanup step (a sentence judged, the draft's end) returns a ``CleanupStep``: its span names
+    how many sentences it made final and the refusal it stopped on, never their text."""
+    released = outcome_attributes("cleanup", (), CleanupStep((SECRET_QUESTION, "Hello."), None), True)
+    assert released == {"gateway.cleanup.released": 2, "gateway.cleanup.stopped": False}
+    stopped = CleanupStep((), (RefusalReason.SAFETY_CRITICAL_FAILED, SECRET_QUESTION))
+    assert outcome_attributes("cleanup", (), stopped, True) == {
+        "gateway.cleanup.released": 0,
+        "gateway.cleanup.stopped": True,
+        "gateway.cleanup.reason": RefusalReason.SAFETY_CRITICAL_FAILED.value,
     }
 
 
