@@ -15,6 +15,8 @@ from tests.support.triage import confident_read, decide_message, reader_of, sema
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = load_policy(REPO / "policies", "general")
+CATARACT = load_policy(REPO / "policies", "cataract-followup")
+"""The second shipped context, for tests that a pattern list reaches every context."""
 GENERAL = POLICY.context
 TRIAGE = POLICY.triage
 VITALS = TRIAGE.vitals

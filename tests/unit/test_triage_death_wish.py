@@ -7,18 +7,11 @@ layers decide."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from gateway.domain import Scope
-from gateway.policies import load_policy
-from tests.support.shipped_triage import judge
+from tests.support.shipped_triage import CATARACT, POLICY, judge
 from tests.support.triage import flagged_rule
-
-POLICIES = Path(__file__).resolve().parents[2] / "policies"
-GENERAL = load_policy(POLICIES, "general")
-CATARACT = load_policy(POLICIES, "cataract-followup")
 
 
 @pytest.mark.parametrize(
@@ -38,7 +31,7 @@ CATARACT = load_policy(POLICIES, "cataract-followup")
     ],
 )
 def test_a_wish_to_be_dead_is_thoughts_of_suicide(message: str) -> None:
-    assert flagged_rule(message, GENERAL) == "suicidal_intent"
+    assert flagged_rule(message, POLICY) == "suicidal_intent"
 
 
 @pytest.mark.parametrize(
@@ -56,7 +49,7 @@ def test_a_wish_to_be_dead_is_thoughts_of_suicide(message: str) -> None:
     ],
 )
 def test_figures_of_speech_topics_and_ordinary_wishes_do_not_fire(message: str) -> None:
-    assert flagged_rule(message, GENERAL) is None
+    assert flagged_rule(message, POLICY) is None
 
 
 @pytest.mark.parametrize(
@@ -75,7 +68,7 @@ def test_figures_of_speech_topics_and_ordinary_wishes_do_not_fire(message: str) 
 def test_a_wish_to_be_dead_in_other_words_is_thoughts_of_suicide(message: str) -> None:
     """(#31, s58) Sleep with no waking, nothing left to live for, better that I did not live, a means
     turned on oneself by fire: each at the end of its clause or told of oneself."""
-    assert flagged_rule(message, GENERAL) == "suicidal_intent"
+    assert flagged_rule(message, POLICY) == "suicidal_intent"
 
 
 @pytest.mark.parametrize(
@@ -89,7 +82,7 @@ def test_a_wish_to_be_dead_in_other_words_is_thoughts_of_suicide(message: str) -
     ],
 )
 def test_sleep_troubles_and_a_place_to_live_do_not_fire(message: str) -> None:
-    assert flagged_rule(message, GENERAL) is None
+    assert flagged_rule(message, POLICY) is None
 
 
 def test_every_context_reads_the_same_wishes() -> None:
@@ -113,7 +106,7 @@ def test_every_context_reads_the_same_wishes() -> None:
 def test_no_point_or_reason_to_live_is_a_wish_to_be_dead(message: str) -> None:
     """(#31, s59) Seeing no point or reason in living or going on is the C-SSRS wish to be dead told as
     hopelessness: one pattern list (``death_wish``) for every context and every group that reads it."""
-    assert flagged_rule(message, GENERAL) == "suicidal_intent"
+    assert flagged_rule(message, POLICY) == "suicidal_intent"
     assert flagged_rule(message, CATARACT) == "suicidal_intent"
 
 
@@ -129,7 +122,7 @@ def test_no_point_or_reason_to_live_is_a_wish_to_be_dead(message: str) -> None:
     ],
 )
 def test_no_point_in_a_place_a_diet_or_a_trip_does_not_fire(message: str) -> None:
-    assert flagged_rule(message, GENERAL) is None
+    assert flagged_rule(message, POLICY) is None
 
 
 def test_no_point_in_going_on_with_a_promise_of_safety_is_the_safety_note() -> None:

@@ -6,16 +6,10 @@ decide."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from gateway.policies import load_policy
+from tests.support.shipped_triage import CATARACT, POLICY
 from tests.support.triage import flagged_rule
-
-POLICIES = Path(__file__).resolve().parents[2] / "policies"
-GENERAL = load_policy(POLICIES, "general")
-CATARACT = load_policy(POLICIES, "cataract-followup")
 
 
 @pytest.mark.parametrize(
@@ -32,7 +26,7 @@ CATARACT = load_policy(POLICIES, "cataract-followup")
     ],
 )
 def test_a_method_asked_by_its_pain_or_ease_is_thoughts_of_suicide(message: str) -> None:
-    assert flagged_rule(message, GENERAL) == "suicidal_intent"
+    assert flagged_rule(message, POLICY) == "suicidal_intent"
     assert flagged_rule(message, CATARACT) == "suicidal_intent"
 
 
@@ -51,4 +45,4 @@ def test_a_method_asked_by_its_pain_or_ease_is_thoughts_of_suicide(message: str)
     ],
 )
 def test_a_dye_a_stretch_history_a_game_or_labour_does_not_fire(message: str) -> None:
-    assert flagged_rule(message, GENERAL) is None
+    assert flagged_rule(message, POLICY) is None
