@@ -48,42 +48,40 @@ class DraftParts:
 class EndingParts:
     """What a run's ending (``pipeline.ending.Ending``: refuse, fail, finish, interrupted) uses, and
     nothing more of the ``Services``: the badge stage, the notes and messages an answer ends with, and
-    the record side."""
+    the record side. ``pipeline.run.answer`` reads its tool steps, messages, metrics and trail too
+    (``AnswerParts.ending``): each is held here only."""
 
     badger: Badger
     notes: ReplyNotes
     messages: Messages
-    """The refusal messages and the notes an answer ends with."""
+    """The refusal messages and the notes an answer ends with (the refusal of an answer its cleanup
+    refused among them)."""
     metrics: GatewayMetrics
-    """A failed draft is counted by its type (``metrics.count_draft_failure``)."""
+    """What the request's stage runner and its sink count into; a failed draft is counted by its type
+    (``metrics.count_draft_failure``)."""
     tools: ToolPassages
-    """Counts the request's tool calls when it is recorded."""
+    """The tool steps: the calls a request asks for, triage lifted for them, the passages offered; counts
+    the request's tool calls when it is recorded."""
     trail: AuditTrail
+    """The record side: the provisional row is written with it (``record_start``), and the record."""
 
 
 @dataclass(frozen=True)
 class AnswerParts:
     """What ``pipeline.run.answer`` uses, and nothing more of the ``Services``: the two stages before the
-    draft, the request's model deadline, what ``answer`` reads itself, and the parts it hands the draft
-    (``DraftParts``) and the ending (``EndingParts``). Built once, with the ``Services`` that hold them
+    draft, the request's model deadline, and the parts it hands the draft (``DraftParts``) and the
+    ending (``EndingParts``). Built once, with the ``Services`` that hold them
     (``Services.answer_parts``)."""
 
     triager: Triager
     retriever: Retriever
     deadline: float
     """Seconds within which every model call of one request must end (``GATEWAY_UPSTREAM_DEADLINE``)."""
-    tools: ToolPassages
-    """The tool steps: the calls a request asks for, triage lifted for them, the passages offered."""
-    messages: Messages
-    """The refusal message of an answer its cleanup refused."""
-    metrics: GatewayMetrics
-    """What the request's stage runner and its sink count into."""
-    trail: AuditTrail
-    """The record side: the provisional row is written with it (``record_start``)."""
     draft: DraftParts
     """What the draft read as it streams, and checked sentence by sentence, is handed."""
     ending: EndingParts
-    """What the run's ending (badge, hand over, record) is handed."""
+    """What the run's ending (badge, hand over, record) is handed; ``answer`` reads the tool steps, the
+    messages, the metrics and the audit trail from it too (each held once)."""
 
 
 @dataclass(frozen=True)
@@ -140,10 +138,6 @@ class Services:
             triager=self.triager,
             retriever=self.retriever,
             deadline=self.settings.upstream_deadline,
-            tools=self.tools,
-            messages=self.messages,
-            metrics=self.metrics,
-            trail=self.trail,
             draft=draft,
             ending=ending,
         )

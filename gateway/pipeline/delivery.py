@@ -140,7 +140,7 @@ async def stream_answer(
     client went away) records ``client_disconnected``: mid-answer by cancelling the run, which records
     itself; after the result, here. Both are shielded from the cancellation.
     """
-    delivery = Delivery(opened.request_id, opened.created_at, request, parts.trail)
+    delivery = Delivery(opened.request_id, opened.created_at, request, parts.ending.trail)
     queue: asyncio.Queue[StreamItem | Exception] = asyncio.Queue()
     produced: list[PipelineResult] = []
 

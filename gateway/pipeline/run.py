@@ -95,12 +95,12 @@ async def answer(
     if opened is None:
         opened = new_opened(request_id)
         provisional = asyncio.ensure_future(
-            record_start(opened.request_id, opened.created_at, request, parts.trail)
+            record_start(opened.request_id, opened.created_at, request, parts.ending.trail)
         )
-    calls = parts.tools.calls(request)
+    calls = parts.ending.tools.calls(request)
     state = RequestState(request, opened.request_id, opened.created_at, calls, parts.draft.drafter.name)
-    stage = StageRunner(parts.metrics, state.timings)
-    outlet = Outlet(state, parts.metrics, sink, delivery)
+    stage = StageRunner(parts.ending.metrics, state.timings)
+    outlet = Outlet(state, parts.ending.metrics, sink, delivery)
     ending = Ending(state, stage, parts.ending, outlet, provisional)
     try:
         with request_deadline(parts.deadline):
@@ -118,7 +118,7 @@ async def _answer(
     request = state.request
     try:
         triaged = await stage(Stage(StageName.TRIAGE, parts.triager.run), request)  # built at start-up
-        state.triage = parts.tools.lift(triaged, request)
+        state.triage = parts.ending.tools.lift(triaged, request)
         await ending.opened()  # the provisional row is committed before the model is asked or text sent
         if state.triage.scope is not Scope.IN_SCOPE:
             return await ending.refuse(RefusalReason(state.triage.scope.value), state.triage.reason)
@@ -127,7 +127,7 @@ async def _answer(
         retrieve = Stage(StageName.RETRIEVE, parts.retriever.run)  # built at start-up
         retrieval = await stage(retrieve, question)
         state.passages, state.best_relevance = retrieval.passages, retrieval.best_relevance
-        if (offered := parts.tools.offered(retrieval, request)) is None:
+        if (offered := parts.ending.tools.offered(retrieval, request)) is None:
             return await ending.refuse(
                 RefusalReason.NO_RELEVANT_CONTEXT, "no vetted passage is relevant enough"
             )
@@ -144,5 +144,7 @@ async def _answer(
     if not state.passages and not state.tools:  # it reached the model for a tool call only, and made none
         outcome = no_vetted_passage(outcome, state.triage)
     if outcome.refused and outcome.refusal_reason is not None:
-        return await ending.finish(outcome, refusal_message=parts.messages.refusal(outcome.refusal_reason))
+        return await ending.finish(
+            outcome, refusal_message=parts.ending.messages.refusal(outcome.refusal_reason)
+        )
     return await ending.finish(outcome)

@@ -63,7 +63,7 @@ async def chat_completions(
     edge_id = request_id_of(request)  # the id the x-request-id middleware gave this request
     if chat.stream:  # verified streaming: headers go out before the result exists (no Server-Timing)
         opened = await open_request(
-            chat, chat_parts.answer.trail, edge_id
+            chat, chat_parts.answer.ending.trail, edge_id
         )  # the provisional row first; AuditError: a 503
         request_id = opened.request_id
         return Stream(

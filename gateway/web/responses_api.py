@@ -59,7 +59,7 @@ async def create_response(request: Request[Any, Any, Any], chat_parts: ChatParts
     parsed = parse_responses_request(await request.body(), chat_parts.limits)
     chat = parsed.chat
     if chat.stream:  # headers go out before the result exists: the provisional row first (AuditError: 503)
-        opened = await open_request(chat, chat_parts.answer.trail)
+        opened = await open_request(chat, chat_parts.answer.ending.trail)
         ids = ResponseIds(opened.request_id)
         events = _events(
             stream_answer(chat, chat_parts.answer, opened),
