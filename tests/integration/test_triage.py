@@ -18,6 +18,7 @@ from gateway.triage.outcome import answerable_request, deferred_questions, red_f
 from gateway.triage.planning import split_questions
 from gateway.triage.semantic import SemanticTriage
 from gateway.triage.triager import triage_texts
+from tests.support import shipped_triage
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
 
@@ -27,7 +28,7 @@ def context(name: str) -> OperatingContext:
 
 
 GENERAL = context("general")
-CATARACT = context("cataract-followup")
+CATARACT = shipped_triage.CATARACT.context
 TRIAGE_POLICY = load_policy(POLICIES, "general").triage
 TriageFn = Callable[[str, OperatingContext], Triage]
 

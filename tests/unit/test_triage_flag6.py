@@ -14,12 +14,11 @@ import pytest
 from gateway.domain import Scope
 from gateway.errors import InvalidValue
 from gateway.policies import Policy, load_policy
-from tests.support.shipped_triage import suicide_read
+from tests.support.shipped_triage import CATARACT, suicide_read
 from tests.support.triage import decide_message, flagged_rule, sign_groups
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
 GENERAL = load_policy(POLICIES, "general")
-CATARACT = load_policy(POLICIES, "cataract-followup")
 
 
 @pytest.mark.parametrize("policy", [GENERAL, CATARACT], ids=["general", "cataract"])

@@ -22,12 +22,13 @@ from gateway.triage.policy import TriagePolicy, load_triage_policy
 from gateway.triage.rule_layer import red_flag
 from gateway.triage.semantic import SemanticTriage
 from gateway.triage.triager import triage_texts
+from tests.support import shipped_triage
 
 REPO = Path(__file__).resolve().parents[2]
 POLICIES = REPO / "policies"
 POLICY = load_policy(POLICIES, "general")
 GENERAL = POLICY.context
-CATARACT = load_policy(POLICIES, "cataract-followup").context
+CATARACT = shipped_triage.CATARACT.context
 NEGATION = POLICY.triage.settings.negation
 
 

@@ -14,6 +14,7 @@ from gateway.policies import load_policy
 from gateway.triage.evidence import EvidenceReader
 from gateway.triage.pattern_lists import PatternLists, evidence_with_lists, load_pattern_lists, with_lists
 from gateway.triage.policy import load_triage_policy
+from tests.support.shipped_triage import CATARACT, POLICY
 
 REPO = Path(__file__).resolve().parents[2]
 LISTS = PatternLists({"wish": (r"\bwish i was dead\b", r"\bnever been born\b")})
@@ -56,10 +57,8 @@ def test_both_contexts_read_the_shipped_suicide_lists_in_order() -> None:
     topic until told as the asker's own, which the rule, firing on any mention, cannot tell)."""
     lists = load_pattern_lists(REPO / "policies" / "triage").lists
     shipped = lists["death_wish"] + lists["preparatory_acts"] + lists["method_asked"]
-    for name in ("general", "cataract-followup"):
-        rules = [
-            r for r in load_policy(REPO / "policies", name).context.emergency if r.id == "suicidal_intent"
-        ]
+    for policy in (POLICY, CATARACT):
+        rules = [r for r in policy.context.emergency if r.id == "suicidal_intent"]
         assert rules[0].patterns[-len(shipped) :] == shipped
 
 

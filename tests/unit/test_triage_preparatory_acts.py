@@ -13,11 +13,11 @@ import pytest
 
 from gateway.policies import load_policy
 from gateway.triage.evidence import EvidenceReader
+from tests.support.shipped_triage import CATARACT
 from tests.support.triage import flagged_rule
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
 GENERAL = load_policy(POLICIES, "general")
-CATARACT = load_policy(POLICIES, "cataract-followup")
 
 
 @pytest.mark.parametrize(

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from gateway.policies import Policy, load_policy
+from tests.support.shipped_triage import CATARACT
 from tests.support.triage import flagged_rule
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
 GENERAL = load_policy(POLICIES, "general")
-CATARACT = load_policy(POLICIES, "cataract-followup")
 CONTEXTS = pytest.mark.parametrize("policy", [GENERAL, CATARACT], ids=["general", "cataract"])
 
 
