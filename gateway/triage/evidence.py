@@ -59,6 +59,16 @@ def stem(word: str) -> str:
     return stemming.stem(word.lower().replace("'", "").replace("\u2019", ""))
 
 
+def listed_stems(word: str) -> tuple[str, ...] | None:
+    """The stems a listed word or phrase is matched by, word by word, or None when it is matched as
+    written ("-ful" words). A stem matches every word with that stem, so a term written in one form is
+    also read in its other senses ("resting" is matched by "a rest"): tests/fixtures/triage/
+    stemmed_words.yaml lists the single words reviewed for that (#31, s60)."""
+    if _FUL.search(word):
+        return None
+    return tuple(stem(t) for t in _TOKEN.findall(word))
+
+
 def _pseudo(negation: NegationPolicy) -> tuple[str, ...]:
     """The pseudo-negations: ``negation.pseudo`` and every other form of a negative a sign is told with
     (``negation.forms``)."""
@@ -114,11 +124,10 @@ class EvidenceReader:
             for word in group.words:
                 if word.endswith("*") or word.startswith("*"):
                     continue
-                if _FUL.search(word):
+                stems = listed_stems(word)
+                if stems is None:
                     self._searches.append(PatternSearch.of(name, _whole(word), prefilter))
-                    continue
-                stems = tuple(stem(t) for t in _TOKEN.findall(word))
-                if stems:
+                elif stems:
                     self._phrases.setdefault(stems[0], []).append((stems, name))
             # each pattern compiled on its own: one alternation of them all defeats re's prefix scan
             self._searches.extend(
