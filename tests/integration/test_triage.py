@@ -20,16 +20,10 @@ from gateway.triage.semantic import SemanticTriage
 from gateway.triage.triager import triage_texts
 from tests.support import shipped_triage
 
-POLICIES = Path(__file__).resolve().parents[2] / "policies"
-
-
-def context(name: str) -> OperatingContext:
-    return load_policy(POLICIES, name).context
-
-
-GENERAL = context("general")
+POLICIES = shipped_triage.REPO / "policies"
+GENERAL = shipped_triage.GENERAL
 CATARACT = shipped_triage.CATARACT.context
-TRIAGE_POLICY = load_policy(POLICIES, "general").triage
+TRIAGE_POLICY = shipped_triage.TRIAGE
 TriageFn = Callable[[str, OperatingContext], Triage]
 
 

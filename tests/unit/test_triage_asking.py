@@ -5,22 +5,17 @@ the semantic layers' read is given (``score``)."""
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 
 from gateway.domain import Scope, Triage
 from gateway.errors import ConfigurationError, InvalidValue
-from gateway.policies import load_policy
 from gateway.triage.evidence_policy import AskingPolicy
 from gateway.triage.policy import TriagePolicy
 from gateway.triage.semantic import SemanticScore
+from tests.support.shipped_triage import GENERAL, TRIAGE
 from tests.support.triage import confident_read, decide_message, reader_of, without_unbound_rule
 
-REPO = Path(__file__).resolve().parents[2]
-POLICY = load_policy(REPO / "policies", "general")
-GENERAL = POLICY.context
-TRIAGE = POLICY.triage
 CATEGORIES = tuple(dict.fromkeys(TRIAGE.categories))
 
 

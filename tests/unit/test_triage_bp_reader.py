@@ -11,14 +11,11 @@ import pytest
 import yaml
 
 from gateway.errors import ConfigurationError
-from gateway.policies import load_policy
 from gateway.triage.policy import load_triage_policy
 from gateway.triage.pressure import read_pressures
 from gateway.triage.vitals import read_vitals
-from tests.support.shipped_triage import REPO, copy_policies
+from tests.support.shipped_triage import POLICY, copy_policies
 from tests.support.triage import flagged_rule, sign_groups
-
-POLICY = load_policy(REPO / "policies", "general")
 
 
 @pytest.mark.parametrize(

@@ -12,12 +12,10 @@ import pytest
 import yaml
 
 from gateway.errors import ConfigurationError
-from gateway.policies import load_policy
 from gateway.triage.policy import load_triage_policy
-from tests.support.shipped_triage import REPO, copy_policies
+from tests.support.shipped_triage import POLICY, copy_policies
 from tests.support.triage import flagged_rule
 
-POLICY = load_policy(REPO / "policies", "general")
 KEY = "pressure_signs.bp_crisis"
 
 

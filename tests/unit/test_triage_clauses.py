@@ -5,19 +5,17 @@ excepting a term is read where it is attached to the term (#31, #34)."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from gateway.errors import ConfigurationError, InvalidValue
-from gateway.policies import load_policy
 from gateway.text import MAX_SENTENCE_WORDS
 from gateway.triage.clauses import Clause, attached, clauses, joined_by_dash
 from gateway.triage.evidence_policy import EvidencePolicy, TermDatesPolicy, TermGroup
 from gateway.validation import validate
+from tests.support.shipped_triage import TRIAGE
 
-REPO = Path(__file__).resolve().parents[2]
-PARTS = load_policy(REPO / "policies", "general").triage.evidence.term_dates.parts
+PARTS = TRIAGE.evidence.term_dates.parts
 
 
 def test_sentences_then_clauses_with_what_ended_each() -> None:

@@ -4,22 +4,16 @@
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 
 from gateway.errors import InvalidValue
-from gateway.policies import load_policy
 from gateway.testing.conversations import conversation
 from gateway.triage.decision import decide_by_evidence
 from gateway.triage.planning import first_words, plan
 from gateway.triage.policy import TriagePolicy, TriageSettings
+from tests.support.shipped_triage import GENERAL, TRIAGE
 from tests.support.triage import reader_of, readings_of
-
-REPO = Path(__file__).resolve().parents[2]
-POLICY = load_policy(REPO / "policies", "general")
-GENERAL = POLICY.context
-TRIAGE = POLICY.triage
 
 LONG_POST = (
     "I am 34 and for the past two weeks I have had a dull ache in my lower back that spreads into my "

@@ -5,20 +5,14 @@ both ways; no model is loaded: only the rule layers decide here."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from gateway.domain import Scope, Triage, TriageLayer
 from gateway.errors import InvalidValue
-from gateway.policies import load_policy
 from gateway.triage.vitals import read_durations, read_sign_durations
 from gateway.triage.vitals_policy import SignDuration
+from tests.support.shipped_triage import POLICY, TRIAGE
 from tests.support.triage import reader_of, rules_only, sign_groups
-
-REPO = Path(__file__).resolve().parents[2]
-POLICY = load_policy(REPO / "policies", "general")
-TRIAGE = POLICY.triage
 
 
 def judge(message: str) -> Triage:

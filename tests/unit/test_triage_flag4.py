@@ -4,16 +4,11 @@ own words, numbness by scarring. Each fix both ways; no model is loaded."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from gateway.policies import load_policy
 from gateway.triage.evidence import negated
+from tests.support.shipped_triage import TRIAGE
 from tests.support.triage import escalated, sign_groups
-
-REPO = Path(__file__).resolve().parents[2]
-TRIAGE = load_policy(REPO / "policies", "general").triage
 
 
 def signs(message: str) -> set[str]:

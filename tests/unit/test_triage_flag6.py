@@ -7,21 +7,17 @@ reader and a scripted semantic read."""
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 
 from gateway.domain import Scope
 from gateway.errors import InvalidValue
-from gateway.policies import Policy, load_policy
-from tests.support.shipped_triage import CATARACT, suicide_read
+from gateway.policies import Policy
+from tests.support.shipped_triage import CATARACT, POLICY, suicide_read
 from tests.support.triage import decide_message, flagged_rule, sign_groups
 
-POLICIES = Path(__file__).resolve().parents[2] / "policies"
-GENERAL = load_policy(POLICIES, "general")
 
-
-@pytest.mark.parametrize("policy", [GENERAL, CATARACT], ids=["general", "cataract"])
+@pytest.mark.parametrize("policy", [POLICY, CATARACT], ids=["general", "cataract"])
 @pytest.mark.parametrize(
     "message",
     [
@@ -45,10 +41,10 @@ def test_a_thing_having_a_heart_attack_is_no_red_flag(message: str, policy: Poli
     ],
 )
 def test_a_person_having_a_seizure_is_still_a_sign(message: str) -> None:
-    assert "seizure" in sign_groups(message, GENERAL.triage)
+    assert "seizure" in sign_groups(message, POLICY.triage)
 
 
-@pytest.mark.parametrize("policy", [GENERAL, CATARACT], ids=["general", "cataract"])
+@pytest.mark.parametrize("policy", [POLICY, CATARACT], ids=["general", "cataract"])
 @pytest.mark.parametrize(
     "message",
     [
@@ -70,7 +66,7 @@ def test_a_person_having_a_heart_attack_still_fires(message: str, policy: Policy
     ],
 )
 def test_choking_on_work_is_no_airway_sign(message: str) -> None:
-    assert "choking" not in sign_groups(message, GENERAL.triage)
+    assert "choking" not in sign_groups(message, POLICY.triage)
 
 
 @pytest.mark.parametrize(
@@ -82,7 +78,7 @@ def test_choking_on_work_is_no_airway_sign(message: str) -> None:
     ],
 )
 def test_choking_on_food_is_still_an_airway_sign(message: str) -> None:
-    assert "choking" in sign_groups(message, GENERAL.triage)
+    assert "choking" in sign_groups(message, POLICY.triage)
 
 
 @pytest.mark.parametrize(
@@ -94,7 +90,7 @@ def test_choking_on_food_is_still_an_airway_sign(message: str) -> None:
     ],
 )
 def test_the_weather_or_a_noise_told_as_unbearable_is_no_low_mood(message: str) -> None:
-    assert "low_mood" not in sign_groups(message, GENERAL.triage)
+    assert "low_mood" not in sign_groups(message, POLICY.triage)
 
 
 @pytest.mark.parametrize(
@@ -107,7 +103,7 @@ def test_the_weather_or_a_noise_told_as_unbearable_is_no_low_mood(message: str) 
     ],
 )
 def test_a_life_told_as_unbearable_is_still_low_mood(message: str) -> None:
-    assert "low_mood" in sign_groups(message, GENERAL.triage)
+    assert "low_mood" in sign_groups(message, POLICY.triage)
 
 
 WAITING = "why am I still here after 3 hours in A&E? nobody has told me anything"
@@ -122,7 +118,7 @@ WAITING = "why am I still here after 3 hours in A&E? nobody has told me anything
     ],
 )
 def test_a_care_setting_or_a_wait_opens_no_gate_to_thoughts_of_suicide(message: str) -> None:
-    result = decide_message(message, GENERAL.context, GENERAL.triage, suicide_read())
+    result = decide_message(message, POLICY.context, POLICY.triage, suicide_read())
     assert result.scope is not Scope.EMERGENCY
 
 
@@ -135,19 +131,19 @@ def test_a_care_setting_or_a_wait_opens_no_gate_to_thoughts_of_suicide(message: 
     ],
 )
 def test_a_mood_beside_a_care_setting_still_opens_it(message: str) -> None:
-    result = decide_message(message, GENERAL.context, GENERAL.triage, suicide_read())
+    result = decide_message(message, POLICY.context, POLICY.triage, suicide_read())
     assert result.scope is Scope.EMERGENCY
     assert result.rule == "suicidal_intent"
 
 
 def test_being_told_nothing_is_no_word_of_mood_but_nobody_caring_is() -> None:
-    assert "mental_state" not in sign_groups(WAITING, GENERAL.triage)
-    assert "mental_state" in sign_groups("nobody cares whether I'm here", GENERAL.triage)
-    assert "mental_state" in sign_groups("no one has told me anything and I feel worthless", GENERAL.triage)
+    assert "mental_state" not in sign_groups(WAITING, POLICY.triage)
+    assert "mental_state" in sign_groups("nobody cares whether I'm here", POLICY.triage)
+    assert "mental_state" in sign_groups("no one has told me anything and I feel worthless", POLICY.triage)
 
 
 def test_a_gate_group_must_be_a_health_gate_group() -> None:
-    rules = dict(GENERAL.triage.evidence.categories)
+    rules = dict(POLICY.triage.evidence.categories)
     rules["suicidal_intent"] = dataclasses.replace(rules["suicidal_intent"], gate_groups=("despair",))
     with pytest.raises(InvalidValue, match="gate_groups"):
-        dataclasses.replace(GENERAL.triage.evidence, categories=rules)
+        dataclasses.replace(POLICY.triage.evidence, categories=rules)

@@ -15,7 +15,6 @@ from gateway.errors import ConfigurationError
 from gateway.messages import Messages
 from gateway.metric_labels import TRIAGE_LAYERS
 from gateway.metrics import GatewayMetrics
-from gateway.policies import load_policy
 from gateway.testing.conversations import conversation
 from gateway.triage.evidence import negated
 from gateway.triage.policy import TriagePolicy, load_triage_policy
@@ -23,11 +22,9 @@ from gateway.triage.rule_layer import red_flag
 from gateway.triage.semantic import SemanticTriage
 from gateway.triage.triager import triage_texts
 from tests.support import shipped_triage
+from tests.support.shipped_triage import GENERAL, POLICY, REPO
 
-REPO = Path(__file__).resolve().parents[2]
 POLICIES = REPO / "policies"
-POLICY = load_policy(POLICIES, "general")
-GENERAL = POLICY.context
 CATARACT = shipped_triage.CATARACT.context
 NEGATION = POLICY.triage.settings.negation
 

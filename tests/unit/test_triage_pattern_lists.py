@@ -14,9 +14,8 @@ from gateway.policies import load_policy
 from gateway.triage.evidence import EvidenceReader
 from gateway.triage.pattern_lists import PatternLists, evidence_with_lists, load_pattern_lists, with_lists
 from gateway.triage.policy import load_triage_policy
-from tests.support.shipped_triage import CATARACT, POLICY
+from tests.support.shipped_triage import CATARACT, POLICY, REPO
 
-REPO = Path(__file__).resolve().parents[2]
 LISTS = PatternLists({"wish": (r"\bwish i was dead\b", r"\bnever been born\b")})
 
 
@@ -80,7 +79,7 @@ def test_suicide_words_read_the_shipped_suicide_lists() -> None:
     """``evidence.yaml`` ``suicide_words`` names ``death_wish``, ``preparatory_acts``, ``intent_told`` and
     ``method_asked``: a wish to be dead, a preparation, an intent or a method asked said only in the
     lists' words is a suicide word."""
-    triage = load_policy(REPO / "policies", "general").triage
+    triage = POLICY.triage
     lists = load_pattern_lists(REPO / "policies" / "triage").lists
     shipped = lists["death_wish"] + lists["preparatory_acts"] + lists["intent_told"] + lists["method_asked"]
     assert triage.evidence.terms["suicide_words"].patterns[-len(shipped) :] == shipped

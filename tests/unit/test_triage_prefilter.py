@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import re
 import string
-from pathlib import Path
 from typing import Any
 
-from gateway.policies import load_policy
 from gateway.triage.evidence import EvidenceReader
 from gateway.triage.evidence_policy import EvidencePolicy, TermGroup
 from gateway.triage.prefilter import NON_ASCII_FOLDS, fold, may_match, needs
+from tests.support.shipped_triage import TRIAGE
 
-REPO = Path(__file__).resolve().parents[2]
-TRIAGE = load_policy(REPO / "policies", "general").triage
 NEGATION = TRIAGE.settings.negation
 CHEST = r"\b(pain\w*|ache)\b[^.?!]{0,30}\bchest\b"
 

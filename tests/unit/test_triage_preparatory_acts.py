@@ -7,17 +7,11 @@ rule layers decide."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from gateway.policies import load_policy
 from gateway.triage.evidence import EvidenceReader
-from tests.support.shipped_triage import CATARACT
+from tests.support.shipped_triage import CATARACT, POLICY
 from tests.support.triage import flagged_rule
-
-POLICIES = Path(__file__).resolve().parents[2] / "policies"
-GENERAL = load_policy(POLICIES, "general")
 
 
 @pytest.mark.parametrize(
@@ -36,7 +30,7 @@ GENERAL = load_policy(POLICIES, "general")
     ],
 )
 def test_preparations_for_suicide_are_thoughts_of_suicide(message: str) -> None:
-    assert flagged_rule(message, GENERAL) == "suicidal_intent"
+    assert flagged_rule(message, POLICY) == "suicidal_intent"
     assert flagged_rule(message, CATARACT) == "suicidal_intent"
 
 
@@ -55,11 +49,11 @@ def test_preparations_for_suicide_are_thoughts_of_suicide(message: str) -> None:
     ],
 )
 def test_a_prescription_a_supply_and_an_absence_do_not_fire(message: str) -> None:
-    assert flagged_rule(message, GENERAL) is None
+    assert flagged_rule(message, POLICY) is None
 
 
 def test_a_belief_one_will_not_be_alive_opens_the_health_gate() -> None:
-    triage = GENERAL.triage
+    triage = POLICY.triage
     reader = EvidenceReader(triage.evidence, triage.settings.negation, triage.vitals.pressure_signs)
     hits = reader.read("I don't think I'll be here tomorrow.").hits
     assert any(hit.group == "risk_to_life" for hit in hits)

@@ -4,23 +4,18 @@ each rule both ways. No model is loaded: the semantic layers' read is given (``c
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Literal
 
 import pytest
 
 from gateway.domain import Scope, Triage, TriageLayer
 from gateway.errors import ConfigurationError, InvalidValue
-from gateway.policies import load_policy
 from gateway.triage.evidence_policy import ReassurancePolicy, TermGroup
 from gateway.triage.policy import TriagePolicy
 from gateway.triage.semantic import SemanticScore
+from tests.support.shipped_triage import GENERAL, TRIAGE
 from tests.support.triage import confident_read, decide_message, reader_of, without_unbound_rule
 
-REPO = Path(__file__).resolve().parents[2]
-POLICY = load_policy(REPO / "policies", "general")
-GENERAL = POLICY.context
-TRIAGE = POLICY.triage
 READER = reader_of(TRIAGE)
 
 

@@ -5,15 +5,11 @@ look-alike). No model is loaded: only the rule layers decide."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from gateway.policies import load_policy
 from gateway.triage.vitals import read_fever_days
+from tests.support.shipped_triage import POLICY
 from tests.support.triage import flagged_rule
-
-POLICY = load_policy(Path(__file__).resolve().parents[2] / "policies", "general")
 
 
 def flagged(message: str) -> str | None:

@@ -8,14 +8,10 @@ loaded: only the rule layers decide."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from gateway.policies import load_policy
+from tests.support.shipped_triage import POLICY
 from tests.support.triage import flagged_rule, sign_groups
-
-POLICY = load_policy(Path(__file__).resolve().parents[2] / "policies", "general")
 
 
 def flagged(message: str) -> str | None:

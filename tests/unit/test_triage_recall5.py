@@ -8,17 +8,13 @@ fever's days in non-native English. Each both ways. No model is loaded: only the
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from gateway.errors import InvalidValue
-from gateway.policies import load_policy
 from gateway.triage.evidence_policy import TermGroup
 from gateway.triage.vitals import read_age, read_fever_days
+from tests.support.shipped_triage import POLICY
 from tests.support.triage import flagged_rule, sign_groups
-
-POLICY = load_policy(Path(__file__).resolve().parents[2] / "policies", "general")
 
 
 def flagged(message: str) -> str | None:

@@ -10,17 +10,13 @@ breathing") is never read as a denial.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from gateway.policies import Policy, load_policy
-from tests.support.shipped_triage import CATARACT
+from gateway.policies import Policy
+from tests.support.shipped_triage import CATARACT, POLICY
 from tests.support.triage import flagged_rule
 
-POLICIES = Path(__file__).resolve().parents[2] / "policies"
-GENERAL = load_policy(POLICIES, "general")
-CONTEXTS = pytest.mark.parametrize("policy", [GENERAL, CATARACT], ids=["general", "cataract"])
+CONTEXTS = pytest.mark.parametrize("policy", [POLICY, CATARACT], ids=["general", "cataract"])
 
 
 @CONTEXTS
@@ -41,8 +37,8 @@ def test_a_denied_second_part_does_not_fire(message: str, policy: Policy) -> Non
 
 
 def test_bleeding_when_not_pregnant_is_no_pregnancy_bleeding() -> None:
-    assert flagged_rule("light bleeding after sex, I'm not pregnant", GENERAL) is None
-    assert flagged_rule("bleeding heavily, not pregnant", GENERAL) == "heavy_bleeding"
+    assert flagged_rule("light bleeding after sex, I'm not pregnant", POLICY) is None
+    assert flagged_rule("bleeding heavily, not pregnant", POLICY) == "heavy_bleeding"
 
 
 @CONTEXTS
@@ -81,7 +77,7 @@ def test_the_emergency_still_fires(message: str, rule: str, policy: Policy) -> N
     ],
 )
 def test_bleeding_in_pregnancy_still_fires(message: str) -> None:
-    assert flagged_rule(message, GENERAL) == "pregnancy_bleeding"
+    assert flagged_rule(message, POLICY) == "pregnancy_bleeding"
 
 
 @pytest.mark.parametrize("message", ["my eye pain is not severe", "eye ache, not getting worse"])
@@ -140,6 +136,6 @@ def test_the_same_rules_still_fire_when_nothing_is_denied(message: str, rule: st
 def test_a_denied_first_part_still_denies() -> None:
     """The match's start is still read: a denied companion sign denies the combination."""
     assert (
-        flagged_rule("no sweating or breathlessness, and the chest pain is only when I press on it", GENERAL)
+        flagged_rule("no sweating or breathlessness, and the chest pain is only when I press on it", POLICY)
         != "chest_pain"
     )

@@ -3,17 +3,12 @@ the sign and one that still must. No model is loaded: only the rule layers decid
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from gateway.domain import Scope, Triage
-from gateway.policies import load_policy
+from tests.support.shipped_triage import POLICY, TRIAGE
 from tests.support.triage import escalated, reader_of, rules_only, sign_groups
 
-REPO = Path(__file__).resolve().parents[2]
-POLICY = load_policy(REPO / "policies", "general")
-TRIAGE = POLICY.triage
 READER = reader_of(TRIAGE)
 CATEGORIES = tuple(dict.fromkeys(TRIAGE.categories))
 

@@ -13,17 +13,15 @@ from gateway.domain import ChatRequest, Message, Role, Scope, TriageLayer
 from gateway.errors import ConfigurationError
 from gateway.knowledge.query import load_planner
 from gateway.models.embedding import default_model_path
-from gateway.policies import load_policy
 from gateway.triage.planning import plan
 from gateway.triage.rule_layer import red_flag
 from gateway.triage.semantic import SemanticTriage
 from gateway.triage.spelling import ENGLISH_DICTIONARY, TriageSpeller
 from gateway.triage.triager import spelling_corrector, triage_texts
+from tests.support.shipped_triage import GENERAL, POLICY
 from tests.support.triage import reader_of
 
 POLICIES = Path(__file__).resolve().parents[2] / "policies"
-POLICY = load_policy(POLICIES, "general")
-GENERAL = POLICY.context
 NEGATION = POLICY.triage.settings.negation
 WORDS = load_planner(POLICIES).words
 

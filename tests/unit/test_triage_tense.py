@@ -4,16 +4,12 @@ once as now, history, asked about or supposed, and every rule layer uses that re
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
-from gateway.policies import load_policy
 from gateway.triage.tense import Matcher, Memo, Time
+from tests.support.shipped_triage import TRIAGE
 from tests.support.triage import reader_of
-
-REPO = Path(__file__).resolve().parents[2]
-TRIAGE = load_policy(REPO / "policies", "general").triage
 
 
 def times(text: str) -> list[Time]:

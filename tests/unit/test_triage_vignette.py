@@ -15,12 +15,10 @@ from pathlib import Path
 import pytest
 
 from gateway.errors import ConfigurationError
-from gateway.policies import load_policy
 from gateway.triage.evidence_policy import load_evidence_policy
 from gateway.triage.vitals import read_age, read_vitals
+from tests.support.shipped_triage import POLICY
 from tests.support.triage import flagged_rule, reader_of, sign_groups
-
-POLICY = load_policy(Path(__file__).resolve().parents[2] / "policies", "general")
 
 
 def flagged(message: str) -> str | None:

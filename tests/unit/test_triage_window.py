@@ -16,18 +16,14 @@ from tokenizers import Tokenizer
 from gateway.domain import Scope, Vector, unit_rows
 from gateway.errors import InvalidValue
 from gateway.models.embedding import default_model_path
-from gateway.policies import load_policy
 from gateway.testing.conversations import conversation
 from gateway.triage.planning import plan
 from gateway.triage.policy import TriagePolicy, TriageSettings
 from gateway.triage.semantic import SemanticTriage, TokenWindow
 from gateway.triage.triager import LayeredTriager
+from tests.support.shipped_triage import GENERAL, TRIAGE
 from tests.support.triage import reader_of
 
-REPO = Path(__file__).resolve().parents[2]
-POLICY = load_policy(REPO / "policies", "general")
-GENERAL = POLICY.context
-TRIAGE = POLICY.triage
 MODEL_PATH = default_model_path()
 
 BACKGROUND = (

@@ -6,17 +6,13 @@ decide."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from gateway.errors import InvalidValue
-from gateway.policies import load_policy
 from gateway.triage.evidence_policy import SignPair
 from gateway.triage.prefilter import needs
+from tests.support.shipped_triage import POLICY
 from tests.support.triage import flagged_rule, sign_groups
-
-POLICY = load_policy(Path(__file__).resolve().parents[2] / "policies", "general")
 
 
 def flagged(message: str) -> str | None:
