@@ -43,6 +43,30 @@ def test_entities_match_in_singular_or_plural_and_inside_compounds() -> None:
     ).passed
 
 
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("It causes hypertension.", "It causes hypertensive crises."),
+        ("Ulcers in the stomach.", "An ulcerated stomach."),
+    ],
+)
+def test_entity_words_are_compared_by_their_snowball_stem(claim: str, evidence: str) -> None:
+    # one stemmer (#34): "hypertension" ~ "hypertensive" and "ulcers" ~ "ulcerated" share a Snowball
+    # stem, as BM25 and the other checks read them; the hand-written plural endings missed both
+    assert check_entities(claim, evidence).passed
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("It harms the liver.", "It harms the lives of patients."),  # "liver" vs "live"
+        ("Cases in Brazil rose.", "Cases in Brazilian cities rose."),  # "brazil" vs "brazilian"
+    ],
+)
+def test_entity_words_with_other_stems_still_differ(claim: str, evidence: str) -> None:
+    assert check_entities(claim, evidence).outcome is CheckOutcome.MISSING
+
+
 def test_condition_names_are_recognised_by_their_suffix() -> None:
     evidence = "Colchicine is a medication used to treat gout and familial Mediterranean fever."
     assert check_entities("Colchicine is used to treat pericarditis.", evidence).clash

@@ -10,8 +10,10 @@ from typing import Protocol
 from rapidfuzz import fuzz
 
 from gateway.domain import ConflictKind
+from gateway.stemming import stem
 from gateway.text import strip_markers
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, clash, pass_result
+from gateway.verification.checks.words import WORD
 from gateway.verification.lexicon import Lexicon
 
 
@@ -185,26 +187,40 @@ _ADJECTIVES = (
     ("emia", "emic", "emias"),
     ("pathy", "pathic", "pathies"),
 )
+"""Condition endings: noun, adjective, Greek or Latin plural ("psychosis", "psychotic", "psychoses"),
+forms the Snowball stem does not bring together."""
 
 
-def _term_forms(term: str) -> str:
-    """A pattern for the term as singular, plural or adjective ("migraines", "babies", "psychotic")."""
-    for noun, adjective, plural in _ADJECTIVES:
-        if term.endswith(noun):
-            return rf"{re.escape(term[: -len(noun)])}(?:{noun}|{adjective}|{plural})"
-    for plural, singular in (("ies", "y"), ("es", ""), ("s", "")):
-        if term.endswith(plural) and len(term) > len(plural) + 2:
-            root = re.escape(term[: -len(plural)])
-            return rf"{root}(?:{plural}|{singular}|s|es)?"
-    return rf"{re.escape(term)}(?:s|es)?"
+def _term_stems(term: str) -> tuple[tuple[str, ...], ...]:
+    """The term's words as Snowball stems (``gateway.stemming``, as BM25 and the other checks compare
+    words: "migraines" = "migraine", "babies" = "baby"), and for a condition noun the same with its
+    adjective and plural ("psychosis" ~ "psychotic", "psychoses")."""
+    words = WORD.findall(term)
+    if not words:
+        return ()
+    head, last = tuple(stem(w) for w in words[:-1]), words[-1]
+    found = [(*head, stem(last))]
+    for noun, *others in _ADJECTIVES:
+        if last.endswith(noun):
+            found += [(*head, stem(last[: -len(noun)] + other)) for other in others]
+            break
+    return tuple(dict.fromkeys(found))
+
+
+def _holds(stems: Sequence[str], wanted: tuple[str, ...]) -> bool:
+    """Do ``stems`` hold the run of stems ``wanted``, in order and next to each other?"""
+    n = len(wanted)
+    return any(tuple(stems[i : i + n]) == wanted for i in range(len(stems) - n + 1) if stems[i] == wanted[0])
 
 
 def _entity_present(
-    entity: Entity, evidence_clean: str, evidence_canon: set[str], words: Sequence[str]
+    entity: Entity, evidence_canon: set[str], words: Sequence[str], stems: Sequence[str]
 ) -> bool:
+    """Is the entity in the evidence: its canonical form, its words up to inflection (``stems``: the
+    evidence's ``words`` stemmed), or a name or medicine spelled nearly alike (``FUZZY_ENTITY``)?"""
     if entity.canonical in evidence_canon:
         return True
-    if re.search(rf"(?<![\w-]){_term_forms(entity.text)}(?![\w-])", evidence_clean):
+    if any(_holds(stems, wanted) for wanted in _term_stems(entity.text)):
         return True
     if entity.kind in {"name", "medicine"}:
         return any(
@@ -264,12 +280,12 @@ def check_entities(claim: NamedText, evidence: NamedText) -> CheckResult:
     wanted = claim.entities
     if not wanted:
         return pass_result(CheckName.ENTITY)
-    clean = evidence.entity_text
     theirs = evidence.entities
     canon = {e.canonical for e in theirs}
     words = evidence.entity_words
+    stems = tuple(stem(w) for w in words)
     for entity in wanted:
-        if _entity_present(entity, clean, canon, words):
+        if _entity_present(entity, canon, words, stems):
             continue
         lists = claim.entity_lists
         rivals = [
