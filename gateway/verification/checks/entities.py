@@ -27,6 +27,8 @@ class NamedText(Protocol):
     @property
     def entity_words(self) -> tuple[str, ...]: ...
     @property
+    def entity_stems(self) -> tuple[str, ...]: ...
+    @property
     def entity_lists(self) -> EntityWords: ...
     @property
     def subjects(self) -> Mapping[str, str]:
@@ -283,7 +285,7 @@ def check_entities(claim: NamedText, evidence: NamedText) -> CheckResult:
     theirs = evidence.entities
     canon = {e.canonical for e in theirs}
     words = evidence.entity_words
-    stems = tuple(stem(w) for w in words)
+    stems = evidence.entity_stems
     for entity in wanted:
         if _entity_present(entity, canon, words, stems):
             continue
