@@ -4,9 +4,9 @@ A stored record that does not match the schema (``gateway.audit.record``) is sho
 reason and its stored text, on the pages of that request (``record_unreadable``); the list is unaffected.
 
 Filters (query parameters): ``refused``, ``rewritten``, ``removed``, ``emergency`` (``yes`` / ``no``;
-empty means either), ``outcome`` (answered, rewritten, refused, emergency, error), ``from`` and
-``to`` (ISO dates, inclusive, UTC), ``offset`` (paging). An unfinished request (``incomplete``,
-``delivering``) says on its page how far its answer got (``views.delivery_note``).
+empty means either), ``outcome`` (``OUTCOMES``: a ``RequestOutcome``, or ``incomplete`` and
+``delivering``), ``from`` and ``to`` (ISO dates, inclusive, UTC), ``offset`` (paging). An unfinished
+request (``incomplete``, ``delivering``) says on its page how far its answer got (``views.delivery_note``).
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ from litestar import MediaType, Request, Response, get
 
 from gateway.audit import AuditFilter, AuditStore
 from gateway.audit.ledger import access_now
-from gateway.audit.record import AuditRecord, UnreadableRecord, load_record
+from gateway.audit.record import UNFINISHED, AuditRecord, UnreadableRecord, load_record
 from gateway.errors import NotFoundError, PermissionDeniedError
 from gateway.trust.policy import TierBadgeTexts, TierPolicy
+from gateway.vocabulary import RequestOutcome
 from gateway.web.clinician_auth import ADMIN, Principal
 from gateway.web.rendering import SECURITY_HEADERS, PageRenderer
 from gateway.web.views import RequestView, pipeline_data, request_view
@@ -35,17 +36,9 @@ log = structlog.get_logger("gateway.audit")
 PAGE_SIZE = 50
 MAX_OFFSET = 1_000_000_000
 """Largest paging offset accepted (SQLite integers are 64-bit; a larger one would be a 500)."""
-OUTCOMES = (
-    "answered",
-    "rewritten",
-    "refused",
-    "emergency",
-    "error",
-    "client_disconnected",
-    "cancelled",
-    "incomplete",
-    "delivering",
-)
+OUTCOMES: tuple[str, ...] = (*(o.value for o in RequestOutcome), *UNFINISHED)
+"""The values of the ``outcome`` column a filter may ask for: every request outcome the record stage
+writes (``RequestOutcome``) and the two of a request that never finished."""
 _YES_NO = {"yes": True, "no": False, "": None}
 
 

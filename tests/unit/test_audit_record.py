@@ -13,6 +13,7 @@ import pytest
 
 from gateway.audit.export import fhir_resources, rebuild
 from gateway.audit.record import (
+    UNFINISHED,
     AuditRecord,
     PassageRecord,
     TrustRecord,
@@ -26,7 +27,8 @@ from gateway.resources import bundled
 from gateway.trust.badge import load_tier_badges
 from gateway.trust.policy import TierPolicy
 from gateway.validation import load_file
-from gateway.vocabulary import VerdictCheck, VerifierFailure, VerifierMethod
+from gateway.vocabulary import RequestOutcome, VerdictCheck, VerifierFailure, VerifierMethod
+from gateway.web.audit_pages import parse_filter
 from gateway.web.views import pipeline_data, request_view
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "audit"
@@ -254,3 +256,18 @@ def test_the_stored_trust_record_keeps_every_field_of_the_trust_report() -> None
     # TrustRecord restates TrustReport's fields by hand (its passages without vectors): a field added to
     # the report and not to the record would not be stored
     assert list(TrustRecord.__struct_fields__) == [f.name for f in dataclasses.fields(TrustReport)]
+
+
+@pytest.mark.parametrize("outcome", [*(o.value for o in RequestOutcome), *UNFINISHED])
+def test_the_audit_list_filters_by_every_outcome_a_record_can_hold(outcome: str) -> None:
+    # the record stage writes request_outcome(...).value into the outcome column: each one, and the two of
+    # an unfinished request, is a filter the list accepts ("ended_early" was refused as unknown)
+    parsed = parse_filter({"outcome": outcome})
+    assert parsed.errors == ()
+    assert parsed.flt.outcome == outcome
+
+
+def test_the_audit_list_refuses_an_unknown_outcome_naming_the_known_ones() -> None:
+    parsed = parse_filter({"outcome": "lost"})
+    assert parsed.flt.outcome is None
+    assert parsed.errors == (f"'outcome' must be one of {', '.join([*RequestOutcome, *UNFINISHED])}.",)
