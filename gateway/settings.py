@@ -36,8 +36,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from gateway.errors import InvalidValue
-from gateway.validation import configuration_error
+from gateway.validation import configuration_error, field_error
 
 ENV_PREFIX = "GATEWAY_"
 _HTTP = ("http://", "https://"), "must start with http:// or https://"
@@ -272,9 +271,7 @@ class Settings(BaseSettings):
     def _check(self) -> Self:
         """The one check that spans two settings (the bounds are on the fields)."""
         if self.query_rewrite and not self.upstream_base_url:
-            raise InvalidValue(
-                type(self).__name__, "query_rewrite", "needs an upstream model (GATEWAY_UPSTREAM_BASE_URL)"
-            )
+            raise field_error(self, "query_rewrite", "needs an upstream model (GATEWAY_UPSTREAM_BASE_URL)")
         return self
 
     @model_validator(mode="wrap")

@@ -8,10 +8,11 @@ pattern that must compile, one field against another) raise ``InvalidValue``: a 
 when the dataclass is built directly, and, being a ValueError too, recorded by pydantic at the
 dataclass's location when it is validated from a file, so the key still names where it sits in the file.
 
-This module is the one place that builds a ``ConfigurationError``: a value pydantic can check goes
-through ``configuration_error``; a condition that is not a value's validity (a file missing, a model
-directory unreadable, a key that cannot be decrypted, a command-line choice that leaves nothing to
-do) goes through ``refuse``.
+This module is the one place that builds a ``ConfigurationError`` (or an ``InvalidValue``): a value
+pydantic can check goes through ``configuration_error``; a dataclass's own check raises
+``field_error(self, key, reason)``; a condition that is not a value's validity (a file missing, a
+model directory unreadable, a key that cannot be decrypted, a command-line choice that leaves nothing
+to do) goes through ``refuse``.
 """
 
 from __future__ import annotations
@@ -167,8 +168,12 @@ def load_file(path: Path, cls: type[T], *, context: dict[str, Any] | None = None
     return validate(cls, data, str(path), context=context)
 
 
-def field_error(obj: object, name: str, reason: str) -> InvalidValue:
-    return InvalidValue(type(obj).__name__, name, reason)
+def field_error(owner: object, name: str, reason: str) -> InvalidValue:
+    """The ``InvalidValue`` for field ``name`` of ``owner``, a dataclass whose check failed (its class
+    names the source), or the name to show for it (a private file model standing for a public one:
+    ``"Synonyms"``). The one way a policy check outside this module makes its error."""
+    source = owner if isinstance(owner, str) else type(owner).__name__
+    return InvalidValue(source, name, reason)
 
 
 def compile_all(obj: object, patterns: tuple[str, ...], key: str) -> None:

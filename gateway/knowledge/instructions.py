@@ -32,13 +32,12 @@ import numpy as np
 from pydantic import Field, with_config
 
 from gateway.domain import Passage, Span, Vector
-from gateway.errors import InvalidValue
 from gateway.knowledge.chunking import Chunk
 from gateway.knowledge.disguise import FoldingPolicy, disguised, fold
 from gateway.models.embedding import Embedder
 from gateway.resources import bundled
 from gateway.settings import Settings
-from gateway.validation import FILE_CONFIG, SignedUnitInterval, load_file
+from gateway.validation import FILE_CONFIG, SignedUnitInterval, field_error, load_file
 
 POLICY_FILE = "instructions.yaml"
 
@@ -88,7 +87,7 @@ class InstructionPolicy:
                 re.compile(pattern)
             except re.error as err:
                 reason = f"bad pattern {pattern!r}: {err}"
-                raise InvalidValue("InstructionPolicy", "own_action", reason) from None
+                raise field_error(self, "own_action", reason) from None
 
 
 def load_instruction_policy(settings: Settings) -> InstructionPolicy:

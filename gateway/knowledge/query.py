@@ -30,7 +30,6 @@ from pydantic import Field, with_config
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import JaroWinkler
 
-from gateway.errors import InvalidValue
 from gateway.knowledge.aliases import AliasTable
 from gateway.knowledge.answer_kinds import SectionKinds, load_section_kinds
 from gateway.knowledge.fusion import fused_scores
@@ -40,7 +39,7 @@ from gateway.knowledge.synonyms import WORD as _WORD
 from gateway.knowledge.synonyms import Synonyms, load_vocabulary
 from gateway.stemming import stem
 from gateway.text import split_sentences
-from gateway.validation import FILE_CONFIG, UnitInterval, load_file
+from gateway.validation import FILE_CONFIG, UnitInterval, field_error, load_file
 
 _SPACES = re.compile(r"\s+")
 _ALPHA = re.compile(r"^[a-z]+$")
@@ -89,9 +88,7 @@ class QueryWords:
                 try:
                     re.compile(pattern)
                 except re.error as err:
-                    raise InvalidValue(
-                        "QueryWords", key, f"bad regular expression {pattern!r}: {err}"
-                    ) from None
+                    raise field_error(self, key, f"bad regular expression {pattern!r}: {err}") from None
 
     @cached_property
     def courtesy(self) -> re.Pattern[str]:

@@ -26,9 +26,9 @@ import anyio
 import structlog
 from pydantic import Field, with_config
 
-from gateway.errors import InvalidValue, UpstreamError
+from gateway.errors import UpstreamError
 from gateway.models.chat_model import ChatModel
-from gateway.validation import FILE_CONFIG
+from gateway.validation import FILE_CONFIG, field_error
 
 log = structlog.get_logger(__name__)
 
@@ -60,7 +60,7 @@ class RewriteWords:
 
     def __post_init__(self) -> None:
         if not self.prompt.strip():
-            raise InvalidValue("RewriteWords", "prompt", "must be non-empty text")
+            raise field_error(self, "prompt", "must be non-empty text")
 
 
 @dataclass(frozen=True)

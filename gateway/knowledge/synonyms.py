@@ -13,8 +13,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, model_validator, with_config
 
-from gateway.errors import InvalidValue
-from gateway.validation import FILE_CONFIG, read_yaml, refuse, validate
+from gateway.validation import FILE_CONFIG, field_error, read_yaml, refuse, validate
 
 WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
 """A word of the message as spelling correction and the vocabulary read it."""
@@ -121,7 +120,7 @@ class _VocabularyFile:
             for key in getattr(self, group) or {}:
                 normal = " ".join(key.lower().split())
                 if normal in seen:
-                    raise InvalidValue("Synonyms", f"{group}.{key}", "this word is already listed")
+                    raise field_error("Synonyms", f"{group}.{key}", "this word is already listed")
                 seen.add(normal)
         return self
 

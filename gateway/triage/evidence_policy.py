@@ -26,7 +26,6 @@ from typing import Annotated, Literal
 
 from pydantic import Field, PositiveInt, with_config
 
-from gateway.errors import InvalidValue
 from gateway.triage.clauses import DateParts
 from gateway.triage.flag_parts import check_flag_groups
 from gateway.triage.pattern_lists import PatternLists, evidence_with_lists
@@ -36,6 +35,7 @@ from gateway.validation import (
     SignedUnitInterval,
     UnitInterval,
     compile_all,
+    field_error,
     read_yaml,
     refuse,
     validate,
@@ -60,7 +60,7 @@ class SignPair:
 
     def __post_init__(self) -> None:
         if not self.parts or not self.states:
-            raise InvalidValue("SignPair", "parts", "a pair needs parts and states")
+            raise field_error(self, "parts", "a pair needs parts and states")
         compile_all(self, self.parts, "parts")
         compile_all(self, self.states, "states")
 
@@ -112,21 +112,21 @@ class TermGroup:
 
     def __post_init__(self) -> None:
         if self.reads is not None and (self.words or self.patterns or self.pairs):
-            raise InvalidValue("TermGroup", "reads", "a group read by a reader has no words or patterns")
+            raise field_error(self, "reads", "a group read by a reader has no words or patterns")
         if not self.words and not self.patterns and not self.pairs and self.reads is None:
-            raise InvalidValue("TermGroup", "words", "a group needs at least one word or pattern")
+            raise field_error(self, "words", "a group needs at least one word or pattern")
         for i, word in enumerate(self.words):
             if (
                 not word.strip("* ")
                 or "*" in word.strip("*")
                 or (word.startswith("*") and word.endswith("*"))
             ):
-                raise InvalidValue("TermGroup", f"words[{i}]", "a word is non-empty; '*' only at one end")
+                raise field_error(self, f"words[{i}]", "a word is non-empty; '*' only at one end")
         compile_all(self, self.patterns, "patterns")
         check_flag_groups(self, self.patterns, "patterns")
         compile_all(self, self.unless, "unless")
         if self.unless_scope == "term" and not self.unless:
-            raise InvalidValue("TermGroup", "unless_scope", "a term scope needs unless patterns")
+            raise field_error(self, "unless_scope", "a term scope needs unless patterns")
 
 
 @with_config(FILE_CONFIG)
@@ -178,9 +178,9 @@ class SignRule:
 
     def __post_init__(self) -> None:
         if not self.requires or any(not alternatives for alternatives in self.requires):
-            raise InvalidValue("SignRule", "requires", "needs at least one non-empty list of groups")
+            raise field_error(self, "requires", "needs at least one non-empty list of groups")
         if any(not groups for groups in self.escalate):
-            raise InvalidValue("SignRule", "escalate", "every alternative needs at least one group")
+            raise field_error(self, "escalate", "every alternative needs at least one group")
 
 
 @with_config(FILE_CONFIG)
@@ -313,8 +313,8 @@ class TermDatesPolicy:
         for key in ("break_words", "and_before", "filler"):
             for i, word in enumerate(getattr(self, key)):
                 if not _WORD.match(word):
-                    raise InvalidValue(
-                        "TermDatesPolicy",
+                    raise field_error(
+                        self,
                         f"{key}[{i}]",
                         "must be one lower-case word (letters, an apostrophe)",
                     )
@@ -420,34 +420,32 @@ class EvidencePolicy:
         compile_all(self, self.resolved, "resolved")
         for i, group in enumerate(self.asking.possessed):
             if group not in self.terms:
-                raise InvalidValue(
-                    "EvidencePolicy", f"asking.possessed[{i}]", f"unknown term group {group!r}"
-                )
+                raise field_error(self, f"asking.possessed[{i}]", f"unknown term group {group!r}")
         compile_all(self, self.information_questions, "information_questions")
         for name, term in self.terms.items():
             if not GROUP_ID.match(name):
-                raise InvalidValue("EvidencePolicy", f"terms.{name}", "ids are lower_snake_case")
+                raise field_error(self, f"terms.{name}", "ids are lower_snake_case")
             if term.unless_scope == "term" and not self.term_dates.break_words:
                 reason = (
                     "a term scope needs `term_dates.break_words` (else a term's part is its whole clause)"
                 )
-                raise InvalidValue("EvidencePolicy", f"terms.{name}.unless_scope", reason)
+                raise field_error(self, f"terms.{name}.unless_scope", reason)
         for i, group in enumerate(self.health_gate):
             if group not in self.terms:
-                raise InvalidValue("EvidencePolicy", f"health_gate[{i}]", f"unknown term group {group!r}")
+                raise field_error(self, f"health_gate[{i}]", f"unknown term group {group!r}")
         for name, rule in self.categories.items():
             for i, group in enumerate(rule.gate_groups):
                 if group not in self.health_gate:
                     where = f"categories.{name}.gate_groups[{i}]"
-                    raise InvalidValue("EvidencePolicy", where, f"not a health_gate group: {group!r}")
+                    raise field_error(self, where, f"not a health_gate group: {group!r}")
         for section in ("unbound", "reassurance"):
             for i, name in enumerate(getattr(self, section).exempt):
                 if name not in self.categories:
                     key = f"{section}.exempt[{i}]"
-                    raise InvalidValue("EvidencePolicy", key, f"unknown red flag {name!r}")
+                    raise field_error(self, key, f"unknown red flag {name!r}")
         for key, group in self._group_references():
             if group not in self.terms:
-                raise InvalidValue("EvidencePolicy", key, f"unknown term group {group!r}")
+                raise field_error(self, key, f"unknown term group {group!r}")
 
     def _group_references(self) -> Iterator[tuple[str, str]]:
         """Every term group named outside ``terms`` (but the health gate's), with its dotted key."""

@@ -18,8 +18,7 @@ from typing import Any
 
 from pydantic import with_config
 
-from gateway.errors import InvalidValue
-from gateway.validation import FILE_CONFIG, compile_all, load_file, refuse
+from gateway.validation import FILE_CONFIG, compile_all, field_error, load_file, refuse
 
 FILE_NAME = "pattern_lists.yaml"
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
@@ -36,9 +35,9 @@ class PatternLists:
     def __post_init__(self) -> None:
         for name, patterns in self.lists.items():
             if not _NAME.match(name):
-                raise InvalidValue("PatternLists", f"lists.{name}", "names are lower_snake_case")
+                raise field_error(self, f"lists.{name}", "names are lower_snake_case")
             if not patterns:
-                raise InvalidValue("PatternLists", f"lists.{name}", "a list needs at least one pattern")
+                raise field_error(self, f"lists.{name}", "a list needs at least one pattern")
             compile_all(self, patterns, f"lists.{name}")
 
 

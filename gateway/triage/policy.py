@@ -23,7 +23,6 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import AfterValidator, ConfigDict, Field, Strict, ValidationInfo, with_config
 
-from gateway.errors import InvalidValue
 from gateway.triage.evidence_policy import (
     EvidencePolicy,
     check_categories,
@@ -32,7 +31,15 @@ from gateway.triage.evidence_policy import (
 )
 from gateway.triage.pattern_lists import PatternLists, load_pattern_lists
 from gateway.triage.vitals_policy import VitalsPolicy, load_vitals_policy
-from gateway.validation import FILE_CONFIG, SignedUnitInterval, UnitInterval, load_file, read_yaml, validate
+from gateway.validation import (
+    FILE_CONFIG,
+    SignedUnitInterval,
+    UnitInterval,
+    field_error,
+    load_file,
+    read_yaml,
+    validate,
+)
 
 CATEGORY_ID = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 CLASSIFIER_HEADS = ("emergency", "clinical")
@@ -80,9 +87,7 @@ class NegationPolicy:
                 try:
                     re.compile(pattern)
                 except re.error as err:
-                    raise InvalidValue(
-                        "NegationPolicy", f"{key}[{i}]", f"bad regular expression: {err}"
-                    ) from None
+                    raise field_error(self, f"{key}[{i}]", f"bad regular expression: {err}") from None
 
 
 @with_config(FILE_CONFIG)
@@ -138,9 +143,9 @@ class TriageSettings:
 
     def __post_init__(self) -> None:
         if not (self.encode_max_words == 0 or 16 <= self.encode_max_words <= 256):
-            raise InvalidValue("TriageSettings", "encode_max_words", "must be 0 (off) or between 16 and 256")
+            raise field_error(self, "encode_max_words", "must be 0 (off) or between 16 and 256")
         if not (self.encode_max_tokens == 0 or 16 <= self.encode_max_tokens <= 256):
-            raise InvalidValue("TriageSettings", "encode_max_tokens", "must be 0 (off) or between 16 and 256")
+            raise field_error(self, "encode_max_tokens", "must be 0 (off) or between 16 and 256")
 
 
 @with_config(FILE_CONFIG)
@@ -156,9 +161,9 @@ class EmergencyCategory:
 
     def __post_init__(self) -> None:
         if not self.label.strip():
-            raise InvalidValue("EmergencyCategory", "label", "must not be empty")
+            raise field_error(self, "label", "must not be empty")
         if not self.exemplars or any(not e.strip() for e in self.exemplars):
-            raise InvalidValue("EmergencyCategory", "exemplars", "needs at least one non-empty exemplar")
+            raise field_error(self, "exemplars", "needs at least one non-empty exemplar")
 
 
 @with_config(FILE_CONFIG)
@@ -172,7 +177,7 @@ class ContrastBanks:
         for key in ("non_emergency", "health_questions", "non_health"):
             texts = getattr(self, key)
             if not texts or any(not t.strip() for t in texts):
-                raise InvalidValue("ContrastBanks", key, "needs at least one non-empty exemplar")
+                raise field_error(self, key, "needs at least one non-empty exemplar")
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field, PositiveInt, with_config
 
-from gateway.errors import InvalidValue
 from gateway.triage.pressure import DIASTOLIC_READ, SYSTOLIC_READ
-from gateway.validation import FILE_CONFIG, compile_all, read_yaml, validate
+from gateway.validation import FILE_CONFIG, compile_all, field_error, read_yaml, validate
 
 Vital = Literal[
     "temperature_c",
@@ -55,11 +54,11 @@ class VitalLimit:
 
     def __post_init__(self) -> None:
         if self.below is None and self.at_or_above is None:
-            raise InvalidValue("VitalLimit", "below", "set below, at_or_above or both")
+            raise field_error(self, "below", "set below, at_or_above or both")
         if not 0.0 <= self.min_age_years < self.max_age_years:
-            raise InvalidValue("VitalLimit", "min_age_years", "must be at least 0 and below max_age_years")
+            raise field_error(self, "min_age_years", "must be at least 0 and below max_age_years")
         if not self.label.strip():
-            raise InvalidValue("VitalLimit", "label", "must not be empty")
+            raise field_error(self, "label", "must not be empty")
 
     @property
     def any_age(self) -> bool:
@@ -93,7 +92,7 @@ class SignDuration:
 
     def __post_init__(self) -> None:
         if not self.words:
-            raise InvalidValue("SignDuration", "words", "must not be empty")
+            raise field_error(self, "words", "must not be empty")
         compile_all(self, self.words, "words")
         compile_all(self, self.habitual, "habitual")
 
@@ -157,22 +156,25 @@ class VitalsPolicy:
         compile_all(self, self.exertion, "exertion")
         for i, limit in enumerate(self.limits):
             if limit.source not in self.sources:
-                raise InvalidValue("VitalsPolicy", f"limits[{i}].source", f"unknown source {limit.source!r}")
+                raise field_error(self, f"limits[{i}].source", f"unknown source {limit.source!r}")
         for word in self.ages:
             compile_all(self, (word,), f"ages.{word}")
         for name, sign in self.pressure_signs.items():
             if sign.source not in self.sources:
-                raise InvalidValue(
-                    "VitalsPolicy", f"pressure_signs.{name}.source", f"unknown source {sign.source!r}"
-                )
-            _readable(f"pressure_signs.{name}.systolic_at_or_above", sign.systolic_at_or_above, SYSTOLIC_READ)
+                raise field_error(self, f"pressure_signs.{name}.source", f"unknown source {sign.source!r}")
             _readable(
-                f"pressure_signs.{name}.diastolic_at_or_above", sign.diastolic_at_or_above, DIASTOLIC_READ
+                self, f"pressure_signs.{name}.systolic_at_or_above", sign.systolic_at_or_above, SYSTOLIC_READ
+            )
+            _readable(
+                self,
+                f"pressure_signs.{name}.diastolic_at_or_above",
+                sign.diastolic_at_or_above,
+                DIASTOLIC_READ,
             )
         for i, limit in enumerate(self.limits):
             for key in ("below", "at_or_above"):
                 if limit.vital == "systolic_bp" and (value := getattr(limit, key)) is not None:
-                    _readable(f"limits[{i}].{key}", value, SYSTOLIC_READ)
+                    _readable(self, f"limits[{i}].{key}", value, SYSTOLIC_READ)
 
     @cached_property
     def child_patterns(self) -> tuple[re.Pattern[str], ...]:
@@ -189,12 +191,12 @@ def _any_case(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
     return tuple(re.compile(p, re.IGNORECASE) for p in patterns)
 
 
-def _readable(key: str, value: float, read: tuple[int, int]) -> None:
-    """A blood-pressure limit lies inside the numbers the reader reads (``pressure.py``): one outside
-    them could never be met, or would be met by every reading."""
+def _readable(policy: VitalsPolicy, key: str, value: float, read: tuple[int, int]) -> None:
+    """A blood-pressure limit of ``policy`` lies inside the numbers the reader reads (``pressure.py``):
+    one outside them could never be met, or would be met by every reading."""
     if not read[0] < value <= read[1]:
         reason = f"must lie inside the numbers the reader reads ({read[0] + 1}-{read[1]} mmHg), got {value:g}"
-        raise InvalidValue("VitalsPolicy", key, reason)
+        raise field_error(policy, key, reason)
 
 
 def load_vitals_policy(path: Path) -> VitalsPolicy:

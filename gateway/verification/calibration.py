@@ -22,8 +22,7 @@ from typing import Annotated
 import numpy as np
 from pydantic import AfterValidator, ConfigDict, Field, Strict, model_validator, with_config
 
-from gateway.errors import InvalidValue
-from gateway.validation import load_file
+from gateway.validation import field_error, load_file
 
 DEFAULT_PATH = Path(__file__).with_name("data") / "check_calibration.json"
 
@@ -53,7 +52,7 @@ class _CalibrationFile:
     @model_validator(mode="after")
     def _paired(self) -> _CalibrationFile:
         if len(self.knots) != len(self.values):
-            raise InvalidValue("ScoreCalibration", "values", "must have one value per knot")
+            raise field_error("ScoreCalibration", "values", "must have one value per knot")
         return self
 
 

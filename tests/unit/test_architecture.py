@@ -8,7 +8,8 @@
   may only shrink.
 - No module name repeats where one name would do (``REPEATED_NAMES`` lists the justified ones).
 - No module over ``MAX_LINES`` lines, except the ones listed in ``LONG_MODULES`` with the reason.
-- Only ``gateway.validation`` builds a ``ConfigurationError`` (``configuration_error``, ``refuse``).
+- Only ``gateway.validation`` builds a ``ConfigurationError`` or its ``InvalidValue``
+  (``configuration_error``, ``field_error``, ``refuse``).
 - No web handler module sees the whole ``Services``: each handler is handed its part (``gateway.web.parts``).
 - The runtime package never imports offline tooling: ``bench`` (benchmarks, trainers, data builders),
   ``tests``, or a library only those use.
@@ -284,9 +285,11 @@ def test_only_validation_builds_a_configuration_error() -> None:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, ast.Call)
         and (node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", ""))
-        == "ConfigurationError"
+        in {"ConfigurationError", "InvalidValue"}
     }
-    assert builders == {"gateway.validation"}, "raise it through gateway.validation.refuse"
+    assert builders == {"gateway.validation"}, (
+        "raise it through gateway.validation: refuse, or field_error in a dataclass's own check"
+    )
 
 
 def test_no_web_handler_module_sees_the_whole_services() -> None:
