@@ -88,16 +88,18 @@ class ExtractiveResponder:
         policy: ExtractivePolicy | None = None,
         policy_dir: Path | None = None,
         min_similarity: float = MIN_SIMILARITY,
+        question_words: Path | None = None,
     ) -> None:
         """``policy``: how sentences are ranked (default: ``extractive.yaml`` of ``policy_dir``, else
         the bundled one); ``min_similarity``: the floor below which no sentence is chosen. The question
-        words are read here, when the responder is built at start-up (a bad file stops it)."""
+        words (``question_words``, default the bundled list) are read here, when the responder is built
+        at start-up (a bad file stops it)."""
         self._embedder = embedder
         self._min_similarity = min_similarity
         self._min_relevance = min_relevance
         self._policy = policy or load_extractive_policy(policy_dir)
         self._ignored = frozenset(w.lower() for w in self._policy.ignored_words)
-        self._asking = load_question_words()
+        self._asking = load_question_words(question_words)
 
     async def stream(
         self, request: ChatRequest, passages: Sequence[Passage]

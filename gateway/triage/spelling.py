@@ -86,9 +86,16 @@ def bank_words(policy: TriagePolicy) -> frozenset[str]:
 class TriageSpeller:
     """Corrects a message's misspelt words to the triage banks' vocabulary (see the module docstring)."""
 
-    def __init__(self, policy: TriagePolicy, words: QueryWords, model_path: str | None = None) -> None:
-        """The English dictionary is read here (``load_english_words``), once, when the triage is built."""
-        self._english = load_english_words() | model_words(model_path)
+    def __init__(
+        self,
+        policy: TriagePolicy,
+        words: QueryWords,
+        model_path: str | None = None,
+        english: Path | None = None,
+    ) -> None:
+        """The English dictionary (``english``, default ``ENGLISH_DICTIONARY``) is read here
+        (``load_english_words``), once, when the triage is built."""
+        self._english = load_english_words(english) | model_words(model_path)
         self._lexicon = Lexicon(_NO_INDEX, words, bank_words(policy), self._english)
 
     def correct(self, text: str) -> str:

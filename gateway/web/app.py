@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, nullcontext
+from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
@@ -86,13 +87,15 @@ def create_app(
     build: Callable[[Settings], Services] = build_services,
     *,
     tracer_provider: TracerProvider | None = None,
+    tier_badges: Path | None = None,
 ) -> Litestar:
     """The gateway app. Pass ``services`` to reuse already-built ones (tests, benchmarks), and a
-    ``tracer_provider`` to trace requests (``gateway.telemetry``; none: no tracing, no cost)."""
+    ``tracer_provider`` to trace requests (``gateway.telemetry``; none: no tracing, no cost).
+    ``tier_badges``: the badge texts' file (default: the bundled ``gateway/data/tier_badges.yaml``)."""
     sessions = SessionRevocations()
     throttle = failed_auth_throttle(settings)
     staff = StaffAuth.from_settings(settings, sessions)  # the login handlers'; shares the rules' sessions
-    badges = load_tier_badges()  # a bad gateway/data/tier_badges.yaml stops start-up here
+    badges = load_tier_badges(tier_badges)  # a bad badge text file stops start-up here
     holder = ServiceHolder(lambda running: WebParts.of(running, staff, throttle, badges), services)
 
     def current_metrics() -> GatewayMetrics | None:

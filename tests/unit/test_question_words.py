@@ -8,7 +8,6 @@ from typing import cast
 
 import pytest
 
-import gateway.text
 from gateway.drafting.extractive import ExtractiveResponder, is_heading_question
 from gateway.errors import ConfigurationError
 from gateway.models.embedding import Embedder
@@ -39,14 +38,11 @@ def test_a_bad_list_is_refused_naming_the_key(tmp_path: Path, body: str, reason:
     assert_refused(tmp_path / "question_words.yaml", body, QuestionWords, reason)
 
 
-def test_a_broken_list_stops_the_extractive_responder_being_built(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_broken_list_stops_the_extractive_responder_being_built(tmp_path: Path) -> None:
     """Read when the responder is built (bootstrap.build_upstream, at start-up), not on a first question."""
     broken = broken_copy(QUESTION_WORDS_PATH, tmp_path, "words: [what,", "words: [What,")
-    monkeypatch.setattr(gateway.text, "QUESTION_WORDS_PATH", broken)
     no_model = cast(Embedder, None)  # the responder only keeps its embedder: nothing is encoded here
     with pytest.raises(ConfigurationError) as info:
-        ExtractiveResponder(no_model)
+        ExtractiveResponder(no_model, question_words=broken)
     assert str(broken) in str(info.value)
     assert "lower-case" in str(info.value)

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-import gateway.trust.badge
 from gateway.domain import (
     ClaimOutcome,
     ClaimResult,
@@ -451,16 +450,15 @@ def test_a_bad_badge_text_file_is_refused_naming_the_file(tmp_path: Path, body: 
     assert_refused(tmp_path / "tier_badges.yaml", body, TierBadgeTexts, reason)
 
 
-def test_a_broken_badge_text_file_stops_start_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_broken_badge_text_file_stops_start_up(tmp_path: Path) -> None:
     """Read when the app is made (``create_app``), before the services are built: not when a page first
     shows a badge."""
     broken = broken_copy(TIER_BADGES_PATH, tmp_path, 'educational: "Educational"', 'educational: ""')
-    monkeypatch.setattr(gateway.trust.badge, "TIER_BADGES_PATH", broken)
 
     def never(_: Settings) -> Services:
         raise AssertionError("the services are not built when the badge texts are bad")
 
     with pytest.raises(ConfigurationError) as info:
-        create_app(Settings(data_dir=tmp_path), build=never)
+        create_app(Settings(data_dir=tmp_path), build=never, tier_badges=broken)
     assert str(broken) in str(info.value)
     assert "must not be empty" in str(info.value)

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-import gateway.triage.spelling
 from gateway.domain import ChatRequest, Message, Role, Scope, TriageLayer
 from gateway.errors import ConfigurationError
 from gateway.knowledge.query import load_planner
@@ -205,14 +204,13 @@ def test_a_child_who_swallowed_a_chemical_or_someone_elses_medicine_fires_poison
     ids=["truncated", "empty", "counts-not-numbers", "no-words", "missing"],
 )
 def test_a_broken_english_dictionary_stops_the_speller_being_built(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: Callable[[bytes], bytes] | None, reason: str
+    tmp_path: Path, damage: Callable[[bytes], bytes] | None, reason: str
 ) -> None:
     """Read when the speller is built (with the triage, at start-up), not on a patient's first message."""
     broken = tmp_path / ENGLISH_DICTIONARY.name
     if damage is not None:
         broken.write_bytes(damage(ENGLISH_DICTIONARY.read_bytes()))
-    monkeypatch.setattr(gateway.triage.spelling, "ENGLISH_DICTIONARY", broken)
     with pytest.raises(ConfigurationError) as info:
-        TriageSpeller(POLICY.triage, WORDS, default_model_path())
+        TriageSpeller(POLICY.triage, WORDS, default_model_path(), english=broken)
     assert str(broken.resolve()) in str(info.value)
     assert reason in str(info.value)
