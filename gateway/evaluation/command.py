@@ -25,7 +25,7 @@ from gateway.evaluation.questions import (
     load_questions,
     write_questions,
 )
-from gateway.evaluation.records import Question
+from gateway.evaluation.records import Question, UrlStatus
 from gateway.evaluation.report import render_report
 from gateway.evaluation.runner import RunPaths, collect, open_run, records_by_system, summarise, write_results
 from gateway.evaluation.scoring import AnswerChecker, KnowledgeBaseFirst, OperatingPoint, StatementChecker
@@ -161,7 +161,7 @@ def evaluation_results(
         for records in grouped.values()
         for r in records
         for u in r.check.urls
-        if u.status.value == "knowledge_base"
+        if u.status is UrlStatus.KNOWLEDGE_BASE
     )
     if kb_resolved:
         notes.append(
@@ -173,7 +173,7 @@ def evaluation_results(
         for records in grouped.values()
         for r in records
         for u in r.check.urls
-        if u.status.value != "knowledge_base"
+        if u.status is not UrlStatus.KNOWLEDGE_BASE
     ]
     if fetched and not any(u.valid for u in fetched):
         notes.append(

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from gateway.domain import VerificationStatus
+from gateway.domain import VerdictLabel, VerificationStatus
 from gateway.validation import configuration_error
 
 
@@ -127,7 +127,7 @@ class StatementCheck:
 
     @property
     def supported(self) -> bool:
-        return self.verdict == "supported"
+        return self.verdict == VerdictLabel.SUPPORTED
 
     @property
     def outcome(self) -> str | None:
