@@ -30,11 +30,17 @@ from gateway.audit.record import AuditRecord, UnreadableRecord, builtins, load_r
 from gateway.audit.store import AuditStore
 from gateway.domain import RefusalReason
 from gateway.settings import Settings
+from gateway.vocabulary import RequestOutcome
 
 GATEWAY_SYSTEM = "urn:trust-gateway"
 """Identifier system of the gateway's request ids and passage ids in FHIR resources."""
 _FHIR_ID = re.compile(r"[^A-Za-z0-9\-.]")
-_OUTCOME_CODE = {"answered": "0", "rewritten": "0", "refused": "4", "emergency": "0"}
+_OUTCOME_CODE: dict[str, str] = {
+    RequestOutcome.ANSWERED: "0",
+    RequestOutcome.REWRITTEN: "0",
+    RequestOutcome.REFUSED: "4",
+    RequestOutcome.EMERGENCY: "0",
+}
 """FHIR AuditEvent.outcome: 0 success, 4 minor failure (refused), 8 serious failure (everything else)."""
 
 
@@ -121,7 +127,8 @@ def fhir_resources(record: AuditRecord) -> list[dict[str, Any]]:
     from fhir.resources.R4B.provenance import Provenance
 
     details = rebuild(record)
-    outcome = str(record.status) if not record.complete else _outcome_label(record)  # incomplete, delivering
+    # an unfinished record's status (incomplete, delivering), else its outcome's plain text
+    outcome = str(record.status) if not record.complete else str(_outcome_label(record))
     gateway = {"display": f"clinical trust gateway {details['gateway_version'] or ''}".strip()}
     entity_details = [
         {"type": key, "valueString": str(details[key])}
@@ -199,13 +206,13 @@ def _outcome_label(record: AuditRecord) -> str:
     if record.interruption not in (UNSET, None):
         return str(record.interruption)
     if record.error not in (UNSET, None):
-        return "error"
+        return RequestOutcome.ERROR
     trust = record.trust
     if trust is UNSET:
-        return "error"
+        return RequestOutcome.ERROR
     summary = trust.summary
     if summary.reason is RefusalReason.EMERGENCY:
-        return "emergency"
+        return RequestOutcome.EMERGENCY
     if summary.refused:
-        return "refused"
-    return "rewritten" if summary.rewritten or summary.removed else "answered"
+        return RequestOutcome.REFUSED
+    return RequestOutcome.REWRITTEN if summary.rewritten or summary.removed else RequestOutcome.ANSWERED
