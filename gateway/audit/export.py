@@ -39,9 +39,11 @@ _OUTCOME_CODE: dict[str, str] = {
     RequestOutcome.ANSWERED: "0",
     RequestOutcome.REWRITTEN: "0",
     RequestOutcome.REFUSED: "4",
+    RequestOutcome.ENDED_EARLY: "4",
     RequestOutcome.EMERGENCY: "0",
 }
-"""FHIR AuditEvent.outcome: 0 success, 4 minor failure (refused), 8 serious failure (everything else)."""
+"""FHIR AuditEvent.outcome: 0 success, 4 minor failure (refused, or an answer stopped after verified
+sentences were sent), 8 serious failure (everything else)."""
 
 
 def rebuild(record: AuditRecord) -> dict[str, Any]:
@@ -213,6 +215,8 @@ def _outcome_label(record: AuditRecord) -> str:
     summary = trust.summary
     if summary.reason is RefusalReason.EMERGENCY:
         return RequestOutcome.EMERGENCY
+    if summary.ended_early:
+        return RequestOutcome.ENDED_EARLY
     if summary.refused:
         return RequestOutcome.REFUSED
     return RequestOutcome.REWRITTEN if summary.rewritten or summary.removed else RequestOutcome.ANSWERED

@@ -178,6 +178,19 @@ def test_the_export_names_an_old_records_outcome_as_before(name: str, outcome: s
     assert fhir_resources(record)[0]["outcomeDesc"] == outcome
 
 
+def test_the_export_names_an_answer_stopped_early_as_the_audit_row_does() -> None:
+    """An answer stopped after verified sentences were sent is ``ended_early`` in the audit row and its
+    metric (``recording.request_outcome``); the export said "rewritten" with success."""
+    record = load_record("req", old("rewritten_removed.json"))
+    assert isinstance(record, AuditRecord)
+    assert isinstance(record.trust, TrustRecord)
+    summary = dataclasses.replace(record.trust.summary, ended_early=True)
+    stopped = msgspec.structs.replace(record, trust=msgspec.structs.replace(record.trust, summary=summary))
+    event = fhir_resources(stopped)[0]
+    assert (event["outcomeDesc"], event["outcome"]) == (RequestOutcome.ENDED_EARLY, "4")
+    assert fhir_resources(record)[0]["outcome"] == "0"
+
+
 def test_a_stored_passage_keeps_every_field_of_the_retrieved_one_but_its_vectors() -> None:
     # PassageRecord restates Passage's fields by hand: a field added to one and not the other would be
     # lost from the audit record (or fail to build) without this check
