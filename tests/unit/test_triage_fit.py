@@ -113,6 +113,43 @@ def test_sleep_without_a_seizure_or_a_first_seizure_long_ago_is_no_emergency(mes
     assert judge(message).scope is not Scope.EMERGENCY
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        "he's having a fit right now",
+        "my daughter is fitting",
+        "my son is having a seizure right now what do i do",
+        "our baby is seizing",
+        "my husband is fitting on the floor",
+        "my friend is having a seizure help",
+        "my son's having a fit right now",
+    ],
+)
+def test_a_seizure_told_as_happening_now_is_an_emergency(message: str) -> None:
+    """Whoever writes during a seizure cannot know it will stop within 5 minutes or is not a first fit
+    (NHS: call 999 for either)."""
+    found = judge(message)
+    assert found.scope is Scope.EMERGENCY
+    assert found.rule == "unconscious_or_seizure"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "my mum is having a fit about my grades",
+        "she's having a fit because I crashed the car",
+        "my son is having seizures since starting the new tablets, is that normal",
+        "what should i do if my son is having a seizure",
+        "when my daughter is having a seizure should i turn her on her side",
+        "the dress is fitting well",
+        "she is fitting in well at her new school",
+        "we are fitting a new kitchen",
+    ],
+)
+def test_a_temper_a_pattern_of_seizures_or_a_supposed_one_is_no_seizure_now(message: str) -> None:
+    assert judge(message).scope is not Scope.EMERGENCY
+
+
 # --- 2. what one wants to prevent or avoid: the object only is supposed --------------------------------
 
 
