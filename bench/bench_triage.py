@@ -356,107 +356,38 @@ def held_out(name: str) -> bool:
 SHARED_HELD = "(held-out split)"
 HELD_OUT = ("project test", "project probe")
 """The project's untouched splits, named by source."""
-PROBE_HELD = "probe held"
-LONG_HELD = "long held"
-LONG2_HELD = "long2 held"
-RECALL2_HELD = "recall2 held"
-FLAG2_HELD = "flag2 held"
-RECALL3_HELD = "recall3 held"
-FLAG3_HELD = "flag3 held"
-RECALL4_HELD = "recall4 held"
-FLAG4_HELD = "flag4 held"
-RECALL5_HELD = "recall5 held"
-FLAG5_HELD = "flag5 held"
-ACUTE_HELD = "acute held"
-VIGNETTE_HELD = "vignette held"
-ORDER_HELD = "order held"
-UNBOUND_HELD = "unbound held"
-BLIND_HELD = "blind held"
-BYSTANDER_HELD = "bystander held"
-COVERAGE_HELD = "coverage held"
-NEGATION_HELD = "negation held"
-MIND_HELD = "mind held"
-CRISIS_HELD = "crisis held"
-CRISIS2_HELD = "crisis2 held"
-NONCLIN_HELD = "nonclin held"
-HELD_OUT_SOURCES = (
-    *HELD_OUT,
-    PROBE_HELD,
-    LONG_HELD,
-    LONG2_HELD,
-    RECALL2_HELD,
-    FLAG2_HELD,
-    RECALL3_HELD,
-    FLAG3_HELD,
-    RECALL4_HELD,
-    FLAG4_HELD,
-    RECALL5_HELD,
-    FLAG5_HELD,
-    ACUTE_HELD,
-    VIGNETTE_HELD,
-    ORDER_HELD,
-    UNBOUND_HELD,
-    BLIND_HELD,
-    BYSTANDER_HELD,
-    COVERAGE_HELD,
-    NEGATION_HELD,
-    MIND_HELD,
-    CRISIS_HELD,
-    CRISIS2_HELD,
-    NONCLIN_HELD,
-)
-"""Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
-PROBE = DEV / "probe_recall.jsonl"
-LONG = DEV / "probe_long.jsonl"
-LONG2 = DEV / "probe_long2.jsonl"
-RECALL2 = DEV / "probe_recall2.jsonl"
-FLAG2 = DEV / "probe_flag2.jsonl"
-RECALL3 = DEV / "probe_recall3.jsonl"
-FLAG3 = DEV / "probe_flag3.jsonl"
-RECALL4 = DEV / "probe_recall4.jsonl"
-FLAG4 = DEV / "probe_flag4.jsonl"
-RECALL5 = DEV / "probe_recall5.jsonl"
-FLAG5 = DEV / "probe_flag5.jsonl"
-ACUTE = DEV / "probe_acute.jsonl"
-VIGNETTE = DEV / "probe_vignette.jsonl"
-ORDER = DEV / "probe_order.jsonl"
-UNBOUND = DEV / "probe_unbound.jsonl"
-BLIND = DEV / "probe_blind.jsonl"
-BYSTANDER = DEV / "probe_bystander.jsonl"
-COVERAGE = DEV / "probe_coverage.jsonl"
-NEGATION = DEV / "probe_negation.jsonl"
-MIND = DEV / "probe_mind.jsonl"
-CRISIS = DEV / "probe_crisis.jsonl"
-CRISIS2 = DEV / "probe_crisis2.jsonl"
-NONCLIN = DEV / "probe_nonclin.jsonl"
-PROBES = (
-    ("probe", PROBE, PROBE_HELD),
-    ("recall2", RECALL2, RECALL2_HELD),
-    ("long", LONG, LONG_HELD),
-    ("long2", LONG2, LONG2_HELD),
-    ("flag2", FLAG2, FLAG2_HELD),
-    ("recall3", RECALL3, RECALL3_HELD),
-    ("flag3", FLAG3, FLAG3_HELD),
-    ("recall4", RECALL4, RECALL4_HELD),
-    ("flag4", FLAG4, FLAG4_HELD),
-    ("recall5", RECALL5, RECALL5_HELD),
-    ("flag5", FLAG5, FLAG5_HELD),
-    ("acute", ACUTE, ACUTE_HELD),
-    ("vignette", VIGNETTE, VIGNETTE_HELD),
-    ("order", ORDER, ORDER_HELD),
-    ("unbound", UNBOUND, UNBOUND_HELD),
-    ("blind", BLIND, BLIND_HELD),
-    ("bystander", BYSTANDER, BYSTANDER_HELD),
-    ("coverage", COVERAGE, COVERAGE_HELD),
-    ("negation", NEGATION, NEGATION_HELD),
-    ("mind", MIND, MIND_HELD),
-    ("crisis", CRISIS, CRISIS_HELD),
-    ("crisis2", CRISIS2, CRISIS2_HELD),
-    ("nonclin", NONCLIN, NONCLIN_HELD),
-)
+PROBE_FILES = {
+    "probe": "probe_recall.jsonl",
+    "recall2": "probe_recall2.jsonl",
+    "long": "probe_long.jsonl",
+    "long2": "probe_long2.jsonl",
+    "flag2": "probe_flag2.jsonl",
+    "recall3": "probe_recall3.jsonl",
+    "flag3": "probe_flag3.jsonl",
+    "recall4": "probe_recall4.jsonl",
+    "flag4": "probe_flag4.jsonl",
+    "recall5": "probe_recall5.jsonl",
+    "flag5": "probe_flag5.jsonl",
+    "acute": "probe_acute.jsonl",
+    "vignette": "probe_vignette.jsonl",
+    "order": "probe_order.jsonl",
+    "unbound": "probe_unbound.jsonl",
+    "blind": "probe_blind.jsonl",
+    "bystander": "probe_bystander.jsonl",
+    "coverage": "probe_coverage.jsonl",
+    "negation": "probe_negation.jsonl",
+    "mind": "probe_mind.jsonl",
+    "crisis": "probe_crisis.jsonl",
+    "crisis2": "probe_crisis2.jsonl",
+    "nonclin": "probe_nonclin.jsonl",
+}
+"""The probe files of ``DEV`` by source key (the key is the id prefix: ``<key>-tune-*``, ``<key>-held-*``)."""
+PROBES = tuple((key, DEV / file, f"{key} held") for key, file in PROBE_FILES.items())
 """The probe files: (source key and id prefix, path, name of the held part). Each is read as two parts,
 ``<key> tune`` (ids ``<key>-tune-*``) and ``<key> held`` (``<key>-held-*``, never printed); a part with
 no rows (``blind`` has no tune part) is skipped."""
+HELD_OUT_SOURCES = (*HELD_OUT, *(held for _, _, held in PROBES))
+"""Sources whose rows are never printed, even with ``-v`` (only their aggregate figures)."""
 
 
 def run_source(
@@ -562,9 +493,7 @@ def main() -> None:
     parser.add_argument(
         "--only",
         default="",
-        help="comma-separated sources: first, tune, test, probe, recall2, long, long2, flag2, recall3,"
-        " flag3, recall4, flag4, recall5, flag5, acute, vignette, order, unbound, blind, bystander,"
-        " coverage, negation, mind, nonclin, shared",
+        help="comma-separated sources: first, tune, test, " + ", ".join(PROBE_FILES) + ", shared",
     )
     parser.add_argument("--no-spelling", action="store_true", help="read messages as written (baseline)")
     parser.add_argument(
@@ -595,35 +524,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    only = set(filter(None, args.only.split(","))) or {
-        "first",
-        "tune",
-        "test",
-        "probe",
-        "recall2",
-        "long",
-        "long2",
-        "flag2",
-        "recall3",
-        "flag3",
-        "recall4",
-        "flag4",
-        "recall5",
-        "flag5",
-        "acute",
-        "vignette",
-        "order",
-        "unbound",
-        "blind",
-        "bystander",
-        "coverage",
-        "negation",
-        "mind",
-        "crisis",
-        "crisis2",
-        "nonclin",
-        "shared",
-    }
+    only = set(filter(None, args.only.split(","))) or {"first", "tune", "test", *PROBE_FILES, "shared"}
 
     policy = load_policy(ROOT / "policies", args.context)
     overrides = {
