@@ -71,6 +71,8 @@ Sources, each reported on its own:
 - ``bench/data/triage/probe_blind.jsonl``: a blind probe (#31 item 7) written by someone who never read
   the rules, the exemplar banks or any other probe's rows; every row is held (``blind held``, never
   printed, never tuned on); its per-style emergency recall is printed too;
+- ``bench/data/triage/probe_blind2.jsonl``: a second blind probe, long forum posts above all, with a tune
+  half (``blind2 tune``) and a held half (``blind2 held``, never printed);
 - ``bench/data/triage/probe_bystander.jsonl``: deficits that stayed after a dated event, numbness with a
   local cause, jaw clenching from stress, other people's news beside a routine question, and their
   emergency twins (a new or changed deficit, a bystander's emergency now, acute on chronic) (#31 items 2
@@ -373,6 +375,7 @@ PROBE_FILES = {
     "order": "probe_order.jsonl",
     "unbound": "probe_unbound.jsonl",
     "blind": "probe_blind.jsonl",
+    "blind2": "probe_blind2.jsonl",
     "bystander": "probe_bystander.jsonl",
     "coverage": "probe_coverage.jsonl",
     "negation": "probe_negation.jsonl",
