@@ -225,8 +225,12 @@ def emergency_of(
             reading, score.category, policy
         )
         found = bound_semantic(score, met, policy, terms, groups, denied)
-        if found is not None and reader.reassured(reading, found.category, found.category in met):
-            return None, found.category  # told as well now: answered with the red flag's safety note
+        if found is not None and (
+            reader.reassured(reading, found.category, found.category in met)
+            or reader.acuity_denied(reading, found.category)
+        ):
+            # told as well now, or what would make it grave denied: answered with the red flag's safety note
+            return None, found.category
         if found is not None:
             found, dropped = bind_unbound(found, reading, met, score, policy, denied)
             if found is None:

@@ -388,6 +388,21 @@ class EvidenceReader:
         well, denied = frozenset(policy.well), frozenset(policy.denied)
         return any((h.group in well and not h.negated) or (h.group in denied and h.negated) for h in now)
 
+    def acuity_denied(self, reading: Reading, category: str) -> bool:
+        """Whether the text denies, of now, what would make ``category``'s signs grave and affirms none
+        of it (``reassurance.acuity_denied``): the groups of ``reassurance.acuity`` and of the red
+        flag's ``escalate`` alternatives, less its required signs told of now."""
+        policy = self.policy.reassurance
+        rule = self.policy.categories.get(category)
+        if not policy.acuity_denied or rule is None or category in policy.exempt:
+            return False
+        now = [h for h in reading.hits if not (h.background or h.supposed)]
+        required = {g for alternatives in rule.requires for g in alternatives}
+        told = {h.group for h in now if not h.negated and h.group in required}
+        graver = (frozenset(policy.acuity) | {g for alt in rule.escalate for g in alt}) - told
+        grave = [h for h in now if h.group in graver]
+        return bool(grave) and all(h.negated for h in grave)
+
     def states_safe(self, reading: Reading, category: str) -> bool:
         """The person states they are safe now (the category's ``safe_when``) and tells nothing of
         ``safe_unless`` of now: "not thinking of hurting myself, I just can't function". The statement's

@@ -348,6 +348,13 @@ class ReassurancePolicy:
     """Term groups of severity, trajectory or onset: said of now, the semantic read stands."""
     exempt: tuple[str, ...] = ()
     """Red flags never calmed so (thoughts of suicide: reassurance is how a crisis is played down)."""
+    acuity_denied: bool = False
+    """Also calm a semantic raise whose red flag's own signs are present when the text denies, of now,
+    what would make them grave and affirms none of it: a sign of ``acuity`` or one of the red flag's
+    ``escalate`` groups (its required signs told of now aside). "32 weeks, mild headaches, no swelling,
+    no flashing lights, no pain under my ribs" or "out of breath on fast runs, never at rest" is
+    answered with the red flag's safety note (#31, s61: long forum posts that list what they do not
+    have). Applies whatever ``applies_to`` says."""
 
 
 @with_config(FILE_CONFIG)

@@ -151,7 +151,8 @@ def test_reassurance_groups_and_red_flags_are_validated() -> None:
 
 def reassurance_on(applies_to: Literal["semantic", "unbound"]) -> TriagePolicy:
     evidence = TRIAGE.evidence
-    mode = dataclasses.replace(evidence.reassurance, enabled=True, applies_to=applies_to)
+    # acuity_denied off: it calms a raise whatever applies_to says (test_triage_acuity_denied.py)
+    mode = dataclasses.replace(evidence.reassurance, enabled=True, applies_to=applies_to, acuity_denied=False)
     return dataclasses.replace(TRIAGE, evidence=dataclasses.replace(evidence, reassurance=mode))
 
 
