@@ -71,3 +71,31 @@ def test_a_movement_made_in_bed_is_no_time_of_rest() -> None:
     assert "at_rest" not in sign_groups("it aches when I turn over in bed", TRIAGE, of_now=True)
     assert "at_rest" in sign_groups("I get breathless even lying in bed", TRIAGE, of_now=True)
     assert "at_rest" in sign_groups("I'm breathless in bed", TRIAGE, of_now=True)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # a month after a verb of the past dates the event; a deficit it left is history
+        "My mum had a stroke in January. She was in hospital 3 weeks and then rehab. Her right hand is still"
+        " weak, it's been like that for months.",
+        # a change denied is none
+        "My dad had a stroke in March. His left arm is still weak but it has been the same for months, not"
+        " getting worse. Can he drive?",
+    ],
+)
+def test_a_deficit_left_by_an_event_dated_by_its_month_is_history(message: str) -> None:
+    assert judge(message).scope is not Scope.EMERGENCY
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "My dad had a stroke in March and his left arm is suddenly much weaker today",
+        "My mum had a stroke in January, now her face is drooping again",
+        # a bare month may be to come
+        "We are expecting our first baby in June and I'm losing a lot of blood",
+    ],
+)
+def test_a_change_of_now_after_a_dated_event_or_a_month_to_come_still_fires(message: str) -> None:
+    assert judge(message).scope is Scope.EMERGENCY
