@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gateway.domain import Conflict, Passage, Span
+from gateway.domain import Conflict, ConflictKind, Passage, Span
 from gateway.text import sentence_spans, strip_markers
 from gateway.verification.checks.analysis import POSSESSIVE, WORD_PARTS, AnalysedText, Analyses
 from gateway.verification.checks.entities import check_entities
@@ -117,10 +117,18 @@ def _missing_words(claim: AnalysedText, context: AnalysedText) -> list[str]:
 
 def unshared_words(claim: AnalysedText, context: AnalysedText, conflict: Conflict | None = None) -> list[str]:
     """The claim's content words ``context`` lacks (inflection, spelling and listed synonyms aside),
-    leaving out the words of ``conflict``'s own claim part (a swapped word is the conflict itself)."""
+    leaving out the words of ``conflict``'s own claim part (a swapped word is the conflict itself) and,
+    for a negation, the claim's negation cues ("has no effect" against "has an effect": "no" is the
+    conflict, whichever cue the claim uses)."""
     word_key = claim.data.words.stem
     own = {word_key(w) for w in tokens(conflict.claim.lower())} if conflict is not None else set()
-    return [w for w in _missing_words(claim, context) if word_key(w) not in own]
+    negated = conflict is not None and conflict.kind is ConflictKind.NEGATION
+    cue = claim.polarity_lists.negation if negated else None
+    return [
+        w
+        for w in _missing_words(claim, context)
+        if word_key(w) not in own and (cue is None or not cue.fullmatch(w))
+    ]
 
 
 def restates(claim: str, context: str, analyses: Analyses) -> Binding:

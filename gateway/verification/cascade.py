@@ -50,6 +50,7 @@ from gateway.verification.calibration import ScoreCalibration
 from gateway.verification.checks.analysis import Analyses, Readings
 from gateway.verification.checks.data import CheckData
 from gateway.verification.entailment import NLIRequest, NLIStage, load_entailment_model
+from gateway.verification.evidence_judge import conflict_holds
 from gateway.verification.judge import JudgeConfig, LLMJudgeVerifier
 from gateway.verification.local import LocalEntailmentVerifier
 from gateway.verification.policy import VerificationPolicy
@@ -176,7 +177,10 @@ class CascadeVerifier:
         kinds = self._policy.contradiction_kinds
         if not binding.clash or conflict is None or conflict.kind.value not in kinds:
             return False
-        unshared = unshared_words(analyses(strip_markers(claim)), analyses(context), conflict)
+        analysed, evidence = analyses(strip_markers(claim)), analyses(context)
+        if not conflict_holds(conflict, analysed, evidence):
+            return False
+        unshared = unshared_words(analysed, evidence, conflict)
         return len(unshared) <= self._policy.contradiction_max_unshared_words
 
     def _check_only(self, claim: ClaimToCheck, local: Verdict, analyses: Analyses) -> Verdict:

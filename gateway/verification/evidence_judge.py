@@ -11,16 +11,17 @@ or negation clash with close evidence still contradicts).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from gateway.domain import Conflict, Evidence, Verdict, VerdictLabel
+from gateway.domain import Conflict, ConflictKind, Evidence, Verdict, VerdictLabel
 from gateway.verification.binding import unshared_words
 from gateway.verification.candidates import Candidate
 from gateway.verification.checks.analysis import AnalysedText
 from gateway.verification.checks.entities import check_entities
 from gateway.verification.checks.form import FormCheck
-from gateway.verification.checks.numbers import check_numbers
-from gateway.verification.checks.polarity import check_antonyms, check_negation
+from gateway.verification.checks.numbers import check_numbers, numbers_apart
+from gateway.verification.checks.polarity import check_antonyms, check_negation, one_sided
 from gateway.verification.checks.quantifiers import check_quantifier
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult
 from gateway.verification.checks.roles import check_roles
@@ -70,16 +71,36 @@ def contradicts(
     """Is this clash a contradiction to report? Only for the conflict kinds of
     ``policy.contradiction_kinds``, on evidence at least ``contradiction_similarity`` close, that
     states every other content word of the claim but ``contradiction_max_unshared_words``: the claim
-    restates the evidence except for the conflict. That is the operating point at which >= 90% of
-    contradicted claims were truly not supported on every dev set (docs/verification.md)."""
+    restates the evidence except for the conflict, and the conflict holds (``conflict_holds``). That
+    is the operating point at which >= 90% of contradicted claims were truly not supported on every
+    dev set's tune and held halves (docs/verification.md)."""
     conflict = result.conflict
     if (
         conflict is None
         or conflict.kind.value not in policy.contradiction_kinds
         or similarity < policy.contradiction_similarity
+        or not conflict_holds(conflict, claim, evidence)
     ):
         return False
     return len(unshared_words(claim, evidence, conflict)) <= policy.contradiction_max_unshared_words
+
+
+_CONFLICT_CHECKS: dict[VerdictCheck, Callable[[AnalysedText, AnalysedText], CheckResult]] = {
+    VerdictCheck.NUMBER_MISMATCH: check_numbers,
+    VerdictCheck.NEGATION: check_negation,
+    VerdictCheck.ANTONYM: check_antonyms,
+    VerdictCheck.QUANTIFIER: check_quantifier,
+}
+"""The checks whose conflict a candidate other than the best may show, checked again on the passage."""
+
+
+def conflict_holds(conflict: Conflict, claim: AnalysedText, evidence: AnalysedText) -> bool:
+    """A conflict that may be reported: an opposite word the claim states one way only
+    (``polarity.one_sided``), a number apart from every evidence number of its dimension, ranges and
+    bounds included (``numbers.numbers_apart``); other kinds as the checks found them."""
+    if conflict.kind is ConflictKind.NUMBER:
+        return numbers_apart(claim, evidence, conflict.claim)
+    return one_sided(conflict, claim)
 
 
 class EvidenceJudge:
@@ -108,15 +129,42 @@ class EvidenceJudge:
             return max(assessed, key=lambda a: (a.score, a.similarity))
         bases = [self.base(claim, c, s) for c, s in found]
         best: tuple[float, float, int, Assessment] | None = None
+        judged: dict[int, Assessment] = {}
         for position in sorted(range(len(found)), key=lambda k: -bases[k][0]):
             if best is not None and bases[position][0] < best[0]:
                 continue
             c, similarity = found[position]
             a = self.judge(claim, c, similarity, best_sentence, entities, bases[position])
+            judged[position] = a
             key = (a.score, a.similarity, -position, a)
             best = key if best is None or key[:3] > best[:3] else best
         assert best is not None
+        if best[3].label is VerdictLabel.UNSUPPORTED:
+            return self._contradiction(claim, found, judged, entities, bases) or best[3]
         return best[3]
+
+    def _contradiction(
+        self,
+        claim: AnalysedText,
+        found: list[tuple[Candidate, float]],
+        judged: dict[int, Assessment],
+        entities: dict[AnalysedText, CheckResult],
+        bases: list[tuple[float, float]],
+    ) -> Assessment | None:
+        """A claim no candidate supports contradicts a candidate it restates but for a trusted conflict
+        (``contradicts``), the most similar first, even when another candidate scores higher: a wider
+        window that lacks the conflicting sentence outscores a clash's capped score, yet says nothing
+        against it. Only when the conflict holds against the whole passage too (its check still clashes
+        there: the passage nowhere states the claim's number or polarity)."""
+        for position in range(len(found)):
+            c, similarity = found[position]
+            a = judged.get(position) or self.judge(claim, c, similarity, None, entities, bases[position])
+            if a.label is not VerdictLabel.CONTRADICTED or a.conflict is None:
+                continue
+            check = _CONFLICT_CHECKS.get(a.check)
+            if check is not None and check(claim, c.context).clash:
+                return a
+        return None
 
     def base(self, claim: AnalysedText, candidate: Candidate, similarity: float) -> tuple[float, float]:
         """The rule score before the checks (the rescaled cosine mixed with coverage), and coverage."""

@@ -48,7 +48,7 @@ class VerificationPolicy:
     contradiction_similarity: UnitInterval = 0.8
     """Local verifier: a clash is a contradiction when the evidence is at least this similar (cosine)
     and its kind is in ``contradiction_kinds``; any other clash leaves the claim ``not_verified``."""
-    contradiction_kinds: tuple[str, ...] = ("number", "negation", "quantifier")
+    contradiction_kinds: tuple[str, ...] = ("number", "negation", "quantifier", "opposite")
     """Conflict kinds (``domain.ConflictKind``) the local checker may call a contradiction: those whose
     contradictions were >= 90% truly not supported on every dev set (bench/bench_verifier.py)."""
     contradiction_max_unshared_words: Annotated[int, Field(ge=0, le=100)] = 0

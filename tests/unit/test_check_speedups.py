@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gateway.domain import VerdictLabel
 from gateway.text import MARKER_SPACED, QUOTE_FOLDS, normalise, strip_markers
 from gateway.verification.candidates import window_layout, windows
 from gateway.verification.checks import role_reader
@@ -139,7 +140,8 @@ def test_a_passage_entity_check_is_shared_by_its_candidates() -> None:
 
 def test_the_best_candidate_is_the_one_judging_every_candidate_picks() -> None:
     """Candidates whose base score is below a judged score are not checked; the winner (ties to the
-    most similar) is the same as when every candidate is judged."""
+    most similar) is the same as when every candidate is judged, or, when that winner is unsupported,
+    a candidate judged contradicted (a contradiction shown by another candidate, #35)."""
     from gateway.text import passage_from_text
     from gateway.verification.candidates import candidate
 
@@ -168,9 +170,13 @@ def test_the_best_candidate_is_the_one_judging_every_candidate_picks() -> None:
                 for (span, sentence), s in zip(passage.sentences(), similarities, strict=True)
             ]
             judged = [verifier.evidence_judge.judge(claim, c, s, max(similarities)) for c, s in found]
-            assert verifier.evidence_judge.best(claim, found, max(similarities)) == max(
-                judged, key=lambda a: (a.score, a.similarity)
-            )
+            chosen = verifier.evidence_judge.best(claim, found, max(similarities))
+            winner = max(judged, key=lambda a: (a.score, a.similarity))
+            contradicted = [a for a in judged if a.label is VerdictLabel.CONTRADICTED]
+            if winner.label is VerdictLabel.UNSUPPORTED and chosen != winner:
+                assert chosen in contradicted
+            else:
+                assert chosen == winner
             best = max(a.score for a in judged)
             skipped += sum(verifier.evidence_judge.base(claim, c, s)[0] < best for c, s in found)
     assert skipped > 0

@@ -131,3 +131,31 @@ def check_numbers(claim: NumberedText, evidence: NumberedText) -> CheckResult:
             CheckName.NUMBER, CheckOutcome.MISSING, f"{quantity.text!r} is not in the evidence"
         )
     return pass_result(CheckName.NUMBER)
+
+
+def _interval(q: Quantity) -> tuple[float, float]:
+    """The values ``q`` states, in its dimension's base unit: a range's ends, a hedged value widened by
+    ``_HEDGED_TOLERANCE``. A bound is its stated value: "not more than 8 g" is another limit than "not
+    more than 4 g", not an open range that overlaps it."""
+    low, high = (q.low, q.high) if q.low <= q.high else (q.high, q.low)
+    if q.approximate:
+        low, high = low - _HEDGED_TOLERANCE * abs(low), high + _HEDGED_TOLERANCE * abs(high)
+    return low, high
+
+
+def numbers_apart(claim: NumberedText, evidence: NumberedText, stated: str) -> bool:
+    """Is the claim's quantity ``stated`` (a number conflict's claim part) apart from every quantity of
+    its dimension the evidence states? Overlapping ranges ("20-25 %" against "from 22 to 33 %") or a
+    hedged value near one ("about 30 %" against "28 %") are a clash of the number check, never a
+    contradiction to report."""
+    mine = next((q for q in claim.quantities if q.text == stated), None)
+    if mine is None:
+        return False
+    low, high = _interval(mine)
+    for other in evidence.quantities:
+        if other.dimension != mine.dimension:
+            continue
+        their_low, their_high = _interval(other)
+        if low <= their_high and their_low <= high:
+            return False
+    return True

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from gateway.domain import ConflictKind
+from gateway.domain import Conflict, ConflictKind
 from gateway.verification.checks.results import CheckName, CheckOutcome, CheckResult, clash, pass_result
 from gateway.verification.checks.words import WORD, WordData
 from gateway.verification.lexicon import Cues, Lexicon
@@ -293,3 +293,23 @@ def check_antonyms(
                     opposite,
                 )
     return _effect_clash(claim, evidence) or pass_result(CheckName.ANTONYM)
+
+
+_EFFECTS = ("a difference", "no difference")
+"""The two sides of ``_effect_clash``'s conflict."""
+
+
+def one_sided(conflict: Conflict, claim: PolarText) -> bool:
+    """Does the claim state an opposite-word conflict one way only? Its words must be a listed antonym
+    pair (``lexicon.yaml: antonyms``) and the claim must use no word of the evidence's side: "growth may
+    decrease due to increased light" against "lower growth" uses both, so its "increased" opposes
+    nothing. A difference against no difference (``_effect_clash``) and conflicts of other kinds: True."""
+    if conflict.kind is not ConflictKind.OPPOSITE:
+        return True
+    if conflict.claim in _EFFECTS:  # no difference against a difference: one-sided by construction
+        return True
+    for left, right in claim.polarity_lists.antonyms:
+        for mine, other in ((left, right), (right, left)):
+            if conflict.claim in mine and conflict.source in other:
+                return claim.words.isdisjoint(other)
+    return False
